@@ -1,0 +1,41 @@
+"""The `gate` command line. Thin: each command parses options, calls the library, maps the outcome to an exit code.
+
+Commands live one per module in gate/commands/; this module only assembles the group and turns a
+GateError (anything the user can cause) into one line on stderr and its documented exit code.
+"""
+from __future__ import annotations
+
+import importlib
+import sys
+
+import click
+
+from gate.errors import GateError
+
+# Module name in gate/commands -> the click command it defines as `command`.
+COMMAND_MODULES = (
+    "summarize",
+)
+
+
+class _GateGroup(click.Group):
+    def invoke(self, ctx: click.Context):
+        try:
+            return super().invoke(ctx)
+        except GateError as exc:
+            click.echo(f"gate: error: {exc}", err=True)
+            ctx.exit(exc.exit_code)
+
+
+@click.group(cls=_GateGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="asr-regression-gate", prog_name="gate")
+def cli() -> None:
+    """Regression gate for SGLang-Omni's ASR benchmarks (runbook as code, noise-floor verdicts)."""
+
+
+for _name in COMMAND_MODULES:
+    cli.add_command(importlib.import_module(f"gate.commands.{_name}").command)
+
+
+def main() -> None:
+    sys.exit(cli.main(prog_name="gate", standalone_mode=True))
