@@ -1,0 +1,125 @@
+"""GitHub Actions' text protocols: step outputs, job summary, and `::error::` annotations.
+
+Pure formatting plus appending to the files Actions names (GITHUB_OUTPUT, GITHUB_STEP_SUMMARY); the
+paths come from gate.settings. Syntax and escaping follow actions/toolkit's command.js:
+https://docs.github.com/en/actions/reference/workflows-and-actions/workflow-commands
+"""
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Mapping
+
+from gate.errors import GateError
+
+# GitHub shows at most 10 errors and 10 warnings per step; the rest are dropped silently.
+MAX_ANNOTATIONS_PER_LEVEL = 10
+# A step summary over 1 MiB is rejected (with an error annotation); stay well below it.
+MAX_SUMMARY_BYTES = 1_000_000
+_ROW_LEVEL = {"fail": "error", "incomplete": "error", "warn": "warning", "not_comparable": "warning"}
+
+
+@dataclass(frozen=True)
+class Annotation:
+    level: str  # "error", "warning" or "notice"
+    title: str
+    message: str
+
+    def command(self) -> str:
+        return f"::{self.level} title={escape_property(self.title)}::{escape_data(self.message)}"
+
+
+def escape_data(text: str) -> str:
+    """Message text: `%`, CR and LF would otherwise end or alter the command."""
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def escape_property(text: str) -> str:
+    """Property values (title=...): additionally `:` and `,`, which delimit properties."""
+    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def normalise_verdict(verdict: object) -> str:
+    """'NOT COMPARABLE', 'not-comparable' and 'not_comparable' are one verdict."""
+    return str(verdict).strip().lower().replace(" ", "_").replace("-", "_")
+
+
+def row_annotations(rows: Iterable[Mapping[str, object]]) -> list[Annotation]:
+    """One annotation per fail/incomplete (error) and warn/not-comparable (warning) row, within GitHub's limits.
+
+    When a level has more rows than GitHub shows, the last visible annotation says how many were left out,
+    so a reader never mistakes ten for all of them.
+    """
+    by_level: dict[str, list[Annotation]] = {"error": [], "warning": []}
+    for row in rows:
+        verdict = normalise_verdict(row.get("verdict", ""))
+        level = _ROW_LEVEL.get(verdict)
+        if level is None:
+            continue
+        title = f"ASR gate {verdict.replace('_', ' ').upper()}: {row.get('workload')} {row.get('metric')}"
+        by_level[level].append(Annotation(level, title=title, message=_row_message(row)))
+    shown: list[Annotation] = []
+    for level, items in by_level.items():
+        if len(items) > MAX_ANNOTATIONS_PER_LEVEL:
+            kept = items[: MAX_ANNOTATIONS_PER_LEVEL - 1]
+            left = len(items) - len(kept)
+            kept.append(Annotation(level, title=f"ASR gate: {left} more {level} rows",
+                                   message=f"{left} more rows at this level are listed in the job summary."))
+            items = kept
+        shown.extend(items)
+    return shown
+
+
+def _row_message(row: Mapping[str, object]) -> str:
+    parts = [f"baseline {_num(row.get('baseline'))} -> candidate {_num(row.get('candidate'))}"]
+    if row.get("delta_rel") is not None:
+        parts.append(f"change {_signed_pct(row.get('delta_rel'))}")
+    if row.get("p_value") is not None:
+        parts.append(f"p={_num(row.get('p_value'))}")
+    if row.get("note"):
+        parts.append(str(row["note"])[:500])
+    return "; ".join(parts)
+
+
+def _num(value: object) -> str:
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return "n/a" if value is None else str(value)
+
+
+def _signed_pct(value: object) -> str:
+    try:
+        return f"{float(value) * 100:+.2f}%"  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return str(value)
+
+
+def format_outputs(values: Mapping[str, str]) -> str:
+    """GITHUB_OUTPUT text; multi-line values use a random heredoc delimiter that cannot occur in them."""
+    lines = []
+    for name, value in values.items():
+        if "\n" in value or "\r" in value:
+            delimiter = f"gate_{uuid.uuid4().hex}"
+            lines += [f"{name}<<{delimiter}", value, delimiter]
+        else:
+            lines.append(f"{name}={value}")
+    return "\n".join(lines) + "\n"
+
+
+def append_file(path: str | Path, text: str, *, what: str) -> None:
+    """Append to a file named by Actions; one line on failure (e.g. GITHUB_OUTPUT in a read-only dir)."""
+    try:
+        with open(path, "a", encoding="utf-8") as handle:
+            handle.write(text)
+    except OSError as exc:
+        raise GateError(f"cannot append the {what} ({exc.strerror})", path=path) from None
+
+
+def fit_summary(markdown: str, *, max_bytes: int = MAX_SUMMARY_BYTES) -> str:
+    """Cut a job summary to GitHub's per-step limit, saying so at the end."""
+    data = markdown.encode("utf-8")
+    if len(data) <= max_bytes:
+        return markdown
+    note = "\n\n_Summary cut to GitHub's 1 MiB step-summary limit; the full report is in the artifact._\n"
+    return data[: max_bytes - len(note.encode())].decode("utf-8", errors="ignore") + note

@@ -1,0 +1,52 @@
+"""`gate event`: read the GitHub event and print what to run (models, commit, PR) as step outputs."""
+from __future__ import annotations
+
+import json
+import os
+
+import click
+
+from gate.actions_io import append_file, format_outputs
+from gate.config import load_suite
+from gate.event import Trigger, read_trigger
+from gate.settings import Settings
+
+
+@click.command("event")
+@click.option("--event-name", help="Event name (default: GITHUB_EVENT_NAME).")
+@click.option("--event-path", type=click.Path(dir_okay=False), help="Payload file (default: GITHUB_EVENT_PATH).")
+@click.option("--suite", "suite_path", type=click.Path(dir_okay=False), help="Suite YAML (default: the bundled asr suite).")
+@click.option("--sha", help="Commit for schedule/dispatch events (default: GITHUB_SHA).")
+def command(event_name: str | None, event_path: str | None, suite_path: str | None, sha: str | None) -> None:
+    """Print run, reason, models, matrix, sha, base-sha, pr, labels as NAME=VALUE lines.
+
+    The same lines are appended to GITHUB_OUTPUT when it is set, so a workflow step can use
+    `steps.<id>.outputs.models` and feed `matrix` to a fan-out job (one model per runner).
+    """
+    settings = Settings.from_environ(os.environ)
+    trigger = read_trigger(
+        event_name or settings.require("event_name"),
+        event_path or settings.require("event_path"),
+        suite=load_suite(suite_path),
+        default_sha=sha or settings.sha,
+    )
+    text = format_outputs(trigger_outputs(trigger))
+    click.echo(text, nl=False)
+    if settings.output:
+        append_file(settings.output, text, what="step outputs")
+
+
+def trigger_outputs(trigger: Trigger) -> dict[str, str]:
+    """Step outputs, each one line: lists as JSON, absent values as empty strings."""
+    return {
+        "run": "true" if trigger.run else "false",
+        "reason": " ".join(trigger.reason.split()),
+        "models": json.dumps(list(trigger.models)),
+        "matrix": json.dumps({"model": list(trigger.models)}),
+        "sha": trigger.sha or "",
+        "base-sha": trigger.base_sha or "",
+        "pr": "" if trigger.pr is None else str(trigger.pr),
+        "labels": json.dumps(list(trigger.labels)),
+        "same-repo": "" if trigger.same_repo is None else str(trigger.same_repo).lower(),
+        "run-id": "" if trigger.run_id is None else str(trigger.run_id),
+    }
