@@ -1,0 +1,288 @@
+"""TEST DOUBLE: a tiny GitHub REST server on 127.0.0.1 for PyGithub to talk to, recording every request.
+
+It implements only the endpoints gate.github uses, with GitHub's JSON shapes (the fields PyGithub
+reads), its error bodies ({"message": ...}), Link-header pagination, and URLs in bodies that use
+exactly the host:port PyGithub was given (PyGithub asserts on that). Failures are injected per
+method + path: `fail(...)` answers a status instead of the real handler, optionally after
+applying the change (a POST whose response was lost).
+"""
+from __future__ import annotations
+
+import itertools
+import json
+import re
+import threading
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, unquote, urlsplit
+
+REPO = "sgl-project/sglang-omni"
+TOKEN = "test-token"
+BOT = "github-actions[bot]"
+
+
+@dataclass
+class Recorded:
+    method: str
+    path: str
+    query: dict[str, list[str]]
+    body: Any
+    headers: dict[str, str]
+
+
+@dataclass
+class Failure:
+    method: str
+    pattern: re.Pattern
+    status: int
+    times: int
+    apply: bool  # run the real handler first (the change happens), then answer the error
+
+
+@dataclass
+class State:
+    labels: dict[int, list[str]] = field(default_factory=dict)  # PR/issue number -> label names
+    comments: dict[int, dict[str, Any]] = field(default_factory=dict)  # comment id -> {issue, body, user}
+    issues: dict[int, dict[str, Any]] = field(default_factory=dict)  # tracking issues by number
+    check_runs: list[dict[str, Any]] = field(default_factory=list)
+    statuses: list[dict[str, Any]] = field(default_factory=list)
+    pulls: dict[int, dict[str, Any]] = field(default_factory=dict)  # number -> {head_sha, head_repo, head_ref}
+
+
+class FakeGitHub:
+    def __init__(self) -> None:
+        self.state = State()
+        self.requests: list[Recorded] = []
+        self.failures: list[Failure] = []
+        self.checks_forbidden = False
+        self._ids = itertools.count(1000)
+        self._lock = threading.Lock()
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
+        self.base_url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self._thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True)
+
+    def __enter__(self) -> FakeGitHub:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+    # -- setup helpers -------------------------------------------------------------------------
+
+    def add_pull(self, number: int, *, labels: tuple[str, ...] = (), head_sha: str = "a" * 40,
+                 head_repo: str | None = REPO, head_ref: str = "feature/x") -> None:
+        self.state.labels[number] = list(labels)
+        self.state.pulls[number] = {"head_sha": head_sha, "head_repo": head_repo, "head_ref": head_ref}
+
+    def add_comment(self, number: int, body: str, *, user: str = BOT) -> int:
+        cid = next(self._ids)
+        self.state.comments[cid] = {"issue": number, "body": body, "user": user}
+        return cid
+
+    def fail(self, method: str, path_regex: str, status: int, *, times: int = 1, apply: bool = False) -> None:
+        self.failures.append(Failure(method, re.compile(path_regex), status, times, apply))
+
+    def comments_on(self, number: int) -> list[dict[str, Any]]:
+        return [c for c in self.state.comments.values() if c["issue"] == number]
+
+    def calls(self, method: str, path_regex: str = "") -> list[Recorded]:
+        return [r for r in self.requests if r.method == method and re.search(path_regex, r.path)]
+
+    # -- JSON shapes -----------------------------------------------------------------------------
+
+    def _user(self, login: str) -> dict[str, Any]:
+        return {"login": login, "id": 41898282, "type": "Bot" if login.endswith("[bot]") else "User",
+                "url": f"{self.base_url}/users/{login}"}
+
+    def _repo(self) -> dict[str, Any]:
+        return {"id": 1, "name": REPO.split("/")[1], "full_name": REPO, "url": f"{self.base_url}/repos/{REPO}",
+                "owner": self._user(REPO.split("/")[0]), "private": False}
+
+    def _comment(self, cid: int) -> dict[str, Any]:
+        c = self.state.comments[cid]
+        return {"id": cid, "body": c["body"], "user": self._user(c["user"]),
+                "url": f"{self.base_url}/repos/{REPO}/issues/comments/{cid}",
+                "html_url": f"https://github.test/{REPO}/pull/{c['issue']}#issuecomment-{cid}",
+                "issue_url": f"{self.base_url}/repos/{REPO}/issues/{c['issue']}"}
+
+    def _issue(self, number: int) -> dict[str, Any]:
+        i = self.state.issues[number]
+        return {"number": number, "id": number, "title": i["title"], "body": i["body"], "state": i["state"],
+                "user": self._user(i["user"]), "labels": [], "pull_request": None,
+                "url": f"{self.base_url}/repos/{REPO}/issues/{number}",
+                "html_url": f"https://github.test/{REPO}/issues/{number}",
+                "comments_url": f"{self.base_url}/repos/{REPO}/issues/{number}/comments"}
+
+    def _pull(self, number: int) -> dict[str, Any]:
+        p = self.state.pulls[number]
+        head_repo = None if p["head_repo"] is None else {"full_name": p["head_repo"], "url": f"{self.base_url}/repos/{p['head_repo']}"}
+        return {"number": number, "id": number, "state": "open",
+                "url": f"{self.base_url}/repos/{REPO}/pulls/{number}",
+                "issue_url": f"{self.base_url}/repos/{REPO}/issues/{number}",
+                "head": {"sha": p["head_sha"], "ref": p["head_ref"], "repo": head_repo},
+                "base": {"sha": "b" * 40, "ref": "main", "repo": self._repo()},
+                "labels": [{"name": n} for n in self.state.labels.get(number, [])]}
+
+    # -- request handling ------------------------------------------------------------------------
+
+    def _handler_class(self) -> type[BaseHTTPRequestHandler]:
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: object) -> None:  # keep pytest output clean
+                pass
+
+            def _serve(self) -> None:
+                split = urlsplit(self.path)
+                length = int(self.headers.get("Content-Length") or 0)
+                raw = self.rfile.read(length) if length else b""
+                body = json.loads(raw) if raw else None
+                with fake._lock:
+                    fake.requests.append(Recorded(self.command, split.path, parse_qs(split.query), body, dict(self.headers)))
+                    status, payload, headers = fake._dispatch(self.command, split.path, parse_qs(split.query), body,
+                                                              self.headers.get("Authorization", ""))
+                data = b"" if payload is None else json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json; charset=utf-8")
+                self.send_header("Content-Length", str(len(data)))
+                for key, value in headers.items():
+                    self.send_header(key, value)
+                self.end_headers()
+                self.wfile.write(data)
+
+            do_GET = do_POST = do_PATCH = do_DELETE = _serve
+
+        return Handler
+
+    def _dispatch(self, method: str, path: str, query: dict, body: Any, auth: str) -> tuple[int, Any, dict]:
+        if auth != f"token {TOKEN}":
+            return 401, {"message": "Bad credentials", "documentation_url": "https://docs.github.com/rest"}, {}
+        failure = next((f for f in self.failures if f.method == method and f.pattern.search(path) and f.times > 0), None)
+        if failure is not None:
+            failure.times -= 1
+            if failure.apply:
+                self._route(method, path, query, body)
+            return failure.status, {"message": f"injected {failure.status}"}, {}
+        return self._route(method, path, query, body)
+
+    def _route(self, method: str, path: str, query: dict, body: Any) -> tuple[int, Any, dict]:
+        base = f"/repos/{REPO}"
+        if not path.startswith(base):
+            return 404, {"message": "Not Found"}, {}
+        rest = path[len(base):]
+        routes = [
+            ("GET", r"", lambda m: (200, self._repo(), {})),
+            ("GET", r"/pulls/(\d+)", self._get_pull),
+            ("GET", r"/issues/(\d+)", lambda m: self._get_issue(int(m[1]))),
+            ("GET", r"/issues/(\d+)/comments", lambda m: self._list_comments(int(m[1]), query)),
+            ("POST", r"/issues/(\d+)/comments", lambda m: self._create_comment(int(m[1]), body)),
+            ("PATCH", r"/issues/comments/(\d+)", lambda m: self._edit_comment(int(m[1]), body)),
+            ("DELETE", r"/issues/(\d+)/labels/(.+)", lambda m: self._remove_label(int(m[1]), unquote(m[2]))),
+            ("POST", r"/check-runs", lambda m: self._create_check_run(body)),
+            ("GET", r"/commits/([0-9a-f]{40})", lambda m: (200, {"sha": m[1], "url": f"{self.base_url}{base}/commits/{m[1]}"}, {})),
+            ("POST", r"/statuses/([0-9a-f]{40})", lambda m: self._create_status(m[1], body)),
+            ("GET", r"/issues", lambda m: self._list_issues(query)),
+            ("POST", r"/issues", lambda m: self._create_issue(body)),
+            ("PATCH", r"/issues/(\d+)", lambda m: self._edit_issue(int(m[1]), body)),
+        ]
+        for verb, pattern, handler in routes:
+            match = re.fullmatch(pattern, rest)
+            if verb == method and match:
+                return handler(match)
+        return 404, {"message": "Not Found"}, {}
+
+    def _get_issue(self, number: int) -> tuple[int, Any, dict]:
+        if number in self.state.issues:
+            return 200, self._issue(number), {}
+        if number in self.state.pulls:  # a PR is also an issue, with a pull_request key
+            return 200, {"number": number, "id": number, "state": "open", "title": "PR", "body": "",
+                         "user": self._user("contributor"), "labels": [{"name": n} for n in self.state.labels[number]],
+                         "url": f"{self.base_url}/repos/{REPO}/issues/{number}",
+                         "pull_request": {"url": f"{self.base_url}/repos/{REPO}/pulls/{number}"}}, {}
+        return 404, {"message": "Not Found"}, {}
+
+    def _get_pull(self, m: re.Match) -> tuple[int, Any, dict]:
+        number = int(m[1])
+        if number not in self.state.pulls:
+            return 404, {"message": "Not Found"}, {}
+        return 200, self._pull(number), {}
+
+    def _list_comments(self, number: int, query: dict) -> tuple[int, Any, dict]:
+        if number not in self.state.labels and number not in self.state.issues:
+            return 404, {"message": "Not Found"}, {}
+        ids = sorted(cid for cid, c in self.state.comments.items() if c["issue"] == number)
+        per_page = int(query.get("per_page", ["30"])[0])
+        page = int(query.get("page", ["1"])[0])
+        chunk = ids[(page - 1) * per_page: page * per_page]
+        headers = {}
+        if page * per_page < len(ids):
+            url = f"{self.base_url}/repos/{REPO}/issues/{number}/comments?per_page={per_page}&page={page + 1}"
+            headers["Link"] = f'<{url}>; rel="next"'
+        return 200, [self._comment(cid) for cid in chunk], headers
+
+    def _create_comment(self, number: int, body: Any) -> tuple[int, Any, dict]:
+        text = body["body"]
+        if len(text) > 65536:
+            return 422, {"message": "Validation Failed", "errors": [{"message": "Body is too long (maximum is 65536 characters)"}]}, {}
+        if number not in self.state.labels and number not in self.state.issues:
+            return 404, {"message": "Not Found"}, {}
+        cid = self.add_comment(number, text)
+        return 201, self._comment(cid), {}
+
+    def _edit_comment(self, cid: int, body: Any) -> tuple[int, Any, dict]:
+        if cid not in self.state.comments:
+            return 404, {"message": "Not Found"}, {}
+        if len(body["body"]) > 65536:
+            return 422, {"message": "Validation Failed"}, {}
+        self.state.comments[cid]["body"] = body["body"]
+        return 200, self._comment(cid), {}
+
+    def _remove_label(self, number: int, name: str) -> tuple[int, Any, dict]:
+        labels = self.state.labels.get(number, [])
+        if name not in labels:
+            return 404, {"message": "Label does not exist"}, {}
+        labels.remove(name)
+        return 200, [{"name": n} for n in labels], {}
+
+    def _create_check_run(self, body: Any) -> tuple[int, Any, dict]:
+        if self.checks_forbidden:
+            return 403, {"message": "Resource not accessible by personal access token"}, {}
+        for key in ("summary", "text"):
+            if len((body.get("output") or {}).get(key, "").encode()) > 65535:
+                return 422, {"message": f"Invalid request. Only 65535 characters are allowed; {key}"}, {}
+        run_id = next(self._ids)
+        self.state.check_runs.append(body)
+        return 201, {"id": run_id, "name": body["name"], "head_sha": body["head_sha"], "status": body.get("status"),
+                     "conclusion": body.get("conclusion"), "output": body.get("output"),
+                     "url": f"{self.base_url}/repos/{REPO}/check-runs/{run_id}",
+                     "html_url": f"https://github.test/{REPO}/runs/{run_id}"}, {}
+
+    def _create_status(self, sha: str, body: Any) -> tuple[int, Any, dict]:
+        self.state.statuses.append({"sha": sha, **body})
+        sid = next(self._ids)
+        return 201, {"id": sid, "state": body["state"], "context": body.get("context"), "description": body.get("description"),
+                     "url": f"{self.base_url}/repos/{REPO}/statuses/{sha}"}, {}
+
+    def _list_issues(self, query: dict) -> tuple[int, Any, dict]:
+        state = query.get("state", ["open"])[0]
+        creator = query.get("creator", [None])[0]
+        chosen = [n for n, i in sorted(self.state.issues.items())
+                  if (state == "all" or i["state"] == state) and (creator is None or i["user"] == creator)]
+        return 200, [self._issue(n) for n in chosen], {}
+
+    def _create_issue(self, body: Any) -> tuple[int, Any, dict]:
+        number = max([1000, *self.state.issues, *self.state.labels]) + 1
+        self.state.issues[number] = {"title": body["title"], "body": body.get("body", ""), "state": "open", "user": BOT}
+        return 201, self._issue(number), {}
+
+    def _edit_issue(self, number: int, body: Any) -> tuple[int, Any, dict]:
+        if number not in self.state.issues:
+            return 404, {"message": "Not Found"}, {}
+        issue = self.state.issues[number]
+        for key in ("title", "body", "state"):
+            if key in body:
+                issue[key] = body[key]
+        return 200, self._issue(number), {}
