@@ -15,6 +15,8 @@ from gate.errors import GateError
 # Module name in gate/commands -> the click command it defines as `command`.
 COMMAND_MODULES = (
     "summarize",
+    "example",
+    "run",
 )
 
 

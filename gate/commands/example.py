@@ -1,0 +1,34 @@
+"""`gate example OUT`: write a synthetic baseline/candidate pair of result trees to try the gate on."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from gate.config import load_suite
+from gate.errors import InputError
+from gate.examples import SYNTHETIC_NOTICE, write_example_pair
+
+
+@click.command("example")
+@click.argument("out", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--suite", "suite_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Suite YAML (default: the packaged gate/suites/asr.yaml).")
+def command(out: Path, suite_path: Path | None) -> None:
+    """Write OUT/baseline and OUT/candidate: synthetic result trees in the runbook layout.
+
+    The candidate has one planted regression (qwen3/asr_en: 6% slower, 40 utterances with an extra
+    word error); everything else differs by run-to-run noise only. Same output on every call.
+    Exit 0 on success, 2 when OUT cannot be written.
+    """
+    suite = load_suite(suite_path)
+    if out.exists() and any(out.iterdir()):
+        raise InputError("already exists and is not empty; expected a new or empty directory", path=out)
+    try:
+        baseline, candidate = write_example_pair(out, suite)
+    except OSError as exc:
+        raise InputError(f"cannot write ({exc.strerror})", path=exc.filename or out) from None
+    click.echo(SYNTHETIC_NOTICE)
+    click.echo(f"baseline:  {baseline}")
+    click.echo(f"candidate: {candidate}")
+    click.echo(f"next: gate compare {baseline} {candidate}")
