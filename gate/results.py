@@ -96,6 +96,7 @@ class WorkloadRun:
     coverage: Coverage
     provenance: Provenance
     files: tuple[str, ...]  # the files read, for messages
+    samples_path: str | None = None  # per-sample source: SeedTTS raw JSONL directory, MOSS results file (gate.samples)
 
     @property
     def complete(self) -> bool:
@@ -252,10 +253,12 @@ def _metrics(workload: Workload, files: Mapping[str, Any], path_of: Mapping[str,
 def _read_seedtts(run_dir: Path, workload: Workload) -> WorkloadRun:
     path = run_dir / workload.path
     run = run_dir.name
+    raw = str(run_dir / workload.raw_dir) if workload.raw_dir else None
 
     def incomplete(problem: Problem) -> WorkloadRun:
         return WorkloadRun(workload.id, run, {m.name: None for m in workload.metrics},
-                           Coverage(expected=workload.expected_samples, problems=(problem,)), Provenance(), (str(path),))
+                           Coverage(expected=workload.expected_samples, problems=(problem,)), Provenance(), (str(path),),
+                           samples_path=raw)
 
     if not path.is_file():
         return incomplete(Problem(MISSING_FILE, "missing; expected the SeedTTS client's --output file", str(path)))
@@ -300,7 +303,7 @@ def _read_seedtts(run_dir: Path, workload: Workload) -> WorkloadRun:
         stream=_safe_lookup(data, "config.stream") if isinstance(_safe_lookup(data, "config.stream"), bool) else None,
     )
     coverage = Coverage(expected=expected, evaluated=evaluated, total=total, skipped=skipped, problems=tuple(problems))
-    return WorkloadRun(workload.id, run, metrics, coverage, provenance, (str(path),))
+    return WorkloadRun(workload.id, run, metrics, coverage, provenance, (str(path),), samples_path=raw)
 
 
 # --- MOSS-Transcribe-Diarize ----------------------------------------------------------------------
@@ -376,7 +379,8 @@ def _read_moss(run_dir: Path, workload: Workload) -> WorkloadRun:
         concurrency=_int_or_none(config.get("concurrency")) or _int_or_none(results_config.get("concurrency")),
     )
     coverage = Coverage(expected=expected, evaluated=evaluated, total=total, failed_requests=failed, problems=tuple(problems))
-    return WorkloadRun(workload.id, run_dir.name, metrics, coverage, provenance, tuple(str(p) for p in paths.values()))
+    return WorkloadRun(workload.id, run_dir.name, metrics, coverage, provenance, tuple(str(p) for p in paths.values()),
+                       samples_path=str(paths["results"]))
 
 
 # --- run directory files --------------------------------------------------------------------------

@@ -1,23 +1,38 @@
 """Per-utterance error counts, for the paired accuracy tests.
 
-Sources (reference §2.2, §2.4): SeedTTS `--save-raw-dir` JSONL at <run>/<model>/raw_<lang>/conc32_rep1.jsonl;
-MOSS `per_sample` of transcribe_diarize_results.json. Errors are recomputed with jiwer on the
-normalized strings and cross-checked against the file's corpus figure.
+Entry point: `read_run_samples(run_dir, workload) -> {measure: UtteranceErrors}`, one entry per
+per-utterance measure of the workload's accuracy metrics ("wer" for SeedTTS, "cer" and "cp_cer"
+for MOSS). Use an entry only when `crosscheck.status == MATCH`.
+
+Sources (reference §2.2, §2.4): SeedTTS `--save-raw-dir` JSONL at <run>/<model>/raw_<lang>/conc32_rep1.jsonl
+(`ref_norm`/`hyp_norm`, already normalized by the client; ZH is space-separated characters), and
+MOSS `per_sample` of transcribe_diarize_results.json (raw texts, cleaned here as in §3.2). Errors
+are recomputed with jiwer (words for SeedTTS, characters for MOSS CER) and with a Hungarian speaker
+assignment for cpCER, then cross-checked against the file's corpus figure: a mismatch means the
+normalization differs from the client's, and the per-sample data must not be used.
 """
 from __future__ import annotations
 
+import json
+import math
 import re
 import unicodedata
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping
 
+import jiwer
 import numpy as np
 from rapidfuzz.distance import Levenshtein
 from scipy.optimize import linear_sum_assignment
 
+from gate.config import Workload
+from gate.results import read_workload_run
+
 # Cross-check outcomes.
 MATCH = "match"  # recomputed corpus figure equals the file's (to rounding)
 MISMATCH = "mismatch"  # it does not: a normalization mismatch; the per-sample data is not used
-UNAVAILABLE = "unavailable"  # no per-sample data for this run
+UNAVAILABLE = "unavailable"  # no usable per-sample data for this run (absent, or invalid: see CrossCheck.invalid)
 
 
 @dataclass(frozen=True)
@@ -26,6 +41,12 @@ class CrossCheck:
     recomputed: float | None
     reported: float | None
     message: str
+    invalid: bool = False  # UNAVAILABLE because the per-sample file is malformed (bad input, not merely absent)
+    path: str | None = None  # the per-sample file
+
+    @property
+    def usable(self) -> bool:
+        return self.status == MATCH
 
 
 @dataclass(frozen=True, eq=False)
@@ -139,3 +160,244 @@ def cp_cer_counts(reference: str, hypothesis: str) -> tuple[int, int] | None:
     cost = np.array([[Levenshtein.distance(r, h) for h in hyp_texts] for r in ref_texts], dtype=np.int64)
     rows, cols = linear_sum_assignment(cost)
     return int(cost[rows, cols].sum()), ref_chars
+
+
+# --- loading -------------------------------------------------------------------------------------
+
+class _Invalid(Exception):
+    """The per-sample file is malformed; the message names what was expected."""
+
+
+def read_run_samples(run_dir: str | Path, workload: Workload) -> dict[str, UtteranceErrors]:
+    """Per-utterance errors of one workload in one run directory, keyed by measure.
+
+    Never raises for bad data: a missing file gives status UNAVAILABLE, a malformed one
+    UNAVAILABLE with `invalid=True`, a recomputation that does not reproduce the file's corpus
+    figure MISMATCH. The reported figure comes from the workload's result file in `run_dir`.
+    """
+    run_dir = Path(run_dir)
+    measures = [m for m in workload.metrics if m.kind == "accuracy" and m.samples]
+    if not measures:
+        return {}
+    workload_run = read_workload_run(run_dir, workload)
+    reported = {m.samples: workload_run.metrics.get(m.name) for m in measures}
+    source = workload_run.samples_path
+    if source is None:
+        return {m.samples: _unavailable(m.samples, reported[m.samples], "no per-sample source for this layout")
+                for m in measures}
+    path = Path(source)
+    try:
+        if workload.format == "seedtts":
+            path = _raw_jsonl(path)
+            computed = {"wer": _seedtts_errors(path, workload_run.coverage.total)}
+        else:
+            computed = _moss_errors(path, workload_run.coverage.total)
+    except FileNotFoundError as exc:
+        return {m.samples: _unavailable(m.samples, reported[m.samples], str(exc), path=str(path)) for m in measures}
+    except _Invalid as exc:
+        return {m.samples: _unavailable(m.samples, reported[m.samples], f"invalid per-sample data: {exc}",
+                                        path=str(path), invalid=True) for m in measures}
+    return {m.samples: _with_crosscheck(computed[m.samples], reported[m.samples], str(path)) for m in measures}
+
+
+def _raw_jsonl(raw_dir: Path) -> Path:
+    """The one scored repeat file conc<C>_rep<R>.jsonl (rep0 is the profiled pass, never scored)."""
+    if not raw_dir.is_dir():
+        raise FileNotFoundError(f"{raw_dir}: missing; expected the SeedTTS client's --save-raw-dir output")
+    files = sorted(p for p in raw_dir.glob("conc*_rep*.jsonl") if not p.name.endswith("_rep0.jsonl"))
+    if not files:
+        raise FileNotFoundError(f"{raw_dir}: no conc<C>_rep<R>.jsonl file")
+    if len(files) > 1:
+        raise _Invalid(f"{raw_dir}: {len(files)} repeat files; expected one (--repeats 1)")
+    return files[0]
+
+
+def _seedtts_errors(path: Path, expected_rows: int | None) -> UtteranceErrors:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise _Invalid(f"{path}: not UTF-8 text") from None
+    ids: list[str] = []
+    refs: list[str] = []
+    hyps: list[str] = []
+    success: list[bool] = []
+    seen: dict[str, int] = {}
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        where = f"{path}: line {number}"
+        try:
+            row = json.loads(line, parse_constant=_reject_constant)
+        except (json.JSONDecodeError, ValueError) as exc:
+            raise _Invalid(f"{where}: not valid JSON ({exc}); expected one JSON object per line") from None
+        if not isinstance(row, dict):
+            raise _Invalid(f"{where}: expected a JSON object")
+        uid = _field(row, "id", str, where)
+        if not uid:
+            raise _Invalid(f"{where}: id is empty; expected a SeedTTS sample id")
+        if uid in seen:
+            raise _Invalid(f"{where}: duplicate id {uid!r} (first on line {seen[uid]}); expected each sample once")
+        seen[uid] = number
+        ok = _field(row, "is_success", bool, where)
+        ref = _field(row, "ref_norm", str, where)
+        hyp = _field(row, "hyp_norm", str, where)
+        ids.append(uid)
+        refs.append(ref)
+        hyps.append(hyp)
+        success.append(ok and bool(ref.strip()))
+    if not ids:
+        raise _Invalid(f"{path}: no rows; expected one JSON line per sample")
+    if expected_rows is not None and len(ids) != expected_rows:
+        raise _Invalid(f"{path}: {len(ids)} rows, expected {expected_rows} (the result file's total); "
+                       f"sample ids are missing or extra")
+    valid = np.array(success, dtype=bool)
+    n = len(ids)
+    ref_len = np.array([len(r.split()) for r in refs], dtype=np.int64)
+    subs, dels, ins = (np.zeros(n, dtype=np.int64) for _ in range(3))
+    # One batched jiwer call over the valid sentences that differ at all (identical ones have no
+    # errors): its alignments give S/D/I per sentence.
+    keep = [k for k in np.flatnonzero(valid) if refs[k] != hyps[k]]
+    if keep:
+        out = jiwer.process_words([refs[k] for k in keep], [hyps[k] for k in keep])
+        for k, alignment in zip(keep, out.alignments):
+            for chunk in alignment:
+                if chunk.type == "substitute":
+                    subs[k] += chunk.ref_end_idx - chunk.ref_start_idx
+                elif chunk.type == "delete":
+                    dels[k] += chunk.ref_end_idx - chunk.ref_start_idx
+                elif chunk.type == "insert":
+                    ins[k] += chunk.hyp_end_idx - chunk.hyp_start_idx
+    errors = subs + dels + ins
+    return UtteranceErrors(measure="wer", ids=tuple(ids), ref_len=ref_len, errors=errors, valid=valid,
+                           substitutions=subs, deletions=dels, insertions=ins,
+                           crosscheck=CrossCheck(UNAVAILABLE, None, None, "not cross-checked yet"),
+                           hyp_text=tuple(hyps), ref_text=tuple(refs))
+
+
+def _moss_errors(path: Path, expected_rows: int | None) -> dict[str, UtteranceErrors]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"), parse_constant=_reject_constant)
+    except FileNotFoundError:
+        raise FileNotFoundError(f"{path}: missing; expected the MOSS-TD client's results") from None
+    except (json.JSONDecodeError, UnicodeDecodeError, ValueError) as exc:
+        raise _Invalid(f"{path}: not valid JSON ({exc})") from None
+    rows = data.get("per_sample") if isinstance(data, dict) else None
+    if not isinstance(rows, list):
+        raise _Invalid(f"{path}: per_sample is missing or not a list; expected one entry per sample")
+    ids: list[str] = []
+    refs: list[str] = []
+    hyps: list[str] = []
+    success: list[bool] = []
+    seen: dict[str, int] = {}
+    for index, row in enumerate(rows):
+        where = f"{path}: per_sample[{index}]"
+        if not isinstance(row, dict):
+            raise _Invalid(f"{where}: expected an object")
+        uid = _field(row, "id", str, where)
+        if not uid:
+            raise _Invalid(f"{where}: id is empty")
+        if uid in seen:
+            raise _Invalid(f"{where}: duplicate id {uid!r} (first at per_sample[{seen[uid]}]); expected each sample once")
+        seen[uid] = index
+        error = row.get("error")
+        if error is not None and not isinstance(error, str):
+            raise _Invalid(f"{where}: error is {error!r}; expected a string or null")
+        reference = _field(row, "expected_text", str, where)
+        hypothesis = row.get("result_text") or ""
+        if not isinstance(hypothesis, str):
+            raise _Invalid(f"{where}: result_text is {hypothesis!r}; expected a string")
+        ids.append(uid)
+        refs.append(reference)
+        hyps.append(hypothesis)
+        success.append(not error)
+    if expected_rows is not None and len(ids) != expected_rows:
+        raise _Invalid(f"{path}: per_sample has {len(ids)} entries, expected {expected_rows} (summary.total_samples); "
+                       f"sample ids are missing or extra")
+    n = len(ids)
+    ok = np.array(success, dtype=bool)
+    # CER: cleaned, speaker tags removed, characters; one batched jiwer call over the valid samples.
+    ref_clean = [clean_no_speaker(r) for r in refs]
+    hyp_clean = [clean_no_speaker(h) for h in hyps]
+    cer_len = np.array([len(r) for r in ref_clean], dtype=np.int64)
+    cer_valid = ok & (cer_len > 0)
+    subs, dels, ins = (np.zeros(n, dtype=np.int64) for _ in range(3))
+    keep = [k for k in np.flatnonzero(cer_valid) if ref_clean[k] != hyp_clean[k]]
+    if keep:
+        out = jiwer.process_characters([ref_clean[k] for k in keep], [hyp_clean[k] for k in keep])
+        for k, alignment in zip(keep, out.alignments):
+            for chunk in alignment:
+                if chunk.type == "substitute":
+                    subs[k] += chunk.ref_end_idx - chunk.ref_start_idx
+                elif chunk.type == "delete":
+                    dels[k] += chunk.ref_end_idx - chunk.ref_start_idx
+                elif chunk.type == "insert":
+                    ins[k] += chunk.hyp_end_idx - chunk.hyp_start_idx
+    pending = CrossCheck(UNAVAILABLE, None, None, "not cross-checked yet")
+    cer = UtteranceErrors(measure="cer", ids=tuple(ids), ref_len=cer_len, errors=subs + dels + ins, valid=cer_valid,
+                          substitutions=subs, deletions=dels, insertions=ins, crosscheck=pending,
+                          hyp_text=tuple(hyp_clean), ref_text=tuple(ref_clean))
+    # cpCER: per-speaker concatenation with the best speaker assignment.
+    cp_len = np.zeros(n, dtype=np.int64)
+    cp_err = np.zeros(n, dtype=np.int64)
+    cp_valid = np.zeros(n, dtype=bool)
+    for k in np.flatnonzero(ok):
+        counts = cp_cer_counts(refs[k], hyps[k])
+        if counts is not None:
+            cp_err[k], cp_len[k] = counts
+            cp_valid[k] = True
+    cp = UtteranceErrors(measure="cp_cer", ids=tuple(ids), ref_len=cp_len, errors=cp_err, valid=cp_valid,
+                         substitutions=None, deletions=None, insertions=None, crosscheck=pending,
+                         hyp_text=tuple(hyp_clean), ref_text=tuple(ref_clean))
+    return {"cer": cer, "cp_cer": cp}
+
+
+def _with_crosscheck(errors: UtteranceErrors, reported: float | None, path: str) -> UtteranceErrors:
+    recomputed = errors.corpus_rate
+    if reported is None or recomputed is None:
+        check = CrossCheck(UNAVAILABLE, recomputed, reported,
+                           "the result file has no corpus figure to check against" if reported is None
+                           else "no valid utterance to recompute from", path=path)
+    elif _agrees(recomputed, reported):
+        check = CrossCheck(MATCH, recomputed, reported, f"recomputed {recomputed:.6f} = reported {reported:.6f}", path=path)
+    else:
+        check = CrossCheck(MISMATCH, recomputed, reported,
+                           f"normalization mismatch: per-sample data gives {errors.measure} {recomputed:.6f}, "
+                           f"the result file says {reported:.6f}; per-sample data not used", path=path)
+    return UtteranceErrors(errors.measure, errors.ids, errors.ref_len, errors.errors, errors.valid, errors.substitutions,
+                           errors.deletions, errors.insertions, check, errors.hyp_text, errors.ref_text)
+
+
+def _agrees(recomputed: float, reported: float) -> bool:
+    """Equal to rounding: within float noise, or within half a unit of the reported value's last decimal."""
+    if math.isclose(recomputed, reported, rel_tol=1e-9, abs_tol=1e-12):
+        return True
+    decimals = _decimals(reported)
+    return decimals is not None and decimals <= 6 and abs(recomputed - reported) <= 0.5 * 10 ** -decimals + 1e-12
+
+
+def _decimals(value: float) -> int | None:
+    text = repr(float(value))
+    if "e" in text or "E" in text:
+        return None
+    return len(text.split(".")[1]) if "." in text else 0
+
+
+def _unavailable(measure: str, reported: float | None, message: str, *, path: str | None = None,
+                 invalid: bool = False) -> UtteranceErrors:
+    empty = np.zeros(0, dtype=np.int64)
+    return UtteranceErrors(measure=measure, ids=(), ref_len=empty, errors=empty, valid=np.zeros(0, dtype=bool),
+                           substitutions=None, deletions=None, insertions=None,
+                           crosscheck=CrossCheck(UNAVAILABLE, None, reported, message, invalid=invalid, path=path))
+
+
+def _field(row: Mapping[str, Any], name: str, kind: type, where: str) -> Any:
+    if name not in row:
+        raise _Invalid(f"{where}: {name} is missing")
+    value = row[name]
+    if not isinstance(value, kind) or (kind is not bool and isinstance(value, bool)):
+        raise _Invalid(f"{where}: {name} is {value!r}; expected a {kind.__name__}")
+    return value
+
+
+def _reject_constant(name: str) -> None:
+    raise ValueError(f"contains {name}, which is not valid JSON")
