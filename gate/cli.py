@@ -17,6 +17,10 @@ COMMAND_MODULES = (
     "summarize",
     "example",
     "run",
+    "event",
+    "post",
+    "merge",
+    "action",
 )
 
 

@@ -44,6 +44,7 @@ class Settings:
     command: str | None = None
     args: str = ""
     report: str | None = None
+    fail_on_regression: bool = True
 
     @classmethod
     def from_environ(cls, environ: Mapping[str, str]) -> Settings:
@@ -77,6 +78,7 @@ class Settings:
             command=get("GATE_COMMAND"),
             args=get("GATE_ARGS") or "",
             report=get("GATE_REPORT"),
+            fail_on_regression=_boolean(get("GATE_FAIL_ON_REGRESSION"), "GATE_FAIL_ON_REGRESSION", default=True),
         )
 
     @property
@@ -99,3 +101,11 @@ class Settings:
             }.get(name, name)
             raise SettingsError(f"{variable}: required here but not set")
         return value
+
+
+def _boolean(value: str | None, name: str, *, default: bool) -> bool:
+    if value is None:
+        return default
+    if value.lower() in ("true", "false"):
+        return value.lower() == "true"
+    raise SettingsError(f"{name}: expected true or false, got {value!r}")

@@ -3,12 +3,13 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
 
 import click
 
 from gate.actions_io import append_file, format_outputs
 from gate.config import load_suite
-from gate.event import Trigger, read_trigger
+from gate.event import EventError, Trigger, read_trigger
 from gate.settings import Settings
 
 
@@ -17,7 +18,9 @@ from gate.settings import Settings
 @click.option("--event-path", type=click.Path(dir_okay=False), help="Payload file (default: GITHUB_EVENT_PATH).")
 @click.option("--suite", "suite_path", type=click.Path(dir_okay=False), help="Suite YAML (default: the bundled asr suite).")
 @click.option("--sha", help="Commit for schedule/dispatch events (default: GITHUB_SHA).")
-def command(event_name: str | None, event_path: str | None, suite_path: str | None, sha: str | None) -> None:
+@click.option("--write-meta", type=click.Path(dir_okay=False), help="Also write the run metadata JSON that `gate post --meta` reads.")
+def command(event_name: str | None, event_path: str | None, suite_path: str | None, sha: str | None,
+            write_meta: str | None) -> None:
     """Print run, reason, models, matrix, sha, base-sha, pr, labels as NAME=VALUE lines.
 
     The same lines are appended to GITHUB_OUTPUT when it is set, so a workflow step can use
@@ -34,6 +37,15 @@ def command(event_name: str | None, event_path: str | None, suite_path: str | No
     click.echo(text, nl=False)
     if settings.output:
         append_file(settings.output, text, what="step outputs")
+    if write_meta:
+        if not trigger.sha:
+            raise EventError("no commit to record: the event has none and GITHUB_SHA/--sha is not set")
+        meta = {"schema_version": 1, "pr": trigger.pr, "sha": trigger.sha, "labels": list(trigger.labels),
+                "models": list(trigger.models)}
+        try:
+            Path(write_meta).write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
+        except OSError as exc:
+            raise EventError(f"cannot write run metadata ({exc.strerror})", path=write_meta) from None
 
 
 def trigger_outputs(trigger: Trigger) -> dict[str, str]:

@@ -1,0 +1,84 @@
+"""`gate action`: what action.yml runs. One gate command, then summary, annotations and step outputs.
+
+The composite action passes its inputs through `env:` (GATE_COMMAND, GATE_ARGS, GATE_REPORT,
+GATE_FAIL_ON_REGRESSION) and runs only `gate action`, so no `${{ }}` ever reaches a shell and the
+logic lives here, in Python, where it is tested.
+"""
+from __future__ import annotations
+
+import os
+import shlex
+from pathlib import Path
+
+import click
+
+from gate.actions_io import append_file, fit_summary, format_outputs, normalise_verdict, row_annotations
+from gate.errors import GateError
+from gate.settings import Settings, SettingsError
+from gate.untrusted import load_untrusted_report, render_report
+
+ACTION_COMMANDS = ("run", "compare", "post", "merge", "summarize", "event")
+# Exit codes that mean "the gate judged: regression / incomplete / not comparable" (gate compare).
+VERDICT_EXIT_CODES = (1, 3, 4)
+
+
+@click.command("action")
+def command() -> None:
+    """Run GATE_COMMAND with GATE_ARGS; then write the job summary, annotations and outputs for GATE_REPORT."""
+    settings = Settings.from_environ(os.environ)
+    if settings.command not in ACTION_COMMANDS:
+        raise SettingsError(f"command input: expected one of {', '.join(ACTION_COMMANDS)}, got {settings.command!r}")
+    try:
+        args = shlex.split(settings.args)
+    except ValueError as exc:
+        raise SettingsError(f"args input: cannot split ({exc})") from None
+    click.echo(f"gate {settings.command} {shlex.join(args)}", err=True)
+    code = _invoke([settings.command, *args])
+
+    outputs = {"exit-code": str(code), "verdict": "", "report-json": "", "comment-markdown": ""}
+    if settings.report and Path(settings.report).is_file():
+        outputs.update(report_outputs(settings.report, settings=settings))
+    elif settings.report and code == 0 and settings.command in ("compare", "merge"):
+        raise GateError("the command succeeded but wrote no report where the report input says", path=settings.report)
+    if settings.output:
+        append_file(settings.output, format_outputs(outputs), what="step outputs")
+    if code in VERDICT_EXIT_CODES and not settings.fail_on_regression:
+        click.echo(f"gate: verdict exit code {code} not failing the step (fail-on-regression: false)", err=True)
+        code = 0
+    raise SystemExit(code)
+
+
+def report_outputs(report_path: str, *, settings: Settings) -> dict[str, str]:
+    """Render the report's summary into GITHUB_STEP_SUMMARY, print annotations, and return the outputs."""
+    report = load_untrusted_report(report_path)
+    rendered = render_report(report)
+    comment_path = Path(report_path).with_suffix(".comment.md")
+    try:
+        comment_path.write_text(rendered.comment, encoding="utf-8")
+    except OSError as exc:
+        raise GateError(f"cannot write the comment markdown ({exc.strerror})", path=comment_path) from None
+    if settings.step_summary:
+        append_file(settings.step_summary, fit_summary(rendered.summary), what="job summary")
+    for annotation in row_annotations(report.get("rows") or []):
+        click.echo(annotation.command())
+    return {
+        "verdict": normalise_verdict(report.get("verdict", "error")),
+        "report-json": str(Path(report_path).resolve()),
+        "comment-markdown": str(comment_path.resolve()),
+    }
+
+
+def _invoke(argv: list[str]) -> int:
+    """Run one gate command in this process and return its exit code (GateErrors already printed)."""
+    from gate.cli import cli  # imported here: gate.cli imports this module
+
+    try:
+        result = cli.main(args=argv, prog_name="gate", standalone_mode=False)
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    except click.ClickException as exc:  # usage errors: click's own message, exit code 2
+        exc.show()
+        return exc.exit_code
+    except click.exceptions.Abort:
+        return 130
+    return result if isinstance(result, int) else 0
