@@ -1,0 +1,56 @@
+"""env.json: the fingerprint of the machine and inputs a run measured with (read by compare's comparability).
+
+Missing facts are null, never invented.
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+import platform
+import socket
+from importlib import metadata
+from pathlib import Path
+from typing import Any, Mapping
+
+ENV_SCHEMA_VERSION = 1
+
+
+def gate_version() -> str | None:
+    try:
+        return metadata.version("asr-regression-gate")
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def host_facts(cpuinfo: Path = Path("/proc/cpuinfo")) -> dict[str, Any]:
+    cpu_model = None
+    try:
+        for line in cpuinfo.read_text(errors="replace").splitlines():
+            if line.startswith("model name"):
+                cpu_model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return {"hostname": socket.gethostname(), "platform": platform.platform(), "cpu_model": cpu_model,
+            "logical_cpus": os.cpu_count()}
+
+
+def build_env(*, gpu: Any | None, cpu_set: str | None, python: str | None, commit: str | None, checkout: str,
+              datasets: Mapping[str, Mapping[str, Any]], models: Mapping[str, Mapping[str, Any]],
+              host: Mapping[str, Any] | None = None, notes: tuple[str, ...] = ()) -> dict[str, Any]:
+    """The env.json document. `gpu` is a runner.gpu.GpuInfo (or None without a GPU)."""
+    doc = {
+        "schema_version": ENV_SCHEMA_VERSION,
+        "gate_version": gate_version(),
+        "gpu": dataclasses.asdict(gpu) if gpu is not None else None,
+        "cpu_set": cpu_set,
+        "host": dict(host) if host is not None else host_facts(),
+        "python": python,
+        "commit": commit,
+        "checkout": checkout,
+        "datasets": {k: dict(v) for k, v in datasets.items()},
+        "models": {k: dict(v) for k, v in models.items()},
+    }
+    if notes:
+        doc["notes"] = list(notes)
+    return doc

@@ -1,0 +1,415 @@
+"""`gate run`: execute the plan, run by run, model by model, fail-fast, and keep completed runs.
+
+Order of a gate run (runbook Steps 3-6):
+  preflight (nothing touches the GPU) -> lock the GPU by UUID -> stop the gate's own leftovers ->
+  for each (side, run): [skip if --resume and complete] wait GPU free, rm -rf run dir, commit.txt,
+  freeze.txt, env.json, telemetry on; per model: port free, server up (/health), clients, server
+  group stopped, GPU free; telemetry.json; coverage checked by gate.results.
+Every step goes into <out>/<name>/gate-run.json as it finishes, so a crash or a signal leaves an
+accurate log. SIGINT/SIGTERM stop the server and client groups, wait for the GPU and exit non-zero.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterator, Mapping, TextIO
+
+from gate.config import Suite
+from gate.env import build_env, gate_version
+from gate.errors import GateError
+from gate.results import read_workload_run
+from gate.runner import clients, server
+from gate.runner.gpu import GpuLock, GpuProvider, wait_until_free
+from gate.runner.plan import RunStep, Setup, Side, plan_run, run_order
+from gate.runner.preflight import Preflight, PreflightFailed, run_preflight
+from gate.runner.telemetry import Telemetry
+
+RUN_LOG_SCHEMA_VERSION = 1
+PORT_WAIT_S = 30.0  # a port held by a live listener: wait this long (it may be shutting down), then fail
+
+
+class RunFailed(GateError):
+    """A run could not be completed (server died or hung, client failed, coverage incomplete)."""
+
+    exit_code = 3
+
+
+class Cancelled(BaseException):
+    """SIGINT/SIGTERM. A BaseException so that no `except Exception` swallows it on the way out."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+    @property
+    def exit_code(self) -> int:
+        return 128 + self.signum
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    suite: Suite
+    sides: tuple[Side, ...]  # one, or two for A/B (base first)
+    setup: Setup
+    runs: tuple[str, ...]
+    models: tuple[str, ...]
+    gpu_index: int | None = None  # None: the single visible GPU
+    resume: bool = False
+    lock_dir: Path = Path("/tmp")
+    lock_wait_s: float = 0.0
+    fingerprints: bool = True
+    argv: tuple[str, ...] = ()
+
+    def steps(self) -> tuple[RunStep, ...]:
+        return tuple(plan_run(self.suite, self.setup, side, run, self.models)
+                     for side, run in run_order(self.runs, self.sides, self.suite.warm_run))
+
+
+@dataclass
+class RunOutcome:
+    completed: list[str] = field(default_factory=list)  # "main/run1", ...
+    skipped: list[str] = field(default_factory=list)
+
+
+def _now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="milliseconds")
+
+
+class RunLog:
+    """gate-run.json, rewritten atomically after every step into each side's tree."""
+
+    def __init__(self, request: RunRequest, steps: tuple[RunStep, ...]) -> None:
+        self.paths = [request.setup.out / side.name / "gate-run.json" for side in request.sides]
+        self.doc: dict[str, Any] = {
+            "schema_version": RUN_LOG_SCHEMA_VERSION, "gate_version": gate_version(), "argv": list(request.argv),
+            "started": _now(), "ended": None, "status": "running", "exit_code": None, "message": None,
+            "sides": {s.name: str(s.checkout) for s in request.sides},
+            "runs": {step.label: "pending" for step in steps}, "steps": [],
+        }
+
+    def set_run(self, label: str, status: str) -> None:
+        self.doc["runs"][label] = status
+        self.write()
+
+    @contextmanager
+    def step(self, name: str, *, run: RunStep | None = None, model: str | None = None,
+             command: list[str] | None = None) -> Iterator[dict]:
+        entry: dict[str, Any] = {"step": name, "side": run.side.name if run else None, "run": run.run if run else None,
+                                 "model": model, "command": command, "start": _now(), "end": None,
+                                 "seconds": None, "status": "running", "exit_status": None, "message": None}
+        self.doc["steps"].append(entry)
+        began = time.monotonic()
+        try:
+            yield entry
+        except Cancelled as exc:
+            entry.update(status="interrupted", message=f"interrupted by {exc}")
+            raise
+        except BaseException as exc:
+            entry.update(status="failed", message=str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+            raise
+        else:
+            entry["status"] = "ok" if entry["status"] == "running" else entry["status"]
+        finally:
+            entry["end"] = _now()
+            entry["seconds"] = round(time.monotonic() - began, 3)
+            self.write()
+
+    def finish(self, status: str, exit_code: int, message: str | None) -> None:
+        self.doc.update(status=status, exit_code=exit_code, message=message, ended=_now())
+        self.write()
+
+    def write(self) -> None:
+        text = json.dumps(self.doc, indent=1) + "\n"
+        for path in self.paths:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_suffix(".json.tmp")
+            tmp.write_text(text)
+            os.replace(tmp, path)
+
+
+class Progress:
+    """Concise progress on stderr: what runs now, elapsed time, a rough ETA from earlier server cycles."""
+
+    def __init__(self, total_cycles: int, stream: TextIO | None = None, clock: Callable[[], float] = time.monotonic) -> None:
+        self.stream = stream if stream is not None else sys.stderr
+        self.clock = clock
+        self.start = clock()
+        self.total = total_cycles
+        self.done = 0
+        self.durations: dict[str, list[float]] = {}  # model -> seconds per server cycle
+        self.remaining: list[str] = []  # models of the cycles still to run
+
+    def say(self, message: str) -> None:
+        elapsed = self.clock() - self.start
+        eta = self._eta()
+        tail = f", ETA ~{_clock(eta)}" if eta is not None else ""
+        print(f"gate run [{self.done}/{self.total} cycles, {_clock(elapsed)} elapsed{tail}] {message}",
+              file=self.stream, flush=True)
+
+    def cycle_done(self, model: str, seconds: float) -> None:
+        self.done += 1
+        self.durations.setdefault(model, []).append(seconds)
+        if model in self.remaining:
+            self.remaining.remove(model)
+
+    def _eta(self) -> float | None:
+        if not self.remaining:
+            return None
+        known = [sum(self.durations[m]) / len(self.durations[m]) for m in self.remaining if m in self.durations]
+        if len(known) < len(self.remaining):
+            return None
+        return sum(known)
+
+
+def _clock(seconds: float) -> str:
+    seconds = int(seconds)
+    return f"{seconds // 3600}h{seconds // 60 % 60:02d}m" if seconds >= 3600 else f"{seconds // 60}m{seconds % 60:02d}s"
+
+
+@contextmanager
+def _signals_cancel() -> Iterator[None]:
+    """Turn the first SIGINT/SIGTERM into Cancelled in the main thread; later ones are ignored so cleanup finishes."""
+    if threading_main() is False:
+        yield
+        return
+    fired: list[int] = []
+
+    def handler(signum, frame):
+        if fired:
+            return
+        fired.append(signum)
+        raise Cancelled(signum)
+
+    previous = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for s, h in previous.items():
+            signal.signal(s, h)
+
+
+def threading_main() -> bool:
+    import threading
+    return threading.current_thread() is threading.main_thread()
+
+
+class Runner:
+    def __init__(self, request: RunRequest, *, gpu: GpuProvider, base_env: Mapping[str, str],
+                 progress_stream: TextIO | None = None) -> None:
+        self.request = request
+        self.suite = request.suite
+        self.gpu = gpu
+        self.base_env = dict(base_env)
+        self.steps = request.steps()
+        cycles = [m.model for s in self.steps for m in s.models]
+        self.progress = Progress(len(cycles), progress_stream)
+        self.progress.remaining = list(cycles)
+        self.log: RunLog | None = None
+        self.preflight: Preflight | None = None
+        self.gpu_index = request.gpu_index or 0
+
+    # --- the whole gate run ---------------------------------------------------------------------
+
+    def run(self) -> RunOutcome:
+        outcome = RunOutcome()
+        with _signals_cancel():
+            self.preflight = run_preflight(self.suite, self.steps, gpu=self.gpu, gpu_index=self.request.gpu_index,
+                                           base_env=self.base_env, fingerprints=self.request.fingerprints)
+            for note in self.preflight.notes:
+                self.progress.say(f"note: {note}")
+            key = self.preflight.gpu.uuid if self.preflight.gpu and self.preflight.gpu.uuid else "no-gpu"
+            lock = GpuLock(self.request.lock_dir, key)
+            lock.acquire(wait_s=self.request.lock_wait_s)
+            self.log = RunLog(self.request, self.steps)
+            try:
+                self._run_all(outcome)
+            except Cancelled as exc:
+                self.log.finish("interrupted", exc.exit_code, f"interrupted by {exc}")
+                raise
+            except GateError as exc:
+                self.log.finish("failed", exc.exit_code, str(exc))
+                raise
+            except BaseException as exc:
+                self.log.finish("failed", 1, f"{type(exc).__name__}: {exc}")
+                raise
+            else:
+                self.log.finish("completed", 0, None)
+            finally:
+                lock.release()
+        return outcome
+
+    def _run_all(self, outcome: RunOutcome) -> None:
+        assert self.log is not None
+        with self.log.step("stop-leftovers"):
+            for side in self.request.sides:
+                for line in server.stop_leftovers(self.request.setup.out / side.name, grace_s=self.suite.server.stop_grace_s):
+                    self.progress.say(line)
+        with self.log.step("port-free", command=[str(self.request.setup.port)]):
+            try:
+                server.wait_port_free(self.request.setup.port, timeout_s=PORT_WAIT_S)
+            except server.ServerFailed as exc:
+                raise PreflightFailed([str(exc)]) from None
+        for step in self.steps:
+            if self.request.resume and self._complete(step):
+                self.log.set_run(step.label, "skipped")
+                with self.log.step("resume-skip", run=step) as entry:
+                    entry["message"] = "coverage complete and same commit; kept"
+                outcome.skipped.append(step.label)
+                self.progress.say(f"{step.label}: complete already, skipped (--resume)")
+                self.progress.total -= len(step.models)
+                for m in step.models:
+                    self.progress.remaining.remove(m.model)
+                continue
+            self.log.set_run(step.label, "running")
+            try:
+                self._one_run(step)
+            except Cancelled:
+                self.log.set_run(step.label, "interrupted")
+                raise
+            except BaseException:
+                self.log.set_run(step.label, "failed")
+                raise
+            self.log.set_run(step.label, "completed")
+            outcome.completed.append(step.label)
+
+    def _complete(self, step: RunStep) -> bool:
+        if not step.run_dir.is_dir():
+            return False
+        recorded = _read(step.run_dir / "commit.txt")
+        current = git_commit(step.side.checkout)
+        if current is not None and (recorded or "").strip() != current:
+            return False
+        return all(read_workload_run(step.run_dir, c.workload).complete for m in step.models for c in m.clients)
+
+    # --- one run --------------------------------------------------------------------------------
+
+    def _env(self, step: RunStep) -> dict[str, str]:
+        env = {**self.base_env, **step.environment}
+        venv_bin = str(step.side.venv_bin)
+        env["PATH"] = venv_bin + os.pathsep + env.get("PATH", os.defpath)  # as `. .venv/bin/activate` does
+        env["VIRTUAL_ENV"] = str(step.side.venv_bin.parent)
+        if self.request.gpu_index is not None and self.preflight and self.preflight.gpu and self.preflight.gpu.uuid:
+            env["CUDA_VISIBLE_DEVICES"] = self.preflight.gpu.uuid
+        return env
+
+    def _one_run(self, step: RunStep) -> None:
+        assert self.log is not None and self.preflight is not None
+        log, suite = self.log, self.suite
+        env = self._env(step)
+        checkout = step.side.checkout
+        self.progress.say(f"{step.label}: starting ({checkout})")
+        with log.step("gpu-free", run=step):
+            self._wait_gpu_free()
+        with log.step("prepare", run=step, command=["rm", "-rf", str(step.run_dir)]):
+            shutil.rmtree(step.run_dir, ignore_errors=True)  # a run is always redone whole (runbook Step 4)
+            step.run_dir.mkdir(parents=True)
+        notes: list[str] = list(self.preflight.notes)
+        with log.step("commit", run=step, command=["git", "rev-parse", "HEAD"]) as entry:
+            commit = git_commit(checkout)
+            if commit is None:
+                entry["status"] = "warning"
+                notes.append(f"{checkout}: not a git checkout (or git missing); commit.txt not written")
+            else:
+                (step.run_dir / "commit.txt").write_text(commit + "\n")
+        freeze_cmd = [str(step.side.python), "-m", "pip", "freeze", "--exclude-editable"]
+        with log.step("freeze", run=step, command=freeze_cmd) as entry:
+            done = subprocess.run(freeze_cmd, cwd=checkout, env=env, capture_output=True, text=True, timeout=300)
+            entry["exit_status"] = done.returncode
+            if done.returncode == 0:
+                (step.run_dir / "freeze.txt").write_text(done.stdout)
+            else:
+                entry["status"] = "warning"
+                notes.append(f"pip freeze failed (exit {done.returncode}); freeze.txt not written")
+                self.progress.say(f"warning: {notes[-1]}")
+        side_facts = self.preflight.sides.get(step.side.name)
+        env_doc = build_env(
+            gpu=self.preflight.gpu, cpu_set=self.preflight.cpu_set,
+            python=side_facts.python_version if side_facts else None, commit=commit, checkout=str(checkout),
+            datasets=side_facts.datasets if side_facts else {},
+            models={m.model: {"model_id": m.model_id, "revision": m.revision, "snapshot": str(m.snapshot)}
+                    for m in step.models},
+            notes=tuple(notes))
+        (step.run_dir / "env.json").write_text(json.dumps(env_doc, indent=1) + "\n")
+        telemetry = Telemetry(self.gpu, self.gpu_index).start()
+        try:
+            for model in step.models:
+                began = time.monotonic()
+                self._server_cycle(step, model, env)
+                self.progress.cycle_done(model.model, time.monotonic() - began)
+        finally:
+            telemetry.stop()
+            (step.run_dir / "telemetry.json").write_text(json.dumps(telemetry.document(), indent=1) + "\n")
+        with log.step("coverage", run=step):
+            problems = [str(p) for m in step.models for c in m.clients
+                        for p in read_workload_run(step.run_dir, c.workload).coverage.problems]
+            if problems:
+                raise RunFailed(f"{step.label}: coverage incomplete (redo the run):\n  " + "\n  ".join(problems))
+        self.progress.say(f"{step.label}: complete")
+
+    def _wait_gpu_free(self) -> None:
+        s = self.suite.server
+        wait_until_free(self.gpu, self.gpu_index, below_mib=s.gpu_free_below_mib, timeout_s=s.gpu_free_timeout_s)
+
+    def _server_cycle(self, step: RunStep, model, env: Mapping[str, str]) -> None:
+        assert self.log is not None
+        log, s = self.log, self.suite.server
+        port = self.request.setup.port
+        model.model_dir.mkdir(parents=True, exist_ok=True)
+        with log.step("port-free", run=step, model=model.model, command=[str(port)]):
+            server.wait_port_free(port, timeout_s=PORT_WAIT_S)
+        self.progress.say(f"{step.label} {model.model}: starting server")
+        with log.step("server-start", run=step, model=model.model, command=list(model.server_argv)):
+            srv = server.start(model.server_argv, cwd=step.side.checkout, env=env, port=port,
+                               log=model.server_log, pid_file=model.server_pid)
+        failure: BaseException | None = None
+        try:
+            with log.step("server-ready", run=step, model=model.model) as entry:
+                ready = server.wait_healthy(srv, timeout_s=s.startup_timeout_s)
+                entry["message"] = f"healthy after {ready:.2f} s"
+            for client in model.clients:
+                self.progress.say(f"{step.label} {model.model}: client {client.workload.name}")
+                with log.step("client", run=step, model=model.model, command=list(client.argv)) as entry:
+                    result = clients.run_client(client, cwd=step.side.checkout, env=env,
+                                                server_alive=lambda: srv.alive, server_report=srv.exit_report)
+                    entry["exit_status"] = result.exit_code
+        except BaseException as exc:
+            failure = exc
+            raise
+        finally:
+            with log.step("server-stop", run=step, model=model.model) as entry:
+                how = server.stop(srv, grace_s=s.stop_grace_s)
+                entry["message"] = {"term": "stopped by SIGTERM", "kill": f"SIGKILL after {s.stop_grace_s:g} s grace",
+                                    "gone": "had already exited"}[how]
+                entry["exit_status"] = srv.group.proc.returncode
+            try:
+                with log.step("gpu-free", run=step, model=model.model):
+                    self._wait_gpu_free()
+            except GateError as gpu_exc:
+                if failure is None:
+                    raise
+                if isinstance(failure, GateError):
+                    failure.args = (f"{failure}\n(and then: {gpu_exc})",)
+
+
+def git_commit(checkout: Path) -> str | None:
+    try:
+        done = subprocess.run(["git", "-C", str(checkout), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return done.stdout.strip() or None if done.returncode == 0 else None
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text()
+    except OSError:
+        return None

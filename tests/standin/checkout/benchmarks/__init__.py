@@ -1,0 +1,1 @@
+"""Stand-in (test double) of sglang-omni's benchmarks package; see tests/standin/README.md."""

@@ -1,0 +1,182 @@
+"""TEST DOUBLE of `sgl-omni serve` (sglang-omni's ASR server). Not upstream code.
+
+Speaks the real wire format (reference §6): GET /health (503 until ready, then 200
+{"status": "healthy"}), GET /v1/models, multipart POST /v1/audio/transcriptions with
+response_format json / text / verbose_json and SSE streaming. The transcript is read from the
+stand-in WAV's `txt ` chunk; a few utterances get a deterministic word dropped so WER is not 0.
+Honours SGLANG_OMNI_STRICT_PORT like upstream (§6.4). Where torch and CUDA exist and the knob
+`gpu_mib` is set, it really holds that much GPU memory until it exits.
+
+Fault knobs (section "server" of standin-knobs.json; each may carry "on_call": N to fire only on
+the Nth server start): crash_at_start, never_healthy, start_delay_s, crash_after_requests,
+port_taken, leave_child, ignore_term, fail_every (every Nth transcription answers HTTP 500).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from benchmarks import _standin
+
+
+def parse_args(argv):
+    if not argv or argv[0] != "serve":
+        print("usage: sgl-omni serve --model-path PATH [--model-name NAME] [--host H] [--port P] [overrides...]",
+              file=sys.stderr)
+        sys.exit(2)
+    parser = argparse.ArgumentParser(prog="sgl-omni serve")
+    parser.add_argument("--model-path", required=True)
+    parser.add_argument("--model-name", default=None)
+    parser.add_argument("--host", default="0.0.0.0")
+    parser.add_argument("--port", type=int, default=8000)
+    args, overrides = parser.parse_known_args(argv[1:])  # config overrides (--asr.engine.*), as upstream allows
+    return args, overrides
+
+
+def main(argv) -> int:
+    args, overrides = parse_args(argv)
+    start_number = _standin.bump("server_starts")
+    section = _standin.knobs().get("server", {})
+    faults = section if _standin.fault_active(section, start_number) else {}
+    print(f"[standin] sgl-omni serve (TEST DOUBLE) start #{start_number} model={args.model_path} "
+          f"name={args.model_name} port={args.port} overrides={overrides}", flush=True)
+    if not os.path.isfile(os.path.join(args.model_path, "config.json")):
+        print(f"OSError: {args.model_path} does not appear to have a file named config.json", flush=True)
+        return 1
+    if faults.get("ignore_term"):
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    else:
+        signal.signal(signal.SIGTERM, lambda *a: sys.exit(0))
+    strict = os.environ.get("SGLANG_OMNI_STRICT_PORT") == "1"
+    if faults.get("port_taken"):
+        if strict:
+            raise RuntimeError(f"port {args.port} is already in use and SGLANG_OMNI_STRICT_PORT=1 forbids falling back")
+    holder = None
+    if faults.get("gpu_mib") or section.get("gpu_mib"):
+        holder = _hold_gpu(int(faults.get("gpu_mib") or section.get("gpu_mib")))
+    if faults.get("crash_at_start"):
+        time.sleep(float(faults.get("crash_delay_s", 0.2)))
+        print("Traceback (most recent call last):\n  ...\nRuntimeError: stand-in crash at start (knob crash_at_start)",
+              flush=True)
+        return 1
+
+    ready_at = time.monotonic() + float(faults.get("start_delay_s", 0.0))
+    state = {"requests": 0, "lock": threading.Lock()}
+    model_name = args.model_name or args.model_path
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, fmt, *a):  # keep server.log short
+            pass
+
+        def _send(self, status: int, body, ctype="application/json"):
+            data = body if isinstance(body, bytes) else (json.dumps(body) if not isinstance(body, str) else body).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", ctype)
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def do_GET(self):
+            healthy = not faults.get("never_healthy") and time.monotonic() >= ready_at
+            if self.path == "/health":
+                self._send(200 if healthy else 503, {"status": "healthy" if healthy else "unhealthy"})
+            elif self.path == "/v1/models":
+                self._send(200, {"object": "list", "data": [{"id": model_name, "object": "model"}]})
+            else:
+                self._send(404, {"detail": "Not Found"})
+
+        def do_POST(self):
+            length = int(self.headers.get("Content-Length", 0))
+            body = self.rfile.read(length)
+            if self.path != "/v1/audio/transcriptions":
+                self._send(404, {"detail": "Not Found"})
+                return
+            with state["lock"]:
+                state["requests"] += 1
+                number = state["requests"]
+            crash_after = faults.get("crash_after_requests")
+            if crash_after is not None and number > int(crash_after):
+                print(f"RuntimeError: CUDA error: an illegal memory access was encountered "
+                      f"(stand-in knob crash_after_requests={crash_after})", flush=True)
+                os._exit(1)
+            fields, wav = _standin.parse_multipart(body, self.headers.get("Content-Type", ""))
+            if not wav:
+                self._send(400, {"error": {"message": "Uploaded audio file is empty"}})
+                return
+            fail_every = faults.get("fail_every")
+            if fail_every and number % int(fail_every) == 0:
+                self._send(500, {"error": {"message": "stand-in knob fail_every"}})
+                return
+            try:
+                text, duration = _standin.read_wav(wav)
+            except ValueError as exc:
+                self._send(400, {"error": {"message": str(exc)}})
+                return
+            words = text.split(" ")
+            if len(words) > 3 and len(text) % 7 == 0:  # a deterministic recognition error
+                text = " ".join(words[:-1])
+            usage = {"type": "duration", "seconds": max(1, int(duration + 0.999))}
+            if fields.get("stream") == "true":
+                events = [{"type": "transcript.text.delta", "delta": text},
+                          {"type": "transcript.text.done", "text": text, "usage": usage}]
+                sse = "".join(f"data: {json.dumps(e)}\n\n" for e in events) + "data: [DONE]\n\n"
+                self._send(200, sse, "text/event-stream")
+            elif fields.get("response_format") == "text":
+                self._send(200, text, "text/plain")
+            elif fields.get("response_format") == "verbose_json":
+                self._send(200, {"task": "transcribe", "language": fields.get("language"), "duration": duration,
+                                 "text": text, "segments": [{"id": 0, "start": 0.0, "end": duration, "text": text}],
+                                 "usage": usage})
+            else:
+                self._send(200, {"text": text, "usage": usage})
+
+    ThreadingHTTPServer.allow_reuse_address = True
+    ThreadingHTTPServer.daemon_threads = True
+    try:
+        httpd = ThreadingHTTPServer((args.host, args.port), Handler)
+    except OSError as exc:
+        if strict:
+            raise RuntimeError(f"port {args.port} is already in use and SGLANG_OMNI_STRICT_PORT=1 forbids "
+                               f"falling back ({exc})") from None
+        httpd = ThreadingHTTPServer((args.host, 0), Handler)
+        print(f"WARNING: port {args.port} in use, serving on {httpd.server_address[1]}", flush=True)
+    if faults.get("leave_child"):
+        # A worker that ignores SIGTERM and keeps the listening socket (reference §8.3).
+        child = subprocess.Popen([sys.executable, "-c", "import signal, time; signal.signal(signal.SIGTERM, "
+                                  "signal.SIG_IGN); time.sleep(3600)"], pass_fds=(httpd.fileno(),))
+        print(f"[standin] left a child process behind: pid {child.pid}", flush=True)
+    print(f"[standin] listening on {args.host}:{httpd.server_address[1]}", flush=True)
+    try:
+        httpd.serve_forever(poll_interval=0.05)
+    finally:
+        del holder
+    return 0
+
+
+def _hold_gpu(mib: int):
+    try:
+        import torch
+    except ImportError:
+        print("[standin] torch not available; gpu_mib ignored", flush=True)
+        return None
+    if not torch.cuda.is_available():
+        print("[standin] CUDA not available; gpu_mib ignored", flush=True)
+        return None
+    tensor = torch.ones(mib * 2**20, dtype=torch.uint8, device="cuda")
+    torch.cuda.synchronize()
+    print(f"[standin] holding {mib} MiB of GPU memory", flush=True)
+    return tensor
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
