@@ -1,0 +1,189 @@
+"""Are the two sides measuring the same thing? Fingerprints and their diff (ARCHITECTURE "Decisions").
+
+A fingerprint is what a result depends on besides the code under test: the GPU and its driver, the
+installed packages (pip freeze), and per workload the dataset (id, revision, loaded fingerprint), the
+evaluation input hash, the model (id, revision) and the MOSS token budget. A fact both sides know and
+that differs makes the affected rows NOT COMPARABLE unless its kind is allowed; a fact only one side
+knows is shown as "unknown", never guessed and never blocking.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping
+
+from gate.config import Suite
+from gate.results import ResultTree
+
+GPU = "gpu"
+DRIVER = "driver"
+FREEZE = "freeze"
+DATASET = "dataset"
+EVALUATION_INPUT = "evaluation_input"
+MODEL = "model"
+MAX_NEW_TOKENS = "max_new_tokens"
+KINDS = (GPU, DRIVER, FREEZE, DATASET, EVALUATION_INPUT, MODEL, MAX_NEW_TOKENS)
+ENVIRONMENT_KINDS = (GPU, DRIVER, FREEZE)  # these affect every workload
+
+# The package under test appears in the freeze with its commit; that difference is the point of the comparison.
+UNDER_TEST = frozenset({"sglang-omni"})
+
+# Workload fact -> the kind it belongs to.
+WORKLOAD_FACTS = {
+    "dataset_id": DATASET,
+    "dataset_revision": DATASET,
+    "dataset_fingerprint": DATASET,
+    "evaluation_input_sha256": EVALUATION_INPUT,
+    "model_id": MODEL,
+    "model_revision": MODEL,
+    "max_new_tokens": MAX_NEW_TOKENS,
+}
+
+_FREEZE_LINE = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:\[[^\]]*\])?\s*(==|===|@)\s*(.+?)\s*$")
+
+
+@dataclass(frozen=True)
+class Fingerprint:
+    gpu: str | None = None
+    driver: str | None = None
+    packages: Mapping[str, str] | None = None  # normalized name -> version (None: no freeze recorded)
+    workloads: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # workload id -> fact -> value
+
+    def to_dict(self) -> dict:
+        return {"gpu": self.gpu, "driver": self.driver,
+                "packages": None if self.packages is None else dict(sorted(self.packages.items())),
+                "workloads": {w: dict(facts) for w, facts in self.workloads.items()}}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> "Fingerprint":
+        packages = data.get("packages")
+        return cls(gpu=data.get("gpu"), driver=data.get("driver"),
+                   packages=None if packages is None else {str(k): str(v) for k, v in packages.items()},
+                   workloads={str(w): dict(f) for w, f in (data.get("workloads") or {}).items()})
+
+
+@dataclass(frozen=True)
+class Difference:
+    kind: str
+    workload: str | None  # None: the whole environment
+    item: str  # what differs: "gpu name", a package name, "model_revision", ...
+    baseline: Any
+    candidate: Any
+    known: bool = True  # False: only one side recorded the fact (shown, never blocking)
+
+    def to_dict(self, allowed: Iterable[str] = ()) -> dict:
+        return {"kind": self.kind, "workload": self.workload, "item": self.item, "baseline": _text(self.baseline),
+                "candidate": _text(self.candidate), "known": self.known,
+                "blocking": self.known and self.kind not in set(allowed)}
+
+
+def parse_freeze(lines: Iterable[str]) -> dict[str, str]:
+    """`pip freeze` lines -> {normalized name: version or URL}; editable and comment lines are skipped."""
+    packages = {}
+    for line in lines:
+        line = line.strip()
+        if not line or line.startswith(("#", "-e ", "--")):
+            continue
+        match = _FREEZE_LINE.match(line)
+        if match:
+            name = re.sub(r"[-_.]+", "-", match.group(1)).lower()
+            packages[name] = match.group(3)
+    return packages
+
+
+def fingerprint_of_tree(tree: ResultTree, suite: Suite) -> Fingerprint:
+    """Collect the facts of a result tree. Runs of one side disagreeing on a fact join as 'a | b'."""
+    gpus, drivers, freezes = [], [], []
+    for run in tree.runs:
+        env = run.env or {}
+        gpu = env.get("gpu") if isinstance(env.get("gpu"), dict) else {}
+        gpus.append(_str(gpu.get("name")))
+        drivers.append(_str(gpu.get("driver_version")))
+        if run.freeze is not None:
+            freezes.append(parse_freeze(run.freeze))
+    packages = None
+    if freezes:
+        packages = {}
+        for name in sorted(set().union(*freezes)):
+            versions = sorted({f.get(name, "(absent)") for f in freezes})
+            packages[name] = " | ".join(versions)
+        packages = {k: v for k, v in packages.items() if k not in UNDER_TEST}
+    workloads = {}
+    for workload_id, runs in tree.workloads.items():
+        workload = suite.workload(workload_id)
+        facts: dict[str, list] = {name: [] for name in WORKLOAD_FACTS}
+        for run, run_info in zip(runs, tree.runs):
+            p = run.provenance
+            env = run_info.env or {}
+            model_env = _dig(env, "models", workload.model) or {}
+            dataset_id = p.dataset_id or suite.datasets[workload.dataset].id
+            facts["dataset_id"].append(p.dataset_id)
+            facts["dataset_revision"].append(p.dataset_revision)
+            facts["dataset_fingerprint"].append(_str(_dig(env, "datasets", dataset_id, "loaded_fingerprint")))
+            facts["evaluation_input_sha256"].append(p.evaluation_input_sha256)
+            facts["model_id"].append(p.model_id or _str(model_env.get("model_id")))
+            facts["model_revision"].append(p.model_revision or _str(model_env.get("revision")))
+            facts["max_new_tokens"].append(p.max_new_tokens if workload.format == "moss" else None)
+        workloads[workload_id] = {name: _join(values) for name, values in facts.items()}
+    return Fingerprint(gpu=_join(gpus), driver=_join(drivers), packages=packages, workloads=workloads)
+
+
+def diff(base: Fingerprint, cand: Fingerprint, workloads: Iterable[str]) -> list[Difference]:
+    """Every fact that differs (or is known on one side only), environment first, then per workload."""
+    out = [d for d in (_fact(GPU, None, "gpu name", base.gpu, cand.gpu),
+                       _fact(DRIVER, None, "driver version", base.driver, cand.driver)) if d]
+    if base.packages is not None and cand.packages is not None:
+        for name in sorted(set(base.packages) | set(cand.packages)):
+            a, b = base.packages.get(name), cand.packages.get(name)
+            if a != b:
+                out.append(Difference(FREEZE, None, name, a or "(absent)", b or "(absent)"))
+    elif (base.packages is None) != (cand.packages is None):
+        out.append(Difference(FREEZE, None, "pip freeze", _recorded(base.packages), _recorded(cand.packages), known=False))
+    for workload_id in workloads:
+        a_facts, b_facts = base.workloads.get(workload_id, {}), cand.workloads.get(workload_id, {})
+        for name, kind in WORKLOAD_FACTS.items():
+            d = _fact(kind, workload_id, name, a_facts.get(name), b_facts.get(name))
+            if d:
+                out.append(d)
+    return out
+
+
+def blocking_kinds(differences: Iterable[Difference], workload_id: str, allowed: Iterable[str]) -> tuple[str, ...]:
+    """The kinds that make this workload's rows NOT COMPARABLE."""
+    allowed = set(allowed)
+    kinds = {d.kind for d in differences if d.known and d.kind not in allowed and d.workload in (None, workload_id)}
+    return tuple(k for k in KINDS if k in kinds)
+
+
+def _fact(kind: str, workload: str | None, item: str, a: Any, b: Any) -> Difference | None:
+    if a == b or (a is None and b is None):
+        return None
+    return Difference(kind, workload, item, a, b, known=a is not None and b is not None)
+
+
+def _join(values: list) -> Any:
+    present = [v for v in values if v is not None]
+    if not present:
+        return None
+    distinct = list(dict.fromkeys(present))
+    return distinct[0] if len(distinct) == 1 else " | ".join(str(v) for v in distinct)
+
+
+def _dig(data: Any, *keys: str) -> Any:
+    for key in keys:
+        if not isinstance(data, dict):
+            return None
+        data = data.get(key)
+    return data
+
+
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def _recorded(packages: Mapping | None) -> str:
+    return "not recorded" if packages is None else f"{len(packages)} packages"
+
+
+def _text(value: Any) -> Any:
+    return value if value is None or isinstance(value, (str, int, float, bool)) else str(value)

@@ -1,0 +1,496 @@
+"""Baseline vs candidate -> one verdict per workload × gated metric, and an overall verdict. Pure: no printing.
+
+The rules (statistics.md §0; ARCHITECTURE "Decisions already taken"), in the order they apply to a row:
+
+1. INCOMPLETE: the workload is missing, or any of its runs is incomplete, on either side. Means are
+   still shown, labelled partial. Such a row can never pass.
+2. NOT COMPARABLE: a fingerprint fact the row depends on differs (GPU, driver, freeze, dataset,
+   evaluation input, model, MOSS token budget) and its kind was not allowed. The numbers are shown.
+3. Accuracy with per-utterance data on both sides (same ids): paired sign-flip p (exact), paired
+   bootstrap CI, worse/better counts. FAIL needs Holm-adjusted p <= alpha over the quality family AND
+   Δ >= the absolute and relative floors. WARN: unadjusted p <= alpha above the floors, or a newly
+   catastrophic utterance. Identical errors: PASS ("identical").
+   Without per-sample data (or with ids that do not pair): the maintainers' tolerance, labelled fallback.
+4. Speed with an A/A calibration (df >= 4): one-sided log-scale t. FAIL needs Holm-adjusted p <= alpha
+   over the speed family AND a relative worsening >= the metric's floor. WARN: p <= 0.01 or BH q <= 0.10
+   with >= half the floor, or >= the floor without significance. Without calibration: the maintainers'
+   ratio policy, labelled uncalibrated. Improvements are reported, never gated.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Sequence
+
+import numpy as np
+
+from gate import comparability
+from gate.baseline import MeasureSamples, Side, WorkloadSide, read_baseline, side_from_tree
+from gate.config import MetricSpec, Suite, Workload
+from gate.errors import InputError
+from gate.stats.multiplicity import benjamini_hochberg, holm
+from gate.stats.performance import MIN_CALIBRATION_DF, Calibration, log_shift_test, ratio_policy
+from gate.stats.quality import DEFAULT_BOOTSTRAP, DEFAULT_FLIPS, paired_quality_test
+
+PASS, WARN, FAIL, INCOMPLETE, NOT_COMPARABLE = "pass", "warn", "fail", "incomplete", "not_comparable"
+VERDICTS = (PASS, WARN, FAIL, INCOMPLETE, NOT_COMPARABLE)
+PRECEDENCE = (INCOMPLETE, NOT_COMPARABLE, FAIL, WARN, PASS)  # the overall verdict is the first present
+# The documented exit code of `gate compare` per overall verdict (2 is a usage error or unreadable input).
+EXIT_CODES = {PASS: 0, WARN: 0, FAIL: 1, INCOMPLETE: 3, NOT_COMPARABLE: 4}
+REPORT_SCHEMA_VERSION = 1
+MAX_UTTERANCES_PER_ROW = 8
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """Decision levels and floors (statistics.md §0 placeholders, to be tuned on A/A data)."""
+
+    alpha: float = 0.05  # family-wise level for FAIL (Holm), per family
+    quality_floor_abs: float = 0.001  # ΔWER/CER of at least 0.1 pp ...
+    quality_floor_rel: float = 0.03  # ... and at least 3% of the baseline rate
+    small_set_size: int = 30  # sets this small (MOSS 20/25 sessions) ...
+    small_set_floor_abs: float = 0.005  # ... need 0.5 pp
+    speed_warn_p: float = 0.01
+    speed_warn_q: float = 0.10
+    n_boot: int = DEFAULT_BOOTSTRAP
+    n_flips: int = DEFAULT_FLIPS
+
+    def to_dict(self) -> dict:
+        return dict(self.__dict__)
+
+
+@dataclass(frozen=True)
+class SideStats:
+    values: tuple[float | None, ...]
+    n_samples: int | None
+    partial: bool
+
+    @property
+    def present(self) -> list[float]:
+        return [v for v in self.values if v is not None]
+
+    def to_dict(self) -> dict:
+        present = self.present
+        return {"mean": float(np.mean(present)) if present else None, "min": min(present) if present else None,
+                "max": max(present) if present else None, "n_runs": len(present), "n_samples": self.n_samples,
+                "values": list(self.values), "partial": self.partial}
+
+
+@dataclass
+class Row:
+    """One workload × metric. Mutable only while `compare` decides; frozen in spirit once returned."""
+
+    workload: str
+    model: str
+    metric: str
+    kind: str
+    unit: str
+    direction: str
+    baseline: SideStats
+    candidate: SideStats
+    verdict: str = PASS
+    delta_abs: float | None = None
+    delta_rel: float | None = None
+    p_value: float | None = None
+    p_adjusted: float | None = None
+    q_value: float | None = None
+    ci: tuple[float, float] | None = None
+    ci_kind: str | None = None  # "delta_abs" (accuracy) or "ratio" (speed: candidate / baseline)
+    floor: dict = field(default_factory=dict)
+    method: str = ""
+    notes: list[str] = field(default_factory=list)
+    p_degradation: float | None = None
+    n_worse: int | None = None
+    n_better: int | None = None
+    calibration: Calibration | None = None
+    family: str | None = None  # "quality" or "speed" when the row is in a multiplicity family
+    worse_rel: float | None = None  # speed: relative worsening (positive = worse)
+    new_catastrophic: int = 0
+    above_floor: bool = False  # accuracy: Δ reaches both floors
+
+    def to_dict(self) -> dict:
+        return {
+            "workload": self.workload, "model": self.model, "metric": self.metric, "kind": self.kind,
+            "unit": self.unit, "direction": self.direction, "verdict": self.verdict,
+            "baseline": self.baseline.to_dict(), "candidate": self.candidate.to_dict(),
+            "delta_abs": _num(self.delta_abs), "delta_rel": _num(self.delta_rel), "p_value": _num(self.p_value),
+            "p_adjusted": _num(self.p_adjusted), "q_value": _num(self.q_value),
+            "ci": None if self.ci is None else [_num(self.ci[0]), _num(self.ci[1])], "ci_kind": self.ci_kind,
+            "floor": self.floor, "method": self.method, "note": "; ".join(self.notes),
+            "p_degradation": _num(self.p_degradation), "n_worse": self.n_worse, "n_better": self.n_better,
+            "new_catastrophic": self.new_catastrophic,
+            "calibration": None if self.calibration is None else {"sigma": self.calibration.sigma, "df": self.calibration.df},
+        }
+
+
+@dataclass(frozen=True)
+class Utterance:
+    workload: str
+    measure: str
+    id: str
+    why: str  # "new_catastrophic", "worse", "better", "fixed_catastrophic"
+    ref_len: int
+    baseline_errors: float
+    candidate_errors: float
+    reference: str
+    baseline_hypothesis: str
+    candidate_hypothesis: str
+
+    def to_dict(self) -> dict:
+        return dict(self.__dict__)
+
+
+@dataclass(frozen=True)
+class Comparison:
+    suite: str
+    verdict: str
+    rows: tuple[Row, ...]
+    coverage: Mapping[str, Mapping[str, Any]]
+    differences: tuple[comparability.Difference, ...]
+    allowed: tuple[str, ...]
+    models: tuple[str, ...]
+    sides: Mapping[str, Mapping[str, Any]]
+    utterances: tuple[Utterance, ...]
+    thresholds: Thresholds
+    seed: int
+
+    @property
+    def exit_code(self) -> int:
+        return EXIT_CODES[self.verdict]
+
+    def to_dict(self) -> dict:
+        """The JSON report (gate/schemas/report.schema.json). Renderers read only this."""
+        families = {f: sum(1 for r in self.rows if r.family == f) for f in ("quality", "speed")}
+        return {
+            "schema_version": REPORT_SCHEMA_VERSION,
+            "suite": self.suite,
+            "verdict": self.verdict,
+            "exit_code": self.exit_code,
+            "models": list(self.models),
+            "sides": {k: dict(v) for k, v in self.sides.items()},
+            "counts": {v: sum(1 for r in self.rows if r.verdict == v) for v in VERDICTS},
+            "rows": [r.to_dict() for r in self.rows],
+            "coverage": {w: dict(c) for w, c in self.coverage.items()},
+            "environment_diff": [d.to_dict(self.allowed) for d in self.differences],
+            "allowed_diff": list(self.allowed),
+            "utterances": [u.to_dict() for u in self.utterances],
+            "statistics": {
+                "alpha": self.thresholds.alpha,
+                "quality": {"test": "one-sided paired sign-flip randomization on Σd (exact)",
+                            "ci": f"paired bootstrap of (d_i, n_i), {self.thresholds.n_boot} resamples, 95% percentile",
+                            "fail": "Holm-adjusted p ≤ α and Δ ≥ both floors", "family_size": families["quality"],
+                            "floor_abs": self.thresholds.quality_floor_abs, "floor_rel": self.thresholds.quality_floor_rel,
+                            "small_set_size": self.thresholds.small_set_size,
+                            "small_set_floor_abs": self.thresholds.small_set_floor_abs,
+                            "catastrophic": "an utterance newly above 50% errors in the candidate (at least WARN)"},
+                "speed": {"test": "one-sided t on ln(value), run = unit, sigma from A/A calibration",
+                          "fail": "Holm-adjusted p ≤ α and relative worsening ≥ floor",
+                          "warn": f"p ≤ {self.thresholds.speed_warn_p} or BH q ≤ {self.thresholds.speed_warn_q} "
+                                  "with ≥ half the floor, or ≥ the floor without significance",
+                          "family_size": families["speed"], "min_calibration_df": MIN_CALIBRATION_DF},
+                "seed": self.seed,
+            },
+        }
+
+
+def overall_verdict(verdicts: Iterable[str]) -> str:
+    """incomplete > not_comparable > fail > warn > pass; no rows at all is incomplete."""
+    present = set(verdicts)
+    if not present:
+        return INCOMPLETE
+    unknown = present - set(VERDICTS)
+    if unknown:
+        raise ValueError(f"unknown verdict(s): {', '.join(sorted(unknown))}")
+    return next(v for v in PRECEDENCE if v in present)
+
+
+def load_side(path: str | Path, suite: Suite, models: Sequence[str] | None = None) -> Side:
+    """A result tree directory or a baseline JSON file."""
+    path = Path(path)
+    models = tuple(models) if models else None
+    if path.is_dir():
+        return side_from_tree(path, suite, models=models)
+    if path.is_file():
+        return read_baseline(path, suite, models=models)
+    raise InputError("no such file or directory; expected a result tree or a baseline JSON file", path=path)
+
+
+def compare(base: Side, cand: Side, suite: Suite, *, models: Sequence[str] | None = None,
+            allow_diff: Iterable[str] = (), seed: int = 0, thresholds: Thresholds = Thresholds(),
+            calibration: Mapping[str, Mapping[str, Calibration]] | None = None) -> Comparison:
+    """Judge `cand` against `base`. `calibration` defaults to the baseline's (else the candidate's)."""
+    allowed = tuple(allow_diff)
+    bad = sorted(set(allowed) - set(comparability.KINDS))
+    if bad:
+        raise InputError(f"--allow-diff {bad[0]}: expected one of {', '.join(comparability.KINDS)}")
+    chosen = tuple(models) if models else (cand.models or base.models)
+    workloads = _workloads_to_compare(base, cand, suite, chosen)
+    calibration = calibration if calibration is not None else (base.calibration or cand.calibration)
+    differences = tuple(comparability.diff(base.fingerprint, cand.fingerprint, [w.id for w in workloads]))
+
+    rows: list[Row] = []
+    coverage: dict[str, dict] = {}
+    utterances: list[Utterance] = []
+    for workload in workloads:
+        wb, wc = base.workloads.get(workload.id), cand.workloads.get(workload.id)
+        coverage[workload.id] = {"baseline": _coverage(wb, base), "candidate": _coverage(wc, cand)}
+        incomplete = not (wb and wc and wb.complete and wc.complete)
+        blocking = comparability.blocking_kinds(differences, workload.id, allowed)
+        for metric in workload.metrics:
+            if not metric.gated:
+                continue
+            row = _new_row(workload, metric, wb, wc, incomplete)
+            if incomplete:
+                row.verdict = INCOMPLETE
+                row.method = "none (coverage)"
+                row.notes.append(_incomplete_reason(wb, wc))
+                _plain_delta(row)
+            elif metric.kind == "accuracy":
+                utterances += _accuracy(row, workload, metric, wb, wc, suite, thresholds, seed)
+            else:
+                _speed(row, metric, (calibration or {}).get(workload.id, {}).get(metric.name), suite)
+            if blocking and row.verdict != INCOMPLETE:
+                row.verdict = NOT_COMPARABLE
+                row.family = None
+                row.notes.insert(0, "not comparable: " + ", ".join(blocking) + " differ")
+            rows.append(row)
+    _decide(rows, thresholds)
+    sides = {"baseline": _side_info(base), "candidate": _side_info(cand)}
+    return Comparison(suite=suite.name, verdict=overall_verdict(r.verdict for r in rows), rows=tuple(rows),
+                      coverage=coverage, differences=differences, allowed=allowed, models=chosen, sides=sides,
+                      utterances=tuple(utterances), thresholds=thresholds, seed=seed)
+
+
+# --- selection and coverage ----------------------------------------------------------------------------
+
+def _workloads_to_compare(base: Side, cand: Side, suite: Suite, models: tuple[str, ...]) -> tuple[Workload, ...]:
+    if not models:
+        raise InputError(f"neither side has results for any workload of suite {suite.name!r}", path=cand.path)
+    selected = suite.workloads_for(models)
+    known = set(base.workloads) | set(cand.workloads) | set(base.missing) | set(cand.missing)
+    chosen = tuple(w for w in selected if w.id in known)
+    if not set(base.workloads) & set(cand.workloads) & {w.id for w in chosen}:
+        raise InputError(f"baseline and candidate share no workload of model(s) {', '.join(models)}: baseline has "
+                         f"{_listing(base.workloads)}; candidate has {_listing(cand.workloads)}", path=cand.path)
+    return chosen
+
+
+def _listing(workloads: Mapping) -> str:
+    return ", ".join(workloads) or "none"
+
+
+def _coverage(w: WorkloadSide | None, side: Side) -> dict:
+    if w is None:
+        return {"complete": False, "runs": 0, "expected_runs": len(side.runs), "reasons": ["no results for this workload"]}
+    return {"complete": w.complete, "runs": len(w.runs), "expected_runs": len(side.runs), "reasons": list(w.problems),
+            "evaluated": list(w.evaluated), "sample_notes": list(w.sample_notes)}
+
+
+def _incomplete_reason(wb: WorkloadSide | None, wc: WorkloadSide | None) -> str:
+    parts = []
+    for name, w in (("baseline", wb), ("candidate", wc)):
+        if w is None:
+            parts.append(f"{name}: no results")
+        elif not w.complete:
+            parts.append(f"{name}: {w.problems[0]}" + (f" (+{len(w.problems) - 1} more)" if len(w.problems) > 1 else ""))
+    return "incomplete (" + "; ".join(parts) + "); means shown are partial"
+
+
+def _side_info(side: Side) -> dict:
+    return {"kind": side.kind, "path": side.path, "commit": side.commit, "runs": len(side.runs),
+            "calibrated": bool(side.calibration)}
+
+
+def _new_row(workload: Workload, metric: MetricSpec, wb: WorkloadSide | None, wc: WorkloadSide | None,
+             incomplete: bool) -> Row:
+    def stats_of(w: WorkloadSide | None) -> SideStats:
+        if w is None:
+            return SideStats(values=(), n_samples=None, partial=True)
+        evaluated = [e for e in w.evaluated if e is not None]
+        return SideStats(values=tuple(w.values.get(metric.name, ())), n_samples=min(evaluated) if evaluated else None,
+                         partial=incomplete)
+
+    return Row(workload=workload.id, model=workload.model, metric=metric.name, kind=metric.kind, unit=metric.unit,
+               direction=metric.direction, baseline=stats_of(wb), candidate=stats_of(wc))
+
+
+def _plain_delta(row: Row) -> None:
+    b, c = row.baseline.present, row.candidate.present
+    if b and c:
+        mb, mc = float(np.mean(b)), float(np.mean(c))
+        row.delta_abs = mc - mb
+        row.delta_rel = None if mb == 0 else mc / mb - 1
+
+
+# --- accuracy -------------------------------------------------------------------------------------------------
+
+def _accuracy(row: Row, workload: Workload, metric: MetricSpec, wb: WorkloadSide, wc: WorkloadSide, suite: Suite,
+              thresholds: Thresholds, seed: int) -> list[Utterance]:
+    _plain_delta(row)
+    paired = _pair(metric.samples, wb, wc)
+    if isinstance(paired, str):
+        _accuracy_fallback(row, metric, suite, paired)
+        return []
+    ids, base_errors, cand_errors, ref_len, sb, sc = paired
+    test = paired_quality_test(base_errors, cand_errors, ref_len, n_boot=thresholds.n_boot,
+                               n_flips=thresholds.n_flips, seed=seed)
+    small = len(ids) <= thresholds.small_set_size
+    floor_abs = thresholds.small_set_floor_abs if small else thresholds.quality_floor_abs
+    row.floor = {"abs": floor_abs, "rel": thresholds.quality_floor_rel}
+    row.baseline = SideStats(row.baseline.values, len(ids), False)
+    row.candidate = SideStats(row.candidate.values, len(ids), False)
+    row.delta_abs, row.delta_rel = test.delta, test.delta_rel
+    row.n_worse, row.n_better = test.n_worse, test.n_better
+    row.above_floor = test.delta >= floor_abs - 1e-15 and (test.base_rate == 0 or test.delta >= thresholds.quality_floor_rel * test.base_rate)
+    row.new_catastrophic = len(test.new_catastrophic)
+    if test.identical:
+        row.method = "paired: identical per-utterance errors"
+        row.notes.append("unchanged: every utterance has the same errors")
+        return []
+    row.p_value, row.ci, row.ci_kind = test.p_value, test.ci, "delta_abs"
+    row.p_degradation = test.p_degradation
+    row.method = f"paired {test.p_method} over {len(ids)} {'sessions' if small else 'utterances'}"
+    row.family = "quality"
+    if test.new_catastrophic:
+        shown = ", ".join(ids[i] for i in test.new_catastrophic[:3])
+        more = f" (+{len(test.new_catastrophic) - 3} more)" if len(test.new_catastrophic) > 3 else ""
+        row.notes.append(f"{len(test.new_catastrophic)} newly catastrophic (>50% errors): {shown}{more}")
+    if test.fixed_catastrophic:
+        row.notes.append(f"{len(test.fixed_catastrophic)} no longer catastrophic")
+    return _notable(workload, metric.samples, ids, test, ref_len, sb, sc)
+
+
+def _pair(measure: str | None, wb: WorkloadSide, wc: WorkloadSide):
+    """Pair the two sides by utterance id, or say why not (the caller then falls back)."""
+    sb, sc = wb.samples.get(measure or ""), wc.samples.get(measure or "")
+    if sb is None or sc is None:
+        notes = [n for w in (wb, wc) for n in w.sample_notes if n.startswith(f"{measure}:")]
+        whose = " and ".join(name for name, s in (("baseline", sb), ("candidate", sc)) if s is None)
+        return f"no per-sample data on the {whose}" + (f" ({notes[0]})" if notes else "")
+    only_b, only_c = set(sb.ids) - set(sc.ids), set(sc.ids) - set(sb.ids)
+    if only_b or only_c:
+        example = sorted(only_b or only_c)[0]
+        return (f"utterance ids do not match ({len(only_b)} only in the baseline, {len(only_c)} only in the "
+                f"candidate, e.g. {example!r}); not paired")
+    order = {i: k for k, i in enumerate(sc.ids)}
+    to_c = np.fromiter((order[i] for i in sb.ids), dtype=np.int64, count=len(sb.ids))
+    ref_b, ref_c = sb.ref_len, sc.ref_len[to_c]
+    if not np.array_equal(ref_b, ref_c):
+        return f"reference lengths differ for {int((ref_b != ref_c).sum())} utterances (normalization changed?); not paired"
+    valid = sb.valid.all(axis=0) & sc.valid[:, to_c].all(axis=0) & (ref_b > 0)
+    if not valid.any():
+        return "no utterance is valid on both sides"
+    keep = np.flatnonzero(valid)
+    ids = tuple(sb.ids[k] for k in keep)
+    return ids, sb.errors[:, keep], sc.errors[:, to_c[keep]], ref_b[keep], sb, sc
+
+
+def _accuracy_fallback(row: Row, metric: MetricSpec, suite: Suite, reason: str) -> None:
+    tolerance = suite.policy.accuracy_tolerance_abs.get(metric.name)
+    row.method = "fallback: maintainers' tolerance"
+    row.notes.append(f"fallback ({reason})")
+    if tolerance is None or row.delta_abs is None:
+        row.notes.append("no tolerance for this metric in the suite policy; not gated")
+        return
+    row.floor = {"abs": tolerance}
+    if row.delta_abs > tolerance + 1e-12:
+        row.verdict = FAIL
+        row.notes.append(f"Δ {row.delta_abs:+.4f} exceeds the tolerance +{tolerance:g}")
+
+
+def _notable(workload: Workload, measure: str, ids: tuple[str, ...], test, ref_len: np.ndarray,
+             sb: MeasureSamples, sc: MeasureSamples) -> list[Utterance]:
+    chosen: list[tuple[int, str]] = [(i, "new_catastrophic") for i in test.new_catastrophic]
+    seen = {i for i, _ in chosen}
+    worse = [i for i in np.argsort(-test.d, kind="stable") if test.d[i] > 0 and i not in seen]
+    chosen += [(int(i), "worse") for i in worse[:5]]
+    better = [i for i in np.argsort(test.d, kind="stable") if test.d[i] < 0 and i not in seen]
+    chosen += [(int(i), "better") for i in better[:3]]
+    out = []
+    for i, why in chosen[:MAX_UTTERANCES_PER_ROW]:
+        utt = ids[i]
+        ref_c, hyp_c = sc.texts.get(utt, ("", ""))
+        ref_b, hyp_b = sb.texts.get(utt, ("", ""))
+        reference = ref_c or ref_b
+        out.append(Utterance(workload=workload.id, measure=measure, id=utt, why=why, ref_len=int(ref_len[i]),
+                             baseline_errors=float(test.base_mean_errors[i]),
+                             candidate_errors=float(test.cand_mean_errors[i]), reference=reference,
+                             baseline_hypothesis=hyp_b or (reference if test.base_mean_errors[i] == 0 else ""),
+                             candidate_hypothesis=hyp_c or (reference if test.cand_mean_errors[i] == 0 else "")))
+    return out
+
+
+# --- speed ------------------------------------------------------------------------------------------------------
+
+def _speed(row: Row, metric: MetricSpec, calibration: Calibration | None, suite: Suite) -> None:
+    b, c = row.baseline.values, row.candidate.values
+    missing = [name for name, values in (("baseline", b), ("candidate", c)) if not values or any(v is None or v <= 0 for v in values)]
+    _plain_delta(row)
+    if missing:
+        row.verdict = INCOMPLETE
+        row.method = "none (values)"
+        row.notes.append(f"{' and '.join(missing)}: a run has no positive value for {metric.name}")
+        return
+    floor = metric.floor_rel or 0.0
+    row.floor = {"rel": floor}
+    higher = metric.higher_is_better
+    if calibration is not None and calibration.usable:
+        test = log_shift_test(b, c, higher_is_better=higher, calibration=calibration)
+        row.p_value, row.ci, row.ci_kind = test.p_value, test.ratio_ci, "ratio"
+        row.delta_rel, row.worse_rel = test.ratio - 1, test.worse_rel
+        row.calibration = calibration
+        row.family = "speed"
+        row.method = f"log-scale t, σ={calibration.sigma:.2%} (df {test.df}, {test.se_source})"
+        return
+    ratio, breached = ratio_policy(b, c, higher_is_better=higher, tolerance=suite.policy.speed_ratio)
+    limit = f"{'>=' if higher else '<='} {1 - suite.policy.speed_ratio if higher else 1 + suite.policy.speed_ratio:.2f}×"
+    row.method = f"uncalibrated: maintainers' ratio policy ({limit})"
+    row.floor = {"ratio": suite.policy.speed_ratio}
+    row.delta_rel = ratio - 1
+    row.worse_rel = (1 / ratio - 1) if higher else ratio - 1
+    if calibration is not None:  # (no calibration at all is said once, in the report's statistics section)
+        row.notes.append(f"calibration has only {calibration.df} degrees of freedom (< {MIN_CALIBRATION_DF}): not used")
+    if min(len(b), len(c)) == 1:
+        row.notes.append("a side has a single run: no noise estimate at all")
+    if breached:
+        row.verdict = FAIL
+    elif row.worse_rel <= -suite.policy.speed_ratio:
+        row.notes.append(f"improved by {-row.worse_rel:.1%}")
+
+
+# --- the decision over families --------------------------------------------------------------------------------
+
+def _decide(rows: list[Row], thresholds: Thresholds) -> None:
+    alpha = thresholds.alpha
+    quality = [r for r in rows if r.family == "quality"]
+    for row, adjusted in zip(quality, holm([r.p_value for r in quality])):
+        row.p_adjusted = adjusted
+        above = row.above_floor
+        if adjusted <= alpha and above:
+            row.verdict = FAIL
+        elif (row.p_value <= alpha and above) or row.new_catastrophic:
+            row.verdict = WARN
+        elif row.p_value <= alpha:
+            row.notes.append("significant but below the floors")
+    speed = [r for r in rows if r.family == "speed"]
+    pvalues = [r.p_value for r in speed]
+    for row, adjusted, q in zip(speed, holm(pvalues), benjamini_hochberg(pvalues)):
+        row.p_adjusted, row.q_value = adjusted, q
+        floor = row.floor["rel"]
+        if adjusted <= alpha and row.worse_rel >= floor:
+            row.verdict = FAIL
+        elif row.worse_rel >= floor / 2 and (row.p_value <= thresholds.speed_warn_p or q <= thresholds.speed_warn_q):
+            row.verdict = WARN
+        elif row.worse_rel >= floor:
+            row.verdict = WARN
+            row.notes.append("large change, not significant: rerun to confirm")
+        elif row.worse_rel <= -floor and row.p_value >= 1 - alpha:
+            row.notes.append(f"improved by {-row.worse_rel:.1%}")
+
+
+def _num(value: float | None) -> float | None:
+    if value is None:
+        return None
+    value = float(value)
+    return value if math.isfinite(value) else None

@@ -1,0 +1,339 @@
+"""Render a comparison report (the JSON dict of Comparison.to_dict) as markdown or terminal text.
+
+Everything renders FROM THE REPORT DICT, never from live objects, so the trusted workflow can
+re-render a schema-validated, untrusted uploaded report. Every string that came from outside (ids,
+transcripts, package names, paths, commits) passes through one filter, `md`, which neutralises
+markdown, HTML, @mentions, backticks and table pipes. The environment uses StrictUndefined, so a
+misspelt variable fails loudly instead of rendering as nothing.
+
+The PR comment is capped (default 60,000, counted in UTF-8 bytes, which is never less than the
+character count GitHub limits): when too long, the least important parts are folded away first
+(utterance excerpts, per-run values, package lists, passing rows), and the comment says so.
+"""
+from __future__ import annotations
+
+import importlib.resources
+import re
+from typing import Any
+
+import jinja2
+
+from gate.compare import EXIT_CODES, overall_verdict
+
+COMMENT_MARKER = "<!-- asr-regression-gate: {suite} -->"  # gate.github finds the sticky comment by it
+COMMENT_MAX_CHARS = 60_000
+EXCERPT_CHARS = 160
+
+VERDICT_ICONS = {"pass": "✅", "warn": "⚠️", "fail": "❌", "incomplete": "⛔", "not_comparable": "🚫"}
+VERDICT_WORDS = {"pass": "pass", "warn": "warn", "fail": "FAIL", "incomplete": "incomplete",
+                 "not_comparable": "not comparable"}
+HEADLINES = {
+    "pass": "no regression beyond noise",
+    "warn": "possible regression: confirm with a rerun",
+    "fail": "regression beyond noise",
+    "incomplete": "incomplete results: cannot judge",
+    "not_comparable": "the two sides are not comparable",
+}
+
+# Parts of the comment, least important first: each level drops one more (see render_comment).
+FOLD_LEVELS = (
+    (),
+    ("utterances",),
+    ("utterances", "per_run"),
+    ("utterances", "per_run", "packages"),
+    ("utterances", "per_run", "packages", "passing_rows"),
+    ("utterances", "per_run", "packages", "passing_rows", "coverage_ok", "statistics"),
+)
+FOLD_WORDS = {"utterances": "changed-utterance excerpts", "per_run": "per-run values",
+              "packages": "the full package diff", "passing_rows": "passing rows",
+              "coverage_ok": "complete-coverage lines", "statistics": "the statistics section"}
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069]")
+# Inline markdown that can change meaning mid-line (md() never lets data start a line).
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
+
+
+def marker(suite: str) -> str:
+    return COMMENT_MARKER.format(suite=_plain(suite)[:60].replace("--", ""))
+
+
+def md(value: Any, limit: int | None = None) -> str:
+    """Escape an outside string for GitHub markdown (inline, table-safe). None renders as an em dash."""
+    if value is None:
+        return "—"
+    text = _plain(str(value))
+    text = re.sub(r"\s+", " ", text).strip()
+    if limit is not None and len(text) > limit:
+        text = text[: max(limit - 1, 0)] + "…"
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    text = _MD_SPECIAL.sub(r"\\\1", text)
+    # No pings, no autolinks, no issue references from data: a zero-width space breaks each.
+    text = re.sub(r"@(?=\w)", "@\u200b", text)
+    text = re.sub(r"#(?=\d)", "#\u200b", text)
+    text = text.replace("://", ":\u200b//").replace("www.", "www\u200b.")
+    return text
+
+
+def plain(value: Any, limit: int | None = None) -> str:
+    """A single-line string for the terminal: control characters (ANSI escapes too) removed."""
+    if value is None:
+        return "-"
+    text = re.sub(r"\s+", " ", _plain(str(value))).strip()
+    if limit is not None and len(text) > limit:
+        text = text[: max(limit - 1, 0)] + "…"
+    return text
+
+
+def _plain(text: str) -> str:
+    return _CONTROL.sub("", text)
+
+
+# --- number formatting (all tolerate None) ----------------------------------------------------------------
+
+def fmt_value(value: float | None, unit: str, kind: str, *, scale_like: float | None = None) -> str:
+    """One value with its unit; seconds below 1 (judged on `scale_like` when given) show as ms."""
+    if value is None:
+        return "—"
+    if kind == "accuracy" and unit == "fraction":
+        return f"{value * 100:.2f}%"
+    if unit in ("samples/s", "req/s"):
+        return f"{value:.3g} {unit}"
+    if unit == "s":
+        return f"{value * 1000:.0f} ms" if (scale_like if scale_like is not None else value) < 1 else f"{value:.3g} s"
+    return f"{value:.3g}"
+
+
+def fmt_spread(side: dict, unit: str, kind: str) -> str:
+    """mean [min–max] (runs × samples), in the mean's unit; 'partial' when coverage was incomplete."""
+    if side["mean"] is None:
+        return "—"
+    text = fmt_value(side["mean"], unit, kind)
+    if side["n_runs"] > 1:
+        lo = fmt_value(side["min"], unit, kind, scale_like=side["mean"])
+        hi = fmt_value(side["max"], unit, kind, scale_like=side["mean"])
+        text += f" [{_strip_unit(lo)}–{_strip_unit(hi)}]"
+    count = f"{side['n_runs']}×{side['n_samples']}" if side.get("n_samples") else f"{side['n_runs']} runs"
+    text += f" ({count})"
+    if side.get("partial"):
+        text += " partial"
+    return text
+
+
+def _strip_unit(text: str) -> str:
+    for suffix in (" samples/s", " req/s", " ms", " s", "%"):
+        if text.endswith(suffix):
+            return text[: -len(suffix)]
+    return text
+
+
+def fmt_delta(row: dict) -> str:
+    if row["kind"] == "accuracy" and row["unit"] == "fraction":
+        if row["delta_abs"] is None:
+            return "—"
+        text = f"{row['delta_abs'] * 100:+.3f} pp"
+        if row["delta_rel"] is not None:
+            text += f" ({row['delta_rel']:+.1%})"
+        return text
+    if row["delta_rel"] is None:
+        return "—"
+    return f"{row['delta_rel']:+.1%}"
+
+
+def fmt_ci(row: dict) -> str:
+    ci = row.get("ci")
+    if not ci or ci[0] is None or ci[1] is None:
+        return "—"
+    if row.get("ci_kind") == "ratio":
+        return f"[{ci[0] - 1:+.1%}, {ci[1] - 1:+.1%}]"
+    return f"[{ci[0] * 100:+.3f}, {ci[1] * 100:+.3f}] pp"
+
+
+def fmt_p(value: float | None) -> str:
+    if value is None:
+        return "—"
+    if value < 0.0001:
+        return "<0.0001"
+    return f"{value:.4f}" if value < 0.01 else f"{value:.3f}"
+
+
+def fmt_pcol(row: dict) -> str:
+    if row.get("p_value") is None:
+        method = str(row.get("method", ""))
+        for word in ("uncalibrated", "fallback"):
+            if method.startswith(word):
+                return f"n/a ({word})"
+        return "—"
+    text = fmt_p(row["p_value"])
+    if row.get("p_adjusted") is not None:
+        text += f" (adj {fmt_p(row['p_adjusted'])})"
+    return text
+
+
+def fmt_errors(value: float) -> str:
+    return f"{value:.0f}" if float(value).is_integer() else f"{value:.2f}"
+
+
+def short_commit(value: Any) -> str:
+    if not value:
+        return "unknown"
+    return " | ".join(part.strip()[:10] for part in str(value).split("|"))
+
+
+# --- context -------------------------------------------------------------------------------------------
+
+def _context(report: dict, folded: tuple[str, ...] = ()) -> dict:
+    rows = report["rows"]
+    models: dict[str, list[dict]] = {}
+    for row in rows:
+        models.setdefault(row["model"], []).append(row)
+    shown_models = {}
+    hidden_passing = 0
+    for model, model_rows in models.items():
+        keep = [r for r in model_rows if "passing_rows" not in folded or r["verdict"] != "pass"]
+        hidden_passing += len(model_rows) - len(keep)
+        shown_models[model] = keep
+    notes = [r for r in rows if r["note"] and ("passing_rows" not in folded or r["verdict"] != "pass")]
+    coverage = [{"workload": w, **c} for w, c in report["coverage"].items()]
+    incomplete_coverage = [c for c in coverage if not (c["baseline"]["complete"] and c["candidate"]["complete"])]
+    differences = report["environment_diff"]
+    packages = [d for d in differences if d["kind"] == "freeze"]
+    return {
+        "report": report,
+        "marker": marker(report["suite"]),
+        "icon": VERDICT_ICONS[report["verdict"]],
+        "verdict_word": VERDICT_WORDS[report["verdict"]],
+        "headline": HEADLINES[report["verdict"]],
+        "models": shown_models,
+        "notes": notes,
+        "coverage": coverage,
+        "incomplete_coverage": incomplete_coverage,
+        "all_complete": not incomplete_coverage,
+        "differences": [d for d in differences if d["kind"] != "freeze"],
+        "packages": packages,
+        "blocking": [d for d in differences if d["blocking"]],
+        "folded": folded,
+        "folded_words": [FOLD_WORDS[f] for f in folded],
+        "hidden_passing": hidden_passing,
+        "utterances": report["utterances"],
+        "per_run_rows": rows,
+        "counts": report["counts"],
+        "excerpt": EXCERPT_CHARS,
+        "n_rows": len(rows),
+        "uncalibrated": sum(1 for r in rows if str(r["method"]).startswith("uncalibrated")),
+        "fallback": sum(1 for r in rows if str(r["method"]).startswith("fallback")),
+    }
+
+
+_ENV: jinja2.Environment | None = None
+
+
+def environment() -> jinja2.Environment:
+    """The one Jinja environment: templates from gate.templates, strict undefined, filters registered once."""
+    global _ENV
+    if _ENV is None:
+        root = importlib.resources.files("gate.templates")
+        env = jinja2.Environment(
+            loader=jinja2.FunctionLoader(lambda name: (root / name).read_text(encoding="utf-8")),
+            undefined=jinja2.StrictUndefined, autoescape=False, trim_blocks=True, lstrip_blocks=True,
+            keep_trailing_newline=True)
+        env.filters.update(md=md, plain=plain, value=fmt_value, spread=fmt_spread, delta=fmt_delta, ci=fmt_ci,
+                           p=fmt_p, pcol=fmt_pcol, errors=fmt_errors, commit=short_commit)
+        env.globals.update(icons=VERDICT_ICONS, words=VERDICT_WORDS)
+        _ENV = env
+    return _ENV
+
+
+def render_comment(report: dict, *, max_chars: int = COMMENT_MAX_CHARS) -> str:
+    """The sticky PR comment, starting with the hidden marker; never longer than max_chars (UTF-8 bytes)."""
+    template = environment().get_template("comment.md.j2")
+    for folded in FOLD_LEVELS:
+        text = template.render(**_context(report, folded))
+        if _size(text) <= max_chars:
+            return text
+    head = marker(report["suite"]) + "\n"
+    note = "\n\n_Cut to fit the comment size limit; the full report is in the workflow run's artifact._\n"
+    budget = max_chars - _size(note)
+    return _cut(text, budget) + note if text.startswith(head) else _cut(head + text, budget) + note
+
+
+def render_summary(report: dict) -> str:
+    """The job summary (GITHUB_STEP_SUMMARY): everything, nothing folded away."""
+    return environment().get_template("summary.md.j2").render(**_context(report))
+
+
+def render_terminal(report: dict) -> str:
+    return environment().get_template("terminal.txt.j2").render(**_context(report), table=_terminal_table(report))
+
+
+def _terminal_table(report: dict) -> str:
+    header = ("workload", "metric", "baseline", "candidate", "change", "95% CI", "p", "verdict")
+    lines = [header]
+    for r in report["rows"]:
+        lines.append((plain(r["workload"]), plain(r["metric"]), plain(fmt_spread(r["baseline"], r["unit"], r["kind"])),
+                      plain(fmt_spread(r["candidate"], r["unit"], r["kind"])), fmt_delta(r), fmt_ci(r), fmt_pcol(r),
+                      VERDICT_WORDS[r["verdict"]]))
+    widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
+    return "\n".join("  ".join(cell.ljust(widths[i]) for i, cell in enumerate(line)).rstrip() for line in lines)
+
+
+def _size(text: str) -> int:
+    return len(text.encode("utf-8"))
+
+
+def _cut(text: str, budget: int) -> str:
+    data = text.encode("utf-8")[: max(budget, 0)]
+    return data.decode("utf-8", errors="ignore").rsplit("\n", 1)[0]
+
+
+# --- fan-in -----------------------------------------------------------------------------------------------
+
+def merge_reports(reports: list[dict]) -> dict:
+    """One report from several per-model reports (the fan-in job). Multiplicity stays per input report."""
+    if not reports:
+        raise ValueError("no reports to merge")
+    versions = {r["schema_version"] for r in reports}
+    suites = {r["suite"] for r in reports}
+    if len(versions) != 1 or len(suites) != 1:
+        raise ValueError("reports of different schema versions or suites cannot be merged")
+    rows = [row for r in reports for row in r["rows"]]
+    verdict = overall_verdict([r["verdict"] for r in reports])
+    differences, seen = [], set()
+    for r in reports:
+        for d in r["environment_diff"]:
+            key = (d["kind"], d["workload"], d["item"], str(d["baseline"]), str(d["candidate"]))
+            if key not in seen:
+                seen.add(key)
+                differences.append(d)
+    merged = dict(reports[0])
+    merged.update(
+        verdict=verdict,
+        exit_code=EXIT_CODES[verdict],
+        models=list(dict.fromkeys(m for r in reports for m in r["models"])),
+        sides={side: _merge_side([r["sides"][side] for r in reports]) for side in ("baseline", "candidate")},
+        counts={v: sum(1 for row in rows if row["verdict"] == v) for v in VERDICT_WORDS},
+        rows=rows,
+        coverage={w: c for r in reports for w, c in r["coverage"].items()},
+        environment_diff=differences,
+        allowed_diff=sorted({k for r in reports for k in r["allowed_diff"]}),
+        utterances=[u for r in reports for u in r["utterances"]],
+    )
+    statistics = dict(reports[0]["statistics"])
+    statistics["merged_from"] = len(reports)
+    statistics["quality"] = dict(statistics["quality"], family_size=sum(r["statistics"]["quality"]["family_size"] for r in reports))
+    statistics["speed"] = dict(statistics["speed"], family_size=sum(r["statistics"]["speed"]["family_size"] for r in reports))
+    statistics["families"] = "Holm and BH were applied within each merged report (one per model job)"
+    merged["statistics"] = statistics
+    return merged
+
+
+def _merge_side(sides: list[dict]) -> dict:
+    def join(key: str) -> Any:
+        values = list(dict.fromkeys(str(s[key]) for s in sides if s.get(key) is not None))
+        return " | ".join(values) if values else None
+
+    return {"kind": join("kind"), "path": join("path"), "commit": join("commit"),
+            "runs": max((s["runs"] for s in sides), default=0), "calibrated": all(s["calibrated"] for s in sides)}
+
+
+def exit_code(report: dict) -> int:
+    return EXIT_CODES[report["verdict"]]
