@@ -171,8 +171,11 @@ def read_workload_run(run_dir: Path, workload: Workload) -> WorkloadRun:
 
 # --- JSON helpers -------------------------------------------------------------------------------
 
-class _Unreadable(Exception):
-    pass
+class Unreadable(Exception):
+    """A file that is not strict JSON (truncated, empty, NaN/Infinity, not UTF-8); the message says which."""
+
+
+_Unreadable = Unreadable
 
 
 def _reject_constant(name: str) -> None:

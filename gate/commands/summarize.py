@@ -1,0 +1,57 @@
+"""`gate summarize TREE`: coverage and mean/min/max of every workload of one result tree."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from gate.config import load_suite
+from gate.errors import InputError
+from gate.results import read_tree
+from gate.summarize import render_table, runbook_summary, summarize_tree, summary_json
+
+
+@click.command("summarize")
+@click.argument("tree", type=click.Path(path_type=Path))
+@click.option("--format", "output_format", type=click.Choice(["table", "runbook"]), default="table", show_default=True,
+              help="table: per workload, runs, coverage reasons per run and per-sample cross-check. "
+                   "runbook: byte-identical to the runbook's Step 7 summarize.py.")
+@click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Also write the summary as JSON (schema_version 1) to this file.")
+@click.option("--models", "models", multiple=True,
+              help="Only these suite models (repeat or comma-separate, e.g. --models qwen3,moss_td).")
+@click.option("--suite", "suite_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Suite YAML (default: the packaged gate/suites/asr.yaml).")
+@click.option("--no-samples", is_flag=True, help="Skip the per-sample cross-check (faster).")
+def command(tree: Path, output_format: str, json_path: Path | None, models: tuple[str, ...],
+            suite_path: Path | None, no_samples: bool) -> None:
+    """Summarize one result tree TREE (<TREE>/run<R>/..., runbook layout; or CI artifact files).
+
+    \b
+    Exit codes:
+      0  coverage complete: every workload, every scored run, all samples, no failures
+      3  coverage incomplete (the reasons are printed per workload and run)
+      2  unreadable input: missing or empty tree, truncated or non-JSON file, NaN/Infinity,
+         wrong types or schema_version, duplicate or missing per-sample ids
+    """
+    suite = load_suite(suite_path)
+    chosen = tuple(m for item in models for m in item.split(",") if m) or None
+    if output_format == "runbook":
+        result = runbook_summary(tree)
+        click.echo(result.text, nl=False)
+        exit_code = result.exit_code
+        if json_path is None:
+            raise SystemExit(exit_code)
+    summary = summarize_tree(read_tree(tree, suite, models=chosen), suite, samples=not no_samples)
+    if output_format == "table":
+        click.echo(render_table(summary), nl=False)
+        exit_code = summary.exit_code
+    for problem in summary.input_problems:
+        click.echo(f"gate: error: {problem}", err=True)
+    if json_path is not None:
+        try:
+            json_path.write_text(json.dumps(summary_json(summary), indent=2) + "\n", encoding="utf-8")
+        except OSError as exc:
+            raise InputError(f"cannot write ({exc.strerror})", path=json_path) from None
+    raise SystemExit(exit_code)

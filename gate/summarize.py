@@ -1,0 +1,381 @@
+"""Summaries of one result tree: the runbook's Step 7 output, a richer table, and a versioned JSON form.
+
+- `runbook_summary(root)` reproduces the runbook's `summarize.py` byte for byte wherever that script
+  runs (fixed run1..run3, its own globbing and coverage rule). Where the script would crash or
+  silently print NaN (malformed JSON, NaN/Infinity, missing keys, non-numeric values) it raises
+  InputError naming the file and what was expected. It also refuses a tree with no run1..run3
+  directory at all (the script would print an all-missing summary of an empty or mistyped path).
+- `summarize_tree(tree, suite)` builds a `TreeSummary` from `gate.results` (suite workloads, every
+  scored run discovered, coverage reasons) and `gate.samples` (per-sample cross-check per run).
+- `render_table(summary)` and `summary_json(summary)` render it.
+
+Exit codes (also in `gate summarize --help`): 0 complete, 3 incomplete coverage, 2 unreadable input
+(a result or per-sample file that is not valid JSON or not the expected schema; a missing tree).
+"""
+from __future__ import annotations
+
+import glob
+import json
+import math
+import os
+import statistics
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from gate import results
+from gate.config import Suite
+from gate.errors import InputError
+from gate.results import Problem, ResultTree
+from gate.samples import MATCH, MISMATCH, read_run_samples
+
+SUMMARY_SCHEMA_VERSION = 1
+EXIT_COMPLETE = 0
+EXIT_UNREADABLE = 2
+EXIT_INCOMPLETE = 3
+# Coverage problems that mean the input itself is broken (not merely incomplete).
+_INPUT_CODES = (results.UNREADABLE, results.BAD_SCHEMA)
+
+
+# --- the runbook's summarize.py, reproduced ---------------------------------------------------------
+
+# These constants are the runbook's (Step 7), kept literally so the output matches it byte for byte.
+_SEED = ("corpus_wer", "throughput_samples_per_s", "latency_mean_s", "latency_p95_s", "rtf_mean")
+_MOSS = ("cer", "cp_cer", "cer_valid_samples", "cp_cer_valid_samples", "speaker_timestamp_der")
+_SPEED = ("throughput_qps", "latency_mean_s", "latency_p95_s", "rtf_mean")
+_EXPECTED = {"asr_en.json": 1088, "asr_zh.json": 2020, "movies800times": 800,
+             "movies800times_stream": 800, "aishell4_long": 20, "googletime": 25}
+
+
+@dataclass(frozen=True)
+class RunbookSummary:
+    text: str
+    complete: bool  # the script's "coverage complete" line
+
+    @property
+    def exit_code(self) -> int:
+        return EXIT_COMPLETE if self.complete else EXIT_INCOMPLETE
+
+
+def runbook_summary(root: str | Path) -> RunbookSummary:
+    """The runbook Step 7 summarize.py output for `root`, or InputError where the script would crash."""
+    root_text = str(root)
+    if not Path(root_text).is_dir():
+        raise InputError("no such directory; expected a result tree <tree>/run<R>/...", path=root_text)
+    runs = [f"{root_text}/run{i}" for i in (1, 2, 3)]
+    if not any(Path(r).is_dir() for r in runs):
+        raise InputError("no run1, run2 or run3 directory; expected the runbook layout <tree>/run<R>/...", path=root_text)
+    expected_keys = {f"{model}/{name}" for model in ("qwen3", "whisper", "fun") for name in ("asr_en.json", "asr_zh.json")}
+    expected_keys |= {f"moss_td/{name}" for name in _EXPECTED if not name.endswith(".json")}
+    rows: dict[str, list[tuple[bool, dict[str, Any]]]] = {}
+    sources: dict[str, list[str]] = {}
+    for run in runs:
+        for path in glob.glob(f"{run}/*/asr_*.json"):
+            r = _runbook_seedtts(path)
+            try:
+                ok = r["evaluated"] == r["total"] == _EXPECTED[os.path.basename(path)] and r["skipped"] == 0
+            except KeyError:
+                raise InputError("unexpected file name; expected asr_en.json or asr_zh.json", path=path) from None
+            key = os.path.relpath(path, run)
+            rows.setdefault(key, []).append((ok, {k: r[k]["mean"] for k in _SEED}))
+            sources.setdefault(key, []).append(path)
+        for path in glob.glob(f"{run}/moss_td/*/transcribe_diarize_results.json"):
+            p, s = _runbook_moss(path)
+            name = os.path.basename(os.path.dirname(path))
+            try:
+                ok = p["summary"]["evaluated"] == p["summary"]["total_samples"] == _EXPECTED[name] and s.get("failed_requests") == 0
+            except KeyError:
+                raise InputError(f"unexpected dataset directory {name!r}; expected one of movies800times, "
+                                 f"movies800times_stream, aishell4_long, googletime", path=path) from None
+            d = p["diarization_metrics"]
+            rows.setdefault("moss_td/" + name, []).append((ok, {k: d.get(k) for k in _MOSS} | {k: s.get(k) for k in _SPEED}))
+            sources.setdefault("moss_td/" + name, []).append(path)
+    complete = rows.keys() == expected_keys and all(len(rs) == 3 and all(ok for ok, _ in rs) for rs in rows.values())
+    lines = [
+        f"scored runs: {[os.path.basename(r) for r in runs]}",
+        f"missing workloads: {sorted(expected_keys - rows.keys())}",
+        f"coverage complete: {complete}",
+    ]
+    for key, rs in sorted(rows.items()):
+        lines.append(f"{key}  runs={len(rs)} complete={len(rs) == len(runs) and all(ok for ok, _ in rs)}")
+        for k in rs[0][1]:
+            v = [m.get(k) for _, m in rs]
+            if None in v:
+                lines.append(f"  {k:26} missing in a run: {v}")
+                continue
+            if any(isinstance(x, bool) or not isinstance(x, (int, float)) for x in v):
+                raise InputError(f"{key}: {k} values {v!r} are not all numbers; expected a number or null in every run",
+                                 path=", ".join(sources[key]))
+            lines.append(f"  {k:26} mean {statistics.mean(v):.6f}  min {min(v):.6f}  max {max(v):.6f}")
+    return RunbookSummary(text="".join(line + "\n" for line in lines), complete=complete)
+
+
+def _runbook_seedtts(path: str) -> dict[str, Any]:
+    data = _strict_json(path)
+    try:
+        r = data["results"][0]
+        for k in ("evaluated", "total", "skipped"):
+            r[k]  # noqa: B018 - presence check, as the script indexes it
+        for k in _SEED:
+            r[k]["mean"]  # noqa: B018
+    except (KeyError, IndexError, TypeError):
+        raise InputError("not a SeedTTS result; expected results[0] with evaluated, total, skipped and "
+                         f"{', '.join(k + '.mean' for k in _SEED)}", path=path) from None
+    if not isinstance(r, dict):
+        raise InputError("results[0] is not an object; expected a SeedTTS result", path=path)
+    return r
+
+
+def _runbook_moss(path: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    p = _strict_json(path)
+    speed_path = path.replace("_results.json", "_speed_results.json")
+    if not os.path.isfile(speed_path):
+        raise InputError("missing; expected it beside transcribe_diarize_results.json", path=speed_path)
+    speed_doc = _strict_json(speed_path)
+    try:
+        p["summary"]["evaluated"], p["summary"]["total_samples"]  # noqa: B018
+        if not isinstance(p["diarization_metrics"], dict):
+            raise TypeError
+    except (KeyError, TypeError):
+        raise InputError("expected summary.evaluated, summary.total_samples and a diarization_metrics object",
+                         path=path) from None
+    s = speed_doc.get("speed") if isinstance(speed_doc, dict) else None
+    if not isinstance(s, dict):
+        raise InputError("expected a speed object", path=speed_path)
+    return p, s
+
+
+def _strict_json(path: str) -> Any:
+    try:
+        return results.load_json(Path(path))
+    except results.Unreadable as exc:
+        raise InputError(f"{exc}; expected a complete JSON file", path=path) from None
+
+
+# --- the richer summary ------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class MetricSummary:
+    name: str
+    unit: str
+    kind: str
+    direction: str
+    values: tuple[float | None, ...]  # one per run the workload has, in run order
+
+    @property
+    def present(self) -> tuple[float, ...]:
+        return tuple(v for v in self.values if v is not None)
+
+    @property
+    def mean(self) -> float | None:
+        return statistics.fmean(self.present) if self.present else None
+
+    @property
+    def minimum(self) -> float | None:
+        return min(self.present) if self.present else None
+
+    @property
+    def maximum(self) -> float | None:
+        return max(self.present) if self.present else None
+
+
+@dataclass(frozen=True)
+class RunCoverage:
+    run: str
+    complete: bool
+    evaluated: int | None
+    total: int | None
+    skipped: int | None
+    failed_requests: int | None
+    problems: tuple[Problem, ...]
+
+
+@dataclass(frozen=True)
+class SampleCheck:
+    run: str
+    measure: str
+    status: str  # gate.samples MATCH / MISMATCH / UNAVAILABLE
+    recomputed: float | None
+    reported: float | None
+    message: str
+    invalid: bool
+    path: str | None
+
+
+@dataclass(frozen=True)
+class WorkloadSummary:
+    workload_id: str
+    expected_samples: int
+    expected_runs: int
+    coverage: tuple[RunCoverage, ...]
+    metrics: tuple[MetricSummary, ...]
+    samples: tuple[SampleCheck, ...]
+
+    @property
+    def complete(self) -> bool:
+        return len(self.coverage) == self.expected_runs and all(c.complete for c in self.coverage)
+
+    @property
+    def runs_with_results(self) -> int:
+        """Runs in which the workload's result files exist (possibly incomplete or unreadable)."""
+        return sum(1 for c in self.coverage if not any(p.code == results.MISSING_FILE for p in c.problems))
+
+
+@dataclass(frozen=True)
+class TreeSummary:
+    root: str
+    layout: str
+    runs: tuple[str, ...]
+    commits: tuple[tuple[str, str | None], ...]  # (run, commit.txt)
+    workloads: tuple[WorkloadSummary, ...]
+    missing_workloads: tuple[str, ...]
+    tree_problems: tuple[Problem, ...]
+
+    @property
+    def complete(self) -> bool:
+        return not self.missing_workloads and all(w.complete for w in self.workloads)
+
+    @property
+    def input_problems(self) -> tuple[Problem, ...]:
+        """Problems that mean the input is unreadable (exit 2), not merely incomplete."""
+        found = list(self.tree_problems)
+        for w in self.workloads:
+            for c in w.coverage:
+                found += [p for p in c.problems if p.code in _INPUT_CODES]
+            for s in w.samples:
+                if s.invalid:
+                    found.append(Problem("invalid_samples", s.message, s.path))
+        return tuple(found)
+
+    @property
+    def exit_code(self) -> int:
+        if self.input_problems:
+            return EXIT_UNREADABLE
+        return EXIT_COMPLETE if self.complete else EXIT_INCOMPLETE
+
+
+def summarize_tree(tree: ResultTree, suite: Suite, *, samples: bool = True) -> TreeSummary:
+    """Per workload: metric values per run, coverage reasons per run, per-sample cross-check per run."""
+    summaries = []
+    for workload_id, runs in tree.workloads.items():
+        workload = suite.workload(workload_id)
+        coverage = tuple(RunCoverage(r.run, r.complete, r.coverage.evaluated, r.coverage.total, r.coverage.skipped,
+                                     r.coverage.failed_requests, r.coverage.problems) for r in runs)
+        metrics = tuple(MetricSummary(m.name, m.unit, m.kind, m.direction, tuple(r.metrics.get(m.name) for r in runs))
+                        for m in workload.metrics)
+        checks: list[SampleCheck] = []
+        if samples:
+            for run_info in tree.runs:
+                for measure, errors in read_run_samples(run_info.path, workload).items():
+                    c = errors.crosscheck
+                    checks.append(SampleCheck(run_info.name, measure, c.status, c.recomputed, c.reported, c.message,
+                                              c.invalid, c.path))
+        summaries.append(WorkloadSummary(workload_id, workload.expected_samples, len(tree.runs), coverage, metrics,
+                                         tuple(checks)))
+    return TreeSummary(root=tree.root, layout=tree.layout, runs=tree.run_names,
+                       commits=tuple((r.name, r.commit) for r in tree.runs), workloads=tuple(summaries),
+                       missing_workloads=tree.missing_workloads, tree_problems=tree.problems)
+
+
+# --- renderings ----------------------------------------------------------------------------------------
+
+def render_table(summary: TreeSummary) -> str:
+    """A readable terminal table: per workload its runs, coverage reasons and metric mean/min/max."""
+    out: list[str] = []
+    commits = sorted({c for _, c in summary.commits if c})
+    out.append(f"tree:    {summary.root} ({summary.layout} layout)")
+    out.append(f"runs:    {', '.join(summary.runs)}" + (f"   commit {', '.join(c[:12] for c in commits)}" if commits else ""))
+    incomplete = [w.workload_id for w in summary.workloads if not w.complete]
+    if summary.complete:
+        out.append(f"coverage: complete ({len(summary.workloads)} workloads x {len(summary.runs)} runs)")
+    else:
+        parts = []
+        if incomplete:
+            parts.append(f"{len(incomplete)} incomplete ({', '.join(incomplete)})")
+        if summary.missing_workloads:
+            parts.append(f"{len(summary.missing_workloads)} missing ({', '.join(summary.missing_workloads)})")
+        out.append("coverage: INCOMPLETE: " + "; ".join(parts))
+    for problem in summary.tree_problems:
+        out.append(f"problem: {problem}")
+    for w in summary.workloads:
+        out.append("")
+        state = "complete" if w.complete else "INCOMPLETE (partial means)"
+        evaluated = [c.evaluated for c in w.coverage if c.evaluated is not None]
+        n_text = f"n={min(evaluated)}/{w.expected_samples}" if evaluated else f"n=?/{w.expected_samples}"
+        out.append(f"{w.workload_id}  runs={w.runs_with_results}/{w.expected_runs}  {n_text}  {state}")
+        rows = [("metric", "unit", "mean", "min", "max", "runs")]
+        for m in w.metrics:
+            rows.append((m.name, m.unit, _fmt(m.mean), _fmt(m.minimum), _fmt(m.maximum),
+                         f"{len(m.present)}/{len(m.values)}"))
+        widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+        for r in rows:
+            out.append("  " + "  ".join(cell.ljust(widths[i]) if i < 2 else cell.rjust(widths[i])
+                                        for i, cell in enumerate(r)).rstrip())
+        for c in w.coverage:
+            for problem in c.problems:
+                out.append(f"  {c.run}: {problem.code}: {problem}")
+        by_measure: dict[str, list[SampleCheck]] = {}
+        for s in w.samples:
+            by_measure.setdefault(s.measure, []).append(s)
+        for measure, checks in by_measure.items():
+            statuses = [s.status for s in checks]
+            if all(s == MATCH for s in statuses):
+                out.append(f"  per-sample {measure}: matches the file in every run ({len(statuses)})")
+                continue
+            for s in checks:
+                if s.status != MATCH:
+                    label = "INVALID" if s.invalid else ("MISMATCH" if s.status == MISMATCH else "unavailable")
+                    out.append(f"  per-sample {measure} {s.run}: {label}: {s.message}")
+    return "\n".join(out) + "\n"
+
+
+def summary_json(summary: TreeSummary) -> dict[str, Any]:
+    """The machine-readable form (schema_version 1). Keys are documented in README "gate summarize"."""
+    return {
+        "schema_version": SUMMARY_SCHEMA_VERSION,
+        "kind": "gate.summary",
+        "root": summary.root,
+        "layout": summary.layout,
+        "runs": list(summary.runs),
+        "commits": {run: commit for run, commit in summary.commits},
+        "complete": summary.complete,
+        "exit_code": summary.exit_code,
+        "missing_workloads": list(summary.missing_workloads),
+        "problems": [_problem(p) for p in summary.input_problems],
+        "workloads": [
+            {
+                "id": w.workload_id,
+                "complete": w.complete,
+                "runs": w.runs_with_results,
+                "expected_runs": w.expected_runs,
+                "expected_samples": w.expected_samples,
+                "metrics": {m.name: {"unit": m.unit, "kind": m.kind, "direction": m.direction,
+                                     "values": list(m.values), "mean": m.mean, "min": m.minimum, "max": m.maximum,
+                                     "n": len(m.present)} for m in w.metrics},
+                "coverage": [{"run": c.run, "complete": c.complete, "evaluated": c.evaluated, "total": c.total,
+                              "skipped": c.skipped, "failed_requests": c.failed_requests,
+                              "problems": [_problem(p) for p in c.problems]} for c in w.coverage],
+                "samples": [{"run": s.run, "measure": s.measure, "status": s.status, "recomputed": s.recomputed,
+                             "reported": s.reported, "invalid": s.invalid, "message": s.message, "path": s.path}
+                            for s in w.samples],
+            }
+            for w in summary.workloads
+        ],
+    }
+
+
+def _problem(p: Problem) -> dict[str, Any]:
+    return {"code": p.code, "message": p.message, "path": p.path}
+
+
+def _fmt(value: float | None) -> str:
+    if value is None:
+        return "-"
+    if not math.isfinite(value):
+        return str(value)
+    magnitude = abs(value)
+    if magnitude >= 100:
+        return f"{value:.2f}"
+    if magnitude >= 1:
+        return f"{value:.4f}"
+    return f"{value:.6f}"
