@@ -58,9 +58,11 @@ def _default_hf_hub() -> Path:
               help="Where the per-GPU lock file lives.")
 @click.option("--lock-wait", type=float, default=0.0, show_default=True,
               help="Seconds to wait for another gate on this GPU before failing.")
+@click.option("--port-wait", type=float, default=30.0, show_default=True,
+              help="Seconds to wait for a busy port to be released before failing.")
 @click.option("--no-dataset-fingerprints", is_flag=True, help="Do not record MOSS dataset fingerprints (slow to load).")
 def command(checkout, ab, out, name, names, models, labels, runs, gpu_index, no_gpu, port, hf_hub,
-            torchinductor_cache, python, suite_path, resume, dry_run, lock_dir, lock_wait, no_dataset_fingerprints):
+            torchinductor_cache, python, suite_path, resume, dry_run, lock_dir, lock_wait, port_wait, no_dataset_fingerprints):
     """Run the ASR benchmarks of one checkout (or two, --ab) and write the runbook's result tree."""
     suite = load_suite(suite_path)
     if bool(checkout) == bool(ab):
@@ -94,7 +96,7 @@ def command(checkout, ab, out, name, names, models, labels, runs, gpu_index, no_
                   torchinductor_cache=Path(torchinductor_cache or out / "torchinductor").resolve())
     request = RunRequest(suite=suite, sides=sides, setup=setup, runs=run_names, models=selected, gpu_index=gpu_index,
                          resume=resume, lock_dir=lock_dir, lock_wait_s=lock_wait,
-                         fingerprints=not no_dataset_fingerprints, argv=tuple(sys.argv))
+                         fingerprints=not no_dataset_fingerprints, port_wait_s=port_wait, argv=tuple(sys.argv))
     if dry_run:
         for line in dry_run_lines(suite, request.steps()):
             click.echo(line)

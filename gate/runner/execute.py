@@ -67,6 +67,7 @@ class RunRequest:
     lock_dir: Path = Path("/tmp")
     lock_wait_s: float = 0.0
     fingerprints: bool = True
+    port_wait_s: float = PORT_WAIT_S
     argv: tuple[str, ...] = ()
 
     def steps(self) -> tuple[RunStep, ...]:
@@ -255,7 +256,7 @@ class Runner:
                     self.progress.say(line)
         with self.log.step("port-free", command=[str(self.request.setup.port)]):
             try:
-                server.wait_port_free(self.request.setup.port, timeout_s=PORT_WAIT_S)
+                server.wait_port_free(self.request.setup.port, timeout_s=self.request.port_wait_s)
             except server.ServerFailed as exc:
                 raise PreflightFailed([str(exc)]) from None
         for step in self.steps:
@@ -365,7 +366,7 @@ class Runner:
         port = self.request.setup.port
         model.model_dir.mkdir(parents=True, exist_ok=True)
         with log.step("port-free", run=step, model=model.model, command=[str(port)]):
-            server.wait_port_free(port, timeout_s=PORT_WAIT_S)
+            server.wait_port_free(port, timeout_s=self.request.port_wait_s)
         self.progress.say(f"{step.label} {model.model}: starting server")
         with log.step("server-start", run=step, model=model.model, command=list(model.server_argv)):
             srv = server.start(model.server_argv, cwd=step.side.checkout, env=env, port=port,

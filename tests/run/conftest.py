@@ -1,0 +1,131 @@
+"""Fixtures for `gate run` tests: a stand-in sglang-omni checkout (test double), a fake HF hub, a small
+suite, and a way to run `gate run` as its own process and check that none of its processes survive."""
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "tests"))
+
+from standin.build import SMALL_COUNTS, make_checkout, make_hf_hub, small_suite, write_knobs  # noqa: E402
+
+from gate.config import load_suite  # noqa: E402
+
+# `gate run` through its click command, with the CLI's one-line error handling; independent of
+# which other command modules exist yet (gate/cli.py imports them all).
+GATE_RUN = (
+    "import sys\n"
+    "from gate.commands.run import command\n"
+    "from gate.errors import GateError\n"
+    "try:\n"
+    "    command.main(sys.argv[1:], prog_name='gate run', standalone_mode=False)\n"
+    "except GateError as exc:\n"
+    "    print(f'gate: error: {exc}', file=sys.stderr)\n"
+    "    sys.exit(exc.exit_code)\n"
+)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def our_processes(marker: str) -> list[int]:
+    """Live processes whose environment carries this test's marker: anything the gate started for it."""
+    found = []
+    needle = f"STANDIN_TEST_MARKER={marker}".encode()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            if stat[stat.rindex(")") + 2] == "Z":
+                continue
+            if needle in (entry / "environ").read_bytes().split(b"\0"):
+                found.append(int(entry.name))
+        except (OSError, ValueError):
+            continue
+    return found
+
+
+@dataclass
+class Bench:
+    root: Path
+    checkout: Path
+    hf_hub: Path
+    suite_path: Path
+    out: Path
+    port: int
+    marker: str
+
+    @property
+    def suite(self):
+        return load_suite(self.suite_path)
+
+    def knobs(self, knobs: dict) -> None:
+        write_knobs(self.checkout, {"counts": SMALL_COUNTS, **knobs})
+
+    def args(self, *extra: str, checkout: bool = True) -> list[str]:
+        base = ["--out", str(self.out), "--suite", str(self.suite_path), "--hf-hub", str(self.hf_hub), "--no-gpu",
+                "--port", str(self.port), "--lock-dir", str(self.root / "locks"), "--no-dataset-fingerprints",
+                "--port-wait", "2"]
+        return (["--checkout", str(self.checkout)] if checkout else []) + base + list(extra)
+
+    def env(self) -> dict:
+        return {**os.environ, "STANDIN_TEST_MARKER": self.marker, "PYTHONPATH": str(REPO)}
+
+    def start(self, *extra: str, checkout: bool = True, python_prelude: str = "") -> subprocess.Popen:
+        return subprocess.Popen([sys.executable, "-c", python_prelude + GATE_RUN, *self.args(*extra, checkout=checkout)],
+                                cwd=REPO, env=self.env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    def run(self, *extra: str, checkout: bool = True, timeout: float = 60, python_prelude: str = "") -> subprocess.CompletedProcess:
+        proc = self.start(*extra, checkout=checkout, python_prelude=python_prelude)
+        try:
+            out, err = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            out, err = proc.communicate()
+            raise AssertionError(f"gate run did not finish in {timeout} s:\n{err}")
+        return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+
+    def run_log(self, name: str = "main") -> dict:
+        return json.loads((self.out / name / "gate-run.json").read_text())
+
+    def leftovers(self) -> list[int]:
+        return our_processes(self.marker)
+
+
+@pytest.fixture(scope="session")
+def suite_file(tmp_path_factory) -> Path:
+    return small_suite(tmp_path_factory.mktemp("suite") / "suite.yaml", startup_timeout_s=4, stop_grace_s=1,
+                       client_timeout_s=20)
+
+
+@pytest.fixture(scope="session")
+def hf_hub(tmp_path_factory, suite_file) -> Path:
+    return make_hf_hub(tmp_path_factory.mktemp("hub") / "hub", load_suite(suite_file))
+
+
+@pytest.fixture
+def bench(tmp_path, suite_file, hf_hub) -> Bench:
+    checkout = make_checkout(tmp_path / "sglang-omni", knobs={"counts": SMALL_COUNTS})
+    b = Bench(root=tmp_path, checkout=checkout, hf_hub=hf_hub, suite_path=suite_file, out=tmp_path / "results",
+              port=free_port(), marker=uuid.uuid4().hex)
+    yield b
+    left = b.leftovers()
+    for pid in left:  # never leave a stray process on the test machine, even when a test failed
+        try:
+            os.kill(pid, 9)
+        except OSError:
+            pass
+    assert not left, f"processes of this test still running after it: {left}"
