@@ -83,6 +83,8 @@ def _row_message(row: Mapping[str, object]) -> str:
 
 
 def _num(value: object) -> str:
+    if isinstance(value, dict):  # a report side: {"mean": ..., "values": [...], ...}
+        value = value.get("mean")
     if isinstance(value, float):
         return f"{value:.4g}"
     return "n/a" if value is None else str(value)

@@ -9,7 +9,6 @@ every string. This module is also the one place that couples to gate.report's AP
 """
 from __future__ import annotations
 
-import importlib.resources
 import json
 import os
 import stat
@@ -69,7 +68,8 @@ def load_untrusted_meta(path: str | Path) -> dict:
 
 @lru_cache(maxsize=1)
 def report_schema() -> dict:
-    resource = importlib.resources.files("gate") / "schemas" / "report.schema.json"
+    # Beside this module (package data "gate": schemas/*.json), in a wheel as in a checkout.
+    resource = Path(__file__).parent / "schemas" / "report.schema.json"
     try:
         schema = json.loads(resource.read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError) as exc:
@@ -83,8 +83,7 @@ def render_report(report: dict) -> Rendered:
     """Comment and summary markdown re-rendered from validated report data (never from uploaded markdown)."""
     from gate import report as report_module  # the one import of the verdict helper's renderer
 
-    suite = str(report.get("suite") or "asr")
-    marker = report_module.COMMENT_MARKER.format(suite=suite)
+    marker = report_module.marker(str(report.get("suite") or "asr"))
     comment = report_module.render_comment(report, max_chars=COMMENT_MAX_CHARS)
     if marker not in comment:
         comment = comment.rstrip("\n") + "\n" + marker + "\n"
