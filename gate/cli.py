@@ -25,6 +25,18 @@ COMMAND_MODULES = (
 
 
 class _GateGroup(click.Group):
+    """Imports a command's module only when that command runs (or --help lists them), so `gate run` on the
+    GPU machine does not need the libraries other commands use (jiwer, datasets, PyGithub)."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(set(super().list_commands(ctx)) | {_command_name(m) for m in COMMAND_MODULES})
+
+    def get_command(self, ctx: click.Context, name: str):
+        for module in COMMAND_MODULES:
+            if _command_name(module) == name and name not in self.commands:
+                self.add_command(importlib.import_module(f"gate.commands.{module}").command, name)
+        return super().get_command(ctx, name)
+
     def invoke(self, ctx: click.Context):
         try:
             return super().invoke(ctx)
@@ -39,8 +51,8 @@ def cli() -> None:
     """Regression gate for SGLang-Omni's ASR benchmarks (runbook as code, noise-floor verdicts)."""
 
 
-for _name in COMMAND_MODULES:
-    cli.add_command(importlib.import_module(f"gate.commands.{_name}").command)
+def _command_name(module: str) -> str:
+    return module.replace("_", "-")  # click's default name for a command function named like its module
 
 
 def main() -> None:
