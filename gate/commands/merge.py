@@ -11,16 +11,29 @@ from gate.untrusted import load_untrusted_report, merge_reports
 
 
 @click.command("merge")
-@click.argument("reports", nargs=-1, required=True, type=click.Path(dir_okay=False))
+@click.argument("reports", nargs=-1, required=True, type=click.Path())
 @click.option("--json", "json_out", required=True, type=click.Path(dir_okay=False), help="Where to write the merged report.")
 def command(reports: tuple[str, ...], json_out: str) -> None:
     """Merge REPORTS (each validated against the report schema) into one report.json.
 
+    A directory stands for the report.json files in it and one level below (the layout
+    actions/download-artifact leaves for several artifacts).
+
     Exit codes: 0 merged (whatever the verdict); 2 a report is unreadable, oversize or off-schema.
     """
-    merged = merge_reports([load_untrusted_report(path) for path in reports])
+    files = [found for path in reports for found in _report_files(Path(path))]
+    merged = merge_reports([load_untrusted_report(path) for path in files])
     try:
         Path(json_out).write_text(json.dumps(merged, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     except OSError as exc:
         raise InputError(f"cannot write the merged report ({exc.strerror})", path=json_out) from None
-    click.echo(f"merged {len(reports)} reports -> {json_out}: {merged.get('verdict')}")
+    click.echo(f"merged {len(files)} reports -> {json_out}: {merged.get('verdict')}")
+
+
+def _report_files(path: Path) -> list[Path]:
+    if not path.is_dir():
+        return [path]
+    found = sorted(p for p in [path / "report.json", *path.glob("*/report.json")] if p.is_file() or p.is_symlink())
+    if not found:
+        raise InputError("expected report.json in this directory or one level below", path=path)
+    return found
