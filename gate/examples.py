@@ -532,6 +532,7 @@ def _write_moss(run_dir: Path, workload: Workload, spec: ExampleSpec, rng: np.ra
             cp_err += cp[0]
             cp_ref += cp[1]
         der = _synthetic_der(data, i, rng) if data.refs[i] else None
+        expected_form, result_form = _exact_match_form(reference), _exact_match_form(hypothesis)
         if der is None:
             der_skip_noref += 1
         else:
@@ -542,8 +543,8 @@ def _write_moss(run_dir: Path, workload: Workload, spec: ExampleSpec, rng: np.ra
             der_conf += der[3]
         per_sample.append({
             "id": uid, "audio_path": audio_path, "expected_text": reference, "result_text": hypothesis,
-            "expected_normalized": _exact_match_form(reference), "result_normalized": _exact_match_form(hypothesis),
-            "is_exact_match": _exact_match_form(reference) == _exact_match_form(hypothesis),
+            "expected_normalized": expected_form, "result_normalized": result_form,
+            "is_exact_match": expected_form == result_form,
             "latency_s": round(float(latency[i]), 3), "audio_duration_s": duration, "error": None,
             "cer_no_spk": cer, "cp_cer": None if cp is None else cp[0] / cp[1],
             "cer_valid": cer_valid, "cp_cer_valid": cp is not None,
@@ -679,6 +680,7 @@ def _synthetic_der(data: _Dataset, i: int, rng: np.random.Generator) -> tuple[fl
     return total, float(fa), float(md), float(conf)
 
 
+@lru_cache(maxsize=65536)
 def _exact_match_form(text: str) -> str:
     """Roughly the client's exact-match normalization (timestamps out, [Sn] tags spaced, casefolded); info only."""
     text = _TIMESTAMP.sub(" ", _SPEAKER_TAG.sub(lambda m: f" [S{int(m.group(1))}] ", text))

@@ -18,6 +18,7 @@ import math
 import re
 import unicodedata
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -112,6 +113,7 @@ def _squeeze(text: str) -> str:
     return text.translate(_DROP_SPACE_AND_PUNCTUATION).lower()
 
 
+@lru_cache(maxsize=65536)  # texts repeat across runs and trees (same references, mostly same hypotheses)
 def clean_no_speaker(text: str) -> str:
     """The string MOSS CER is computed on: cleaned, speaker tags removed."""
     return _squeeze(_CANONICAL_TAG.sub(" ", _preclean(text)))
@@ -141,6 +143,7 @@ def split_by_speaker(text: str, *, implicit_single_speaker: bool) -> dict[str, s
     return per_speaker
 
 
+@lru_cache(maxsize=65536)
 def cp_cer_counts(reference: str, hypothesis: str) -> tuple[int, int] | None:
     """(errors, reference characters) of the concatenated-minimum-permutation CER; None when not cp-valid.
 
