@@ -7,12 +7,12 @@ The rules (statistics.md §0; ARCHITECTURE "Decisions already taken"), in the or
 2. NOT COMPARABLE: a fingerprint fact the row depends on differs (GPU, driver, freeze, dataset,
    evaluation input, model, MOSS token budget) and its kind was not allowed. The numbers are shown.
 3. Accuracy with per-utterance data on both sides (same ids): paired sign-flip p (exact), paired
-   bootstrap CI, worse/better counts. FAIL needs Holm-adjusted p <= alpha over the quality family AND
-   Δ >= the absolute and relative floors. WARN: unadjusted p <= alpha above the floors, or a newly
+   bootstrap CI, worse/better counts. FAIL needs Holm-adjusted p <= alpha (0.005) over the quality family
+   AND Δ >= the absolute and relative floors. WARN: unadjusted p <= 0.05 above the floors, or a newly
    catastrophic utterance. Identical errors: PASS ("identical").
    Without per-sample data (or with ids that do not pair): the maintainers' tolerance, labelled fallback.
 4. Speed with an A/A calibration (df >= 4): one-sided log-scale t. FAIL needs Holm-adjusted p <= alpha
-   over the speed family AND a relative worsening >= the metric's floor. WARN: p <= 0.01 or BH q <= 0.10
+   (0.005) over the speed family AND a relative worsening >= the metric's floor. WARN: p <= 0.01 or BH q <= 0.10
    with >= half the floor, or >= the floor without significance. Without calibration: the maintainers'
    ratio policy, labelled uncalibrated. Improvements are reported, never gated.
 """
@@ -46,7 +46,11 @@ MAX_UTTERANCES_PER_ROW = 8
 class Thresholds:
     """Decision levels and floors (statistics.md §0 placeholders, to be tuned on A/A data)."""
 
-    alpha: float = 0.05  # family-wise level for FAIL (Holm), per family
+    # Family-wise level for FAIL (Holm), per family. statistics.md §4.3 "Choosing α_family": a blocking
+    # gate should false-FAIL at most ~1% of no-op PRs; two families (quality, speed) at 0.005 each keep
+    # the union bound at 1%, whatever their dependence (measured: tests/verdict, 500 A/A pairs).
+    alpha: float = 0.005
+    warn_alpha: float = 0.05  # accuracy WARN: unadjusted one-sided p at this level, above the floors
     quality_floor_abs: float = 0.001  # ΔWER/CER of at least 0.1 pp ...
     quality_floor_rel: float = 0.03  # ... and at least 3% of the baseline rate
     small_set_size: int = 30  # sets this small (MOSS 20/25 sessions) ...
@@ -179,7 +183,8 @@ class Comparison:
                 "alpha": self.thresholds.alpha,
                 "quality": {"test": "one-sided paired sign-flip randomization on Σd (exact)",
                             "ci": f"paired bootstrap of (d_i, n_i), {self.thresholds.n_boot} resamples, 95% percentile",
-                            "fail": "Holm-adjusted p ≤ α and Δ ≥ both floors", "family_size": families["quality"],
+                            "fail": "Holm-adjusted p ≤ α and Δ ≥ both floors",
+                            "warn_alpha": self.thresholds.warn_alpha, "family_size": families["quality"],
                             "floor_abs": self.thresholds.quality_floor_abs, "floor_rel": self.thresholds.quality_floor_rel,
                             "small_set_size": self.thresholds.small_set_size,
                             "small_set_floor_abs": self.thresholds.small_set_floor_abs,
@@ -469,9 +474,9 @@ def _decide(rows: list[Row], thresholds: Thresholds) -> None:
         above = row.above_floor
         if adjusted <= alpha and above:
             row.verdict = FAIL
-        elif (row.p_value <= alpha and above) or row.new_catastrophic:
+        elif (row.p_value <= thresholds.warn_alpha and above) or row.new_catastrophic:
             row.verdict = WARN
-        elif row.p_value <= alpha:
+        elif row.p_value <= thresholds.warn_alpha:
             row.notes.append("significant but below the floors")
     speed = [r for r in rows if r.family == "speed"]
     pvalues = [r.p_value for r in speed]

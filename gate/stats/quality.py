@@ -13,8 +13,8 @@ ratio estimator ΔW = Σd_i / Σn_i.
   lattice is too wide (huge counts) it falls back to Monte-Carlo flips.
 - CI and probability of degradation: paired bootstrap of (d_i, n_i) pairs (Bisani-Ney, as Kaldi's
   compute-wer-bootci), percentile interval; P_deg is the share of resamples with ΔW* > 0.
-- Catastrophic utterances: rate > 50% in the candidate but not the baseline (seed-tts-eval keeps the
-  same "n_higher_than_50"). A paired test cannot see one hallucinated utterance; this guard can.
+- Catastrophic utterances: rate > 50% in every candidate run and in no baseline run (seed-tts-eval
+  keeps the same "n_higher_than_50"). A paired test cannot see one hallucinated utterance; this guard can.
 """
 from __future__ import annotations
 
@@ -47,8 +47,8 @@ class PairedQualityTest:
     n_worse: int  # utterances with d_i > 0
     n_better: int
     identical: bool  # every d_i is 0: nothing to test
-    new_catastrophic: tuple[int, ...]  # positions (into the paired arrays) newly above CATASTROPHIC_RATE
-    fixed_catastrophic: tuple[int, ...]  # positions that were above it in the baseline and no longer are
+    new_catastrophic: tuple[int, ...]  # positions above CATASTROPHIC_RATE in every candidate run, no baseline run
+    fixed_catastrophic: tuple[int, ...]  # the reverse
     catastrophic_sign_p: float | None  # sign test, new vs fixed catastrophic (None when there are none)
     d: np.ndarray  # per-utterance change in mean errors
     base_mean_errors: np.ndarray
@@ -80,7 +80,7 @@ def paired_quality_test(base_errors: np.ndarray, cand_errors: np.ndarray, ref_le
     d[np.abs(d) < 1e-12] = 0.0
     total = float(n_ref.sum())
     base_rate, cand_rate = float(base_mean.sum()) / total, float(cand_mean.sum()) / total
-    new_cat, fixed_cat, cat_p = _catastrophic(base_mean / n_ref, cand_mean / n_ref, catastrophic_rate)
+    new_cat, fixed_cat, cat_p = _catastrophic(base / n_ref, cand / n_ref, catastrophic_rate)
     common = dict(n=len(n_ref), ref_total=int(round(total)), base_rate=base_rate, cand_rate=cand_rate,
                   n_worse=int((d > 0).sum()), n_better=int((d < 0).sum()), new_catastrophic=new_cat,
                   fixed_catastrophic=fixed_cat, catastrophic_sign_p=cat_p, d=d, base_mean_errors=base_mean,
@@ -159,14 +159,16 @@ def paired_bootstrap(d: np.ndarray, ref_len: np.ndarray, *, n_boot: int = DEFAUL
     return (float(low), float(high)), float((replicates > 0).mean())
 
 
-def _catastrophic(base_rate: np.ndarray, cand_rate: np.ndarray,
+def _catastrophic(base_rates: np.ndarray, cand_rates: np.ndarray,
                   threshold: float) -> tuple[tuple[int, ...], tuple[int, ...], float | None]:
-    base_bad, cand_bad = base_rate > threshold, cand_rate > threshold
-    new = np.flatnonzero(cand_bad & ~base_bad)
-    fixed = np.flatnonzero(base_bad & ~cand_bad)
-    # Worst first, so a report that shows a few shows the ones that matter.
-    new = new[np.argsort(-(cand_rate[new] - base_rate[new]), kind="stable")]
-    fixed = fixed[np.argsort(-(base_rate[fixed] - cand_rate[fixed]), kind="stable")]
+    """Per-run rates (runs × utterances). "New" means above the threshold in EVERY candidate run and in NO
+    baseline run, so an utterance that merely flips around 50% between runs (nondeterminism) is not news."""
+    base_bad, cand_bad = base_rates > threshold, cand_rates > threshold
+    new = np.flatnonzero(cand_bad.all(axis=0) & ~base_bad.any(axis=0))
+    fixed = np.flatnonzero(base_bad.all(axis=0) & ~cand_bad.any(axis=0))
+    change = cand_rates.mean(axis=0) - base_rates.mean(axis=0)
+    new = new[np.argsort(-change[new], kind="stable")]  # worst first: a report that shows a few shows these
+    fixed = fixed[np.argsort(change[fixed], kind="stable")]
     if len(new) + len(fixed) == 0:
         return (), (), None
     p = stats.binomtest(len(new), len(new) + len(fixed), 0.5, alternative="greater").pvalue
