@@ -21,6 +21,8 @@ COMMAND_MODULES = (
     "post",
     "merge",
     "action",
+    "compare",
+    "baseline",
 )
 
 
