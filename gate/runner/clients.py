@@ -53,6 +53,9 @@ def run_client(step: ClientStep, *, cwd: Path, env: Mapping[str, str], server_al
         procgroup.stop(group, grace_s=STOP_GRACE_S)  # children it left behind
     seconds = time.monotonic() - start
     code = group.proc.returncode
+    if not server_alive():  # the client's own error would hide the cause
+        raise ClientFailed(f"{step.workload.id}: the server died while the client ran (client exit status {code}); "
+                           + server_report())
     if code != 0:
         raise ClientFailed(f"{step.workload.id}: client exited with status {code} after {seconds:.1f} s "
                            f"(log {step.log}):\n{log_tail(step.log)}")

@@ -163,12 +163,12 @@ class Progress:
             self.remaining.remove(model)
 
     def _eta(self) -> float | None:
-        if not self.remaining:
+        every = [d for ds in self.durations.values() for d in ds]
+        if not self.remaining or not every:
             return None
-        known = [sum(self.durations[m]) / len(self.durations[m]) for m in self.remaining if m in self.durations]
-        if len(known) < len(self.remaining):
-            return None
-        return sum(known)
+        overall = sum(every) / len(every)  # a model not seen yet is guessed at the mean cycle so far
+        return sum(sum(self.durations[m]) / len(self.durations[m]) if m in self.durations else overall
+                   for m in self.remaining)
 
 
 def _clock(seconds: float) -> str:

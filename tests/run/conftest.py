@@ -20,18 +20,8 @@ from standin.build import SMALL_COUNTS, make_checkout, make_hf_hub, small_suite,
 
 from gate.config import load_suite  # noqa: E402
 
-# `gate run` through its click command, with the CLI's one-line error handling; independent of
-# which other command modules exist yet (gate/cli.py imports them all).
-GATE_RUN = (
-    "import sys\n"
-    "from gate.commands.run import command\n"
-    "from gate.errors import GateError\n"
-    "try:\n"
-    "    command.main(sys.argv[1:], prog_name='gate run', standalone_mode=False)\n"
-    "except GateError as exc:\n"
-    "    print(f'gate: error: {exc}', file=sys.stderr)\n"
-    "    sys.exit(exc.exit_code)\n"
-)
+# `gate run` through the real CLI group (gate.cli imports a command's module only when it runs).
+GATE_RUN = "import sys\nfrom gate.cli import main\nsys.argv = ['gate', 'run', *sys.argv[1:]]\nmain()\n"
 
 
 def free_port() -> int:
@@ -78,7 +68,7 @@ class Bench:
     def args(self, *extra: str, checkout: bool = True) -> list[str]:
         base = ["--out", str(self.out), "--suite", str(self.suite_path), "--hf-hub", str(self.hf_hub), "--no-gpu",
                 "--port", str(self.port), "--lock-dir", str(self.root / "locks"), "--no-dataset-fingerprints",
-                "--port-wait", "2"]
+                "--port-wait", "0.5"]
         return (["--checkout", str(self.checkout)] if checkout else []) + base + list(extra)
 
     def env(self) -> dict:
@@ -107,7 +97,7 @@ class Bench:
 
 @pytest.fixture(scope="session")
 def suite_file(tmp_path_factory) -> Path:
-    return small_suite(tmp_path_factory.mktemp("suite") / "suite.yaml", startup_timeout_s=4, stop_grace_s=1,
+    return small_suite(tmp_path_factory.mktemp("suite") / "suite.yaml", startup_timeout_s=2, stop_grace_s=0.5,
                        client_timeout_s=20)
 
 

@@ -9,6 +9,7 @@ Knobs live in <checkout>/standin-knobs.json (see tests/standin/README.md).
 from __future__ import annotations
 
 import fcntl
+import http.client
 import json
 import os
 import struct
@@ -132,7 +133,7 @@ def post_transcription(base_url: str, fields: dict, wav: bytes, file_name: str, 
             status = response.status
     except urllib.error.HTTPError as exc:
         return exc.code, f"HTTP {exc.code}: {exc.read().decode('utf-8', errors='replace')[:200]}"
-    except (urllib.error.URLError, OSError) as exc:
+    except (urllib.error.URLError, OSError, http.client.HTTPException) as exc:
         return 0, f"{type(exc).__name__}: {exc}"
     if stream:
         text, done, finished = "", False, False
