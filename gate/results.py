@@ -9,13 +9,24 @@ The runbook layout (ARCHITECTURE.md "Decisions already taken"):
 
 Scored runs are every run<R> directory except the suite's warm run. Coverage follows the runbook's
 "Coverage" section exactly and keeps *why* a workload run is incomplete.
+
+The CI artifact layout (reference §2.3, §2.5) is read too, detected automatically when no run
+directory holds a runbook file: `asr_seedtts_{en,zh}_results.json` (summary + speed, no per-sample
+data, one SeedTTS model per CI run, matched by `model_path`) and
+`moss_transcribe_diarize_{,stream_,aishell4_long_,googletime_}results.json` (the EvaluationPayload
+with per_sample and speed in one file; `aishell4_long90` is not a suite workload). Files may lie at
+any depth, e.g. /tmp/pytest-of-<user>/pytest-<N>/<test>0/. Runs: each run<R> directory holding CI
+files is a run; otherwise the whole tree is one run, named run1. Retries leave several copies
+(pytest-<N> = one attempt): the latest attempt is used (highest N, then newest mtime), as the
+gate must not average a failed attempt with its retry. The CI files carry no max_new_tokens, so
+that coverage rule cannot be checked there.
 """
 from __future__ import annotations
 
 import json
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -137,20 +148,33 @@ def read_tree(root: str | Path, suite: Suite, *, models: tuple[str, ...] | None 
         raise InputError("no such directory; expected a result tree <tree>/run<R>/...", path=root)
     if not root.is_dir():
         raise InputError("not a directory; expected a result tree <tree>/run<R>/...", path=root)
-    run_dirs = scored_run_dirs(root, suite)
-    if not run_dirs:
-        raise InputError(f"no scored run directories (run{', run'.join(suite.scored_runs)}, ...); "
-                         f"expected the runbook layout <tree>/run<R>/<model>/...", path=root)
     workloads = suite.workloads_for(models)
-    runs = tuple(_run_info(d) for d in run_dirs)
+    run_dirs = scored_run_dirs(root, suite)
+    layout = "runbook"
+    if not any((d / w.path).exists() for d in run_dirs for w in suite.workloads):
+        if run_dirs and all(ci_files(d) for d in run_dirs):
+            layout = "ci"
+        elif not run_dirs and ci_files(root):
+            layout, run_dirs = "ci", [root]
+    if not run_dirs:
+        raise InputError(f"no scored run directories (run{', run'.join(suite.scored_runs)}, ...) and no CI result "
+                         f"files; expected the runbook layout <tree>/run<R>/<model>/... or CI artifacts", path=root)
+    single = run_dirs == [root]
+    runs = tuple(replace(_run_info(d), name="run1") if single else _run_info(d) for d in run_dirs)
     read: dict[str, tuple[WorkloadRun, ...]] = {}
     missing = []
     for workload in workloads:
-        if not any((d / workload.path).exists() for d in run_dirs):
+        model_id = suite.models[workload.model].model_id
+        found = [read_workload_run(d, workload, model_id=model_id) for d in run_dirs]
+        if all(MISSING_FILE in r.coverage.codes and not _has_any_file(r) for r in found):
             missing.append(workload.id)
             continue
-        read[workload.id] = tuple(read_workload_run(d, workload) for d in run_dirs)
-    return ResultTree(root=str(root), layout="runbook", runs=runs, workloads=read, missing_workloads=tuple(missing))
+        read[workload.id] = tuple(replace(r, run="run1") if single else r for r in found)
+    return ResultTree(root=str(root), layout=layout, runs=runs, workloads=read, missing_workloads=tuple(missing))
+
+
+def _has_any_file(run: WorkloadRun) -> bool:
+    return any(Path(f).exists() for f in run.files)
 
 
 def scored_run_dirs(root: Path, suite: Suite) -> list[Path]:
@@ -163,10 +187,151 @@ def scored_run_dirs(root: Path, suite: Suite) -> list[Path]:
     return sorted(found, key=lambda p: (0, int(p.name[3:]), "") if p.name[3:].isdigit() else (1, 0, p.name))
 
 
-def read_workload_run(run_dir: Path, workload: Workload) -> WorkloadRun:
+def read_workload_run(run_dir: Path, workload: Workload, *, model_id: str | None = None) -> WorkloadRun:
+    """One workload in one run directory, runbook layout or (when its runbook file is absent) CI artifacts.
+
+    `model_id` (the suite model's id) picks the CI SeedTTS file of the right model; without it any
+    model's file is accepted.
+    """
+    run_dir = Path(run_dir)
+    if not (run_dir / workload.path).exists():
+        ci_name = _ci_name(workload)
+        ci_path = ci_files(run_dir).get(ci_name) if ci_name else None
+        if ci_path is not None:
+            if workload.format == "seedtts":
+                return _read_ci_seedtts(run_dir, ci_path, workload, model_id)
+            return _read_ci_moss(run_dir, ci_path, workload)
     if workload.format == "seedtts":
         return _read_seedtts(run_dir, workload)
     return _read_moss(run_dir, workload)
+
+
+# --- CI artifacts ---------------------------------------------------------------------------------
+
+CI_FILES = {
+    "asr_seedtts_en_results.json": "asr_en",
+    "asr_seedtts_zh_results.json": "asr_zh",
+    "moss_transcribe_diarize_results.json": "movies800times",
+    "moss_transcribe_diarize_stream_results.json": "movies800times_stream",
+    "moss_transcribe_diarize_aishell4_long_results.json": "aishell4_long",
+    "moss_transcribe_diarize_googletime_results.json": "googletime",
+}
+_ATTEMPT_DIR = re.compile(r"^pytest-(\d+)$")
+
+
+def ci_files(directory: Path) -> dict[str, Path]:
+    """CI result files anywhere under `directory`, one per name: the latest attempt's."""
+    chosen: dict[str, tuple[tuple[int, float, str], Path]] = {}
+    for name in CI_FILES:
+        for path in Path(directory).rglob(name):
+            if not path.is_file():
+                continue
+            attempt = max((int(m.group(1)) for part in path.parts if (m := _ATTEMPT_DIR.match(part))), default=-1)
+            key = (attempt, path.stat().st_mtime, str(path))
+            if name not in chosen or key > chosen[name][0]:
+                chosen[name] = (key, path)
+    return {name: path for name, (_, path) in chosen.items()}
+
+
+def _ci_name(workload: Workload) -> str | None:
+    for name, workload_name in CI_FILES.items():
+        if workload_name == workload.name and (name.startswith("asr_") == (workload.format == "seedtts")):
+            return name
+    return None
+
+
+def _read_ci_seedtts(run_dir: Path, path: Path, workload: Workload, model_id: str | None) -> WorkloadRun:
+    def broken(problem: Problem, files: tuple[str, ...] = (str(path),)) -> WorkloadRun:
+        return WorkloadRun(workload.id, run_dir.name, {m.name: None for m in workload.metrics},
+                           Coverage(expected=workload.expected_samples, problems=(problem,)), Provenance(), files)
+
+    try:
+        data = load_json(path)
+    except Unreadable as exc:
+        return broken(Problem(UNREADABLE, str(exc), str(path)))
+    if not isinstance(data, dict) or not isinstance(data.get("summary"), dict) or not isinstance(data.get("speed"), dict):
+        return broken(Problem(BAD_SCHEMA, "expected the CI SeedTTS result {model_path, summary, speed}", str(path)))
+    if model_id is not None and data.get("model_path") != model_id:
+        # This CI run measured another model: for this workload the file is simply not there.
+        return broken(Problem(MISSING_FILE, f"no CI result for {model_id} (this file is for {data.get('model_path')!r})",
+                              str(path)), files=())
+    try:
+        evaluated = _count(data, "summary.evaluated")
+        total = _count(data, "summary.total_samples")
+        skipped = _count(data, "summary.skipped")
+    except KeyError as exc:
+        return broken(Problem(BAD_SCHEMA, f"{exc.args[0]} is missing; expected the CI SeedTTS summary", str(path)))
+    except TypeError as exc:
+        return broken(Problem(BAD_SCHEMA, str(exc.args[0]), str(path)))
+    # The suite's paths are the runbook file's (results[0].<name>.mean); the CI file keeps WER in
+    # summary and the speed figures in speed.
+    metrics: dict[str, float | None] = {}
+    problems: list[Problem] = []
+    for metric in workload.metrics:
+        match = re.fullmatch(r"results\[0\]\.(\w+)\.mean", metric.path)
+        name = match.group(1) if match else metric.name
+        ci_path = f"summary.{name}" if name == "corpus_wer" else f"speed.{name}"
+        try:
+            metrics[metric.name] = _number(lookup(data, ci_path))
+        except KeyError:
+            metrics[metric.name] = None
+        except TypeError as exc:
+            metrics[metric.name] = None
+            problems.append(Problem(BAD_SCHEMA, f"{ci_path} is {exc.args[0]!r}, expected a number or null", str(path)))
+    if evaluated != total:
+        problems.append(Problem(EVALUATED_NE_TOTAL, f"evaluated {evaluated} of {total} samples", str(path)))
+    if skipped > 0:
+        problems.append(Problem(SKIPPED, f"skipped {skipped} samples", str(path)))
+    if total != workload.expected_samples:
+        problems.append(Problem(WRONG_TOTAL, f"total_samples is {total}, expected {workload.expected_samples}", str(path)))
+    provenance = Provenance(model_id=_str_or_none(data.get("model_path")),
+                            concurrency=_int_or_none(_safe_lookup(data, "speed.asr_concurrency")))
+    coverage = Coverage(expected=workload.expected_samples, evaluated=evaluated, total=total, skipped=skipped,
+                        problems=tuple(problems))
+    return WorkloadRun(workload.id, run_dir.name, metrics, coverage, provenance, (str(path),), samples_path=None)
+
+
+def _read_ci_moss(run_dir: Path, path: Path, workload: Workload) -> WorkloadRun:
+    problems: list[Problem] = []
+    data: Any = None
+    try:
+        data = load_json(path)
+    except Unreadable as exc:
+        problems.append(Problem(UNREADABLE, str(exc), str(path)))
+    if data is not None and not isinstance(data, dict):
+        problems.append(Problem(BAD_SCHEMA, "top level is not an object", str(path)))
+        data = None
+    evaluated = total = failed = None
+    if data is not None:
+        try:
+            evaluated = _count(data, "summary.evaluated")
+            total = _count(data, "summary.total_samples")
+            failed = _count(data, "speed.failed_requests")
+            if not isinstance(lookup(data, "diarization_metrics"), dict):
+                raise TypeError("diarization_metrics is not an object")
+        except (KeyError, TypeError) as exc:
+            reason = f"{exc.args[0]} is missing" if isinstance(exc, KeyError) else str(exc.args[0])
+            problems.append(Problem(BAD_SCHEMA, f"{reason}; expected the CI MOSS-TD EvaluationPayload", str(path)))
+            data, evaluated, total, failed = None, None, None, None
+    files = {"results": data, "speed": data} if data is not None else {}
+    metrics, metric_problems = _metrics(workload, files, {"results": path, "speed": path})
+    problems.extend(metric_problems)
+    if data is not None:
+        if evaluated != total:
+            problems.append(Problem(EVALUATED_NE_TOTAL, f"evaluated {evaluated} of {total} samples", str(path)))
+        if total != workload.expected_samples:
+            problems.append(Problem(WRONG_TOTAL, f"total_samples is {total}, expected {workload.expected_samples}", str(path)))
+        if failed:
+            problems.append(Problem(FAILED_REQUESTS, f"{failed} failed requests", str(path)))
+        absent = [k for k in ("throughput_qps", "latency_mean_s", "rtf_mean") if k not in data["speed"]]
+        if absent:
+            problems.append(Problem(NO_SPEED, f"speed has no {', '.join(absent)} (every request failed?)", str(path)))
+    config = data.get("config") if isinstance(data, dict) and isinstance(data.get("config"), dict) else {}
+    provenance = Provenance(dataset_id=_str_or_none(config.get("repo_id")), model_id=_str_or_none(config.get("model_path")),
+                            concurrency=_int_or_none(config.get("concurrency")))
+    coverage = Coverage(expected=workload.expected_samples, evaluated=evaluated, total=total, failed_requests=failed,
+                        problems=tuple(problems))
+    return WorkloadRun(workload.id, run_dir.name, metrics, coverage, provenance, (str(path),), samples_path=str(path))
 
 
 # --- JSON helpers -------------------------------------------------------------------------------

@@ -373,6 +373,8 @@ def _fmt(value: float | None) -> str:
         return "-"
     if not math.isfinite(value):
         return str(value)
+    if value.is_integer() and abs(value) < 1e9:
+        return str(int(value))  # counts (valid samples, failed requests) and exact zeros
     magnitude = abs(value)
     if magnitude >= 100:
         return f"{value:.2f}"
