@@ -1,0 +1,168 @@
+"""The workflows, the composite action and the caller snippets: lint clean, and the security rules hold.
+
+The rules are checked on the parsed YAML (not by grepping), so a refactor that breaks one fails here.
+"""
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+
+from gate.config import load_suite
+
+ROOT = Path(__file__).resolve().parents[2]
+WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.yml"))
+CALLERS = sorted((ROOT / "docs" / "callers").glob("*.yml"))
+ACTION = ROOT / "action.yml"
+PINNED = re.compile(r"^[\w.-]+/[\w./-]+@[0-9a-f]{40}$")
+needs_linters = pytest.mark.skipif(not (shutil.which("zizmor") and shutil.which("check-jsonschema")),
+                                   reason="zizmor/check-jsonschema not installed (pip install -e '.[lint]')")
+
+
+def load(path: Path) -> dict:
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    data["on"] = data.pop(True, data.get("on"))  # YAML 1.1 reads the key `on` as True
+    return data
+
+
+def steps(doc: dict):
+    for job_id, job in (doc.get("jobs") or {}).items():
+        for step in job.get("steps") or []:
+            yield job_id, step
+    for step in (doc.get("runs") or {}).get("steps") or []:
+        yield "action", step
+
+
+def test_there_is_something_to_check():
+    names = {p.name for p in WORKFLOWS}
+    assert {"ci.yml", "asr-gate.yml", "asr-gate-report.yml", "asr-gate-nightly.yml"} <= names
+    assert len(CALLERS) == 3
+
+
+@needs_linters
+def test_lint_script_reports_no_findings():
+    result = subprocess.run([str(ROOT / "scripts" / "lint-workflows.sh")], cwd=ROOT, capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "lint: no findings" in result.stdout
+
+
+@needs_linters
+def test_linters_do_catch_what_they_are_for(tmp_path):
+    """A planted workflow with template injection, an unpinned action and no timeout fails both linters."""
+    bad = tmp_path / ".github" / "workflows" / "bad.yml"
+    bad.parent.mkdir(parents=True)
+    bad.write_text(
+        "name: bad\non: pull_request\npermissions: {contents: read}\njobs:\n  j:\n    runs-on: ubuntu-latest\n"
+        "    steps:\n      - uses: actions/checkout@v4\n        with: {persist-credentials: false}\n"
+        "      - run: echo \"${{ github.event.pull_request.title }}\"\n")
+    zizmor = subprocess.run(["zizmor", "--offline", "--format", "plain", str(bad)], capture_output=True, text=True)
+    assert zizmor.returncode != 0 and "template-injection" in zizmor.stdout and "unpinned-uses" in zizmor.stdout
+    timeout = subprocess.run(["check-jsonschema", "--builtin-schema", "custom.github-workflows-require-timeout", str(bad)],
+                             capture_output=True, text=True)
+    assert timeout.returncode != 0
+
+
+@pytest.mark.parametrize("path", [*WORKFLOWS, *CALLERS, ACTION], ids=lambda p: p.name)
+def test_no_expression_inside_run_and_every_action_pinned(path):
+    doc = load(path)
+    for job_id, step in steps(doc):
+        assert "${{" not in step.get("run", ""), f"{path.name}:{job_id}: pass values through env:, not into run:"
+        uses = step.get("uses")
+        if uses and not uses.startswith("./"):
+            assert PINNED.match(uses), f"{path.name}:{job_id}: {uses} is not pinned to a full commit SHA"
+    for job_id, job in (doc.get("jobs") or {}).items():
+        if "uses" in job:  # a reusable-workflow call
+            assert PINNED.match(job["uses"].split(" ")[0]), f"{path.name}:{job_id}: pin the reusable workflow"
+
+
+@pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)
+def test_every_job_has_a_timeout_and_checkouts_keep_no_credentials(path):
+    doc = load(path)
+    for job_id, job in doc["jobs"].items():
+        assert "timeout-minutes" in job, f"{path.name}:{job_id}"
+        for step in job.get("steps") or []:
+            if str(step.get("uses", "")).startswith("actions/checkout@"):
+                keep = step.get("with", {}).get("persist-credentials")
+                assert keep is False or (path.name == "asr-gate-nightly.yml" and job_id == "update-baseline"), \
+                    f"{path.name}:{job_id}: checkout must set persist-credentials: false"
+
+
+def gpu_jobs(doc: dict):
+    return {job_id: job for job_id, job in doc["jobs"].items() if "inputs.runner" in str(job.get("runs-on"))}
+
+
+@pytest.mark.parametrize("name", ["asr-gate.yml", "asr-gate-nightly.yml"])
+def test_gpu_jobs_are_read_only_and_secret_free(name):
+    doc = load(ROOT / ".github" / "workflows" / name)
+    assert doc["permissions"] == {"contents": "read"}
+    jobs = gpu_jobs(doc)
+    assert jobs, "no GPU job found"
+    for job_id, job in jobs.items():
+        assert job.get("permissions", {"contents": "read"}) == {"contents": "read"}
+        text = yaml.safe_dump(job)
+        assert "secrets." not in text and "github.token" not in text and "github-token" not in text, job_id
+        concurrency = job["concurrency"]
+        assert concurrency["cancel-in-progress"] is False and "matrix.model" in concurrency["group"]
+        assert "fromJSON(needs.plan.outputs.matrix)" in str(job["strategy"]["matrix"])  # one model per runner
+
+
+def test_pr_benchmark_checks_out_the_immutable_head_sha():
+    bench = load(ROOT / ".github" / "workflows" / "asr-gate.yml")["jobs"]["bench"]
+    checkouts = [s for s in bench["steps"] if str(s.get("uses", "")).startswith("actions/checkout@")]
+    candidate = next(s for s in checkouts if s["with"].get("path") == "candidate")
+    assert candidate["with"]["ref"] == "${{ needs.plan.outputs.sha }}"
+    assert "head.ref" not in yaml.safe_dump(bench) and "head_ref" not in yaml.safe_dump(bench)
+
+
+def test_artifact_names_are_unique_per_run_and_leg():
+    for path in WORKFLOWS:
+        for job_id, step in steps(load(path)):
+            if str(step.get("uses", "")).startswith("actions/upload-artifact@"):
+                name = step["with"]["name"]
+                assert "github.run_id" in name and "github.run_attempt" in name, f"{path.name}:{job_id}: {name}"
+                if "matrix" in str(load(path)["jobs"][job_id].get("strategy", "")):
+                    assert "matrix.model" in name
+
+
+def test_report_workflow_never_checks_out_the_pull_request():
+    doc = load(ROOT / ".github" / "workflows" / "asr-gate-report.yml")
+    assert doc["permissions"] == {}
+    for job_id, step in steps(doc):
+        if str(step.get("uses", "")).startswith("actions/checkout@"):
+            assert step["with"]["repository"] == "${{ inputs.gate-repository }}"
+            assert step["with"]["ref"] == "${{ inputs.gate-ref }}"
+        if str(step.get("uses", "")).startswith("actions/download-artifact@"):
+            assert "runner.temp" in step["with"]["path"]  # outside the workspace, never on a path that is executed
+
+
+def test_pr_artifact_name_matches_what_the_report_workflow_downloads():
+    merge = load(ROOT / ".github" / "workflows" / "asr-gate.yml")["jobs"]["merge"]
+    uploaded = next(s["with"]["name"] for s in merge["steps"] if str(s.get("uses", "")).startswith("actions/upload-artifact@"))
+    report = load(ROOT / ".github" / "workflows" / "asr-gate-report.yml")["jobs"]["report"]
+    downloaded = next(s["with"]["name"] for s in report["steps"] if str(s.get("uses", "")).startswith("actions/download-artifact@"))
+    assert uploaded.replace("github.run_id", "X").replace("github.run_attempt", "Y") == \
+        downloaded.replace("github.event.workflow_run.id", "X").replace("github.event.workflow_run.run_attempt", "Y")
+
+
+def test_caller_filter_lets_every_suite_label_through_and_names_match():
+    suite = load_suite()
+    assert all(label.startswith("run-") for label in suite.labels)  # the PR caller's cheap `if:` relies on it
+    pr_caller = load(ROOT / "docs" / "callers" / "asr-gate-pr.yml")
+    report_caller = load(ROOT / "docs" / "callers" / "asr-gate-report-caller.yml")
+    assert report_caller["on"]["workflow_run"]["workflows"] == [pr_caller["name"]]
+    assert "concurrency" not in pr_caller  # an unrelated label must not cancel a running benchmark
+
+
+def test_action_inputs_reach_the_shell_only_through_env():
+    action = load(ACTION)
+    assert action["runs"]["using"] == "composite"
+    run_step = next(s for s in action["runs"]["steps"] if s.get("id") == "gate")
+    assert run_step["run"].strip() == '"$GATE_BIN" action'
+    install_step = next(s for s in action["runs"]["steps"] if s.get("id") == "install")
+    every_input = {f"GATE_{name.upper().replace('-', '_')}" for name in action["inputs"]}
+    assert every_input == (set(run_step["env"]) - {"GATE_BIN"}) | set(install_step["env"])
+    assert set(action["outputs"]) == {"verdict", "report-json", "comment-markdown", "exit-code"}
