@@ -125,12 +125,14 @@ def ratio_policy(base_values: Sequence[float], cand_values: Sequence[float], *, 
 
 
 def _session_effect(calibration: Calibration, se: float) -> bool:
-    # The A/A differences vary more than the within-arm sigma predicts (one-sided F test at 5%):
-    # something per session (clocks, placement) that interleaving did not cancel. Use them instead.
-    if calibration.delta_sd is None or not calibration.delta_df or se <= 0:
+    # The A/A differences vary more than the within-arm sigma predicts (one-sided F test at 1%): something
+    # per session (clocks, placement) that interleaving did not cancel; use them instead. Only with enough
+    # pairs (delta_df >= MIN_CALIBRATION_DF): with 2-3 pairs the F test switches by chance, and a t with
+    # 1-2 degrees of freedom would make every interval useless.
+    if calibration.delta_sd is None or not calibration.delta_df or calibration.delta_df < MIN_CALIBRATION_DF or se <= 0:
         return False
     ratio = (calibration.delta_sd / se) ** 2
-    return bool(ratio > stats.f.ppf(0.95, calibration.delta_df, calibration.df))
+    return bool(ratio > stats.f.ppf(0.99, calibration.delta_df, calibration.df))
 
 
 def _logs(values: Sequence[float]) -> np.ndarray | None:

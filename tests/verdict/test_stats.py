@@ -195,3 +195,10 @@ def test_ratio_policy():
 def test_nonpositive_speed_values_are_rejected():
     with pytest.raises(ValueError):
         log_shift_test([0.0, 1.0], [1.0], higher_is_better=True, calibration=Calibration(0.01, 10, 5))
+
+
+def test_two_aa_pairs_never_switch_to_pair_differences():
+    # delta_df = 1: the F test would switch by chance and a t with 1 df makes the interval useless.
+    cal = Calibration(sigma=0.001, df=8, groups=4, delta_sd=0.03, delta_df=1)
+    res = log_shift_test([100, 100, 100], [97, 97, 97], higher_is_better=True, calibration=cal)
+    assert res.se_source == "within-run sigma" and res.df == 8
