@@ -54,7 +54,7 @@ _MD_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
 
 
 def marker(suite: str) -> str:
-    return COMMENT_MARKER.format(suite=_plain(suite)[:60].replace("--", ""))
+    return COMMENT_MARKER.format(suite=re.sub(r"[^A-Za-z0-9_.-]", "", str(suite))[:60])
 
 
 def md(value: Any, limit: int | None = None) -> str:
@@ -192,7 +192,9 @@ def _context(report: dict, folded: tuple[str, ...] = ()) -> dict:
         keep = [r for r in model_rows if "passing_rows" not in folded or r["verdict"] != "pass"]
         hidden_passing += len(model_rows) - len(keep)
         shown_models[model] = keep
-    notes = [r for r in rows if r["note"] and ("passing_rows" not in folded or r["verdict"] != "pass")]
+    # Notes worth reading: every non-passing row's, and a passing row's unless it only says "unchanged".
+    notes = [r for r in rows if r["note"] and (r["verdict"] != "pass" or (
+        "passing_rows" not in folded and not str(r["note"]).startswith("unchanged")))]
     coverage = [{"workload": w, **c} for w, c in report["coverage"].items()]
     incomplete_coverage = [c for c in coverage if not (c["baseline"]["complete"] and c["candidate"]["complete"])]
     differences = report["environment_diff"]
