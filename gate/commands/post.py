@@ -42,12 +42,17 @@ class Plan:
     rendered: Rendered
     tracking_issue: bool
 
+    @property
+    def check_summary(self) -> str:
+        """The comment without its marker: already folded to fit, unlike the full job summary."""
+        return self.rendered.comment.replace(self.rendered.marker, "", 1).lstrip("\n")
+
     def as_json(self) -> dict:
         return {
             "verdict": self.verdict,
             "comment": None if self.pr is None or not self.comment else {"pr": self.pr, "marker": self.rendered.marker, "body": self.rendered.comment},
             "check": None if self.sha is None else {"name": self.check_name, "head_sha": self.sha, "title": self.check_title,
-                                                    "details_url": self.details_url, "summary": self.rendered.summary},
+                                                    "details_url": self.details_url, "summary": self.check_summary},
             "remove_labels": list(self.labels),
             "tracking_issue": self.tracking_issue,
         }
@@ -126,7 +131,7 @@ def publish(publisher: Publisher, plan: Plan, *, fallback_to_status: bool = True
         click.echo(f"comment {result.action} on #{plan.pr}: {result.url}")
     if plan.sha is not None:
         check = publisher.publish_check(plan.sha, name=plan.check_name, verdict=plan.verdict, title=plan.check_title,
-                                        summary=plan.rendered.summary, details_url=plan.details_url,
+                                        summary=plan.check_summary, details_url=plan.details_url,
                                         fallback_to_status=fallback_to_status)
         click.echo(f"{check.kind.replace('_', ' ')} {check.conclusion} on {plan.sha[:12]}")
     for label in plan.labels:
@@ -136,7 +141,7 @@ def publish(publisher: Publisher, plan: Plan, *, fallback_to_status: bool = True
         regressed = plan.verdict in _REGRESSED
         note = (f"Nightly verdict **{plan.verdict.upper()}** at {plan.sha or 'unknown commit'}"
                 + (f" ([run]({plan.details_url}))" if plan.details_url else "") + ".")
-        action = publisher.upsert_tracking_issue(title=_TRACKING_TITLE, body=plan.rendered.summary,
+        action = publisher.upsert_tracking_issue(title=_TRACKING_TITLE, body=plan.check_summary,
                                                  marker=plan.rendered.marker.replace("-->", "nightly -->"),
                                                  regressed=regressed, note=note)
         click.echo(f"tracking issue: {action}")

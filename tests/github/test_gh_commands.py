@@ -105,6 +105,8 @@ def test_post_from_workflow_run_comments_checks_and_removes_the_label(fake, tmp_
     assert fake.state.labels[42] == ["bug"]
     check = fake.state.check_runs[0]
     assert check["conclusion"] == "failure" and check["head_sha"] == p.HEAD
+    assert check["output"]["title"] == "FAIL: 5 fail of 10 rows (qwen3)"
+    assert check["output"]["summary"].startswith("## ") and "<!-- asr-regression-gate" not in check["output"]["summary"]
     assert check["details_url"] == f"https://github.test/{REPO}/actions/runs/123456789"  # the benchmark run
     (comment,) = fake.comments_on(42)
     assert comment["user"] == BOT and comment["body"].startswith("<!-- asr-regression-gate: asr -->")
