@@ -6,6 +6,7 @@ server (reference §8.1), and a crashing server can keep answering for a while (
 """
 from __future__ import annotations
 
+import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,7 +49,10 @@ def run_client(step: ClientStep, *, cwd: Path, env: Mapping[str, str], server_al
                 procgroup.stop(group, grace_s=STOP_GRACE_S)
                 raise ClientFailed(f"{step.workload.id}: client timed out after {step.timeout_s:g} s and was stopped "
                                    f"(log {step.log}):\n{log_tail(step.log)}")
-            time.sleep(POLL_S)
+            try:
+                group.proc.wait(timeout=POLL_S)  # returns at once when the client exits
+            except subprocess.TimeoutExpired:
+                pass
     finally:
         procgroup.stop(group, grace_s=STOP_GRACE_S)  # children it left behind
     seconds = time.monotonic() - start

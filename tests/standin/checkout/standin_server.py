@@ -13,11 +13,14 @@ port_taken, leave_child, ignore_term, fail_every (every Nth transcription answer
 """
 from __future__ import annotations
 
+import time as _time
+
+_T0 = _time.time()  # program start, for benchmarks/bench_run_overhead.py
+
 import argparse
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -66,6 +69,7 @@ def main(argv) -> int:
         time.sleep(float(faults.get("crash_delay_s", 0.2)))
         print("Traceback (most recent call last):\n  ...\nRuntimeError: stand-in crash at start (knob crash_at_start)",
               flush=True)
+        print(_standin.timing_line("server-exit", _T0, time.time()), flush=True)
         return 1
 
     ready_at = time.monotonic() + float(faults.get("start_delay_s", 0.0))
@@ -156,6 +160,9 @@ def main(argv) -> int:
                                   "signal.SIG_IGN); time.sleep(3600)"], pass_fds=(httpd.fileno(),))
         print(f"[standin] left a child process behind: pid {child.pid}", flush=True)
     print(f"[standin] listening on {args.host}:{httpd.server_address[1]}", flush=True)
+    ready_epoch = time.time() + max(0.0, ready_at - time.monotonic())
+    if not faults.get("never_healthy"):
+        print(_standin.timing_line("server-ready", _T0, ready_epoch), flush=True)
     try:
         httpd.serve_forever(poll_interval=0.05)
     finally:

@@ -26,6 +26,12 @@ STATE_FILE = CHECKOUT / "standin-state.json"
 REAL_COUNTS = {"seedtts_en": 1088, "seedtts_zh": 2020, "movies800times": 800, "aishell4_long": 20, "googletime": 25}
 
 
+def timing_line(kind: str, start: float | None, end: float) -> str:
+    """One machine-readable line for benchmarks/bench_run_overhead.py. `start` is taken on the program's first
+    line, so interpreter start-up counts as gate overhead there (an upper bound, never flattering)."""
+    return f"[standin-timing] {kind} process_start_epoch={start} end_epoch={end:.6f}"
+
+
 def knobs() -> dict:
     try:
         return json.loads(KNOBS_FILE.read_text())

@@ -11,6 +11,10 @@ hang (sleep forever before sending).
 """
 from __future__ import annotations
 
+import time as _time
+
+_T0 = _time.time()  # program start, for benchmarks/bench_run_overhead.py
+
 import argparse
 import hashlib
 import statistics
@@ -203,6 +207,7 @@ def main(argv=None) -> int:
         "results": results,
     }
     _standin.write_json(Path(args.output), doc)
+    print(_standin.timing_line("client", _T0, time.time()), flush=True)
     return 0
 
 

@@ -11,6 +11,10 @@ Client knobs: as in benchmark_asr_seedtts (section "client"; exit_code, no_file,
 """
 from __future__ import annotations
 
+import time as _time
+
+_T0 = _time.time()  # program start, for benchmarks/bench_run_overhead.py
+
 import argparse
 import math
 import re
@@ -209,6 +213,7 @@ def main(argv=None) -> int:
                     "exact_match_rate": exact / len(samples) if samples else 0.0},
         "speed": speed, "diarization_metrics": metrics, "diarization_metrics_percent": percent, "per_sample": per_sample})
     print(f"{args.dataset}: evaluated={len(ok)}/{len(samples)} failed_requests={speed['failed_requests']}", flush=True)
+    print(_standin.timing_line("client", _T0, time.time()), flush=True)
     if speed["failed_requests"]:
         print(f"Evaluation failed: {speed['failed_requests']} requests failed", flush=True)
         return 1
