@@ -166,3 +166,21 @@ def test_action_inputs_reach_the_shell_only_through_env():
     every_input = {f"GATE_{name.upper().replace('-', '_')}" for name in action["inputs"]}
     assert every_input == (set(run_step["env"]) - {"GATE_BIN"}) | set(install_step["env"])
     assert set(action["outputs"]) == {"verdict", "report-json", "comment-markdown", "exit-code"}
+
+
+def test_action_run_step_executes_gate_action_with_its_env(tmp_path, example_reports):
+    """Run the action's own `run:` line under bash, with the env it declares filled in as Actions would."""
+    action = load(ACTION)
+    run_step = next(s for s in action["runs"]["steps"] if s.get("id") == "gate")
+    report = tmp_path / "merged.json"
+    inputs = {"command": "merge", "args": f"{example_reports['qwen3']} --json {report}", "report": str(report),
+              "fail-on-regression": "true", "github-token": "", "bot-login": "github-actions[bot]"}
+    env = {"PATH": f"{Path(shutil.which('gate') or 'gate').parent}:/usr/bin:/bin",
+           "GITHUB_OUTPUT": str(tmp_path / "out"), "GITHUB_STEP_SUMMARY": str(tmp_path / "summary")}
+    for name, expression in run_step["env"].items():
+        key = re.fullmatch(r"\$\{\{ inputs\.([\w-]+) \}\}", expression)
+        env[name] = inputs[key[1]] if key else (shutil.which("gate") or "gate")  # GATE_BIN: the installed gate
+    result = subprocess.run(["bash", "-c", run_step["run"]], env=env, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert "verdict=fail" in (tmp_path / "out").read_text()
+    assert "::error title=ASR gate FAIL%3A qwen3/asr_en corpus_wer::" in result.stdout
