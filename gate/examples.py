@@ -88,18 +88,19 @@ def write_example_tree(root: Path, suite: Suite, spec: ExampleSpec = ExampleSpec
     _check_spec(spec, suite, workloads)
     root.mkdir(parents=True, exist_ok=True)
     (root / "SYNTHETIC.txt").write_text(SYNTHETIC_NOTICE + "\n", encoding="utf-8")
-    for run_index, run in enumerate(spec.runs):
+    for run in spec.runs:
         run_dir = root / f"run{run}"
         run_dir.mkdir(parents=True, exist_ok=True)
         (run_dir / "commit.txt").write_text(spec.commit + "\n", encoding="utf-8")
         (run_dir / "freeze.txt").write_text("".join(line + "\n" for line in spec.freeze), encoding="utf-8")
         for workload in workloads:
             defect = spec.defects.get(workload.id) if run == "1" else None
-            rng = np.random.default_rng([spec.seed, _stable(workload.id), run_index])
+            rng = np.random.default_rng([spec.seed, _stable(workload.id), _stable(run)])
+            model_id = suite.models[workload.model].model_id
             if workload.format == "seedtts":
-                _write_seedtts(run_dir, workload, spec, rng, defect)
+                _write_seedtts(run_dir, workload, model_id, spec, rng, defect)
             else:
-                _write_moss(run_dir, workload, spec, rng, defect)
+                _write_moss(run_dir, workload, model_id, spec, rng, defect)
     return root
 
 
@@ -194,6 +195,16 @@ _MOSS_SHAPE = {
 _EMPTY_MOVIES_REFERENCES = 16  # movies800times clips with no speech: not CER-valid (784 of 800 valid)
 
 
+
+
+def _seedtts_shape(workload_id: str) -> tuple[float, float]:
+    return _SEEDTTS_SHAPE.get(workload_id, (0.02, 80.0))  # a workload the runbook does not list
+
+
+def _moss_shape(name: str) -> tuple[float, float, float, int, int, int, float]:
+    return _MOSS_SHAPE.get(name, (0.1, 1.0, 10.0, 5, 10, 2, 5.0))
+
+
 @dataclass(frozen=True)
 class _Dataset:
     ids: tuple[str, ...]
@@ -215,7 +226,7 @@ def _dataset(workload_id: str, n: int, fmt: str, lang: str | None) -> _Dataset:
     refs: list[tuple[str, ...]] = []
     speakers: list[tuple[int, ...]] = []
     if fmt == "seedtts":
-        rate = _SEEDTTS_SHAPE[workload_id][0]
+        rate = _seedtts_shape(workload_id)[0]
         numbers = 10_000_000 + rng.choice(30_000_000, size=2 * n, replace=False)
         lengths = np.clip(rng.poisson(13 if lang == "en" else 18, size=n), 4, 40)
         for i in range(n):
@@ -228,7 +239,7 @@ def _dataset(workload_id: str, n: int, fmt: str, lang: str | None) -> _Dataset:
         units = lengths.astype(float)
         durations = np.round(units * (0.33 if lang == "en" else 0.24) + rng.uniform(0.4, 1.2, n), 3)
     else:
-        rate, _, _, segments, per_segment, n_speakers, seconds = _MOSS_SHAPE[name]
+        rate, _, _, segments, per_segment, n_speakers, seconds = _moss_shape(name)
         english = name == "googletime"
         prefix = {"movies800times": "movie", "movies800times_stream": "movie"}.get(name, name)
         units = np.zeros(n)
@@ -306,7 +317,8 @@ def _corrupt(tokens: list[str], errors: int, deletion: bool, key: int, novel) ->
 
 # --- SeedTTS -------------------------------------------------------------------------------------
 
-def _write_seedtts(run_dir: Path, workload: Workload, spec: ExampleSpec, rng: np.random.Generator, defect: str | None) -> None:
+def _write_seedtts(run_dir: Path, workload: Workload, model_id: str, spec: ExampleSpec, rng: np.random.Generator,
+                   defect: str | None) -> None:
     data = _dataset(workload.id, workload.expected_samples, workload.format, workload.lang)
     en = workload.lang == "en"
     n = workload.expected_samples
@@ -333,8 +345,8 @@ def _write_seedtts(run_dir: Path, workload: Workload, spec: ExampleSpec, rng: np
     # Speed: one run-level draw moves throughput and latency together; the factor is the spec's.
     factor = spec.speed_factor.get(workload.id, 1.0)
     z = rng.normal(0.0, spec.speed_sigma)
-    throughput_target = _SEEDTTS_SHAPE[workload.id][1] * np.exp(z) * factor
-    latency = data.base_latency[:n] * (32.0 / _SEEDTTS_SHAPE[workload.id][1]) * np.exp(-z + rng.normal(0, spec.speed_sigma / 3, n)) / factor
+    throughput_target = _seedtts_shape(workload.id)[1] * np.exp(z) * factor
+    latency = data.base_latency[:n] * (32.0 / _seedtts_shape(workload.id)[1]) * np.exp(-z + rng.normal(0, spec.speed_sigma / 3, n)) / factor
     latency = _stretch_tail(latency, spec.p95_factor.get(workload.id, 1.0))
     ok = ~failed
     evaluated = int(ok.sum())
@@ -378,7 +390,7 @@ def _write_seedtts(run_dir: Path, workload: Workload, spec: ExampleSpec, rng: np
     raw_dir.mkdir(parents=True, exist_ok=True)
     (raw_dir / "conc32_rep1.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
 
-    document = _seedtts_document(workload, spec, data, n, evaluated, measured)
+    document = _seedtts_document(workload, model_id, spec, data, n, evaluated, measured)
     if defect == results.BAD_SCHEMA:
         document["schema_version"] = 3
     if defect == NAN:
@@ -408,9 +420,8 @@ def _stretch_tail(latency: np.ndarray, factor: float) -> np.ndarray:
     return np.where(latency >= cut, latency * factor, latency)
 
 
-def _seedtts_document(workload: Workload, spec: ExampleSpec, data: _Dataset, n: int, evaluated: int,
+def _seedtts_document(workload: Workload, model: str, spec: ExampleSpec, data: _Dataset, n: int, evaluated: int,
                       measured: dict[str, float]) -> dict[str, Any]:
-    model = _model_id(workload)
     freeze_sha = hashlib.sha256("".join(line + "\n" for line in spec.freeze).encode()).hexdigest()
     packages = {name: _pinned(spec.freeze, name) for name in
                 ("torch", "sglang", "sglang-omni", "transformers", "flash-attn-4", "flashinfer-python", "sglang-kernel")}
@@ -461,11 +472,6 @@ def _seedtts_document(workload: Workload, spec: ExampleSpec, data: _Dataset, n: 
     }
 
 
-def _model_id(workload: Workload) -> str:
-    return {"qwen3": "Qwen/Qwen3-ASR-1.7B", "whisper": "openai/whisper-large-v3",
-            "fun": "FunAudioLLM/Fun-ASR-Nano-2512-hf", "moss_td": "OpenMOSS-Team/MOSS-Transcribe-Diarize"}[workload.model]
-
-
 def _pinned(freeze: tuple[str, ...], name: str) -> str | None:
     for line in freeze:
         if line.split("==")[0].lower() == name:
@@ -475,7 +481,8 @@ def _pinned(freeze: tuple[str, ...], name: str) -> str | None:
 
 # --- MOSS-Transcribe-Diarize ---------------------------------------------------------------------
 
-def _write_moss(run_dir: Path, workload: Workload, spec: ExampleSpec, rng: np.random.Generator, defect: str | None) -> None:
+def _write_moss(run_dir: Path, workload: Workload, model_id: str, spec: ExampleSpec, rng: np.random.Generator,
+                defect: str | None) -> None:
     name = workload.name
     data = _dataset(workload.id, workload.expected_samples, workload.format, workload.lang)
     english = name == "googletime"
@@ -487,9 +494,9 @@ def _write_moss(run_dir: Path, workload: Workload, spec: ExampleSpec, rng: np.ra
     elif defect == results.NO_SPEED:
         failed[:] = True
     hallucinated = spec.hallucinate.get(workload.id)
-    swap_rate = _SPEAKER_SWAP[name]
+    swap_rate = _SPEAKER_SWAP.get(name, 0.01)
     novel = _novel_word if english else (lambda k: _CJK_NOVEL[k % len(_CJK_NOVEL)])
-    n_speakers = _MOSS_SHAPE[name][5]
+    n_speakers = _moss_shape(name)[5]
 
     per_sample, outputs, samples = [], [], []
     cer_err = cer_ref = cp_err = cp_ref = 0
@@ -500,7 +507,7 @@ def _write_moss(run_dir: Path, workload: Workload, spec: ExampleSpec, rng: np.ra
     der_total = der_fa = der_md = der_conf = 0.0
     factor = spec.speed_factor.get(workload.id, 1.0)
     z = rng.normal(0.0, spec.speed_sigma)
-    latency = data.base_latency[:n] * _MOSS_SHAPE[name][2] * np.exp(-z + rng.normal(0, spec.speed_sigma / 3, n)) / factor
+    latency = data.base_latency[:n] * _moss_shape(name)[2] * np.exp(-z + rng.normal(0, spec.speed_sigma / 3, n)) / factor
     latency = _stretch_tail(latency, spec.p95_factor.get(workload.id, 1.0))
     for i in range(n):
         uid, duration = data.ids[i], float(data.durations[i])
@@ -583,7 +590,7 @@ def _write_moss(run_dir: Path, workload: Workload, spec: ExampleSpec, rng: np.ra
                     "speaker_timestamp_der"}
     metrics_percent = {k: (v * 100.0 if k in percent_keys and v is not None else v) for k, v in metrics.items()}
 
-    throughput = _MOSS_SHAPE[name][1] * np.exp(z) * factor
+    throughput = _moss_shape(name)[1] * np.exp(z) * factor
     wall = n / throughput
     speed: dict[str, Any] = {"total_requests": n, "completed_requests": completed, "failed_requests": n - completed}
     if completed:
@@ -612,7 +619,7 @@ def _write_moss(run_dir: Path, workload: Workload, spec: ExampleSpec, rng: np.ra
     config = {
         "dataset": "movies800times" if name.startswith("movies800times") else name,
         "repo_id": _moss_repo(name), "split": "validation", "audio_column": "audio", "expected_column": "transcription",
-        "model_path": "OpenMOSS-Team/MOSS-Transcribe-Diarize", "base_url": "http://127.0.0.1:8000",
+        "model_path": model_id, "base_url": "http://127.0.0.1:8000",
         "concurrency": 16, "warmup": 0, "request_rate": "inf",
         "request_timeout_s": 300.0 if workload.require_null_max_new_tokens else 1800.0,
         "max_new_tokens": None if no_budget else 65536,
@@ -661,8 +668,9 @@ def _moss_texts(data: _Dataset, i: int, errors: int, english: bool, novel, swap_
     for j, (tokens, speaker) in enumerate(zip(units, who)):
         start, end = j * seconds, (j + 1) * seconds - 0.2
         hyp_tokens = _corrupt(tokens, per_segment[j], bool(data.deletion_kind[i]), i * 31 + j, novel)
-        if hallucinate and j == len(units) - 1:
-            hyp_tokens = hyp_tokens + [novel(2000 + k) for k in range(40)]
+        if hallucinate and j == len(units) - 1:  # 40 inserted characters (one 40-character token in English)
+            extra = [_CJK_NOVEL[k] for k in range(40)]
+            hyp_tokens = hyp_tokens + (["".join(extra)] if english else extra)
         sep = " " if english else ""
         punct = "." if english else _ZH_PUNCT[(i + j) % len(_ZH_PUNCT)]
         hyp_speaker = relabel(speaker)
@@ -757,7 +765,7 @@ def write_example_ci_artifacts(root: Path, suite: Suite, spec: ExampleSpec = Exa
                 path = run / workload.path
                 if path.is_file():
                     ci = _ci_seedtts_document(json.loads(path.read_text(encoding="utf-8")), run / workload.raw_dir,
-                                              workload, with_router=workload.lang == "en")
+                                              workload, suite.models[model].model_id, with_router=workload.lang == "en")
                     _write_json(seedtts_dir / f"asr_seedtts_{workload.lang}_results.json", ci)
             moss_dir = base / "test_multi_speaker0"
             moss_dir.mkdir(parents=True, exist_ok=True)
@@ -772,7 +780,8 @@ def write_example_ci_artifacts(root: Path, suite: Suite, spec: ExampleSpec = Exa
     return root
 
 
-def _ci_seedtts_document(document: dict[str, Any], raw_dir: Path, workload: Workload, *, with_router: bool) -> dict[str, Any]:
+def _ci_seedtts_document(document: dict[str, Any], raw_dir: Path, workload: Workload, model_id: str, *,
+                         with_router: bool) -> dict[str, Any]:
     """The CI test's asr_seedtts_<lang>_results.json, from a runbook-layout result and its raw rows."""
     r = document["results"][0]
     rows = [json.loads(line) for line in (raw_dir / "conc32_rep1.jsonl").read_text(encoding="utf-8").splitlines()]
@@ -804,13 +813,13 @@ def _ci_seedtts_document(document: dict[str, Any], raw_dir: Path, workload: Work
         "asr_total_time_s": mean["wall_clock_s"], "asr_latency_sum_s": float(latency.sum()),
         "asr_throughput_samples_per_s": mean["throughput_samples_per_s"], "asr_rtf_mean": mean["rtf_mean"],
         "asr_rtf_median": float(np.median(rtf)), "asr_audio_processed_s": float(durations.sum()),
-        "asr_model": _model_id(workload), "asr_concurrency": 32, "asr_rtf_p95": mean["rtf_p95"], "rtfx": mean["rtfx"],
+        "asr_model": model_id, "asr_concurrency": 32, "asr_rtf_p95": mean["rtf_p95"], "rtfx": mean["rtfx"],
         "throughput_samples_per_s": mean["throughput_samples_per_s"], "latency_mean_s": mean["latency_mean_s"],
         "latency_median_s": mean["latency_median_s"], "latency_p95_s": mean["latency_p95_s"],
         "latency_p99_s": mean["latency_p99_s"], "rtf_mean": mean["rtf_mean"], "rtf_median": float(np.median(rtf)),
         "rtf_p95": mean["rtf_p95"],
     }
-    doc = {"model_path": _model_id(workload), "summary": summary, "speed": speed}
+    doc = {"model_path": model_id, "summary": summary, "speed": speed}
     if with_router:
         doc["router_ready_s"] = 142.7
     return doc

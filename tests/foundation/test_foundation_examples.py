@@ -153,3 +153,15 @@ def test_example_command_writes_the_pair(example_out, invoke):
     again = invoke("example", out)
     assert again.exit_code == 2
     assert again.stderr.count("\n") == 1 and "not empty" in again.stderr
+
+
+def test_moss_hallucination_adds_40_characters(tmp_path, suite):
+    workload = suite.workload("moss_td/googletime")
+    target = utterance_ids(workload)[3]
+    plain = write_example_tree(tmp_path / "plain", suite, ExampleSpec(models=("moss_td",), runs=("1",), flip_rate=0.0))
+    knobs = write_example_tree(tmp_path / "knobs", suite, ExampleSpec(models=("moss_td",), runs=("1",), flip_rate=0.0,
+                                                                      hallucinate={"moss_td/googletime": target}))
+    a = read_run_samples(plain / "run1", workload)["cer"]
+    b = read_run_samples(knobs / "run1", workload)["cer"]
+    assert b.crosscheck.status == MATCH
+    assert (b.errors - a.errors).tolist() == [0, 0, 0, 40] + [0] * 21
