@@ -1,0 +1,60 @@
+from __future__ import annotations
+
+from gate.actions_io import (
+    MAX_ANNOTATIONS_PER_LEVEL,
+    Annotation,
+    fit_summary,
+    format_outputs,
+    normalise_verdict,
+    row_annotations,
+)
+
+
+def row(verdict, i=0, note=""):
+    return {"workload": f"qwen3/asr_en{i}", "metric": "corpus_wer", "verdict": verdict, "baseline": {"mean": 0.01},
+            "candidate": {"mean": 0.02}, "delta_rel": 1.0, "p_value": 0.001, "note": note}
+
+
+def test_levels_follow_the_verdict():
+    levels = [(a.level, a.title.split(":")[0]) for a in row_annotations(
+        [row("pass"), row("fail"), row("incomplete"), row("warn"), row("NOT COMPARABLE")])]
+    assert levels == [("error", "ASR gate FAIL"), ("error", "ASR gate INCOMPLETE"),
+                      ("warning", "ASR gate WARN"), ("warning", "ASR gate NOT COMPARABLE")]
+
+
+def test_at_most_ten_per_level_and_the_last_says_how_many_more():
+    shown = row_annotations([row("fail", i) for i in range(25)] + [row("warn", i) for i in range(3)])
+    errors = [a for a in shown if a.level == "error"]
+    assert len(errors) == MAX_ANNOTATIONS_PER_LEVEL == 10
+    assert errors[-1].title == "ASR gate: 16 more error rows"
+    assert len([a for a in shown if a.level == "warning"]) == 3
+
+
+def test_annotation_data_cannot_start_a_second_command():
+    hostile = "ok\n::add-mask::secret\r\n::error::forged 100%"
+    command = row_annotations([row("fail", note=hostile)])[0].command()
+    assert "\n" not in command and "\r" not in command
+    assert "%0A::add-mask::secret%0D%0A::error::forged 100%25" in command
+
+
+def test_title_properties_are_escaped():
+    command = Annotation("error", title="a:b,c\nd", message="m").command()
+    assert command == "::error title=a%3Ab%2Cc%0Ad::m"
+
+
+def test_outputs_multiline_uses_a_delimiter_not_in_the_value():
+    text = format_outputs({"verdict": "fail", "body": "line 1\nEOF\nline 3"})
+    lines = text.splitlines()
+    assert lines[0] == "verdict=fail" and lines[1].startswith("body<<gate_")
+    delimiter = lines[1].split("<<", 1)[1]
+    assert lines[2:5] == ["line 1", "EOF", "line 3"] and lines[5] == delimiter
+
+
+def test_summary_is_cut_below_the_step_limit():
+    assert fit_summary("small") == "small"
+    cut = fit_summary("界" * 500_000)  # 1.5 MB of UTF-8
+    assert len(cut.encode()) <= 1_000_000 and cut.endswith("the full report is in the artifact._\n")
+
+
+def test_normalise_verdict_spellings():
+    assert {normalise_verdict(v) for v in ("NOT COMPARABLE", "not-comparable", " not_comparable ")} == {"not_comparable"}
