@@ -248,6 +248,8 @@ def _side_from_dict(data: dict, path: Path, suite: Suite, models: tuple[str, ...
             if workload_id not in selected:
                 continue
             runs = tuple(str(r) for r in w["runs"])
+            if not runs:
+                raise InputError(f"workloads.{workload_id}.runs: no scored runs; expected at least one", path=path)
             values = {name: tuple(None if v is None else float(v) for v in vals) for name, vals in w["metrics"].items()}
             for name, vals in values.items():
                 if len(vals) != len(runs):
