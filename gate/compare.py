@@ -363,6 +363,8 @@ def _accuracy(row: Row, workload: Workload, metric: MetricSpec, wb: WorkloadSide
         row.notes.append(f"{len(test.new_catastrophic)} newly catastrophic (>50% errors): {shown}{more}")
     if test.fixed_catastrophic:
         row.notes.append(f"{len(test.fixed_catastrophic)} no longer catastrophic")
+    if test.catastrophic_sign_p is not None:
+        row.notes.append(f"sign test, new vs no-longer catastrophic: p={test.catastrophic_sign_p:.3g}")
     return _notable(workload, metric.samples, ids, test, ref_len, sb, sc)
 
 
