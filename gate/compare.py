@@ -19,7 +19,7 @@ The rules (statistics.md §0; ARCHITECTURE "Decisions already taken"), in the or
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import MISSING, dataclass, field, fields
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
@@ -81,9 +81,9 @@ class SideStats:
                 "values": list(self.values), "partial": self.partial}
 
 
-@dataclass
+@dataclass(frozen=True)
 class Row:
-    """One workload × metric. Mutable only while `compare` decides; frozen in spirit once returned."""
+    """One workload × metric and its verdict (built as a _Draft while `compare` decides, then frozen)."""
 
     workload: str
     model: str
@@ -101,9 +101,9 @@ class Row:
     q_value: float | None = None
     ci: tuple[float, float] | None = None
     ci_kind: str | None = None  # "delta_abs" (accuracy) or "ratio" (speed: candidate / baseline)
-    floor: dict = field(default_factory=dict)
+    floor: Mapping[str, float] = field(default_factory=dict)
     method: str = ""
-    notes: list[str] = field(default_factory=list)
+    notes: tuple[str, ...] = ()
     p_degradation: float | None = None
     n_worse: int | None = None
     n_better: int | None = None
@@ -121,11 +121,25 @@ class Row:
             "delta_abs": _num(self.delta_abs), "delta_rel": _num(self.delta_rel), "p_value": _num(self.p_value),
             "p_adjusted": _num(self.p_adjusted), "q_value": _num(self.q_value),
             "ci": None if self.ci is None else [_num(self.ci[0]), _num(self.ci[1])], "ci_kind": self.ci_kind,
-            "floor": self.floor, "method": self.method, "note": "; ".join(self.notes),
+            "floor": dict(self.floor), "method": self.method, "note": "; ".join(self.notes),
             "p_degradation": _num(self.p_degradation), "n_worse": self.n_worse, "n_better": self.n_better,
             "new_catastrophic": self.new_catastrophic,
             "calibration": None if self.calibration is None else {"sigma": self.calibration.sigma, "df": self.calibration.df},
         }
+
+
+class _Draft(dict):
+    """A row while `compare` decides it: Row's fields with attribute access; `freeze()` makes the Row."""
+
+    __getattr__ = dict.__getitem__
+    __setattr__ = dict.__setitem__
+
+    def freeze(self) -> Row:
+        return Row(**{**self, "notes": tuple(self["notes"])})
+
+
+_ROW_DEFAULTS = {f.name: (f.default_factory() if f.default_factory is not MISSING else f.default)
+                 for f in fields(Row) if f.default is not MISSING or f.default_factory is not MISSING}
 
 
 @dataclass(frozen=True)
@@ -234,7 +248,7 @@ def compare(base: Side, cand: Side, suite: Suite, *, models: Sequence[str] | Non
     calibration = calibration if calibration is not None else (base.calibration or cand.calibration)
     differences = tuple(comparability.diff(base.fingerprint, cand.fingerprint, [w.id for w in workloads]))
 
-    rows: list[Row] = []
+    rows: list[_Draft] = []
     coverage: dict[str, dict] = {}
     utterances: list[Utterance] = []
     for workload in workloads:
@@ -262,7 +276,8 @@ def compare(base: Side, cand: Side, suite: Suite, *, models: Sequence[str] | Non
             rows.append(row)
     _decide(rows, thresholds)
     sides = {"baseline": _side_info(base), "candidate": _side_info(cand)}
-    return Comparison(suite=suite.name, verdict=overall_verdict(r.verdict for r in rows), rows=tuple(rows),
+    return Comparison(suite=suite.name, verdict=overall_verdict(r.verdict for r in rows),
+                      rows=tuple(r.freeze() for r in rows),
                       coverage=coverage, differences=differences, allowed=allowed, models=chosen, sides=sides,
                       utterances=tuple(utterances), thresholds=thresholds, seed=seed)
 
@@ -308,7 +323,7 @@ def _side_info(side: Side) -> dict:
 
 
 def _new_row(workload: Workload, metric: MetricSpec, wb: WorkloadSide | None, wc: WorkloadSide | None,
-             incomplete: bool) -> Row:
+             incomplete: bool) -> _Draft:
     def stats_of(w: WorkloadSide | None) -> SideStats:
         if w is None:
             return SideStats(values=(), n_samples=None, partial=True)
@@ -316,11 +331,12 @@ def _new_row(workload: Workload, metric: MetricSpec, wb: WorkloadSide | None, wc
         return SideStats(values=tuple(w.values.get(metric.name, ())), n_samples=min(evaluated) if evaluated else None,
                          partial=incomplete)
 
-    return Row(workload=workload.id, model=workload.model, metric=metric.name, kind=metric.kind, unit=metric.unit,
-               direction=metric.direction, baseline=stats_of(wb), candidate=stats_of(wc))
+    return _Draft(_ROW_DEFAULTS, notes=[], floor={}, workload=workload.id, model=workload.model, metric=metric.name,
+                  kind=metric.kind, unit=metric.unit, direction=metric.direction, baseline=stats_of(wb),
+                  candidate=stats_of(wc))
 
 
-def _plain_delta(row: Row) -> None:
+def _plain_delta(row: _Draft) -> None:
     b, c = row.baseline.present, row.candidate.present
     if b and c:
         mb, mc = float(np.mean(b)), float(np.mean(c))
@@ -330,7 +346,7 @@ def _plain_delta(row: Row) -> None:
 
 # --- accuracy -------------------------------------------------------------------------------------------------
 
-def _accuracy(row: Row, workload: Workload, metric: MetricSpec, wb: WorkloadSide, wc: WorkloadSide, suite: Suite,
+def _accuracy(row: _Draft, workload: Workload, metric: MetricSpec, wb: WorkloadSide, wc: WorkloadSide, suite: Suite,
               thresholds: Thresholds, seed: int) -> list[Utterance]:
     _plain_delta(row)
     paired = _pair(metric.samples, wb, wc)
@@ -393,7 +409,7 @@ def _pair(measure: str | None, wb: WorkloadSide, wc: WorkloadSide):
     return ids, sb.errors[:, keep], sc.errors[:, to_c[keep]], ref_b[keep], sb, sc
 
 
-def _accuracy_fallback(row: Row, metric: MetricSpec, suite: Suite, reason: str) -> None:
+def _accuracy_fallback(row: _Draft, metric: MetricSpec, suite: Suite, reason: str) -> None:
     tolerance = suite.policy.accuracy_tolerance_abs.get(metric.name)
     row.method = "fallback: maintainers' tolerance"
     row.notes.append(f"fallback ({reason})")
@@ -430,7 +446,7 @@ def _notable(workload: Workload, measure: str, ids: tuple[str, ...], test, ref_l
 
 # --- speed ------------------------------------------------------------------------------------------------------
 
-def _speed(row: Row, metric: MetricSpec, calibration: Calibration | None, suite: Suite) -> None:
+def _speed(row: _Draft, metric: MetricSpec, calibration: Calibration | None, suite: Suite) -> None:
     b, c = row.baseline.values, row.candidate.values
     missing = [name for name, values in (("baseline", b), ("candidate", c)) if not values or any(v is None or v <= 0 for v in values)]
     _plain_delta(row)
@@ -468,7 +484,7 @@ def _speed(row: Row, metric: MetricSpec, calibration: Calibration | None, suite:
 
 # --- the decision over families --------------------------------------------------------------------------------
 
-def _decide(rows: list[Row], thresholds: Thresholds) -> None:
+def _decide(rows: list[_Draft], thresholds: Thresholds) -> None:
     alpha = thresholds.alpha
     quality = [r for r in rows if r.family == "quality"]
     for row, adjusted in zip(quality, holm([r.p_value for r in quality])):
