@@ -33,6 +33,11 @@ def command() -> None:
     except ValueError as exc:
         raise SettingsError(f"args input: cannot split ({exc})") from None
     click.echo(f"gate {settings.command} {shlex.join(args)}", err=True)
+    if settings.report:  # commands write the report where they are told; the folder may not exist yet
+        try:
+            Path(settings.report).parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise GateError(f"cannot create the report's folder ({exc.strerror})", path=settings.report) from None
     code = _invoke([settings.command, *args])
 
     outputs = {"exit-code": str(code), "verdict": "", "report-json": "", "comment-markdown": ""}

@@ -43,6 +43,7 @@ def command(event_name: str | None, event_path: str | None, suite_path: str | No
         meta = {"schema_version": 1, "pr": trigger.pr, "sha": trigger.sha, "labels": list(trigger.labels),
                 "models": list(trigger.models)}
         try:
+            Path(write_meta).parent.mkdir(parents=True, exist_ok=True)
             Path(write_meta).write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
         except OSError as exc:
             raise EventError(f"cannot write run metadata ({exc.strerror})", path=write_meta) from None

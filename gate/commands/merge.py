@@ -24,6 +24,7 @@ def command(reports: tuple[str, ...], json_out: str) -> None:
     files = [found for path in reports for found in _report_files(Path(path))]
     merged = merge_reports([load_untrusted_report(path) for path in files])
     try:
+        Path(json_out).parent.mkdir(parents=True, exist_ok=True)
         Path(json_out).write_text(json.dumps(merged, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     except OSError as exc:
         raise InputError(f"cannot write the merged report ({exc.strerror})", path=json_out) from None

@@ -34,13 +34,13 @@ def outputs_of(path):
 
 def test_event_writes_step_outputs_and_meta(tmp_path):
     out = tmp_path / "github_output"
-    result = invoke(["event", "--write-meta", str(tmp_path / "meta.json")], GITHUB_EVENT_NAME="pull_request",
+    result = invoke(["event", "--write-meta", str(tmp_path / "gate-meta" / "meta.json")], GITHUB_EVENT_NAME="pull_request",
                     GITHUB_EVENT_PATH=event_file(tmp_path, p.pull_request(label="run-asr-all")), GITHUB_OUTPUT=out)
     assert result.exit_code == 0, result.output
     outputs = outputs_of(out)
     assert outputs["run"] == "true" and outputs["sha"] == p.HEAD and outputs["pr"] == "42"
     assert json.loads(outputs["matrix"]) == {"model": ["qwen3", "whisper", "fun", "moss_td"]}
-    meta = json.loads((tmp_path / "meta.json").read_text())
+    meta = json.loads((tmp_path / "gate-meta" / "meta.json").read_text())
     assert meta == {"schema_version": 1, "pr": 42, "sha": p.HEAD, "labels": ["run-asr-all"],
                     "models": ["qwen3", "whisper", "fun", "moss_td"]}
 
@@ -175,7 +175,7 @@ def test_merge_reads_download_artifact_layout(tmp_path, example_reports):
         leg = tmp_path / "reports" / f"asr-gate-model-{model}-1-1"
         leg.mkdir(parents=True)
         shutil.copy(example_reports[model], leg / "report.json")
-    out = tmp_path / "merged.json"
+    out = tmp_path / "gate-result" / "report.json"
     result = invoke(["merge", str(tmp_path / "reports"), "--json", str(out)])
     assert result.exit_code == 0, result.output
     merged = json.loads(out.read_text())
@@ -199,8 +199,7 @@ def action_env(tmp_path, **inputs):
 
 def test_action_compare_writes_summary_annotations_and_outputs(tmp_path, example_reports):
     baseline, candidate = example_reports["trees"]
-    report = tmp_path / "out dir" / "report.json"
-    report.parent.mkdir()
+    report = tmp_path / "out dir" / "report.json"  # the folder does not exist yet: the action creates it
     env = action_env(tmp_path, command="compare", report=report, fail_on_regression="false",
                      args=f"'{baseline}' '{candidate}' --models qwen3 --format none --json '{report}'")
     result = invoke(["action"], **env)
