@@ -47,7 +47,8 @@ def command() -> None:
         raise GateError("the command succeeded but wrote no report where the report input says", path=settings.report)
     if settings.output:
         append_file(settings.output, format_outputs(outputs), what="step outputs")
-    if code in VERDICT_EXIT_CODES and not settings.fail_on_regression:
+    # Only `compare` speaks in verdict exit codes; `run` uses 3 and 4 for failed runs and a busy GPU.
+    if settings.command == "compare" and code in VERDICT_EXIT_CODES and not settings.fail_on_regression:
         click.echo(f"gate: verdict exit code {code} not failing the step (fail-on-regression: false)", err=True)
         code = 0
     raise SystemExit(code)
