@@ -8,6 +8,7 @@ Usage:  python benchmarks/bench_foundation.py [--repeat 3] [--workdir DIR]
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import statistics
 import subprocess
@@ -22,13 +23,15 @@ from gate.results import read_tree
 from gate.samples import MATCH, read_run_samples
 
 
-def _median_time(fn, repeat: int) -> float:
-    times = []
+def _median_time(fn, repeat: int) -> str:
+    """Median wall and CPU seconds: on a shared 2-core machine the CPU time is the steadier figure."""
+    walls, cpus = [], []
     for _ in range(repeat):
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+        walls.append(time.perf_counter() - start)
+        cpus.append(time.process_time() - cpu)
+    return f"{statistics.median(walls):.2f} s wall, {statistics.median(cpus):.2f} s CPU"
 
 
 def main() -> int:
@@ -38,6 +41,7 @@ def main() -> int:
     args = parser.parse_args()
     suite = load_suite()
     work = args.workdir or Path(tempfile.mkdtemp(prefix="bench-foundation-"))
+    print(f"load average (1/5/15 min): {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     counter = iter(range(10_000))
 
     def fresh_tree() -> None:
@@ -57,8 +61,8 @@ def main() -> int:
                            f"write_example_tree(Path(sys.argv[1]), load_suite()); print(time.perf_counter()-t)",
                            str(work / "cold")], capture_output=True, text=True, check=True)
     print(f"write_example_tree, fresh process (imports included): {float(cold.stdout):.2f} s")
-    print(f"write_example_tree, 10 workloads x (warm + 3 runs):    {_median_time(fresh_tree, args.repeat):.2f} s")
-    print(f"write_example_pair (two such trees):                   {_median_time(fresh_pair, args.repeat):.2f} s")
+    print(f"write_example_tree, 10 workloads x (warm + 3 runs):    {_median_time(fresh_tree, args.repeat)}")
+    print(f"write_example_pair (two such trees):                   {_median_time(fresh_pair, args.repeat)}")
 
     base, cand = write_example_pair(work / "pair", suite)
 
@@ -70,7 +74,7 @@ def main() -> int:
                     for errors in read_run_samples(run.path, workload).values():
                         assert errors.crosscheck.status == MATCH, errors.crosscheck.message
 
-    print(f"read_tree + read_run_samples, 10 workloads x (3+3) runs: {_median_time(load_both, args.repeat):.2f} s")
+    print(f"read_tree + read_run_samples, 10 workloads x (3+3) runs: {_median_time(load_both, args.repeat)}")
     gate = [sys.executable, "-c", "from gate.cli import main; main()"]
     start = time.perf_counter()
     subprocess.run([*gate, "summarize", str(base)], capture_output=True, check=True)

@@ -206,6 +206,15 @@ def read_workload_run(run_dir: Path, workload: Workload, *, model_id: str | None
     return _read_moss(run_dir, workload)
 
 
+def moss_results_path(run_dir: Path, workload: Workload) -> Path:
+    """Where a MOSS workload's EvaluationPayload (with per_sample) is: the runbook file, else the CI artifact."""
+    runbook = Path(run_dir) / workload.path / MOSS_RESULTS_FILE
+    if runbook.parent.exists():
+        return runbook
+    ci_name = _ci_name(workload)
+    return ci_files(Path(run_dir)).get(ci_name, runbook) if ci_name else runbook
+
+
 # --- CI artifacts ---------------------------------------------------------------------------------
 
 CI_FILES = {

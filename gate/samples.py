@@ -27,8 +27,8 @@ import numpy as np
 from rapidfuzz.distance import Levenshtein
 from scipy.optimize import linear_sum_assignment
 
-from gate.config import Workload
-from gate.results import read_workload_run
+from gate.config import MetricSpec, Workload
+from gate.results import lookup, moss_results_path, read_workload_run
 
 # Cross-check outcomes.
 MATCH = "match"  # recomputed corpus figure equals the file's (to rounding)
@@ -182,6 +182,8 @@ def read_run_samples(run_dir: str | Path, workload: Workload) -> dict[str, Utter
     measures = [m for m in workload.metrics if m.kind == "accuracy" and m.samples]
     if not measures:
         return {}
+    if workload.format == "moss":
+        return _read_moss_samples(moss_results_path(run_dir, workload), measures)
     workload_run = read_workload_run(run_dir, workload)
     reported = {m.samples: workload_run.metrics.get(m.name) for m in measures}
     source = workload_run.samples_path
@@ -190,11 +192,8 @@ def read_run_samples(run_dir: str | Path, workload: Workload) -> dict[str, Utter
                 for m in measures}
     path = Path(source)
     try:
-        if workload.format == "seedtts":
-            path = _raw_jsonl(path)
-            computed = {"wer": _seedtts_errors(path, workload_run.coverage.total)}
-        else:
-            computed = _moss_errors(path, workload_run.coverage.total)
+        path = _raw_jsonl(path)
+        computed = {"wer": _seedtts_errors(path, workload_run.coverage.total)}
     except FileNotFoundError as exc:
         return {m.samples: _unavailable(m.samples, reported[m.samples], str(exc), path=str(path)) for m in measures}
     except _Invalid as exc:
@@ -225,14 +224,8 @@ def _seedtts_errors(path: Path, expected_rows: int | None) -> UtteranceErrors:
     hyps: list[str] = []
     success: list[bool] = []
     seen: dict[str, int] = {}
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
+    for number, row in _json_lines(path, text):
         where = f"{path}: line {number}"
-        try:
-            row = json.loads(line, parse_constant=_reject_constant)
-        except (json.JSONDecodeError, ValueError) as exc:
-            raise _Invalid(f"{where}: not valid JSON ({exc}); expected one JSON object per line") from None
         if not isinstance(row, dict):
             raise _Invalid(f"{where}: expected a JSON object")
         uid = _field(row, "id", str, where)
@@ -277,13 +270,57 @@ def _seedtts_errors(path: Path, expected_rows: int | None) -> UtteranceErrors:
                            hyp_text=tuple(hyps), ref_text=tuple(refs))
 
 
-def _moss_errors(path: Path, expected_rows: int | None) -> dict[str, UtteranceErrors]:
+def _json_lines(path: Path, text: str) -> list[tuple[int, Any]]:
+    """(line number, value) of every non-blank line. One json.loads over the whole file when it is
+    well formed (much faster than one call per line); line by line only to name a bad line."""
+    numbered = [(number, line) for number, line in enumerate(text.splitlines(), start=1) if line.strip()]
+    try:
+        values = json.loads("[" + ",".join(line for _, line in numbered) + "]", parse_constant=_reject_constant)
+        if len(values) == len(numbered):
+            return [(number, value) for (number, _), value in zip(numbered, values)]
+    except (json.JSONDecodeError, ValueError):
+        pass
+    rows = []
+    for number, line in numbered:
+        try:
+            rows.append((number, json.loads(line, parse_constant=_reject_constant)))
+        except (json.JSONDecodeError, ValueError) as exc:
+            raise _Invalid(f"{path}: line {number}: not valid JSON ({exc}); expected one JSON object per line") from None
+    return rows
+
+
+def _read_moss_samples(path: Path, measures: list[MetricSpec]) -> dict[str, UtteranceErrors]:
+    """MOSS: the payload holds both the per-sample rows and the corpus figures; it is parsed once."""
+    def unavailable(message: str, reported: Mapping[str, float | None], invalid: bool = False) -> dict[str, UtteranceErrors]:
+        return {m.samples: _unavailable(m.samples, reported.get(m.samples), message, path=str(path), invalid=invalid)
+                for m in measures}
+
     try:
         data = json.loads(path.read_text(encoding="utf-8"), parse_constant=_reject_constant)
     except FileNotFoundError:
-        raise FileNotFoundError(f"{path}: missing; expected the MOSS-TD client's results") from None
+        return unavailable(f"{path}: missing; expected the MOSS-TD client's results", {})
     except (json.JSONDecodeError, UnicodeDecodeError, ValueError) as exc:
-        raise _Invalid(f"{path}: not valid JSON ({exc})") from None
+        return unavailable(f"invalid per-sample data: {path}: not valid JSON ({exc})", {}, invalid=True)
+    reported: dict[str, float | None] = {}
+    for m in measures:
+        value = _lookup_or_none(data, m.path)
+        reported[m.samples] = float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+    total = _lookup_or_none(data, "summary.total_samples")
+    try:
+        computed = _moss_errors(path, data, total if isinstance(total, int) and not isinstance(total, bool) else None)
+    except _Invalid as exc:
+        return unavailable(f"invalid per-sample data: {exc}", reported, invalid=True)
+    return {m.samples: _with_crosscheck(computed[m.samples], reported[m.samples], str(path)) for m in measures}
+
+
+def _lookup_or_none(data: Any, dotted: str) -> Any:
+    try:
+        return lookup(data, dotted)
+    except KeyError:
+        return None
+
+
+def _moss_errors(path: Path, data: Any, expected_rows: int | None) -> dict[str, UtteranceErrors]:
     rows = data.get("per_sample") if isinstance(data, dict) else None
     if not isinstance(rows, list):
         raise _Invalid(f"{path}: per_sample is missing or not a list; expected one entry per sample")

@@ -242,9 +242,12 @@ class TreeSummary:
         for w in self.workloads:
             for c in w.coverage:
                 found += [p for p in c.problems if p.code in _INPUT_CODES]
+        reported = {p.path for p in found}
+        for w in self.workloads:
             for s in w.samples:
-                if s.invalid:
+                if s.invalid and s.path not in reported:  # one line per broken file, not one per measure
                     found.append(Problem("invalid_samples", s.message, s.path))
+                    reported.add(s.path)
         return tuple(found)
 
     @property
