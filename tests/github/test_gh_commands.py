@@ -233,3 +233,12 @@ def test_action_args_are_split_but_never_expanded(tmp_path):
 def test_action_bad_inputs_are_one_line(tmp_path, command, args, words):
     result = invoke(["action"], **action_env(tmp_path, command=command, args=args))
     assert result.exit_code == 2 and words in result.stderr and result.stderr.count("\n") == 1
+
+
+def test_action_keeps_other_commands_failures_even_without_fail_on_regression(tmp_path, example_reports):
+    tree = tmp_path / "tree"
+    shutil.copytree(example_reports["trees"][0], tree)
+    (tree / "run1" / "qwen3" / "asr_en.json").unlink()  # an incomplete tree: summarize exits 3
+    result = invoke(["action"], **action_env(tmp_path, command="summarize", args=str(tree), fail_on_regression="false"))
+    assert result.exit_code == 3
+    assert outputs_of(tmp_path / "output")["exit-code"] == "3"
