@@ -138,6 +138,10 @@ def main() -> int:
               f"{r['clients_s']:8.3f} {r['port_s']:6.3f} {r['stop_s']:6.3f} {r['gpu_free_s']:8.3f}")
     print(f"gate overhead per server cycle: mean {statistics.fmean(overheads):.3f} s, max {max(overheads):.3f} s "
           f"(goal <= 1 s)")
+    logs = sorted((out / "main").glob("run*/*/server.log"))
+    held = sum("[standin] holding" in p.read_text(errors="replace") for p in logs)
+    print(f"servers that really held GPU memory: {held}/{len(logs)}"
+          + ("" if args.no_gpu or held == len(logs) else f" -- e.g. {logs[0]}:\n{logs[0].read_text()[-400:]}"))
     telemetry = json.loads((out / "main" / f"run{args.runs.split(',')[0]}" / "telemetry.json").read_text())
     print(f"telemetry of run{args.runs.split(',')[0]}: {json.dumps(telemetry['summary'])}")
 

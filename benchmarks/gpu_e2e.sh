@@ -20,7 +20,7 @@ python3 -m pytest -q -m gpu tests/run -p no:cacheprovider || status=1
 echo "== gate run end to end on the GPU (stand-in servers hold 4 GiB each)"
 python3 tests/standin/build.py "$OUT/work/bench" --knobs '{"server": {"gpu_mib": 4096}}' >/dev/null
 W="$OUT/work/bench"
-gate --checkout "$W/checkout" --out "$W/results" --suite "$W/suite.yaml" --hf-hub "$W/hub" --port 18741 \
+gate --checkout "$W/checkout" --out "$W/results" --suite "$W/suite.yaml" --hf-hub "$W/hf_hub" --port 18741 \
      --lock-dir "$W" --no-dataset-fingerprints --runs warm,1 || status=1
 python3 - "$W/results/main" <<'PY' || status=1
 import json, sys
@@ -37,6 +37,7 @@ for run in ("runwarm", "run1"):
     assert t["available"] and t["summary"]["samples"] > 0, "no telemetry samples"
     assert t["summary"]["memory_used_mib_max"] >= 4096, "the stand-in did not hold GPU memory"
 env = json.loads((tree / "run1" / "env.json").read_text())
+print("server.log of run1/qwen3:\n" + (tree / "run1/qwen3/server.log").read_text()[-600:])
 print("env.json gpu:", json.dumps(env["gpu"]), "cpu_set:", env["cpu_set"])
 assert env["gpu"]["uuid"].startswith("GPU-")
 assert log["status"] == "completed"
@@ -55,7 +56,7 @@ text = (W / "suite.yaml").read_text()
 (W / "busy.yaml").write_text(re.sub(r"gpu_free_timeout_s: \d+", "gpu_free_timeout_s: 3", text))
 code = "import sys; from gate.cli import main; sys.argv = ['gate', 'run', *sys.argv[1:]]; main()"
 done = subprocess.run([sys.executable, "-c", code, "--checkout", str(W / "checkout"), "--out", str(W / "busy"),
-                       "--suite", str(W / "busy.yaml"), "--hf-hub", str(W / "hub"), "--port", "18742",
+                       "--suite", str(W / "busy.yaml"), "--hf-hub", str(W / "hf_hub"), "--port", "18742",
                        "--lock-dir", str(W), "--no-dataset-fingerprints", "--runs", "1", "--models", "qwen3"],
                       capture_output=True, text=True)
 holder.kill(); holder.wait()

@@ -65,8 +65,11 @@ class Bench:
     def knobs(self, knobs: dict) -> None:
         write_knobs(self.checkout, {"counts": SMALL_COUNTS, **knobs})
 
+    no_gpu: bool = True  # a gpu-marked test sets False to use the real GPU through pynvml
+
     def args(self, *extra: str, checkout: bool = True) -> list[str]:
-        base = ["--out", str(self.out), "--suite", str(self.suite_path), "--hf-hub", str(self.hf_hub), "--no-gpu",
+        base = ["--out", str(self.out), "--suite", str(self.suite_path), "--hf-hub", str(self.hf_hub),
+                *(["--no-gpu"] if self.no_gpu else []),
                 "--port", str(self.port), "--lock-dir", str(self.root / "locks"), "--no-dataset-fingerprints",
                 "--port-wait", "0.5"]
         return (["--checkout", str(self.checkout)] if checkout else []) + base + list(extra)

@@ -223,3 +223,32 @@ def test_gate_cli_imports_without_the_heavy_libraries(bench):
     probe = _BLOCK_HEAVY + "import gate.cli\nimport gate.commands.run\n"
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=bench.env())
     assert done.returncode == 0, done.stderr[-800:]
+
+
+@pytest.mark.gpu
+def test_gate_run_on_the_real_gpu_frees_memory_held_by_a_left_behind_child(bench):
+    """On the GPU machine: the stand-in server and a child it leaves behind (ignoring SIGTERM) each hold
+    2 GiB; the group kill must release all of it, the GPU-free wait must see that, telemetry must record it."""
+    try:
+        from gate.runner.gpu import NvmlGpu
+        gpu = NvmlGpu()
+    except Exception as exc:
+        pytest.skip(f"no NVIDIA GPU/pynvml here: {exc}")
+    pytest.importorskip("torch")
+    from standin.build import small_suite
+    bench.suite_path = small_suite(bench.root / "gpu.yaml", startup_timeout_s=120, stop_grace_s=0.5,
+                                   client_timeout_s=120)  # torch + CUDA start-up in the stand-in takes seconds
+    bench.knobs({"server": {"gpu_mib": 2048, "leave_child": True}})
+    before = gpu.memory_used_mib(0)
+    bench.no_gpu = False
+    done = bench.run("--models", "qwen3", "--runs", "1", timeout=300)
+    assert done.returncode == 0, done.stderr
+    steps = bench.run_log()["steps"]
+    assert [s["message"] for s in steps if s["step"] == "server-stop"] == ["SIGKILL after 0.5 s grace"]
+    run1 = bench.out / "main" / "run1"
+    telemetry = json.loads((run1 / "telemetry.json").read_text())
+    assert telemetry["available"] and telemetry["summary"]["samples"] >= 1
+    assert "[standin] holding 2048 MiB" in (run1 / "qwen3" / "server.log").read_text()
+    assert gpu.memory_used_mib(0) < before + 1024, "the group kill released the GPU memory"
+    env = json.loads((run1 / "env.json").read_text())
+    assert env["gpu"]["uuid"].startswith("GPU-") and env["gpu"]["memory_total_mib"] > 0

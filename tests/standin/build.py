@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -28,7 +29,11 @@ def make_checkout(dest: Path, *, python: str = sys.executable, knobs: dict | Non
     shutil.copytree(TEMPLATE, dest, ignore=shutil.ignore_patterns("__pycache__"))
     venv_bin = dest / ".venv" / "bin"
     venv_bin.mkdir(parents=True)
-    (venv_bin / "python").symlink_to(python)
+    # A wrapper, not a symlink: a symlinked venv python would lose its own venv (pyvenv.cfg is looked up
+    # beside the link), and with it torch on the GPU machine.
+    wrapper = venv_bin / "python"
+    wrapper.write_text(f'#!/bin/sh\nexec {shlex.quote(python)} "$@"\n')
+    wrapper.chmod(0o755)
     server = venv_bin / "sgl-omni"
     # Like the real console script: the venv's python runs the server; the checkout is on sys.path.
     server.write_text('#!/bin/sh\nhere="$(cd "$(dirname "$0")" && pwd)"\n'
@@ -58,7 +63,7 @@ def make_hf_hub(dest: Path, suite) -> Path:
     return dest
 
 
-def small_suite(dest: Path, counts: dict = SMALL_COUNTS, *, startup_timeout_s: float = 20, stop_grace_s: float = 2,
+def small_suite(dest: Path, counts: dict = SMALL_COUNTS, *, startup_timeout_s: float = 120, stop_grace_s: float = 2,
                 client_timeout_s: float = 60) -> Path:
     """The bundled suite, with expected_samples matching stand-in `counts` and short timeouts for tests."""
     from gate.config import default_suite_path

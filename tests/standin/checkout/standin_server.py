@@ -156,8 +156,11 @@ def main(argv) -> int:
         print(f"WARNING: port {args.port} in use, serving on {httpd.server_address[1]}", flush=True)
     if faults.get("leave_child"):
         # A worker that ignores SIGTERM and keeps the listening socket (reference §8.3).
+        gpu_mib = int(faults.get("gpu_mib") or section.get("gpu_mib") or 0)
+        hold = (f"import torch; x = torch.ones({gpu_mib} * 2**20, dtype=torch.uint8, device='cuda'); "
+                "torch.cuda.synchronize(); ") if gpu_mib and holder is not None else ""
         child = subprocess.Popen([sys.executable, "-c", "import signal, time; signal.signal(signal.SIGTERM, "
-                                  "signal.SIG_IGN); time.sleep(3600)"], pass_fds=(httpd.fileno(),))
+                                  f"signal.SIG_IGN); {hold}time.sleep(3600)"], pass_fds=(httpd.fileno(),))
         print(f"[standin] left a child process behind: pid {child.pid}", flush=True)
     print(f"[standin] listening on {args.host}:{httpd.server_address[1]}", flush=True)
     ready_epoch = time.time() + max(0.0, ready_at - time.monotonic())
