@@ -60,8 +60,10 @@ class RunbookSummary:
 def runbook_summary(root: str | Path) -> RunbookSummary:
     """The runbook Step 7 summarize.py output for `root`, or InputError where the script would crash."""
     root_text = str(root)
-    if not Path(root_text).is_dir():
+    if not Path(root_text).exists():
         raise InputError("no such directory; expected a result tree <tree>/run<R>/...", path=root_text)
+    if not Path(root_text).is_dir():
+        raise InputError("not a directory; expected a result tree <tree>/run<R>/...", path=root_text)
     runs = [f"{root_text}/run{i}" for i in (1, 2, 3)]
     if not any(Path(r).is_dir() for r in runs):
         raise InputError("no run1, run2 or run3 directory; expected the runbook layout <tree>/run<R>/...", path=root_text)
