@@ -22,8 +22,8 @@ def command(out: Path, suite_path: Path | None) -> None:
     Exit 0 on success, 2 when OUT cannot be written.
     """
     suite = load_suite(suite_path)
-    if out.exists() and any(out.iterdir()):
-        raise InputError("already exists and is not empty; expected a new or empty directory", path=out)
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise InputError("already exists and is not an empty directory; expected a new or empty directory", path=out)
     try:
         baseline, candidate = write_example_pair(out, suite)
     except OSError as exc:

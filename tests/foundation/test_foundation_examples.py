@@ -152,7 +152,10 @@ def test_example_command_writes_the_pair(example_out, invoke):
     assert (out / "baseline/run3/qwen3/asr_en.json").is_file()
     again = invoke("example", out)
     assert again.exit_code == 2
-    assert again.stderr.count("\n") == 1 and "not empty" in again.stderr
+    assert again.stderr.count("\n") == 1 and "not an empty directory" in again.stderr
+    (out.parent / "a-file").write_text("x")
+    onto_file = invoke("example", out.parent / "a-file")
+    assert onto_file.exit_code == 2 and onto_file.stderr.count("\n") == 1
 
 
 def test_moss_hallucination_adds_40_characters(tmp_path, suite):
