@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -55,17 +56,24 @@ def main() -> int:
     if not Path(gate[0]).exists():
         gate = [sys.executable, "-c", "from gate.cli import main; main()"]
 
-    def run(base: Path) -> float:
+    def run(base: Path) -> tuple[float, float]:
+        """(wall seconds, CPU seconds user+system) of one `gate compare` process."""
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
         proc = subprocess.run([*gate, "compare", str(base), str(cand_tree), "--json", str(work / "report.json"),
                                "--format", "none"], capture_output=True, text=True)
         elapsed = time.perf_counter() - start
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
         if proc.returncode not in (0, 1, 3, 4):
             raise SystemExit(f"gate compare failed ({proc.returncode}): {proc.stderr.strip()}")
-        return elapsed
+        return elapsed, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
-    tree_cli = statistics.median(run(base_tree) for _ in range(args.repeat))
-    file_cli = statistics.median(run(baseline_file) for _ in range(args.repeat))
+    def median_run(base: Path) -> tuple[float, float]:
+        samples = [run(base) for _ in range(args.repeat)]
+        return statistics.median(s[0] for s in samples), statistics.median(s[1] for s in samples)
+
+    tree_cli, tree_cpu = median_run(base_tree)
+    file_cli, file_cpu = median_run(baseline_file)
     load_t, sides = _timed(lambda: (load_side(baseline_file, suite), load_side(cand_tree, suite)), args.repeat)
     compare_t, result = _timed(lambda: compare(*sides, suite), args.repeat)
     report = result.to_dict()
@@ -75,8 +83,9 @@ def main() -> int:
     paired = report["statistics"]["quality"]["family_size"]
     print(f"gate compare, 10 workloads, 3+3 runs, {rows} rows ({paired} paired accuracy tests, "
           f"{Thresholds().n_boot} bootstrap resamples, exact sign-flip), {os.cpu_count()} CPUs, median of {args.repeat}:")
-    print(f"  CLI, tree vs tree            {tree_cli:6.2f} s   (fresh process, imports included)")
-    print(f"  CLI, baseline file vs tree   {file_cli:6.2f} s")
+    print(f"  CLI, tree vs tree            {tree_cli:6.2f} s wall, {tree_cpu:.2f} s CPU (fresh process, imports included)")
+    print(f"  CLI, baseline file vs tree   {file_cli:6.2f} s wall, {file_cpu:.2f} s CPU")
+    print(f"  load average now: {' '.join(f'{x:.1f}' for x in os.getloadavg())} (wall time grows with other load)")
     print(f"  in process: load both sides  {load_t:6.2f} s   (of which one tree with per-sample recomputation: {load_tree_t:.2f} s)")
     print(f"  in process: compare()        {compare_t:6.2f} s")
     print(f"  in process: render           {render_t:6.2f} s")
