@@ -11,7 +11,7 @@ from gate.examples import SYNTHETIC_NOTICE, write_example_pair
 
 
 @click.command("example")
-@click.argument("out", type=click.Path(file_okay=False, path_type=Path))
+@click.argument("out", type=click.Path(path_type=Path))
 @click.option("--suite", "suite_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Suite YAML (default: the packaged gate/suites/asr.yaml).")
 def command(out: Path, suite_path: Path | None) -> None:
