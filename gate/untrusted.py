@@ -90,11 +90,27 @@ def render_report(report: dict) -> Rendered:
     return Rendered(comment=comment, summary=report_module.render_summary(report), marker=marker)
 
 
-def merge_reports(reports: list[dict]) -> dict:
-    """Fan-in of per-model reports (one per GPU runner) into one, validated against the schema again."""
+def merge_reports(reports: list[dict], *, missing: dict[str, tuple[str, ...]] | None = None) -> dict:
+    """Fan-in of per-model reports (one per GPU runner) into one, validated against the schema again.
+
+    `missing` maps a model whose job produced no report to its workload ids: they are recorded as
+    incomplete coverage on both sides, so the verdict becomes INCOMPLETE instead of silently
+    covering fewer models.
+    """
     from gate import report as report_module
 
-    merged = report_module.merge_reports(reports)
+    try:
+        merged = report_module.merge_reports(reports)
+    except (ValueError, KeyError) as exc:
+        raise UntrustedInputError(f"reports cannot be merged ({exc})", path="<merged report>") from None
+    for model, workloads in (missing or {}).items():
+        reason = f"no report for {model}: its benchmark job ended without one"
+        side = {"complete": False, "runs": 0, "expected_runs": 0, "reasons": [reason]}
+        for workload in workloads:
+            merged["coverage"][workload] = {"baseline": dict(side), "candidate": dict(side)}
+        merged["models"] = [*merged["models"], model]
+    if missing:
+        merged["verdict"], merged["exit_code"] = "incomplete", report_module.EXIT_CODES["incomplete"]
     _validate(merged, report_schema(), Path("<merged report>"), what="merged report")
     return merged
 

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from gate.config import load_suite
 from gate.errors import InputError
 from gate.untrusted import load_untrusted_report, merge_reports
 
@@ -13,22 +14,33 @@ from gate.untrusted import load_untrusted_report, merge_reports
 @click.command("merge")
 @click.argument("reports", nargs=-1, required=True, type=click.Path())
 @click.option("--json", "json_out", required=True, type=click.Path(dir_okay=False), help="Where to write the merged report.")
-def command(reports: tuple[str, ...], json_out: str) -> None:
+@click.option("--expect-models", default="", help="Comma-separated models that should have a report; a missing one makes the verdict INCOMPLETE.")
+@click.option("--suite", "suite_path", type=click.Path(dir_okay=False), help="Suite YAML (default: the bundled asr suite).")
+def command(reports: tuple[str, ...], json_out: str, expect_models: str, suite_path: str | None) -> None:
     """Merge REPORTS (each validated against the report schema) into one report.json.
 
     A directory stands for the report.json files in it and one level below (the layout
     actions/download-artifact leaves for several artifacts).
 
-    Exit codes: 0 merged (whatever the verdict); 2 a report is unreadable, oversize or off-schema.
+    Exit codes: 0 merged (whatever the verdict); 2 a report is unreadable, oversize or off-schema,
+    or no report was found at all.
     """
+    suite = load_suite(suite_path)
+    expected = tuple(m for m in expect_models.replace(",", " ").split() if m)
+    suite.workloads_for(expected)  # unknown model names are one line, not a silent pass
     files = [found for path in reports for found in _report_files(Path(path))]
-    merged = merge_reports([load_untrusted_report(path) for path in files])
+    loaded = [load_untrusted_report(path) for path in files]
+    present = {model for report in loaded for model in report.get("models", ())}
+    missing = {m: tuple(w.id for w in suite.workloads_for((m,))) for m in expected if m not in present}
+    merged = merge_reports(loaded, missing=missing)
     try:
         Path(json_out).parent.mkdir(parents=True, exist_ok=True)
         Path(json_out).write_text(json.dumps(merged, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     except OSError as exc:
         raise InputError(f"cannot write the merged report ({exc.strerror})", path=json_out) from None
     click.echo(f"merged {len(files)} reports -> {json_out}: {merged.get('verdict')}")
+    for model in missing:
+        click.echo(f"gate: warning: no report for {model}; the merged verdict is INCOMPLETE", err=True)
 
 
 def _report_files(path: Path) -> list[Path]:

@@ -242,3 +242,24 @@ def test_action_keeps_other_commands_failures_even_without_fail_on_regression(tm
     result = invoke(["action"], **action_env(tmp_path, command="summarize", args=str(tree), fail_on_regression="false"))
     assert result.exit_code == 3
     assert outputs_of(tmp_path / "output")["exit-code"] == "3"
+
+
+def test_merge_marks_a_model_without_report_incomplete(tmp_path, example_reports):
+    out = tmp_path / "merged.json"
+    result = invoke(["merge", str(example_reports["whisper"]), "--json", str(out), "--expect-models", "whisper,qwen3"])
+    assert result.exit_code == 0, result.output
+    assert "no report for qwen3" in result.stderr
+    merged = json.loads(out.read_text())
+    assert merged["verdict"] == "incomplete" and merged["exit_code"] == 3 and merged["models"] == ["whisper", "qwen3"]
+    assert merged["coverage"]["qwen3/asr_en"]["candidate"]["complete"] is False
+    from gate.untrusted import render_report
+    assert "no report for qwen3" in render_report(merged).comment
+
+
+def test_merge_of_reports_from_different_suites_is_one_line(tmp_path, example_reports):
+    other = json.loads(example_reports["whisper"].read_text())
+    other["suite"] = "tts"
+    path = tmp_path / "other.json"
+    path.write_text(json.dumps(other))
+    result = invoke(["merge", str(example_reports["qwen3"]), str(path), "--json", str(tmp_path / "m.json")])
+    assert result.exit_code == 2 and "reports cannot be merged" in result.stderr
