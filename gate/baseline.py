@@ -141,8 +141,10 @@ def _samples_of(tree: ResultTree, workload, reader: SampleReader | None) -> tupl
 def _measure_from_runs(measure: str, run_names: Sequence[str], per_run: Sequence[Any]) -> MeasureSamples | str:
     """Stack one measure's per-run UtteranceErrors by id; a string says why it cannot be used."""
     for name, item in zip(run_names, per_run):
-        if item is None or item.crosscheck.status == samples_module.UNAVAILABLE:
+        if item is None:
             return f"no per-sample data in {name}"
+        if item.crosscheck.status == samples_module.UNAVAILABLE:
+            return f"no usable per-sample data in {name} ({item.crosscheck.message})"
         if item.crosscheck.status == samples_module.MISMATCH:
             return f"{name}: per-sample data does not reproduce the file's figure ({item.crosscheck.message})"
     ids = per_run[0].ids
