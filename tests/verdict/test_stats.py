@@ -202,3 +202,14 @@ def test_two_aa_pairs_never_switch_to_pair_differences():
     cal = Calibration(sigma=0.001, df=8, groups=4, delta_sd=0.03, delta_df=1)
     res = log_shift_test([100, 100, 100], [97, 97, 97], higher_is_better=True, calibration=cal)
     assert res.se_source == "within-run sigma" and res.df == 8
+
+
+def test_exact_sign_flip_on_a_wide_lattice_matches_the_normal_approximation():
+    # 2020 utterances, many distinct magnitudes (FFT convolution path): exact p ≈ normal p of Σd.
+    rng = np.random.default_rng(0)
+    base, cand = rng.integers(0, 30, size=(3, 2020)), rng.integers(0, 30, size=(3, 2020))
+    cand[:, :300] += 1
+    d = cand.mean(axis=0) - base.mean(axis=0)
+    p, method = sign_flip_p(d, scale=9)
+    assert method == "exact sign-flip"
+    assert p == pytest.approx(stats.norm.sf(d.sum() / math.sqrt((d ** 2).sum())), abs=0.01)
