@@ -467,7 +467,8 @@ def _read_seedtts(run_dir: Path, workload: Workload) -> WorkloadRun:
     if total != expected * repeats:
         problems.append(Problem(WRONG_TOTAL, f"total is {total}, expected {expected * repeats} "
                                              f"({expected} per repeat × {repeats})", str(path)))
-    artifacts = _safe_lookup(data, "provenance.artifacts") or {}
+    artifacts = _safe_lookup(data, "provenance.artifacts")
+    artifacts = artifacts if isinstance(artifacts, dict) else {}
     provenance = Provenance(
         dataset_id=_str_or_none(artifacts.get("dataset_id")),
         dataset_revision=_str_or_none(artifacts.get("dataset_revision")),

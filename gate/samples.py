@@ -219,6 +219,8 @@ def _seedtts_errors(path: Path, expected_rows: int | None) -> UtteranceErrors:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError:
         raise _Invalid(f"{path}: not UTF-8 text") from None
+    except OSError as exc:
+        raise _Invalid(f"{path}: cannot read ({exc.strerror})") from None
     ids: list[str] = []
     refs: list[str] = []
     hyps: list[str] = []
@@ -301,6 +303,8 @@ def _read_moss_samples(path: Path, measures: list[MetricSpec]) -> dict[str, Utte
         return unavailable(f"{path}: missing; expected the MOSS-TD client's results", {})
     except (json.JSONDecodeError, UnicodeDecodeError, ValueError) as exc:
         return unavailable(f"invalid per-sample data: {path}: not valid JSON ({exc})", {}, invalid=True)
+    except OSError as exc:
+        return unavailable(f"invalid per-sample data: {path}: cannot read ({exc.strerror})", {}, invalid=True)
     reported: dict[str, float | None] = {}
     for m in measures:
         value = _lookup_or_none(data, m.path)
