@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import click
 
+from gate import report as report_module
 from gate.actions_io import normalise_verdict
 from gate.config import load_suite
 from gate.errors import InputError
@@ -25,6 +26,7 @@ from gate.untrusted import Rendered, load_untrusted_meta, load_untrusted_report,
 DEFAULT_CHECK_NAME = "ASR regression gate"
 _TRACKING_TITLE = "ASR regression on main"
 _REGRESSED = ("fail", "incomplete", "not_comparable")
+NO_REPORT_TITLE = "ERROR: the benchmark run ended without a report"
 
 
 @dataclass(frozen=True)
@@ -59,7 +61,9 @@ class Plan:
 
 
 @click.command("post")
-@click.option("--report", "report_path", required=True, type=click.Path(dir_okay=False), help="report.json (untrusted).")
+@click.option("--report", "report_path", type=click.Path(dir_okay=False), help="report.json (untrusted).")
+@click.option("--no-report", is_flag=True,
+              help="The benchmark run left no report: say so (neutral check, short comment) and remove the label.")
 @click.option("--meta", "meta_path", type=click.Path(dir_okay=False), help="run metadata written by `gate event --write-meta`.")
 @click.option("--pr", type=int, help="PR number (default: from the workflow_run event, else from --meta).")
 @click.option("--sha", help="Commit for the check run (default: the workflow_run head, else GITHUB_SHA).")
@@ -72,12 +76,14 @@ class Plan:
 @click.option("--tracking-issue", is_flag=True, help="Nightly: open/update one issue while main regresses, close it on recovery.")
 @click.option("--suite", "suite_path", type=click.Path(dir_okay=False), help="Suite YAML (default: the bundled asr suite).")
 @click.option("--dry-run", is_flag=True, help="Print what would be sent, as JSON; contact nothing.")
-def command(report_path, meta_path, pr, sha, labels, check_name, details_url, no_comment, no_check,
+def command(report_path, no_report, meta_path, pr, sha, labels, check_name, details_url, no_comment, no_check,
             no_status_fallback, tracking_issue, suite_path, dry_run) -> None:
     """Post REPORT as one sticky comment, a check run on the head commit, and remove the one-shot label."""
     settings = Settings.from_environ(os.environ)
     suite = load_suite(suite_path)
-    report = load_untrusted_report(report_path)
+    if bool(report_path) == bool(no_report):
+        raise InputError("give exactly one of --report FILE or --no-report")
+    report = load_untrusted_report(report_path) if report_path else None
     meta = load_untrusted_meta(meta_path) if meta_path else None
     trigger = None
     if settings.event_name == "workflow_run" and settings.event_path:
@@ -97,17 +103,16 @@ def command(report_path, meta_path, pr, sha, labels, check_name, details_url, no
         details_url = f"{settings.server_url}/{settings.repository}/actions/runs/{trigger.run_id}"
     details_url = details_url or settings.run_url
 
-    verdict = normalise_verdict(report.get("verdict", "error"))
     plan = Plan(
-        verdict=verdict,
+        verdict=normalise_verdict(report.get("verdict", "error")) if report else "error",
         pr=pr,
         comment=not (no_comment or tracking_issue),
         sha=None if no_check else sha,
         labels=chosen_labels if pr is not None else (),
         check_name=check_name,
-        check_title=check_title(report),
+        check_title=check_title(report) if report else NO_REPORT_TITLE,
         details_url=details_url,
-        rendered=render_report(report),
+        rendered=render_report(report) if report else no_report_rendered(suite.name, details_url),
         tracking_issue=tracking_issue,
     )
     if dry_run:
@@ -156,6 +161,15 @@ def _verify_pr_binding(publisher: Publisher, pr: int, trigger: Trigger | None) -
     if not same_head:
         raise InputError(f"run metadata names PR #{pr}, whose head ({head_repo}:{head_ref}) is not the benchmark run's "
                          f"head ({trigger.head_repository}:{trigger.head_branch}); refusing to post")
+
+
+def no_report_rendered(suite_name: str, run_url: str | None) -> Rendered:
+    """What the PR sees when the benchmark run ended without a report; only trusted text in it."""
+    marker = report_module.marker(suite_name)
+    run = f"[The benchmark run]({run_url})" if run_url else "The benchmark run"
+    body = (f"## ⚠️ ASR regression gate: no result\n\n{run} ended without a report: it failed or was cancelled "
+            "before the comparison. Its log says why. Add the label again to retry.\n")
+    return Rendered(comment=f"{marker}\n{body}", summary=body, marker=marker)
 
 
 def check_title(report: dict) -> str:

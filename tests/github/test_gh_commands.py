@@ -263,3 +263,23 @@ def test_merge_of_reports_from_different_suites_is_one_line(tmp_path, example_re
     path.write_text(json.dumps(other))
     result = invoke(["merge", str(example_reports["qwen3"]), str(path), "--json", str(tmp_path / "m.json")])
     assert result.exit_code == 2 and "reports cannot be merged" in result.stderr
+
+
+def test_post_no_report_says_so_and_removes_the_label(fake, tmp_path):
+    fake.add_pull(42, labels=("run-fun-asr",))
+    fake.add_comment(42, "<!-- asr-regression-gate: asr -->\nold result")
+    env = github_env(fake, tmp_path, p.workflow_run(conclusion="failure", prs=[42]))
+    result = invoke(["post", "--no-report", "--meta", str(write_meta(tmp_path, labels=["run-fun-asr"]))], **env)
+    assert result.exit_code == 0, result.output
+    (comment,) = fake.comments_on(42)
+    assert "no result" in comment["body"] and f"/{REPO}/actions/runs/123456789" in comment["body"]
+    check = fake.state.check_runs[0]
+    assert check["conclusion"] == "neutral" and check["output"]["title"].startswith("ERROR:")
+    assert fake.state.labels[42] == []
+
+
+def test_post_needs_exactly_one_of_report_and_no_report(example_reports):
+    both = invoke(["post", "--report", str(example_reports["qwen3"]), "--no-report", "--dry-run"])
+    neither = invoke(["post", "--dry-run"])
+    assert both.exit_code == neither.exit_code == 2
+    assert "give exactly one of --report FILE or --no-report" in neither.stderr

@@ -139,13 +139,16 @@ def test_report_workflow_never_checks_out_the_pull_request():
             assert "runner.temp" in step["with"]["path"]  # outside the workspace, never on a path that is executed
 
 
-def test_pr_artifact_name_matches_what_the_report_workflow_downloads():
-    merge = load(ROOT / ".github" / "workflows" / "asr-gate.yml")["jobs"]["merge"]
-    uploaded = next(s["with"]["name"] for s in merge["steps"] if str(s.get("uses", "")).startswith("actions/upload-artifact@"))
+def test_pr_artifact_names_match_what_the_report_workflow_downloads():
+    jobs = load(ROOT / ".github" / "workflows" / "asr-gate.yml")["jobs"]
+    uploaded = [s["with"]["name"] for job in ("merge", "plan") for s in jobs[job]["steps"]
+                if str(s.get("uses", "")).startswith("actions/upload-artifact@")]
     report = load(ROOT / ".github" / "workflows" / "asr-gate-report.yml")["jobs"]["report"]
-    downloaded = next(s["with"]["name"] for s in report["steps"] if str(s.get("uses", "")).startswith("actions/download-artifact@"))
-    assert uploaded.replace("github.run_id", "X").replace("github.run_attempt", "Y") == \
-        downloaded.replace("github.event.workflow_run.id", "X").replace("github.event.workflow_run.run_attempt", "Y")
+    downloaded = [s["with"]["name"] for s in report["steps"] if str(s.get("uses", "")).startswith("actions/download-artifact@")]
+    same_run = [(u.replace("github.run_id", "X").replace("github.run_attempt", "Y"),
+                 d.replace("github.event.workflow_run.id", "X").replace("github.event.workflow_run.run_attempt", "Y"))
+                for u, d in zip(uploaded, downloaded)]
+    assert len(same_run) == 2 and all(u == d for u, d in same_run)  # the result, then the metadata
 
 
 def test_caller_filter_lets_every_suite_label_through_and_names_match():
