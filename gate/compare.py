@@ -262,7 +262,7 @@ def compare(base: Side, cand: Side, suite: Suite, *, models: Sequence[str] | Non
             row = _new_row(workload, metric, wb, wc, incomplete)
             if incomplete:
                 row.verdict = INCOMPLETE
-                row.method = "none (coverage)"
+                row.method = "not tested: coverage"
                 row.notes.append(_incomplete_reason(wb, wc))
                 _plain_delta(row)
             elif metric.kind == "accuracy":
@@ -452,7 +452,7 @@ def _speed(row: _Draft, metric: MetricSpec, calibration: Calibration | None, sui
     _plain_delta(row)
     if missing:
         row.verdict = INCOMPLETE
-        row.method = "none (values)"
+        row.method = "not tested: missing values"
         row.notes.append(f"{' and '.join(missing)}: a run has no positive value for {metric.name}")
         return
     floor = metric.floor_rel or 0.0

@@ -193,8 +193,8 @@ def _context(report: dict, folded: tuple[str, ...] = ()) -> dict:
         hidden_passing += len(model_rows) - len(keep)
         shown_models[model] = keep
     # Notes worth reading: every non-passing row's, and a passing row's unless it only says "unchanged".
-    notes = [r for r in rows if r["note"] and (r["verdict"] != "pass" or (
-        "passing_rows" not in folded and not str(r["note"]).startswith("unchanged")))]
+    notes = _notes([r for r in rows if r["note"] and (r["verdict"] != "pass" or (
+        "passing_rows" not in folded and not str(r["note"]).startswith("unchanged")))])
     coverage = [{"workload": w, **c} for w, c in report["coverage"].items()]
     incomplete_coverage = [c for c in coverage if not (c["baseline"]["complete"] and c["candidate"]["complete"])]
     differences = report["environment_diff"]
@@ -224,6 +224,18 @@ def _context(report: dict, folded: tuple[str, ...] = ()) -> dict:
         "uncalibrated": sum(1 for r in rows if str(r["method"]).startswith("uncalibrated")),
         "fallback": sum(1 for r in rows if str(r["method"]).startswith("fallback")),
     }
+
+
+def _notes(rows: list[dict]) -> list[dict]:
+    """One line per (workload, note): an incomplete workload says why once, not once per metric."""
+    merged: dict[tuple, dict] = {}
+    for row in rows:
+        key = (row["workload"], row["note"], row["verdict"])
+        if key in merged:
+            merged[key]["metrics"].append(row["metric"])
+        else:
+            merged[key] = {**row, "metrics": [row["metric"]]}
+    return list(merged.values())
 
 
 _ENV: jinja2.Environment | None = None
