@@ -140,7 +140,6 @@ def test_strict_undefined_fails_loudly(report):
 
 
 def test_merge_reports_fans_in(report, suite, sides):
-    rng = np.random.default_rng(9)
     moss = "moss_td/googletime"
     speed = {"throughput_qps": [1.0] * 3, "latency_mean_s": [1.0] * 3, "latency_p95_s": [2.0] * 3,
              "rtf_mean": [0.1] * 3, "cer": [0.05] * 3, "cp_cer": [0.05] * 3}
@@ -155,4 +154,3 @@ def test_merge_reports_fans_in(report, suite, sides):
     assert "moss\\_td" in render_comment(merged)
     with pytest.raises(ValueError):
         merge_reports([report, dict(other, suite="other")])
-    del rng
