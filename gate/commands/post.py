@@ -139,8 +139,8 @@ def publish(publisher: Publisher, plan: Plan, *, fallback_to_status: bool = True
                                         summary=plan.check_summary, details_url=plan.details_url,
                                         fallback_to_status=fallback_to_status)
         click.echo(f"{check.kind.replace('_', ' ')} {check.conclusion} on {plan.sha[:12]}")
-    for label in plan.labels:
-        removed = publisher.remove_label(plan.pr, label) if plan.pr is not None else False
+    for label in plan.labels if plan.pr is not None else ():
+        removed = publisher.remove_label(plan.pr, label)
         click.echo(f"label {label} {'removed' if removed else 'already gone'}")
     if plan.tracking_issue:
         regressed = plan.verdict in _REGRESSED
@@ -156,7 +156,7 @@ def _verify_pr_binding(publisher: Publisher, pr: int, trigger: Trigger | None) -
     """A PR number from the artifact is believed only if GitHub says that PR's head is the run's head."""
     if trigger is None:
         return  # explicit --meta outside workflow_run: the caller vouches for it
-    head_sha, head_repo, head_ref = publisher.pull_request_head(pr)
+    _, head_repo, head_ref = publisher.pull_request_head(pr)  # the branch, not the SHA: it may have moved on
     same_head = head_repo == trigger.head_repository and head_ref == trigger.head_branch
     if not same_head:
         raise InputError(f"run metadata names PR #{pr}, whose head ({head_repo}:{head_ref}) is not the benchmark run's "
