@@ -496,6 +496,8 @@ def _decide(rows: list[_Draft], thresholds: Thresholds) -> None:
             row.verdict = WARN
         elif row.p_value <= thresholds.warn_alpha:
             row.notes.append("significant but below the floors")
+        elif row.p_value >= 1 - thresholds.warn_alpha:  # reported, never gated
+            row.notes.append(f"improved by {-row.delta_abs * 100:.3f} pp")
     speed = [r for r in rows if r.family == "speed"]
     pvalues = [r.p_value for r in speed]
     for row, adjusted, q in zip(speed, holm(pvalues), benjamini_hochberg(pvalues)):
