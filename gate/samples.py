@@ -188,8 +188,8 @@ def read_run_samples(run_dir: str | Path, workload: Workload) -> dict[str, Utter
     reported = {m.samples: workload_run.metrics.get(m.name) for m in measures}
     source = workload_run.samples_path
     if source is None:
-        return {m.samples: _unavailable(m.samples, reported[m.samples], "no per-sample data in this layout (CI SeedTTS artifacts carry none)")
-                for m in measures}
+        message = "no per-sample data in this layout (CI SeedTTS artifacts carry none)"
+        return {m.samples: _unavailable(m.samples, reported[m.samples], message) for m in measures}
     path = Path(source)
     try:
         path = _raw_jsonl(path)
