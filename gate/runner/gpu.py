@@ -206,7 +206,7 @@ def cpu_set(pci_bus_id: str | None, sysfs: Path = Path("/sys/bus/pci/devices")) 
         return None
 
 
-def wait_until_free(gpu: GpuProvider, index: int, *, below_mib: float, timeout_s: float, poll_s: float = 0.2,
+def wait_until_free(gpu: GpuProvider, index: int, *, below_mib: float, timeout_s: float, poll_s: float = 0.05,
                     clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep) -> float:
     """Block until the GPU's used memory is under `below_mib`; return the seconds waited.
 

@@ -20,7 +20,7 @@ import httpx
 from gate.errors import GateError
 from gate.runner import procgroup
 
-HEALTH_POLL_S = 0.1
+HEALTH_POLL_S = 0.05
 # Each /health probe is short: a server that accepts but never answers (runbook §8.2) must not hang us.
 PROBE_TIMEOUT = httpx.Timeout(1.0, connect=0.5)
 LOG_TAIL_LINES = 20
