@@ -60,9 +60,12 @@ def _default_hf_hub() -> Path:
               help="Seconds to wait for another gate on this GPU before failing.")
 @click.option("--port-wait", type=float, default=30.0, show_default=True,
               help="Seconds to wait for a busy port to be released before failing.")
+@click.option("--skip-venv-check", is_flag=True,
+              help="Do not run the checkout's .github/scripts/verify_omni_installed_pins.py (runbook Step 2).")
 @click.option("--no-dataset-fingerprints", is_flag=True, help="Do not record MOSS dataset fingerprints (slow to load).")
 def command(checkout, ab, out, name, names, models, labels, runs, gpu_index, no_gpu, port, hf_hub,
-            torchinductor_cache, python, suite_path, resume, dry_run, lock_dir, lock_wait, port_wait, no_dataset_fingerprints):
+            torchinductor_cache, python, suite_path, resume, dry_run, lock_dir, lock_wait, port_wait, skip_venv_check,
+            no_dataset_fingerprints):
     """Run the ASR benchmarks of one checkout (or two, --ab) and write the runbook's result tree."""
     suite = load_suite(suite_path)
     if bool(checkout) == bool(ab):
@@ -89,6 +92,9 @@ def command(checkout, ab, out, name, names, models, labels, runs, gpu_index, no_
                              f"{', '.join(suite.labels)}")
     selected = tuple(dict.fromkeys(w.model for w in suite.workloads_for(selected or None)))  # suite order
     run_names = _csv(runs) or (suite.warm_run, *suite.scored_runs)
+    bad = [r for r in run_names if not r.replace("_", "").replace("-", "").isalnum()]
+    if bad:
+        raise InputError(f"--runs: {bad[0]!r} is not a plain run name (like warm, 1, 2); runs go to OUT/NAME/run<R>")
     if len(set(run_names)) != len(run_names):
         raise InputError(f"--runs: duplicate run names in {runs!r}")
     out = Path(out).resolve()
@@ -96,7 +102,7 @@ def command(checkout, ab, out, name, names, models, labels, runs, gpu_index, no_
                   torchinductor_cache=Path(torchinductor_cache or out / "torchinductor").resolve())
     request = RunRequest(suite=suite, sides=sides, setup=setup, runs=run_names, models=selected, gpu_index=gpu_index,
                          resume=resume, lock_dir=lock_dir, lock_wait_s=lock_wait,
-                         fingerprints=not no_dataset_fingerprints, port_wait_s=port_wait, argv=tuple(sys.argv))
+                         fingerprints=not no_dataset_fingerprints, port_wait_s=port_wait, venv_check=not skip_venv_check, argv=tuple(sys.argv))
     if dry_run:
         for line in dry_run_lines(suite, request.steps()):
             click.echo(line)

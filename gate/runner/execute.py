@@ -68,6 +68,7 @@ class RunRequest:
     lock_wait_s: float = 0.0
     fingerprints: bool = True
     port_wait_s: float = PORT_WAIT_S
+    venv_check: bool = True
     argv: tuple[str, ...] = ()
 
     def steps(self) -> tuple[RunStep, ...]:
@@ -224,7 +225,8 @@ class Runner:
         outcome = RunOutcome()
         with _signals_cancel():
             self.preflight = run_preflight(self.suite, self.steps, gpu=self.gpu, gpu_index=self.request.gpu_index,
-                                           base_env=self.base_env, fingerprints=self.request.fingerprints)
+                                           base_env=self.base_env, fingerprints=self.request.fingerprints,
+                                           venv_check=self.request.venv_check)
             for note in self.preflight.notes:
                 self.progress.say(f"note: {note}")
             key = self.preflight.gpu.uuid if self.preflight.gpu and self.preflight.gpu.uuid else "no-gpu"

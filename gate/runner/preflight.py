@@ -74,7 +74,7 @@ print(json.dumps(out))
 
 
 def run_preflight(suite: Suite, steps: tuple[RunStep, ...], *, gpu: GpuProvider, gpu_index: int | None,
-                  base_env: Mapping[str, str], fingerprints: bool = True) -> Preflight:
+                  base_env: Mapping[str, str], fingerprints: bool = True, venv_check: bool = True) -> Preflight:
     problems: list[str] = []
     notes: list[str] = []
     sides: dict[str, SideFacts] = {}
@@ -89,6 +89,10 @@ def run_preflight(suite: Suite, steps: tuple[RunStep, ...], *, gpu: GpuProvider,
         if side_problems:
             continue
         env = {**base_env, **step.environment}
+        if venv_check:
+            problem, note = _check_venv_pins(side, env)
+            problems += [problem] if problem else []
+            notes += [note] if note else []
         facts, dataset_problems = _check_datasets(suite, side, env, tuple(c.workload for m in step.models
                                                                           for c in m.clients), fingerprints)
         problems += dataset_problems
@@ -131,6 +135,26 @@ def _check_side(side: Side, step: RunStep) -> list[str]:
         if server.is_absolute() and not (server.is_file() and os.access(server, os.X_OK)):
             problems.append(f"{server}: missing or not executable; expected the server entry point of the checkout's venv")
     return problems
+
+
+VERIFY_PINS = Path(".github/scripts/verify_omni_installed_pins.py")
+
+
+def _check_venv_pins(side: Side, env: Mapping[str, str]) -> tuple[str | None, str | None]:
+    """Runbook Step 2's last line: the venv must hold the checkout's exact pins. (problem, note)"""
+    script = side.checkout / VERIFY_PINS
+    if not script.is_file():
+        return None, f"{script}: not in this checkout; venv pins not verified"
+    argv = [str(side.python), str(script), str(side.python), str(side.checkout)]
+    try:
+        done = subprocess.run(argv, cwd=side.checkout, env=dict(env), capture_output=True, text=True, timeout=600)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"{script}: could not run ({exc})", None
+    last = ((done.stdout + done.stderr).strip().splitlines() or ["no output"])[-1]
+    if done.returncode != 0:
+        return (f"{side.python}: the venv does not match the checkout's pins (runbook Step 2; rebuild it, or "
+                f"--skip-venv-check): {last}"), None
+    return None, None
 
 
 def _check_datasets(suite: Suite, side: Side, env: Mapping[str, str], workloads: tuple[Workload, ...],

@@ -75,7 +75,7 @@ def wait_port_free(port: int, *, timeout_s: float, poll_s: float = 0.1) -> float
 
 def _answers_health(port: int) -> bool:
     try:
-        return httpx.get(f"http://127.0.0.1:{port}/health", timeout=PROBE_TIMEOUT).status_code < 600
+        return httpx.get(f"http://127.0.0.1:{port}/health", timeout=httpx.Timeout(0.3)).status_code < 600
     except httpx.HTTPError:
         return False
 

@@ -139,3 +139,5 @@ def test_unknown_model_and_label_are_one_line_errors(bench):
     done = bench.run("--dry-run", "--label", "run-nothing")
     assert done.returncode == 2 and "none of run-nothing selects a model" in done.stderr
     assert "Traceback" not in done.stderr
+    done = bench.run("--dry-run", "--runs", "warm,../x")
+    assert done.returncode == 2 and "'../x' is not a plain run name" in done.stderr

@@ -131,6 +131,15 @@ def test_dataset_that_does_not_load_offline(bench):
     assert "dataset zhaochenyang20/movies800time has 9 samples, expected 4" in done.stderr
 
 
+def test_venv_that_does_not_match_the_pins_is_a_preflight_problem(bench):
+    bench.knobs({"venv_pins_error": "transformers==5.12.1 expected, found 5.0.0"})
+    done = bench.run("--models", "qwen3", "--runs", "1")
+    assert done.returncode == 2
+    assert "the venv does not match the checkout's pins (runbook Step 2; rebuild it, or --skip-venv-check): " \
+           "ERROR: transformers==5.12.1 expected, found 5.0.0" in done.stderr
+    assert bench.run("--models", "qwen3", "--runs", "1", "--skip-venv-check").returncode == 0
+
+
 def test_cancellation_stops_everything_and_keeps_completed_runs(bench):
     bench.knobs({"client": {"hang": True, "on_call": 3}})  # run1's first client hangs: cancel it there
     proc = bench.start("--models", "qwen3", "--runs", "warm,1")
