@@ -17,6 +17,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -180,8 +181,8 @@ def _clock(seconds: float) -> str:
 @contextmanager
 def _signals_cancel() -> Iterator[None]:
     """Turn the first SIGINT/SIGTERM into Cancelled in the main thread; later ones are ignored so cleanup finishes."""
-    if threading_main() is False:
-        yield
+    if threading.current_thread() is not threading.main_thread():
+        yield  # signal handlers can only be installed from the main thread (the library used from a thread)
         return
     fired: list[int] = []
 
@@ -197,11 +198,6 @@ def _signals_cancel() -> Iterator[None]:
     finally:
         for s, h in previous.items():
             signal.signal(s, h)
-
-
-def threading_main() -> bool:
-    import threading
-    return threading.current_thread() is threading.main_thread()
 
 
 class Runner:
@@ -306,7 +302,7 @@ class Runner:
 
     def _one_run(self, step: RunStep) -> None:
         assert self.log is not None and self.preflight is not None
-        log, suite = self.log, self.suite
+        log = self.log
         env = self._env(step)
         checkout = step.side.checkout
         self.progress.say(f"{step.label}: starting ({checkout})")

@@ -126,7 +126,7 @@ def test_nvml_facts_and_telemetry_on_the_real_gpu():
 @pytest.mark.gpu
 def test_gpu_memory_is_seen_and_released_on_the_real_gpu():
     gpu = _nvml_or_skip()
-    torch = pytest.importorskip("torch")
+    pytest.importorskip("torch")
     before = gpu.memory_used_mib(0)
     # A separate process holds 2 GiB, as a server would; killing it must bring memory back down.
     import subprocess
