@@ -35,6 +35,16 @@ def host_facts(cpuinfo: Path = Path("/proc/cpuinfo")) -> dict[str, Any]:
             "logical_cpus": os.cpu_count()}
 
 
+def cached_dataset_ref(hf_hub: Path, repo_id: str) -> str | None:
+    """The commit the local HF hub cache holds as the dataset's `main` (refs/main, written at download time).
+    Offline this is the best record of which revision the cached rows came from; None when not cached."""
+    ref = Path(hf_hub) / f"datasets--{repo_id.replace('/', '--')}" / "refs" / "main"
+    try:
+        return ref.read_text().strip() or None
+    except OSError:
+        return None
+
+
 def build_env(*, gpu: Any | None, cpu_set: str | None, python: str | None, commit: str | None, checkout: str,
               datasets: Mapping[str, Mapping[str, Any]], models: Mapping[str, Mapping[str, Any]],
               host: Mapping[str, Any] | None = None, notes: tuple[str, ...] = ()) -> dict[str, Any]:

@@ -120,3 +120,5 @@ def command(checkout, ab, out, name, names, models, labels, runs, gpu_index, no_
     done = ", ".join(outcome.completed) or "none"
     skipped = f"; skipped (already complete): {', '.join(outcome.skipped)}" if outcome.skipped else ""
     click.echo(f"gate run: completed {done}{skipped}", err=True)
+    for side in sides:
+        click.echo(f"gate run: results in {out / side.name}; next: gate summarize {out / side.name}", err=True)

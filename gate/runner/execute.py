@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, TextIO
 
 from gate.config import Suite
-from gate.env import build_env, gate_version
+from gate.env import build_env, cached_dataset_ref, gate_version
 from gate.errors import GateError
 from gate.results import read_workload_run
 from gate.runner import clients, server
@@ -333,7 +333,8 @@ class Runner:
         env_doc = build_env(
             gpu=self.preflight.gpu, cpu_set=self.preflight.cpu_set,
             python=side_facts.python_version if side_facts else None, commit=commit, checkout=str(checkout),
-            datasets=side_facts.datasets if side_facts else {},
+            datasets={k: {**v, "cached_main_ref": cached_dataset_ref(self.request.setup.hf_hub, k)}
+                      for k, v in (side_facts.datasets if side_facts else {}).items()},
             models={m.model: {"model_id": m.model_id, "revision": m.revision, "snapshot": str(m.snapshot)}
                     for m in step.models},
             notes=tuple(notes))

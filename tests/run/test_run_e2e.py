@@ -13,7 +13,13 @@ from gate.results import read_tree
 from gate.runner.gpu import GpuLock
 
 
-def test_full_run_writes_the_runbook_tree(bench):
+def test_full_run_writes_the_runbook_tree(bench, tmp_path):
+    hub = tmp_path / "hub"  # the HF cache records which commit of a private dataset was downloaded
+    import shutil
+    shutil.copytree(bench.hf_hub, hub)
+    (hub / "datasets--zhaochenyang20--googletime" / "refs").mkdir(parents=True)
+    (hub / "datasets--zhaochenyang20--googletime" / "refs" / "main").write_text("0123abc")
+    bench.hf_hub = hub
     done = bench.run("--runs", "1")
     assert done.returncode == 0, done.stderr
     run1 = bench.out / "main" / "run1"
@@ -33,6 +39,7 @@ def test_full_run_writes_the_runbook_tree(bench):
     assert env["models"]["moss_td"]["revision"] == "704aa4a9c304e8520be88901e0d1960158ef5b15"
     assert env["datasets"]["zhaochenyang20/seed-tts-eval-arrow"]["revision"].startswith("27f4c1ad")
     assert env["python"] and env["host"]["logical_cpus"]
+    assert env["datasets"]["zhaochenyang20/googletime"]["cached_main_ref"] == "0123abc"  # from the fake hub
     telemetry = json.loads((run1 / "telemetry.json").read_text())
     assert telemetry["available"] is False and "no GPU" in telemetry["error"]
     log = bench.run_log()
