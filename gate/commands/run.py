@@ -46,7 +46,7 @@ def _default_hf_hub() -> Path:
               help="NVML index of the GPU to use when several are visible (sets CUDA_VISIBLE_DEVICES for the server).")
 @click.option("--no-gpu", is_flag=True, help="Run without a GPU (tests, stand-in): no GPU waits, no telemetry.")
 @click.option("--port", type=int, default=None, help="Server port (default: the suite's, 8000).")
-@click.option("--hf-hub", type=click.Path(path_type=Path), default=None, help="HF hub cache holding the snapshots.")
+@click.option("--hf-hub", type=click.Path(path_type=Path), default=None, help="HF hub cache holding the snapshots (default $HF_HUB, else $HF_HOME/hub, else ~/.cache/huggingface/hub).")
 @click.option("--torchinductor-cache", type=click.Path(path_type=Path), default=None,
               help="TORCHINDUCTOR_CACHE_DIR (default OUT/torchinductor).")
 @click.option("--python", "python", type=click.Path(path_type=Path), default=None,
