@@ -1,8 +1,9 @@
 """Process groups the gate starts: start in a new session, find members, stop TERM-then-KILL.
 
 Every process the gate starts carries GATE_PROCESS_TAG=<random> in its environment, and its
-children inherit it. Leftovers are found by session id + tag (from the gate's own records),
-never by process name, so a stranger's process is never signalled.
+children inherit it. Members are found by that tag (so a worker that started its own session is
+still found) and leftovers of earlier gate processes by the records they wrote, never by process
+name, so a stranger's process is never signalled.
 """
 from __future__ import annotations
 
@@ -45,19 +46,26 @@ def start(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], log: Path) 
 
 
 def members(session: int, tag: str | None = None) -> list[int]:
-    """Live (non-zombie) processes of a session; with `tag`, only those carrying GATE_PROCESS_TAG=tag."""
+    """Live (non-zombie) processes the gate started as `session`.
+
+    With `tag`: every process carrying GATE_PROCESS_TAG=tag, in that session or not, so a worker that
+    called setsid() itself is still found. Without: the processes of the session."""
     found = []
     needle = f"{TAG_VARIABLE}={tag}".encode() if tag else None
+    me = os.getpid()
     for entry in _PROC.iterdir():
-        if not entry.name.isdigit():
+        if not entry.name.isdigit() or int(entry.name) == me:
             continue
         try:
             stat = (entry / "stat").read_text()
             # Fields after the ")" that closes the command name: state ppid pgrp session ...
             fields = stat[stat.rindex(")") + 2:].split()
-            if fields[0] == "Z" or int(fields[3]) != session:
+            if fields[0] == "Z":
                 continue
-            if needle is not None and needle not in (entry / "environ").read_bytes().split(b"\0"):
+            if needle is None:
+                if int(fields[3]) != session:
+                    continue
+            elif needle not in (entry / "environ").read_bytes().split(b"\0"):
                 continue
         except (OSError, ValueError, IndexError):
             continue  # exited while we looked, or not ours to read

@@ -59,6 +59,15 @@ def test_child_left_behind_ignoring_term_is_killed_with_the_group(bench):
     assert server.port_free(bench.port), "the child held the listening socket until it was killed"
 
 
+def test_child_that_started_its_own_session_is_still_stopped(bench):
+    srv = _start(bench, {"leave_child": True, "child_setsid": True})
+    server.wait_healthy(srv, timeout_s=10)
+    tagged = procgroup.members(srv.group.pgid, srv.group.tag)
+    assert len(tagged) >= 2 and len(procgroup.members(srv.group.pgid)) < len(tagged)  # one left the session
+    assert server.stop(srv, grace_s=0.5) == "kill"
+    assert bench.leftovers() == []
+
+
 def test_leftovers_of_an_earlier_gate_are_stopped_by_record_not_by_name(bench):
     tree = bench.out / "main"
     (tree / "run1").mkdir(parents=True)

@@ -9,7 +9,7 @@ Honours SGLANG_OMNI_STRICT_PORT like upstream (§6.4). Where torch and CUDA exis
 
 Fault knobs (section "server" of standin-knobs.json; each may carry "on_call": N to fire only on
 the Nth server start): crash_at_start, never_healthy, start_delay_s, crash_after_requests,
-port_taken, leave_child, ignore_term, fail_every (every Nth transcription answers HTTP 500).
+port_taken, leave_child (child_setsid: in its own session), ignore_term, fail_every (every Nth transcription answers HTTP 500).
 """
 from __future__ import annotations
 
@@ -160,7 +160,10 @@ def main(argv) -> int:
         hold = (f"import torch; x = torch.ones({gpu_mib} * 2**20, dtype=torch.uint8, device='cuda'); "
                 "torch.cuda.synchronize(); ") if gpu_mib and holder is not None else ""
         child = subprocess.Popen([sys.executable, "-c", "import signal, time; signal.signal(signal.SIGTERM, "
-                                  f"signal.SIG_IGN); {hold}time.sleep(3600)"], pass_fds=(httpd.fileno(),))
+                                  f"signal.SIG_IGN); {hold}print('up', flush=True); time.sleep(3600)"],
+                                 pass_fds=(httpd.fileno(),), stdout=subprocess.PIPE,
+                                 start_new_session=bool(faults.get("child_setsid")))
+        child.stdout.readline()  # serve only once the child ignores SIGTERM (and holds its GPU memory)
         print(f"[standin] left a child process behind: pid {child.pid}", flush=True)
     print(f"[standin] listening on {args.host}:{httpd.server_address[1]}", flush=True)
     ready_epoch = time.time() + max(0.0, ready_at - time.monotonic())
