@@ -30,6 +30,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, required=True, help="directory for the table, plot and counts")
     parser.add_argument("--replicates", type=int, default=400, help="simulated pairs per scenario (default 400)")
+    parser.add_argument("--aa-replicates", type=int, default=None,
+                        help="replicates of the A/A (no change) scenario, whose false-FAIL rate needs a tight CI "
+                             "(default 5 x --replicates; --smoke: = --replicates)")
     parser.add_argument("--seed", type=int, default=20261202)
     parser.add_argument("--calibration-pairs", type=int, default=10,
                         help="A/A pairs the gate's calibration is estimated from, fresh for every replicate")
@@ -52,8 +55,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         args.no_alternatives = True
         args.verify_trees = min(args.verify_trees, 1)
         args.scenarios = args.scenarios or ",".join(SMOKE_SCENARIOS)
-    if args.replicates < 1:
-        parser.error("--replicates must be at least 1")
+    if args.aa_replicates is None:
+        args.aa_replicates = args.replicates if args.smoke else 5 * args.replicates
+    if args.replicates < 1 or args.aa_replicates < 1:
+        parser.error("--replicates and --aa-replicates must be at least 1")
+    if args.out.exists() and not args.out.is_dir():
+        parser.error(f"--out {args.out}: exists and is not a directory")
     return args
 
 
@@ -79,7 +86,8 @@ def main(argv: list[str] | None = None) -> int:
     def progress(message: str) -> None:
         print(f"[{time.monotonic() - started:6.1f}s] {message}", file=sys.stderr, flush=True)
 
-    results = experiment.run(scenarios, factory, rows, args.replicates, args.seed, noise, args.jobs, progress)
+    replicates = {s.key: (args.aa_replicates if s.is_null else args.replicates) for s in scenarios}
+    results = experiment.run(scenarios, factory, rows, replicates, args.seed, noise, args.jobs, progress)
     args.out.mkdir(parents=True, exist_ok=True)
     equivalence = ""
     if args.verify_trees and not args.no_gate:
@@ -95,12 +103,17 @@ def main(argv: list[str] | None = None) -> int:
     command = "python benchmarks/verdict_power.py " + " ".join(argv if argv is not None else sys.argv[1:])
     (args.out / "verdict_power.md").write_text(
         f"# Verdict power: false alarms and detection power\n\n`{command}` "
-        f"({args.replicates} replicates per scenario, seed {args.seed}, {time.monotonic() - started:.0f} s). "
+        f"({args.replicates} replicates per scenario, {args.aa_replicates} for A/A, seed {args.seed}, "
+        f"{time.monotonic() - started:.0f} s on {args.jobs} processes). "
         "Cells: rate in % (95% Wilson CI). A/A row: share of no-op PRs with any gated row failed; "
         "other rows: share of replicates in which the changed row was flagged.\n\n"
         f"{table}\n\n{alternatives}{equivalence}{line}\n", encoding="utf-8")
     report.plot(results, args.out / "verdict_power.png")
-    (args.out / "verdict_power.json").write_text(json.dumps(report.counts(results), indent=1) + "\n", encoding="utf-8")
+    meta = {"command": command, "replicates": args.replicates, "aa_replicates": args.aa_replicates, "seed": args.seed,
+            "seconds": round(time.monotonic() - started), "calibration_pairs": args.calibration_pairs,
+            "oracle_pairs": args.oracle_pairs}
+    (args.out / "verdict_power.json").write_text(json.dumps(report.counts(results, meta), indent=1) + "\n",
+                                                 encoding="utf-8")
     print(table)
     print()
     print(alternatives + equivalence + line)

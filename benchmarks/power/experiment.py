@@ -119,6 +119,12 @@ class Tally:
         self.target_warn_or_fail += any(t in flagged for t in targets)
         self.rows_fail += len(fail)
 
+    def merge(self, other: "Tally") -> None:
+        for name in ("replicates", "any_fail", "any_warn_or_fail", "target_fail", "target_warn_or_fail", "rows_fail"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.fail_rows.update(other.fail_rows)
+        self.warn_rows.update(other.warn_rows)
+
 
 @dataclass
 class Results:
@@ -144,15 +150,15 @@ class JudgeFactory(Protocol):
                  test_sets: Mapping[str, TestSet]) -> tuple[Judge, ...]: ...
 
 
-def run_scenario(scenario_key: str, factory: JudgeFactory, rows: tuple[Row, ...], replicates: int, seed: int,
+def run_scenario(scenario_key: str, factory: JudgeFactory, rows: tuple[Row, ...], replicates: range, seed: int,
                  noise: NoiseModel) -> tuple[str, list[tuple[str, str, bool, Tally]]]:
-    """All replicates of one scenario; returns (scenario key, [(judge key, label, alternative, tally)])."""
+    """Replicates `replicates` of one scenario; returns (scenario key, [(judge key, label, alternative, tally)])."""
     scenario = next(s for s in default_scenarios() if s.key == scenario_key)
     test_sets = draw_test_sets(seed, DEFAULT_TRUTHS, noise)
     truths = scenario_truths(scenario)
     judges = factory(scenario, truths, test_sets)
     tallies = {judge.key: Tally() for judge in judges}
-    for rep in range(replicates):
+    for rep in replicates:
         key = (zlib.crc32(scenario.key.encode()), rep)
         pair = simulate_pair(np.random.default_rng([seed, *key]), truths, noise, test_sets, scenario, key)
         for judge in judges:
@@ -160,32 +166,40 @@ def run_scenario(scenario_key: str, factory: JudgeFactory, rows: tuple[Row, ...]
     return scenario.key, [(j.key, j.label, getattr(j, "alternative", False), tallies[j.key]) for j in judges]
 
 
-def run(scenarios: tuple[Scenario, ...], factory: JudgeFactory, rows: tuple[Row, ...], replicates: int,
+CHUNK = 200  # replicates per task, so that a scenario with many replicates spreads over the workers
+
+
+def run(scenarios: tuple[Scenario, ...], factory: JudgeFactory, rows: tuple[Row, ...], replicates: Mapping[str, int],
         seed: int, noise: NoiseModel, jobs: int = 1, progress: Callable[[str], None] = lambda _: None) -> Results:
-    """Every scenario, in `jobs` worker processes. Seeds are (seed, scenario key, replicate): a scenario's
-    pairs do not depend on which other scenarios run, and every judge sees the same pairs."""
+    """Every scenario (`replicates[key]` pairs each), in `jobs` worker processes. Seeds are (seed, scenario key,
+    replicate): a scenario's pairs do not depend on which other scenarios run, and every judge sees the same
+    pairs."""
     keys = [s.key for s in scenarios]
-    outputs = {}
+    tasks = [(key, range(start, min(start + CHUNK, replicates[key])))
+             for key in keys for start in range(0, replicates[key], CHUNK)]
+    outputs: dict[str, list] = {key: [] for key in keys}
     if jobs <= 1:
-        for key in keys:
-            outputs[key] = run_scenario(key, factory, rows, replicates, seed, noise)[1]
-            progress(f"{key}: {replicates} replicates")
+        for key, reps in tasks:
+            outputs[key].append(run_scenario(key, factory, rows, reps, seed, noise)[1])
+            progress(f"{key}: replicates {reps.start}-{reps.stop - 1}")
     else:
         with ProcessPoolExecutor(max_workers=jobs) as pool:
-            futures = [pool.submit(run_scenario, key, factory, rows, replicates, seed, noise) for key in keys]
+            futures = {pool.submit(run_scenario, key, factory, rows, reps, seed, noise): reps for key, reps in tasks}
             for future in as_completed(futures):
                 key, output = future.result()
-                outputs[key] = output
-                progress(f"{key}: {replicates} replicates")
+                outputs[key].append(output)
+                reps = futures[future]
+                progress(f"{key}: replicates {reps.start}-{reps.stop - 1}")
     judges: dict[str, bool] = {}
     labels: dict[str, str] = {}
     for key in keys:
-        for judge, label, alternative, _ in outputs[key]:
+        for judge, label, alternative, _ in outputs[key][0]:
             judges.setdefault(judge, alternative)
             labels[judge] = label
     results = Results(scenarios=scenarios, judges=tuple(j for j, alt in judges.items() if not alt),
                       alternatives=tuple(j for j, alt in judges.items() if alt), labels=labels, rows=len(rows))
     for key in keys:
-        for judge, _, _, tally in outputs[key]:
-            results.tallies[(key, judge)] = tally
+        for chunk in outputs[key]:
+            for judge, _, _, tally in chunk:
+                results.tally(key, judge).merge(tally)
     return results

@@ -44,6 +44,8 @@ def side_of(suite: Suite, truths: Mapping[str, WorkloadTruth], test_sets: Mappin
         for metric in workload.metrics:
             if metric.kind == "speed":
                 values[metric.name] = tuple(float(v) for v in arm.speed[metric.name])
+            elif metric.kind == "accuracy" and metric.name not in arm.errors:  # speed-only (A/A calibration) arm
+                values[metric.name] = (None,) * RUNS
             elif metric.kind == "accuracy":
                 values[metric.name] = tuple(float(v) for v in arm.rates(metric.name, test_set.ref_len))
                 if with_samples and metric.samples:
@@ -124,7 +126,7 @@ class GateJudge:
         for _ in range(self.calibration_pairs):
             sides = []
             for arm_name in ("a", "b"):
-                arms = {w: simulate_arm(rng, by_id[w], self.test_sets[w], self.noise) for w in wanted}
+                arms = {w: simulate_arm(rng, by_id[w], self.test_sets[w], self.noise, speed_only=True) for w in wanted}
                 sides.append(side_of(self.suite, by_id, self.test_sets, arms, commit="aa", path=f"aa-{arm_name}",
                                      with_samples=False))
             pairs.append((sides[0], sides[1]))

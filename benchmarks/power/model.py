@@ -163,7 +163,7 @@ def _exact_total(rng: np.random.Generator, mean: np.ndarray, total: int) -> np.n
 
 
 def simulate_arm(rng: np.random.Generator, truth: WorkloadTruth, test_set: TestSet, noise: NoiseModel,
-                 effect: Effect | None = None) -> ArmRuns:
+                 effect: Effect | None = None, speed_only: bool = False) -> ArmRuns:
     effect = effect or Effect()
     sigma = truth.sigma_run
     slow = np.ones(RUNS)
@@ -191,6 +191,8 @@ def simulate_arm(rng: np.random.Generator, truth: WorkloadTruth, test_set: TestS
         speed[metric] = speed[metric] * factor
 
     errors: dict[str, np.ndarray] = {}
+    if speed_only:  # an A/A calibration job: only its speed values are used
+        return ArmRuns(speed=speed, errors=errors)
     flips = _run_flips(rng, truth, test_set, noise)
     for metric, base in test_set.errors.items():
         runs = base[None, :] + flips

@@ -32,7 +32,8 @@ def test_smoke_writes_table_plot_and_counts(smoke):
     out, done = smoke
     table = (out / "verdict_power.md").read_text(encoding="utf-8")
     lines = table.strip().splitlines()
-    assert lines[-1].startswith("Gate (calibrated), 30 replicates per scenario, 54 gated rows: false FAIL per no-op PR")
+    assert lines[-1].startswith("Gate (calibrated), 54 gated rows, 30 A/A and 30 replicates per effect scenario: "
+                              "false FAIL per no-op PR")
     header = next(line for line in lines if line.startswith("| Scenario |"))
     for column in ("gate (calibrated)", "gate (uncalibrated)", "oracle z (true sigma)", "maintainers 0.97/1.03",
                    "Welch t p<0.05", "asv 1.1 + stats", "CodSpeed 10%", "GAB 200%", "sglang CI x0.9/x1.1"):
