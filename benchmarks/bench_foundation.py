@@ -58,7 +58,7 @@ def main() -> int:
     cold = subprocess.run([sys.executable, "-c",
                            "import time, sys; from pathlib import Path; t=time.perf_counter();"
                            "from gate.config import load_suite; from gate.examples import write_example_tree;"
-                           f"write_example_tree(Path(sys.argv[1]), load_suite()); print(time.perf_counter()-t)",
+                           "write_example_tree(Path(sys.argv[1]), load_suite()); print(time.perf_counter()-t)",
                            str(work / "cold")], capture_output=True, text=True, check=True)
     print(f"write_example_tree, fresh process (imports included): {float(cold.stdout):.2f} s")
     print(f"write_example_tree, 10 workloads x (warm + 3 runs):    {_median_time(fresh_tree, args.repeat)}")

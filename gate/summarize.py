@@ -15,7 +15,6 @@ Exit codes (also in `gate summarize --help`): 0 complete, 3 incomplete coverage,
 from __future__ import annotations
 
 import glob
-import json
 import math
 import os
 import statistics
