@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import shutil
 import zlib
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -30,6 +31,7 @@ import numpy as np
 from rapidfuzz.distance import Levenshtein
 
 from gate import results
+from gate.baseline import calibrate_baseline, side_from_tree, write_baseline
 from gate.config import Suite, Workload
 from gate.samples import clean_no_speaker, cp_cer_counts
 
@@ -38,6 +40,8 @@ SYNTHETIC_NOTICE = ("SYNTHETIC EXAMPLE DATA written by `gate example` (gate/exam
 
 BASELINE_COMMIT = "5b0c1f3e9a7d4c2b8e6f1a3d5c7b9e0f2a4c6e8d"
 CANDIDATE_COMMIT = "c41e7a9d2b5f8c0e3a6d9f1b4e7c0a3d6f9b2e5a"
+AA_PAIRS = 3  # A/A pairs behind the example baseline's calibration: 4 degrees of freedom each (3 + 3 runs)
+AA_SEEDS_FROM = 100  # A/A trees use seeds 100, 101, ...: noise independent of the pair's (0 and 1)
 DEFAULT_FREEZE = (
     "aiohttp==3.12.15",
     "datasets==4.1.1",
@@ -121,6 +125,37 @@ def write_example_pair(out: Path, suite: Suite) -> tuple[Path, Path]:
         "            extra word error; every other workload differs from the baseline by run-to-run noise only.\n\n"
         "Try: gate compare " + str(baseline) + " " + str(candidate) + "\n", encoding="utf-8")
     return baseline, candidate
+
+
+def write_example_baseline(out: Path, suite: Suite, *, pairs: int = AA_PAIRS) -> Path:
+    """out/baseline.json: out/baseline stored as a baseline file, calibrated from `pairs` A/A pairs.
+
+    Each A/A pair is the baseline's commit written twice with fresh seeds (3 scored runs each; the
+    unscored warm-up run is left out), so the calibration measures exactly the run-to-run noise the
+    pair was generated with (ExampleSpec.speed_sigma). The A/A trees are written under out/aa/ and
+    removed once calibrated: ~27 MB each, and regenerated identically from their seeds.
+    """
+    out = Path(out)
+    baseline_file = write_baseline(side_from_tree(out / "baseline", suite), out / "baseline.json")
+    aa_root = out / "aa"
+    trees = [write_example_tree(aa_root / f"pair{k // 2 + 1}-{'ab'[k % 2]}", suite,
+                                ExampleSpec(seed=AA_SEEDS_FROM + k, commit=BASELINE_COMMIT, runs=("1", "2", "3")))
+             for k in range(2 * pairs)]
+    sides = [side_from_tree(tree, suite, sample_reader=_speed_only) for tree in trees]
+    calibrate_baseline(baseline_file, list(zip(sides[0::2], sides[1::2])), suite)
+    shutil.rmtree(aa_root)
+    with (out / "README.txt").open("a", encoding="utf-8") as readme:
+        readme.write(
+            f"\nbaseline.json  baseline/ stored by gate.baseline, with its speed noise floor calibrated from {pairs}\n"
+            f"               synthetic A/A pairs (commit {BASELINE_COMMIT[:10]} twice, seeds {AA_SEEDS_FROM}–"
+            f"{AA_SEEDS_FROM + 2 * pairs - 1}; the A/A trees\n"
+            "               were removed after calibration). Compared against it, speed rows get p-values:\n\n"
+            f"Try: gate compare {baseline_file} {out / 'candidate'}\n")
+    return baseline_file
+
+
+def _speed_only(run_dir: Path, workload: Workload) -> dict:  # calibration reads speed values, not per-utterance data
+    return {}
 
 
 def utterance_ids(workload: Workload) -> tuple[str, ...]:
