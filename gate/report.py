@@ -18,7 +18,7 @@ from typing import Any
 
 import jinja2
 
-from gate.compare import EXIT_CODES, overall_verdict
+from gate.compare import EXIT_CODES, PRECEDENCE, overall_verdict
 
 COMMENT_MARKER = "<!-- asr-regression-gate: {suite} -->"  # gate.github finds the sticky comment by it
 COMMENT_MAX_CHARS = 60_000
@@ -34,6 +34,9 @@ HEADLINES = {
     "incomplete": "incomplete results: cannot judge",
     "not_comparable": "the two sides are not comparable",
 }
+# The one sentence under the headline: which workloads, per non-passing verdict.
+LEADS = {"incomplete": "Cannot judge (see Coverage)", "not_comparable": "Not comparable (see Environment)",
+         "fail": "Worse beyond noise and above the floors", "warn": "Possibly worse, rerun to confirm"}
 
 # Parts of the comment, least important first: each level drops one more (see render_comment).
 FOLD_LEVELS = (
@@ -45,7 +48,7 @@ FOLD_LEVELS = (
     ("utterances", "per_run", "packages", "passing_rows", "coverage_ok", "statistics"),
 )
 FOLD_WORDS = {"utterances": "changed-utterance excerpts", "per_run": "per-run values",
-              "packages": "the full package diff", "passing_rows": "passing rows",
+              "packages": "the full package diff", "passing_rows": "the table of all checks (passing rows)",
               "coverage_ok": "complete-coverage lines", "statistics": "the statistics section"}
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069]")
@@ -169,8 +172,34 @@ def fmt_pcol(row: dict) -> str:
     return text
 
 
+def fmt_why(row: dict) -> str:
+    """Why a row got its verdict, in plain words: the note, then the method and what it rests on."""
+    if row["verdict"] == "incomplete":
+        return "not tested: incomplete coverage (see Coverage)"
+    if row["verdict"] == "not_comparable":  # its test result would not mean anything
+        return f"{row['note'] or 'not comparable'} (see Environment)"
+    parts = [row["note"]] if row["note"] else []
+    method = str(row["method"])
+    if row.get("p_adjusted") is not None:
+        method += ", Holm"
+    parts.append(method)
+    if row.get("n_worse") is not None and (row["n_worse"] or row["n_better"]):
+        parts.append(f"{row['n_worse']} worse, {row['n_better']} better")
+    floor = row.get("floor") or {}
+    if row.get("p_value") is not None and "abs" in floor and "rel" in floor:
+        parts.append(f"floors {floor['abs'] * 100:.2f} pp and {floor['rel']:.0%}")
+    elif row.get("p_value") is not None and "rel" in floor:
+        parts.append(f"floor {floor['rel']:.0%}")
+    return "; ".join(parts)
+
+
 def fmt_errors(value: float) -> str:
     return f"{value:.0f}" if float(value).is_integer() else f"{value:.2f}"
+
+
+def all_of(n: int, noun: str) -> str:
+    """'the workload', 'both workloads', 'all 10 workloads'."""
+    return f"the {noun}" if n == 1 else f"both {noun}s" if n == 2 else f"all {n} {noun}s"
 
 
 def short_commit(value: Any) -> str:
@@ -186,37 +215,45 @@ def _context(report: dict, folded: tuple[str, ...] = ()) -> dict:
     models: dict[str, list[dict]] = {}
     for row in rows:
         models.setdefault(row["model"], []).append(row)
-    shown_models = {}
-    hidden_passing = 0
-    for model, model_rows in models.items():
-        keep = [r for r in model_rows if "passing_rows" not in folded or r["verdict"] != "pass"]
-        hidden_passing += len(model_rows) - len(keep)
-        shown_models[model] = keep
+    # What changed: every row that is not a pass, most severe first (the overall verdict's precedence).
+    changed = sorted((r for r in rows if r["verdict"] != "pass"), key=lambda r: PRECEDENCE.index(r["verdict"]))
     # Notes worth reading: every non-passing row's, and a passing row's unless it only says "unchanged".
-    notes = _notes([r for r in rows if r["note"] and (r["verdict"] != "pass" or (
-        "passing_rows" not in folded and not str(r["note"]).startswith("unchanged")))])
+    notes = _notes([r for r in rows if r["note"] and (r["verdict"] != "pass" or not str(r["note"]).startswith("unchanged"))])
     coverage = [{"workload": w, **c} for w, c in report["coverage"].items()]
     incomplete_coverage = [c for c in coverage if not (c["baseline"]["complete"] and c["candidate"]["complete"])]
+    complete_by_model: dict[str, list[str]] = {}
+    for c in coverage:
+        if c not in incomplete_coverage:
+            model, _, name = c["workload"].partition("/")
+            complete_by_model.setdefault(model, []).append(name or model)
     differences = report["environment_diff"]
     packages = [d for d in differences if d["kind"] == "freeze"]
+    # Changed utterances of workloads with a failing or warning accuracy row come first (and alone in the terminal).
+    flagged = {r["workload"] for r in changed if r["kind"] == "accuracy" and r["verdict"] in ("fail", "warn")}
+    utterances = sorted(report["utterances"], key=lambda u: u["workload"] not in flagged)
     return {
         "report": report,
         "marker": marker(report["suite"]),
         "icon": VERDICT_ICONS[report["verdict"]],
         "verdict_word": VERDICT_WORDS[report["verdict"]],
         "headline": HEADLINES[report["verdict"]],
-        "models": shown_models,
+        "models": models,
+        "model_summaries": [_model_summary(model, model_rows) for model, model_rows in models.items()],
+        "changed": changed,
+        "leads": _leads(changed, models),
+        "why_lines": _why_lines(changed),
         "notes": notes,
         "coverage": coverage,
         "incomplete_coverage": incomplete_coverage,
+        "complete_by_model": complete_by_model,
         "all_complete": not incomplete_coverage,
         "differences": [d for d in differences if d["kind"] != "freeze"],
         "packages": packages,
         "blocking": [d for d in differences if d["blocking"]],
         "folded": folded,
         "folded_words": [FOLD_WORDS[f] for f in folded],
-        "hidden_passing": hidden_passing,
-        "utterances": report["utterances"],
+        "utterances": utterances,
+        "flagged_utterances": [u for u in utterances if u["workload"] in flagged],
         "per_run_rows": rows,
         "counts": report["counts"],
         "excerpt": EXCERPT_CHARS,
@@ -224,6 +261,36 @@ def _context(report: dict, folded: tuple[str, ...] = ()) -> dict:
         "uncalibrated": sum(1 for r in rows if str(r["method"]).startswith("uncalibrated")),
         "fallback": sum(1 for r in rows if str(r["method"]).startswith("fallback")),
     }
+
+
+def _leads(changed: list[dict], models: dict[str, list[dict]]) -> list[dict]:
+    """Per non-passing verdict (most severe first): its workloads, each with the metrics concerned."""
+    per_workload = {}
+    for rows in models.values():
+        for row in rows:
+            per_workload[row["workload"]] = per_workload.get(row["workload"], 0) + 1
+    leads: dict[str, dict[str, list[str]]] = {}
+    for row in changed:
+        leads.setdefault(row["verdict"], {}).setdefault(row["workload"], []).append(row["metric"])
+    return [{"verdict": verdict, "text": LEADS[verdict],
+             "workloads": [{"workload": w, "metrics": m, "all": len(m) == per_workload[w]} for w, m in workloads.items()]}
+            for verdict, workloads in leads.items()]
+
+
+def _why_lines(rows: list[dict]) -> list[dict]:
+    """One line per (workload, reason): six metrics of one incomplete workload say why once."""
+    merged: dict[tuple[str, str], dict] = {}
+    for row in rows:
+        why = fmt_why(row)
+        merged.setdefault((row["workload"], why), {"workload": row["workload"], "why": why, "metrics": []})["metrics"].append(row["metric"])
+    return list(merged.values())
+
+
+def _model_summary(model: str, rows: list[dict]) -> dict:
+    """One model's rows counted by verdict (most severe first), and how many improved."""
+    counts = [(v, sum(1 for r in rows if r["verdict"] == v)) for v in PRECEDENCE]
+    return {"model": model, "n": len(rows), "counts": [(v, n) for v, n in counts if n],
+            "improved": sum(1 for r in rows if str(r["note"]).startswith("improved"))}
 
 
 def _notes(rows: list[dict]) -> list[dict]:
@@ -251,7 +318,8 @@ def environment() -> jinja2.Environment:
             undefined=jinja2.StrictUndefined, autoescape=False, trim_blocks=True, lstrip_blocks=True,
             keep_trailing_newline=True)
         env.filters.update(md=md, plain=plain, value=fmt_value, spread=fmt_spread, delta=fmt_delta, ci=fmt_ci,
-                           p=fmt_p, pcol=fmt_pcol, errors=fmt_errors, commit=short_commit)
+                           p=fmt_p, pcol=fmt_pcol, why=fmt_why, errors=fmt_errors, commit=short_commit,
+                           all_of=all_of)
         env.globals.update(icons=VERDICT_ICONS, words=VERDICT_WORDS)
         _ENV = env
     return _ENV
@@ -275,14 +343,18 @@ def render_summary(report: dict) -> str:
     return environment().get_template("summary.md.j2").render(**_context(report))
 
 
-def render_terminal(report: dict) -> str:
-    return environment().get_template("terminal.txt.j2").render(**_context(report), table=_terminal_table(report))
+def render_terminal(report: dict, *, show_all: bool = False) -> str:
+    """Terminal text: the rows that are not a pass (every row with show_all), coverage, verdict."""
+    context = _context(report)
+    shown = report["rows"] if show_all else context["changed"]
+    return environment().get_template("terminal.txt.j2").render(
+        **context, show_all=show_all, table=_terminal_table(shown) if shown else "")
 
 
-def _terminal_table(report: dict) -> str:
+def _terminal_table(rows: list[dict]) -> str:
     header = ("workload", "metric", "baseline", "candidate", "change", "95% CI", "p", "verdict")
     lines = [header]
-    for r in report["rows"]:
+    for r in rows:
         lines.append((plain(r["workload"]), plain(r["metric"]), plain(fmt_spread(r["baseline"], r["unit"], r["kind"])),
                       plain(fmt_spread(r["candidate"], r["unit"], r["kind"])), fmt_delta(r), fmt_ci(r), fmt_pcol(r),
                       VERDICT_WORDS[r["verdict"]]))

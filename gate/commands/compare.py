@@ -31,12 +31,15 @@ from gate.report import render_comment, render_summary, render_terminal
               help="Write the job-summary markdown to this file.")
 @click.option("--format", "output_format", type=click.Choice(["terminal", "markdown", "json", "none"]),
               default="terminal", show_default=True, help="What to print on stdout.")
+@click.option("--all", "show_all", is_flag=True, default=False,
+              help="Terminal: print every row, every note and the changed utterances of all workloads "
+                   "(default: only the rows that are not a pass).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap resampling.")
 @click.option("--suite", "suite_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Suite YAML (default: the packaged gate/suites/asr.yaml).")
 def command(base: Path, candidate: Path, models: tuple[str, ...], allow_diff: tuple[str, ...],
             calibration_path: Path | None, json_path: Path | None, comment_path: Path | None,
-            summary_path: Path | None, output_format: str, seed: int, suite_path: Path | None) -> None:
+            summary_path: Path | None, output_format: str, show_all: bool, seed: int, suite_path: Path | None) -> None:
     """Compare CANDIDATE against BASE; each is a result tree or a baseline JSON file.
 
     One verdict per workload × gated metric (pass, warn, fail, incomplete, not comparable) and an
@@ -62,7 +65,7 @@ def command(base: Path, candidate: Path, models: tuple[str, ...], allow_diff: tu
     _write(comment_path, render_comment(report), "comment")
     _write(summary_path, render_summary(report), "summary")
     if output_format == "terminal":
-        click.echo(render_terminal(report), nl=False)
+        click.echo(render_terminal(report, show_all=show_all), nl=False)
     elif output_format == "markdown":
         click.echo(render_comment(report), nl=False)
     elif output_format == "json":

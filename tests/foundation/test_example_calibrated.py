@@ -1,0 +1,46 @@
+"""`gate example OUT` writes OUT/baseline.json, calibrated from synthetic A/A pairs: compared against it,
+the planted regression still FAILs (now with p-values) and every noise-only row passes."""
+from __future__ import annotations
+
+import json
+
+from gate.baseline import read_baseline
+from gate.examples import AA_PAIRS, BASELINE_COMMIT
+
+PLANTED = "qwen3/asr_en"
+
+
+def test_example_baseline_file_is_calibrated_from_aa_pairs(example_out, suite):
+    out, result = example_out
+    assert result.exit_code == 0, result.stderr
+    assert f"next: gate compare {out / 'baseline.json'} {out / 'candidate'}" in result.stdout
+    side = read_baseline(out / "baseline.json", suite)
+    assert side.commit == BASELINE_COMMIT and len(side.workloads) == len(suite.workloads)
+    speed = [m.name for w in suite.workloads for m in w.metrics if m.kind == "speed"]
+    calibrated = [m for metrics in side.calibration.values() for m in metrics]
+    assert sorted(calibrated) == sorted(speed)
+    for metrics in side.calibration.values():
+        for cal in metrics.values():
+            assert cal.df == 4 * AA_PAIRS  # 3 + 3 runs per pair
+            assert 0.004 < cal.sigma < 0.02  # the generator's run-to-run noise is 1% (ExampleSpec.speed_sigma)
+    assert not (out / "aa").exists()  # the A/A trees are removed once calibrated
+    assert "A/A" in (out / "README.txt").read_text(encoding="utf-8")
+
+
+def test_planted_regression_fails_and_noise_passes_against_the_calibrated_baseline(example_out, invoke, tmp_path):
+    out, _ = example_out
+    report_path = tmp_path / "report.json"
+    result = invoke("compare", out / "baseline.json", out / "candidate", "--json", report_path)
+    assert result.exit_code == 1, result.output
+    report = json.loads(report_path.read_text(encoding="utf-8"))
+    assert report["sides"]["baseline"]["calibrated"] is True
+    failed = {(r["workload"], r["metric"]) for r in report["rows"] if r["verdict"] == "fail"}
+    planted = {(r["workload"], r["metric"]) for r in report["rows"] if r["workload"] == PLANTED}
+    assert failed == planted  # WER (40 extra errors) and all four speed metrics (6% slower)
+    others = [r for r in report["rows"] if r["workload"] != PLANTED]
+    assert others and all(r["verdict"] == "pass" for r in others)
+    speed = [r for r in report["rows"] if r["kind"] == "speed"]
+    assert all(r["p_value"] is not None and not r["method"].startswith("uncalibrated") for r in speed)
+    # The terminal shows the failing rows and not the passing ones.
+    assert "uncalibrated" not in result.stdout and "Worse beyond noise and above the floors: qwen3/asr_en" in result.stdout
+    assert "whisper/asr_en" not in result.stdout.split("Why:")[0]
