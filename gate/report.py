@@ -48,7 +48,7 @@ FOLD_LEVELS = (
     ("utterances", "per_run", "packages", "passing_rows", "coverage_ok", "statistics"),
 )
 FOLD_WORDS = {"utterances": "changed-utterance excerpts", "per_run": "per-run values",
-              "packages": "the full package diff", "passing_rows": "the table of all checks (passing rows)",
+              "packages": "the full package diff", "passing_rows": "the tables of all checks and of the paired tests",
               "coverage_ok": "complete-coverage lines", "statistics": "the statistics section"}
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069]")
@@ -251,7 +251,7 @@ def _context(report: dict, folded: tuple[str, ...] = ()) -> dict:
         "packages": packages,
         "blocking": [d for d in differences if d["blocking"]],
         "folded": folded,
-        "folded_words": [FOLD_WORDS[f] for f in folded],
+        "folded_words": [FOLD_WORDS[f] for f in folded if _present(f, report, packages, incomplete_coverage)],
         "utterances": utterances,
         "flagged_utterances": [u for u in utterances if u["workload"] in flagged],
         "per_run_rows": rows,
@@ -261,6 +261,17 @@ def _context(report: dict, folded: tuple[str, ...] = ()) -> dict:
         "uncalibrated": sum(1 for r in rows if str(r["method"]).startswith("uncalibrated")),
         "fallback": sum(1 for r in rows if str(r["method"]).startswith("fallback")),
     }
+
+
+def _present(part: str, report: dict, packages: list, incomplete_coverage: list) -> bool:
+    """Whether a foldable part had anything in it (the note names only what was really left out)."""
+    if part == "utterances":
+        return bool(report["utterances"])
+    if part == "packages":
+        return bool(packages)
+    if part == "coverage_ok":
+        return bool(incomplete_coverage) and len(incomplete_coverage) < len(report["coverage"])
+    return True
 
 
 def _leads(changed: list[dict], models: dict[str, list[dict]]) -> list[dict]:
