@@ -77,6 +77,40 @@ def md(value: Any, limit: int | None = None) -> str:
     return text
 
 
+def md_excerpt(value: Any, start: int, limit: int) -> str:
+    """md() of a window of `limit` characters from `start` (an ellipsis marks the cut-off head)."""
+    if value is None:
+        return md(None)
+    text = _one_line(value)
+    if start <= 0 or len(text) <= limit:
+        return md(text, limit)
+    return "…" + md(text[start:], limit - 1)
+
+
+def excerpt_start(utterance: dict, limit: int) -> int:
+    """Where the excerpts of a changed utterance start: a little before the hypotheses first differ
+    (or, when they do not, where the candidate first departs from the reference), so a long MOSS
+    session shows the change instead of its unchanged first `limit` characters."""
+    ref, base, cand = (_one_line(utterance[k] or "") for k in ("reference", "baseline_hypothesis", "candidate_hypothesis"))
+    if max(len(ref), len(base), len(cand)) <= limit:
+        return 0
+    first = _first_difference(base, cand)
+    if first is None:
+        first = _first_difference(ref, cand) or 0
+    return max(0, first - limit // 4)
+
+
+def _first_difference(a: str, b: str) -> int | None:
+    for i, (x, y) in enumerate(zip(a, b)):
+        if x != y:
+            return i
+    return None if len(a) == len(b) else min(len(a), len(b))
+
+
+def _one_line(value: Any) -> str:
+    return re.sub(r"\s+", " ", _plain(str(value))).strip()
+
+
 def plain(value: Any, limit: int | None = None) -> str:
     """A single-line string for the terminal: control characters (ANSI escapes too) removed."""
     if value is None:
@@ -252,7 +286,7 @@ def _context(report: dict, folded: tuple[str, ...] = ()) -> dict:
         "blocking": [d for d in differences if d["blocking"]],
         "folded": folded,
         "folded_words": [FOLD_WORDS[f] for f in folded if _present(f, report, packages, incomplete_coverage)],
-        "utterances": utterances,
+        "utterances": [dict(u, start=excerpt_start(u, EXCERPT_CHARS)) for u in utterances],
         "flagged_utterances": [u for u in utterances if u["workload"] in flagged],
         "per_run_rows": rows,
         "counts": report["counts"],
@@ -330,7 +364,7 @@ def environment() -> jinja2.Environment:
             keep_trailing_newline=True)
         env.filters.update(md=md, plain=plain, value=fmt_value, spread=fmt_spread, delta=fmt_delta, ci=fmt_ci,
                            p=fmt_p, pcol=fmt_pcol, why=fmt_why, errors=fmt_errors, commit=short_commit,
-                           all_of=all_of)
+                           all_of=all_of, excerpt=md_excerpt)
         env.globals.update(icons=VERDICT_ICONS, words=VERDICT_WORDS)
         _ENV = env
     return _ENV

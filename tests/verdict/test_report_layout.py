@@ -125,3 +125,20 @@ def test_compare_all_flag_prints_every_row(make_tree):
     assert short.exit_code == full.exit_code == 0
     assert "All 10 checks pass" in short.stdout and not re.search(r"^qwen3/asr_en +corpus_wer", short.stdout, re.M)
     assert len(re.findall(r"^qwen3/asr_(en|zh) ", full.stdout, re.M)) == 10
+
+
+def test_long_excerpts_show_where_the_hypotheses_differ(report):
+    long = copy.deepcopy(report)
+    reference = "甲" * 500 + "乙" * 300
+    candidate = "甲" * 500 + "丙" + "乙" * 299
+    long["utterances"] = [{"workload": "qwen3/asr_en", "measure": "cer", "id": "session_01", "why": "worse",
+                           "ref_len": 800, "baseline_errors": 0, "candidate_errors": 1, "reference": reference,
+                           "baseline_hypothesis": reference, "candidate_hypothesis": candidate}]
+    text = render_comment(long)
+    line = next(line for line in text.splitlines() if line.startswith("  - candidate: "))
+    assert line.startswith("  - candidate: …") and "丙" in line and line.endswith("…")
+    reference_line = next(line for line in text.splitlines() if line.startswith("  - reference: "))
+    assert reference_line.startswith("  - reference: …甲") and "丙" not in reference_line
+    short = copy.deepcopy(long)
+    short["utterances"][0].update(reference="a b c", baseline_hypothesis="a b c", candidate_hypothesis="a x c")
+    assert "  - candidate: a x c\n" in render_comment(short)
