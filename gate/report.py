@@ -6,9 +6,16 @@ transcripts, package names, paths, commits) passes through one filter, `md`, whi
 markdown, HTML, @mentions, backticks and table pipes. The environment uses StrictUndefined, so a
 misspelt variable fails loudly instead of rendering as nothing.
 
+Layout (comment and job summary): the verdict and one sentence naming the workloads concerned;
+the sides; the counts; "What changed", a table of only the rows that are not a pass, most severe
+first, each with why (the test, what it rests on, its floor); one line per model; coverage and the
+environment (one line each when clean, a table when not); then, folded in <details>, every row,
+the paired tests, per-run values, changed utterances and the statistics used. The terminal shows
+the same minus the folded parts; `show_all` prints every row.
+
 The PR comment is capped (default 60,000, counted in UTF-8 bytes, which is never less than the
-character count GitHub limits): when too long, the least important parts are folded away first
-(utterance excerpts, per-run values, package lists, passing rows), and the comment says so.
+character count GitHub limits): when too long, the least important parts are left out first
+(utterance excerpts, per-run values, package lists, the tables of all rows), and the comment says so.
 """
 from __future__ import annotations
 
