@@ -74,7 +74,7 @@ def alternatives_table(results: Results) -> str:
     scenarios = [s for s in results.scenarios if any(results.has(s.key, j) for j in results.alternatives)]
     judges = [j for j in (GATE, ORACLE) if j in results.judges] + list(results.alternatives)
     header = "| Design | " + " | ".join(
-        (f"{s.label}: false FAIL per PR" if s.is_null else f"{s.label}: FAIL | WARN or FAIL") for s in scenarios) + " |"
+        (f"{s.label}: false FAIL per PR" if s.is_null else f"{s.label}: FAIL \\| WARN or FAIL") for s in scenarios) + " |"
     lines = ["Design alternatives (what each goal costs; same pairs, same A/A calibration):", "", header,
              "|" + "---|" * (len(scenarios) + 1)]
     for judge in judges:

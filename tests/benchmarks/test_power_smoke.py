@@ -148,3 +148,32 @@ def test_oracle_is_calibrated_on_null_pairs():
     hits = sum(rule(ROW_SPEED, np.exp(0.01 * rng.standard_normal(3)), np.exp(0.01 * rng.standard_normal(3)))
                for _ in range(4000))
     assert 20 <= hits <= 65
+
+
+def _cells(line: str) -> int:
+    return len(line.replace("\\|", "").strip().strip("|").split("|"))
+
+
+def test_tables_have_as_many_cells_as_headers(smoke):
+    out, _ = smoke
+    for line in (out / "verdict_power.md").read_text(encoding="utf-8").splitlines():
+        if line.startswith("| Scenario |"):
+            width = _cells(line)
+        elif line.startswith("|"):
+            assert _cells(line) == width, line
+
+
+def test_alternatives_table_is_well_formed():
+    from power.report import alternatives_table
+
+    chosen = tuple(s for s in scenarios.default_scenarios() if s.key in ("aa", "thr-3"))
+    results = experiment.Results(scenarios=chosen, judges=("gate",), alternatives=("alt",),
+                                 labels={"gate": "gate (calibrated)", "alt": "gate, floor 2%"}, rows=54)
+    for key in ("aa", "thr-3"):
+        for judge in ("gate", "alt"):
+            results.tally(key, judge).add({"fail": frozenset({("qwen3/asr_en", "throughput_samples_per_s")})},
+                                          chosen[1].targets if key == "thr-3" else ())
+    table = [line for line in alternatives_table(results).splitlines() if line.startswith("|")]
+    assert len(table) == 4  # header, separator, two designs
+    assert {_cells(line) for line in table} == {3}
+    assert "| gate, floor 2% | 100.0 (" in table[-1]
