@@ -25,15 +25,16 @@ ALTERNATIVE_SCENARIOS = ("aa", "thr-3", "wer+0.15")
 N_BOOT = 50
 
 
-def oracle_z(rows: tuple[Row, ...], alpha: float) -> dict[str, float]:
-    """Bonferroni critical z per family (accuracy, speed): the gate's family-wise level over the same rows."""
-    sizes = {kind: sum(r.kind == kind for r in rows) for kind in ("accuracy", "speed")}
-    return {kind: float(stats.norm.isf(alpha / max(m, 1))) for kind, m in sizes.items()}
+def oracle_z(rows: tuple[Row, ...], alpha: float, quality_alpha: float | None = None) -> dict[str, float]:
+    """Bonferroni critical z per family (accuracy, speed): the gate's family-wise levels over the same rows."""
+    levels = {"accuracy": alpha if quality_alpha is None else quality_alpha, "speed": alpha}
+    sizes = {kind: sum(r.kind == kind for r in rows) for kind in levels}
+    return {kind: float(stats.norm.isf(levels[kind] / max(m, 1))) for kind, m in sizes.items()}
 
 
 def competing_rules(suite: Suite, truths: tuple[WorkloadTruth, ...], true_sd: Mapping[tuple[str, str], float],
-                    rows: tuple[Row, ...], alpha: float) -> tuple[Rule, ...]:
-    z = oracle_z(rows, alpha)
+                    rows: tuple[Row, ...], alpha: float, quality_alpha: float | None = None) -> tuple[Rule, ...]:
+    z = oracle_z(rows, alpha, quality_alpha)
     return (
         Rule("oracle", "oracle z (true sigma)", oracle_rule(true_sd, z)),
         Rule("oracle_floor", "oracle z + floor", oracle_rule(true_sd, z, use_floor=True)),
@@ -83,18 +84,21 @@ class JudgeFactory:
                          suite=with_floor(suite, 0.02), alternative=True),
                     gate("alt_floor2", "gate, speed floor 2%", suite=with_floor(suite, 0.02), alternative=True),
                     gate("alt_floor0", "gate, no speed floor", suite=with_floor(suite, 0.0), alternative=True),
-                    gate("alt_alpha05", "gate, family alpha 0.05", thresholds=Thresholds(alpha=0.05, n_boot=N_BOOT),
-                         alternative=True),
+                    gate("alt_alpha05", "gate, speed family alpha 0.05",
+                         thresholds=Thresholds(alpha=0.05, n_boot=N_BOOT), alternative=True),
+                    gate("alt_qalpha05", "gate, accuracy family alpha 0.05",
+                         thresholds=Thresholds(quality_alpha=0.05, n_boot=N_BOOT), alternative=True),
                 ]
-        judges.extend(RuleJudge(rule) for rule in competing_rules(suite, truths, true_sd, rows, thresholds.alpha))
+        judges.extend(RuleJudge(rule) for rule in competing_rules(suite, truths, true_sd, rows, thresholds.alpha,
+                                                                  thresholds.quality_alpha))
         if self.alternatives and scenario.key in ALTERNATIVE_SCENARIOS:
             qwen3_rows = tuple(r for r in rows if r.workload_id.startswith("qwen3/"))
-            z = oracle_z(qwen3_rows, thresholds.alpha)
+            z = oracle_z(qwen3_rows, thresholds.alpha, thresholds.quality_alpha)
             judges.append(RuleJudge(Rule("alt_oracle_qwen3", "oracle z, run-qwen3-asr PR family",
                                          oracle_rule(true_sd, z)), workloads=("qwen3/asr_en", "qwen3/asr_zh"),
                                     alternative=True))
-            z05 = oracle_z(rows, 0.05)
-            judges.append(RuleJudge(Rule("alt_oracle_alpha05", "oracle z, family alpha 0.05",
+            z05 = oracle_z(rows, 0.05, thresholds.quality_alpha)
+            judges.append(RuleJudge(Rule("alt_oracle_alpha05", "oracle z, speed family alpha 0.05",
                                          oracle_rule(true_sd, z05)), alternative=True))
         return tuple(judges)
 
