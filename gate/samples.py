@@ -249,22 +249,9 @@ def _seedtts_errors(path: Path, expected_rows: int | None) -> UtteranceErrors:
         raise _Invalid(f"{path}: {len(ids)} rows, expected {expected_rows} (the result file's total); "
                        f"sample ids are missing or extra")
     valid = np.array(success, dtype=bool)
-    n = len(ids)
     ref_len = np.array([len(r.split()) for r in refs], dtype=np.int64)
-    subs, dels, ins = (np.zeros(n, dtype=np.int64) for _ in range(3))
-    # One batched jiwer call over the valid sentences that differ at all (identical ones have no
-    # errors): its alignments give S/D/I per sentence.
-    keep = [k for k in np.flatnonzero(valid) if refs[k] != hyps[k]]
-    if keep:
-        out = jiwer.process_words([refs[k] for k in keep], [hyps[k] for k in keep])
-        for k, alignment in zip(keep, out.alignments):
-            for chunk in alignment:
-                if chunk.type == "substitute":
-                    subs[k] += chunk.ref_end_idx - chunk.ref_start_idx
-                elif chunk.type == "delete":
-                    dels[k] += chunk.ref_end_idx - chunk.ref_start_idx
-                elif chunk.type == "insert":
-                    ins[k] += chunk.hyp_end_idx - chunk.hyp_start_idx
+    # One batched jiwer call over the valid sentences that differ at all (identical ones have no errors).
+    subs, dels, ins = _edit_counts(jiwer.process_words, refs, hyps, valid)
     errors = subs + dels + ins
     return UtteranceErrors(measure="wer", ids=tuple(ids), ref_len=ref_len, errors=errors, valid=valid,
                            substitutions=subs, deletions=dels, insertions=ins,
@@ -364,18 +351,7 @@ def _moss_errors(path: Path, data: Any, expected_rows: int | None) -> dict[str, 
     hyp_clean = [clean_no_speaker(h) for h in hyps]
     cer_len = np.array([len(r) for r in ref_clean], dtype=np.int64)
     cer_valid = ok & (cer_len > 0)
-    subs, dels, ins = (np.zeros(n, dtype=np.int64) for _ in range(3))
-    keep = [k for k in np.flatnonzero(cer_valid) if ref_clean[k] != hyp_clean[k]]
-    if keep:
-        out = jiwer.process_characters([ref_clean[k] for k in keep], [hyp_clean[k] for k in keep])
-        for k, alignment in zip(keep, out.alignments):
-            for chunk in alignment:
-                if chunk.type == "substitute":
-                    subs[k] += chunk.ref_end_idx - chunk.ref_start_idx
-                elif chunk.type == "delete":
-                    dels[k] += chunk.ref_end_idx - chunk.ref_start_idx
-                elif chunk.type == "insert":
-                    ins[k] += chunk.hyp_end_idx - chunk.hyp_start_idx
+    subs, dels, ins = _edit_counts(jiwer.process_characters, ref_clean, hyp_clean, cer_valid)
     pending = CrossCheck(UNAVAILABLE, None, None, "not cross-checked yet")
     cer = UtteranceErrors(measure="cer", ids=tuple(ids), ref_len=cer_len, errors=subs + dels + ins, valid=cer_valid,
                           substitutions=subs, deletions=dels, insertions=ins, crosscheck=pending,
@@ -445,3 +421,22 @@ def _field(row: Mapping[str, Any], name: str, kind: type, where: str) -> Any:
 
 def _reject_constant(name: str) -> None:
     raise ValueError(f"contains {name}, which is not valid JSON")
+
+
+def _edit_counts(process, refs: list[str], hyps: list[str], valid: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Substitutions, deletions and insertions per entry, from one batched jiwer call (`process` is
+    jiwer.process_words or jiwer.process_characters) over the valid entries whose texts differ."""
+    n = len(refs)
+    subs, dels, ins = (np.zeros(n, dtype=np.int64) for _ in range(3))
+    keep = [k for k in np.flatnonzero(valid) if refs[k] != hyps[k]]
+    if keep:
+        out = process([refs[k] for k in keep], [hyps[k] for k in keep])
+        for k, alignment in zip(keep, out.alignments):
+            for chunk in alignment:
+                if chunk.type == "substitute":
+                    subs[k] += chunk.ref_end_idx - chunk.ref_start_idx
+                elif chunk.type == "delete":
+                    dels[k] += chunk.ref_end_idx - chunk.ref_start_idx
+                elif chunk.type == "insert":
+                    ins[k] += chunk.hyp_end_idx - chunk.hyp_start_idx
+    return subs, dels, ins
