@@ -341,6 +341,16 @@ def with_calibration(side: Side, calibration: Mapping[str, Mapping[str, Calibrat
     return replace(side, calibration=calibration)
 
 
+def carry_calibration(side: Side, earlier: str | Path, suite: Suite, *,
+                      models: tuple[str, ...] | None = None) -> tuple[Side, dict]:
+    """`side` with the calibration of an earlier baseline file (a nightly refresh must not lose the noise
+    floor), and the calibration_source to record: the earlier one's, plus where it was carried from."""
+    old = read_baseline(earlier, suite, models=models)
+    raw = json.loads(Path(earlier).read_text(encoding="utf-8"))  # read_baseline has validated it
+    source = dict(raw.get("calibration_source") or {}, carried_from=str(earlier))
+    return with_calibration(side, old.calibration), source
+
+
 def selected(side: Side, workload_ids: Iterable[str]) -> Side:
     keep = set(workload_ids)
     return replace(side, workloads={k: v for k, v in side.workloads.items() if k in keep},

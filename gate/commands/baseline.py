@@ -5,7 +5,7 @@ from pathlib import Path
 
 import click
 
-from gate.baseline import calibrate_baseline, side_from_tree, write_baseline
+from gate.baseline import calibrate_baseline, carry_calibration, side_from_tree, write_baseline
 from gate.config import load_suite
 from gate.errors import InputError
 
@@ -23,8 +23,11 @@ def command() -> None:
 @click.option("--out", "out", required=True, type=click.Path(dir_okay=False, path_type=Path),
               help="The baseline JSON file to write (baselines/<runner>-<models>.json by convention).")
 @click.option("--models", "models", multiple=True, help="Only these suite models (repeat or comma-separate).")
+@click.option("--keep-calibration", "keep_from", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Carry the A/A calibration over from this earlier baseline file (the one the new file "
+                   "replaces); ignored when the file does not exist.")
 @_SUITE
-def create(tree: Path, out: Path, models: tuple[str, ...], suite_path: Path | None) -> None:
+def create(tree: Path, out: Path, models: tuple[str, ...], keep_from: Path | None, suite_path: Path | None) -> None:
     """Store result tree TREE as a baseline file: per-run metrics, per-utterance errors, fingerprint.
 
     \b
@@ -33,7 +36,11 @@ def create(tree: Path, out: Path, models: tuple[str, ...], suite_path: Path | No
     suite = load_suite(suite_path)
     chosen = tuple(m for item in models for m in item.split(",") if m) or None
     side = side_from_tree(tree, suite, models=chosen)
-    write_baseline(side, out)
+    source = None
+    if keep_from is not None and keep_from.is_file():
+        side, source = carry_calibration(side, keep_from, suite, models=chosen)
+        click.echo(f"calibration carried over from {keep_from}")
+    write_baseline(side, out, calibration_source=source)
     incomplete = [w for w, ws in side.workloads.items() if not ws.complete] + list(side.missing)
     paired = sum(len(ws.samples) for ws in side.workloads.values())
     click.echo(f"baseline {out}: {len(side.workloads)} workloads, {len(side.runs)} runs, "

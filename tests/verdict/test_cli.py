@@ -136,3 +136,19 @@ def test_models_option_limits_the_comparison(make_tree):
     assert {r["model"] for r in json.loads(result.stdout)["rows"]} == {"qwen3"}
     result = invoke("compare", tree, tree, "--models", "nosuchmodel")
     assert result.exit_code == 2 and "nosuchmodel" in _error_line(result)
+
+
+def test_a_refreshed_baseline_keeps_the_calibration_it_replaces(make_tree, calibrated_baseline, suite, tmp_path):
+    """The nightly writes a new baseline each night; its noise floor must survive the refresh."""
+    fresh = tmp_path / "fresh.json"
+    result = invoke("baseline", "create", make_tree("base"), "--out", fresh, "--keep-calibration", calibrated_baseline)
+    assert result.exit_code == 0, result.output
+    kept = read_baseline(fresh, suite).calibration
+    assert kept and kept == read_baseline(calibrated_baseline, suite).calibration
+    source = json.loads(fresh.read_text(encoding="utf-8"))["calibration_source"]
+    assert source["carried_from"] == str(calibrated_baseline) and source["pairs"]
+    # The first night has nothing to carry over: a missing file is ignored, the baseline is uncalibrated.
+    first = tmp_path / "first.json"
+    assert invoke("baseline", "create", make_tree("base"), "--out", first,
+                  "--keep-calibration", tmp_path / "none.json").exit_code == 0
+    assert read_baseline(first, suite).calibration == {}
