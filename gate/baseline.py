@@ -126,7 +126,6 @@ def _samples_of(tree: ResultTree, workload, reader: SampleReader | None) -> tupl
         try:
             per_run.append(reader(Path(run.path), workload) or {})
         except Exception as exc:  # noqa: BLE001 - a loader failure must degrade to the fallback, named
-            per_run.append({})
             return {}, (f"{run.name}: per-sample data unreadable ({type(exc).__name__}: {exc})",)
     measures, notes = {}, []
     for measure in wanted:
