@@ -225,17 +225,12 @@ def _seedtts_errors(path: Path, expected_rows: int | None) -> UtteranceErrors:
     refs: list[str] = []
     hyps: list[str] = []
     success: list[bool] = []
-    seen: dict[str, int] = {}
+    seen: dict[str, str] = {}
     for number, row in _json_lines(path, text):
         where = f"{path}: line {number}"
         if not isinstance(row, dict):
             raise _Invalid(f"{where}: expected a JSON object")
-        uid = _field(row, "id", str, where)
-        if not uid:
-            raise _Invalid(f"{where}: id is empty; expected a SeedTTS sample id")
-        if uid in seen:
-            raise _Invalid(f"{where}: duplicate id {uid!r} (first on line {seen[uid]}); expected each sample once")
-        seen[uid] = number
+        uid = _unique_id(row, where, seen, f"line {number}")
         ok = _field(row, "is_success", bool, where)
         ref = _field(row, "ref_norm", str, where)
         hyp = _field(row, "hyp_norm", str, where)
@@ -319,17 +314,12 @@ def _moss_errors(path: Path, data: Any, expected_rows: int | None) -> dict[str, 
     refs: list[str] = []
     hyps: list[str] = []
     success: list[bool] = []
-    seen: dict[str, int] = {}
+    seen: dict[str, str] = {}
     for index, row in enumerate(rows):
         where = f"{path}: per_sample[{index}]"
         if not isinstance(row, dict):
             raise _Invalid(f"{where}: expected an object")
-        uid = _field(row, "id", str, where)
-        if not uid:
-            raise _Invalid(f"{where}: id is empty")
-        if uid in seen:
-            raise _Invalid(f"{where}: duplicate id {uid!r} (first at per_sample[{seen[uid]}]); expected each sample once")
-        seen[uid] = index
+        uid = _unique_id(row, where, seen, f"per_sample[{index}]")
         error = row.get("error")
         if error is not None and not isinstance(error, str):
             raise _Invalid(f"{where}: error is {error!r}; expected a string or null")
@@ -440,3 +430,14 @@ def _edit_counts(process, refs: list[str], hyps: list[str], valid: np.ndarray) -
                 elif chunk.type == "insert":
                     ins[k] += chunk.hyp_end_idx - chunk.hyp_start_idx
     return subs, dels, ins
+
+
+def _unique_id(row: dict, where: str, seen: dict[str, str], position: str) -> str:
+    """The row's non-empty sample id, recorded in `seen` (id -> where it first stood); a repeat is invalid."""
+    uid = _field(row, "id", str, where)
+    if not uid:
+        raise _Invalid(f"{where}: id is empty; expected a sample id")
+    if uid in seen:
+        raise _Invalid(f"{where}: duplicate id {uid!r} (first at {seen[uid]}); expected each sample once")
+    seen[uid] = position
+    return uid
