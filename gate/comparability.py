@@ -4,7 +4,9 @@ A fingerprint is what a result depends on besides the code under test: the GPU a
 installed packages (pip freeze), and per workload the dataset (id, revision, loaded fingerprint), the
 evaluation input hash, the model (id, revision) and the MOSS token budget. A fact both sides know and
 that differs makes the affected rows NOT COMPARABLE unless its kind is allowed; a fact only one side
-knows is shown as "unknown", never guessed and never blocking.
+knows is shown as "unknown", never guessed and never blocking. An env.json that exists but cannot
+be read is not "unknown": its facts (GPU, driver) become an UNREADABLE marker that always differs
+and always counts as known, so the rows are NOT COMPARABLE unless that kind is allowed.
 """
 from __future__ import annotations
 
@@ -38,6 +40,8 @@ WORKLOAD_FACTS = {
     "model_revision": MODEL,
     "max_new_tokens": MAX_NEW_TOKENS,
 }
+
+UNREADABLE = "unreadable env.json"  # prefix of the marker that replaces the facts of a broken env record
 
 _FREEZE_LINE = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)\s*(?:\[[^\]]*\])?\s*(==|===|@)\s*(.+?)\s*$")
 
@@ -95,6 +99,10 @@ def fingerprint_of_tree(tree: ResultTree, suite: Suite) -> Fingerprint:
     """Collect the facts of a result tree. Runs of one side disagreeing on a fact join as 'a | b'."""
     gpus, drivers, freezes = [], [], []
     for run in tree.runs:
+        if run.env_problem:
+            gpus.append(f"{UNREADABLE} in {run.name}")
+            drivers.append(f"{UNREADABLE} in {run.name}")
+            continue
         env = run.env or {}
         gpu = env.get("gpu") if isinstance(env.get("gpu"), dict) else {}
         gpus.append(_str(gpu.get("name")))
@@ -156,9 +164,15 @@ def blocking_kinds(differences: Iterable[Difference], workload_id: str, allowed:
 
 
 def _fact(kind: str, workload: str | None, item: str, a: Any, b: Any) -> Difference | None:
+    if _unreadable(a) or _unreadable(b):  # a broken record never matches, and never reads as "unknown"
+        return Difference(kind, workload, item, a if a is not None else "unknown", b if b is not None else "unknown")
     if a == b or (a is None and b is None):
         return None
     return Difference(kind, workload, item, a, b, known=a is not None and b is not None)
+
+
+def _unreadable(value: Any) -> bool:
+    return isinstance(value, str) and UNREADABLE in value
 
 
 def _join(values: list) -> Any:

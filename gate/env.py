@@ -1,6 +1,7 @@
 """env.json: the fingerprint of the machine and inputs a run measured with (read by compare's comparability).
 
-Missing facts are null, never invented.
+Missing facts are null, never invented. `build_env` writes the document; `check_env` is its schema
+for readers (gate.results): every fact the gate uses is typed, nothing is coerced.
 """
 from __future__ import annotations
 
@@ -12,7 +13,28 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, Mapping
 
+from gate import schema
+from gate.schema import OBJECT, STRING, optional
+
 ENV_SCHEMA_VERSION = 1
+
+
+def check_env(doc: Any) -> None:
+    """Raise schema.SchemaError unless `doc` is an env.json the gate can use: schema_version 1, `gpu`
+    null or an object whose name and driver_version are strings or null, and `datasets`/`models`
+    objects whose facts (loaded_fingerprint, model_id, revision) are strings or null."""
+    OBJECT(doc, "top level")
+    schema.get(doc, "schema_version", schema.one_of(ENV_SCHEMA_VERSION))
+    gpu = schema.get_optional(doc, "gpu", OBJECT)
+    if gpu is not None:
+        for name in ("name", "driver_version"):
+            schema.get_optional(doc, f"gpu.{name}", optional(STRING))
+    for group, facts in (("datasets", ("loaded_fingerprint",)), ("models", ("model_id", "revision"))):
+        entries = schema.get_optional(doc, group, OBJECT, {})
+        for key, entry in entries.items():
+            OBJECT(entry, f"{group}.{key}")
+            for fact in facts:
+                optional(STRING)(entry.get(fact), f"{group}.{key}.{fact}")
 
 
 def gate_version() -> str | None:

@@ -7,8 +7,19 @@ The runbook layout (ARCHITECTURE.md "Decisions already taken"):
     <tree>/run<R>/<model>/raw_{en,zh}/*.jsonl       SeedTTS --save-raw-dir (per-sample; see samples.py)
     <tree>/run<R>/moss_td/<dataset>/transcribe_diarize_{results,speed_results}.json
 
-Scored runs are every run<R> directory except the suite's warm run. Coverage follows the runbook's
-"Coverage" section exactly and keeps *why* a workload run is incomplete.
+Runs are what was planned: the scored runs are the suite's (run1..run3), or exactly those the
+tree's `gate-run.json` lists (`gate run` may plan more, e.g. second-look runs). A planned run
+without a directory makes every workload incomplete (MISSING_RUN); any other run* directory
+(run1.bak, a copy) and any result file of a workload the suite does not have is reported in
+`ResultTree.ignored` and never read. Coverage follows the runbook's "Coverage" section exactly
+and keeps *why* a workload run is incomplete.
+
+Every file is read by gate.inputs (regular files inside the tree, size caps, strict JSON) and every
+value the gate uses is typed and ranged by gate.schema: counts are non-negative integers, speed
+metrics positive numbers, accuracy and other metrics non-negative numbers, provenance strings
+strings. A violation makes that workload's run INCOMPLETE (UNREADABLE or BAD_SCHEMA) with one
+line naming the file and the field; nothing is coerced. An env.json that cannot be read is kept
+as `RunInfo.env_problem` (comparability then treats GPU and driver as unknown-but-different).
 
 The CI artifact layout (reference §2.3, §2.5) is read too, detected automatically when no run
 directory holds a runbook file: `asr_seedtts_{en,zh}_results.json` (summary + speed, no per-sample
@@ -23,15 +34,17 @@ that coverage rule cannot be checked there.
 """
 from __future__ import annotations
 
-import json
-import math
+import os
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Mapping
 
-from gate.config import Suite, Workload
+from gate import inputs, schema
+from gate.config import MetricSpec, Suite, Workload
 from gate.errors import InputError
+from gate.inputs import Unreadable
+from gate.schema import COUNT, NON_EMPTY_STRING, OBJECT, POSITIVE, POSITIVE_INT, STRING, SchemaError, optional
 
 SEEDTTS_SCHEMA_VERSION = 2
 MOSS_RESULTS_FILE = "transcribe_diarize_results.json"
@@ -47,11 +60,15 @@ WRONG_TOTAL = "wrong_total"  # total is not the expected sample count (e.g. --ma
 FAILED_REQUESTS = "failed_requests"  # MOSS speed.failed_requests > 0
 NO_SPEED = "no_speed"  # MOSS speed lacks throughput/latency/RTF: every request failed
 MAX_NEW_TOKENS_SET = "max_new_tokens_set"  # movies800times* sent a token budget (runbook Step 6)
+MISSING_RUN = "missing_run"  # a planned scored run (suite or gate-run.json) has no run directory
+RUN_RECORD = "run_record"  # the run's commit.txt or freeze.txt exists but cannot be read
 COVERAGE_CODES = (MISSING_FILE, UNREADABLE, BAD_SCHEMA, EVALUATED_NE_TOTAL, SKIPPED, WRONG_TOTAL,
-                  FAILED_REQUESTS, NO_SPEED, MAX_NEW_TOKENS_SET)
+                  FAILED_REQUESTS, NO_SPEED, MAX_NEW_TOKENS_SET, MISSING_RUN, RUN_RECORD)
+# Problems meaning a file is broken (not merely showing an incomplete measurement).
+INPUT_CODES = (UNREADABLE, BAD_SCHEMA, RUN_RECORD)
+RUN_LOG_FILE = "gate-run.json"  # written by `gate run` at the tree's root; lists the runs it planned
 
 _RUN_DIR = re.compile(r"^run(.+)$")
-_PATH_TOKEN = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
 
 
 @dataclass(frozen=True)
@@ -120,17 +137,21 @@ class RunInfo:
     path: str
     commit: str | None
     freeze: tuple[str, ...] | None  # pip freeze lines
-    env: Mapping[str, Any] | None  # env.json written by `gate run`, if present
+    env: Mapping[str, Any] | None  # env.json written by `gate run`, if present and readable
+    present: bool = True  # False: a planned run with no directory
+    env_problem: str | None = None  # env.json exists but cannot be read or fails its schema (one line)
+    problems: tuple[Problem, ...] = ()  # commit.txt / freeze.txt present but unreadable: the run is invalid
 
 
 @dataclass(frozen=True)
 class ResultTree:
     root: str
     layout: str  # "runbook" or "ci"
-    runs: tuple[RunInfo, ...]  # scored runs, in numeric order
+    runs: tuple[RunInfo, ...]  # planned scored runs, in numeric order (absent ones have present=False)
     workloads: Mapping[str, tuple[WorkloadRun, ...]]  # workload id -> one entry per scored run, suite order
     missing_workloads: tuple[str, ...]  # suite workloads with no file in any scored run
-    problems: tuple[Problem, ...] = ()  # tree-level problems (unreadable commit.txt, ...)
+    problems: tuple[Problem, ...] = ()  # tree-level problems (none today: kept for readers of old code)
+    ignored: tuple[str, ...] = ()  # run* directories and result files that are not planned: reported, never read
 
     @property
     def run_names(self) -> tuple[str, ...]:
@@ -142,74 +163,154 @@ class ResultTree:
 
 
 def read_tree(root: str | Path, suite: Suite, *, models: tuple[str, ...] | None = None) -> ResultTree:
-    """Read every scored run of a runbook-layout tree. Raises InputError when `root` is not a tree at all."""
+    """Read every planned scored run of a tree. Raises InputError when `root` cannot be opened as a tree at all."""
     root = Path(root)
     if not root.exists():
         raise InputError("no such directory; expected a result tree <tree>/run<R>/...", path=root)
     if not root.is_dir():
         raise InputError("not a directory; expected a result tree <tree>/run<R>/...", path=root)
     workloads = suite.workloads_for(models)
-    run_dirs = scored_run_dirs(root, suite)
+    planned = planned_runs(root, suite)
+    present = {d.name: d for d in _run_dirs(root, suite)}
+    run_dirs = [root / name for name in planned]
+    ignored = [f"{name}: not a planned run ({', '.join(planned)}); ignored" for name in sorted(present)
+               if name not in planned]
     layout = "runbook"
-    if not any((d / w.path).exists() for d in run_dirs for w in suite.workloads):
-        if run_dirs and all(ci_files(d) for d in run_dirs):
+    existing = [d for d in run_dirs if d.name in present]
+    if not any(inputs.is_present(d / w.path) for d in existing for w in suite.workloads):
+        if existing and all(ci_files(d) for d in existing):
             layout = "ci"
-        elif not run_dirs and ci_files(root):
-            layout, run_dirs = "ci", [root]
-    if not run_dirs:
-        raise InputError(f"no scored run directories (run{', run'.join(suite.scored_runs)}, ...) and no CI result "
+        elif not existing and ci_files(root):
+            layout, run_dirs, ignored = "ci", [root], []
+    if layout == "runbook" and not existing:
+        raise InputError(f"no scored run directories ({', '.join(planned)}) and no CI result "
                          f"files; expected the runbook layout <tree>/run<R>/<model>/... or CI artifacts", path=root)
     single = run_dirs == [root]
-    runs = tuple(replace(_run_info(d), name="run1") if single else _run_info(d) for d in run_dirs)
+    runs = tuple(replace(_run_info(d, root), name="run1") if single else _run_info(d, root) for d in run_dirs)
+    if not single:
+        ignored += _unknown_results(existing, suite)
     read: dict[str, tuple[WorkloadRun, ...]] = {}
     missing = []
     for workload in workloads:
         model_id = suite.models[workload.model].model_id
-        found = [read_workload_run(d, workload, model_id=model_id) for d in run_dirs]
-        if all(MISSING_FILE in r.coverage.codes and not _has_any_file(r) for r in found):
+        found = [_planned_workload_run(info, Path(info.path), workload, model_id, root) for info in runs]
+        if all(r.coverage.codes and set(r.coverage.codes) <= {MISSING_FILE, MISSING_RUN} and not _has_any_file(r)
+               for r in found):
             missing.append(workload.id)
             continue
         read[workload.id] = tuple(replace(r, run="run1") if single else r for r in found)
-    return ResultTree(root=str(root), layout=layout, runs=runs, workloads=read, missing_workloads=tuple(missing))
+    return ResultTree(root=str(root), layout=layout, runs=runs, workloads=read, missing_workloads=tuple(missing),
+                      ignored=tuple(ignored))
+
+
+def _planned_workload_run(info: RunInfo, run_dir: Path, workload: Workload, model_id: str, root: Path) -> WorkloadRun:
+    if not info.present:
+        problem = Problem(MISSING_RUN, "missing; a planned scored run (expected its run directory)", str(run_dir))
+        return WorkloadRun(workload.id, info.name, {m.name: None for m in workload.metrics},
+                           Coverage(expected=workload.expected_samples, problems=(problem,)), Provenance(), ())
+    found = read_workload_run(run_dir, workload, model_id=model_id, root=root)
+    if info.problems:
+        found = replace(found, coverage=replace(found.coverage, problems=found.coverage.problems + info.problems))
+    return found
 
 
 def _has_any_file(run: WorkloadRun) -> bool:
-    return any(Path(f).exists() for f in run.files)
+    return any(inputs.is_present(f) for f in run.files)
 
 
-def scored_run_dirs(root: Path, suite: Suite) -> list[Path]:
+def planned_runs(root: Path, suite: Suite) -> tuple[str, ...]:
+    """The scored run names of a tree: those gate-run.json plans (without the warm run), else the suite's.
+
+    gate-run.json lists runs as "<side>/run<R>"; a tree is one side's directory, so labels of the
+    directory's own side are used (all labels when none match, e.g. after a rename).
+    """
+    log = Path(root) / RUN_LOG_FILE
+    if not inputs.is_present(log):
+        return tuple(f"run{r}" for r in suite.scored_runs)
+    try:
+        doc = inputs.load_json(log, inputs.RUN_LOG, root=root)
+        labels = schema.get(doc, "runs", OBJECT)
+        for label in labels:
+            NON_EMPTY_STRING(label, "runs")
+    except Unreadable as exc:
+        raise InputError(f"{exc.reason}; expected the run log `gate run` writes (it lists the planned runs)",
+                         path=log) from None
+    except SchemaError as exc:
+        raise InputError(f"{exc}; expected the run log `gate run` writes (runs: {{\"<side>/run<R>\": status}})",
+                         path=log) from None
+    split = [label.rsplit("/", 1) if "/" in label else ["", label] for label in labels]
+    own = [run for side, run in split if side == Path(root).name] or [run for _, run in split]
+    names = [run for run in dict.fromkeys(own) if _RUN_DIR.match(run) and run != f"run{suite.warm_run}"]
+    if not names:
+        raise InputError("lists no scored run; expected the run log `gate run` writes", path=log)
+    return tuple(sorted(names, key=_run_key))
+
+
+def _run_key(name: str) -> tuple:
+    tail = name[3:]
+    return (0, int(tail), "") if tail.isdigit() else (1, 0, name)
+
+
+def _run_dirs(root: Path, suite: Suite) -> list[Path]:
     """run<R> directories other than the warm run, numeric R first in numeric order, then others by name."""
     found = []
     for child in root.iterdir():
         match = _RUN_DIR.match(child.name)
-        if child.is_dir() and match and match.group(1) != suite.warm_run:
+        if match and match.group(1) != suite.warm_run and child.is_dir() and not child.is_symlink():
             found.append(child)
-    return sorted(found, key=lambda p: (0, int(p.name[3:]), "") if p.name[3:].isdigit() else (1, 0, p.name))
+    return sorted(found, key=lambda p: _run_key(p.name))
 
 
-def read_workload_run(run_dir: Path, workload: Workload, *, model_id: str | None = None) -> WorkloadRun:
+def scored_run_dirs(root: Path, suite: Suite) -> list[Path]:
+    """The planned scored run directories that exist, in run order."""
+    root = Path(root)
+    return [root / name for name in planned_runs(root, suite) if (root / name).is_dir()]
+
+
+def _unknown_results(run_dirs: list[Path], suite: Suite) -> list[str]:
+    """Result files of workloads the suite does not have (reported, never read)."""
+    known = {w.path for w in suite.workloads}
+    moss_models = {w.model for w in suite.workloads if w.format == "moss"}
+    found = []
+    for run_dir in run_dirs:
+        for path in sorted(run_dir.glob("*/asr_*.json")):
+            rel = path.relative_to(run_dir).as_posix()
+            if rel not in known:
+                found.append(f"{run_dir.name}/{rel}: not a suite workload; ignored")
+        for model in sorted(moss_models):
+            for path in sorted((run_dir / model).glob(f"*/{MOSS_RESULTS_FILE}")):
+                rel = path.parent.relative_to(run_dir).as_posix()
+                if rel not in known:
+                    found.append(f"{run_dir.name}/{rel}: not a suite workload; ignored")
+    return found
+
+
+def read_workload_run(run_dir: Path, workload: Workload, *, model_id: str | None = None,
+                      root: Path | None = None) -> WorkloadRun:
     """One workload in one run directory, runbook layout or (when its runbook file is absent) CI artifacts.
 
     `model_id` (the suite model's id) picks the CI SeedTTS file of the right model; without it any
-    model's file is accepted.
+    model's file is accepted. Files must lie inside `root` (default: the run directory's parent,
+    the tree) after resolving links.
     """
     run_dir = Path(run_dir)
-    if not (run_dir / workload.path).exists():
+    root = Path(root) if root is not None else run_dir.parent
+    if not inputs.is_present(run_dir / workload.path):
         ci_name = _ci_name(workload)
         ci_path = ci_files(run_dir).get(ci_name) if ci_name else None
         if ci_path is not None:
             if workload.format == "seedtts":
-                return _read_ci_seedtts(run_dir, ci_path, workload, model_id)
-            return _read_ci_moss(run_dir, ci_path, workload)
+                return _read_ci_seedtts(run_dir, ci_path, workload, model_id, root)
+            return _read_ci_moss(run_dir, ci_path, workload, root)
     if workload.format == "seedtts":
-        return _read_seedtts(run_dir, workload)
-    return _read_moss(run_dir, workload)
+        return _read_seedtts(run_dir, workload, root)
+    return _read_moss(run_dir, workload, root)
 
 
 def moss_results_path(run_dir: Path, workload: Workload) -> Path:
     """Where a MOSS workload's EvaluationPayload (with per_sample) is: the runbook file, else the CI artifact."""
     runbook = Path(run_dir) / workload.path / MOSS_RESULTS_FILE
-    if runbook.parent.exists():
+    if inputs.is_present(runbook.parent):
         return runbook
     ci_name = _ci_name(workload)
     return ci_files(Path(run_dir)).get(ci_name, runbook) if ci_name else runbook
@@ -233,12 +334,14 @@ def ci_files(directory: Path) -> dict[str, Path]:
     chosen: dict[str, tuple[tuple[int, float, str], Path]] = {}
     for name in CI_FILES:
         for path in Path(directory).rglob(name):
-            if not path.is_file():
+            try:
+                info = path.lstat()
+            except OSError:
                 continue
             attempt = max((int(m.group(1)) for part in path.parts if (m := _ATTEMPT_DIR.match(part))), default=-1)
-            key = (attempt, path.stat().st_mtime, str(path))
+            key = (attempt, info.st_mtime, str(path))
             if name not in chosen or key > chosen[name][0]:
-                chosen[name] = (key, path)
+                chosen[name] = (key, path)  # a non-regular file is chosen too: the reader then names it
     return {name: path for name, (_, path) in chosen.items()}
 
 
@@ -249,217 +352,162 @@ def _ci_name(workload: Workload) -> str | None:
     return None
 
 
-def _read_ci_seedtts(run_dir: Path, path: Path, workload: Workload, model_id: str | None) -> WorkloadRun:
-    def broken(problem: Problem, files: tuple[str, ...] = (str(path),)) -> WorkloadRun:
-        return WorkloadRun(workload.id, run_dir.name, {m.name: None for m in workload.metrics},
-                           Coverage(expected=workload.expected_samples, problems=(problem,)), Provenance(), files)
+def _broken(run_dir: Path, workload: Workload, problem: Problem, files: tuple[str, ...],
+            samples_path: str | None = None) -> WorkloadRun:
+    return WorkloadRun(workload.id, run_dir.name, {m.name: None for m in workload.metrics},
+                       Coverage(expected=workload.expected_samples, problems=(problem,)), Provenance(), files,
+                       samples_path=samples_path)
 
+
+def _read_ci_seedtts(run_dir: Path, path: Path, workload: Workload, model_id: str | None, root: Path) -> WorkloadRun:
+    expected = "expected the CI SeedTTS result {model_path, summary, speed}"
     try:
-        data = load_json(path)
+        data = inputs.load_json(path, inputs.RESULT, root=root)
+        OBJECT(data, "top level")
+        schema.get(data, "summary", OBJECT)
+        schema.get(data, "speed", OBJECT)
+        model_path = schema.get_optional(data, "model_path", STRING)
     except Unreadable as exc:
-        return broken(Problem(UNREADABLE, str(exc), str(path)))
-    if not isinstance(data, dict) or not isinstance(data.get("summary"), dict) or not isinstance(data.get("speed"), dict):
-        return broken(Problem(BAD_SCHEMA, "expected the CI SeedTTS result {model_path, summary, speed}", str(path)))
-    if model_id is not None and data.get("model_path") != model_id:
+        return _broken(run_dir, workload, Problem(UNREADABLE, exc.reason, str(path)), (str(path),))
+    except SchemaError as exc:
+        return _broken(run_dir, workload, Problem(BAD_SCHEMA, f"{exc}; {expected}", str(path)), (str(path),))
+    if model_id is not None and model_path != model_id:
         # This CI run measured another model: for this workload the file is simply not there.
-        return broken(Problem(MISSING_FILE, f"no CI result for {model_id} (this file is for {data.get('model_path')!r})",
-                              str(path)), files=())
+        return _broken(run_dir, workload, Problem(MISSING_FILE, f"no CI result for {model_id} (this file is for "
+                                                                f"{model_path!r})", str(path)), ())
     try:
-        evaluated = _count(data, "summary.evaluated")
-        total = _count(data, "summary.total_samples")
-        skipped = _count(data, "summary.skipped")
-    except KeyError as exc:
-        return broken(Problem(BAD_SCHEMA, f"{exc.args[0]} is missing; expected the CI SeedTTS summary", str(path)))
-    except TypeError as exc:
-        return broken(Problem(BAD_SCHEMA, str(exc.args[0]), str(path)))
-    # The suite's paths are the runbook file's (results[0].<name>.mean); the CI file keeps WER in
-    # summary and the speed figures in speed.
-    metrics: dict[str, float | None] = {}
+        evaluated = schema.get(data, "summary.evaluated", COUNT)
+        total = schema.get(data, "summary.total_samples", COUNT)
+        skipped = schema.get(data, "summary.skipped", COUNT)
+        # The suite's paths are the runbook file's (results[0].<name>.mean); the CI file keeps WER in
+        # summary and the speed figures in speed.
+        metrics: dict[str, float | None] = {}
+        for metric in workload.metrics:
+            match = re.fullmatch(r"results\[0\]\.(\w+)\.mean", metric.path)
+            name = match.group(1) if match else metric.name
+            metrics[metric.name] = metric_value(data, f"summary.{name}" if name == "corpus_wer" else f"speed.{name}",
+                                                metric)
+        concurrency = schema.get_optional(data, "speed.asr_concurrency", POSITIVE_INT)
+    except SchemaError as exc:
+        return _broken(run_dir, workload, Problem(BAD_SCHEMA, f"{exc}; {expected}", str(path)), (str(path),))
     problems: list[Problem] = []
-    for metric in workload.metrics:
-        match = re.fullmatch(r"results\[0\]\.(\w+)\.mean", metric.path)
-        name = match.group(1) if match else metric.name
-        ci_path = f"summary.{name}" if name == "corpus_wer" else f"speed.{name}"
-        try:
-            metrics[metric.name] = _number(lookup(data, ci_path))
-        except KeyError:
-            metrics[metric.name] = None
-        except TypeError as exc:
-            metrics[metric.name] = None
-            problems.append(Problem(BAD_SCHEMA, f"{ci_path} is {exc.args[0]!r}, expected a number or null", str(path)))
     if evaluated != total:
         problems.append(Problem(EVALUATED_NE_TOTAL, f"evaluated {evaluated} of {total} samples", str(path)))
     if skipped > 0:
         problems.append(Problem(SKIPPED, f"skipped {skipped} samples", str(path)))
     if total != workload.expected_samples:
         problems.append(Problem(WRONG_TOTAL, f"total_samples is {total}, expected {workload.expected_samples}", str(path)))
-    provenance = Provenance(model_id=_str_or_none(data.get("model_path")),
-                            concurrency=_int_or_none(_safe_lookup(data, "speed.asr_concurrency")))
+    provenance = Provenance(model_id=model_path or None, concurrency=concurrency)
     coverage = Coverage(expected=workload.expected_samples, evaluated=evaluated, total=total, skipped=skipped,
                         problems=tuple(problems))
     return WorkloadRun(workload.id, run_dir.name, metrics, coverage, provenance, (str(path),), samples_path=None)
 
 
-def _read_ci_moss(run_dir: Path, path: Path, workload: Workload) -> WorkloadRun:
-    problems: list[Problem] = []
-    data: Any = None
+def _read_ci_moss(run_dir: Path, path: Path, workload: Workload, root: Path) -> WorkloadRun:
+    expected = "expected the CI MOSS-TD EvaluationPayload"
     try:
-        data = load_json(path)
+        data = inputs.load_json(path, inputs.RESULT, root=root)
+        OBJECT(data, "top level")
+        evaluated, total = _moss_counts(data)
+        failed = schema.get(data, "speed.failed_requests", COUNT)
+        schema.get(data, "speed", OBJECT)
+        metrics = {m.name: metric_value(data, m.path, m) for m in workload.metrics}
+        config = schema.get_optional(data, "config", OBJECT, {})
+        provenance = Provenance(dataset_id=schema.get_optional(config, "repo_id", STRING),
+                                model_id=schema.get_optional(config, "model_path", STRING),
+                                concurrency=schema.get_optional(config, "concurrency", POSITIVE_INT))
     except Unreadable as exc:
-        problems.append(Problem(UNREADABLE, str(exc), str(path)))
-    if data is not None and not isinstance(data, dict):
-        problems.append(Problem(BAD_SCHEMA, "top level is not an object", str(path)))
-        data = None
-    evaluated = total = failed = None
-    if data is not None:
-        try:
-            evaluated = _count(data, "summary.evaluated")
-            total = _count(data, "summary.total_samples")
-            failed = _count(data, "speed.failed_requests")
-            if not isinstance(lookup(data, "diarization_metrics"), dict):
-                raise TypeError("diarization_metrics is not an object")
-        except (KeyError, TypeError) as exc:
-            reason = f"{exc.args[0]} is missing" if isinstance(exc, KeyError) else str(exc.args[0])
-            problems.append(Problem(BAD_SCHEMA, f"{reason}; expected the CI MOSS-TD EvaluationPayload", str(path)))
-            data, evaluated, total, failed = None, None, None, None
-    files = {"results": data, "speed": data} if data is not None else {}
-    metrics, metric_problems = _metrics(workload, files, {"results": path, "speed": path})
-    problems.extend(metric_problems)
-    if data is not None:
-        if evaluated != total:
-            problems.append(Problem(EVALUATED_NE_TOTAL, f"evaluated {evaluated} of {total} samples", str(path)))
-        if total != workload.expected_samples:
-            problems.append(Problem(WRONG_TOTAL, f"total_samples is {total}, expected {workload.expected_samples}", str(path)))
-        if failed:
-            problems.append(Problem(FAILED_REQUESTS, f"{failed} failed requests", str(path)))
-        absent = [k for k in ("throughput_qps", "latency_mean_s", "rtf_mean") if k not in data["speed"]]
-        if absent:
-            problems.append(Problem(NO_SPEED, f"speed has no {', '.join(absent)} (every request failed?)", str(path)))
-    config = data.get("config") if isinstance(data, dict) and isinstance(data.get("config"), dict) else {}
-    provenance = Provenance(dataset_id=_str_or_none(config.get("repo_id")), model_id=_str_or_none(config.get("model_path")),
-                            concurrency=_int_or_none(config.get("concurrency")))
+        return _broken(run_dir, workload, Problem(UNREADABLE, exc.reason, str(path)), (str(path),), str(path))
+    except SchemaError as exc:
+        return _broken(run_dir, workload, Problem(BAD_SCHEMA, f"{exc}; {expected}", str(path)), (str(path),), str(path))
+    problems: list[Problem] = []
+    if evaluated != total:
+        problems.append(Problem(EVALUATED_NE_TOTAL, f"evaluated {evaluated} of {total} samples", str(path)))
+    if total != workload.expected_samples:
+        problems.append(Problem(WRONG_TOTAL, f"total_samples is {total}, expected {workload.expected_samples}", str(path)))
+    if failed:
+        problems.append(Problem(FAILED_REQUESTS, f"{failed} failed requests", str(path)))
+    absent = [k for k in ("throughput_qps", "latency_mean_s", "rtf_mean") if k not in data["speed"]]
+    if absent:
+        problems.append(Problem(NO_SPEED, f"speed has no {', '.join(absent)} (every request failed?)", str(path)))
     coverage = Coverage(expected=workload.expected_samples, evaluated=evaluated, total=total, failed_requests=failed,
                         problems=tuple(problems))
     return WorkloadRun(workload.id, run_dir.name, metrics, coverage, provenance, (str(path),), samples_path=str(path))
 
 
-# --- JSON helpers -------------------------------------------------------------------------------
+# --- values -------------------------------------------------------------------------------------
 
-class Unreadable(Exception):
-    """A file that is not strict JSON (truncated, empty, NaN/Infinity, not UTF-8); the message says which."""
-
-
-_Unreadable = Unreadable
-
-
-def _reject_constant(name: str) -> None:
-    raise _Unreadable(f"contains {name}, which is not valid JSON")
+def metric_check(metric: MetricSpec) -> schema.Check:
+    """The range of a metric value: speed figures are positive (a zero or negative speed is not a
+    measurement), everything else (WER/CER, counts, DER) non-negative; null is allowed (absent)."""
+    return optional(POSITIVE if metric.kind == "speed" else schema.NON_NEGATIVE)
 
 
-def load_json(path: Path) -> Any:
-    """Parse strict JSON (NaN/Infinity rejected). Raises _Unreadable with a short reason."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise _Unreadable("not UTF-8 text") from None
-    except OSError as exc:
-        raise _Unreadable(f"cannot read ({exc.strerror})") from None
-    if not text.strip():
-        raise _Unreadable("empty file")
-    try:
-        return json.loads(text, parse_constant=_reject_constant)
-    except json.JSONDecodeError as exc:
-        raise _Unreadable(f"not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno}; truncated?)") from None
+def metric_value(data: Any, dotted: str, metric: MetricSpec) -> float | None:
+    """The metric at `dotted` as a float; None when absent or null (coverage rules judge absence).
+    A present value of the wrong type or range raises schema.Invalid."""
+    value = schema.get_optional(data, dotted, metric_check(metric))
+    return None if value is None else float(value)
 
 
 def lookup(data: Any, dotted: str) -> Any:
     """Follow a path like 'results[0].corpus_wer.mean'. Raises KeyError naming the first missing step."""
-    node = data
-    walked = ""
-    for name, index in _PATH_TOKEN.findall(dotted):
-        if name:
-            walked = f"{walked}.{name}" if walked else name
-            if not isinstance(node, dict) or name not in node:
-                raise KeyError(walked)
-            node = node[name]
-        else:
-            walked = f"{walked}[{index}]"
-            if not isinstance(node, list) or int(index) >= len(node):
-                raise KeyError(walked)
-            node = node[int(index)]
-    return node
+    try:
+        return schema.lookup(data, dotted)
+    except schema.Missing as exc:
+        raise KeyError(exc.field) from None
 
 
-def _number(value: Any) -> float | None:
-    """A metric value: a finite number, or None when the file holds null."""
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise TypeError(value)
-    return float(value)
+def load_json(path: Path) -> Any:
+    """A result file by the strict rules of gate.inputs (kind RESULT). Raises Unreadable."""
+    return inputs.load_json(path, inputs.RESULT)
 
 
-def _count(data: Any, dotted: str) -> int:
-    value = lookup(data, dotted)
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise TypeError(f"{dotted} is {value!r}, expected a non-negative integer")
-    return value
-
-
-def _metrics(workload: Workload, files: Mapping[str, Any], path_of: Mapping[str, Path]) -> tuple[dict, list[Problem]]:
-    values: dict[str, float | None] = {}
-    problems = []
-    for metric in workload.metrics:
-        data = files.get(metric.file)
-        if data is None:
-            values[metric.name] = None
-            continue
-        try:
-            values[metric.name] = _number(lookup(data, metric.path))
-        except KeyError:
-            values[metric.name] = None  # absence is judged by coverage rules (e.g. NO_SPEED), not here
-        except TypeError as exc:
-            values[metric.name] = None
-            problems.append(Problem(BAD_SCHEMA, f"{metric.path} is {exc.args[0]!r}, expected a number or null",
-                                    str(path_of[metric.file])))
-    return values, problems
+def _moss_counts(data: Any) -> tuple[int, int]:
+    evaluated = schema.get(data, "summary.evaluated", COUNT)
+    total = schema.get(data, "summary.total_samples", COUNT)
+    schema.get(data, "diarization_metrics", OBJECT)
+    return evaluated, total
 
 
 # --- SeedTTS ------------------------------------------------------------------------------------
 
-def _read_seedtts(run_dir: Path, workload: Workload) -> WorkloadRun:
+def _read_seedtts(run_dir: Path, workload: Workload, root: Path) -> WorkloadRun:
     path = run_dir / workload.path
-    run = run_dir.name
     raw = str(run_dir / workload.raw_dir) if workload.raw_dir else None
-
-    def incomplete(problem: Problem) -> WorkloadRun:
-        return WorkloadRun(workload.id, run, {m.name: None for m in workload.metrics},
-                           Coverage(expected=workload.expected_samples, problems=(problem,)), Provenance(), (str(path),),
-                           samples_path=raw)
-
-    if not path.is_file():
-        return incomplete(Problem(MISSING_FILE, "missing; expected the SeedTTS client's --output file", str(path)))
+    if not inputs.is_present(path):
+        return _broken(run_dir, workload, Problem(MISSING_FILE, "missing; expected the SeedTTS client's --output file",
+                                                  str(path)), (str(path),), raw)
     try:
-        data = load_json(path)
-    except _Unreadable as exc:
-        return incomplete(Problem(UNREADABLE, str(exc), str(path)))
-    try:
-        if not isinstance(data, dict):
-            raise TypeError("top level is not an object")
-        version = data.get("schema_version")
-        if version != SEEDTTS_SCHEMA_VERSION:
-            raise TypeError(f"schema_version is {version!r}, expected {SEEDTTS_SCHEMA_VERSION}")
-        evaluated = _count(data, "results[0].evaluated")
-        total = _count(data, "results[0].total")
-        skipped = _count(data, "results[0].skipped")
-    except KeyError as exc:
-        return incomplete(Problem(BAD_SCHEMA, f"{exc.args[0]} is missing; expected a SeedTTS result (schema_version 2)", str(path)))
-    except TypeError as exc:
-        return incomplete(Problem(BAD_SCHEMA, str(exc.args[0]), str(path)))
-
-    metrics, problems = _metrics(workload, {"results": data}, {"results": path})
+        data = inputs.load_json(path, inputs.RESULT, root=root)
+        OBJECT(data, "top level")
+        schema.get(data, "schema_version", schema.one_of(SEEDTTS_SCHEMA_VERSION))
+        evaluated = schema.get(data, "results[0].evaluated", COUNT)
+        total = schema.get(data, "results[0].total", COUNT)
+        skipped = schema.get(data, "results[0].skipped", COUNT)
+        repeats = schema.get_optional(data, "results[0].repeats", POSITIVE_INT, 1)
+        metrics = {m.name: metric_value(data, m.path, m) for m in workload.metrics}
+        artifacts = schema.get_optional(data, "provenance.artifacts", OBJECT, {})
+        text = optional(STRING)
+        provenance = Provenance(
+            dataset_id=schema.get_optional(artifacts, "dataset_id", text) or None,
+            dataset_revision=schema.get_optional(artifacts, "dataset_revision", text) or None,
+            model_id=(schema.get_optional(artifacts, "requested_model_id", text)
+                      or schema.get_optional(data, "config.model_path", text) or None),
+            model_revision=schema.get_optional(artifacts, "declared_model_revision", text) or None,
+            evaluation_input_sha256=schema.get_optional(artifacts, "evaluation_input_sha256", text) or None,
+            dependency_freeze_sha256=schema.get_optional(data, "provenance.dependency_freeze_sha256", text) or None,
+            packages=_packages(schema.get_optional(data, "provenance.packages", OBJECT, {})),
+            concurrency=schema.get_optional(data, "results[0].concurrency", POSITIVE_INT),
+            stream=schema.get_optional(data, "config.stream", schema.BOOL),
+        )
+    except Unreadable as exc:
+        return _broken(run_dir, workload, Problem(UNREADABLE, exc.reason, str(path)), (str(path),), raw)
+    except SchemaError as exc:
+        return _broken(run_dir, workload, Problem(BAD_SCHEMA, f"{exc}; expected a SeedTTS result (schema_version 2)",
+                                                  str(path)), (str(path),), raw)
+    problems: list[Problem] = []
     expected = workload.expected_samples
-    repeats = _int_or_none(_safe_lookup(data, "results[0].repeats")) or 1
     if evaluated != total:
         problems.append(Problem(EVALUATED_NE_TOTAL, f"evaluated {evaluated} of {total} samples", str(path)))
     if skipped > 0:
@@ -467,78 +515,78 @@ def _read_seedtts(run_dir: Path, workload: Workload) -> WorkloadRun:
     if total != expected * repeats:
         problems.append(Problem(WRONG_TOTAL, f"total is {total}, expected {expected * repeats} "
                                              f"({expected} per repeat × {repeats})", str(path)))
-    artifacts = _safe_lookup(data, "provenance.artifacts")
-    artifacts = artifacts if isinstance(artifacts, dict) else {}
-    provenance = Provenance(
-        dataset_id=_str_or_none(artifacts.get("dataset_id")),
-        dataset_revision=_str_or_none(artifacts.get("dataset_revision")),
-        model_id=_str_or_none(artifacts.get("requested_model_id")) or _str_or_none(_safe_lookup(data, "config.model_path")),
-        model_revision=_str_or_none(artifacts.get("declared_model_revision")),
-        evaluation_input_sha256=_str_or_none(artifacts.get("evaluation_input_sha256")),
-        dependency_freeze_sha256=_str_or_none(_safe_lookup(data, "provenance.dependency_freeze_sha256")),
-        packages=_packages(_safe_lookup(data, "provenance.packages")),
-        concurrency=_int_or_none(_safe_lookup(data, "results[0].concurrency")),
-        stream=_safe_lookup(data, "config.stream") if isinstance(_safe_lookup(data, "config.stream"), bool) else None,
-    )
     coverage = Coverage(expected=expected, evaluated=evaluated, total=total, skipped=skipped, problems=tuple(problems))
-    return WorkloadRun(workload.id, run, metrics, coverage, provenance, (str(path),), samples_path=raw)
+    return WorkloadRun(workload.id, run_dir.name, metrics, coverage, provenance, (str(path),), samples_path=raw)
 
 
 # --- MOSS-Transcribe-Diarize ----------------------------------------------------------------------
 
-def _read_moss(run_dir: Path, workload: Workload) -> WorkloadRun:
+def _read_moss(run_dir: Path, workload: Workload, root: Path) -> WorkloadRun:
     directory = run_dir / workload.path
     paths = {"results": directory / MOSS_RESULTS_FILE, "speed": directory / MOSS_SPEED_FILE}
     files: dict[str, Any] = {}
     problems: list[Problem] = []
     for key, path in paths.items():
-        if not path.is_file():
+        if not inputs.is_present(path):
             problems.append(Problem(MISSING_FILE, "missing; expected the MOSS-TD client's output", str(path)))
             continue
         try:
-            data = load_json(path)
-        except _Unreadable as exc:
-            problems.append(Problem(UNREADABLE, str(exc), str(path)))
+            data = inputs.load_json(path, inputs.RESULT, root=root)
+            OBJECT(data, "top level")
+        except Unreadable as exc:
+            problems.append(Problem(UNREADABLE, exc.reason, str(path)))
             continue
-        if not isinstance(data, dict):
-            problems.append(Problem(BAD_SCHEMA, "top level is not an object", str(path)))
+        except SchemaError as exc:
+            problems.append(Problem(BAD_SCHEMA, str(exc), str(path)))
             continue
         files[key] = data
     expected = workload.expected_samples
     evaluated = total = failed = None
     results, speed_file = files.get("results"), files.get("speed")
+    text = optional(STRING)
+    metrics: dict[str, float | None] = {m.name: None for m in workload.metrics}
+    results_config: dict = {}
+    config: dict = {}
     if results is not None:
         try:
-            evaluated = _count(results, "summary.evaluated")
-            total = _count(results, "summary.total_samples")
-            if not isinstance(lookup(results, "diarization_metrics"), dict):
-                raise TypeError("diarization_metrics is not an object")
-        except (KeyError, TypeError) as exc:
-            reason = f"{exc.args[0]} is missing" if isinstance(exc, KeyError) else str(exc.args[0])
-            problems.append(Problem(BAD_SCHEMA, f"{reason}; expected transcribe_diarize_results.json", str(paths["results"])))
-            files.pop("results")
+            evaluated, total = _moss_counts(results)
+            for m in workload.metrics:
+                if m.file == "results":
+                    metrics[m.name] = metric_value(results, m.path, m)
+            results_config = schema.get_optional(results, "config", OBJECT, {})
+            for name in ("repo_id", "model_path"):
+                schema.get_optional(results_config, name, text)
+            schema.get_optional(results_config, "concurrency", POSITIVE_INT)
+        except SchemaError as exc:
+            problems.append(Problem(BAD_SCHEMA, f"{exc}; expected transcribe_diarize_results.json", str(paths["results"])))
             evaluated = total = None
+            metrics = {m.name: None for m in workload.metrics}
+            results_config = {}
     if speed_file is not None:
         try:
-            if speed_file.get("schema_version") != 1:
-                raise TypeError(f"schema_version is {speed_file.get('schema_version')!r}, expected 1")
-            failed = _count(speed_file, "speed.failed_requests")
-        except (KeyError, TypeError) as exc:
-            reason = f"{exc.args[0]} is missing" if isinstance(exc, KeyError) else str(exc.args[0])
-            problems.append(Problem(BAD_SCHEMA, f"{reason}; expected transcribe_diarize_speed_results.json", str(paths["speed"])))
-            files.pop("speed")
-            speed_file = None
-
-    metrics, metric_problems = _metrics(workload, files, paths)
-    problems.extend(metric_problems)
+            schema.get(speed_file, "schema_version", schema.one_of(1))
+            schema.get(speed_file, "speed", OBJECT)
+            failed = schema.get(speed_file, "speed.failed_requests", COUNT)
+            for m in workload.metrics:
+                if m.file == "speed":
+                    metrics[m.name] = metric_value(speed_file, m.path, m)
+            config = schema.get_optional(speed_file, "config", OBJECT, {})
+            for name in ("repo_id", "model_path"):
+                schema.get_optional(config, name, text)
+            schema.get_optional(config, "concurrency", POSITIVE_INT)
+            schema.get_optional(config, "max_new_tokens", POSITIVE_INT)
+            schema.get_optional(config, "request_timeout_s", POSITIVE)
+        except SchemaError as exc:
+            problems.append(Problem(BAD_SCHEMA, f"{exc}; expected transcribe_diarize_speed_results.json",
+                                    str(paths["speed"])))
+            speed_file, failed, config = None, None, {}
+            metrics = {m.name: None for m in workload.metrics}
     if evaluated is not None and total is not None:
         if evaluated != total:
             problems.append(Problem(EVALUATED_NE_TOTAL, f"evaluated {evaluated} of {total} samples", str(paths["results"])))
         if total != expected:
             problems.append(Problem(WRONG_TOTAL, f"total_samples is {total}, expected {expected}", str(paths["results"])))
-    config: dict = {}
     if speed_file is not None:
-        config = speed_file.get("config") if isinstance(speed_file.get("config"), dict) else {}
         if failed:
             problems.append(Problem(FAILED_REQUESTS, f"{failed} failed requests", str(paths["speed"])))
         speed = speed_file["speed"]
@@ -548,13 +596,14 @@ def _read_moss(run_dir: Path, workload: Workload) -> WorkloadRun:
         if workload.require_null_max_new_tokens and config.get("max_new_tokens") is not None:
             problems.append(Problem(MAX_NEW_TOKENS_SET, f"config.max_new_tokens is {config.get('max_new_tokens')!r}; "
                                                         f"runbook Step 6 requires null for movies800times", str(paths["speed"])))
-    results_config = results.get("config") if isinstance(results, dict) and isinstance(results.get("config"), dict) else {}
+    if problems and any(p.code in INPUT_CODES for p in problems):
+        metrics = {m.name: None for m in workload.metrics}  # a broken file: no value of this run is used
     provenance = Provenance(
-        dataset_id=_str_or_none(config.get("repo_id")) or _str_or_none(results_config.get("repo_id")),
-        model_id=_str_or_none(config.get("model_path")) or _str_or_none(results_config.get("model_path")),
-        max_new_tokens=_int_or_none(config.get("max_new_tokens")),
-        request_timeout_s=_number_or_none(config.get("request_timeout_s")),
-        concurrency=_int_or_none(config.get("concurrency")) or _int_or_none(results_config.get("concurrency")),
+        dataset_id=config.get("repo_id") or results_config.get("repo_id") or None,
+        model_id=config.get("model_path") or results_config.get("model_path") or None,
+        max_new_tokens=config.get("max_new_tokens"),
+        request_timeout_s=None if config.get("request_timeout_s") is None else float(config["request_timeout_s"]),
+        concurrency=config.get("concurrency") or results_config.get("concurrency"),
     )
     coverage = Coverage(expected=expected, evaluated=evaluated, total=total, failed_requests=failed, problems=tuple(problems))
     return WorkloadRun(workload.id, run_dir.name, metrics, coverage, provenance, tuple(str(p) for p in paths.values()),
@@ -563,56 +612,50 @@ def _read_moss(run_dir: Path, workload: Workload) -> WorkloadRun:
 
 # --- run directory files --------------------------------------------------------------------------
 
-def _run_info(run_dir: Path) -> RunInfo:
-    commit = _read_text(run_dir / "commit.txt")
-    freeze = _read_text(run_dir / "freeze.txt")
-    env = None
-    env_path = run_dir / "env.json"
-    if env_path.is_file():
-        try:
-            loaded = load_json(env_path)
-            env = loaded if isinstance(loaded, dict) else None
-        except _Unreadable:
-            env = None
+def _run_info(run_dir: Path, root: Path) -> RunInfo:
+    if not run_dir.is_dir():
+        return RunInfo(name=run_dir.name, path=str(run_dir), commit=None, freeze=None, env=None, present=False)
+    problems: list[Problem] = []
+    commit = _run_text(run_dir / "commit.txt", inputs.COMMIT, root, problems)
+    freeze = _run_text(run_dir / "freeze.txt", inputs.FREEZE, root, problems)
+    env, env_problem = read_env(run_dir / "env.json", root)
     return RunInfo(
         name=run_dir.name,
         path=str(run_dir),
         commit=commit.strip() or None if commit is not None else None,
         freeze=tuple(line for line in freeze.splitlines() if line.strip()) if freeze is not None else None,
         env=env,
+        env_problem=env_problem,
+        problems=tuple(problems),
     )
 
 
-def _read_text(path: Path) -> str | None:
+def read_env(path: Path, root: Path | None = None) -> tuple[dict | None, str | None]:
+    """(env.json document, None), (None, None) when there is none, or (None, one-line problem) when it
+    exists but cannot be read or fails its schema (gate.env.check_env)."""
+    from gate.env import check_env  # gate.env writes the record; importing it here keeps one schema
+
+    if not inputs.is_present(path):
+        return None, None
     try:
-        return path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
+        doc = inputs.load_json(path, inputs.ENV, root=root)
+        check_env(doc)
+    except Unreadable as exc:
+        return None, str(exc)
+    except SchemaError as exc:
+        return None, f"{path}: {exc}; expected the env record `gate run` writes"
+    return doc, None
+
+
+def _run_text(path: Path, kind: inputs.Kind, root: Path, problems: list[Problem]) -> str | None:
+    if not inputs.is_present(path):
         return None
-
-
-def _safe_lookup(data: Any, dotted: str) -> Any:
     try:
-        return lookup(data, dotted)
-    except KeyError:
-        return None
-
-
-def _str_or_none(value: Any) -> str | None:
-    return value if isinstance(value, str) and value else None
-
-
-def _int_or_none(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def _number_or_none(value: Any) -> float | None:
-    try:
-        return _number(value)
-    except TypeError:
+        return inputs.read_text(path, kind, root=root)
+    except Unreadable as exc:
+        problems.append(Problem(RUN_RECORD, exc.reason, str(path)))
         return None
 
 
 def _packages(value: Any) -> dict[str, str | None]:
-    if not isinstance(value, dict):
-        return {}
     return {str(k): (v if isinstance(v, str) else None) for k, v in value.items()}

@@ -47,11 +47,20 @@ def test_per_sample_data_in_ci_artifacts(artifact, suite):
 
 
 def test_run_directories_of_ci_artifacts_are_runs(artifact, suite, tmp_path):
+    for run in ("run1", "run2", "run3"):
+        shutil.copytree(artifact, tmp_path / "tree" / run)
+    tree = read_tree(tmp_path / "tree", suite, models=("moss_td",))
+    assert tree.layout == "ci" and tree.run_names == ("run1", "run2", "run3")
+    assert all(tree.complete(w) for w in tree.workloads)
+
+
+def test_a_planned_ci_run_that_is_missing_makes_workloads_incomplete(artifact, suite, tmp_path):
     for run in ("run1", "run2"):
         shutil.copytree(artifact, tmp_path / "tree" / run)
     tree = read_tree(tmp_path / "tree", suite, models=("moss_td",))
-    assert tree.layout == "ci" and tree.run_names == ("run1", "run2")
-    assert all(tree.complete(w) for w in tree.workloads)
+    assert tree.layout == "ci" and tree.run_names == ("run1", "run2", "run3")
+    assert tree.workloads and not any(tree.complete(w) for w in tree.workloads)
+    assert all(runs[2].coverage.codes == ("missing_run",) for runs in tree.workloads.values())
 
 
 def test_another_models_seedtts_file_does_not_count(artifact, suite):

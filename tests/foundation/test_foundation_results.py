@@ -96,7 +96,7 @@ def _copy_run1(source, tmp_path, relative):
 
 @pytest.mark.parametrize("edit, code, words", [
     (lambda d: d["results"][0].__setitem__("evaluated", "1088"), results.BAD_SCHEMA, "non-negative integer"),
-    (lambda d: d["results"][0]["corpus_wer"].__setitem__("mean", "0.01"), results.BAD_SCHEMA, "expected a number"),
+    (lambda d: d["results"][0]["corpus_wer"].__setitem__("mean", "0.01"), results.BAD_SCHEMA, "expected a non-negative number"),
     (lambda d: d.__setitem__("schema_version", 99), results.BAD_SCHEMA, "schema_version is 99"),
     (lambda d: d.__setitem__("results", []), results.BAD_SCHEMA, "results[0] is missing"),
 ])
