@@ -22,17 +22,20 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
+from gate import atomic, inputs, schema
 from gate import samples as samples_module
 from gate.comparability import Fingerprint, fingerprint_of_tree
 from gate.config import Suite
 from gate.errors import InputError
-from gate.results import ResultTree, read_tree
+from gate.results import ResultTree, metric_check, read_tree
+from gate.schema import BOOL, COUNT, NON_EMPTY_STRING, OBJECT, POSITIVE_INT, STRING, SchemaError, list_of, optional
 from gate.stats.performance import Calibration, calibrate
 
 BASELINE_SCHEMA_VERSION = 1
@@ -99,7 +102,8 @@ def side_from_tree(tree: ResultTree | str | Path, suite: Suite, *, models: tuple
         problems = tuple(f"{r.run}: {p.code}: {p}" for r in runs for p in r.coverage.problems)
         if len(runs) < len(tree.runs):
             problems += (f"only {len(runs)} of {len(tree.runs)} scored runs",)
-        measures, notes = _samples_of(tree, workload, reader)
+        measures, notes, invalid = _samples_of(tree, workload, reader)
+        problems += invalid  # a malformed per-sample file is a malformed result file: the run is invalid
         workloads[workload_id] = WorkloadSide(
             workload_id=workload_id, runs=tuple(r.run for r in runs), values=values,
             complete=not problems, problems=problems, samples=measures, sample_notes=notes,
@@ -115,18 +119,24 @@ def default_sample_reader() -> SampleReader | None:
     return getattr(samples_module, "read_run_samples", None)
 
 
-def _samples_of(tree: ResultTree, workload, reader: SampleReader | None) -> tuple[dict, tuple[str, ...]]:
+def _samples_of(tree: ResultTree, workload, reader: SampleReader | None) -> tuple[dict, tuple[str, ...], tuple[str, ...]]:
+    """(usable measures, notes on unusable ones, problems): a per-sample file that exists but is malformed
+    or unreadable is a problem (the workload run is invalid), not merely a note."""
     wanted = [m.samples for m in workload.metrics if m.kind == "accuracy" and m.samples]
     if not wanted:
-        return {}, ()
+        return {}, (), ()
     if reader is None:
-        return {}, ("per-sample loader unavailable",)
+        return {}, ("per-sample loader unavailable",), ()
     per_run: list[Mapping[str, Any]] = []
     for run in tree.runs:
         try:
             per_run.append(reader(Path(run.path), workload) or {})
         except Exception as exc:  # noqa: BLE001 - a loader failure must degrade to the fallback, named
-            return {}, (f"{run.name}: per-sample data unreadable ({type(exc).__name__}: {exc})",)
+            return {}, (f"{run.name}: per-sample data unreadable ({type(exc).__name__}: {exc})",), ()
+    invalid = []
+    for run, found in zip(tree.runs, per_run):
+        messages = {item.crosscheck.message for item in found.values() if item.crosscheck.invalid}
+        invalid += [f"{run.name}: invalid_samples: {message}" for message in sorted(messages)]
     measures, notes = {}, []
     for measure in wanted:
         result = _measure_from_runs(measure, [run.name for run in tree.runs], [r.get(measure) for r in per_run])
@@ -134,7 +144,7 @@ def _samples_of(tree: ResultTree, workload, reader: SampleReader | None) -> tupl
             notes.append(f"{measure}: {result}")
         else:
             measures[measure] = result
-    return measures, tuple(notes)
+    return measures, tuple(notes), tuple(invalid)
 
 
 def _measure_from_runs(measure: str, run_names: Sequence[str], per_run: Sequence[Any]) -> MeasureSamples | str:
@@ -203,35 +213,35 @@ def _samples_to_dict(s: MeasureSamples) -> dict:
 
 
 def write_baseline(side: Side, path: str | Path, *, calibration_source: Mapping[str, Any] | None = None) -> Path:
-    path = Path(path)
+    """Write `side` as a baseline file, atomically (a kill or a full disk leaves the old file intact)."""
     data = side_to_dict(side, source_calibration=calibration_source)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(data, separators=(",", ":"), ensure_ascii=False) + "\n", encoding="utf-8")
-    except OSError as exc:
-        raise InputError(f"cannot write the baseline ({exc.strerror})", path=path) from None
-    return path
+    return atomic.write_text(path, json.dumps(data, separators=(",", ":"), ensure_ascii=False) + "\n",
+                             what="baseline")
 
 
 def read_baseline(path: str | Path, suite: Suite, *, models: tuple[str, ...] | None = None) -> Side:
-    """Read a baseline file; a wrong schema version, kind or suite is one clear InputError."""
+    """Read and validate a baseline file. Any violation (unreadable file, wrong kind, schema version or
+    suite, a value of the wrong type or range, per-utterance errors that do not reproduce the stored
+    metric) is one InputError line naming the file and the field: the baseline as a whole cannot be
+    opened (exit 2); nothing in it is coerced or partly used."""
     path = Path(path)
     data = _load(path)
     return _side_from_dict(data, path, suite, models)
 
 
+MIN_SIGMA = 1e-4  # ln-scale run-to-run SD below 0.01 %: no real GPU measurement is that quiet
+MAX_SIGMA = 1.0  # above ~100 %: not a noise estimate
+_EXPECTED = f"expected schema_version {BASELINE_SCHEMA_VERSION} as documented in baselines/README.md"
+
+
 def _load(path: Path) -> dict:
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read the baseline ({getattr(exc, 'strerror', None) or exc})", path=path) from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"not valid JSON ({exc.msg} at line {exc.lineno}); expected a baseline file", path=path) from None
+        data = inputs.load_json(path, inputs.BASELINE)
+    except inputs.Unreadable as exc:
+        raise InputError(f"{exc.reason}; expected a baseline file", path=path) from None
     if not isinstance(data, dict) or data.get("kind") != BASELINE_KIND:
         raise InputError(f"not a baseline file (expected \"kind\": \"{BASELINE_KIND}\")", path=path)
-    if data.get("schema_version") != BASELINE_SCHEMA_VERSION:
+    if data.get("schema_version") != BASELINE_SCHEMA_VERSION or isinstance(data.get("schema_version"), bool):
         raise InputError(f"baseline schema_version is {data.get('schema_version')!r}, this gate reads "
                          f"{BASELINE_SCHEMA_VERSION}; recreate it with `gate baseline create`", path=path)
     return data
@@ -241,52 +251,177 @@ def _side_from_dict(data: dict, path: Path, suite: Suite, models: tuple[str, ...
     if data.get("suite") != suite.name:
         raise InputError(f"baseline is for suite {data.get('suite')!r}, expected {suite.name!r}", path=path)
     try:
-        selected = {w.id for w in suite.workloads_for(models)}
-        workloads = {}
-        for workload_id, w in data["workloads"].items():
-            if workload_id not in {x.id for x in suite.workloads}:
-                raise InputError(f"workloads.{workload_id}: not a workload of suite {suite.name!r}", path=path)
-            if workload_id not in selected:
-                continue
-            runs = tuple(str(r) for r in w["runs"])
-            if not runs:
-                raise InputError(f"workloads.{workload_id}.runs: no scored runs; expected at least one", path=path)
-            values = {name: tuple(None if v is None else float(v) for v in vals) for name, vals in w["metrics"].items()}
-            for name, vals in values.items():
-                if len(vals) != len(runs):
-                    raise InputError(f"workloads.{workload_id}.metrics.{name}: expected {len(runs)} values (one per run)", path=path)
-            workloads[workload_id] = WorkloadSide(
-                workload_id=workload_id, runs=runs, values=values, complete=bool(w["complete"]),
-                problems=tuple(str(p) for p in w["problems"]),
-                samples={m: _samples_from_dict(m, s, len(runs), f"workloads.{workload_id}.samples.{m}", path)
-                         for m, s in w.get("samples", {}).items()},
-                sample_notes=tuple(str(n) for n in w.get("sample_notes", ())),
-                evaluated=tuple(None if e is None else int(e) for e in w.get("evaluated", ())))
-        calibration = {wid: {m: Calibration.from_dict(c) for m, c in metrics.items()}
-                       for wid, metrics in (data.get("calibration") or {}).items() if wid in selected}
-        source = data["source"]
-        return Side(kind="baseline", path=str(path), suite=data["suite"], commit=source.get("commit"),
-                    runs=tuple(source.get("runs") or ()), workloads=workloads,
-                    missing=tuple(m for m in data.get("missing", ()) if m in selected),
-                    fingerprint=Fingerprint.from_dict(data.get("fingerprint") or {}), calibration=calibration)
-    except InputError:
-        raise
-    except (KeyError, TypeError, ValueError, AttributeError) as exc:
-        raise InputError(f"malformed baseline ({type(exc).__name__}: {exc}); expected schema_version "
-                         f"{BASELINE_SCHEMA_VERSION} as documented in baselines/README.md", path=path) from None
+        return _validated_side(data, path, suite, models)
+    except SchemaError as exc:
+        raise InputError(f"malformed baseline: {exc}; {_EXPECTED}", path=path) from None
 
 
-def _samples_from_dict(measure: str, s: dict, n_runs: int, key: str, path: Path) -> MeasureSamples:
-    ids = tuple(str(i) for i in s["ids"])
-    ref_len = np.asarray(s["ref_len"], dtype=np.int64)
-    errors = np.asarray(s["errors"], dtype=np.int64)
-    if errors.shape != (n_runs, len(ids)) or ref_len.shape != (len(ids),):
-        raise InputError(f"{key}: expected errors of shape {n_runs}×{len(ids)} and one ref_len per id", path=path)
-    valid = np.ones_like(errors, dtype=bool)
-    for r, invalid in enumerate(s.get("invalid", [])):
-        valid[r, np.asarray(invalid, dtype=np.int64)] = False
-    texts = {str(i): (str(t[0]), str(t[1])) for i, t in (s.get("texts") or {}).items()}
-    return MeasureSamples(measure=measure, ids=ids, ref_len=ref_len, errors=errors, valid=valid, texts=texts)
+def _validated_side(data: dict, path: Path, suite: Suite, models: tuple[str, ...] | None) -> Side:
+    known = {w.id: w for w in suite.workloads}
+    selected = {w.id for w in suite.workloads_for(models)}
+    source = schema.get(data, "source", OBJECT)
+    schema.get_optional(source, "path", STRING)
+    commit = schema.get_optional(data, "source.commit", STRING)
+    source_runs = schema.get_optional(data, "source.runs", list_of(NON_EMPTY_STRING), [])
+    missing = schema.get_optional(data, "missing", list_of(STRING), [])
+    for k, workload_id in enumerate(missing):
+        if workload_id not in known:
+            raise schema.Invalid(f"missing[{k}]", f"is {workload_id!r}, expected a workload of suite {suite.name!r}")
+    workloads = {}
+    for workload_id, w in schema.get(data, "workloads", OBJECT).items():
+        key = f"workloads.{workload_id}"
+        if workload_id not in known:
+            raise schema.Invalid(key, f"is not a workload of suite {suite.name!r}")
+        with _within(key):
+            side = _workload_side(w, key, known[workload_id])
+        if workload_id in selected:
+            workloads[workload_id] = side
+    with _within("fingerprint"):
+        fingerprint = _fingerprint(schema.get_optional(data, "fingerprint", OBJECT, {}), known)
+    calibration = {}
+    for workload_id, metrics in schema.get_optional(data, "calibration", OBJECT, {}).items():
+        key = f"calibration.{workload_id}"
+        if workload_id not in known:
+            raise schema.Invalid(key, f"is not a workload of suite {suite.name!r}")
+        OBJECT(metrics, key)
+        speed = {m.name for m in known[workload_id].metrics if m.kind == "speed"}
+        parsed = {}
+        for metric, entry in metrics.items():
+            if metric not in speed:
+                raise schema.Invalid(f"{key}.{metric}", f"is not a speed metric of {workload_id}")
+            with _within(f"{key}.{metric}"):
+                parsed[metric] = _calibration(entry, f"{key}.{metric}")
+        if workload_id in selected:
+            calibration[workload_id] = parsed
+    schema.get_optional(data, "calibration_source", OBJECT)
+    return Side(kind="baseline", path=str(path), suite=data["suite"], commit=commit,
+                runs=tuple(source_runs), workloads=workloads,
+                missing=tuple(m for m in missing if m in selected),
+                fingerprint=fingerprint, calibration=calibration)
+
+
+def _workload_side(w: Any, key: str, workload: Any) -> WorkloadSide:
+    OBJECT(w, key)
+    runs = schema.get(w, "runs", list_of(NON_EMPTY_STRING))
+    if not runs or len(set(runs)) != len(runs):
+        raise schema.Invalid(f"{key}.runs", f"is {runs!r}, expected at least one scored run, each once")
+    problems = schema.get(w, "problems", list_of(STRING))
+    complete = schema.get(w, "complete", BOOL)
+    if complete == bool(problems):
+        raise schema.Invalid(f"{key}.complete", f"is {complete} with {len(problems)} problems; expected complete "
+                                                f"exactly when there is no problem")
+    specs = {m.name: m for m in workload.metrics}
+    values = {}
+    for name, vals in schema.get(w, "metrics", OBJECT).items():
+        if name not in specs:
+            raise schema.Invalid(f"{key}.metrics.{name}", f"is not a metric of {workload.id}")
+        check = list_of(metric_check(specs[name]))
+        check(vals, f"{key}.metrics.{name}")
+        if len(vals) != len(runs):
+            raise schema.Invalid(f"{key}.metrics.{name}", f"has {len(vals)} values; expected {len(runs)} values (one per run)")
+        values[name] = tuple(None if v is None else float(v) for v in vals)
+    evaluated = schema.get_optional(w, "evaluated", list_of(optional(COUNT)), [])
+    if evaluated and len(evaluated) != len(runs):
+        raise schema.Invalid(f"{key}.evaluated", f"has {len(evaluated)} values; expected {len(runs)} values (one per run)")
+    measures = {m.samples: m for m in workload.metrics if m.kind == "accuracy" and m.samples}
+    samples = {}
+    for measure, s in schema.get_optional(w, "samples", OBJECT, {}).items():
+        if measure not in measures:
+            raise schema.Invalid(f"{key}.samples.{measure}", f"is not a per-utterance measure of {workload.id}")
+        with _within(f"samples.{measure}"):
+            samples[measure] = _samples_from_dict(measure, s, len(runs), f"{key}.samples.{measure}",
+                                              values.get(measures[measure].name), measures[measure].name)
+    return WorkloadSide(workload_id=workload.id, runs=tuple(runs), values=values, complete=complete,
+                        problems=tuple(problems), samples=samples,
+                        sample_notes=tuple(schema.get_optional(w, "sample_notes", list_of(STRING), [])),
+                        evaluated=tuple(evaluated))
+
+
+def _samples_from_dict(measure: str, s: Any, n_runs: int, key: str, stored: tuple[float | None, ...] | None,
+                       metric: str) -> MeasureSamples:
+    """Per-utterance arrays, validated: shapes, counts >= 0, invalid indices in range and unique, and in
+    every run the corpus figure they give equal (to rounding) to the stored metric value."""
+    OBJECT(s, key)
+    ids = schema.get(s, "ids", list_of(NON_EMPTY_STRING))
+    n = len(ids)
+    if len(set(ids)) != n:
+        raise schema.Invalid(f"{key}.ids", "has duplicate ids, expected each utterance once")
+    ref_len = schema.get(s, "ref_len", list_of(COUNT))
+    errors = schema.get(s, "errors", list_of(list_of(COUNT)))
+    if len(ref_len) != n or len(errors) != n_runs or any(len(row) != n for row in errors):
+        raise schema.Invalid(key, f"has errors of shape {len(errors)}x{len(errors[0]) if errors else 0} and "
+                                  f"{len(ref_len)} ref_len; expected {n_runs}x{n} errors and one ref_len per id")
+    invalid = schema.get_optional(s, "invalid", list_of(list_of(COUNT)), [])
+    if len(invalid) > n_runs:
+        raise schema.Invalid(f"{key}.invalid", f"has {len(invalid)} rows, expected at most {n_runs} (one per run)")
+    valid = np.ones((n_runs, n), dtype=bool)
+    for r, row in enumerate(invalid):
+        if any(i >= n for i in row) or len(set(row)) != len(row):
+            raise schema.Invalid(f"{key}.invalid[{r}]", f"has an index out of range or twice; expected distinct "
+                                                        f"indices below {n}")
+        valid[r, row] = False
+    texts = schema.get_optional(s, "texts", OBJECT, {})
+    known = set(ids)
+    for uid, pair in texts.items():
+        if uid not in known or not (isinstance(pair, list) and len(pair) == 2 and all(isinstance(t, str) for t in pair)):
+            raise schema.Invalid(f"{key}.texts.{uid[:40]}", "expected [reference, hypothesis] of a known id")
+    ref = np.asarray(ref_len, dtype=np.int64)
+    err = np.asarray(errors, dtype=np.int64).reshape(n_runs, n)
+    for r in range(n_runs):
+        reported = stored[r] if stored is not None else None
+        words = int(ref[valid[r]].sum())
+        if reported is None or words == 0:
+            continue
+        recomputed = float(err[r][valid[r]].sum()) / words
+        if not samples_module.agrees(recomputed, reported):
+            raise schema.Invalid(f"{key}.errors[{r}]", f"give {measure} {recomputed:.6f}, but the stored metric "
+                                                       f"{metric} is {reported:.6f}; expected the same figure")
+    return MeasureSamples(measure=measure, ids=tuple(ids), ref_len=ref, errors=err, valid=valid,
+                          texts={uid: (pair[0], pair[1]) for uid, pair in texts.items()})
+
+
+def _calibration(entry: Any, key: str) -> Calibration:
+    OBJECT(entry, key)
+    sigma_check = schema.Check(f"a number between {MIN_SIGMA:g} and {MAX_SIGMA:g}",
+                               lambda v: schema.NUMBER.test(v) and MIN_SIGMA <= v <= MAX_SIGMA)
+    return Calibration(sigma=float(schema.get(entry, "sigma", sigma_check)),
+                       df=schema.get(entry, "df", POSITIVE_INT),
+                       groups=schema.get(entry, "groups", POSITIVE_INT),
+                       delta_sd=_float_or_none(schema.get_optional(entry, "delta_sd", sigma_check)),
+                       delta_df=schema.get_optional(entry, "delta_df", POSITIVE_INT))
+
+
+def _fingerprint(data: dict, known: Mapping[str, Any]) -> Fingerprint:
+    text = optional(STRING)
+    schema.get_optional(data, "gpu", text)
+    schema.get_optional(data, "driver", text)
+    packages = schema.get_optional(data, "packages", OBJECT)
+    if packages is not None:
+        for name, version in packages.items():
+            STRING(version, f"fingerprint.packages.{name}")
+    for workload_id, facts in schema.get_optional(data, "workloads", OBJECT, {}).items():
+        OBJECT(facts, f"fingerprint.workloads.{workload_id}")
+        for fact, value in facts.items():
+            if value is not None and (isinstance(value, bool) or not isinstance(value, (str, int))):
+                raise schema.Invalid(f"fingerprint.workloads.{workload_id}.{fact}",
+                                     f"is {value!r}, expected a string, an integer or null")
+    return Fingerprint.from_dict(data)
+
+
+@contextmanager
+def _within(key: str) -> Iterator[None]:
+    """Name a nested field by its full path (workloads.<id>.runs, not runs) in the error."""
+    try:
+        yield
+    except SchemaError as exc:
+        if exc.field == key or exc.field.startswith(key + ".") or exc.field.startswith(key + "["):
+            raise
+        field = f"{key}.{exc.field}" if exc.field else key
+        raise type(exc)(field, exc.message) from None
+
+
+def _float_or_none(value: Any) -> float | None:
+    return None if value is None else float(value)
 
 
 # --- A/A calibration -----------------------------------------------------------------------------------
@@ -329,10 +464,8 @@ def calibrate_baseline(baseline_path: str | Path, pairs: Sequence[tuple[Side, Si
         "commits": sorted({s.commit for pair in pairs for s in pair if s.commit}),
         "created": _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat(),
     }
-    try:
-        path.write_text(json.dumps(data, separators=(",", ":"), ensure_ascii=False) + "\n", encoding="utf-8")
-    except OSError as exc:
-        raise InputError(f"cannot write the baseline ({exc.strerror})", path=path) from None
+    # Never in place: a kill or a full disk during the write leaves the previous baseline valid.
+    atomic.write_text(path, json.dumps(data, separators=(",", ":"), ensure_ascii=False) + "\n", what="baseline")
     return data["calibration"]
 
 
@@ -344,8 +477,8 @@ def carry_calibration(side: Side, earlier: str | Path, suite: Suite, *,
                       models: tuple[str, ...] | None = None) -> tuple[Side, dict]:
     """`side` with the calibration of an earlier baseline file (a nightly refresh must not lose the noise
     floor), and the calibration_source to record: the earlier one's, plus where it was carried from."""
-    old = read_baseline(earlier, suite, models=models)
-    raw = json.loads(Path(earlier).read_text(encoding="utf-8"))  # read_baseline has validated it
+    raw = _load(Path(earlier))
+    old = _side_from_dict(raw, Path(earlier), suite, models)  # validated once; the same bytes give the source
     source = dict(raw.get("calibration_source") or {}, carried_from=str(earlier))
     return with_calibration(side, old.calibration), source
 

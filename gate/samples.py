@@ -13,7 +13,6 @@ normalization differs from the client's, and the per-sample data must not be use
 """
 from __future__ import annotations
 
-import json
 import math
 import re
 import unicodedata
@@ -27,6 +26,7 @@ import numpy as np
 from rapidfuzz.distance import Levenshtein
 from scipy.optimize import linear_sum_assignment
 
+from gate import inputs
 from gate.config import MetricSpec, Workload
 from gate.results import lookup, moss_results_path, read_workload_run
 
@@ -216,17 +216,15 @@ def _raw_jsonl(raw_dir: Path) -> Path:
 
 def _seedtts_errors(path: Path, expected_rows: int | None) -> UtteranceErrors:
     try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise _Invalid(f"{path}: not UTF-8 text") from None
-    except OSError as exc:
-        raise _Invalid(f"{path}: cannot read ({exc.strerror})") from None
+        rows = inputs.load_jsonl(path, inputs.SAMPLES, root=path.parents[min(3, len(path.parents) - 1)])  # the tree: <tree>/run<R>/<model>/raw_<lang>/
+    except inputs.Unreadable as exc:
+        raise _Invalid(str(exc)) from None
     ids: list[str] = []
     refs: list[str] = []
     hyps: list[str] = []
     success: list[bool] = []
     seen: dict[str, str] = {}
-    for number, row in _json_lines(path, text):
+    for number, row in rows:
         where = f"{path}: line {number}"
         if not isinstance(row, dict):
             raise _Invalid(f"{where}: expected a JSON object")
@@ -254,39 +252,18 @@ def _seedtts_errors(path: Path, expected_rows: int | None) -> UtteranceErrors:
                            hyp_text=tuple(hyps), ref_text=tuple(refs))
 
 
-def _json_lines(path: Path, text: str) -> list[tuple[int, Any]]:
-    """(line number, value) of every non-blank line. One json.loads over the whole file when it is
-    well formed (much faster than one call per line); line by line only to name a bad line."""
-    numbered = [(number, line) for number, line in enumerate(text.splitlines(), start=1) if line.strip()]
-    try:
-        values = json.loads("[" + ",".join(line for _, line in numbered) + "]", parse_constant=_reject_constant)
-        if len(values) == len(numbered):
-            return [(number, value) for (number, _), value in zip(numbered, values)]
-    except (json.JSONDecodeError, ValueError):
-        pass
-    rows = []
-    for number, line in numbered:
-        try:
-            rows.append((number, json.loads(line, parse_constant=_reject_constant)))
-        except (json.JSONDecodeError, ValueError) as exc:
-            raise _Invalid(f"{path}: line {number}: not valid JSON ({exc}); expected one JSON object per line") from None
-    return rows
-
-
 def _read_moss_samples(path: Path, measures: list[MetricSpec]) -> dict[str, UtteranceErrors]:
     """MOSS: the payload holds both the per-sample rows and the corpus figures; it is parsed once."""
     def unavailable(message: str, reported: Mapping[str, float | None], invalid: bool = False) -> dict[str, UtteranceErrors]:
         return {m.samples: _unavailable(m.samples, reported.get(m.samples), message, path=str(path), invalid=invalid)
                 for m in measures}
 
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"), parse_constant=_reject_constant)
-    except FileNotFoundError:
+    if not inputs.is_present(path):
         return unavailable(f"{path}: missing; expected the MOSS-TD client's results", {})
-    except (json.JSONDecodeError, UnicodeDecodeError, ValueError) as exc:
-        return unavailable(f"invalid per-sample data: {path}: not valid JSON ({exc})", {}, invalid=True)
-    except OSError as exc:
-        return unavailable(f"invalid per-sample data: {path}: cannot read ({exc.strerror})", {}, invalid=True)
+    try:
+        data = inputs.load_json(path, inputs.RESULT, root=Path(path).parent.parent.parent.parent)
+    except inputs.Unreadable as exc:
+        return unavailable(f"invalid per-sample data: {exc}", {}, invalid=True)
     reported: dict[str, float | None] = {}
     for m in measures:
         value = _lookup_or_none(data, m.path)
@@ -367,7 +344,7 @@ def _with_crosscheck(errors: UtteranceErrors, reported: float | None, path: str)
         check = CrossCheck(UNAVAILABLE, recomputed, reported,
                            "the result file has no corpus figure to check against" if reported is None
                            else "no valid utterance to recompute from", path=path)
-    elif _agrees(recomputed, reported):
+    elif agrees(recomputed, reported):
         check = CrossCheck(MATCH, recomputed, reported, f"recomputed {recomputed:.6f} = reported {reported:.6f}", path=path)
     else:
         check = CrossCheck(MISMATCH, recomputed, reported,
@@ -377,7 +354,7 @@ def _with_crosscheck(errors: UtteranceErrors, reported: float | None, path: str)
                            errors.deletions, errors.insertions, check, errors.hyp_text, errors.ref_text)
 
 
-def _agrees(recomputed: float, reported: float) -> bool:
+def agrees(recomputed: float, reported: float) -> bool:
     """Equal to rounding: within float noise, or within half a unit of the reported value's last decimal."""
     if math.isclose(recomputed, reported, rel_tol=1e-9, abs_tol=1e-12):
         return True
@@ -407,10 +384,6 @@ def _field(row: Mapping[str, Any], name: str, kind: type, where: str) -> Any:
     if not isinstance(value, kind) or (kind is not bool and isinstance(value, bool)):
         raise _Invalid(f"{where}: {name} is {value!r}; expected a {kind.__name__}")
     return value
-
-
-def _reject_constant(name: str) -> None:
-    raise ValueError(f"contains {name}, which is not valid JSON")
 
 
 def _edit_counts(process, refs: list[str], hyps: list[str], valid: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

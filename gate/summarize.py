@@ -9,8 +9,10 @@
   scored run discovered, coverage reasons) and `gate.samples` (per-sample cross-check per run).
 - `render_table(summary)` and `summary_json(summary)` render it.
 
-Exit codes (also in `gate summarize --help`): 0 complete, 3 incomplete coverage, 2 unreadable input
-(a result or per-sample file that is not valid JSON or not the expected schema; a missing tree).
+Exit codes (also in `gate summarize --help`): 0 complete; 3 incomplete coverage, including a result
+or per-sample file that is malformed or unreadable (its workload run is invalid, as in `compare`);
+2 only when the tree cannot be opened as a tree at all (missing, not a directory, no scored run).
+Coverage counts only readable, complete runs.
 """
 from __future__ import annotations
 
@@ -24,16 +26,16 @@ from typing import Any
 
 from gate import results
 from gate.config import Suite
-from gate.errors import InputError
+from gate.errors import IncompleteInput, InputError
 from gate.results import Problem, ResultTree
 from gate.samples import MATCH, MISMATCH, read_run_samples
 
 SUMMARY_SCHEMA_VERSION = 1
 EXIT_COMPLETE = 0
-EXIT_UNREADABLE = 2
+EXIT_UNREADABLE = 2  # the tree itself cannot be opened (raised as InputError before a summary exists)
 EXIT_INCOMPLETE = 3
-# Coverage problems that mean the input itself is broken (not merely incomplete).
-_INPUT_CODES = (results.UNREADABLE, results.BAD_SCHEMA)
+# Coverage problems that mean a file is broken (not merely an incomplete measurement); still exit 3.
+_INPUT_CODES = results.INPUT_CODES
 
 
 # --- the runbook's summarize.py, reproduced ---------------------------------------------------------
@@ -76,7 +78,7 @@ def runbook_summary(root: str | Path) -> RunbookSummary:
             try:
                 ok = r["evaluated"] == r["total"] == _EXPECTED[os.path.basename(path)] and r["skipped"] == 0
             except KeyError:
-                raise InputError("unexpected file name; expected asr_en.json or asr_zh.json", path=path) from None
+                raise IncompleteInput("unexpected file name; expected asr_en.json or asr_zh.json", path=path) from None
             key = os.path.relpath(path, run)
             rows.setdefault(key, []).append((ok, {k: r[k]["mean"] for k in _SEED}))
             sources.setdefault(key, []).append(path)
@@ -86,7 +88,7 @@ def runbook_summary(root: str | Path) -> RunbookSummary:
             try:
                 ok = p["summary"]["evaluated"] == p["summary"]["total_samples"] == _EXPECTED[name] and s.get("failed_requests") == 0
             except KeyError:
-                raise InputError(f"unexpected dataset directory {name!r}; expected one of movies800times, "
+                raise IncompleteInput(f"unexpected dataset directory {name!r}; expected one of movies800times, "
                                  f"movies800times_stream, aishell4_long, googletime", path=path) from None
             d = p["diarization_metrics"]
             rows.setdefault("moss_td/" + name, []).append((ok, {k: d.get(k) for k in _MOSS} | {k: s.get(k) for k in _SPEED}))
@@ -105,8 +107,11 @@ def runbook_summary(root: str | Path) -> RunbookSummary:
                 lines.append(f"  {k:26} missing in a run: {v}")
                 continue
             if any(isinstance(x, bool) or not isinstance(x, (int, float)) for x in v):
-                raise InputError(f"{key}: {k} values {v!r} are not all numbers; expected a number or null in every run",
-                                 path=", ".join(sources[key]))
+                raise IncompleteInput(f"{key}: {k} values {v!r} are not all numbers; expected a number or null in every run",
+                                      path=", ".join(sources[key]))
+            if any(x < 0 or math.copysign(1.0, x) < 0 for x in v):
+                raise IncompleteInput(f"{key}: {k} values {v!r} include a negative number; expected values >= 0",
+                                      path=", ".join(sources[key]))
             lines.append(f"  {k:26} mean {statistics.mean(v):.6f}  min {min(v):.6f}  max {max(v):.6f}")
     return RunbookSummary(text="".join(line + "\n" for line in lines), complete=complete)
 
@@ -120,10 +125,10 @@ def _runbook_seedtts(path: str) -> dict[str, Any]:
         for k in _SEED:
             r[k]["mean"]  # noqa: B018
     except (KeyError, IndexError, TypeError):
-        raise InputError("not a SeedTTS result; expected results[0] with evaluated, total, skipped and "
+        raise IncompleteInput("not a SeedTTS result; expected results[0] with evaluated, total, skipped and "
                          f"{', '.join(k + '.mean' for k in _SEED)}", path=path) from None
     if not isinstance(r, dict):
-        raise InputError("results[0] is not an object; expected a SeedTTS result", path=path)
+        raise IncompleteInput("results[0] is not an object; expected a SeedTTS result", path=path)
     return r
 
 
@@ -131,18 +136,18 @@ def _runbook_moss(path: str) -> tuple[dict[str, Any], dict[str, Any]]:
     p = _strict_json(path)
     speed_path = path.replace("_results.json", "_speed_results.json")
     if not os.path.isfile(speed_path):
-        raise InputError("missing; expected it beside transcribe_diarize_results.json", path=speed_path)
+        raise IncompleteInput("missing; expected it beside transcribe_diarize_results.json", path=speed_path)
     speed_doc = _strict_json(speed_path)
     try:
         p["summary"]["evaluated"], p["summary"]["total_samples"]  # noqa: B018
         if not isinstance(p["diarization_metrics"], dict):
             raise TypeError
     except (KeyError, TypeError):
-        raise InputError("expected summary.evaluated, summary.total_samples and a diarization_metrics object",
+        raise IncompleteInput("expected summary.evaluated, summary.total_samples and a diarization_metrics object",
                          path=path) from None
     s = speed_doc.get("speed") if isinstance(speed_doc, dict) else None
     if not isinstance(s, dict):
-        raise InputError("expected a speed object", path=speed_path)
+        raise IncompleteInput("expected a speed object", path=speed_path)
     return p, s
 
 
@@ -150,7 +155,7 @@ def _strict_json(path: str) -> Any:
     try:
         return results.load_json(Path(path))
     except results.Unreadable as exc:
-        raise InputError(f"{exc}; expected a complete JSON file", path=path) from None
+        raise IncompleteInput(f"{exc.reason}; expected a complete JSON file", path=path) from None
 
 
 # --- the richer summary ------------------------------------------------------------------------------
@@ -162,10 +167,13 @@ class MetricSummary:
     kind: str
     direction: str
     values: tuple[float | None, ...]  # one per run the workload has, in run order
+    complete: tuple[bool, ...] = ()  # per run: complete coverage (statistics use only those runs)
 
     @property
     def present(self) -> tuple[float, ...]:
-        return tuple(v for v in self.values if v is not None)
+        """The values of complete runs (an incomplete or invalid run's value is shown, never averaged)."""
+        flags = self.complete or (True,) * len(self.values)
+        return tuple(v for v, ok in zip(self.values, flags) if v is not None and ok)
 
     @property
     def mean(self) -> float | None:
@@ -218,8 +226,8 @@ class WorkloadSummary:
 
     @property
     def runs_with_results(self) -> int:
-        """Runs in which the workload's result files exist (possibly incomplete or unreadable)."""
-        return sum(1 for c in self.coverage if not any(p.code == results.MISSING_FILE for p in c.problems))
+        """Runs whose results are readable and complete (coverage counts nothing else)."""
+        return sum(1 for c in self.coverage if c.complete)
 
 
 @dataclass(frozen=True)
@@ -231,6 +239,7 @@ class TreeSummary:
     workloads: tuple[WorkloadSummary, ...]
     missing_workloads: tuple[str, ...]
     tree_problems: tuple[Problem, ...]
+    ignored: tuple[str, ...] = ()  # run* folders and result files that are not planned: reported, never read
 
     @property
     def complete(self) -> bool:
@@ -253,9 +262,8 @@ class TreeSummary:
 
     @property
     def exit_code(self) -> int:
-        if self.input_problems:
-            return EXIT_UNREADABLE
-        return EXIT_COMPLETE if self.complete else EXIT_INCOMPLETE
+        """0 complete, else 3: a malformed or unreadable file makes its workload incomplete, as in `compare`."""
+        return EXIT_COMPLETE if self.complete and not self.input_problems else EXIT_INCOMPLETE
 
 
 def summarize_tree(tree: ResultTree, suite: Suite, *, samples: bool = True) -> TreeSummary:
@@ -265,11 +273,14 @@ def summarize_tree(tree: ResultTree, suite: Suite, *, samples: bool = True) -> T
         workload = suite.workload(workload_id)
         coverage = tuple(RunCoverage(r.run, r.complete, r.coverage.evaluated, r.coverage.total, r.coverage.skipped,
                                      r.coverage.failed_requests, r.coverage.problems) for r in runs)
-        metrics = tuple(MetricSummary(m.name, m.unit, m.kind, m.direction, tuple(r.metrics.get(m.name) for r in runs))
+        metrics = tuple(MetricSummary(m.name, m.unit, m.kind, m.direction, tuple(r.metrics.get(m.name) for r in runs),
+                                      tuple(r.complete for r in runs))
                         for m in workload.metrics)
         checks: list[SampleCheck] = []
         if samples:
             for run_info in tree.runs:
+                if not run_info.present:
+                    continue
                 for measure, errors in read_run_samples(run_info.path, workload).items():
                     c = errors.crosscheck
                     checks.append(SampleCheck(run_info.name, measure, c.status, c.recomputed, c.reported, c.message,
@@ -278,7 +289,7 @@ def summarize_tree(tree: ResultTree, suite: Suite, *, samples: bool = True) -> T
                                          tuple(checks)))
     return TreeSummary(root=tree.root, layout=tree.layout, runs=tree.run_names,
                        commits=tuple((r.name, r.commit) for r in tree.runs), workloads=tuple(summaries),
-                       missing_workloads=tree.missing_workloads, tree_problems=tree.problems)
+                       missing_workloads=tree.missing_workloads, tree_problems=tree.problems, ignored=tree.ignored)
 
 
 # --- renderings ----------------------------------------------------------------------------------------
@@ -301,6 +312,8 @@ def render_table(summary: TreeSummary) -> str:
         out.append("coverage: INCOMPLETE: " + "; ".join(parts))
     for problem in summary.tree_problems:
         out.append(f"problem: {problem}")
+    for note in summary.ignored:
+        out.append(f"ignored: {note}")
     for w in summary.workloads:
         out.append("")
         state = "complete" if w.complete else "INCOMPLETE (partial means)"
@@ -346,6 +359,7 @@ def summary_json(summary: TreeSummary) -> dict[str, Any]:
         "exit_code": summary.exit_code,
         "missing_workloads": list(summary.missing_workloads),
         "problems": [_problem(p) for p in summary.input_problems],
+        "ignored": list(summary.ignored),
         "workloads": [
             {
                 "id": w.workload_id,

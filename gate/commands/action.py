@@ -12,6 +12,7 @@ from pathlib import Path
 
 import click
 
+from gate import atomic
 from gate.actions_io import append_file, fit_summary, format_outputs, normalise_verdict, row_annotations
 from gate.errors import GateError
 from gate.settings import Settings, SettingsError
@@ -59,10 +60,7 @@ def report_outputs(report_path: str, *, settings: Settings) -> dict[str, str]:
     report = load_untrusted_report(report_path)
     rendered = render_report(report)
     comment_path = Path(report_path).with_suffix(".comment.md")
-    try:
-        comment_path.write_text(rendered.comment, encoding="utf-8")
-    except OSError as exc:
-        raise GateError(f"cannot write the comment markdown ({exc.strerror})", path=comment_path) from None
+    atomic.write_text(comment_path, rendered.comment, what="comment markdown")
     if settings.step_summary:
         append_file(settings.step_summary, fit_summary(rendered.summary), what="job summary")
     for annotation in row_annotations(report.get("rows") or []):

@@ -6,11 +6,10 @@ from pathlib import Path
 
 import click
 
-from gate import comparability
+from gate import atomic, comparability
 from gate.baseline import read_baseline
 from gate.compare import compare, load_side
 from gate.config import load_suite
-from gate.errors import InputError
 from gate.report import render_comment, render_summary, render_terminal
 
 
@@ -74,9 +73,5 @@ def command(base: Path, candidate: Path, models: tuple[str, ...], allow_diff: tu
 
 
 def _write(path: Path | None, text: str, what: str) -> None:
-    if path is None:
-        return
-    try:
-        path.write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise InputError(f"cannot write the {what} ({exc.strerror})", path=path) from None
+    if path is not None:
+        atomic.write_text(path, text, what=what)

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from gate import atomic
 from gate.actions_io import append_file, format_outputs
 from gate.config import load_suite
 from gate.event import EventError, Trigger, read_trigger
@@ -42,11 +43,7 @@ def command(event_name: str | None, event_path: str | None, suite_path: str | No
             raise EventError("no commit to record: the event has none and GITHUB_SHA/--sha is not set")
         meta = {"schema_version": 1, "pr": trigger.pr, "sha": trigger.sha, "labels": list(trigger.labels),
                 "models": list(trigger.models)}
-        try:
-            Path(write_meta).parent.mkdir(parents=True, exist_ok=True)
-            Path(write_meta).write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
-        except OSError as exc:
-            raise EventError(f"cannot write run metadata ({exc.strerror})", path=write_meta) from None
+        atomic.write_text(write_meta, json.dumps(meta, indent=2) + "\n", what="run metadata")
 
 
 def trigger_outputs(trigger: Trigger) -> dict[str, str]:

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from gate import atomic
 from gate.config import load_suite
 from gate.errors import InputError
 from gate.untrusted import load_untrusted_report, merge_reports
@@ -33,11 +34,7 @@ def command(reports: tuple[str, ...], json_out: str, expect_models: str, suite_p
     present = {model for report in loaded for model in report.get("models", ())}
     missing = {m: tuple(w.id for w in suite.workloads_for((m,))) for m in expected if m not in present}
     merged = merge_reports(loaded, missing=missing)
-    try:
-        Path(json_out).parent.mkdir(parents=True, exist_ok=True)
-        Path(json_out).write_text(json.dumps(merged, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    except OSError as exc:
-        raise InputError(f"cannot write the merged report ({exc.strerror})", path=json_out) from None
+    atomic.write_text(json_out, json.dumps(merged, indent=2, ensure_ascii=False) + "\n", what="merged report")
     click.echo(f"merged {len(files)} reports -> {json_out}: {merged.get('verdict')}")
     for model in missing:
         click.echo(f"gate: warning: no report for {model}; the merged verdict is INCOMPLETE", err=True)

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import click
 
+from gate import atomic
 from gate.config import load_suite
-from gate.errors import InputError
 from gate.results import read_tree
 from gate.summarize import render_table, runbook_summary, summarize_tree, summary_json
 
@@ -50,8 +50,5 @@ def command(tree: Path, output_format: str, json_path: Path | None, models: tupl
     for problem in summary.input_problems:
         click.echo(f"gate: error: {problem}", err=True)
     if json_path is not None:
-        try:
-            json_path.write_text(json.dumps(summary_json(summary), indent=2) + "\n", encoding="utf-8")
-        except OSError as exc:
-            raise InputError(f"cannot write ({exc.strerror})", path=json_path) from None
+        atomic.write_text(json_path, json.dumps(summary_json(summary), indent=2) + "\n", what="summary")
     raise SystemExit(exit_code)

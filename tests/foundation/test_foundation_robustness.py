@@ -70,7 +70,7 @@ def test_wrong_types_anywhere_never_raise(request, tmp_path, invoke, source, rel
         fmt = ("table", "runbook")[index % 2]
         result = invoke("summarize", tree, "--format", fmt, "--models", models)
         assert result.exit_code in (0, 2, 3), (path, value, fmt, result.stdout, result.stderr)
-        if result.exit_code == 2:
+        if result.stderr:
             assert result.stderr.startswith("gate: error: ") and "Traceback" not in result.stderr
         checked += 1
     assert checked >= 20

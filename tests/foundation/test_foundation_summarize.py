@@ -74,7 +74,7 @@ def test_runbook_format_reports_what_the_script_would_crash_on(complete_tree, tm
     shutil.copytree(complete_tree, tree, ignore=shutil.ignore_patterns("raw_*", "transcribe_diarize_asr_results.json"))
     damage(tree)
     result = invoke("summarize", tree, "--format", "runbook")
-    assert result.exit_code == 2
+    assert result.exit_code == 3  # a malformed result file: its workload is incomplete, as in compare
     assert result.stdout == ""
     assert result.stderr.count("\n") == 1 and result.stderr.startswith("gate: error: ") and words in result.stderr
     assert "Traceback" not in result.stderr
@@ -104,18 +104,18 @@ def test_table_names_each_incomplete_reason_and_exits_3(survivable_tree, invoke)
     assert "fun/asr_en  runs=2/3" in out and "INCOMPLETE (partial means)" in out
 
 
-def test_unreadable_input_exits_2_with_one_line_per_problem(defects_a_tree, invoke):
+def test_unreadable_result_files_exit_3_with_one_line_per_problem(defects_a_tree, invoke):
     result = invoke("summarize", defects_a_tree)
-    assert result.exit_code == 2
+    assert result.exit_code == 3  # incomplete, as in compare; 2 is only for a tree that cannot be opened
     lines = result.stderr.splitlines()
     assert len(lines) == 3  # truncated JSON, bad schema_version, NaN: one line each, naming the file
     assert all(line.startswith("gate: error: ") and "/run1/" in line for line in lines)
     assert "coverage: INCOMPLETE" in result.stdout  # the table is still printed
 
 
-def test_invalid_per_sample_data_exits_2(defects_b_tree, invoke):
+def test_invalid_per_sample_data_exits_3(defects_b_tree, invoke):
     result = invoke("summarize", defects_b_tree, "--models", "qwen3")
-    assert result.exit_code == 2
+    assert result.exit_code == 3
     assert "duplicate id" in result.stderr and "2019 rows, expected 2020" in result.stderr
     assert "per-sample wer run1: INVALID" in result.stdout
 
