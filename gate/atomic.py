@@ -6,8 +6,8 @@ itself survives a crash. A kill at any moment leaves either the old file or the 
 disk (ENOSPC) or any other OSError leaves the old file untouched, removes the temporary file and
 raises one OutputError line ("no space left on device; <path> is unchanged").
 
-`staged_directory(path)` does the same for a folder of files (`gate example`): the files are written
-into a temporary sibling that is renamed to `path` only when complete.
+`remove_on_failure(path)` guards a folder of files that cannot be staged elsewhere because the files
+name their own paths (`gate example`): if writing fails or is interrupted, the folder is removed.
 """
 from __future__ import annotations
 
@@ -62,23 +62,22 @@ def write_bytes(path: str | Path, data: bytes, *, what: str = "output") -> Path:
 
 
 @contextlib.contextmanager
-def staged_directory(path: str | Path, *, what: str = "output directory") -> Iterator[Path]:
-    """Yield a temporary sibling of `path` to fill; on success it is renamed to `path` (which must be
-    absent or an empty directory), on any error it is removed and `path` is left as it was."""
+def remove_on_failure(path: str | Path) -> Iterator[Path]:
+    """For outputs that embed their own path (a folder of trees whose baseline names them) and so cannot
+    be staged elsewhere: if the block fails in any way (OSError, Ctrl-C, a bug), `path` is removed again
+    when this call created it, or emptied when it was an empty folder before. Then the error goes on."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    stage = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent))
+    existed = path.exists()
     try:
-        yield stage
-        if path.is_dir() and not any(path.iterdir()):
-            path.rmdir()
-        os.replace(stage, path)
-        _fsync_dir(path.parent)
-    except OSError as exc:
-        shutil.rmtree(stage, ignore_errors=True)
-        raise OutputError(_message(exc, what, path, path.exists()), path=path) from None
+        yield path
     except BaseException:
-        shutil.rmtree(stage, ignore_errors=True)
+        if path.is_dir():
+            if existed:
+                for child in path.iterdir():
+                    shutil.rmtree(child, ignore_errors=True) if child.is_dir() and not child.is_symlink() else \
+                        child.unlink(missing_ok=True)
+            else:
+                shutil.rmtree(path, ignore_errors=True)
         raise
 
 

@@ -11,8 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
-import yaml
-
+from gate import inputs
 from gate.errors import SuiteError
 
 SUITE_SCHEMA_VERSION = 1
@@ -147,17 +146,13 @@ def default_suite_path() -> Path:
 
 
 def load_suite(path: str | Path | None = None) -> Suite:
+    """Read a suite YAML by the strict rules of gate.inputs (regular file, size cap, UTF-8, duplicate keys
+    refused, bounded nesting), then check every key."""
     source = Path(path) if path is not None else default_suite_path()
     try:
-        text = source.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise SuiteError(f"cannot read suite file ({exc.strerror})", path=source) from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}" if mark else ""
-        raise SuiteError(f"not valid YAML{where}", path=source) from None
+        data = inputs.load_yaml(source, inputs.SUITE)
+    except inputs.Unreadable as exc:
+        raise SuiteError(exc.reason, path=source) from None
     return _SuiteParser(source).suite(data)
 
 

@@ -185,13 +185,18 @@ class _StrictYamlLoader(yaml.SafeLoader):
 
 
 def _construct_mapping(loader: _StrictYamlLoader, node: yaml.MappingNode, deep: bool = False) -> dict:
-    loader.flatten_mapping(node)
-    seen: dict = {}
-    for key_node, _ in node.value:
+    seen: set = set()
+    for key_node, _ in node.value:  # explicit keys only: a `<<` merge may be overridden on purpose
+        if key_node.tag == "tag:yaml.org,2002:merge":
+            continue
         key = loader.construct_object(key_node, deep=deep)
+        if not isinstance(key, (str, int, float, bool)) or key is None:
+            raise yaml.constructor.ConstructorError(None, None, "a mapping key that is not a scalar",
+                                                    key_node.start_mark)
         if key in seen:
             raise yaml.constructor.ConstructorError(None, None, f"duplicate key {key!r}", key_node.start_mark)
-        seen[key] = True
+        seen.add(key)
+    loader.flatten_mapping(node)
     return loader.construct_mapping(node, deep=deep)
 
 

@@ -5,6 +5,7 @@ from pathlib import Path
 
 import click
 
+from gate.atomic import remove_on_failure
 from gate.config import load_suite
 from gate.errors import InputError
 from gate.examples import AA_PAIRS, SYNTHETIC_NOTICE, write_example_baseline, write_example_pair
@@ -27,11 +28,12 @@ def command(out: Path, suite_path: Path | None) -> None:
     suite = load_suite(suite_path)
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise InputError("already exists and is not an empty directory; expected a new or empty directory", path=out)
-    try:
-        baseline, candidate = write_example_pair(out, suite)
-        baseline_file = write_example_baseline(out, suite)
-    except OSError as exc:
-        raise InputError(f"cannot write ({exc.strerror})", path=exc.filename or out) from None
+    with remove_on_failure(out):  # no half-written example is left behind (a full disk, Ctrl-C, a bug)
+        try:
+            baseline, candidate = write_example_pair(out, suite)
+            baseline_file = write_example_baseline(out, suite)
+        except OSError as exc:
+            raise InputError(f"cannot write ({exc.strerror})", path=exc.filename or out) from None
     click.echo(SYNTHETIC_NOTICE)
     click.echo(f"baseline:  {baseline}")
     click.echo(f"candidate: {candidate}")
