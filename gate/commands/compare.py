@@ -48,8 +48,10 @@ def command(base: Path, candidate: Path, models: tuple[str, ...], allow_diff: tu
     Exit codes:
       0  pass or warn (warn: a possible regression; rerun to confirm)
       1  fail: a regression beyond noise and above the floors
-      2  usage error or unreadable input (bad path, malformed file, wrong schema or suite)
-      3  incomplete: a workload is missing or incomplete on either side
+      2  usage error; a side that cannot be opened as a tree or baseline (a baseline with
+         any invalid value); an output that cannot be written
+      3  incomplete: a workload is missing or incomplete on either side, including a
+         result file that is missing, malformed or unreadable
       4  not comparable: GPU, driver, packages, dataset, model or token budget differ
     """
     suite = load_suite(suite_path)

@@ -31,9 +31,10 @@ def command(tree: Path, output_format: str, json_path: Path | None, models: tupl
     \b
     Exit codes:
       0  coverage complete: every workload, every scored run, all samples, no failures
-      3  coverage incomplete (the reasons are printed per workload and run)
-      2  unreadable input: missing or empty tree, truncated or non-JSON file, NaN/Infinity,
-         wrong types or schema_version, duplicate or missing per-sample ids
+      3  coverage incomplete (the reasons are printed per workload and run), including a
+         result or per-sample file that is truncated, not JSON, NaN/Infinity, of the wrong
+         types or schema_version, with duplicate or missing per-sample ids (named on stderr)
+      2  TREE cannot be opened as a tree: missing, not a directory, no scored run
     """
     suite = load_suite(suite_path)
     chosen = tuple(m for item in models for m in item.split(",") if m) or None

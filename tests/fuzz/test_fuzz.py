@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from fuzzer import Case, catalogue, small_suite
+from fuzzer import Case, catalogue
 from gate.cli import cli
 from gate.errors import DOCUMENTED_EXIT_CODES
 
@@ -55,21 +55,6 @@ def _ended_cleanly(result, case: Case) -> None:
         f"{case.name}: {type(result.exception).__name__}: {result.exception}"
     assert result.exit_code in DOCUMENTED_EXIT_CODES, (case.name, result.exit_code)
     assert "Traceback" not in result.output, case.name
-
-
-@pytest.fixture(scope="module")
-def seeds(tmp_path_factory):
-    """`gate example` on the small suite: baseline.json, a candidate with a known regression, its report."""
-    root = tmp_path_factory.mktemp("fuzz-seed")
-    suite = small_suite(root / "small.yaml")
-    made = CliRunner().invoke(cli, ["example", str(root / "ex"), "--suite", str(suite)])
-    assert made.exit_code == 0, made.output
-    report = root / "report.json"
-    first = CliRunner().invoke(cli, ["compare", str(root / "ex/baseline.json"), str(root / "ex/candidate"),
-                                     "--suite", str(suite), "--json", str(report), "--format", "none"])
-    assert first.exit_code == 1 and json.loads(report.read_text())["verdict"] == "fail", first.output
-    return {"suite": suite, "baseline": root / "ex/baseline.json", "candidate": root / "ex/candidate",
-            "report": report}
 
 
 def test_the_catalogue_is_a_few_hundred_cases():

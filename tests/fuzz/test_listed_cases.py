@@ -1,0 +1,158 @@
+"""The cases issue 12 lists, one by one, through the real CLI: each ends with a documented non-zero exit and
+one line naming the file and field, or (where the input must be ignored) reads as before."""
+from __future__ import annotations
+
+import json
+import re
+import shutil
+
+import pytest
+from click.testing import CliRunner
+
+from gate.cli import cli
+
+
+def _invoke(*args):
+    return CliRunner().invoke(cli, [str(a) for a in args])
+
+
+@pytest.fixture
+def tree(seeds, tmp_path):
+    target = tmp_path / "candidate"
+    shutil.copytree(seeds["candidate"], target)
+    return target
+
+
+def _compare(seeds, base, cand, *extra):
+    return _invoke("compare", base, cand, "--suite", seeds["suite"], "--format", "terminal", *extra)
+
+
+def _edit(path, change):
+    doc = json.loads(path.read_text())
+    change(doc)
+    path.write_text(json.dumps(doc))
+
+
+def test_a_negative_wer_in_one_run_is_incomplete_not_averaged(seeds, tree):
+    same = tree.parent / "same"
+    shutil.copytree(tree, same)  # same-commit pair: without the damage it would pass
+    _edit(same / "run2/qwen3/asr_zh.json", lambda d: d["results"][0]["corpus_wer"].__setitem__("mean", -0.02))
+    result = _compare(seeds, tree, same, "--models", "qwen3")
+    assert result.exit_code == 3, result.output
+    assert "run2/qwen3/asr_zh.json: results[0].corpus_wer.mean is -0.02, expected a non-negative number" in result.output
+    summary = _invoke("summarize", same, "--suite", seeds["suite"])
+    assert summary.exit_code == 3 and "asr_zh.json" in summary.output
+
+
+def test_negative_zero_speed_is_refused(seeds, tree):
+    _edit(tree / "run1/qwen3/asr_zh.json", lambda d: d["results"][0]["rtf_mean"].__setitem__("mean", -0.0))
+    summary = _invoke("summarize", tree, "--suite", seeds["suite"])
+    assert summary.exit_code == 3 and "rtf_mean.mean is -0.0, expected a positive number" in summary.output
+
+
+def test_only_run1_is_incomplete(seeds, tree):
+    for run in ("run2", "run3"):
+        shutil.rmtree(tree / run)
+    summary = _invoke("summarize", tree, "--suite", seeds["suite"])
+    assert summary.exit_code == 3 and "run2: missing_run" in summary.output and "runs=1/3" in summary.output
+    assert _compare(seeds, seeds["baseline"], tree).exit_code == 3
+
+
+def test_a_copied_run_folder_is_reported_and_ignored(seeds, tree):
+    shutil.copytree(tree / "run1", tree / "run1.bak")
+    summary = _invoke("summarize", tree, "--suite", seeds["suite"], "--no-samples")
+    assert summary.exit_code == 0, summary.output
+    assert "ignored: run1.bak: not a planned run (run1, run2, run3); ignored" in summary.output
+    assert "runs:    run1, run2, run3" in summary.output
+
+
+def test_gate_run_json_plans_the_runs(seeds, tree):
+    log = {"schema_version": 1, "runs": {f"{tree.name}/run{r}": "completed" for r in ("warm", "1", "2", "3", "4")}}
+    (tree / "gate-run.json").write_text(json.dumps(log))
+    summary = _invoke("summarize", tree, "--suite", seeds["suite"], "--no-samples")
+    assert summary.exit_code == 3 and "run4: missing_run" in summary.output  # a planned second look is missing
+    shutil.copytree(tree / "run3", tree / "run4")
+    assert _invoke("summarize", tree, "--suite", seeds["suite"], "--no-samples").exit_code == 0
+    (tree / "gate-run.json").write_text('{"runs": {"a/run1": 1, "a/run1": 2}}')
+    broken = _invoke("summarize", tree, "--suite", seeds["suite"])
+    assert broken.exit_code == 2 and "gate-run.json: duplicate key" in broken.output
+
+
+def test_a_duplicate_key_is_refused(seeds, tree):
+    path = tree / "run3/qwen3/asr_zh.json"
+    text = path.read_text()
+    path.write_text(re.sub(r'"latency_p95_s": \{', '"latency_p95_s": {"mean": 0.1}, "latency_p95_s": {', text, count=1))
+    result = _compare(seeds, seeds["baseline"], tree)
+    assert result.exit_code == 3 and "asr_zh.json: duplicate key 'latency_p95_s'" in result.output
+
+
+def test_a_truncated_env_record_is_not_comparable(seeds, tree):
+    (tree / "run2/env.json").write_text('{"schema_version": 1, "gpu": {"name": "NVIDIA H2')
+    result = _compare(seeds, seeds["baseline"], tree)
+    assert result.exit_code == 4, result.output
+    assert "unreadable env.json in run2" in result.output
+    allowed = _compare(seeds, seeds["baseline"], tree, "--allow-diff", "gpu", "--allow-diff", "driver")
+    assert allowed.exit_code == 1  # the difference is accepted; the planted regression remains
+
+
+def test_an_env_record_of_the_wrong_schema_is_not_comparable(seeds, tree):
+    (tree / "run1/env.json").write_text(json.dumps({"schema_version": 1, "gpu": {"name": 5}}))
+    assert _compare(seeds, seeds["baseline"], tree).exit_code == 4
+
+
+@pytest.mark.parametrize("field, value, words", [
+    ("sigma", 0, "sigma is 0, expected a number between 0.0001 and 1"),
+    ("sigma", -0.01, "sigma is -0.01"),
+    ("sigma", 1e-9, "sigma is 1e-09"),
+    ("sigma", "nan", "sigma is 'nan'"),
+    ("df", 0, "df is 0, expected a positive integer"),
+    ("df", True, "df is True"),
+])
+def test_baseline_calibration_values_are_checked(seeds, tmp_path, field, value, words):
+    baseline = tmp_path / "baseline.json"
+    shutil.copy(seeds["baseline"], baseline)
+    _edit(baseline, lambda d: d["calibration"]["qwen3/asr_en"]["rtf_mean"].__setitem__(field, value))
+    result = _compare(seeds, baseline, seeds["candidate"])
+    assert result.exit_code == 2 and result.output.count("\n") == 1
+    assert f"{baseline}: malformed baseline: calibration.qwen3/asr_en.rtf_mean.{words}" in result.output
+
+
+@pytest.mark.parametrize("change, words", [
+    (lambda w: w["metrics"]["throughput_samples_per_s"].__setitem__(0, True), "throughput_samples_per_s is"),
+    (lambda w: w["metrics"]["throughput_samples_per_s"].__setitem__(0, "97.5"), "throughput_samples_per_s is"),
+    (lambda w: w["samples"]["wer"]["invalid"].__setitem__(0, [10_000]), "samples.wer.invalid[0] has an index out of range"),
+    (lambda w: w["samples"]["wer"]["errors"][1].__setitem__(3, w["samples"]["wer"]["errors"][1][3] + 9),
+     "samples.wer.errors[1] give wer"),
+])
+def test_baseline_values_are_checked(seeds, tmp_path, change, words):
+    baseline = tmp_path / "baseline.json"
+    shutil.copy(seeds["baseline"], baseline)
+    _edit(baseline, lambda d: change(d["workloads"]["qwen3/asr_en"]))
+    result = _compare(seeds, baseline, seeds["candidate"])
+    assert result.exit_code == 2 and words in result.output, result.output
+
+
+def test_calibrate_writes_a_new_file_and_keeps_the_old_on_failure(seeds, tmp_path, monkeypatch):
+    import errno
+    import os
+
+    baseline = tmp_path / "baseline.json"
+    shutil.copy(seeds["baseline"], baseline)
+    before = baseline.read_bytes()
+    inode = baseline.stat().st_ino
+    real_write = os.write
+
+    def full(fd, data):  # fault injection: the disk is full
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(os, "write", full)
+    result = _invoke("baseline", "calibrate", seeds["candidate"], seeds["candidate"], "--baseline", baseline,
+                     "--suite", seeds["suite"])
+    monkeypatch.setattr(os, "write", real_write)
+    assert result.exit_code == 2 and "(no space left on device); the previous file is unchanged" in result.output
+    assert baseline.read_bytes() == before and [p.name for p in tmp_path.iterdir()] == ["baseline.json"]
+    ok = _invoke("baseline", "calibrate", seeds["candidate"], seeds["candidate"], "--baseline", baseline,
+                 "--suite", seeds["suite"])
+    assert ok.exit_code == 0, ok.output
+    assert baseline.stat().st_ino != inode  # replaced by rename, never rewritten in place
+    assert _compare(seeds, baseline, seeds["candidate"]).exit_code in (0, 1)
