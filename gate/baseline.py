@@ -36,52 +36,12 @@ from gate.config import Suite
 from gate.errors import InputError
 from gate.results import ResultTree, metric_check, read_tree
 from gate.schema import BOOL, COUNT, NON_EMPTY_STRING, OBJECT, POSITIVE_INT, STRING, SchemaError, list_of, optional
+from gate.side import MeasureSamples, Side, WorkloadSide
 from gate.stats.performance import Calibration, calibrate
 
 BASELINE_SCHEMA_VERSION = 1
 BASELINE_KIND = "asr-gate-baseline"
 TEXT_EXCERPT = 300  # characters of reference/hypothesis kept per utterance, for reports
-
-
-@dataclass(frozen=True, eq=False)
-class MeasureSamples:
-    """One error measure of one workload on one side: ids once, errors per run (rows) and utterance (columns)."""
-
-    measure: str
-    ids: tuple[str, ...]
-    ref_len: np.ndarray  # (N,) int
-    errors: np.ndarray  # (R, N) int
-    valid: np.ndarray  # (R, N) bool
-    texts: Mapping[str, tuple[str, str]] = field(default_factory=dict)  # id -> (reference, hypothesis)
-
-
-@dataclass(frozen=True)
-class WorkloadSide:
-    workload_id: str
-    runs: tuple[str, ...]
-    values: Mapping[str, tuple[float | None, ...]]  # metric -> one value per run
-    complete: bool
-    problems: tuple[str, ...]  # why not complete, one line each
-    samples: Mapping[str, MeasureSamples]  # measure -> arrays (only usable ones)
-    sample_notes: tuple[str, ...] = ()  # why a measure has no usable per-sample data
-    evaluated: tuple[int | None, ...] = ()  # samples evaluated, per run
-
-
-@dataclass(frozen=True)
-class Side:
-    kind: str  # "tree" or "baseline"
-    path: str
-    suite: str
-    commit: str | None
-    runs: tuple[str, ...]
-    workloads: Mapping[str, WorkloadSide]
-    missing: tuple[str, ...]  # suite workloads (of the selected models) with no result at all
-    fingerprint: Fingerprint
-    calibration: Mapping[str, Mapping[str, Calibration]] = field(default_factory=dict)
-
-    @property
-    def models(self) -> tuple[str, ...]:
-        return tuple(dict.fromkeys(w.split("/", 1)[0] for w in self.workloads))
 
 
 # --- result tree -> Side ------------------------------------------------------------------------------
@@ -107,7 +67,9 @@ def side_from_tree(tree: ResultTree | str | Path, suite: Suite, *, models: tuple
         workloads[workload_id] = WorkloadSide(
             workload_id=workload_id, runs=tuple(r.run for r in runs), values=values,
             complete=not problems, problems=problems, samples=measures, sample_notes=notes,
-            evaluated=tuple(r.coverage.evaluated for r in runs))
+            evaluated=tuple(r.coverage.evaluated for r in runs),
+            run_complete=tuple(not r.coverage.problems and r.run not in _runs_named(invalid) for r in runs),
+            expected_runs=len(tree.runs))
     commits = sorted({r.commit for r in tree.runs if r.commit})
     return Side(kind="tree", path=str(tree.root), suite=suite.name, commit=" | ".join(commits) or None,
                 runs=tree.run_names, workloads=workloads, missing=tuple(tree.missing_workloads),
@@ -117,6 +79,11 @@ def side_from_tree(tree: ResultTree | str | Path, suite: Suite, *, models: tuple
 def default_sample_reader() -> SampleReader | None:
     """The per-sample loader of gate.samples (None while it does not exist: accuracy then falls back)."""
     return getattr(samples_module, "read_run_samples", None)
+
+
+def _runs_named(problems: Iterable[str]) -> set[str]:
+    """The runs that "<run>: code: message" problems are about."""
+    return {p.split(":", 1)[0] for p in problems}
 
 
 def _samples_of(tree: ResultTree, workload, reader: SampleReader | None) -> tuple[dict, tuple[str, ...], tuple[str, ...]]:
@@ -193,6 +160,7 @@ def side_to_dict(side: Side, *, source_calibration: Mapping[str, Any] | None = N
             "metrics": {name: list(values) for name, values in w.values.items()},
             "samples": {m: _samples_to_dict(s) for m, s in w.samples.items()},
             "sample_notes": list(w.sample_notes), "evaluated": list(w.evaluated),
+            "run_complete": list(w.run_complete), "expected_runs": w.expected_runs,
         }
     return {
         "schema_version": BASELINE_SCHEMA_VERSION, "kind": BASELINE_KIND, "suite": side.suite,
@@ -331,10 +299,19 @@ def _workload_side(w: Any, key: str, workload: Any) -> WorkloadSide:
         with _within(f"samples.{measure}"):
             samples[measure] = _samples_from_dict(measure, s, len(runs), f"{key}.samples.{measure}",
                                               values.get(measures[measure].name), measures[measure].name)
+    run_complete = schema.get_optional(w, "run_complete", list_of(BOOL), [])
+    if run_complete and len(run_complete) != len(runs):
+        raise schema.Invalid(f"{key}.run_complete", f"has {len(run_complete)} values; expected {len(runs)} values "
+                                                    f"(one per run)")
+    if complete and not all(run_complete):
+        raise schema.Invalid(f"{key}.run_complete", "has an incomplete run in a complete workload")
+    expected_runs = schema.get_optional(w, "expected_runs", POSITIVE_INT, len(runs))
+    if expected_runs < len(runs):
+        raise schema.Invalid(f"{key}.expected_runs", f"is {expected_runs}, expected at least {len(runs)} (the runs stored)")
     return WorkloadSide(workload_id=workload.id, runs=tuple(runs), values=values, complete=complete,
                         problems=tuple(problems), samples=samples,
                         sample_notes=tuple(schema.get_optional(w, "sample_notes", list_of(STRING), [])),
-                        evaluated=tuple(evaluated))
+                        evaluated=tuple(evaluated), run_complete=tuple(run_complete), expected_runs=expected_runs)
 
 
 def _samples_from_dict(measure: str, s: Any, n_runs: int, key: str, stored: tuple[float | None, ...] | None,

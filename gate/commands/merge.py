@@ -31,11 +31,12 @@ def command(reports: tuple[str, ...], json_out: str, expect_models: str, suite_p
     suite.workloads_for(expected)  # unknown model names are one line, not a silent pass
     files = [found for path in reports for found in _report_files(Path(path))]
     loaded = [load_untrusted_report(path) for path in files]
-    present = {model for report in loaded for model in report.get("models", ())}
+    present = {model for report in loaded for model in report.models}
     missing = {m: tuple(w.id for w in suite.workloads_for((m,))) for m in expected if m not in present}
     merged = merge_reports(loaded, missing=missing)
-    atomic.write_text(json_out, json.dumps(merged, indent=2, ensure_ascii=False) + "\n", what="merged report")
-    click.echo(f"merged {len(files)} reports -> {json_out}: {merged.get('verdict')}")
+    atomic.write_text(json_out, json.dumps(merged.to_json(), indent=2, ensure_ascii=False) + "\n",
+                      what="merged report")
+    click.echo(f"merged {len(files)} reports -> {json_out}: {merged.verdict.value}")
     for model in missing:
         click.echo(f"gate: warning: no report for {model}; the merged verdict is INCOMPLETE", err=True)
 
