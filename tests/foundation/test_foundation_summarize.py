@@ -139,4 +139,4 @@ def test_missing_and_empty_trees(tmp_path, invoke, fmt):
 
 def test_help_documents_exit_codes(invoke):
     text = invoke("summarize", "--help").stdout
-    assert "0  coverage complete" in text and "3  coverage incomplete" in text and "2  unreadable input" in text
+    assert "0  coverage complete" in text and "3  coverage incomplete" in text and "2  TREE cannot be opened" in text
