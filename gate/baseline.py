@@ -23,7 +23,7 @@ from __future__ import annotations
 import datetime as _dt
 import json
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 

@@ -97,14 +97,17 @@ def parse_freeze(lines: Iterable[str]) -> dict[str, str]:
 
 def fingerprint_of_tree(tree: ResultTree, suite: Suite) -> Fingerprint:
     """Collect the facts of a result tree. Runs of one side disagreeing on a fact join as 'a | b'."""
-    gpus, drivers, freezes = [], [], []
+    gpus: list[str | None] = []
+    drivers: list[str | None] = []
+    freezes: list[dict[str, str]] = []
     for run in tree.runs:
         if run.env_problem:
             gpus.append(f"{UNREADABLE} in {run.name}")
             drivers.append(f"{UNREADABLE} in {run.name}")
             continue
         env = run.env or {}
-        gpu = env.get("gpu") if isinstance(env.get("gpu"), dict) else {}
+        gpu_doc = env.get("gpu")
+        gpu = gpu_doc if isinstance(gpu_doc, dict) else {}
         gpus.append(_str(gpu.get("name")))
         drivers.append(_str(gpu.get("driver_version")))
         if run.freeze is not None:

@@ -34,7 +34,6 @@ that coverage rule cannot be checked there.
 """
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path

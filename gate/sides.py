@@ -1,6 +1,7 @@
 """Load one side of a comparison from disk: a result tree directory or a baseline JSON file."""
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Sequence
 
@@ -16,6 +17,6 @@ def load_side(path: str | Path, suite: Suite, models: Sequence[str] | None = Non
     chosen = tuple(models) if models else None
     if path.is_dir():
         return side_from_tree(path, suite, models=chosen)
-    if path.is_file():
+    if path.is_file() or os.path.lexists(path):  # a FIFO or device too: the strict reader says what it is
         return read_baseline(path, suite, models=chosen)
     raise InputError("no such file or directory; expected a result tree or a baseline JSON file", path=path)

@@ -109,7 +109,7 @@ def runbook_summary(root: str | Path) -> RunbookSummary:
             if any(isinstance(x, bool) or not isinstance(x, (int, float)) for x in v):
                 raise IncompleteInput(f"{key}: {k} values {v!r} are not all numbers; expected a number or null in every run",
                                       path=", ".join(sources[key]))
-            if any(x < 0 or math.copysign(1.0, x) < 0 for x in v):
+            if any(math.copysign(1.0, x) < 0 for x in v if x is not None):  # negative, or -0.0
                 raise IncompleteInput(f"{key}: {k} values {v!r} include a negative number; expected values >= 0",
                                       path=", ".join(sources[key]))
             lines.append(f"  {k:26} mean {statistics.mean(v):.6f}  min {min(v):.6f}  max {max(v):.6f}")
