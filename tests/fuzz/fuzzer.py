@@ -368,6 +368,9 @@ def _report_cases() -> list[Case]:
         "NaN in a row": lambda d: d["rows"][0].update(delta_rel="NaN!"),
         "huge integer": lambda d: d.update(exit_code="BIGINT!"),
         "models wrong type": lambda d: d.update(models="qwen3"),
+        "family size a string": lambda d: d["statistics"].update(quality_family_size="12"),
+        "floor a string": lambda d: d["rows"][0].update(floor_abs="x"),
+        "statistics key missing": lambda d: d["statistics"].pop("speed_alpha"),
     }
     cases = [Case(f"report {name}", "report", True, edit_json(change)) for name, change in changes.items()]
     for name, edit in (("truncated", _truncate), ("duplicate key", lambda p, rng: _duplicate_key(p, "verdict")),
