@@ -121,7 +121,8 @@ def changed_words(utterance: Utterance, start: int, limit: int) -> tuple[str, st
     base_tokens, cand_tokens = list(_TOKEN.finditer(base)), list(_TOKEN.finditer(cand))
     matcher = difflib.SequenceMatcher(None, [t.group() for t in base_tokens], [t.group() for t in cand_tokens],
                                       autojunk=False)
-    base_changed, cand_changed = set(), set()
+    base_changed: set[int] = set()
+    cand_changed: set[int] = set()
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
         if tag != "equal":
             base_changed.update(range(i1, i2))
