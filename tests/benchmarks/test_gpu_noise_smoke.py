@@ -18,6 +18,7 @@ SCRIPT = ROOT / "benchmarks" / "gpu_noise.py"
 RESULTS = ROOT / "benchmarks" / "results"
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
+import gpu_noise  # noqa: E402
 from noise import analysis  # noqa: E402
 
 
@@ -52,6 +53,7 @@ def check_study_figures(study: dict) -> None:
         assert s["output_tokens"] == run["warmup"]["output_tokens"]
 
 
+@pytest.mark.slow  # three fresh processes each import torch: ~15 s on an idle machine
 def test_cpu_study_end_to_end(tmp_path):
     pytest.importorskip("torch")
     done = run_script("--device", "cpu", "--runs", "3", "--out", str(tmp_path))
@@ -76,8 +78,7 @@ def test_committed_gpu_study_reanalyses_to_itself(tmp_path):
         assert committed["environment"][field]
     assert committed["summary"]["runs_finished"] >= 16  # σ_run on df >= 15 (the study targets 20+; see README)
     check_study_figures(committed)
-    done = run_script("--reanalyse", str(RESULTS / "gpu_noise.json"), "--out", str(tmp_path))
-    assert done.returncode == 0, done.stderr
+    assert gpu_noise.main(["--reanalyse", str(RESULTS / "gpu_noise.json"), "--out", str(tmp_path)]) == 0
     again = json.loads((tmp_path / "gpu_noise.json").read_text(encoding="utf-8"))
     assert again["summary"] == committed["summary"]
     assert (tmp_path / "gpu_noise.md").read_text(encoding="utf-8") == \
@@ -88,10 +89,10 @@ def test_committed_gpu_study_reanalyses_to_itself(tmp_path):
     ("not json", "Expecting value"),
     ('{"schema": "other", "runs": []}', "expected a gpu-noise/1 study"),
 ])
-def test_reanalyse_bad_file_is_one_line_exit_2(tmp_path, content, message):
+def test_reanalyse_bad_file_is_one_line_exit_2(tmp_path, capsys, content, message):
     bad = tmp_path / "bad.json"
     bad.write_text(content, encoding="utf-8")
-    done = run_script("--reanalyse", str(bad), "--out", str(tmp_path / "out"))
-    assert done.returncode == 2
-    assert done.stderr.count("\n") == 1 and str(bad) in done.stderr and message in done.stderr
-    assert "Traceback" not in done.stderr
+    assert gpu_noise.main(["--reanalyse", str(bad), "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and str(bad) in err and message in err
+    assert not (tmp_path / "out").exists()
