@@ -216,7 +216,8 @@ def _raw_jsonl(raw_dir: Path) -> Path:
 
 def _seedtts_errors(path: Path, expected_rows: int | None) -> UtteranceErrors:
     try:
-        rows = inputs.load_jsonl(path, inputs.SAMPLES, root=path.parents[min(3, len(path.parents) - 1)])  # the tree: <tree>/run<R>/<model>/raw_<lang>/
+        tree = path.parents[min(3, len(path.parents) - 1)]  # <tree>/run<R>/<model>/raw_<lang>/<file>
+        rows = inputs.load_jsonl(path, inputs.SAMPLES, root=tree)
     except inputs.Unreadable as exc:
         raise _Invalid(str(exc)) from None
     ids: list[str] = []

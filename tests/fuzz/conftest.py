@@ -5,8 +5,8 @@ import json
 
 import pytest
 from click.testing import CliRunner
-
 from fuzzer import small_suite
+
 from gate.cli import cli
 
 

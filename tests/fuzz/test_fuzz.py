@@ -20,8 +20,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 from click.testing import CliRunner
-
 from fuzzer import Case, catalogue
+
 from gate.cli import cli
 from gate.errors import DOCUMENTED_EXIT_CODES
 
