@@ -123,8 +123,8 @@ def fingerprint_of_tree(tree: ResultTree, suite: Suite) -> Fingerprint:
     for workload_id, runs in tree.workloads.items():
         workload = suite.workload(workload_id)
         facts: dict[str, list] = {name: [] for name in WORKLOAD_FACTS}
-        for run, run_info in zip(runs, tree.runs):
-            p = run.provenance
+        for workload_run, run_info in zip(runs, tree.runs):
+            p = workload_run.provenance
             env = run_info.env or {}
             model_env = _dig(env, "models", workload.model) or {}
             dataset_id = p.dataset_id or suite.datasets[workload.dataset].id

@@ -71,7 +71,7 @@ def build_env(*, gpu: Any | None, cpu_set: str | None, python: str | None, commi
               datasets: Mapping[str, Mapping[str, Any]], models: Mapping[str, Mapping[str, Any]],
               host: Mapping[str, Any] | None = None, notes: tuple[str, ...] = ()) -> dict[str, Any]:
     """The env.json document. `gpu` is a runner.gpu.GpuInfo (or None without a GPU)."""
-    doc = {
+    doc: dict[str, Any] = {
         "schema_version": ENV_SCHEMA_VERSION,
         "gate_version": gate_version(),
         "gpu": dataclasses.asdict(gpu) if gpu is not None else None,

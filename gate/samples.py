@@ -185,21 +185,21 @@ def read_run_samples(run_dir: str | Path, workload: Workload) -> dict[str, Utter
     if workload.format == "moss":
         return _read_moss_samples(moss_results_path(run_dir, workload), measures)
     workload_run = read_workload_run(run_dir, workload)
-    reported = {m.samples: workload_run.metrics.get(m.name) for m in measures}
+    reported = {_name(m): workload_run.metrics.get(m.name) for m in measures}
     source = workload_run.samples_path
     if source is None:
         message = "no per-sample data in this layout (CI SeedTTS artifacts carry none)"
-        return {m.samples: _unavailable(m.samples, reported[m.samples], message) for m in measures}
+        return {_name(m): _unavailable(_name(m), reported[_name(m)], message) for m in measures}
     path = Path(source)
     try:
         path = _raw_jsonl(path)
         computed = {"wer": _seedtts_errors(path, workload_run.coverage.total)}
     except FileNotFoundError as exc:
-        return {m.samples: _unavailable(m.samples, reported[m.samples], str(exc), path=str(path)) for m in measures}
+        return {_name(m): _unavailable(_name(m), reported[_name(m)], str(exc), path=str(path)) for m in measures}
     except _Invalid as exc:
-        return {m.samples: _unavailable(m.samples, reported[m.samples], f"invalid per-sample data: {exc}",
+        return {_name(m): _unavailable(_name(m), reported[_name(m)], f"invalid per-sample data: {exc}",
                                         path=str(path), invalid=True) for m in measures}
-    return {m.samples: _with_crosscheck(computed[m.samples], reported[m.samples], str(path)) for m in measures}
+    return {_name(m): _with_crosscheck(computed[_name(m)], reported[_name(m)], str(path)) for m in measures}
 
 
 def _raw_jsonl(raw_dir: Path) -> Path:
@@ -256,7 +256,7 @@ def _seedtts_errors(path: Path, expected_rows: int | None) -> UtteranceErrors:
 def _read_moss_samples(path: Path, measures: list[MetricSpec]) -> dict[str, UtteranceErrors]:
     """MOSS: the payload holds both the per-sample rows and the corpus figures; it is parsed once."""
     def unavailable(message: str, reported: Mapping[str, float | None], invalid: bool = False) -> dict[str, UtteranceErrors]:
-        return {m.samples: _unavailable(m.samples, reported.get(m.samples), message, path=str(path), invalid=invalid)
+        return {_name(m): _unavailable(_name(m), reported.get(_name(m)), message, path=str(path), invalid=invalid)
                 for m in measures}
 
     if not inputs.is_present(path):
@@ -268,13 +268,18 @@ def _read_moss_samples(path: Path, measures: list[MetricSpec]) -> dict[str, Utte
     reported: dict[str, float | None] = {}
     for m in measures:
         value = _lookup_or_none(data, m.path)
-        reported[m.samples] = float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+        reported[_name(m)] = float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
     total = _lookup_or_none(data, "summary.total_samples")
     try:
         computed = _moss_errors(path, data, total if isinstance(total, int) and not isinstance(total, bool) else None)
     except _Invalid as exc:
         return unavailable(f"invalid per-sample data: {exc}", reported, invalid=True)
-    return {m.samples: _with_crosscheck(computed[m.samples], reported[m.samples], str(path)) for m in measures}
+    return {_name(m): _with_crosscheck(computed[_name(m)], reported[_name(m)], str(path)) for m in measures}
+
+
+def _name(metric: MetricSpec) -> str:
+    """The per-utterance measure of an accuracy metric that has one (callers filter on `samples`)."""
+    return metric.samples or metric.name
 
 
 def _lookup_or_none(data: Any, dotted: str) -> Any:

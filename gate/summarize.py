@@ -86,7 +86,8 @@ def runbook_summary(root: str | Path) -> RunbookSummary:
             p, s = _runbook_moss(path)
             name = os.path.basename(os.path.dirname(path))
             try:
-                ok = p["summary"]["evaluated"] == p["summary"]["total_samples"] == _EXPECTED[name] and s.get("failed_requests") == 0
+                summary = p["summary"]
+                ok = summary["evaluated"] == summary["total_samples"] == _EXPECTED[name] and s.get("failed_requests") == 0
             except KeyError:
                 raise IncompleteInput(f"unexpected dataset directory {name!r}; expected one of movies800times, "
                                  f"movies800times_stream, aishell4_long, googletime", path=path) from None
@@ -112,7 +113,8 @@ def runbook_summary(root: str | Path) -> RunbookSummary:
             if any(math.copysign(1.0, x) < 0 for x in v if x is not None):  # negative, or -0.0
                 raise IncompleteInput(f"{key}: {k} values {v!r} include a negative number; expected values >= 0",
                                       path=", ".join(sources[key]))
-            lines.append(f"  {k:26} mean {statistics.mean(v):.6f}  min {min(v):.6f}  max {max(v):.6f}")
+            numbers = [x for x in v if x is not None]
+            lines.append(f"  {k:26} mean {statistics.mean(numbers):.6f}  min {min(numbers):.6f}  max {max(numbers):.6f}")
     return RunbookSummary(text="".join(line + "\n" for line in lines), complete=complete)
 
 
