@@ -305,7 +305,8 @@ def _workload_side(w: Any, key: str, workload: Any) -> WorkloadSide:
                                                     f"(one per run)")
     if complete and not all(run_complete):
         raise schema.Invalid(f"{key}.run_complete", "has an incomplete run in a complete workload")
-    expected_runs = schema.get_optional(w, "expected_runs", POSITIVE_INT, len(runs))
+    # 0: not recorded (a Side built in memory, e.g. by a simulation); the runs stored are then all there are.
+    expected_runs = schema.get_optional(w, "expected_runs", COUNT, 0) or len(runs)
     if expected_runs < len(runs):
         raise schema.Invalid(f"{key}.expected_runs", f"is {expected_runs}, expected at least {len(runs)} (the runs stored)")
     return WorkloadSide(workload_id=workload.id, runs=tuple(runs), values=values, complete=complete,
