@@ -85,7 +85,10 @@ def command(trees, model, baseline, calibration, json_out, not_run, required_pat
     if settings.event_name == "workflow_run" and settings.event_path:
         trigger = read_trigger("workflow_run", settings.event_path, suite=suite)
     sha = sha or (trigger.sha if trigger else None) or settings.sha
+    # Link the checks to the benchmark run (its logs and artifacts), else to this run.
     details_url = settings.run_url
+    if trigger is not None and trigger.run_id is not None and settings.repository:
+        details_url = f"{settings.server_url}/{settings.repository}/actions/runs/{trigger.run_id}"
     log: Log = lambda line: click.echo(f"gate: {line}")  # noqa: E731
 
     if report_path:  # nightly
@@ -99,6 +102,9 @@ def command(trees, model, baseline, calibration, json_out, not_run, required_pat
             raise InputError(f"--model: expected one of {', '.join(suite.models)}", path=trees)
         report, refused = None, None
         try:
+            if not trees.exists():
+                raise UntrustedInputError(f"the benchmark job uploaded no result trees for {model} (it failed or was "
+                                          "cancelled before uploading; its log says why)")
             report = judge(trees, model, suite, baseline=baseline, calibration=calibration)
         except UntrustedInputError as exc:  # published as a refusal (after binding), never as a pass
             refused = str(exc)
