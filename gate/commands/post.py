@@ -62,8 +62,8 @@ Log = Callable[[str], None]
 @click.option("--json", "json_out", type=click.Path(dir_okay=False, path_type=Path),
               help="Also write the trusted report here (an artifact for people and tools).")
 @click.option("--not-run", is_flag=True, help="The benchmark run measured nothing: set only the overall check.")
-@click.option("--required-path", "required_paths", multiple=True,
-              help="Glob of ASR code paths: an unlabelled PR touching one gets 'action required' (repeatable).")
+@click.option("--required-paths", "required_paths", default="",
+              help="Comma-separated globs of ASR code paths: an unlabelled PR touching one gets 'action required'.")
 @click.option("--report", "report_path", type=click.Path(dir_okay=False),
               help="Nightly only (with --tracking-issue): the nightly's own merged report.")
 @click.option("--tracking-issue", is_flag=True, help="Nightly: open/update one issue unless the night passed.")
@@ -91,6 +91,7 @@ def command(trees, model, baseline, calibration, json_out, not_run, required_pat
         details_url = f"{settings.server_url}/{settings.repository}/actions/runs/{trigger.run_id}"
     log: Log = lambda line: click.echo(f"gate: {line}")  # noqa: E731
 
+    required = tuple(g.strip() for g in required_paths.split(",") if g.strip())
     if report_path:  # nightly
         report = load_untrusted_report(report_path)
         publisher = _publisher(settings)
@@ -131,7 +132,7 @@ def command(trees, model, baseline, calibration, json_out, not_run, required_pat
         log(f"no open pull request has head {sha[:12]}; nothing posted")
         return
     if not_run:
-        post_not_run(publisher, number, sha=sha, required_paths=required_paths, details_url=details_url, log=log)
+        post_not_run(publisher, number, sha=sha, required_paths=required, details_url=details_url, log=log)
     else:
         post_model(publisher, suite, number, sha=sha, model=model, report=report, section=section,
                    details_url=details_url, log=log, refused=refused)

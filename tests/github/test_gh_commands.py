@@ -267,3 +267,24 @@ def test_merge_of_reports_from_different_suites_is_one_line(tmp_path, example_re
     path.write_text(json.dumps(other))
     result = invoke(["merge", str(example_reports["qwen3"]), str(path), "--json", str(tmp_path / "m.json")])
     assert result.exit_code == 2 and "reports cannot be merged" in result.stderr
+
+
+def test_event_from_meta_gives_the_report_jobs_matrix(tmp_path):
+    meta = tmp_path / "meta.json"
+    meta.write_text(json.dumps({"schema_version": 1, "pr": 42, "sha": p.HEAD, "labels": ["run-asr-all"],
+                                "models": ["whisper", "qwen3"]}))
+    result = invoke(["event", "--from-meta", str(meta)])
+    assert result.exit_code == 0, result.output
+    outputs = dict(line.split("=", 1) for line in result.stdout.splitlines())
+    assert outputs["run"] == "true" and json.loads(outputs["matrix"]) == {"model": ["qwen3", "whisper"]}
+    missing = invoke(["event", "--from-meta", str(tmp_path / "absent.json")])
+    assert missing.exit_code == 0 and "run=false" in missing.stdout
+
+
+@pytest.mark.parametrize("models, words", [(["qwen3; rm -rf /"], "does not match the schema"),
+                                           (["gpt5"], "does not know: gpt5")])
+def test_event_from_meta_refuses_what_the_suite_does_not_know(tmp_path, models, words):
+    meta = tmp_path / "meta.json"
+    meta.write_text(json.dumps({"schema_version": 1, "pr": 42, "sha": p.HEAD, "labels": [], "models": models}))
+    result = invoke(["event", "--from-meta", str(meta)])
+    assert result.exit_code == 2 and words in result.stderr
