@@ -25,7 +25,7 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u
 _CONTROL_KEEP_LINES = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]")
 _SPACE = re.compile(r"[\s\x00-\x1f]+")
 # Inline markdown punctuation (CommonMark allows a backslash before any ASCII punctuation).
-_MD_SPECIAL = re.compile(r"([\\`*_\[\]|~!(){}+=^])")
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
 _LINE_START = re.compile(r"^([#>\-+=]|\d+[.)])")
 _ZWSP = "\u200b"
 CUT = "…"  # the visible marker of a string cut to fit
@@ -48,7 +48,7 @@ def md(value: Any, limit: int | None = None) -> str:
     if value is None:
         return "—"
     text = _clip(_clean(value), limit)
-    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     text = _MD_SPECIAL.sub(r"\\\1", text)
     text = _LINE_START.sub(r"\\\1", text)  # never a heading, quote, list or setext underline
     text = re.sub(r"@(?=\w)", "@" + _ZWSP, text)

@@ -19,14 +19,17 @@ from github.IssueComment import IssueComment
 from github.Repository import Repository
 
 from gate.errors import GateError
+from gate.render import CHECK_SUMMARY_BUDGET, COMMENT_BUDGET
 
 # GitHub rejects comment bodies over 65,536 characters and check-run summaries over 65,535 (counted in
 # UTF-8 bytes in at least one report); stay below both with room for the truncation note.
-COMMENT_MAX_CHARS = 65_000
-CHECK_SUMMARY_MAX_BYTES = 65_000
+# A last guard only: gate.render already fits each output within its own budget.
+COMMENT_MAX_CHARS = COMMENT_BUDGET.limit
+CHECK_SUMMARY_MAX_BYTES = CHECK_SUMMARY_BUDGET.limit
 CHECK_TITLE_MAX_CHARS = 250
 STATUS_DESCRIPTION_MAX_CHARS = 140
 TRUNCATION_NOTE = "\n\n_Cut to fit GitHub's size limit; the full report is in the workflow run's artifact._\n"
+
 
 class GitHubError(GateError):
     """A GitHub API call failed; the message names the call and what to check."""

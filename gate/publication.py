@@ -18,7 +18,9 @@ from typing import Mapping
 
 from gate import escape
 from gate.github import CheckState
+from gate.report import Report
 from gate.trust import Acceptance
+from gate.verdict import Verdict
 
 STICKY_MARKER = "<!-- asr-regression-gate: sticky -->"
 CHECK_PREFIX = "ASR gate"
@@ -28,17 +30,6 @@ SECTION_BUDGET = 56_000  # the judged model's section; the table and header take
 # Check-run conclusions, worst first: the overall check takes the worst of the model checks.
 _CONCLUSION_ORDER = ("failure", "action_required", "timed_out", "cancelled", "stale", "neutral", "skipped", "success")
 _CONCLUSION_ICONS = {"failure": "❌", "action_required": "⛔", "neutral": "⚠️", "success": "✅", "skipped": "➖"}
-
-# The trusted verdict -> check-run conclusion / commit-status state. WARN is visible but does not block;
-# INCOMPLETE and NOT COMPARABLE can never pass.
-# TODO(report model): read Verdict.check_conclusion / Verdict.status_state once gate/verdict.py is on main.
-_CONCLUSIONS = {"pass": "success", "warn": "neutral", "fail": "failure", "incomplete": "failure",
-                "not_comparable": "failure"}
-_STATUS_STATES = {"pass": "success", "warn": "success", "fail": "failure", "incomplete": "failure",
-                  "not_comparable": "failure"}
-_WORDS = {"pass": "PASS", "warn": "WARN", "fail": "FAIL", "incomplete": "INCOMPLETE",
-          "not_comparable": "NOT COMPARABLE"}
-
 
 @dataclass(frozen=True)
 class CheckPlan:
@@ -53,12 +44,12 @@ def check_name(model: str) -> str:
     return f"{CHECK_PREFIX} / {model}"
 
 
-def model_check(model: str, report: Mapping, section: str, acceptance: Acceptance | None) -> CheckPlan:
+def model_check(model: str, report: Report, section: str, acceptance: Acceptance | None) -> CheckPlan:
     """The check run of one model from the trusted report; an acceptance turns a FAIL into success."""
-    verdict = str(report["verdict"])
+    verdict = report.verdict
     title = verdict_title(report)
-    conclusion, state = _CONCLUSIONS[verdict], _STATUS_STATES[verdict]
-    if acceptance is not None and verdict == "fail":
+    conclusion, state = verdict.check_conclusion, verdict.status_state
+    if acceptance is not None and verdict is Verdict.FAIL:
         title = f"accepted by @{escape.plain(acceptance.by, 39)}: {escape.plain(acceptance.reason, 120)} ({title})"
         conclusion = state = "success"
     return CheckPlan(check_name(model), conclusion, state, title[:250],
@@ -76,19 +67,17 @@ def refused_check(model: str, reason: str) -> CheckPlan:
                      refused_section(reason))
 
 
-def verdict_title(report: Mapping) -> str:
+def verdict_title(report: Report) -> str:
     """'FAIL: 2 fail, 1 warn of 30 rows': counted from the typed rows of the trusted report."""
-    counts: dict[str, int] = {}
-    for row in report.get("rows") or []:
-        counts[row["verdict"]] = counts.get(row["verdict"], 0) + 1
-    shown = [f"{counts[k]} {_WORDS[k].lower()}" for k in ("fail", "incomplete", "not_comparable", "warn") if counts.get(k)]
+    counts = report.counts
+    shown = [f"{counts[v]} {v.word.lower()}" for v in Verdict.by_severity() if v is not Verdict.PASS and counts[v]]
     total = sum(counts.values())
     detail = ", ".join(shown) + f" of {total} rows" if shown else f"{total} rows"
-    return f"{_WORDS[str(report['verdict'])]}: {detail}"
+    return f"{report.verdict.word.upper()}: {detail}"
 
 
-def acceptance_note(acceptance: Acceptance | None, verdict: str) -> str:
-    if acceptance is None or verdict != "fail":
+def acceptance_note(acceptance: Acceptance | None, verdict: Verdict) -> str:
+    if acceptance is None or verdict is not Verdict.FAIL:
         return ""
     return (f"> **Regression accepted** by @{escape.md(acceptance.by, 39)} ({acceptance.via}): "
             f"{escape.md(acceptance.reason, 200)}. The failing rows stay listed below.\n\n")

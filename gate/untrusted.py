@@ -1,16 +1,14 @@
 """Read what crossed a trust boundary (artifacts uploaded by a PR's benchmark job) as data only.
 
-The trusted report job reads raw RESULT TREES (`read_untrusted_side`), never a verdict: it
-checks the files (regular files and directories only, no symlinks, size, count and depth caps),
-checks that the runs match what the suite's plan asks for (gate-run.json and the run directories),
-and reads them with the result reader; the trusted job then runs compare itself.
+The trusted report job reads raw RESULT TREES (`read_untrusted_side`), never a verdict: it checks
+the files (regular files and directories only, no symlinks, size, count and depth caps), checks that
+the runs match what the suite's plan asks for (gate-run.json and the run directories), and reads them
+with the result reader; the trusted job then runs compare itself.
 
-The job that ran PR code could have written anything into its artifact. Before the privileged
-workflow uses it, the report must be: a regular file (not a symlink to a credential file), under a
-size cap, strict UTF-8 JSON (no NaN, no duplicate keys, bounded nesting), and valid against
-gate/schemas/report.schema.json. Markdown is never taken from the artifact: `render_report`
-re-renders comment and summary from the validated data with gate.report, whose templates escape
-every string. This module is also the one place that couples to gate.report's API.
+Reports (`load_untrusted_report`) are still read here for the fan-in and the nightly, which read
+reports written by their own workflow: a regular file (not a symlink to a credential file), under a
+size cap, strict UTF-8 JSON (no NaN, no duplicate keys, bounded nesting), valid against
+gate/schemas/report.schema.json, then a typed Report. Markdown is never taken from an artifact.
 """
 from __future__ import annotations
 
@@ -26,11 +24,13 @@ import jsonschema
 
 from gate.config import Suite
 from gate.errors import GateError, InputError
+from gate.report import Report
+from gate.side import Side
+from gate.typedjson import SchemaMismatch
 
 MAX_REPORT_BYTES = 8 * 1024 * 1024  # a 10-workload report is ~100 kB; 8 MiB leaves room for per-row notes
 MAX_META_BYTES = 16 * 1024
 MAX_DEPTH = 32
-COMMENT_MAX_CHARS = 60_000  # below GitHub's 65,536 (gate.github cuts again as a last guard)
 
 # Caps on an uploaded result tree (ten workloads x four runs with raw per-sample JSONL is ~100 MB).
 MAX_TREE_BYTES = 2 * 1024**3
@@ -65,11 +65,14 @@ class Rendered:
     marker: str  # hidden HTML comment that identifies this suite's sticky comment
 
 
-def load_untrusted_report(path: str | Path, *, max_bytes: int = MAX_REPORT_BYTES, schema: dict | None = None) -> dict:
+def load_untrusted_report(path: str | Path, *, max_bytes: int = MAX_REPORT_BYTES, schema: dict | None = None) -> Report:
     """The report at `path`, validated; any deviation is one UntrustedInputError line naming the file."""
     data = _load_json(Path(path), max_bytes=max_bytes, what="report")
     _validate(data, schema if schema is not None else report_schema(), Path(path), what="report")
-    return data
+    try:
+        return Report.from_json(data)
+    except SchemaMismatch as exc:
+        raise UntrustedInputError(f"not a report of this gate ({exc})", path=path) from None
 
 
 def load_untrusted_meta(path: str | Path) -> dict:
@@ -172,24 +175,23 @@ def check_plan(side_dir: str | Path, suite: Suite) -> None:
                                   f"{_names(planned)}", path=side_dir)
 
 
-def read_untrusted_side(side_dir: str | Path, suite: Suite, model: str):
+def read_untrusted_side(side_dir: str | Path, suite: Suite, model: str) -> Side:
     """One side of an uploaded result tree, for the trusted compare: files, plan, then the reader."""
     check_tree_files(side_dir)
     check_plan(side_dir, suite)
     try:
-        return _read_side(Path(side_dir), suite, model)
+        return read_side(Path(side_dir), suite, model)
     except UntrustedInputError:
         raise
     except GateError as exc:  # the reader's own one-line errors name the file already
         raise UntrustedInputError(str(exc)) from None
 
 
-def _read_side(side_dir: Path, suite: Suite, model: str):
-    """The one switch point to the strict reader (robustness helper); today the shared side loader."""
-    try:
-        from gate.sides import load_side  # type: ignore[import-not-found]  # after the report-model move
-    except ImportError:
-        from gate.compare import load_side
+def read_side(side_dir: Path, suite: Suite, model: str) -> Side:
+    """The one switch point to the strict reader (robustness helper); today the shared side loader.
+    Also reads the trusted baseline (a file or tree on the baseline branch)."""
+    from gate.sides import load_side
+
     return load_side(side_dir, suite, (model,))
 
 
@@ -198,43 +200,38 @@ def _names(names) -> str:
     return f"[{shown}{', ...' if len(list(names)) > 12 else ''}]"
 
 
-def render_report(report: dict) -> Rendered:
-    """Comment and summary markdown re-rendered from validated report data (never from uploaded markdown)."""
-    from gate import escape
-    from gate import report as report_module  # the one import of the verdict helper's renderer
+def render_report(report: Report, *, section_budget=None) -> Rendered:
+    """Comment and summary markdown re-rendered from a validated report (never from uploaded markdown).
+    `section_budget` (a gate.render.Budget) bounds the summary, e.g. to fit one section of a comment."""
+    from gate import escape, render  # imported here: Jinja is needed only when something is rendered
 
-    # The one escape filter (also GH-nnn, $ math, bidi) for every outside string in the templates.
-    # TODO(report model): gate/render.py registers gate.escape itself; drop these three lines then.
-    report_module.environment().filters.update(md=escape.md, excerpt=escape.md_excerpt, plain=escape.plain)
-    marker = report_module.marker(str(report.get("suite") or "asr"))
-    comment = report_module.render_comment(report, max_chars=COMMENT_MAX_CHARS)
-    if marker not in comment:
-        comment = comment.rstrip("\n") + "\n" + marker + "\n"
-    return Rendered(comment=comment, summary=report_module.render_summary(report), marker=marker)
+    marker = render.marker(report.suite)
+    # The one escape filter (also $ math as an entity, bidi, line starts) for every outside string, for the
+    # duration of these renderings only. TODO(report model): once gate/render.py registers gate.escape's
+    # filters itself, render directly.
+    filters = render.environment().filters
+    saved = {name: filters[name] for name in ("md", "excerpt", "plain")}
+    filters.update(md=escape.md, excerpt=escape.md_excerpt, plain=escape.plain)
+    try:
+        summary = render.render_check_summary(report, **({"budget": section_budget} if section_budget else {}))
+        comment = render.render_comment(report)
+    finally:
+        filters.update(saved)
+    return Rendered(comment=comment, summary=summary, marker=marker)
 
 
-def merge_reports(reports: list[dict], *, missing: dict[str, tuple[str, ...]] | None = None) -> dict:
+def merge_reports(reports: list[Report], *, missing: dict[str, tuple[str, ...]] | None = None) -> Report:
     """Fan-in of per-model reports (one per GPU runner) into one, validated against the schema again.
 
     `missing` maps a model whose job produced no report to its workload ids: they are recorded as
     incomplete coverage on both sides, so the verdict becomes INCOMPLETE instead of silently
     covering fewer models.
     """
-    from gate import report as report_module
-
     try:
-        merged = report_module.merge_reports(reports)
-    except (ValueError, KeyError) as exc:
+        merged = Report.merge(reports, expected_models=tuple(missing or ()), missing_workloads=missing or {})
+    except ValueError as exc:
         raise UntrustedInputError(f"reports cannot be merged ({exc})", path="<merged report>") from None
-    for model, workloads in (missing or {}).items():
-        reason = f"no report for {model}: its benchmark job ended without one"
-        side = {"complete": False, "runs": 0, "expected_runs": 0, "reasons": [reason]}
-        for workload in workloads:
-            merged["coverage"][workload] = {"baseline": dict(side), "candidate": dict(side)}
-        merged["models"] = [*merged["models"], model]
-    if missing:
-        merged["verdict"], merged["exit_code"] = "incomplete", report_module.EXIT_CODES["incomplete"]
-    _validate(merged, report_schema(), Path("<merged report>"), what="merged report")
+    _validate(merged.to_json(), report_schema(), Path("<merged report>"), what="merged report")
     return merged
 
 

@@ -31,21 +31,21 @@ from gate import escape, publication
 from gate.config import Suite, load_suite
 from gate.errors import InputError
 from gate.event import read_trigger
-from gate.fit import fit_to_schema
 from gate.github import CheckState, Publisher, connect, default_retry
+from gate.render import Budget
+from gate.report import Report
+from gate.verdict import Verdict
 from gate.settings import Settings
 from gate.trust import Acceptance, bind_trigger, find_acceptance
 from gate.untrusted import (
     UntrustedInputError,
     load_untrusted_report,
     read_untrusted_side,
+    read_side,
     render_report,
-    report_schema,
 )
 
 _TRACKING_TITLE = "ASR regression on main"
-# Nightly: anything but PASS opens or updates the tracking issue (a WARN night is kept and looked at).
-_REGRESSED = ("warn", "fail", "incomplete", "not_comparable")
 _REBUILD_ATTEMPTS = 3
 
 Log = Callable[[str], None]
@@ -117,7 +117,8 @@ def command(trees, model, baseline, calibration, json_out, not_run, required_pat
             raise UntrustedInputError(refused)
         if dry_run:
             plan = publication.model_check(model, report, section, None)
-            click.echo(json.dumps({"verdict": report["verdict"], "check": plan.__dict__}, indent=2, ensure_ascii=False))
+            click.echo(json.dumps({"verdict": report.verdict.value, "check": plan.__dict__}, indent=2,
+                                  ensure_ascii=False))
             return
     elif dry_run:
         raise InputError("--dry-run needs --trees")
@@ -138,29 +139,27 @@ def command(trees, model, baseline, calibration, json_out, not_run, required_pat
                    details_url=details_url, log=log, refused=refused)
 
 
-def judge(trees: Path, model: str, suite: Suite, *, baseline: Path | None, calibration: Path | None) -> dict:
+def judge(trees: Path, model: str, suite: Suite, *, baseline: Path | None, calibration: Path | None) -> Report:
     """The trusted compare of one model: candidate from the uploaded trees, baseline from a trusted path."""
     from gate.baseline import read_baseline
     from gate.compare import compare
 
     candidate = read_untrusted_side(trees / "candidate", suite, model)
     if baseline is not None:
-        from gate.untrusted import _read_side  # a trusted file or tree: no plan check, same reader
-        base = _read_side(baseline, suite, model)
+        base = read_side(baseline, suite, model)  # trusted: the baseline branch
     else:
         base = read_untrusted_side(trees / "base", suite, model)  # A/B: measured by the same labelled job
     calib = read_baseline(calibration, suite, models=(model,)).calibration if calibration else None
-    result = compare(base, candidate, suite, models=(model,), calibration=calib)
-    return fit_to_schema(result.to_dict(), report_schema())
+    return compare(base, candidate, suite, models=(model,), calibration=calib)
 
 
-def render_section(report: dict) -> str:
-    """The judged model's markdown section (the renderer's comment without its own marker)."""
-    rendered = render_report(report)
-    return rendered.comment.replace(rendered.marker, "", 1).lstrip("\n")
+def render_section(report: Report) -> str:
+    """The judged model's markdown section: the check summary rendering (no marker), within its budget."""
+    rendered = render_report(report, section_budget=Budget(publication.SECTION_BUDGET, "characters"))
+    return rendered.summary
 
 
-def post_model(publisher: Publisher, suite: Suite, number: int, *, sha: str, model: str, report: dict | None,
+def post_model(publisher: Publisher, suite: Suite, number: int, *, sha: str, model: str, report: Report | None,
                section: str, details_url: str | None, log: Log, refused: str | None = None) -> bool:
     """Bind, accept, publish the model's check, then the sticky comment and the overall check. False: nothing posted.
 
@@ -177,7 +176,7 @@ def post_model(publisher: Publisher, suite: Suite, number: int, *, sha: str, mod
         return _publish(publisher, number, sha=sha, model=model, check=check, section=section, labels=binding.labels,
                         details_url=details_url, log=log)
     acceptance: Acceptance | None = None
-    if report["verdict"] == "fail":
+    if report.verdict is Verdict.FAIL:
         acceptance, refused = find_acceptance(timeline, sha=sha, model=model, permission_of=publisher.permission)
         for line in refused:
             log(line)
@@ -185,7 +184,7 @@ def post_model(publisher: Publisher, suite: Suite, number: int, *, sha: str, mod
             log(f"FAIL of {model} accepted by @{escape.plain(acceptance.by, 39)}")
     check = publication.model_check(model, report, section, acceptance)
     return _publish(publisher, number, sha=sha, model=model, check=check, labels=binding.labels,
-                    section=publication.acceptance_note(acceptance, report["verdict"]) + section,
+                    section=publication.acceptance_note(acceptance, report.verdict) + section,
                     details_url=details_url, log=log)
 
 
@@ -257,17 +256,19 @@ def _touched(publisher: Publisher, number: int, patterns: tuple[str, ...]) -> st
     return None
 
 
-def _nightly(publisher: Publisher, report: dict, *, sha: str, details_url: str | None, log: Log) -> None:
-    verdict = str(report.get("verdict"))
+def _nightly(publisher: Publisher, report: Report, *, sha: str, details_url: str | None, log: Log) -> None:
+    """Nightly on main: a check on the measured commit, and the tracking issue open unless the night PASSED
+    (a WARN night is kept and looked at; only PASS nights move the baseline)."""
     plan = publication.model_check("nightly", report, render_section(report), None)
     result = publisher.publish_check(sha, name=publication.CHECK_PREFIX + " nightly", conclusion=plan.conclusion,
                                      status_state=plan.status_state, title=plan.title, summary=plan.summary,
                                      details_url=details_url)
     log(f"nightly check: {result.conclusion}")
-    note = (f"Nightly verdict **{verdict.upper()}** at {sha}" + (f" ([run]({details_url}))" if details_url else "") + ".")
+    note = (f"Nightly verdict **{report.verdict.word.upper()}** at {sha}"
+            + (f" ([run]({details_url}))" if details_url else "") + ".")
     action = publisher.upsert_tracking_issue(title=_TRACKING_TITLE, body=plan.summary,
                                              marker="<!-- asr-regression-gate: nightly -->",
-                                             regressed=verdict in _REGRESSED, note=note)
+                                             regressed=not report.verdict.is_pass, note=note)
     log(f"tracking issue: {action}")
 
 
@@ -276,9 +277,9 @@ def _publisher(settings: Settings) -> Publisher:
                      settings.require("repository"), bot_login=settings.bot_login)
 
 
-def _write_json(path: Path, data: dict) -> None:
+def _write_json(path: Path, report: Report) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        path.write_text(json.dumps(report.to_json(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     except OSError as exc:
         raise InputError(f"cannot write the report ({exc.strerror})", path=path) from None

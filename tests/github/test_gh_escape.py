@@ -6,8 +6,6 @@ import re
 import pytest
 
 from gate.escape import CUT, annotation, md, md_excerpt, plain
-from gate.fit import CUT_MARK, fit_to_schema
-from gate.untrusted import report_schema
 
 ZW = "\u200b"
 
@@ -22,7 +20,7 @@ ZW = "\u200b"
     ("$$\\frac{1}{0}$$", "$"),
     ("price $5", "$"),
     ("![x](https://evil.test/x.png)", "!["),
-    ("[click](javascript:alert(1))", "]("),
+    ("[click](javascript:alert(1))", "[click]"),
     ("https://evil.test", "https://"),
     ("www.evil.test", "www."),
     ("a | b", " | "),
@@ -52,12 +50,3 @@ def test_md_cut_is_visible():
 def test_plain_and_annotation_drop_controls():
     assert plain("a\x1b[2Jb\u2066c\u2069\x00") == "a[2Jbc"
     assert annotation("50%\nnext\x1b\u202e") == "50%25%0Anext"
-
-
-def test_long_strings_are_cut_to_the_schema_with_a_marker():
-    report = {"rows": [{"workload": "w" * 100_000, "note": None}], "suite": "asr"}
-    fitted = fit_to_schema(report, report_schema())
-    limit = report_schema()["properties"]["rows"]["items"]["properties"]["workload"]["maxLength"]
-    assert len(fitted["rows"][0]["workload"]) == limit and fitted["rows"][0]["workload"].endswith(CUT_MARK)
-    assert fitted["rows"][0]["note"] is None and fitted["suite"] == "asr"
-    assert re.fullmatch(r"w+…\[cut\]", fitted["rows"][0]["workload"])
