@@ -14,7 +14,7 @@ markup; the table links to it instead.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Mapping
+from typing import Mapping, Sequence
 
 from gate import escape
 from gate.github import CheckState
@@ -83,12 +83,18 @@ def acceptance_note(acceptance: Acceptance | None, verdict: Verdict) -> str:
             f"{escape.md(acceptance.reason, 200)}. The failing rows stay listed below.\n\n")
 
 
-def overall_check(states: Mapping[str, CheckState], *, sha: str) -> CheckPlan:
-    """The required `ASR gate` check: the worst model conclusion on this commit."""
+def overall_check(states: Mapping[str, CheckState], *, sha: str, expected: Sequence[str] = ()) -> CheckPlan:
+    """The required `ASR gate` check: the worst model conclusion on this commit. A model a label asked for
+    that has no check yet (still running, or its results never arrived) keeps it from passing."""
     conclusions = [s.conclusion or "neutral" for s in states.values()]
+    waiting = [m for m in expected if check_name(m) not in states]
+    if waiting:
+        conclusions.append("action_required")
     worst = min(conclusions, key=_rank) if conclusions else "neutral"
     models = ", ".join(f"{_model_of(name)} {states[name].conclusion}" for name in sorted(states))
     title = f"{len(states)} model(s): {models}" if states else "no model was judged"
+    if waiting:
+        title += f"; not judged (yet): {', '.join(waiting)}"
     return CheckPlan(CHECK_PREFIX, worst, "failure" if worst in ("failure", "action_required") else "success",
                      title[:250], f"Overall result of the ASR gate on `{sha[:12]}`: the worst of the per-model checks.\n")
 
@@ -100,9 +106,9 @@ def not_run_check(*, reason: str, required: bool) -> CheckPlan:
 
 
 def sticky_body(states: Mapping[str, CheckState], *, sha: str, model: str, section: str,
-                details_urls: Mapping[str, str] | None = None) -> str:
+                expected: Sequence[str] = ()) -> str:
     """One comment for every model: the table of latest check runs, then the judged model's section."""
-    worst = min((s.conclusion or "neutral" for s in states.values()), key=_rank, default="neutral")
+    worst = overall_check(states, sha=sha, expected=expected).conclusion
     lines = [STICKY_MARKER, f"## {_CONCLUSION_ICONS.get(worst, '⚠️')} ASR regression gate on `{sha[:12]}`", "",
              "| model | check | result |", "|---|---|---|"]
     for name in sorted(states):
@@ -110,6 +116,8 @@ def sticky_body(states: Mapping[str, CheckState], *, sha: str, model: str, secti
         icon = _CONCLUSION_ICONS.get(state.conclusion or "", "⚠️")
         conclusion = state.conclusion if state.conclusion in _CONCLUSION_ORDER else "unknown"
         lines.append(f"| {escape.md(_model_of(name), 60)} | {icon} {conclusion} | {escape.md(state.title, 200)} |")
+    for waiting in (m for m in expected if check_name(m) not in states):
+        lines.append(f"| {escape.md(waiting, 60)} | ⏳ not judged | labelled on this head; no result yet |")
     lines += ["", f"### {escape.md(model, 60)} (judged in this run)", ""]
     body = "\n".join(lines) + "\n"
     room = COMMENT_BUDGET - len(body) - 200

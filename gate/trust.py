@@ -63,22 +63,25 @@ def bind_trigger(*, run_sha: str, pull: PullInfo, timeline: Sequence[TimelineEnt
     if run_sha != pull.head_sha:
         return Binding(False, f"stale: the run measured {run_sha[:12]}, but PR #{pull.number}'s head is now "
                               f"{pull.head_sha[:12]}; nothing posted (label again to measure the new head)")
-    since = head_position(timeline, run_sha)
-    labelled_after = {e.label for e in timeline[since + 1:] if e.event == "labeled" and e.label in suite.labels}
-    present = {label for label in pull.labels if label in suite.labels}
-    missing = []
-    for model in models:
-        if any(model in suite.labels[label] for label in labelled_after):
-            continue
-        if pull.same_repo and any(model in suite.labels[label] for label in present):
-            continue
-        missing.append(model)
+    labelled = models_labelled_at_head(pull, timeline, suite)
+    missing = [m for m in models if m not in labelled]
     if missing:
         how = "after its head commit" if not pull.same_repo else "after its head commit, and none is on the PR now"
         return Binding(False, f"no gate label selecting {', '.join(missing)} was added to PR #{pull.number} {how}; "
                               "nothing posted")
+    present = {label for label in pull.labels if label in suite.labels}
     selecting = tuple(sorted(label for label in present if set(suite.labels[label]) & set(models)))
     return Binding(True, f"PR #{pull.number} at {run_sha[:12]} was labelled for {', '.join(models)}", selecting)
+
+
+def models_labelled_at_head(pull: PullInfo, timeline: Sequence[TimelineEntry], suite: Suite) -> tuple[str, ...]:
+    """The models a maintainer asked for on the PR's current head: gate labels added after the head
+    commit arrived, and (same-repository PRs only) gate labels still on the PR. Suite order."""
+    since = head_position(timeline, pull.head_sha)
+    labels = {e.label for e in timeline[since + 1:] if e.event == "labeled" and e.label in suite.labels}
+    if pull.same_repo:
+        labels |= {label for label in pull.labels if label in suite.labels}
+    return suite.models_for_labels(sorted(labels))
 
 
 def find_acceptance(timeline: Sequence[TimelineEntry], *, sha: str, model: str,

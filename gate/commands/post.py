@@ -22,6 +22,7 @@ from __future__ import annotations
 import fnmatch
 import json
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
@@ -36,7 +37,7 @@ from gate.render import Budget
 from gate.report import Report
 from gate.verdict import Verdict
 from gate.settings import Settings
-from gate.trust import Acceptance, bind_trigger, find_acceptance
+from gate.trust import Acceptance, bind_trigger, find_acceptance, models_labelled_at_head
 from gate.untrusted import (
     UntrustedInputError,
     load_untrusted_report,
@@ -49,6 +50,12 @@ _TRACKING_TITLE = "ASR regression on main"
 _REBUILD_ATTEMPTS = 3
 
 Log = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class Outcome:
+    posted: bool
+    acceptance: Acceptance | None = None  # kept with the result (acceptance.json beside --json)
 
 
 @click.command("post")
@@ -133,10 +140,12 @@ def command(trees, model, baseline, calibration, json_out, not_run, required_pat
         log(f"no open pull request has head {sha[:12]}; nothing posted")
         return
     if not_run:
-        post_not_run(publisher, number, sha=sha, required_paths=required, details_url=details_url, log=log)
+        post_not_run(publisher, suite, number, sha=sha, required_paths=required, details_url=details_url, log=log)
     else:
-        post_model(publisher, suite, number, sha=sha, model=model, report=report, section=section,
-                   details_url=details_url, log=log, refused=refused)
+        outcome = post_model(publisher, suite, number, sha=sha, model=model, report=report, section=section,
+                             details_url=details_url, log=log, refused=refused)
+        if outcome.acceptance is not None and json_out:
+            _write_acceptance(json_out.with_name("acceptance.json"), outcome.acceptance, model=model, sha=sha)
 
 
 def judge(trees: Path, model: str, suite: Suite, *, baseline: Path | None, calibration: Path | None) -> Report:
@@ -160,8 +169,8 @@ def render_section(report: Report) -> str:
 
 
 def post_model(publisher: Publisher, suite: Suite, number: int, *, sha: str, model: str, report: Report | None,
-               section: str, details_url: str | None, log: Log, refused: str | None = None) -> bool:
-    """Bind, accept, publish the model's check, then the sticky comment and the overall check. False: nothing posted.
+               section: str, details_url: str | None, log: Log, refused: str | None = None) -> Outcome:
+    """Bind, accept, publish the model's check, then the sticky comment and the overall check.
 
     `report` is the trusted compare's; None with `refused` when the uploaded trees were refused.
     """
@@ -170,11 +179,13 @@ def post_model(publisher: Publisher, suite: Suite, number: int, *, sha: str, mod
     binding = bind_trigger(run_sha=sha, pull=pull, timeline=timeline, models=(model,), suite=suite)
     log(binding.reason)
     if not binding.ok:
-        return False
+        return Outcome(posted=False)
+    expected = models_labelled_at_head(pull, timeline, suite)
     if report is None:
         check = publication.refused_check(model, refused or "unreadable")
-        return _publish(publisher, number, sha=sha, model=model, check=check, section=section, labels=binding.labels,
-                        details_url=details_url, log=log)
+        _publish(publisher, number, sha=sha, model=model, check=check, section=section, labels=binding.labels,
+                 expected=expected, details_url=details_url, log=log)
+        return Outcome(posted=True)
     acceptance: Acceptance | None = None
     if report.verdict is Verdict.FAIL:
         acceptance, refused = find_acceptance(timeline, sha=sha, model=model, permission_of=publisher.permission)
@@ -183,18 +194,19 @@ def post_model(publisher: Publisher, suite: Suite, number: int, *, sha: str, mod
         if acceptance is not None:
             log(f"FAIL of {model} accepted by @{escape.plain(acceptance.by, 39)}")
     check = publication.model_check(model, report, section, acceptance)
-    return _publish(publisher, number, sha=sha, model=model, check=check, labels=binding.labels,
-                    section=publication.acceptance_note(acceptance, report.verdict) + section,
-                    details_url=details_url, log=log)
+    _publish(publisher, number, sha=sha, model=model, check=check, labels=binding.labels,
+             section=publication.acceptance_note(acceptance, report.verdict) + section,
+             expected=expected, details_url=details_url, log=log)
+    return Outcome(posted=True, acceptance=acceptance)
 
 
 def _publish(publisher: Publisher, number: int, *, sha: str, model: str, check: publication.CheckPlan, section: str,
-             labels: tuple[str, ...], details_url: str | None, log: Log) -> bool:
+             labels: tuple[str, ...], expected: tuple[str, ...], details_url: str | None, log: Log) -> None:
     result = publisher.publish_check(sha, name=check.name, conclusion=check.conclusion, status_state=check.status_state,
                                      title=check.title, summary=check.summary, details_url=details_url)
     log(f"{check.name}: {result.kind.replace('_', ' ')} {result.conclusion}")
-    states = _rebuild(publisher, number, sha=sha, model=model, section=section, own=check, log=log)
-    overall = publication.overall_check(states, sha=sha)
+    states = _rebuild(publisher, number, sha=sha, model=model, section=section, own=check, expected=expected, log=log)
+    overall = publication.overall_check(states, sha=sha, expected=expected)
     result = publisher.publish_check(sha, name=overall.name, conclusion=overall.conclusion,
                                      status_state=overall.status_state, title=overall.title, summary=overall.summary,
                                      details_url=details_url)
@@ -202,15 +214,14 @@ def _publish(publisher: Publisher, number: int, *, sha: str, model: str, check: 
     for label in labels:
         removed = publisher.remove_label(number, label)
         log(f"label {label} {'removed' if removed else 'already gone'}")
-    return True
 
 
 def _rebuild(publisher: Publisher, number: int, *, sha: str, model: str, section: str,
-             own: publication.CheckPlan, log: Log) -> dict[str, CheckState]:
+             own: publication.CheckPlan, expected: tuple[str, ...], log: Log) -> dict[str, CheckState]:
     """Write the sticky comment from the latest check runs; again while another model's check changed meanwhile."""
     states = _states(publisher, sha, own)
     for _ in range(_REBUILD_ATTEMPTS):
-        body = publication.sticky_body(states, sha=sha, model=model, section=section)
+        body = publication.sticky_body(states, sha=sha, model=model, section=section, expected=expected)
         result = publisher.upsert_comment(number, body, marker=publication.STICKY_MARKER)
         log(f"comment {result.action} on #{number}: {result.url}")
         again = _states(publisher, sha, own)
@@ -227,12 +238,17 @@ def _states(publisher: Publisher, sha: str, own: publication.CheckPlan) -> dict[
     return states
 
 
-def post_not_run(publisher: Publisher, number: int, *, sha: str, required_paths: tuple[str, ...],
+def post_not_run(publisher: Publisher, suite: Suite, number: int, *, sha: str, required_paths: tuple[str, ...],
                  details_url: str | None, log: Log) -> None:
-    """The required-check policy for a commit the gate did not measure."""
+    """The required-check policy for a commit the benchmark run did not measure (docs: required-check policy)."""
     states = publisher.check_states(sha, prefix=publication.CHECK_PREFIX + " / ")
+    pull = publisher.pull_request(number)
+    expected = models_labelled_at_head(pull, publisher.timeline(number), suite) if pull.head_sha == sha else ()
     if states:  # this commit was judged by an earlier run: keep the overall check as the models say
-        plan = publication.overall_check(states, sha=sha)
+        plan = publication.overall_check(states, sha=sha, expected=expected)
+    elif expected:  # labelled, but no results arrived (still running, or the run uploaded none)
+        plan = publication.not_run_check(
+            reason=f"labelled for {', '.join(expected)} on {sha[:12]}, but no result yet", required=True)
     elif publisher.find_sticky(number, publication.STICKY_MARKER) is not None:
         plan = publication.not_run_check(
             reason=f"stale: the gate ran on an earlier head of this PR, not on {sha[:12]}; add a gate label again",
@@ -275,6 +291,15 @@ def _nightly(publisher: Publisher, report: Report, *, sha: str, details_url: str
 def _publisher(settings: Settings) -> Publisher:
     return Publisher(connect(api_url=settings.api_url, token=settings.require("token"), retry=default_retry()),
                      settings.require("repository"), bot_login=settings.bot_login)
+
+
+def _write_acceptance(path: Path, acceptance: Acceptance, *, model: str, sha: str) -> None:
+    """The acceptance, kept beside the trusted report in the judged artifact."""
+    try:
+        path.write_text(json.dumps({"model": model, "sha": sha, **acceptance.to_json()}, indent=2) + "\n",
+                        encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"cannot write the acceptance record ({exc.strerror})", path=path) from None
 
 
 def _write_json(path: Path, report: Report) -> None:

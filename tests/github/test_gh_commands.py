@@ -121,6 +121,21 @@ def test_post_from_a_fork_workflow_run_finds_the_pr_judges_and_publishes(fake, t
     assert len(fake.comments_on(42)) == 1
 
 
+def test_post_keeps_an_acceptance_beside_the_trusted_report(fake, tmp_path, qwen3_trees, unthrottled):
+    fake.add_pull(42, labels=("run-qwen3-asr",))
+    fake.state.permissions["alice"] = "admin"
+    fake.comment_as(42, "/asr-gate accept all decoder change, WER cost agreed in #41", user="alice")
+    env = github_env(fake, tmp_path, p.workflow_run(prs=[42]))
+    out = tmp_path / "gate-out" / "report.json"
+    result = invoke(["post", "--trees", str(qwen3_trees), "--model", "qwen3", "--json", str(out)], **env)
+    assert result.exit_code == 0, result.output
+    assert "FAIL of qwen3 accepted by @alice" in result.stdout
+    record = json.loads((out.parent / "acceptance.json").read_text())
+    assert record == {"model": "qwen3", "sha": p.HEAD, "by": "alice", "via": "comment",
+                      "reason": "decoder change, WER cost agreed in #41"}
+    assert json.loads(out.read_text())["verdict"] == "fail"  # the report keeps the trusted verdict
+
+
 def test_post_without_an_open_pr_for_the_head_posts_nothing(fake, tmp_path, qwen3_trees, unthrottled):
     env = github_env(fake, tmp_path, p.workflow_run(prs=[], fork=True))
     result = invoke(["post", "--trees", str(qwen3_trees), "--model", "qwen3"], **env)

@@ -52,9 +52,9 @@ def trees(tmp_path, example_reports, pristine):
 def post(publisher, model, tree, *, pr=42, sha=HEAD):
     lines = []
     report = judge(tree, model, SUITE, baseline=None, calibration=None)
-    posted = post_model(publisher, SUITE, pr, sha=sha, model=model, report=report, section=render_section(report),
-                        details_url=None, log=lines.append)
-    return posted, report, lines
+    outcome = post_model(publisher, SUITE, pr, sha=sha, model=model, report=report, section=render_section(report),
+                         details_url=None, log=lines.append)
+    return outcome.posted, report, lines
 
 
 def sticky(fake, pr=42):
@@ -94,7 +94,7 @@ def test_extra_run_is_refused_and_published_as_a_failure(fake, publisher, trees)
     fake.add_pull(42, labels=("run-qwen3-asr",))
     reason = "tree holds run directories ..."
     assert post_model(publisher, SUITE, 42, sha=HEAD, model="qwen3", report=None, refused=reason,
-                      section=publication.refused_section(reason), details_url=None, log=lambda _: None)
+                      section=publication.refused_section(reason), details_url=None, log=lambda _: None).posted
     assert checks(fake)["ASR gate / qwen3"] == "failure" and "refused" in sticky(fake)
 
 
@@ -161,7 +161,7 @@ def test_same_repo_label_still_present_binds_after_a_push(fake, publisher, trees
 
 @pytest.mark.parametrize("order", [("qwen3", "whisper"), ("whisper", "qwen3")])
 def test_two_models_in_either_order_leave_one_comment_showing_both(fake, publisher, trees, order):
-    fake.add_pull(42, labels=("run-asr-all",))
+    fake.add_pull(42, labels=("run-qwen3-asr", "run-whisper-asr"))
     for model in order:
         assert post(publisher, model, trees(model))[0]
     assert checks(fake) == {"ASR gate / qwen3": "failure", "ASR gate / whisper": "success", "ASR gate": "failure"}
@@ -177,7 +177,7 @@ def test_two_concurrent_report_runs_converge(fake, publisher, trees):
 
     from gate.github import Publisher, connect
 
-    fake.add_pull(42, labels=("run-asr-all",))
+    fake.add_pull(42, labels=("run-qwen3-asr", "run-whisper-asr"))
     built = {m: trees(m) for m in ("qwen3", "whisper")}
     reports = {m: judge(built[m], m, SUITE, baseline=None, calibration=None) for m in built}
     gate = threading.Barrier(2)
@@ -202,6 +202,20 @@ def test_two_concurrent_report_runs_converge(fake, publisher, trees):
     body = sticky(fake)
     assert "| qwen3 | ❌ failure" in body and "| whisper | ✅ success" in body
     assert checks(fake)["ASR gate"] == "failure"
+
+
+def test_a_labelled_model_without_results_keeps_the_overall_check_from_passing(fake, publisher, trees):
+    # A fork's edited workflow uploads only the passing model; the label asked for both.
+    fake.add_pull(42, labels=("run-qwen3-asr", "run-whisper-asr"))
+    assert post(publisher, "whisper", trees("whisper"))[0]
+    assert checks(fake) == {"ASR gate / whisper": "success", "ASR gate": "action_required"}
+    assert "| qwen3 | ⏳ not judged |" in sticky(fake)
+
+
+def test_labelled_head_with_no_results_at_all_is_not_a_pass(fake, publisher):
+    fake.add_pull(42, labels=("run-qwen3-asr",))  # the run uploaded no run metadata: nothing to judge
+    post_not_run(publisher, SUITE, 42, sha=HEAD, required_paths=(), details_url=None, log=lambda _: None)
+    assert checks(fake) == {"ASR gate": "action_required"}
 
 
 # -- acceptance ----------------------------------------------------------------------------------------
@@ -243,14 +257,14 @@ def test_accept_label_counts_only_from_a_writer(fake, publisher, trees):
 
 def test_unlabelled_pr_gets_a_neutral_overall_check(fake, publisher):
     fake.add_pull(42, files=("docs/readme.md",))
-    post_not_run(publisher, 42, sha=HEAD, required_paths=("sglang_omni/models/*asr*",), details_url=None,
+    post_not_run(publisher, SUITE, 42, sha=HEAD, required_paths=("sglang_omni/models/*asr*",), details_url=None,
                  log=lambda _: None)
     assert checks(fake) == {"ASR gate": "neutral"}
 
 
 def test_unlabelled_pr_touching_asr_code_needs_action(fake, publisher):
     fake.add_pull(42, files=("sglang_omni/models/qwen3_asr.py",))
-    post_not_run(publisher, 42, sha=HEAD, required_paths=("sglang_omni/models/*asr*",), details_url=None,
+    post_not_run(publisher, SUITE, 42, sha=HEAD, required_paths=("sglang_omni/models/*asr*",), details_url=None,
                  log=lambda _: None)
     assert checks(fake) == {"ASR gate": "action_required"}
 
@@ -259,7 +273,7 @@ def test_push_after_a_gate_run_leaves_the_new_head_action_required(fake, publish
     fake.add_pull(42, labels=("run-whisper-asr",))
     assert post(publisher, "whisper", trees("whisper"))[0]
     fake.push(42, "e" * 40)
-    post_not_run(publisher, 42, sha="e" * 40, required_paths=(), details_url=None, log=lambda _: None)
+    post_not_run(publisher, SUITE, 42, sha="e" * 40, required_paths=(), details_url=None, log=lambda _: None)
     assert checks(fake, "e" * 40) == {"ASR gate": "action_required"}
 
 
