@@ -139,6 +139,14 @@ def _explain(status: int | None, what: str, data: object) -> str:
     return f"GitHub answered {status} while {what}{detail}"
 
 
+def _mapping(value: object) -> dict:
+    return value if isinstance(value, dict) else {}
+
+
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
 def fit_chars(text: str, limit: int) -> str:
     """Cut to `limit` characters, ending with a note that says so."""
     if len(text) <= limit:
@@ -202,15 +210,12 @@ class Publisher:
         with api_call(f"reading the timeline of #{number} in {self.repository}"):
             for item in self.repo.get_issue(number).get_timeline():
                 raw = item.raw_data
-                label = raw.get("label") if isinstance(raw.get("label"), dict) else {}
-                actor = raw.get("actor") if isinstance(raw.get("actor"), dict) else {}
-                sha = raw.get("sha") if raw.get("event") == "committed" else raw.get("commit_id")
-                if not actor and isinstance(raw.get("user"), dict):  # "commented" events name a user
-                    actor = raw["user"]
-                body = raw.get("body") if raw.get("event") == "commented" else None
-                out.append(TimelineEntry(event=str(raw.get("event")), label=label.get("name"),
-                                         actor=actor.get("login"), sha=sha,
-                                         body=body if isinstance(body, str) else None))
+                event = _text(raw.get("event")) or ""
+                actor = _mapping(raw.get("actor")) or _mapping(raw.get("user"))  # "commented" events name a user
+                out.append(TimelineEntry(
+                    event=event, label=_text(_mapping(raw.get("label")).get("name")), actor=_text(actor.get("login")),
+                    sha=_text(raw.get("sha") if event == "committed" else raw.get("commit_id")),
+                    body=_text(raw.get("body")) if event == "commented" else None))
         return out
 
     def permission(self, login: str) -> str:
@@ -362,7 +367,7 @@ class Publisher:
             with api_call("opening the tracking issue"):
                 self.repo.create_issue(title=title[:250], body=body)
             return "opened"
-        if regressed:
+        if regressed and issue is not None:
             with api_call(f"updating tracking issue #{issue.number}"):
                 issue.edit(body=body)
                 issue.create_comment(fit_chars(note, COMMENT_MAX_CHARS))

@@ -78,7 +78,7 @@ def models_labelled_at_head(pull: PullInfo, timeline: Sequence[TimelineEntry], s
     """The models a maintainer asked for on the PR's current head: gate labels added after the head
     commit arrived, and (same-repository PRs only) gate labels still on the PR. Suite order."""
     since = head_position(timeline, pull.head_sha)
-    labels = {e.label for e in timeline[since + 1:] if e.event == "labeled" and e.label in suite.labels}
+    labels = {e.label for e in timeline[since + 1:] if e.event == "labeled" and e.label and e.label in suite.labels}
     if pull.same_repo:
         labels |= {label for label in pull.labels if label in suite.labels}
     return suite.models_for_labels(sorted(labels))

@@ -19,7 +19,8 @@ from gate.untrusted import load_untrusted_meta
 @click.option("--event-path", type=click.Path(dir_okay=False), help="Payload file (default: GITHUB_EVENT_PATH).")
 @click.option("--suite", "suite_path", type=click.Path(dir_okay=False), help="Suite YAML (default: the bundled asr suite).")
 @click.option("--sha", help="Commit for schedule/dispatch events (default: GITHUB_SHA).")
-@click.option("--write-meta", type=click.Path(dir_okay=False), help="Also write the run metadata JSON (models run) for the report workflow.")
+@click.option("--write-meta", type=click.Path(dir_okay=False),
+              help="Also write the run metadata JSON (models run) for the report workflow.")
 @click.option("--from-meta", type=click.Path(dir_okay=False),
               help="Trusted report job: the models named by an uploaded run-metadata file (untrusted; validated against "
                    "the suite), as run/models/matrix outputs. Missing file: run=false.")

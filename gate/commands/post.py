@@ -35,16 +35,16 @@ from gate.event import read_trigger
 from gate.github import CheckState, Publisher, connect, default_retry
 from gate.render import Budget
 from gate.report import Report
-from gate.verdict import Verdict
 from gate.settings import Settings
 from gate.trust import Acceptance, bind_trigger, find_acceptance, models_labelled_at_head
 from gate.untrusted import (
     UntrustedInputError,
     load_untrusted_report,
-    read_untrusted_side,
     read_side,
+    read_untrusted_side,
     render_report,
 )
+from gate.verdict import Verdict
 
 _TRACKING_TITLE = "ASR regression on main"
 _REBUILD_ATTEMPTS = 3
@@ -100,15 +100,15 @@ def command(trees, model, baseline, calibration, json_out, not_run, required_pat
 
     required = tuple(g.strip() for g in required_paths.split(",") if g.strip())
     if report_path:  # nightly
-        report = load_untrusted_report(report_path)
         publisher = _publisher(settings)
-        _nightly(publisher, report, sha=settings.require("sha") if sha is None else sha, details_url=details_url, log=log)
+        _nightly(publisher, load_untrusted_report(report_path), sha=settings.require("sha") if sha is None else sha, details_url=details_url, log=log)
         return
 
     if trees:
         if not model or model not in suite.models:
             raise InputError(f"--model: expected one of {', '.join(suite.models)}", path=trees)
-        report, refused = None, None
+        report: Report | None = None
+        refused: str | None = None
         try:
             if not trees.exists():
                 raise UntrustedInputError(f"the benchmark job uploaded no result trees for {model} (it failed or was "
@@ -188,8 +188,8 @@ def post_model(publisher: Publisher, suite: Suite, number: int, *, sha: str, mod
         return Outcome(posted=True)
     acceptance: Acceptance | None = None
     if report.verdict is Verdict.FAIL:
-        acceptance, refused = find_acceptance(timeline, sha=sha, model=model, permission_of=publisher.permission)
-        for line in refused:
+        acceptance, refusals = find_acceptance(timeline, sha=sha, model=model, permission_of=publisher.permission)
+        for line in refusals:
             log(line)
         if acceptance is not None:
             log(f"FAIL of {model} accepted by @{escape.plain(acceptance.by, 39)}")

@@ -145,7 +145,8 @@ class FakeGitHub:
 
     def _pull(self, number: int) -> dict[str, Any]:
         p = self.state.pulls[number]
-        head_repo = None if p["head_repo"] is None else {"full_name": p["head_repo"], "url": f"{self.base_url}/repos/{p['head_repo']}"}
+        head_repo = None if p["head_repo"] is None else {"full_name": p["head_repo"],
+                                                          "url": f"{self.base_url}/repos/{p['head_repo']}"}
         return {"number": number, "id": number, "state": "open",
                 "url": f"{self.base_url}/repos/{REPO}/pulls/{number}",
                 "issue_url": f"{self.base_url}/repos/{REPO}/issues/{number}",
@@ -215,7 +216,8 @@ class FakeGitHub:
             ("PATCH", r"/issues/comments/(\d+)", lambda m: self._edit_comment(int(m[1]), body)),
             ("DELETE", r"/issues/(\d+)/labels/(.+)", lambda m: self._remove_label(int(m[1]), unquote(m[2]))),
             ("POST", r"/check-runs", lambda m: self._create_check_run(body)),
-            ("GET", r"/commits/([0-9a-f]{40})", lambda m: (200, {"sha": m[1], "url": f"{self.base_url}{base}/commits/{m[1]}"}, {})),
+            ("GET", r"/commits/([0-9a-f]{40})",
+             lambda m: (200, {"sha": m[1], "url": f"{self.base_url}{base}/commits/{m[1]}"}, {})),
             ("POST", r"/statuses/([0-9a-f]{40})", lambda m: self._create_status(m[1], body)),
             ("GET", r"/issues", lambda m: self._list_issues(query)),
             ("POST", r"/issues", lambda m: self._create_issue(body)),
@@ -302,7 +304,8 @@ class FakeGitHub:
     def _create_comment(self, number: int, body: Any) -> tuple[int, Any, dict]:
         text = body["body"]
         if len(text) > 65536:
-            return 422, {"message": "Validation Failed", "errors": [{"message": "Body is too long (maximum is 65536 characters)"}]}, {}
+            too_long = "Body is too long (maximum is 65536 characters)"
+            return 422, {"message": "Validation Failed", "errors": [{"message": too_long}]}, {}
         if number not in self.state.labels and number not in self.state.issues:
             return 404, {"message": "Not Found"}, {}
         cid = self.add_comment(number, text)

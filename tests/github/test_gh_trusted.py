@@ -13,8 +13,8 @@ import subprocess
 import threading
 
 import pytest
-from gh_trees import make_trees
 from fake_github import BOT
+from gh_trees import make_trees
 
 from gate import publication
 from gate.commands.post import judge, post_model, post_not_run, render_section
