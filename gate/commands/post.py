@@ -101,7 +101,8 @@ def command(trees, model, baseline, calibration, json_out, not_run, required_pat
     required = tuple(g.strip() for g in required_paths.split(",") if g.strip())
     if report_path:  # nightly
         publisher = _publisher(settings)
-        _nightly(publisher, load_untrusted_report(report_path), sha=settings.require("sha") if sha is None else sha, details_url=details_url, log=log)
+        _nightly(publisher, load_untrusted_report(report_path), sha=sha or settings.require("sha"),
+                 details_url=details_url, log=log)
         return
 
     if trees:
