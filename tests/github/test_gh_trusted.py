@@ -310,6 +310,7 @@ def _poison(value, counter):
 
 
 def poison_tree(root):
+    """Hostile text appended to every string of every file, and a hostile line in every text file."""
     counter = [0]
     for path in root.rglob("*"):
         if not path.is_file() or path.name == "gate-run.json":
@@ -322,6 +323,15 @@ def poison_tree(root):
                                       for line in text.splitlines() if line.strip()) + "\n", encoding="utf-8")
         else:
             path.write_text(text.rstrip("\n") + "\n" + HOSTILE.replace("\n", " ") + "\n", encoding="utf-8")
+
+
+def poison_ids(root):
+    """Hostile utterance ids, the same on both sides (still paired, so the changed utterances list them)."""
+    for path in root.rglob("*.jsonl"):
+        records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+        for record in records:
+            record["id"] = f"{record['id']} {HOSTILE}"
+        path.write_text("\n".join(json.dumps(r) for r in records) + "\n", encoding="utf-8")
 
 
 class _Html(html.parser.HTMLParser):
@@ -344,13 +354,14 @@ class _Html(html.parser.HTMLParser):
 
 
 TRUSTED_TAGS = {"details", "summary", "table", "thead", "tbody", "tr", "th", "td", "p", "h2", "h3", "h4", "strong",
-                "em", "code", "ul", "ol", "li", "br", "hr", "blockquote", "sub", "sup", "pre"}
+                "em", "code", "ul", "ol", "li", "br", "hr", "blockquote", "sub", "sup", "pre", "del"}
 
 
 @pytest.mark.skipif(shutil.which("cmark-gfm") is None, reason="cmark-gfm is not installed (apt-get install cmark-gfm)")
-def test_crafted_artifact_comment_rendered_by_cmark_gfm_is_inert(fake, publisher, trees):
+@pytest.mark.parametrize("poison", [poison_tree, poison_ids])
+def test_crafted_artifact_comment_rendered_by_cmark_gfm_is_inert(fake, publisher, trees, poison):
     tree = trees("qwen3")
-    poison_tree(tree)
+    poison(tree)
     fake.add_pull(42, labels=("run-qwen3-asr",))
     posted, report, _ = post(publisher, "qwen3", tree)
     assert posted
