@@ -28,7 +28,7 @@ from typing import Callable
 
 import click
 
-from gate import escape, publication
+from gate import atomic, escape, publication
 from gate.config import Suite, load_suite
 from gate.errors import InputError
 from gate.event import read_trigger
@@ -296,16 +296,9 @@ def _publisher(settings: Settings) -> Publisher:
 
 def _write_acceptance(path: Path, acceptance: Acceptance, *, model: str, sha: str) -> None:
     """The acceptance, kept beside the trusted report in the judged artifact."""
-    try:
-        path.write_text(json.dumps({"model": model, "sha": sha, **acceptance.to_json()}, indent=2) + "\n",
-                        encoding="utf-8")
-    except OSError as exc:
-        raise InputError(f"cannot write the acceptance record ({exc.strerror})", path=path) from None
+    atomic.write_text(path, json.dumps({"model": model, "sha": sha, **acceptance.to_json()}, indent=2) + "\n",
+                      what="acceptance record")
 
 
 def _write_json(path: Path, report: Report) -> None:
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(report.to_json(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    except OSError as exc:
-        raise InputError(f"cannot write the report ({exc.strerror})", path=path) from None
+    atomic.write_text(path, json.dumps(report.to_json(), indent=2, ensure_ascii=False) + "\n", what="report")
