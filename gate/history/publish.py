@@ -44,6 +44,7 @@ def _page(title: str, body: str, models: Sequence[str]) -> str:
     nav = " ".join(f'<a href="{escape(m)}.html">{escape(m)}</a>' for m in models)
     return (f'<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
             f'<meta name="viewport" content="width=device-width, initial-scale=1">'
+            f'<link rel="icon" href="data:,">'
             f"<title>{escape(title)}</title><style>{_STYLE}</style></head>\n<body>\n"
             f'<nav><a href="index.html">Overview</a> {nav}</nav>\n{body}\n</body></html>\n')
 
