@@ -132,7 +132,6 @@ VARIANTS = {
     "chosen: despiked, winsorized Student t + consistency, p<=1e-4": {},
     "Otava-like: plain Student t, p<=1e-4": {"test": "t"},
     "exact rank-sum (Mann-Whitney), p<=1e-3": {"test": "rank", "max_p": 1e-3},
-    "chosen, no magnitude floor": {"magnitude": 0.0},
 }
 
 
