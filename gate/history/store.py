@@ -31,6 +31,7 @@ from gate.errors import InputError
 SCHEMA_VERSION = 1
 KINDS = ("nightly", "calibration", "accepted")
 GITATTRIBUTES = "*.jsonl merge=union\n"
+_INFINITE = (math.inf, -math.inf)
 
 
 @dataclass(frozen=True)
@@ -80,18 +81,17 @@ def record_from_json(data: object, runner_class: str, where: str) -> Record:
     if not isinstance(runs, list) or not isinstance(values, dict) or not isinstance(workload, str):
         raise InputError(f"runs/values/workload have the wrong type; {expected}", path=where)
     checked = {}
-    for metric, per_run in values.items():
-        if not isinstance(per_run, list) or len(per_run) != len(runs) or not all(_number_or_none(v) for v in per_run):
+    for metric, per_run in values.items():  # hot loop when reading years: plain type checks, no helpers
+        if type(per_run) is not list or len(per_run) != len(runs):
             raise InputError(f"values.{metric} must list one number (or null) per run", path=where)
-        checked[metric] = tuple(None if v is None else float(v) for v in per_run)
+        for v in per_run:
+            if v is not None and (type(v) not in (float, int) or v != v or v in _INFINITE):
+                raise InputError(f"values.{metric} must list one number (or null) per run", path=where)
+        checked[metric] = tuple(per_run)
     commit = data.get("commit")
     return Record(time=time, kind=kind, commit=commit if isinstance(commit, str) else None, workload=workload,
                   runs=tuple(str(r) for r in runs), values=checked, verdict=data.get("verdict"),
                   env=data.get("env"), complete=bool(data.get("complete", True)), runner_class=runner_class)
-
-
-def _number_or_none(value: object) -> bool:
-    return value is None or (isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value))
 
 
 def _is_time(text: str) -> bool:
