@@ -37,7 +37,7 @@ import numpy as np
 
 from gate.config import load_suite
 from gate.history.analysis import detector_for
-from gate.history.changepoints import Detector, detect
+from gate.history.changepoints import detect
 
 NIGHTS = 90
 RUNS = 3

@@ -143,7 +143,9 @@ def detect_(history_dir: Path, runner_class: str | None, recent: int, json_path:
         publisher = Publisher(connect(api_url=settings.api_url, token=settings.require("token"),
                                       retry=default_retry()), settings.require("repository"),
                               bot_login=settings.bot_login)
-        charts = {cp.key: f"{chart_url.rstrip('/')}/charts/{chart_file(cp.workload, cp.metric)}" for cp in new} if chart_url else None
+        charts = None
+        if chart_url:
+            charts = {cp.key: f"{chart_url.rstrip('/')}/charts/{chart_file(cp.workload, cp.metric)}" for cp in new}
         for filed in file_change_points(publisher, new, server_url=settings.server_url, chart_urls=charts,
                                         run_url=settings.run_url):
             click.echo(f"issue {filed.action}: {filed.key}" + (f" (#{filed.number})" if filed.number else ""))

@@ -1,9 +1,8 @@
-"""Per-metric change-point settings: which scale a metric is analysed on and its magnitude floor.
+"""Trends of the history: per-metric detector settings, nightly series, change points, noise.
 
 Speed metrics are analysed on ln(value) (a step is a ratio), accuracy metrics as they are (a step is
 percentage points). A change smaller than the verdict's floor is never reported: the tracking issue
-is for changes a PR would have failed for, not for 1% drifts that happen to look significant (with
-half the floor, false change points rose several-fold in benchmarks/bench_changepoints.py).
+is for changes a PR would have failed for, not for 1% drifts that happen to look significant.
 """
 from __future__ import annotations
 
@@ -115,8 +114,8 @@ def trend(history: History, suite: Suite, workload_id: str, metric_name: str, *,
     nights = nights_of(history.select(workload=workload_id, kinds=("nightly",), runner_class=runner_class),
                        metric_name, log=log)
     offset = max(0, len(nights) - lookback)
-    values = [math.log(n.value) if (log and n.value) else (n.value if not log else None) for n in nights[offset:]]
-    values = [math.nan if v is None else v for v in values]
+    values = [math.nan if n.value is None or (log and n.value <= 0) else (math.log(n.value) if log else n.value)
+              for n in nights[offset:]]
     points = []
     for split in detect(values, detector):
         first, reported = nights[offset + split.index], nights[offset + split.reported_at]

@@ -17,7 +17,7 @@ from gate.comparability import fingerprint_of_tree
 from gate.config import Suite
 from gate.errors import InputError
 from gate.history.store import KINDS, Record
-from gate.results import ResultTree, load_json, read_tree, Unreadable
+from gate.results import ResultTree, Unreadable, load_json, read_tree
 
 _SEVERITY = ("incomplete", "not_comparable", "fail", "warn", "pass")  # most severe first (gate.verdict precedence)
 

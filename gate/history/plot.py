@@ -41,8 +41,11 @@ def candidate_values(tree: Path, suite) -> dict[tuple[str, str], list[float]]:
     from gate.results import read_tree
 
     read = read_tree(tree, suite)
-    return {(w, m): [r.metrics.get(m) for r in runs if r.metrics.get(m) is not None]
-            for w, runs in read.workloads.items() for m in (runs[0].metrics if runs else {})}
+    out: dict[tuple[str, str], list[float]] = {}
+    for workload, runs in read.workloads.items():
+        for metric in runs[0].metrics if runs else {}:
+            out[(workload, metric)] = [v for r in runs if (v := r.metrics.get(metric)) is not None]
+    return out
 
 
 def draw(trend, path: Path, *, nights: int = 90, candidate: Sequence[float] | None = None) -> Path:

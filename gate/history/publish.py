@@ -18,7 +18,7 @@ from typing import Sequence
 
 from gate.config import Suite
 from gate.errors import GateError
-from gate.history.analysis import Trend
+from gate.history.analysis import Night, Trend
 from gate.history.plot import chart_file, write_charts
 from gate.history.tracking import format_change
 
@@ -62,7 +62,8 @@ def _change_table(trends: Sequence[Trend], repository: str | None, server_url: s
     for t in trends:
         for cp in t.change_points:
             cls = "worse" if cp.worse else "better"
-            rng = f"{_commit_link(cp.previous_commit, repository, server_url)} … {_commit_link(cp.commit, repository, server_url)}"
+            rng = (f"{_commit_link(cp.previous_commit, repository, server_url)} … "
+                   f"{_commit_link(cp.commit, repository, server_url)}")
             if repository and cp.previous_commit and cp.commit:
                 rng += (f' (<a href="{escape(server_url)}/{escape(repository)}/compare/'
                         f'{escape(cp.previous_commit)}...{escape(cp.commit)}">diff</a>)')
@@ -76,7 +77,7 @@ def _change_table(trends: Sequence[Trend], repository: str | None, server_url: s
 
 
 def _verdict_table(trends: Sequence[Trend], repository: str | None, server_url: str) -> str:
-    latest = {}
+    latest: dict[str, Night] = {}
     for t in trends:
         if t.nights:
             latest.setdefault(t.workload, t.nights[-1])

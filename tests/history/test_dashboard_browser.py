@@ -2,8 +2,9 @@
 
 Pages are served over loopback HTTP (as GitHub Pages serves them); any request answered with an
 error (a missing chart) fails. Chromium logs every console message to stderr
-(--enable-logging=stderr): the pages log nothing, so any CONSOLE line (a script error) fails. The screenshot is searched for the chart frames (publish.FRAME_COLOR
-appears nowhere else); each frame must hold a chart with enough ink, so a blank or missing PNG fails.
+(--enable-logging=stderr): the pages log nothing, so any CONSOLE line (a script error) fails.
+The screenshot is searched for the chart frames (publish.FRAME_COLOR appears nowhere else); each
+frame must hold a chart with enough ink, so a blank or missing PNG fails.
 The checker is shown to fail on a blanked chart and on a deleted one.
 """
 from __future__ import annotations

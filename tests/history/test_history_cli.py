@@ -23,9 +23,9 @@ def test_sparkline():
 def test_table_shows_the_step_with_its_commit_range(history_dir):
     result = CliRunner().invoke(cli, ["history", "--history", str(history_dir), "--nights", "20"])
     assert result.exit_code == 0, result.output
-    line = next(l for l in result.output.splitlines() if "throughput_samples_per_s" in l)
+    line = next(row for row in result.output.splitlines() if "throughput_samples_per_s" in row)
     assert "│" in line and "worse" in line and f"{commit(STEP_NIGHT - 1)[:7]}..{commit(STEP_NIGHT)[:7]}" in line
-    wer = next(l for l in result.output.splitlines() if "corpus_wer" in l)
+    wer = next(row for row in result.output.splitlines() if "corpus_wer" in row)
     assert wer.rstrip().endswith("—")  # no change point on WER
 
 
@@ -68,7 +68,7 @@ def test_example_nights_import_and_table(tmp_path):
     assert "0 new records" in again.output
     table = CliRunner().invoke(cli, ["history", "--history", str(history)])
     assert table.exit_code == 0 and "whisper/asr_zh" in table.output and "3 nights" in table.output
-    times = [json.loads(l)["time"] for l in next(history.rglob("*.jsonl")).read_text().splitlines()]
+    times = [json.loads(row)["time"] for row in next(history.rglob("*.jsonl")).read_text().splitlines()]
     assert times[0] == "2026-10-01T02:00:00+00:00" and times[-1] == "2026-10-03T02:00:00+00:00"
 
 
