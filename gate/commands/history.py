@@ -155,14 +155,22 @@ def detect_(history_dir: Path, runner_class: str | None, recent: int, json_path:
 @_HISTORY
 @_CLASS
 @click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
+@click.option("--write-calibration", "baseline_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Refresh this baseline file's speed calibration from the history's run-to-run σ.")
 @_SUITE
-def noise_(history_dir: Path, runner_class: str | None, as_json: bool, suite_path: Path | None) -> None:
+def noise_(history_dir: Path, runner_class: str | None, as_json: bool, baseline_path: Path | None,
+           suite_path: Path | None) -> None:
     """Run-to-run and night-to-night σ per workload × metric, over the nights since the last change point."""
     from gate.history.analysis import noise, trends
     from gate.history.render import noise_table
 
     suite = load_suite(suite_path)
     found = [noise(t) for t in trends(_read(history_dir, runner_class), suite, runner_class=runner_class)]
+    if baseline_path is not None:
+        from gate.history.noise import write_calibration
+
+        written = write_calibration(baseline_path, found, suite, history=str(history_dir))
+        click.echo(f"calibration of {len(written)} workloads written to {baseline_path} from the history", err=True)
     if as_json:
         click.echo(json.dumps([n.__dict__ for n in found], indent=1))
     else:

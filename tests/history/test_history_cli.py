@@ -91,3 +91,40 @@ def test_plot_without_matplotlib_is_one_clear_line(history_dir, tmp_path):
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.returncode == 2
     assert result.stderr.strip() == "gate: error: charts need matplotlib: pip install 'asr-regression-gate[plot]'"
+
+
+def test_noise_refreshes_a_baseline_calibration(history_dir, tmp_path):
+    from gate.baseline import read_baseline, side_from_tree, write_baseline
+    from gate.config import load_suite
+    from gate.examples import ExampleSpec, write_example_tree
+
+    suite = load_suite()
+    tree = write_example_tree(tmp_path / "tree", suite, ExampleSpec(models=("qwen3",), runs=("1", "2", "3")))
+    baseline = write_baseline(side_from_tree(tree, suite, sample_reader=lambda *a: {}), tmp_path / "b.json")
+    result = CliRunner().invoke(cli, ["history", "noise", "--history", str(history_dir), "--write-calibration",
+                                      str(baseline)])
+    assert result.exit_code == 0, result.output
+    side = read_baseline(baseline, suite)
+    cal = side.calibration["qwen3/asr_en"]["throughput_samples_per_s"]
+    assert cal.df == 2 * (36 - 24) and 0.005 < cal.sigma < 0.02 and cal.usable
+    assert "qwen3/asr_zh" not in side.calibration  # the history has nothing on it
+
+
+def test_plot_with_a_candidate(history_dir, tmp_path):
+    pytest.importorskip("matplotlib")
+    from gate.config import load_suite
+    from gate.examples import ExampleSpec, write_example_tree
+
+    tree = write_example_tree(tmp_path / "cand", load_suite(), ExampleSpec(models=("qwen3",), runs=("1", "2", "3")))
+    result = CliRunner().invoke(cli, ["history", "plot", str(tmp_path / "charts"), "--history", str(history_dir),
+                                      "--candidate", str(tree)])
+    assert result.exit_code == 0, result.output
+    charts = sorted(p.name for p in (tmp_path / "charts").glob("*.png"))
+    assert charts == ["qwen3-asr_en-corpus_wer.png", "qwen3-asr_en-latency_mean_s.png",
+                      "qwen3-asr_en-throughput_samples_per_s.png"]
+    import matplotlib.image
+
+    pixels = matplotlib.image.imread(str(tmp_path / "charts" / charts[2]))
+    assert pixels.shape[:2] == (320, 800)
+    orange = (abs(pixels[..., 0] - 1.0) < 0.05) & (abs(pixels[..., 1] - 0.5) < 0.06) & (pixels[..., 2] < 0.15)
+    assert orange.sum() > 20  # the candidate's runs are drawn (#ff7f0e diamonds)
