@@ -45,7 +45,9 @@ def test_history_job_shape():
     store = all_jobs["store-history"]
     assert store["permissions"] == {"contents": "write"}
     assert store["concurrency"]["group"] == all_jobs["update-baseline"]["concurrency"]["group"]
-    assert not any("gate" in (s.get("run") or "").split("git")[0] for s in store["steps"] if s.get("run"))
+    for s in store["steps"]:  # the job that can push runs no gate code and keeps no token in .git/config
+        assert "gate-venv" not in (s.get("run") or "") and not (s.get("uses") or "").startswith("./")
+        assert (s.get("with") or {}).get("persist-credentials", False) is False
 
 
 def run_step(job: dict, name: str, workdir: Path, values: dict[str, str], extra_env: dict[str, str]):
