@@ -128,3 +128,22 @@ def test_plot_with_a_candidate(history_dir, tmp_path):
     assert pixels.shape[:2] == (320, 800)
     orange = (abs(pixels[..., 0] - 1.0) < 0.05) & (abs(pixels[..., 1] - 0.5) < 0.06) & (pixels[..., 2] < 0.15)
     assert orange.sum() > 20  # the candidate's runs are drawn (#ff7f0e diamonds)
+
+
+def test_import_stores_each_workloads_worst_verdict_from_the_report(tmp_path):
+    from gate.config import load_suite
+    from gate.examples import ExampleSpec, write_example_tree
+
+    tree = write_example_tree(tmp_path / "t", load_suite(), ExampleSpec(models=("qwen3",), runs=("1", "2", "3")))
+    report = tmp_path / "report.json"
+    report.write_text(json.dumps({"rows": [
+        {"workload": "qwen3/asr_en", "metric": "corpus_wer", "verdict": "warn"},
+        {"workload": "qwen3/asr_en", "metric": "rtf_mean", "verdict": "fail"},
+        {"workload": "qwen3/asr_zh", "metric": "rtf_mean", "verdict": "pass"}]}))
+    result = CliRunner().invoke(cli, ["history", "import", "--history", str(tmp_path / "h"), "--report", str(report),
+                                      "--time", "2026-11-03T02:00:00+00:00", str(tree)])
+    assert result.exit_code == 0, result.output
+    lines = [json.loads(row) for row in (tmp_path / "h" / "default" / "2026-11.jsonl").read_text().splitlines()]
+    assert {r["workload"]: r["verdict"] for r in lines} == {"qwen3/asr_en": "fail", "qwen3/asr_zh": "pass"}
+    bad = CliRunner().invoke(cli, ["history", "import", "--history", str(tmp_path / "h"), "--time", "tonight", str(tree)])
+    assert bad.exit_code == 2 and "--time 'tonight'" in bad.output
