@@ -22,7 +22,7 @@ import json
 import re
 import shutil
 import zlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Mapping
@@ -108,13 +108,15 @@ def write_example_tree(root: Path, suite: Suite, spec: ExampleSpec = ExampleSpec
     return root
 
 
-def write_example_pair(out: Path, suite: Suite) -> tuple[Path, Path]:
+def write_example_pair(out: Path, suite: Suite, *, shown_as: Path | None = None) -> tuple[Path, Path]:
     """out/baseline and out/candidate: same-commit noise everywhere, plus one real-looking regression.
 
     The candidate's qwen3/asr_en loses 6% throughput (latency and RTF up by the same factor) and
-    40 utterances each get one extra word error.
+    40 utterances each get one extra word error. `shown_as` is the folder named in the texts written
+    (default `out`): `gate example` builds in a temporary sibling and renames it into place.
     """
     out = Path(out)
+    shown = Path(shown_as or out)
     baseline = write_example_tree(out / "baseline", suite, ExampleSpec(seed=0, commit=BASELINE_COMMIT))
     candidate = write_example_tree(out / "candidate", suite, ExampleSpec(
         seed=1, commit=CANDIDATE_COMMIT, speed_factor={"qwen3/asr_en": 0.94}, extra_errors={"qwen3/asr_en": 40}))
@@ -123,11 +125,11 @@ def write_example_pair(out: Path, suite: Suite) -> tuple[Path, Path]:
         "baseline/   commit " + BASELINE_COMMIT + "\n"
         "candidate/  commit " + CANDIDATE_COMMIT + ": qwen3/asr_en is 6% slower and 40 utterances each have one\n"
         "            extra word error; every other workload differs from the baseline by run-to-run noise only.\n\n"
-        "Try: gate compare " + str(baseline) + " " + str(candidate) + "\n", encoding="utf-8")
+        "Try: gate compare " + str(shown / "baseline") + " " + str(shown / "candidate") + "\n", encoding="utf-8")
     return baseline, candidate
 
 
-def write_example_baseline(out: Path, suite: Suite, *, pairs: int = AA_PAIRS) -> Path:
+def write_example_baseline(out: Path, suite: Suite, *, pairs: int = AA_PAIRS, shown_as: Path | None = None) -> Path:
     """out/baseline.json: out/baseline stored as a baseline file, calibrated from `pairs` A/A pairs.
 
     Each A/A pair is the baseline's commit written twice with fresh seeds (3 scored runs each; the
@@ -136,12 +138,15 @@ def write_example_baseline(out: Path, suite: Suite, *, pairs: int = AA_PAIRS) ->
     removed once calibrated: ~27 MB each, and regenerated identically from their seeds.
     """
     out = Path(out)
-    baseline_file = write_baseline(side_from_tree(out / "baseline", suite), out / "baseline.json")
+    shown = Path(shown_as or out)
+    side = replace(side_from_tree(out / "baseline", suite), path=str(shown / "baseline"))
+    baseline_file = write_baseline(side, out / "baseline.json")
     aa_root = out / "aa"
     trees = [write_example_tree(aa_root / f"pair{k // 2 + 1}-{'ab'[k % 2]}", suite,
                                 ExampleSpec(seed=AA_SEEDS_FROM + k, commit=BASELINE_COMMIT, runs=("1", "2", "3")))
              for k in range(2 * pairs)]
-    sides = [side_from_tree(tree, suite, sample_reader=_speed_only) for tree in trees]
+    sides = [replace(side_from_tree(tree, suite, sample_reader=_speed_only), path=str(shown / tree.relative_to(out)))
+             for tree in trees]
     calibrate_baseline(baseline_file, list(zip(sides[0::2], sides[1::2])), suite)
     shutil.rmtree(aa_root)
     with (out / "README.txt").open("a", encoding="utf-8") as readme:
@@ -150,7 +155,7 @@ def write_example_baseline(out: Path, suite: Suite, *, pairs: int = AA_PAIRS) ->
             f"               synthetic A/A pairs (commit {BASELINE_COMMIT[:10]} twice, seeds {AA_SEEDS_FROM}–"
             f"{AA_SEEDS_FROM + 2 * pairs - 1}; the A/A trees\n"
             "               were removed after calibration). Compared against it, speed rows get p-values:\n\n"
-            f"Try: gate compare {baseline_file} {out / 'candidate'}\n")
+            f"Try: gate compare {shown / 'baseline.json'} {shown / 'candidate'}\n")
     return baseline_file
 
 

@@ -26,7 +26,9 @@ from gate.summarize import render_table, runbook_summary, summarize_tree, summar
 @click.option("--no-samples", is_flag=True, help="Skip the per-sample cross-check (faster).")
 def command(tree: Path, output_format: str, json_path: Path | None, models: tuple[str, ...],
             suite_path: Path | None, no_samples: bool) -> None:
-    """Summarize one result tree TREE (<TREE>/run<R>/..., runbook layout; or CI artifact files).
+    """Summarize one result tree TREE (runbook layout, or CI artifact files).
+
+    TREE is <TREE>/run<R>/... as the runbook writes it, or a downloaded CI artifact.
 
     \b
     Exit codes:
