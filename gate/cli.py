@@ -77,7 +77,7 @@ class _GateGroup(click.Group):
         if name not in self.commands:
             module = COMMANDS[name][0] if name in COMMANDS else (name.replace("-", "_") if _known(name) else None)
             if module is not None:
-                command = importlib.import_module(f"gate.commands.{module}").command
+                command = _import_command(name, module)
                 self.add_command(_with_common_epilog(command), name)
         return super().get_command(ctx, name)
 
@@ -97,6 +97,22 @@ class _GateGroup(click.Group):
         except GateError as exc:
             click.echo(f"gate: error: {exc}", err=True)
             ctx.exit(exc.exit_code)
+
+
+# Modules only an extra installs -> the extra (pip install 'asr-regression-gate[EXTRA]').
+EXTRA_OF_MODULE = {"httpx": "runner", "pynvml": "runner", "matplotlib": "plot"}
+
+
+def _import_command(name: str, module: str) -> click.Command:
+    try:
+        return importlib.import_module(f"gate.commands.{module}").command
+    except ModuleNotFoundError as exc:
+        missing = (exc.name or "").split(".")[0]
+        extra = EXTRA_OF_MODULE.get(missing)
+        if extra is None:
+            raise
+        raise GateError(f"`gate {name}` needs {missing}, which is not installed; "
+                        f"pip install 'asr-regression-gate[{extra}]'") from None
 
 
 def _name(module: str) -> str:

@@ -24,7 +24,23 @@ VERDICT_EXIT_CODES = (1, 3, 4)
 
 @click.command("action")
 def command() -> None:
-    """Run GATE_COMMAND with GATE_ARGS; then write the job summary, annotations and outputs for GATE_REPORT."""
+    """Run GATE_COMMAND with GATE_ARGS; then write the job summary, annotations and outputs.
+
+    What action.yml runs: the inputs arrive as GATE_COMMAND, GATE_ARGS, GATE_REPORT and
+    GATE_FAIL_ON_REGRESSION; the report at GATE_REPORT (when written) fills the job summary,
+    annotations and step outputs.
+
+    \b
+    Exit codes:
+      the command's own (see gate COMMAND --help); for compare, 1/3/4 become 0 when
+      GATE_FAIL_ON_REGRESSION is false
+      2    a bad input (GATE_COMMAND not one of run, compare, post, merge, summarize, event)
+
+    \b
+    Example:
+      GATE_COMMAND=compare GATE_ARGS="base.json results/candidate --json out/report.json" \\
+        GATE_REPORT=out/report.json gate action
+    """
     settings = Settings.from_environ(os.environ)
     if settings.command not in ACTION_COMMANDS:
         raise SettingsError(f"command input: expected one of {', '.join(ACTION_COMMANDS)}, got {settings.command!r}")

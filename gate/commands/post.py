@@ -78,7 +78,20 @@ class Plan:
 @click.option("--dry-run", is_flag=True, help="Print what would be sent, as JSON; contact nothing.")
 def command(report_path, no_report, meta_path, pr, sha, labels, check_name, details_url, no_comment, no_check,
             no_status_fallback, tracking_issue, suite_path, dry_run) -> None:
-    """Post REPORT as one sticky comment, a check run on the head commit, and remove the one-shot label."""
+    """Post REPORT as one sticky comment, a check run on the head commit, and remove the one-shot label.
+
+    Run in the trusted workflow only; the report is untrusted data and is re-rendered.
+
+    \b
+    Exit codes:
+      0    published (whatever the verdict: the check run carries it)
+      2    bad input, or an API error
+
+    \b
+    Example:
+      gate post --report untrusted/report.json --meta untrusted/meta.json --label run-qwen3-asr
+      gate post --report out/report.json --pr 123 --sha HEAD_SHA --dry-run
+    """
     settings = Settings.from_environ(os.environ)
     suite = load_suite(suite_path)
     if bool(report_path) == bool(no_report):
