@@ -9,12 +9,13 @@ import pytest
 
 from gate import cli as cli_module
 from gate.commands import example as example_command
+from gate.sample_cache import CACHE_DIR
 
 
 def _digests(root: Path) -> dict[str, str]:
     """File -> content hash; baseline.json without its creation times (the only part that may differ)."""
     out = {}
-    for path in sorted(p for p in root.rglob("*") if p.is_file()):
+    for path in sorted(p for p in root.rglob("*") if p.is_file() and CACHE_DIR not in p.parts):
         data = path.read_bytes()
         if path.name == "baseline.json":
             doc = json.loads(data)
