@@ -9,12 +9,15 @@ import click
 
 from gate import comparability
 from gate.baseline import read_baseline, side_from_tree
-from gate.compare import compare, load_side
+from gate.compare import compare
 from gate.config import load_suite
 from gate.errors import InputError
-from gate.report import render_comment, render_summary, render_terminal
+from gate.render import render_comment, render_summary, render_terminal
+from gate.report import Report
 from gate.sample_cache import CachedSampleReader
+from gate.sides import load_side
 from gate.swap_check import RowOutcome, recorded, swap_warnings
+from gate.verdict import Verdict
 
 
 @click.command("compare")
@@ -75,12 +78,11 @@ def command(base: Path, candidate: Path, models: tuple[str, ...], allow_diff: tu
     base_side = _load(base, suite, chosen, cache=not no_cache)
     cand_side = _load(candidate, suite, chosen, cache=not no_cache)
     calibration = read_baseline(calibration_path, suite).calibration if calibration_path else None
-    result = compare(base_side, cand_side, suite, models=chosen, allow_diff=allow_diff, seed=seed,
+    report = compare(base_side, cand_side, suite, models=chosen, allow_diff=allow_diff, seed=seed,
                      calibration=calibration)
-    report = result.to_dict()
     for warning in swap_warnings(recorded(base), recorded(candidate), _row_outcomes(report)):
         click.echo(f"gate: warning: {warning}", err=True)
-    _write(json_path, json.dumps(report, indent=2, ensure_ascii=False) + "\n", "report")
+    _write(json_path, json.dumps(report.to_json(), indent=2, ensure_ascii=False) + "\n", "report")
     _write(comment_path, render_comment(report), "comment")
     _write(summary_path, render_summary(report), "summary")
     if output_format == "terminal":
@@ -88,8 +90,8 @@ def command(base: Path, candidate: Path, models: tuple[str, ...], allow_diff: tu
     elif output_format == "markdown":
         click.echo(render_comment(report), nl=False)
     elif output_format == "json":
-        click.echo(json.dumps(report, indent=2, ensure_ascii=False))
-    raise SystemExit(result.exit_code)
+        click.echo(json.dumps(report.to_json(), indent=2, ensure_ascii=False))
+    raise SystemExit(report.exit_code)
 
 
 def _load(path: Path, suite, models: tuple[str, ...] | None, *, cache: bool):
@@ -99,11 +101,10 @@ def _load(path: Path, suite, models: tuple[str, ...] | None, *, cache: bool):
     return load_side(path, suite, models)
 
 
-def _row_outcomes(report: dict) -> list[RowOutcome]:
-    tested = ("pass", "warn", "fail")
-    return [RowOutcome(gated=row.get("kind") in ("accuracy", "speed") and row.get("verdict") in tested,
-                       improved=str(row.get("note", "")).startswith("improved"))
-            for row in report.get("rows", [])]
+def _row_outcomes(report: Report) -> list[RowOutcome]:
+    tested = (Verdict.PASS, Verdict.WARN, Verdict.FAIL)  # incomplete and not-comparable rows were not tested
+    return [RowOutcome(gated=row.kind in ("accuracy", "speed") and row.verdict in tested, improved=row.improved)
+            for row in report.rows]
 
 
 def _write(path: Path | None, text: str, what: str) -> None:
