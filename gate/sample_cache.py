@@ -169,17 +169,24 @@ def _load(entry: Path, key: str) -> dict[str, UtteranceErrors] | None:
 
 
 def _from_json(item: dict[str, Any]) -> UtteranceErrors:
-    arrays = {}
-    for name in _ARRAYS:
-        value = item[name]
-        dtype = bool if name == "valid" else np.int64
-        arrays[name] = None if value is None else np.asarray(value, dtype=dtype)
-    texts = {name: tuple(str(t) for t in item[name]) for name in _TEXTS}
-    n = len(texts["ids"])
-    if any(a is not None and a.shape != (n,) for a in arrays.values()):
-        raise ValueError("cached arrays do not match the ids")
+    ids = tuple(str(t) for t in item["ids"])
+
+    def array(name: str, dtype: type) -> np.ndarray:
+        value: np.ndarray = np.asarray(item[name], dtype=dtype)
+        if value.shape != (len(ids),):
+            raise ValueError(f"cached {name} does not match the ids")
+        return value
+
+    def optional(name: str) -> np.ndarray | None:
+        return None if item[name] is None else array(name, np.int64)
+
     crosscheck = CrossCheck(**{f.name: item["crosscheck"][f.name] for f in fields(CrossCheck)})
-    return UtteranceErrors(measure=str(item["measure"]), crosscheck=crosscheck, **arrays, **texts)
+    return UtteranceErrors(measure=str(item["measure"]), ids=ids, ref_len=array("ref_len", np.int64),
+                           errors=array("errors", np.int64), valid=array("valid", bool),
+                           substitutions=optional("substitutions"), deletions=optional("deletions"),
+                           insertions=optional("insertions"), crosscheck=crosscheck,
+                           hyp_text=tuple(str(t) for t in item["hyp_text"]),
+                           ref_text=tuple(str(t) for t in item["ref_text"]))
 
 
 def _slug(run_dir: Path, root: Path) -> str:

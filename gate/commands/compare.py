@@ -10,11 +10,12 @@ import click
 from gate import comparability
 from gate.baseline import read_baseline, side_from_tree
 from gate.compare import compare
-from gate.config import load_suite
+from gate.config import Suite, load_suite
 from gate.errors import InputError
 from gate.render import render_comment, render_summary, render_terminal
 from gate.report import Report
 from gate.sample_cache import CachedSampleReader
+from gate.side import Side
 from gate.sides import load_side
 from gate.swap_check import RowOutcome, recorded, swap_warnings
 from gate.verdict import Verdict
@@ -94,7 +95,7 @@ def command(base: Path, candidate: Path, models: tuple[str, ...], allow_diff: tu
     raise SystemExit(report.exit_code)
 
 
-def _load(path: Path, suite, models: tuple[str, ...] | None, *, cache: bool):
+def _load(path: Path, suite: Suite, models: tuple[str, ...] | None, *, cache: bool) -> Side:
     """A side; a tree's per-utterance counts come through its cache unless `cache` is off."""
     if cache and path.is_dir():
         return side_from_tree(path, suite, models=models, sample_reader=CachedSampleReader(path))

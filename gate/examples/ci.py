@@ -43,7 +43,7 @@ def write_example_ci_artifacts(root: Path, suite: Suite, spec: ExampleSpec = Exa
             seedtts_dir.mkdir(parents=True, exist_ok=True)
             for workload in suite.workloads_for((model,)):
                 path = run / workload.path
-                if path.is_file():
+                if path.is_file() and workload.raw_dir is not None:
                     ci = _ci_seedtts_document(json.loads(path.read_text(encoding="utf-8")), run / workload.raw_dir,
                                               workload, suite.models[model].model_id, with_router=workload.lang == "en")
                     write_json(seedtts_dir / f"asr_seedtts_{workload.lang}_results.json", ci)
@@ -99,7 +99,7 @@ def _ci_seedtts_document(document: dict[str, Any], raw_dir: Path, workload: Work
         "latency_p99_s": mean["latency_p99_s"], "rtf_mean": mean["rtf_mean"], "rtf_median": float(np.median(rtf)),
         "rtf_p95": mean["rtf_p95"],
     }
-    doc = {"model_path": model_id, "summary": summary, "speed": speed}
+    doc: dict[str, Any] = {"model_path": model_id, "summary": summary, "speed": speed}
     if with_router:
         doc["router_ready_s"] = 142.7
     return doc

@@ -55,7 +55,7 @@ def write_moss(run_dir: Path, workload: Workload, model_id: str, spec: ExampleSp
     elif defect == MISSING_IDS:
         del per_sample[3]
     metrics = totals.metrics(completed)
-    evaluation = {
+    evaluation: dict[str, Any] = {
         "config": {k: config[k] for k in ("dataset", "repo_id", "split", "model_path", "concurrency", "wall_clock_s")},
         "summary": summary, "speed": speed, "diarization_metrics": metrics,
         "diarization_metrics_percent": _percent(metrics), "per_sample": per_sample,
@@ -183,7 +183,7 @@ def _scored_sample(data: Dataset, i: int, reference: str, hypothesis: str, audio
     cer_e = Levenshtein.distance(ref_clean, hyp_clean) if cer_valid else len(hyp_clean)
     cer = (cer_e / len(ref_clean)) if cer_valid else (None if cer_e else 0.0)
     cp = cp_cer_counts(reference, hypothesis)
-    if cer_valid:
+    if cer is not None and cer_valid:
         totals.add_cer(cer_e, len(ref_clean), cer)
     if cp is not None:
         totals.add_cp(cp)

@@ -35,6 +35,7 @@ def write_seedtts(run_dir: Path, workload: Workload, model_id: str, spec: Exampl
     rows = _transcripts(data, n, errors, en, spec.hallucinate.get(workload.id))
     latency, throughput = _speed(data, workload.id, n, spec, rng)
     measured = _measured(rows, latency, data.durations[:n], throughput, ok=~failed)
+    assert workload.raw_dir is not None, "the suite gives every SeedTTS workload a raw_dir"
     _write_raw(run_dir / workload.raw_dir, data, rows, latency, failed, en, defect)
     document = _seedtts_document(workload, model_id, spec, data, n, int((~failed).sum()), measured)
     if defect == results.BAD_SCHEMA:

@@ -106,7 +106,7 @@ def _check_spec(spec: ExampleSpec, suite: Suite, workloads: tuple[Workload, ...]
         if utterance not in utterance_ids(known[workload_id]):
             raise ValueError(f"ExampleSpec.hallucinate: {workload_id} has no utterance {utterance!r}")
     for workload_id, defect in spec.defects.items():
-        allowed = SEEDTTS_DEFECTS if known[workload_id].format == "seedtts" else MOSS_DEFECTS
+        allowed: tuple[str, ...] = SEEDTTS_DEFECTS if known[workload_id].format == "seedtts" else MOSS_DEFECTS
         if defect == results.MAX_NEW_TOKENS_SET and not known[workload_id].require_null_max_new_tokens:
             allowed = ()
         if defect not in allowed:

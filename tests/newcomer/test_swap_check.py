@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from pathlib import Path
 
 from click.testing import CliRunner
 
