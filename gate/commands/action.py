@@ -92,16 +92,7 @@ def report_outputs(report_path: str, *, settings: Settings) -> dict[str, str]:
 
 
 def _invoke(argv: list[str]) -> int:
-    """Run one gate command in this process and return its exit code (GateErrors already printed)."""
-    from gate.cli import cli  # imported here: gate.cli imports this module
+    """Run one gate command in this process and return its exit code (errors already printed, one line each)."""
+    from gate.cli import run  # imported here: gate.cli imports this module
 
-    try:
-        result = cli.main(args=argv, prog_name="gate", standalone_mode=False)
-    except SystemExit as exc:
-        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-    except click.ClickException as exc:  # usage errors: click's own message, exit code 2
-        exc.show()
-        return exc.exit_code
-    except click.exceptions.Abort:
-        return 130
-    return result if isinstance(result, int) else 0
+    return run(argv)

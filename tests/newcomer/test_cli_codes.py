@@ -106,3 +106,21 @@ def test_run_without_the_runner_extra_names_the_extra():
     assert done.returncode == 2
     assert done.stderr == ("gate: error: `gate run` needs httpx, which is not installed; "
                            "pip install 'asr-regression-gate[runner]'\n")
+
+
+def test_outputs_to_stdout_and_into_new_folders(tmp_path):
+    from click.testing import CliRunner
+
+    from gate.config import load_suite
+    from gate.examples import ExampleSpec, write_example_tree
+
+    tree = write_example_tree(tmp_path / "tree", load_suite(), ExampleSpec(models=("qwen3",), runs=("1", "2", "3")))
+    runner = CliRunner()
+    out = tmp_path / "new" / "deeper"
+    done = runner.invoke(cli, ["compare", str(tree), str(tree), "--json", "-", "--format", "none", "--no-cache",
+                               "--comment", str(out / "comment.md"), "--summary", str(out / "summary.md")])
+    assert done.exit_code == 0, done.stderr
+    assert json.loads(done.stdout)["verdict"] == "pass"
+    assert (out / "comment.md").read_text().strip() and (out / "summary.md").read_text().strip()
+    summary = runner.invoke(cli, ["summarize", str(tree), "--models", "qwen3", "--json", "-", "--no-samples"])
+    assert summary.exit_code == 0 and json.loads(summary.stdout)["schema_version"] == 1
