@@ -32,22 +32,33 @@ COMMON_EXIT_CODES = ("  2    usage error or unreadable input (one line: gate: er
                      f"  {SIGINT_EXIT}  interrupted (Ctrl-C)\n"
                      f"  {SIGTERM_EXIT}  terminated (SIGTERM)")
 
-# Command name -> (module in gate/commands defining `command`, the one-line help `gate --help` shows).
-# The line is kept here so that listing commands imports none of them (scipy, numpy, PyGithub, jiwer);
-# tests/verdict/test_cli_lazy.py checks each line against the command's own help.
-COMMANDS: dict[str, tuple[str, str]] = {
-    "action": ("action", "Run GATE_COMMAND with GATE_ARGS; then write the job summary, annotations and outputs."),
-    "baseline": ("baseline", "Create baselines from result trees and calibrate their noise floor from A/A pairs."),
-    "compare": ("compare", "Compare CANDIDATE against BASE; each is a result tree or a baseline JSON file."),
-    "event": ("event", "Print run, reason, models, matrix, sha, base-sha, pr, labels as NAME=VALUE lines."),
-    "example": ("example", "Write OUT/baseline, OUT/candidate (synthetic result trees) and OUT/baseline.json."),
-    "merge": ("merge", "Merge REPORTS (each validated against the report schema) into one report.json."),
-    "post": ("post", "Post REPORT as one sticky comment, a check run on the head commit, and remove the one-shot label."),
-    "run": ("run", "Run the ASR benchmarks of one checkout (or two, --ab) and write the runbook's result tree."),
-    "summarize": ("summarize", "Summarize one result tree TREE (runbook layout, or CI artifact files)."),
+# Module name in gate/commands -> the click command it defines as `command`.
+COMMAND_MODULES = (
+    "summarize",
+    "example",
+    "run",
+    "event",
+    "post",
+    "merge",
+    "action",
+    "compare",
+    "baseline",
+)
+
+# The line `gate --help` shows per command, kept here so that listing commands imports none of them
+# (scipy, numpy, PyGithub, jiwer). A command missing here is imported to read its own help.
+# tests/newcomer/test_cli_codes.py checks each line against the command's docstring.
+SHORT_HELP = {
+    "action": "Run GATE_COMMAND with GATE_ARGS; then write the job summary, annotations and outputs.",
+    "baseline": "Create baselines from result trees and calibrate their noise floor from A/A pairs.",
+    "compare": "Compare CANDIDATE against BASE; each is a result tree or a baseline JSON file.",
+    "event": "Print run, reason, models, matrix, sha, base-sha, pr, labels as NAME=VALUE lines.",
+    "example": "Write OUT/baseline, OUT/candidate (synthetic result trees) and OUT/baseline.json.",
+    "merge": "Merge REPORTS (each validated against the report schema) into one report.json.",
+    "post": "Post REPORT as one sticky comment, a check run on the head commit, and remove the one-shot label.",
+    "run": "Run the ASR benchmarks of one checkout (or two, --ab) and write the runbook's result tree.",
+    "summarize": "Summarize one result tree TREE (runbook layout, or CI artifact files).",
 }
-# Kept for helpers that add a command by module name (one line each).
-COMMAND_MODULES = tuple(module for module, _ in COMMANDS.values())
 
 
 COMMON_EPILOG = f"\b\nExit codes of every command:\n{COMMON_EXIT_CODES}"
@@ -71,18 +82,16 @@ class _GateGroup(click.Group):
     """Imports a command's module only when that command runs or shows its own help."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted(set(super().list_commands(ctx)) | set(COMMANDS) | {_name(m) for m in COMMAND_MODULES})
+        return sorted(set(super().list_commands(ctx)) | {_name(m) for m in COMMAND_MODULES})
 
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
-        if name not in self.commands:
-            module = COMMANDS[name][0] if name in COMMANDS else (name.replace("-", "_") if _known(name) else None)
-            if module is not None:
-                command = _import_command(name, module)
-                self.add_command(_with_common_epilog(command), name)
+        for module in COMMAND_MODULES:
+            if _name(module) == name and name not in self.commands:
+                self.add_command(_with_common_epilog(_import_command(name, module)), name)
         return super().get_command(ctx, name)
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-        rows = [(name, COMMANDS[name][1] if name in COMMANDS else self._short_help(ctx, name))
+        rows = [(name, SHORT_HELP[name] if name in SHORT_HELP else self._short_help(ctx, name))
                 for name in self.list_commands(ctx)]
         with formatter.section("Commands"):
             formatter.write_dl(rows)
@@ -117,10 +126,6 @@ def _import_command(name: str, module: str) -> click.Command:
 
 def _name(module: str) -> str:
     return module.replace("_", "-")  # click's default name for a command function named like its module
-
-
-def _known(name: str) -> bool:
-    return name in {_name(m) for m in COMMAND_MODULES}
 
 
 @click.group(cls=_GateGroup, context_settings={"help_option_names": ["-h", "--help"]},

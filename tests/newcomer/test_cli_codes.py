@@ -11,7 +11,7 @@ import click
 import pytest
 
 from gate import __version__, cli as cli_module
-from gate.cli import COMMANDS, cli
+from gate.cli import COMMAND_MODULES, SHORT_HELP, cli
 
 HEAVY = ("scipy", "numpy", "github", "jiwer")
 
@@ -32,7 +32,8 @@ def test_version_is_the_package_version(capsys):
 
 def test_listed_help_lines_are_the_commands_own():
     ctx = click.Context(cli)
-    for name, (_, line) in COMMANDS.items():
+    assert set(SHORT_HELP) == {m.replace("_", "-") for m in COMMAND_MODULES}
+    for name, line in SHORT_HELP.items():
         command = cli.get_command(ctx, name)
         first = " ".join((command.help or "").split("\n\n")[0].split())
         assert first == line, name
@@ -40,7 +41,8 @@ def test_listed_help_lines_are_the_commands_own():
 
 def _all_commands():
     ctx = click.Context(cli)
-    for name in COMMANDS:
+    for module in COMMAND_MODULES:
+        name = module.replace("_", "-")
         command = cli.get_command(ctx, name)
         yield (name,), command
         for sub in getattr(command, "commands", {}):
