@@ -35,7 +35,7 @@ import time
 from pathlib import Path
 
 from gate.baseline import calibration_from_pairs, side_from_tree, with_calibration, write_baseline
-from gate.config import load_suite, default_suite_path
+from gate.config import default_suite_path, load_suite
 from gate.examples import BASELINE_COMMIT, CANDIDATE_COMMIT, ExampleSpec, write_example_tree
 from gate.sample_cache import CACHE_DIR
 

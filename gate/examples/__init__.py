@@ -21,8 +21,20 @@ edit distance equals the number of injected edits.
 """
 from gate.examples.ci import write_example_ci_artifacts
 from gate.examples.dataset import utterance_ids
-from gate.examples.spec import (AA_PAIRS, AA_SEEDS_FROM, BASELINE_COMMIT, CANDIDATE_COMMIT, DEFAULT_FREEZE, DUPLICATE_IDS,
-                                MISSING_IDS, MOSS_DEFECTS, NAN, SEEDTTS_DEFECTS, SYNTHETIC_NOTICE, ExampleSpec)
+from gate.examples.spec import (
+                                AA_PAIRS,
+                                AA_SEEDS_FROM,
+                                BASELINE_COMMIT,
+                                CANDIDATE_COMMIT,
+                                DEFAULT_FREEZE,
+                                DUPLICATE_IDS,
+                                MISSING_IDS,
+                                MOSS_DEFECTS,
+                                NAN,
+                                SEEDTTS_DEFECTS,
+                                SYNTHETIC_NOTICE,
+                                ExampleSpec,
+)
 from gate.examples.trees import write_example_baseline, write_example_pair, write_example_tree
 
 __all__ = ["AA_PAIRS", "AA_SEEDS_FROM", "BASELINE_COMMIT", "CANDIDATE_COMMIT", "DEFAULT_FREEZE", "DUPLICATE_IDS",

@@ -13,7 +13,6 @@ from gate.config import Suite, Workload
 from gate.examples.spec import SYNTHETIC_NOTICE, ExampleSpec, write_json
 from gate.examples.trees import write_example_tree
 
-
 # --- CI artifact layout ----------------------------------------------------------------------------
 
 def write_example_ci_artifacts(root: Path, suite: Suite, spec: ExampleSpec = ExampleSpec(), *, model: str = "qwen3",

@@ -17,8 +17,7 @@ from rapidfuzz.distance import Levenshtein
 
 from gate import results
 from gate.config import Workload
-from gate.examples.dataset import (CJK_NOVEL, Dataset, corrupt, dataset, novel_word, run_errors, seedtts_shape,
-                                   stretch_tail)
+from gate.examples.dataset import CJK_NOVEL, Dataset, corrupt, dataset, novel_word, run_errors, seedtts_shape, stretch_tail
 from gate.examples.spec import DUPLICATE_IDS, MISSING_IDS, NAN, SYNTHETIC_NOTICE, ExampleSpec, write_json
 
 

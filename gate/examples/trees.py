@@ -13,8 +13,17 @@ from gate.config import Suite, Workload
 from gate.examples.dataset import utterance_ids
 from gate.examples.moss import write_moss
 from gate.examples.seedtts import write_seedtts
-from gate.examples.spec import (AA_PAIRS, AA_SEEDS_FROM, BASELINE_COMMIT, CANDIDATE_COMMIT, MOSS_DEFECTS,
-                                SEEDTTS_DEFECTS, SYNTHETIC_NOTICE, ExampleSpec, stable)
+from gate.examples.spec import (
+    AA_PAIRS,
+    AA_SEEDS_FROM,
+    BASELINE_COMMIT,
+    CANDIDATE_COMMIT,
+    MOSS_DEFECTS,
+    SEEDTTS_DEFECTS,
+    SYNTHETIC_NOTICE,
+    ExampleSpec,
+    stable,
+)
 
 
 def write_example_tree(root: Path, suite: Suite, spec: ExampleSpec = ExampleSpec()) -> Path:

@@ -10,7 +10,8 @@ import time
 import click
 import pytest
 
-from gate import __version__, cli as cli_module
+from gate import __version__
+from gate import cli as cli_module
 from gate.cli import COMMAND_MODULES, SHORT_HELP, cli
 
 HEAVY = ("scipy", "numpy", "github", "jiwer")

@@ -30,7 +30,8 @@ def test_in_order_or_unknown_times_do_not_warn():
 
 def test_every_gated_row_improving_warns_but_one_ungated_does_not_count():
     rows = [RowOutcome(gated=True, improved=True)] * 3 + [RowOutcome(gated=False, improved=False)]
-    assert any("all 3 gated rows improved" in w for w in swap_warnings(Recorded("tree", None, ""), Recorded("tree", None, ""), rows))
+    unknown = Recorded("tree", None, "")
+    assert any("all 3 gated rows improved" in w for w in swap_warnings(unknown, unknown, rows))
     assert swap_warnings(Recorded("tree", None, ""), Recorded("tree", None, ""), rows[:1]) == []  # one row says little
 
 
