@@ -190,3 +190,7 @@ def main() -> None:
     if previous in (signal.SIG_DFL, None):
         signal.signal(signal.SIGTERM, _raise_sigterm)
     sys.exit(run())
+
+
+if __name__ == "__main__":  # python -m gate.cli (e.g. under -X importtime)
+    main()
