@@ -70,6 +70,9 @@ def command(out: Path, suite_path: Path | None) -> None:
 
 
 def _check_replaceable(out: Path) -> None:
+    if out.name in ("", ".", ".."):
+        raise InputError("expected a folder to create or replace, like example-out (it is built beside itself)",
+                         path=out)
     if out.is_symlink() or (out.exists() and not out.is_dir()):
         raise InputError("exists and is not a directory; expected a new directory or one `gate example` wrote",
                          path=out)
