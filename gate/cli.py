@@ -55,7 +55,7 @@ SHORT_HELP = {
     "event": "Print run, reason, models, matrix, sha, base-sha, pr, labels as NAME=VALUE lines.",
     "example": "Write OUT/baseline, OUT/candidate (synthetic result trees) and OUT/baseline.json.",
     "merge": "Merge REPORTS (each validated against the report schema) into one report.json.",
-    "post": "Post REPORT as one sticky comment, a check run on the head commit, and remove the one-shot label.",
+    "post": "Judge uploaded result trees and publish the check runs and the one sticky comment.",
     "run": "Run the ASR benchmarks of one checkout (or two, --ab) and write the runbook's result tree.",
     "summarize": "Summarize one result tree TREE (runbook layout, or CI artifact files).",
 }
