@@ -6,18 +6,14 @@ itself survives a crash. A kill at any moment leaves either the old file or the 
 disk (ENOSPC) or any other OSError leaves the old file untouched, removes the temporary file and
 raises one OutputError line ("no space left on device; <path> is unchanged").
 
-`remove_on_failure(path)` guards a folder of files that cannot be staged elsewhere because the files
-name their own paths (`gate example`): if writing fails or is interrupted, the folder is removed.
 """
 from __future__ import annotations
 
 import contextlib
 import errno
 import os
-import shutil
 import tempfile
 from pathlib import Path
-from typing import Iterator
 
 from gate.errors import OutputError
 
@@ -59,26 +55,6 @@ def write_bytes(path: str | Path, data: bytes, *, what: str = "output") -> Path:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
     return path
-
-
-@contextlib.contextmanager
-def remove_on_failure(path: str | Path) -> Iterator[Path]:
-    """For outputs that embed their own path (a folder of trees whose baseline names them) and so cannot
-    be staged elsewhere: if the block fails in any way (OSError, Ctrl-C, a bug), `path` is removed again
-    when this call created it, or emptied when it was an empty folder before. Then the error goes on."""
-    path = Path(path)
-    existed = path.exists()
-    try:
-        yield path
-    except BaseException:
-        if path.is_dir():
-            if existed:
-                for child in path.iterdir():
-                    shutil.rmtree(child, ignore_errors=True) if child.is_dir() and not child.is_symlink() else \
-                        child.unlink(missing_ok=True)
-            else:
-                shutil.rmtree(path, ignore_errors=True)
-        raise
 
 
 def _keep_mode(path: Path, tmp: str) -> None:
