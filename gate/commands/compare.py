@@ -11,7 +11,6 @@ from gate import atomic, comparability
 from gate.baseline import read_baseline, side_from_tree
 from gate.compare import compare
 from gate.config import Suite, load_suite
-from gate.errors import InputError
 from gate.render import render_comment, render_summary, render_terminal
 from gate.report import Report
 from gate.sample_cache import CachedSampleReader
