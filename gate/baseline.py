@@ -56,12 +56,16 @@ def side_from_tree(tree: ResultTree | str | Path, suite: Suite, *, models: tuple
         tree = read_tree(tree, suite, models=models)
     reader = sample_reader or default_sample_reader()
     workloads = {}
-    for workload_id, runs in tree.workloads.items():
+    present = {info.name for info in tree.runs if info.present}
+    for workload_id, planned in tree.workloads.items():
         workload = suite.workload(workload_id)
+        # A planned run without a directory is a problem (MISSING_RUN), not a run: `runs` lists the runs
+        # present, `expected_runs` the runs planned (as WorkloadSide defines them).
+        problems = tuple(f"{r.run}: {p.code}: {p}" for r in planned for p in r.coverage.problems)
+        runs = tuple(r for r in planned if r.run in present)
         values = {m.name: tuple(r.metrics.get(m.name) for r in runs) for m in workload.metrics}
-        problems = tuple(f"{r.run}: {p.code}: {p}" for r in runs for p in r.coverage.problems)
-        if len(runs) < len(tree.runs):
-            problems += (f"only {len(runs)} of {len(tree.runs)} scored runs",)
+        if len(planned) < len(tree.runs):
+            problems += (f"only {len(planned)} of {len(tree.runs)} scored runs",)
         measures, notes, invalid = _samples_of(tree, workload, reader)
         problems += invalid  # a malformed per-sample file is a malformed result file: the run is invalid
         workloads[workload_id] = WorkloadSide(
@@ -94,19 +98,20 @@ def _samples_of(tree: ResultTree, workload, reader: SampleReader | None) -> tupl
         return {}, (), ()
     if reader is None:
         return {}, ("per-sample loader unavailable",), ()
+    runs = [run for run in tree.runs if run.present]
     per_run: list[Mapping[str, Any]] = []
-    for run in tree.runs:
+    for run in runs:
         try:
             per_run.append(reader(Path(run.path), workload) or {})
         except Exception as exc:  # noqa: BLE001 - a loader failure must degrade to the fallback, named
             return {}, (f"{run.name}: per-sample data unreadable ({type(exc).__name__}: {exc})",), ()
     invalid = []
-    for run, found in zip(tree.runs, per_run):
+    for run, found in zip(runs, per_run):
         messages = {item.crosscheck.message for item in found.values() if item.crosscheck.invalid}
         invalid += [f"{run.name}: invalid_samples: {message}" for message in sorted(messages)]
     measures, notes = {}, []
     for measure in wanted:
-        result = _measure_from_runs(measure, [run.name for run in tree.runs], [r.get(measure) for r in per_run])
+        result = _measure_from_runs(measure, [run.name for run in runs], [r.get(measure) for r in per_run])
         if isinstance(result, str):
             notes.append(f"{measure}: {result}")
         else:

@@ -218,7 +218,9 @@ def _has_any_file(run: WorkloadRun) -> bool:
 
 
 def planned_runs(root: Path, suite: Suite) -> tuple[str, ...]:
-    """The scored run names of a tree: those gate-run.json plans (without the warm run), else the suite's.
+    """The scored run names of a tree: those gate-run.json plans (without the warm run), else the suite's
+    (also when gate-run.json has no `runs`). An unreadable gate-run.json, or `runs` of the wrong shape,
+    is an InputError: what was planned cannot be known.
 
     gate-run.json lists runs as "<side>/run<R>"; a tree is one side's directory, so labels of the
     directory's own side are used (all labels when none match, e.g. after a rename).
@@ -228,7 +230,9 @@ def planned_runs(root: Path, suite: Suite) -> tuple[str, ...]:
         return tuple(f"run{r}" for r in suite.scored_runs)
     try:
         doc = inputs.load_json(log, inputs.RUN_LOG, root=root)
-        labels = schema.get(doc, "runs", OBJECT)
+        labels = schema.get_optional(doc, "runs", OBJECT)
+        if labels is None:  # a run log that plans nothing (hand-made, or cut short before planning)
+            return tuple(f"run{r}" for r in suite.scored_runs)
         for label in labels:
             NON_EMPTY_STRING(label, "runs")
     except Unreadable as exc:

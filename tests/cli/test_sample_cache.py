@@ -23,8 +23,8 @@ def suite():
 
 @pytest.fixture
 def tree(tmp_path, suite) -> Path:
-    # SeedTTS (wer) and MOSS (cer, cp_cer): both per-sample readers; two runs.
-    return write_example_tree(tmp_path / "tree", suite, ExampleSpec(models=("qwen3", "moss_td"), runs=("1", "2")))
+    # SeedTTS (wer) and MOSS (cer, cp_cer): both per-sample readers; the three planned runs.
+    return write_example_tree(tmp_path / "tree", suite, ExampleSpec(models=("qwen3", "moss_td"), runs=("1", "2", "3")))
 
 
 def _same_samples(a, b) -> None:
