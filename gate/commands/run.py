@@ -112,8 +112,9 @@ def command(checkout, ab, out, name, names, models, labels, runs, gpu_index, no_
     try:
         outcome = runner.run()
     except Cancelled as exc:
-        click.echo(f"gate: interrupted by {exc}; server stopped, completed runs kept "
-                   f"(see {out}/<name>/gate-run.json)", err=True)
+        logs = ", ".join(str(out / side.name / "gate-run.json") for side in sides)
+        click.echo(f"gate: interrupted by {exc}; server and clients stopped, completed runs kept (see {logs})",
+                   err=True)
         sys.exit(exc.exit_code)
     except GateError:
         raise
