@@ -51,14 +51,16 @@ class Cancellation:
         raise Cancelled(signum)
 
     @contextmanager
-    def shielded(self) -> Iterator[None]:
-        """A stop sequence: a first signal waits until it is done, then cancels."""
+    def shielded(self, *, raise_after: bool = True) -> Iterator[None]:
+        """A stop sequence: a first signal waits until it is done, then cancels (at the end of the block,
+        or, with raise_after=False, where the caller calls raise_pending() once it has logged the stop)."""
         self._shield_depth += 1
         try:
             yield
         finally:
             self._shield_depth -= 1
-        self.raise_pending()
+        if raise_after:
+            self.raise_pending()
 
     def raise_pending(self) -> None:
         if self.signum is not None and not self.raised and not self._shield_depth:

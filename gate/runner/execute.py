@@ -405,9 +405,9 @@ class Runner:
         wait_until_free(self.gpu, self.gpu_index, below_mib=s.gpu_free_below_mib, timeout_s=s.gpu_free_timeout_s,
                         say=self.progress.say)
 
-    def _stop_group(self, group: procgroup.Group, grace_s: float) -> str:
+    def _stop_group(self, group: procgroup.Group, grace_s: float, *, raise_after: bool = True) -> str:
         """Stop a group whatever happens meanwhile: a first signal waits for the stop, a second one hurries it."""
-        with self.cancel.shielded():
+        with self.cancel.shielded(raise_after=raise_after):
             how = procgroup.stop(group, grace_s=grace_s, hurry=self.cancel.hurried)
             self.ledger.remove(group.tag)
         return how
@@ -469,7 +469,7 @@ class Runner:
                 if self.cancel.signum is not None:
                     self.progress.say(f"{step.label} {model.model}: stopping the server (TERM, "
                                       f"{s.stop_grace_s:g} s grace, then KILL)")
-                how = self._stop_group(srv.group, s.stop_grace_s)
+                how = self._stop_group(srv.group, s.stop_grace_s, raise_after=False)  # log the stop first
                 hurried = " (second signal: no grace)" if self.cancel.hurry and how == "kill" else ""
                 entry["message"] = {"term": "stopped by SIGTERM", "kill": f"SIGKILL after {s.stop_grace_s:g} s grace",
                                     "gone": "had already exited"}[how] + hurried
@@ -484,6 +484,7 @@ class Runner:
                         raise
                     if isinstance(failure, GateError):
                         failure.args = (f"{failure}\n(and then: {gpu_exc})",)
+            self.cancel.raise_pending()  # a signal that came during the stop cancels now
 
 
 def git_commit(checkout: Path) -> str | None:

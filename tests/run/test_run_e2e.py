@@ -191,7 +191,7 @@ def test_resume_skips_complete_runs_and_redoes_incomplete_ones(bench):
 
 
 def test_second_gate_on_the_same_gpu_fails_clearly(bench):
-    lock = GpuLock(bench.root / "locks", "no-gpu")
+    lock = GpuLock(bench.root / "locks", f"no-gpu-port{bench.port}")
     lock.acquire()
     try:
         done = bench.run("--models", "qwen3", "--runs", "1", "--lock-wait", "0.3")
