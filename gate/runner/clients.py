@@ -44,12 +44,15 @@ def progress(log: Path) -> tuple[int, int] | None:
     return (done, total) if total > 0 else None
 
 
-def describe_progress(log: Path) -> str:
+def describe_progress(log: Path, elapsed_s: float | None = None) -> str:
     got = progress(log)
     if got is None:
         return "no progress line from the client yet"
     done, total = got
-    return f"{done}/{total} requests ({100 * done / total:.0f}%)"
+    left = ""
+    if elapsed_s and 0 < done < total:
+        left = f", ~{elapsed_s * (total - done) / done:.0f} s left at this pace"
+    return f"{done}/{total} requests ({100 * done / total:.0f}%{left})"
 
 
 class ClientFailed(GateError):
@@ -79,7 +82,7 @@ def run_client(step: ClientStep, *, cwd: Path, env: Mapping[str, str], server_al
     on_start(group)
     ticker = Ticker(say, f"client {step.workload.id}", limit_s=step.timeout_s, first_s=min(5.0, progress_every_s),
                     every_s=progress_every_s)
-    ticker.detail = lambda: describe_progress(step.log)
+    ticker.detail = lambda: describe_progress(step.log, time.monotonic() - start)
     try:
         while group.proc.poll() is None:
             elapsed = time.monotonic() - start

@@ -33,6 +33,7 @@ from gate.runner import clients, procgroup, server
 from gate.runner.cancel import Cancellation, Cancelled, installed
 from gate.runner.gpu import GpuLock, GpuProvider, wait_until_free
 from gate.runner.ledger import Ledger
+from gate.runner.looks import LookPlan, find_outlier, speed_values
 from gate.runner.plan import RunStep, Setup, Side, plan_run, run_order
 from gate.runner.preflight import Preflight, PreflightFailed, run_preflight
 from gate.runner.telemetry import Telemetry
@@ -65,16 +66,27 @@ class RunRequest:
     venv_check: bool = True
     argv: tuple[str, ...] = ()
     progress_every_s: float = clients.PROGRESS_EVERY_S
+    looks: LookPlan | None = None  # A/B: outlier re-measure and, with a decider, a second look
 
     def steps(self) -> tuple[RunStep, ...]:
         return tuple(plan_run(self.suite, self.setup, side, run, self.models)
                      for side, run in run_order(self.runs, self.sides, self.suite.warm_run))
+
+    def extension_steps(self, models: tuple[str, ...]) -> tuple[RunStep, ...]:
+        """The second look's runs for `models`, continuing the interleave of the first look."""
+        if self.looks is None or not models:
+            return ()
+        extension = self.looks.extension
+        order = run_order((*self.runs, *extension), self.sides, self.suite.warm_run)
+        return tuple(plan_run(self.suite, self.setup, side, run, models) for side, run in order if run in extension)
 
 
 @dataclass
 class RunOutcome:
     completed: list[str] = field(default_factory=list)  # "main/run1", ...
     skipped: list[str] = field(default_factory=list)
+    decisions: dict[str, str] = field(default_factory=dict)  # model -> pass/fail (two looks), "extend" never final
+    remeasured: list[str] = field(default_factory=list)  # "base/run3 qwen3"
 
 
 def _now() -> str:
@@ -87,6 +99,7 @@ class RunLog:
     def __init__(self, request: RunRequest, steps: tuple[RunStep, ...]) -> None:
         self.paths = [request.setup.out / side.name / "gate-run.json" for side in request.sides]
         self.previous_runs: dict[str, str] = {}  # run label -> status in the attempt before this one
+        self.previous_cycle_s: dict[str, float] = {}  # model -> mean seconds of one server cycle, last attempt
         archived = [self._archive(path) for path in self.paths]
         self.doc: dict[str, Any] = {
             "schema_version": RUN_LOG_SCHEMA_VERSION, "gate_version": gate_version(), "argv": list(request.argv),
@@ -95,16 +108,36 @@ class RunLog:
             "previous_attempt": next((a for a in archived if a), None),
             "runs": {step.label: "pending" for step in steps}, "steps": [],
         }
+        if request.looks is not None:
+            self.doc["plan"] = {
+                "first_look": [step.label for step in steps],
+                "possible_extension": [step.label for step in request.extension_steps(request.models)],
+                "decider": "decide / decide_pooled" if request.looks.decider is not None else None,
+                "max_runs_per_model": request.looks.max_runs,
+                "outlier_rule": "re-measure once per arm and model a run more than max(5 sigma, 8%) from its arm's "
+                                "median on a gated speed metric; the original goes to outliers/run<R>/<model>/",
+            }
+            self.doc["looks"] = {}
+            self.doc["remeasured"] = []
+        self.doc["scored_runs"] = {}  # side -> model -> the scored runs made, in order (what readers should accept)
+
+    def made(self, side: str, model: str, run: str) -> None:
+        runs = self.doc["scored_runs"].setdefault(side, {}).setdefault(model, [])
+        if f"run{run}" not in runs:
+            runs.append(f"run{run}")
+        self.write()
 
     def _archive(self, path: Path) -> str | None:
         """Keep an earlier attempt's log under attempts/ (never overwrite it) and remember its run statuses."""
         if not path.is_file():
             return None
         try:
-            runs = json.loads(path.read_text()).get("runs", {})
+            doc = json.loads(path.read_text())
+            runs = doc.get("runs", {})
             if isinstance(runs, dict):
                 self.previous_runs.update({k: v for k, v in runs.items() if isinstance(v, str)})
-        except (OSError, ValueError, AttributeError):
+            self.previous_cycle_s.update(cycle_durations(doc.get("steps", [])))
+        except (OSError, ValueError, AttributeError, TypeError):
             pass
         attempts = path.parent / "attempts"
         attempts.mkdir(exist_ok=True)
@@ -157,6 +190,23 @@ class RunLog:
             os.replace(tmp, path)
 
 
+def cycle_durations(steps: list) -> dict[str, float]:
+    """Mean seconds of one completed server cycle (port check to GPU free) per model, from a gate-run.json's steps."""
+    cycles: dict[tuple, float] = {}
+    finished: set[tuple] = set()
+    for entry in steps:
+        if not isinstance(entry, dict) or not entry.get("model") or not isinstance(entry.get("seconds"), (int, float)):
+            continue
+        key = (entry.get("side"), entry.get("run"), entry["model"])
+        cycles[key] = cycles.get(key, 0.0) + float(entry["seconds"])
+        if entry.get("step") == "server-stop":
+            finished.add(key)
+    per_model: dict[str, list[float]] = {}
+    for key in finished:
+        per_model.setdefault(key[2], []).append(cycles[key])
+    return {model: sum(v) / len(v) for model, v in per_model.items()}
+
+
 class Progress:
     """Concise progress on stderr: what runs now, elapsed time, a rough ETA from earlier server cycles."""
 
@@ -168,6 +218,7 @@ class Progress:
         self.done = 0
         self.durations: dict[str, list[float]] = {}  # model -> seconds per server cycle
         self.remaining: list[str] = []  # models of the cycles still to run
+        self.prior: dict[str, float] = {}  # model -> seconds per cycle in the previous gate run (gate-run.json)
 
     def say(self, message: str) -> None:
         elapsed = self.clock() - self.start
@@ -183,12 +234,19 @@ class Progress:
             self.remaining.remove(model)
 
     def _eta(self) -> float | None:
+        """Seconds left: each remaining cycle at its model's mean so far, else the previous run's, else the
+        mean cycle so far. None until there is something to go on."""
         every = [d for ds in self.durations.values() for d in ds]
-        if not self.remaining or not every:
+        if not self.remaining or not (every or self.prior):
             return None
-        overall = sum(every) / len(every)  # a model not seen yet is guessed at the mean cycle so far
-        return sum(sum(self.durations[m]) / len(self.durations[m]) if m in self.durations else overall
-                   for m in self.remaining)
+        known = every or list(self.prior.values())
+        overall = sum(known) / len(known)
+
+        def guess(model: str) -> float:
+            if model in self.durations:
+                return sum(self.durations[model]) / len(self.durations[model])
+            return self.prior.get(model, overall)
+        return sum(guess(m) for m in self.remaining)
 
 
 def _clock(seconds: float) -> str:
@@ -232,6 +290,7 @@ class Runner:
                 self.ledger.lock()
                 self.subreaper = procgroup.become_subreaper()
                 self.log = RunLog(self.request, self.steps)
+                self.progress.prior = self.log.previous_cycle_s
                 self._run_logged(outcome)
             finally:
                 self.ledger.unlock()
@@ -277,6 +336,9 @@ class Runner:
                 raise PreflightFailed([str(exc)]) from None
         for step in self.steps:
             self._do_step(step, outcome)
+        looks = self.request.looks
+        if looks is not None and looks.decider is not None and len(self.request.sides) == 2:
+            self._second_look(looks, outcome)
 
     def _do_step(self, step: RunStep, outcome: RunOutcome) -> None:
         assert self.log is not None
@@ -289,10 +351,83 @@ class Runner:
             self.progress.total -= len(step.models)
             for m in step.models:
                 self.progress.remaining.remove(m.model)
-            return
-        self.log.set_run(step.label, "running")
+        else:
+            self.log.set_run(step.label, "running")
+            try:
+                self._one_run(step)
+            except Cancelled:
+                self.log.set_run(step.label, "interrupted")
+                raise
+            except BaseException:
+                self.log.set_run(step.label, "failed")
+                raise
+            self.log.set_run(step.label, "completed")
+            outcome.completed.append(step.label)
+        if step.run != self.suite.warm_run:
+            for model in step.models:
+                self.log.made(step.side.name, model.model, step.run)
+            if self.request.looks is not None and self.request.looks.remeasure:
+                self._check_outliers(step, outcome)
+
+    # --- two looks and outliers (A/B) -------------------------------------------------------------
+
+    def _runs_of_model(self, model: str) -> int:
+        """Scored runs made for a model so far, both arms, re-measures included (the --max-runs budget)."""
+        assert self.log is not None
+        made = sum(len(models.get(model, [])) for models in self.log.doc["scored_runs"].values())
+        return made + sum(1 for r in self.log.doc.get("remeasured", []) if r["model"] == model)
+
+    def _check_outliers(self, step: RunStep, outcome: RunOutcome) -> None:
+        """After a scored run: re-measure the arm's run farthest beyond the outlier rule, once per arm and model."""
+        assert self.log is not None and self.request.looks is not None
+        looks = self.request.looks
+        side = step.side
+        for model in step.models:
+            done = [r for r in self.log.doc.get("remeasured", []) if r["side"] == side.name and r["model"] == model.model]
+            if done:
+                continue
+            runs = self.log.doc["scored_runs"].get(side.name, {}).get(model.model, [])
+            tree = self.request.setup.out / side.name
+            arm = {run: speed_values(tree / run, self.suite, model.model) for run in runs}
+            outlier = find_outlier(arm, looks.sigma)
+            if outlier is None:
+                continue
+            if self._runs_of_model(model.model) + 1 > looks.max_runs:
+                with self.log.step("remeasure", run=step, model=model.model) as entry:
+                    entry.update(status="skipped", message=f"{outlier.describe()}; not re-measured: --max-runs "
+                                                           f"{looks.max_runs} reached")
+                continue
+            self._remeasure(side, outlier.run[3:], model.model, outlier.describe(), outcome)
+
+    def _remeasure(self, side: Side, run: str, model: str, why: str, outcome: RunOutcome) -> None:
+        """Measure one model of one run again with a fresh server; keep the original under outliers/."""
+        assert self.log is not None and self.preflight is not None
+        step = plan_run(self.suite, self.request.setup, side, run, (model,))
+        model_step = step.models[0]
+        original = self.request.setup.out / side.name / "outliers" / f"run{run}" / model
+        self.progress.say(f"{step.label} {model}: outlier, re-measuring with a fresh server ({why})")
+        self.progress.total += 1
+        self.progress.remaining.append(model)
+        with self.log.step("remeasure", run=step, model=model, command=["mv", str(model_step.model_dir),
+                                                                         str(original)]) as entry:
+            entry["message"] = why
+            if original.exists():
+                shutil.rmtree(original)
+            original.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(model_step.model_dir, original)
+        self.log.doc["remeasured"].append({"side": side.name, "run": f"run{run}", "model": model, "why": why,
+                                           "original": str(original.relative_to(self.request.setup.out / side.name))})
+        self.log.set_run(step.label, "re-measuring")
+        env = self._env(step)
         try:
-            self._one_run(step)
+            with self.log.step("gpu-free", run=step):
+                self._wait_gpu_free()
+            began = time.monotonic()
+            self._server_cycle(step, model_step, env)
+            self.progress.cycle_done(model, time.monotonic() - began)
+            problems = self._coverage(step, model_step)
+            if problems:
+                raise RunFailed(f"{step.label} (re-measure): coverage incomplete:\n  " + "\n  ".join(problems))
         except Cancelled:
             self.log.set_run(step.label, "interrupted")
             raise
@@ -300,7 +435,50 @@ class Runner:
             self.log.set_run(step.label, "failed")
             raise
         self.log.set_run(step.label, "completed")
-        outcome.completed.append(step.label)
+        outcome.remeasured.append(f"{step.label} {model}")
+
+    def _second_look(self, looks: LookPlan, outcome: RunOutcome) -> None:
+        """decide() on the first look; models it leaves undecided get 3+3 more runs, then decide_pooled()."""
+        assert self.log is not None and looks.decider is not None
+        record = self.log.doc["looks"]
+        extend: list[str] = []
+        for model in self.request.models:
+            with self.log.step("decide-first-look", model=model) as entry:
+                decision = looks.decider.first(model)
+                entry["message"] = f"{decision.action}: " + "; ".join(decision.reasons)
+            record[model] = {"first": {"action": decision.action, "reasons": list(decision.reasons)},
+                             "extended": False, "why_extended": [], "pooled": None, "final": decision.action}
+            if decision.action != "extend":
+                outcome.decisions[model] = decision.action
+                continue
+            needed = 2 * len(looks.extension)
+            if self._runs_of_model(model) + needed > looks.max_runs:
+                record[model]["final"] = "undecided"
+                record[model]["not_extended"] = (f"--max-runs {looks.max_runs}: {self._runs_of_model(model)} made, "
+                                                 f"the second look needs {needed} more")
+                outcome.decisions[model] = "undecided"
+                self.progress.say(f"{model}: undecided after the first look, but {record[model]['not_extended']}")
+                continue
+            record[model].update(extended=True, why_extended=list(decision.reasons))
+            extend.append(model)
+            self.progress.say(f"{model}: first look undecided ({'; '.join(decision.reasons)}); "
+                              f"running {len(looks.extension)}+{len(looks.extension)} more")
+        self.log.write()
+        steps = self.request.extension_steps(tuple(extend))
+        for step in steps:
+            self.log.doc["runs"].setdefault(step.label, "pending")
+            self.progress.total += len(step.models)
+            self.progress.remaining += [m.model for m in step.models]
+        for step in steps:
+            self._do_step(step, outcome)
+        for model in extend:
+            with self.log.step("decide-pooled", model=model) as entry:
+                decision = looks.decider.pooled(model)
+                entry["message"] = f"{decision.action}: " + "; ".join(decision.reasons)
+            record[model].update(pooled={"action": decision.action, "reasons": list(decision.reasons)},
+                                 final=decision.action)
+            outcome.decisions[model] = decision.action
+        self.log.write()
 
     def _complete(self, step: RunStep) -> bool:
         """--resume keeps a run only if the last attempt finished it (or, for a tree without a gate log,

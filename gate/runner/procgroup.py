@@ -56,8 +56,8 @@ def start(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], log: Path, 
 def members(session: int, tag: str | None = None) -> list[int]:
     """Live (non-zombie) processes the gate started as `session`.
 
-    With `tag`: every process carrying GATE_PROCESS_TAG=tag, in that session or not, so a worker that
-    called setsid() itself is still found. Without: the processes of the session."""
+    With `tag`: every process of the session and every process carrying GATE_PROCESS_TAG=tag, so a
+    worker that called setsid() itself is still found. Without: the processes of the session."""
     found = []
     needle = f"{TAG_VARIABLE}={tag}".encode() if tag else None
     me = os.getpid()
@@ -70,11 +70,12 @@ def members(session: int, tag: str | None = None) -> list[int]:
             fields = stat[stat.rindex(")") + 2:].split()
             if fields[0] == "Z":
                 continue
+            in_session = session > 0 and int(fields[3]) == session
             if needle is None:
-                if int(fields[3]) != session:
+                if not in_session:
                     continue
-            elif needle not in (entry / "environ").read_bytes().split(b"\0"):
-                continue
+            elif not in_session and needle not in (entry / "environ").read_bytes().split(b"\0"):
+                continue  # (a process of the session counts even while it exits and its environ is gone)
         except (OSError, ValueError, IndexError):
             continue  # exited while we looked, or not ours to read
         found.append(int(entry.name))
@@ -126,15 +127,15 @@ def _wait_gone(live: Callable[[], list[int]], timeout_s: float, poll_s: float,
 
 def stop_recorded(session: int | None, tag: str, *, grace_s: float, poll_s: float = 0.05,
                   hurry: Callable[[], bool] = lambda: False) -> int:
-    """Stop a group started by an earlier gate process (known only from its record: the tag, and the
-    session when it got that far). Returns how many processes were found."""
-    pids = members(session or 0, tag)
+    """Stop a group started by an earlier gate process, known only from its record. Found by the tag
+    alone: the recorded session id may belong to a stranger by now (pid reuse). Returns how many were found."""
+    pids = members(0, tag)
     if not pids:
         return 0
     _signal_all(pids, signal.SIGTERM)
-    if not _wait_gone(lambda: members(session or 0, tag), grace_s, poll_s, hurry):
-        _signal_all(members(session or 0, tag), signal.SIGKILL)
-        _wait_gone(lambda: members(session or 0, tag), 10.0, poll_s)
+    if not _wait_gone(lambda: members(0, tag), grace_s, poll_s, hurry):
+        _signal_all(members(0, tag), signal.SIGKILL)
+        _wait_gone(lambda: members(0, tag), 10.0, poll_s)
     return len(pids)
 
 

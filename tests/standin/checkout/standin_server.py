@@ -12,7 +12,9 @@ the Nth server start): crash_at_start, never_healthy, start_delay_s, crash_after
 port_taken, leave_child (child_setsid: in its own session; child_clear_env: and with an empty
 environment, so it carries no trace of the gate), ignore_term, fail_every (every Nth transcription
 answers HTTP 500), access_log (a uvicorn-style access line per request, /health probes included),
-log_line (one line the server prints once it listens, e.g. its last words before a hang).
+log_line (one line the server prints once it listens, e.g. its last words before a hang),
+request_delay_s (every transcription takes that long, on every start), slow_request_s (added delay:
+a slow server start, e.g. with on_call).
 """
 from __future__ import annotations
 
@@ -117,6 +119,9 @@ def main(argv) -> int:
             with state["lock"]:
                 state["requests"] += 1
                 number = state["requests"]
+            delay = float(section.get("request_delay_s", 0)) + float(faults.get("slow_request_s", 0))
+            if delay:
+                time.sleep(delay)
             crash_after = faults.get("crash_after_requests")
             if crash_after is not None and number > int(crash_after):
                 print(f"RuntimeError: CUDA error: an illegal memory access was encountered "

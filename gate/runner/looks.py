@@ -1,0 +1,153 @@
+"""Two looks in one A/B job (`gate run --ab`): the plan, the budget, the outlier rule, and where decisions come from.
+
+First look: warm A, warm B, then 3+3 scored runs interleaved A,B,B,A,A,B. Each model is then decided
+by `decide(first_look_report, model)`: pass or fail stops it; extend runs 3+3 more for that model
+only, continuing the pattern (run4..run6: B,A,A,B,B,A), decided by `decide_pooled` on all six pairs.
+After every scored run, a run further than max(5 sigma, 8%) from its arm's median (any gated speed metric
+of the model) is re-measured once with a fresh server; the original is kept under
+outliers/run<R>/<model>/ (not a run* folder, so no reader counts it). At most one re-measure per
+arm and model, and never more than --max-runs scored runs per model (both arms, re-measures included).
+
+The decisions are statistics, not the runner's: a `Decider` is passed in. The real one
+(`tree_decider`) compares the two trees with the gate's own compare() and asks gate.stats.looks.
+"""
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Mapping, Protocol
+
+from gate.config import Suite
+from gate.errors import GateError
+from gate.results import read_workload_run
+
+OUTLIER_SIGMAS = 5.0
+OUTLIER_MIN_REL = 0.08
+DEFAULT_MAX_RUNS = 14
+EXTENSION_RUNS = ("4", "5", "6")
+
+
+class Decision(Protocol):
+    """gate.stats.looks.LookDecision's shape: action is "pass", "fail" or "extend"."""
+
+    action: str
+    reasons: tuple[str, ...]
+
+
+class Decider(Protocol):
+    def first(self, model: str) -> Decision: ...
+
+    def pooled(self, model: str) -> Decision: ...
+
+
+@dataclass(frozen=True)
+class LookPlan:
+    """How the A/B job may grow. `decider` None: one look only (no extension)."""
+
+    decider: Decider | None
+    max_runs: int = DEFAULT_MAX_RUNS
+    extension: tuple[str, ...] = EXTENSION_RUNS
+    remeasure: bool = True
+    sigma: Callable[[str, str], float | None] = lambda workload_id, metric: None  # calibrated sigma_run per row
+
+
+@dataclass(frozen=True)
+class Outlier:
+    run: str  # "run3"
+    deviation: float  # relative distance from the arm's median
+    threshold: float
+    row: str  # "qwen3/asr_en throughput_samples_per_s"
+
+    def describe(self) -> str:
+        return (f"{self.run}: {self.row} is {self.deviation:.1%} from its arm's median "
+                f"(rule: more than {self.threshold:.1%})")
+
+
+def speed_values(run_dir: Path, suite: Suite, model: str) -> dict[tuple[str, str], float]:
+    """The gated speed metrics of one model in one run directory: (workload id, metric) -> value."""
+    found = {}
+    for workload in suite.workloads_for((model,)):
+        run = read_workload_run(run_dir, workload)
+        for metric in workload.metrics:
+            value = run.metrics.get(metric.name)
+            if metric.kind == "speed" and isinstance(value, (int, float)) and value > 0:
+                found[(workload.id, metric.name)] = float(value)
+    return found
+
+
+def find_outlier(arm: Mapping[str, Mapping[tuple[str, str], float]],
+                 sigma: Callable[[str, str], float | None] = lambda w, m: None) -> Outlier | None:
+    """The run of one arm farthest beyond the rule on any speed row, or None. Needs three runs or more
+    (with two, both are equally far from their median)."""
+    if len(arm) < 3:
+        return None
+    worst: Outlier | None = None
+    rows = set().union(*(values.keys() for values in arm.values()))
+    for row in sorted(rows):
+        values = {run: v[row] for run, v in arm.items() if row in v}
+        if len(values) < 3:
+            continue
+        median = statistics.median(values.values())
+        s = sigma(*row)
+        threshold = max(OUTLIER_SIGMAS * s if s else 0.0, OUTLIER_MIN_REL)
+        for run, value in values.items():
+            deviation = abs(value / median - 1.0)
+            if deviation > threshold and (worst is None or deviation - threshold > worst.deviation - worst.threshold):
+                worst = Outlier(run, deviation, threshold, f"{row[0]} {row[1]}")
+    return worst
+
+
+class _TreeDecider:
+    """decide / decide_pooled on compare() of the two trees as they are on disk when asked (at the first
+    look the trees hold run1..run3 only; at the second, run1..run6)."""
+
+    def __init__(self, suite: Suite, base: Path, candidate: Path, calibration: Path | None,
+                 decide: Callable, decide_pooled: Callable, compare_trees: Callable) -> None:
+        self.suite, self.base, self.candidate, self.calibration = suite, base, candidate, calibration
+        self._decide, self._decide_pooled, self._compare = decide, decide_pooled, compare_trees
+
+    def first(self, model: str) -> Decision:
+        return self._decide(self._compare(self.suite, self.base, self.candidate, model, self.calibration), model)
+
+    def pooled(self, model: str) -> Decision:
+        return self._decide_pooled(self._compare(self.suite, self.base, self.candidate, model, self.calibration), model)
+
+
+def tree_decider(suite: Suite, base: Path, candidate: Path, calibration: Path | None) -> Decider:
+    """The real decider: the gate's compare() and gate.stats.looks. Imported here, lazily, so that a
+    one-look `gate run` never needs the statistics libraries."""
+    try:
+        from gate.stats.looks import decide, decide_pooled
+    except ImportError as exc:
+        raise GateError(f"two looks need gate.stats.looks ({exc}); run with --one-look") from None
+    return _TreeDecider(suite, base, candidate, calibration, decide, decide_pooled, compare_trees)
+
+
+def compare_trees(suite: Suite, base: Path, candidate: Path, model: str, calibration: Path | None):
+    """compare() of two result trees for one model, with the A/A calibration of a baseline file if given."""
+    from gate import compare as comparing
+    load_side = getattr(comparing, "load_side", None)
+    if load_side is None:  # after the report-model split, loading lives in gate.sides
+        from gate.sides import load_side  # type: ignore[no-redef]
+    kwargs = {}
+    if calibration is not None:
+        kwargs["calibration"] = load_side(calibration, suite, (model,)).calibration
+    return comparing.compare(load_side(base, suite, (model,)), load_side(candidate, suite, (model,)), suite,
+                             models=(model,), **kwargs)
+
+
+def calibration_sigma(suite: Suite, calibration: Path | None, models: tuple[str, ...]) -> Callable[[str, str], float | None]:
+    """sigma_run per (workload, metric) from a baseline file's A/A calibration, for the outlier rule."""
+    if calibration is None:
+        return lambda workload_id, metric: None
+    from gate import compare as comparing
+    load_side = getattr(comparing, "load_side", None)
+    if load_side is None:
+        from gate.sides import load_side  # type: ignore[no-redef]
+    table = load_side(calibration, suite, models).calibration or {}
+
+    def sigma(workload_id: str, metric: str) -> float | None:
+        entry = table.get(workload_id, {}).get(metric)
+        return getattr(entry, "sigma", None) if entry is not None and getattr(entry, "usable", True) else None
+    return sigma
