@@ -1,4 +1,6 @@
-"""Baseline vs candidate -> one verdict per workload × gated metric, and an overall verdict. Pure: no printing.
+"""Baseline vs candidate -> a Report: one verdict per workload × gated metric, and an overall verdict.
+
+Pure: no file I/O and no printing (sides are loaded by gate.sides; reports are rendered by gate.render).
 
 The rules (statistics.md §0; ARCHITECTURE "Decisions already taken"), in the order they apply to a row:
 
@@ -19,26 +21,23 @@ The rules (statistics.md §0; ARCHITECTURE "Decisions already taken"), in the or
 from __future__ import annotations
 
 import math
-from dataclasses import MISSING, dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 
 from gate import comparability
-from gate.baseline import MeasureSamples, Side, WorkloadSide, read_baseline, side_from_tree
 from gate.config import MetricSpec, Suite, Workload
 from gate.errors import InputError
+from gate.report import (MAX_ID, MAX_TEXT, REPORT_SCHEMA_VERSION, Basis, CoverageEntry, CoverageSide, EnvDifference,
+                         Report, Row, SideInfo, SideStats, Statistics, Utterance, clip)
+from gate.side import MeasureSamples, Side, WorkloadSide
 from gate.stats.multiplicity import benjamini_hochberg, holm
 from gate.stats.performance import MIN_CALIBRATION_DF, Calibration, log_shift_test, ratio_policy
 from gate.stats.quality import DEFAULT_BOOTSTRAP, DEFAULT_FLIPS, paired_quality_test
+from gate.verdict import Verdict
 
-PASS, WARN, FAIL, INCOMPLETE, NOT_COMPARABLE = "pass", "warn", "fail", "incomplete", "not_comparable"
-VERDICTS = (PASS, WARN, FAIL, INCOMPLETE, NOT_COMPARABLE)
-PRECEDENCE = (INCOMPLETE, NOT_COMPARABLE, FAIL, WARN, PASS)  # the overall verdict is the first present
-# The documented exit code of `gate compare` per overall verdict (2 is a usage error or unreadable input).
-EXIT_CODES = {PASS: 0, WARN: 0, FAIL: 1, INCOMPLETE: 3, NOT_COMPARABLE: 4}
-REPORT_SCHEMA_VERSION = 1
 MAX_UTTERANCES_PER_ROW = 8
 
 
@@ -67,186 +66,94 @@ class Thresholds:
     n_boot: int = DEFAULT_BOOTSTRAP
     n_flips: int = DEFAULT_FLIPS
 
-    def to_dict(self) -> dict:
-        return dict(self.__dict__)
 
+@dataclass
+class _Draft:
+    """A row while `compare` decides it (mutable); `freeze()` makes the report's Row."""
 
-@dataclass(frozen=True)
-class SideStats:
-    values: tuple[float | None, ...]
-    n_samples: int | None
-    partial: bool
-
-    @property
-    def present(self) -> list[float]:
-        return [v for v in self.values if v is not None]
-
-    def to_dict(self) -> dict:
-        present = self.present
-        return {"mean": float(np.mean(present)) if present else None, "min": min(present) if present else None,
-                "max": max(present) if present else None, "n_runs": len(present), "n_samples": self.n_samples,
-                "values": list(self.values), "partial": self.partial}
-
-
-@dataclass(frozen=True)
-class Row:
-    """One workload × metric and its verdict (built as a _Draft while `compare` decides, then frozen)."""
-
-    workload: str
-    model: str
-    metric: str
-    kind: str
-    unit: str
-    direction: str
+    workload: Workload
+    metric: MetricSpec
     baseline: SideStats
     candidate: SideStats
-    verdict: str = PASS
+    verdict: Verdict = Verdict.PASS
+    basis: Basis = Basis.NOT_TESTED
+    method: str = ""
+    notes: list[str] = field(default_factory=list)
+    family: str | None = None
     delta_abs: float | None = None
     delta_rel: float | None = None
+    worse_rel: float | None = None
     p_value: float | None = None
     p_adjusted: float | None = None
     q_value: float | None = None
     ci: tuple[float, float] | None = None
-    ci_kind: str | None = None  # "delta_abs" (accuracy) or "ratio" (speed: candidate / baseline)
-    floor: Mapping[str, float] = field(default_factory=dict)
-    method: str = ""
-    notes: tuple[str, ...] = ()
+    ci_kind: str | None = None
+    floor_abs: float | None = None
+    floor_rel: float | None = None
+    tolerance: float | None = None
     p_degradation: float | None = None
     n_worse: int | None = None
     n_better: int | None = None
-    calibration: Calibration | None = None
-    family: str | None = None  # "quality" or "speed" when the row is in a multiplicity family
-    worse_rel: float | None = None  # speed: relative worsening (positive = worse)
     new_catastrophic: int = 0
+    sigma: float | None = None
+    df: int | None = None
     above_floor: bool = False  # accuracy: Δ reaches both floors
-
-    def to_dict(self) -> dict:
-        return {
-            "workload": self.workload, "model": self.model, "metric": self.metric, "kind": self.kind,
-            "unit": self.unit, "direction": self.direction, "verdict": self.verdict,
-            "baseline": self.baseline.to_dict(), "candidate": self.candidate.to_dict(),
-            "delta_abs": _num(self.delta_abs), "delta_rel": _num(self.delta_rel), "p_value": _num(self.p_value),
-            "p_adjusted": _num(self.p_adjusted), "q_value": _num(self.q_value),
-            "ci": None if self.ci is None else [_num(self.ci[0]), _num(self.ci[1])], "ci_kind": self.ci_kind,
-            "floor": dict(self.floor), "method": self.method, "note": "; ".join(self.notes),
-            "p_degradation": _num(self.p_degradation), "n_worse": self.n_worse, "n_better": self.n_better,
-            "new_catastrophic": self.new_catastrophic,
-            "calibration": None if self.calibration is None else {"sigma": self.calibration.sigma, "df": self.calibration.df},
-        }
-
-
-class _Draft(dict):
-    """A row while `compare` decides it: Row's fields with attribute access; `freeze()` makes the Row."""
-
-    __getattr__ = dict.__getitem__
-    __setattr__ = dict.__setitem__
+    base_rate: float | None = None  # accuracy: the baseline's corpus rate over the paired units
 
     def freeze(self) -> Row:
-        return Row(**{**self, "notes": tuple(self["notes"])})
+        return Row(workload=self.workload.id, model=self.workload.model, metric=self.metric.name,
+                   kind=self.metric.kind, unit=self.metric.unit, direction=self.metric.direction,
+                   baseline=self.baseline, candidate=self.candidate, verdict=self.verdict, basis=self.basis,
+                   improved=_improved(self), method=self.method, notes=tuple(clip(n, MAX_TEXT) for n in self.notes),
+                   family=self.family, delta_abs=_num(self.delta_abs), delta_rel=_num(self.delta_rel),
+                   worse_rel=_num(self.worse_rel), p_value=_num(self.p_value), p_adjusted=_num(self.p_adjusted),
+                   q_value=_num(self.q_value), ci=_pair_of_nums(self.ci), ci_kind=self.ci_kind,
+                   floor_abs=self.floor_abs, floor_rel=self.floor_rel, tolerance=self.tolerance,
+                   p_degradation=_num(self.p_degradation), n_worse=self.n_worse, n_better=self.n_better,
+                   new_catastrophic=self.new_catastrophic, sigma=_num(self.sigma), df=self.df)
 
 
-_ROW_DEFAULTS = {f.name: (f.default_factory() if f.default_factory is not MISSING else f.default)
-                 for f in fields(Row) if f.default is not MISSING or f.default_factory is not MISSING}
+def _improved(row: _Draft) -> bool:
+    """Better beyond noise and by at least half the floor (reported, never gated): a noise-sized
+    change is not called an improvement."""
+    if row.verdict in (Verdict.INCOMPLETE, Verdict.NOT_COMPARABLE) or row.basis is Basis.NOT_TESTED:
+        return False
+    if row.metric.kind == "accuracy":
+        if row.delta_abs is None or row.delta_abs >= 0:
+            return False
+        gain = -row.delta_abs
+        if row.basis is Basis.FALLBACK:
+            return row.tolerance is not None and gain > row.tolerance
+        if row.basis is not Basis.PAIRED or row.ci is None or row.ci[1] >= 0:
+            return False
+        base = row.base_rate or 0.0
+        return gain >= (row.floor_abs or 0) / 2 and gain >= (row.floor_rel or 0) / 2 * base
+    if row.worse_rel is None or row.worse_rel >= 0:
+        return False
+    gain = -row.worse_rel
+    if row.basis is Basis.UNCALIBRATED:
+        return row.tolerance is not None and gain >= row.tolerance
+    if row.ci is None:
+        return False
+    lo, hi = row.ci  # ratio candidate / baseline
+    beyond_noise = lo > 1 if row.metric.higher_is_better else hi < 1
+    return beyond_noise and gain >= (row.floor_rel or 0) / 2
 
 
-@dataclass(frozen=True)
-class Utterance:
-    workload: str
-    measure: str
-    id: str
-    why: str  # "new_catastrophic", "worse", "better", "fixed_catastrophic"
-    ref_len: int
-    baseline_errors: float
-    candidate_errors: float
-    reference: str
-    baseline_hypothesis: str
-    candidate_hypothesis: str
-
-    def to_dict(self) -> dict:
-        return dict(self.__dict__)
-
-
-@dataclass(frozen=True)
-class Comparison:
-    suite: str
-    verdict: str
-    rows: tuple[Row, ...]
-    coverage: Mapping[str, Mapping[str, Any]]
-    differences: tuple[comparability.Difference, ...]
-    allowed: tuple[str, ...]
-    models: tuple[str, ...]
-    sides: Mapping[str, Mapping[str, Any]]
-    utterances: tuple[Utterance, ...]
-    thresholds: Thresholds
-    seed: int
-
-    @property
-    def exit_code(self) -> int:
-        return EXIT_CODES[self.verdict]
-
-    def to_dict(self) -> dict:
-        """The JSON report (gate/schemas/report.schema.json). Renderers read only this."""
-        families = {f: sum(1 for r in self.rows if r.family == f) for f in ("quality", "speed")}
-        return {
-            "schema_version": REPORT_SCHEMA_VERSION,
-            "suite": self.suite,
-            "verdict": self.verdict,
-            "exit_code": self.exit_code,
-            "models": list(self.models),
-            "sides": {k: dict(v) for k, v in self.sides.items()},
-            "counts": {v: sum(1 for r in self.rows if r.verdict == v) for v in VERDICTS},
-            "rows": [r.to_dict() for r in self.rows],
-            "coverage": {w: dict(c) for w, c in self.coverage.items()},
-            "environment_diff": [d.to_dict(self.allowed) for d in self.differences],
-            "allowed_diff": list(self.allowed),
-            "utterances": [u.to_dict() for u in self.utterances],
-            "statistics": {
-                "alpha": self.thresholds.alpha,
-                "quality": {"test": "one-sided paired sign-flip randomization on Σd (exact)",
-                            "ci": f"paired bootstrap of (d_i, n_i), {self.thresholds.n_boot} resamples, 95% percentile",
-                            "fail": f"Holm-adjusted p ≤ {self.thresholds.quality_alpha} and Δ ≥ both floors",
-                            "alpha": self.thresholds.quality_alpha,
-                            "warn_alpha": self.thresholds.warn_alpha, "family_size": families["quality"],
-                            "floor_abs": self.thresholds.quality_floor_abs, "floor_rel": self.thresholds.quality_floor_rel,
-                            "small_set_size": self.thresholds.small_set_size,
-                            "small_set_floor_abs": self.thresholds.small_set_floor_abs,
-                            "catastrophic": "an utterance newly above 50% errors in the candidate (at least WARN)"},
-                "speed": {"test": "one-sided t on ln(value), run = unit, sigma from A/A calibration",
-                          "fail": f"Holm-adjusted p ≤ {self.thresholds.alpha} and relative worsening ≥ floor",
-                          "alpha": self.thresholds.alpha,
-                          "warn": f"p ≤ {self.thresholds.speed_warn_p} or BH q ≤ {self.thresholds.speed_warn_q} "
-                                  f"with ≥ half the floor, or ≥ the floor at p ≤ {self.thresholds.speed_large_warn_p}",
-                          "family_size": families["speed"], "min_calibration_df": MIN_CALIBRATION_DF},
-                "seed": self.seed,
-            },
-        }
-
-
-def overall_verdict(verdicts: Iterable[str]) -> str:
-    """incomplete > not_comparable > fail > warn > pass; no rows at all is incomplete."""
-    present = set(verdicts)
-    if not present:
-        return INCOMPLETE
-    unknown = present - set(VERDICTS)
-    if unknown:
-        raise ValueError(f"unknown verdict(s): {', '.join(sorted(unknown))}")
-    return next(v for v in PRECEDENCE if v in present)
-
-
-def load_side(path: str | Path, suite: Suite, models: Sequence[str] | None = None) -> Side:
-    """A result tree directory or a baseline JSON file."""
-    path = Path(path)
-    models = tuple(models) if models else None
-    if path.is_dir():
-        return side_from_tree(path, suite, models=models)
-    if path.is_file():
-        return read_baseline(path, suite, models=models)
-    raise InputError("no such file or directory; expected a result tree or a baseline JSON file", path=path)
+def statistics_of(thresholds: Thresholds, rows: Sequence[Row], seed: int) -> Statistics:
+    return Statistics(quality_alpha=thresholds.quality_alpha, quality_warn_alpha=thresholds.warn_alpha,
+                      quality_floor_abs=thresholds.quality_floor_abs, quality_floor_rel=thresholds.quality_floor_rel,
+                      small_set_size=thresholds.small_set_size, small_set_floor_abs=thresholds.small_set_floor_abs,
+                      quality_family_size=sum(1 for r in rows if r.family == "quality"),
+                      speed_alpha=thresholds.alpha, speed_warn_p=thresholds.speed_warn_p,
+                      speed_warn_q=thresholds.speed_warn_q, speed_large_warn_p=thresholds.speed_large_warn_p,
+                      speed_family_size=sum(1 for r in rows if r.family == "speed"),
+                      min_calibration_df=MIN_CALIBRATION_DF, n_boot=thresholds.n_boot, seed=seed)
 
 
 def compare(base: Side, cand: Side, suite: Suite, *, models: Sequence[str] | None = None,
             allow_diff: Iterable[str] = (), seed: int = 0, thresholds: Thresholds = Thresholds(),
-            calibration: Mapping[str, Mapping[str, Calibration]] | None = None) -> Comparison:
+            calibration: Mapping[str, Mapping[str, Calibration]] | None = None) -> Report:
     """Judge `cand` against `base`. `calibration` defaults to the baseline's (else the candidate's)."""
     allowed = tuple(allow_diff)
     bad = sorted(set(allowed) - set(comparability.KINDS))
@@ -257,38 +164,41 @@ def compare(base: Side, cand: Side, suite: Suite, *, models: Sequence[str] | Non
     calibration = calibration if calibration is not None else (base.calibration or cand.calibration)
     differences = tuple(comparability.diff(base.fingerprint, cand.fingerprint, [w.id for w in workloads]))
 
-    rows: list[_Draft] = []
-    coverage: dict[str, dict] = {}
+    drafts: list[_Draft] = []
+    coverage: list[CoverageEntry] = []
     utterances: list[Utterance] = []
     for workload in workloads:
         wb, wc = base.workloads.get(workload.id), cand.workloads.get(workload.id)
-        coverage[workload.id] = {"baseline": _coverage(wb, base), "candidate": _coverage(wc, cand)}
+        coverage.append(CoverageEntry(workload=clip(workload.id, MAX_ID), baseline=_coverage(wb, base),
+                                      candidate=_coverage(wc, cand)))
         incomplete = not (wb and wc and wb.complete and wc.complete)
         blocking = comparability.blocking_kinds(differences, workload.id, allowed)
         for metric in workload.metrics:
             if not metric.gated:
                 continue
-            row = _new_row(workload, metric, wb, wc, incomplete)
+            row = _new_row(workload, metric, wb, wc)
             if incomplete:
-                row.verdict = INCOMPLETE
+                row.verdict = Verdict.INCOMPLETE
                 row.method = "not tested: coverage"
                 row.notes.append(_incomplete_reason(wb, wc))
                 _plain_delta(row)
             elif metric.kind == "accuracy":
+                assert wb is not None and wc is not None
                 utterances += _accuracy(row, workload, metric, wb, wc, suite, thresholds, seed)
             else:
                 _speed(row, metric, (calibration or {}).get(workload.id, {}).get(metric.name), suite)
-            if blocking and row.verdict != INCOMPLETE:
-                row.verdict = NOT_COMPARABLE
+            if blocking and row.verdict is not Verdict.INCOMPLETE:
+                row.verdict = Verdict.NOT_COMPARABLE
                 row.family = None
                 row.notes.insert(0, "not comparable: " + ", ".join(blocking) + " differ")
-            rows.append(row)
-    _decide(rows, thresholds)
-    sides = {"baseline": _side_info(base), "candidate": _side_info(cand)}
-    return Comparison(suite=suite.name, verdict=overall_verdict(r.verdict for r in rows),
-                      rows=tuple(r.freeze() for r in rows),
-                      coverage=coverage, differences=differences, allowed=allowed, models=chosen, sides=sides,
-                      utterances=tuple(utterances), thresholds=thresholds, seed=seed)
+            drafts.append(row)
+    _decide(drafts, thresholds)
+    rows = tuple(d.freeze() for d in drafts)
+    return Report(schema_version=REPORT_SCHEMA_VERSION, suite=suite.name,
+                  verdict=Verdict.worst(r.verdict for r in rows), models=chosen,
+                  baseline=_side_info(base), candidate=_side_info(cand), rows=rows, coverage=tuple(coverage),
+                  environment_diff=tuple(_difference(d, allowed) for d in differences), allowed_diff=allowed,
+                  utterances=tuple(utterances), statistics=statistics_of(thresholds, rows, seed))
 
 
 # --- selection and coverage ----------------------------------------------------------------------------
@@ -309,11 +219,14 @@ def _listing(workloads: Mapping) -> str:
     return ", ".join(workloads) or "none"
 
 
-def _coverage(w: WorkloadSide | None, side: Side) -> dict:
+def _coverage(w: WorkloadSide | None, side: Side) -> CoverageSide:
+    expected = (w.expected_runs if w and w.expected_runs else len(side.runs))
     if w is None:
-        return {"complete": False, "runs": 0, "expected_runs": len(side.runs), "reasons": ["no results for this workload"]}
-    return {"complete": w.complete, "runs": len(w.runs), "expected_runs": len(side.runs), "reasons": list(w.problems),
-            "evaluated": list(w.evaluated), "sample_notes": list(w.sample_notes)}
+        return CoverageSide(complete=False, runs_present=0, runs_complete=0, expected_runs=expected,
+                            reasons=("no results for this workload",))
+    return CoverageSide(complete=w.complete, runs_present=len(w.runs), runs_complete=len(w.complete_runs()),
+                        expected_runs=max(expected, len(w.runs)),
+                        reasons=tuple(clip(p, MAX_TEXT) for p in w.problems[:50]))
 
 
 def _incomplete_reason(wb: WorkloadSide | None, wc: WorkloadSide | None) -> str:
@@ -323,116 +236,149 @@ def _incomplete_reason(wb: WorkloadSide | None, wc: WorkloadSide | None) -> str:
             parts.append(f"{name}: no results")
         elif not w.complete:
             parts.append(f"{name}: {w.problems[0]}" + (f" (+{len(w.problems) - 1} more)" if len(w.problems) > 1 else ""))
-    return "incomplete (" + "; ".join(parts) + "); means shown are partial"
+    return "incomplete (" + "; ".join(parts) + "); means are over the complete runs only"
 
 
-def _side_info(side: Side) -> dict:
-    return {"kind": side.kind, "path": side.path, "commit": side.commit, "runs": len(side.runs),
-            "calibrated": bool(side.calibration)}
+def _side_info(side: Side) -> SideInfo:
+    # The folder or file name only: a report never shows a local absolute path.
+    return SideInfo(kind=side.kind, name=clip(Path(side.path).name, MAX_ID) if side.path else None,
+                    commit=clip(side.commit, MAX_ID) if side.commit else None, runs=len(side.runs),
+                    calibrated=bool(side.calibration))
 
 
-def _new_row(workload: Workload, metric: MetricSpec, wb: WorkloadSide | None, wc: WorkloadSide | None,
-             incomplete: bool) -> _Draft:
-    def stats_of(w: WorkloadSide | None) -> SideStats:
-        if w is None:
-            return SideStats(values=(), n_samples=None, partial=True)
-        evaluated = [e for e in w.evaluated if e is not None]
-        return SideStats(values=tuple(w.values.get(metric.name, ())), n_samples=min(evaluated) if evaluated else None,
-                         partial=incomplete)
+def _difference(d: comparability.Difference, allowed: tuple[str, ...]) -> EnvDifference:
+    return EnvDifference(kind=d.kind, workload=None if d.workload is None else clip(d.workload, MAX_ID),
+                         item=clip(d.item, MAX_ID),
+                         baseline=None if d.baseline is None else clip(d.baseline, MAX_TEXT),
+                         candidate=None if d.candidate is None else clip(d.candidate, MAX_TEXT),
+                         known=d.known, blocking=d.known and d.kind not in allowed)
 
-    return _Draft(_ROW_DEFAULTS, notes=[], floor={}, workload=workload.id, model=workload.model, metric=metric.name,
-                  kind=metric.kind, unit=metric.unit, direction=metric.direction, baseline=stats_of(wb),
-                  candidate=stats_of(wc))
+
+def _side_stats(w: WorkloadSide | None, metric: MetricSpec, expected: int) -> SideStats:
+    if w is None:
+        return SideStats.of((), (), expected, None)
+    values = tuple(w.values.get(metric.name, ()))
+    used_runs = set(w.complete_runs())
+    used = tuple(i in used_runs for i in range(len(values)))
+    counts = [w.evaluated[i] for i in used_runs if i < len(w.evaluated) and w.evaluated[i] is not None]
+    return SideStats.of(values, used, max(w.expected_runs or expected, len(values)),
+                        min(counts) if counts else None)
+
+
+def _new_row(workload: Workload, metric: MetricSpec, wb: WorkloadSide | None, wc: WorkloadSide | None) -> _Draft:
+    expected = max((w.expected_runs for w in (wb, wc) if w), default=0)
+    return _Draft(workload=workload, metric=metric, baseline=_side_stats(wb, metric, expected),
+                  candidate=_side_stats(wc, metric, expected))
 
 
 def _plain_delta(row: _Draft) -> None:
-    b, c = row.baseline.present, row.candidate.present
-    if b and c:
-        mb, mc = float(np.mean(b)), float(np.mean(c))
+    """Δ of the means over complete runs (shown on rows that were not tested, too)."""
+    mb, mc = row.baseline.mean, row.candidate.mean
+    if mb is not None and mc is not None:
         row.delta_abs = mc - mb
         row.delta_rel = None if mb == 0 else mc / mb - 1
 
 
 # --- accuracy -------------------------------------------------------------------------------------------------
 
+@dataclass(frozen=True)
+class _Paired:
+    """Two sides' per-utterance errors of one measure, aligned by utterance id (valid on both sides)."""
+
+    ids: tuple[str, ...]
+    base_errors: np.ndarray  # (R_b, N)
+    cand_errors: np.ndarray  # (R_c, N)
+    ref_len: np.ndarray  # (N,)
+    base: MeasureSamples
+    cand: MeasureSamples
+
+
 def _accuracy(row: _Draft, workload: Workload, metric: MetricSpec, wb: WorkloadSide, wc: WorkloadSide, suite: Suite,
               thresholds: Thresholds, seed: int) -> list[Utterance]:
     _plain_delta(row)
     paired = _pair(metric.samples, wb, wc)
-    if isinstance(paired, str):
-        _accuracy_fallback(row, metric, suite, paired)
+    if isinstance(paired, _Unpaired):
+        _accuracy_fallback(row, metric, suite, paired.reason)
         return []
-    ids, base_errors, cand_errors, ref_len, sb, sc = paired
-    test = paired_quality_test(base_errors, cand_errors, ref_len, n_boot=thresholds.n_boot,
+    test = paired_quality_test(paired.base_errors, paired.cand_errors, paired.ref_len, n_boot=thresholds.n_boot,
                                n_flips=thresholds.n_flips, seed=seed)
-    small = len(ids) <= thresholds.small_set_size
-    floor_abs = thresholds.small_set_floor_abs if small else thresholds.quality_floor_abs
-    row.floor = {"abs": floor_abs, "rel": thresholds.quality_floor_rel}
-    row.baseline = SideStats(row.baseline.values, len(ids), False)
-    row.candidate = SideStats(row.candidate.values, len(ids), False)
-    row.delta_abs, row.delta_rel = test.delta, test.delta_rel
+    n = len(paired.ids)
+    small = n <= thresholds.small_set_size
+    row.floor_abs = thresholds.small_set_floor_abs if small else thresholds.quality_floor_abs
+    row.floor_rel = thresholds.quality_floor_rel
+    row.baseline = SideStats.of(row.baseline.values, row.baseline.used, row.baseline.expected_runs, n)
+    row.candidate = SideStats.of(row.candidate.values, row.candidate.used, row.candidate.expected_runs, n)
+    row.delta_abs, row.delta_rel, row.base_rate = test.delta, test.delta_rel, test.base_rate
     row.n_worse, row.n_better = test.n_worse, test.n_better
-    row.above_floor = test.delta >= floor_abs - 1e-15 and (test.base_rate == 0 or test.delta >= thresholds.quality_floor_rel * test.base_rate)
+    row.above_floor = test.delta >= row.floor_abs - 1e-15 and (test.base_rate == 0 or test.delta >= row.floor_rel * test.base_rate)
     row.new_catastrophic = len(test.new_catastrophic)
+    unit = "sessions" if small else "utterances"
     if test.identical:
-        row.method = "paired: identical per-utterance errors"
-        row.notes.append("unchanged: every utterance has the same errors")
+        row.basis = Basis.IDENTICAL
+        row.method = f"paired over {n} {unit}: identical per-utterance errors"
         return []
+    row.basis = Basis.PAIRED
     row.p_value, row.ci, row.ci_kind = test.p_value, test.ci, "delta_abs"
     row.p_degradation = test.p_degradation
-    row.method = f"paired {test.p_method} over {len(ids)} {'sessions' if small else 'utterances'}"
+    row.method = f"paired {test.p_method} over {n} {unit}"
     row.family = "quality"
     if test.new_catastrophic:
-        shown = ", ".join(ids[i] for i in test.new_catastrophic[:3])
+        shown = ", ".join(clip(paired.ids[i], 80) for i in test.new_catastrophic[:3])
         more = f" (+{len(test.new_catastrophic) - 3} more)" if len(test.new_catastrophic) > 3 else ""
         row.notes.append(f"{len(test.new_catastrophic)} newly catastrophic (>50% errors): {shown}{more}")
     if test.fixed_catastrophic:
         row.notes.append(f"{len(test.fixed_catastrophic)} no longer catastrophic")
     if test.catastrophic_sign_p is not None:
         row.notes.append(f"sign test, new vs no-longer catastrophic: p={test.catastrophic_sign_p:.3g}")
-    return _notable(workload, metric.samples, ids, test, ref_len, sb, sc)
+    return _notable(workload, metric.samples or "", test, paired)
 
 
-def _pair(measure: str | None, wb: WorkloadSide, wc: WorkloadSide):
+@dataclass(frozen=True)
+class _Unpaired:
+    reason: str
+
+
+def _pair(measure: str | None, wb: WorkloadSide, wc: WorkloadSide) -> _Paired | _Unpaired:
     """Pair the two sides by utterance id, or say why not (the caller then falls back)."""
     sb, sc = wb.samples.get(measure or ""), wc.samples.get(measure or "")
     if sb is None or sc is None:
         notes = [n for w in (wb, wc) for n in w.sample_notes if n.startswith(f"{measure}:")]
         whose = " and ".join(name for name, s in (("baseline", sb), ("candidate", sc)) if s is None)
-        return f"no per-sample data on the {whose}" + (f" ({notes[0]})" if notes else "")
+        return _Unpaired(f"no per-sample data on the {whose}" + (f" ({notes[0]})" if notes else ""))
     only_b, only_c = set(sb.ids) - set(sc.ids), set(sc.ids) - set(sb.ids)
     if only_b or only_c:
-        example = sorted(only_b or only_c)[0]
-        return (f"utterance ids do not match ({len(only_b)} only in the baseline, {len(only_c)} only in the "
-                f"candidate, e.g. {example!r}); not paired")
+        example = clip(sorted(only_b or only_c)[0], 80)
+        return _Unpaired(f"utterance ids do not match ({len(only_b)} only in the baseline, {len(only_c)} only in the "
+                         f"candidate, e.g. {example!r}); not paired")
     order = {i: k for k, i in enumerate(sc.ids)}
     to_c = np.fromiter((order[i] for i in sb.ids), dtype=np.int64, count=len(sb.ids))
     ref_b, ref_c = sb.ref_len, sc.ref_len[to_c]
     if not np.array_equal(ref_b, ref_c):
-        return f"reference lengths differ for {int((ref_b != ref_c).sum())} utterances (normalization changed?); not paired"
+        return _Unpaired(f"reference lengths differ for {int((ref_b != ref_c).sum())} utterances (the references "
+                         "or their normalization changed); not paired")
     valid = sb.valid.all(axis=0) & sc.valid[:, to_c].all(axis=0) & (ref_b > 0)
     if not valid.any():
-        return "no utterance is valid on both sides"
+        return _Unpaired("no utterance is valid on both sides")
     keep = np.flatnonzero(valid)
-    ids = tuple(sb.ids[k] for k in keep)
-    return ids, sb.errors[:, keep], sc.errors[:, to_c[keep]], ref_b[keep], sb, sc
+    return _Paired(ids=tuple(sb.ids[k] for k in keep), base_errors=sb.errors[:, keep],
+                   cand_errors=sc.errors[:, to_c[keep]], ref_len=ref_b[keep], base=sb, cand=sc)
 
 
 def _accuracy_fallback(row: _Draft, metric: MetricSpec, suite: Suite, reason: str) -> None:
     tolerance = suite.policy.accuracy_tolerance_abs.get(metric.name)
+    row.basis = Basis.FALLBACK
     row.method = "fallback: maintainers' tolerance"
     row.notes.append(f"fallback ({reason})")
     if tolerance is None or row.delta_abs is None:
         row.notes.append("no tolerance for this metric in the suite policy; not gated")
         return
-    row.floor = {"abs": tolerance}
+    row.tolerance = tolerance
     if row.delta_abs > tolerance + 1e-12:
-        row.verdict = FAIL
-        row.notes.append(f"Δ {row.delta_abs:+.4f} exceeds the tolerance +{tolerance:g}")
+        row.verdict = Verdict.FAIL
+        row.notes.append(f"Δ {row.delta_abs * 100:+.3f} pp exceeds the tolerance +{tolerance * 100:g} pp")
 
 
-def _notable(workload: Workload, measure: str, ids: tuple[str, ...], test, ref_len: np.ndarray,
-             sb: MeasureSamples, sc: MeasureSamples) -> list[Utterance]:
+def _notable(workload: Workload, measure: str, test, paired: _Paired) -> list[Utterance]:
     chosen: list[tuple[int, str]] = [(i, "new_catastrophic") for i in test.new_catastrophic]
     seen = {i for i, _ in chosen}
     worse = [i for i in np.argsort(-test.d, kind="stable") if test.d[i] > 0 and i not in seen]
@@ -441,44 +387,46 @@ def _notable(workload: Workload, measure: str, ids: tuple[str, ...], test, ref_l
     chosen += [(int(i), "better") for i in better[:3]]
     out = []
     for i, why in chosen[:MAX_UTTERANCES_PER_ROW]:
-        utt = ids[i]
-        ref_c, hyp_c = sc.texts.get(utt, ("", ""))
-        ref_b, hyp_b = sb.texts.get(utt, ("", ""))
+        utt = paired.ids[i]
+        ref_c, hyp_c = paired.cand.texts.get(utt, ("", ""))
+        ref_b, hyp_b = paired.base.texts.get(utt, ("", ""))
         reference = ref_c or ref_b
-        out.append(Utterance(workload=workload.id, measure=measure, id=utt, why=why, ref_len=int(ref_len[i]),
-                             baseline_errors=float(test.base_mean_errors[i]),
-                             candidate_errors=float(test.cand_mean_errors[i]), reference=reference,
-                             baseline_hypothesis=hyp_b or (reference if test.base_mean_errors[i] == 0 else ""),
-                             candidate_hypothesis=hyp_c or (reference if test.cand_mean_errors[i] == 0 else "")))
+        out.append(Utterance(
+            workload=clip(workload.id, MAX_ID), measure=measure, id=clip(utt, MAX_ID), why=why,
+            ref_len=int(paired.ref_len[i]), baseline_errors=float(test.base_mean_errors[i]),
+            candidate_errors=float(test.cand_mean_errors[i]), reference=clip(reference, MAX_TEXT),
+            baseline_hypothesis=clip(hyp_b or (reference if test.base_mean_errors[i] == 0 else ""), MAX_TEXT),
+            candidate_hypothesis=clip(hyp_c or (reference if test.cand_mean_errors[i] == 0 else ""), MAX_TEXT)))
     return out
 
 
 # --- speed ------------------------------------------------------------------------------------------------------
 
 def _speed(row: _Draft, metric: MetricSpec, calibration: Calibration | None, suite: Suite) -> None:
-    b, c = row.baseline.values, row.candidate.values
-    missing = [name for name, values in (("baseline", b), ("candidate", c)) if not values or any(v is None or v <= 0 for v in values)]
+    b, c = row.baseline.present, row.candidate.present
     _plain_delta(row)
+    missing = [name for name, values in (("baseline", b), ("candidate", c)) if not values or any(v <= 0 for v in values)]
     if missing:
-        row.verdict = INCOMPLETE
+        row.verdict = Verdict.INCOMPLETE
         row.method = "not tested: missing values"
         row.notes.append(f"{' and '.join(missing)}: a run has no positive value for {metric.name}")
         return
-    floor = metric.floor_rel or 0.0
-    row.floor = {"rel": floor}
+    row.floor_rel = metric.floor_rel or 0.0
     higher = metric.higher_is_better
     if calibration is not None and calibration.usable:
         test = log_shift_test(b, c, higher_is_better=higher, calibration=calibration)
+        row.basis = Basis.CALIBRATED
         row.p_value, row.ci, row.ci_kind = test.p_value, test.ratio_ci, "ratio"
         row.delta_rel, row.worse_rel = test.ratio - 1, test.worse_rel
-        row.calibration = calibration
+        row.sigma, row.df = calibration.sigma, test.df
         row.family = "speed"
-        row.method = f"log-scale t, σ={calibration.sigma:.2%} (df {test.df}, {test.se_source})"
+        row.method = f"log-scale t, run-to-run σ {calibration.sigma:.2%} (df {test.df}, {test.se_source})"
         return
     ratio, breached = ratio_policy(b, c, higher_is_better=higher, tolerance=suite.policy.speed_ratio)
     limit = f"{'>=' if higher else '<='} {1 - suite.policy.speed_ratio if higher else 1 + suite.policy.speed_ratio:.2f}×"
+    row.basis = Basis.UNCALIBRATED
     row.method = f"uncalibrated: maintainers' ratio policy ({limit})"
-    row.floor = {"ratio": suite.policy.speed_ratio}
+    row.tolerance = suite.policy.speed_ratio
     row.delta_rel = ratio - 1
     row.worse_rel = (1 / ratio - 1) if higher else ratio - 1
     if calibration is not None:  # (no calibration at all is said once, in the report's statistics section)
@@ -486,41 +434,36 @@ def _speed(row: _Draft, metric: MetricSpec, calibration: Calibration | None, sui
     if min(len(b), len(c)) == 1:
         row.notes.append("a side has a single run: no noise estimate at all")
     if breached:
-        row.verdict = FAIL
-    elif row.worse_rel <= -suite.policy.speed_ratio:
-        row.notes.append(f"improved by {-row.worse_rel:.1%}")
+        row.verdict = Verdict.FAIL
 
 
 # --- the decision over families --------------------------------------------------------------------------------
 
 def _decide(rows: list[_Draft], thresholds: Thresholds) -> None:
-    alpha = thresholds.alpha
     quality = [r for r in rows if r.family == "quality"]
     for row, adjusted in zip(quality, holm([r.p_value for r in quality])):
+        assert row.p_value is not None and adjusted is not None
         row.p_adjusted = adjusted
         above = row.above_floor
         if adjusted <= thresholds.quality_alpha and above:
-            row.verdict = FAIL
+            row.verdict = Verdict.FAIL
         elif (row.p_value <= thresholds.warn_alpha and above) or row.new_catastrophic:
-            row.verdict = WARN
+            row.verdict = Verdict.WARN
         elif row.p_value <= thresholds.warn_alpha:
             row.notes.append("significant but below the floors")
-        elif row.p_value >= 1 - thresholds.warn_alpha:  # reported, never gated
-            row.notes.append(f"improved by {-row.delta_abs * 100:.3f} pp")
     speed = [r for r in rows if r.family == "speed"]
     pvalues = [r.p_value for r in speed]
     for row, adjusted, q in zip(speed, holm(pvalues), benjamini_hochberg(pvalues)):
+        assert row.p_value is not None and adjusted is not None and q is not None and row.worse_rel is not None
         row.p_adjusted, row.q_value = adjusted, q
-        floor = row.floor["rel"]
-        if adjusted <= alpha and row.worse_rel >= floor:
-            row.verdict = FAIL
+        floor = row.floor_rel or 0.0
+        if adjusted <= thresholds.alpha and row.worse_rel >= floor:
+            row.verdict = Verdict.FAIL
         elif row.worse_rel >= floor / 2 and (row.p_value <= thresholds.speed_warn_p or q <= thresholds.speed_warn_q):
-            row.verdict = WARN
+            row.verdict = Verdict.WARN
         elif row.worse_rel >= floor and row.p_value <= thresholds.speed_large_warn_p:
-            row.verdict = WARN
+            row.verdict = Verdict.WARN
             row.notes.append("large change, weakly significant: rerun to confirm")
-        elif row.worse_rel <= -floor and row.p_value >= 1 - alpha:
-            row.notes.append(f"improved by {-row.worse_rel:.1%}")
 
 
 def _num(value: float | None) -> float | None:
@@ -528,3 +471,10 @@ def _num(value: float | None) -> float | None:
         return None
     value = float(value)
     return value if math.isfinite(value) else None
+
+
+def _pair_of_nums(ci: tuple[float, float] | None) -> tuple[float, float] | None:
+    if ci is None:
+        return None
+    lo, hi = _num(ci[0]), _num(ci[1])
+    return None if lo is None or hi is None else (lo, hi)

@@ -18,7 +18,9 @@ import numpy as np
 
 from gate.baseline import MeasureSamples, Side, WorkloadSide, calibrate_baseline, write_baseline
 from gate.comparability import Fingerprint
-from gate.compare import FAIL, WARN, Thresholds, compare, load_side
+from gate.compare import Thresholds, compare
+from gate.sides import load_side
+from gate.verdict import Verdict
 from gate.config import Suite
 from power.model import RUNS, ArmRuns, NoiseModel, TestSet, WorkloadTruth, simulate_arm, truths_by_id
 from power.rules import Pair, Row
@@ -90,9 +92,9 @@ class GateJudge:
 
     def judge(self, pair: Pair, rows: tuple[Row, ...]) -> Mapping[str, frozenset[tuple[str, str]]]:
         comparison = self.compare(pair)
-        fail = frozenset((r.workload, r.metric) for r in comparison.rows if r.verdict == FAIL)
-        warn = frozenset((r.workload, r.metric) for r in comparison.rows if r.verdict == WARN)
-        unexpected = {r.verdict for r in comparison.rows} - {FAIL, WARN, "pass"}
+        fail = frozenset((r.workload, r.metric) for r in comparison.rows if r.verdict is Verdict.FAIL)
+        warn = frozenset((r.workload, r.metric) for r in comparison.rows if r.verdict is Verdict.WARN)
+        unexpected = {r.verdict for r in comparison.rows} - {Verdict.FAIL, Verdict.WARN, Verdict.PASS}
         if unexpected:  # the simulation is complete and comparable: anything else is a harness bug
             raise RuntimeError(f"{self.key}: unexpected verdicts {sorted(unexpected)}")
         return {"fail": fail, "warn": warn}

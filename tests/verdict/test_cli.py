@@ -58,7 +58,7 @@ def test_regression_exits_1_and_writes_every_output(make_tree, calibrated_baseli
     assert (QWEN_EN, "corpus_wer") in failing and (QWEN_EN, "throughput_samples_per_s") in failing
     assert all(w == QWEN_EN for w, _ in failing)
     speed = next(r for r in report["rows"] if r["metric"] == "throughput_samples_per_s" and r["workload"] == QWEN_EN)
-    assert speed["method"].startswith("log-scale t") and speed["calibration"]["df"] == 8  # 2 A/A pairs × 2 arms × (3 − 1)
+    assert speed["basis"] == "calibrated" and speed["df"] == 8  # 2 A/A pairs × 2 arms × (3 − 1)
     assert out["comment.md"].read_text(encoding="utf-8") == result.stdout
     assert "Per-run values" in out["summary.md"].read_text(encoding="utf-8")
 
