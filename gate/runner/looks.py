@@ -126,28 +126,22 @@ def tree_decider(suite: Suite, base: Path, candidate: Path, calibration: Path | 
 
 def compare_trees(suite: Suite, base: Path, candidate: Path, model: str, calibration: Path | None):
     """compare() of two result trees for one model, with the A/A calibration of a baseline file if given."""
-    from gate import compare as comparing
-    load_side = getattr(comparing, "load_side", None)
-    if load_side is None:  # after the report-model split, loading lives in gate.sides
-        from gate.sides import load_side  # type: ignore[no-redef]
-    kwargs = {}
-    if calibration is not None:
-        kwargs["calibration"] = load_side(calibration, suite, (model,)).calibration
-    return comparing.compare(load_side(base, suite, (model,)), load_side(candidate, suite, (model,)), suite,
-                             models=(model,), **kwargs)
+    from gate.compare import compare
+    from gate.sides import load_side
+    table = load_side(calibration, suite, (model,)).calibration if calibration is not None else None
+    return compare(load_side(base, suite, (model,)), load_side(candidate, suite, (model,)), suite,
+                   models=(model,), calibration=table or None)
 
 
 def calibration_sigma(suite: Suite, calibration: Path | None, models: tuple[str, ...]) -> Callable[[str, str], float | None]:
-    """sigma_run per (workload, metric) from a baseline file's A/A calibration, for the outlier rule."""
+    """sigma_run (SD of ln value, about the relative SD) per (workload, metric) from a baseline file's A/A
+    calibration, for the outlier rule; None where the baseline has no usable calibration."""
     if calibration is None:
         return lambda workload_id, metric: None
-    from gate import compare as comparing
-    load_side = getattr(comparing, "load_side", None)
-    if load_side is None:
-        from gate.sides import load_side  # type: ignore[no-redef]
+    from gate.sides import load_side
     table = load_side(calibration, suite, models).calibration or {}
 
     def sigma(workload_id: str, metric: str) -> float | None:
         entry = table.get(workload_id, {}).get(metric)
-        return getattr(entry, "sigma", None) if entry is not None and getattr(entry, "usable", True) else None
+        return entry.sigma if entry is not None and entry.usable else None
     return sigma
