@@ -53,6 +53,21 @@ def _with_timeouts(suite: Suite, startup_s: float | None, client_s: float | None
     return suite
 
 
+def _tree_decider(suite: Suite, base: Path, candidate: Path):
+    """The real decision functions, built once the runner knows whether the calibration may be used."""
+    def make(calibration: Path | None):
+        from gate.runner import looks
+        return looks.tree_decider(suite, base, candidate, calibration)
+    return make
+
+
+def _sigma(suite: Suite, models: tuple[str, ...]):
+    def make(calibration: Path | None):
+        from gate.runner.looks import calibration_sigma
+        return calibration_sigma(suite, calibration, models)
+    return make
+
+
 def next_commands(out: Path, sides: tuple[Side, ...], models: tuple[str, ...], suite: Suite,
                   suite_path: Path | None, calibration: Path | None) -> list[str]:
     """The command to run after `gate run`: one that works on exactly what was measured."""
@@ -174,8 +189,12 @@ def command(checkout, ab, out, name, names, models, labels, runs, one_look, max_
     hub, home = _hf_paths(hf_hub, hf_home)
     setup = Setup(out=out, port=port or suite.server.port, hf_hub=hub, hf_home=home,
                   torchinductor_cache=Path(torchinductor_cache or out / "torchinductor").resolve())
-    looks = LookPlan(decider=None, max_runs=max_runs, remeasure=not no_remeasure) if ab else None  # the decider is added once planning is done
+    looks = None
     two_looks = bool(ab) and not one_look and runs is None and not set(EXTENSION_RUNS) & set(run_names)
+    if ab:
+        looks = LookPlan(decider=_tree_decider(suite, out / sides[0].name, out / sides[1].name) if two_looks else None,
+                         max_runs=max_runs, remeasure=not no_remeasure, sigma=_sigma(suite, selected),
+                         calibration=Path(calibration).resolve() if calibration else None)
     request = RunRequest(suite=suite, sides=sides, setup=setup, runs=run_names, models=selected, gpu_index=gpu_index,
                          resume=resume, lock_dir=lock_dir, lock_wait_s=lock_wait,
                          fingerprints=not no_dataset_fingerprints, port_wait_s=port_wait, venv_check=not skip_venv_check,
@@ -195,15 +214,11 @@ def command(checkout, ab, out, name, names, models, labels, runs, one_look, max_
             for line in dry_run_lines(suite, request.extension_steps(selected)):
                 click.echo(line)
         return
-    if looks is not None and two_looks:
-        from gate.runner.looks import calibration_sigma, tree_decider
-        request = dataclasses.replace(request, looks=dataclasses.replace(
-            looks, decider=tree_decider(suite, out / sides[0].name, out / sides[1].name, calibration),
-            sigma=calibration_sigma(suite, calibration, selected)))
-    elif looks is not None and calibration is not None:
-        from gate.runner.looks import calibration_sigma
-        request = dataclasses.replace(request, looks=dataclasses.replace(
-            looks, sigma=calibration_sigma(suite, calibration, selected)))
+    if two_looks:
+        from gate.runner import looks as looks_module
+        missing = looks_module.decisions_missing()
+        if missing:
+            raise InputError(missing)
     gpu = NoGpu() if no_gpu else NvmlGpu()
     runner = Runner(request, gpu=gpu, base_env=dict(os.environ))
     try:

@@ -33,7 +33,9 @@ from gate.runner import clients, procgroup, server
 from gate.runner.cancel import Cancellation, Cancelled, installed
 from gate.runner.gpu import GpuLock, GpuProvider, wait_until_free
 from gate.runner.ledger import Ledger
-from gate.runner.looks import LookPlan, find_outlier, speed_values
+from gate.runner.looks import Decider, LookPlan, Sigma, find_outlier, speed_values
+from gate.runner.stamp import (STAMP_NAME, Stamp, calibration_stamp_path, packages_digest, read_stamp,
+                               stale_reasons, write_stamp)
 from gate.runner.plan import RunStep, Setup, Side, plan_run, run_order
 from gate.runner.preflight import Preflight, PreflightFailed, run_preflight
 from gate.runner.telemetry import Telemetry
@@ -271,6 +273,10 @@ class Runner:
         self.cancel = Cancellation(say=lambda line: self.progress.say(line))
         self.ledger = Ledger(request.setup.out)
         self.subreaper = False
+        self._calibration: Path | None = None  # the calibration once checked against where we run (None: stale/none)
+        self._calibration_checked = False
+        self._decider: Decider | None = None
+        self._sigma: Sigma | None = None
 
     # --- the whole gate run ---------------------------------------------------------------------
 
@@ -363,6 +369,9 @@ class Runner:
                 raise
             self.log.set_run(step.label, "completed")
             outcome.completed.append(step.label)
+            write_stamp(self.request.setup.out / step.side.name / STAMP_NAME, self._stamp(step))
+        if step.side == self.request.sides[0] and self.request.looks is not None:
+            self._check_calibration(step)
         if step.run != self.suite.warm_run:
             for model in step.models:
                 self.log.made(step.side.name, model.model, step.run)
@@ -370,6 +379,50 @@ class Runner:
                 self._check_outliers(step, outcome)
 
     # --- two looks and outliers (A/B) -------------------------------------------------------------
+
+    def _stamp(self, step: RunStep) -> Stamp:
+        gpu = self.preflight.gpu if self.preflight else None
+        return Stamp(gpu=gpu.name if gpu else None, driver=gpu.driver_version if gpu else None,
+                     packages_sha256=packages_digest(_read(step.run_dir / "freeze.txt")))
+
+    def _check_calibration(self, step: RunStep) -> None:
+        """Once, after the base side's first run: is the calibration from this GPU, driver and package set?
+        A stale one is reported and not used (decisions and the outlier rule then go without it)."""
+        assert self.log is not None and self.request.looks is not None
+        calibration = self.request.looks.calibration
+        if self._calibration_checked or calibration is None:
+            return
+        self._calibration_checked = True
+        stamp_path = calibration_stamp_path(calibration)
+        current = self._stamp(step)
+        record: dict[str, Any] = {"path": str(calibration), "stamp": None, "here": current.to_json(), "stale": [],
+                                  "used": True}
+        if stamp_path.is_file():
+            recorded = read_stamp(stamp_path)
+            record["stamp"] = recorded.to_json()
+            record["stale"] = stale_reasons(recorded, current)
+        else:
+            record["stale_unknown"] = f"{stamp_path} not found: where the calibration was measured is unknown"
+        if record["stale"]:
+            record["used"] = False
+            self.progress.say(f"calibration {calibration} is stale ({'; '.join(record['stale'])}); "
+                              "not used for the look decisions or the outlier rule")
+        else:
+            self._calibration = calibration
+        self.log.doc["calibration"] = record
+        self.log.write()
+
+    def _looks_sigma(self) -> Sigma:
+        assert self.request.looks is not None
+        if self._sigma is None:
+            self._sigma = self.request.looks.sigma(self._calibration)
+        return self._sigma
+
+    def _looks_decider(self) -> Decider:
+        assert self.request.looks is not None and self.request.looks.decider is not None
+        if self._decider is None:
+            self._decider = self.request.looks.decider(self._calibration)
+        return self._decider
 
     def _runs_of_model(self, model: str) -> int:
         """Scored runs made for a model so far, both arms, re-measures included (the --max-runs budget)."""
@@ -389,7 +442,7 @@ class Runner:
             runs = self.log.doc["scored_runs"].get(side.name, {}).get(model.model, [])
             tree = self.request.setup.out / side.name
             arm = {run: speed_values(tree / run, self.suite, model.model) for run in runs}
-            outlier = find_outlier(arm, looks.sigma)
+            outlier = find_outlier(arm, self._looks_sigma())
             if outlier is None:
                 continue
             if self._runs_of_model(model.model) + 1 > looks.max_runs:
@@ -439,12 +492,12 @@ class Runner:
 
     def _second_look(self, looks: LookPlan, outcome: RunOutcome) -> None:
         """decide() on the first look; models it leaves undecided get 3+3 more runs, then decide_pooled()."""
-        assert self.log is not None and looks.decider is not None
+        assert self.log is not None
         record = self.log.doc["looks"]
         extend: list[str] = []
         for model in self.request.models:
             with self.log.step("decide-first-look", model=model) as entry:
-                decision = looks.decider.first(model)
+                decision = self._looks_decider().first(model)
                 entry["message"] = f"{decision.action}: " + "; ".join(decision.reasons)
             record[model] = {"first": {"action": decision.action, "reasons": list(decision.reasons)},
                              "extended": False, "why_extended": [], "pooled": None, "final": decision.action}
@@ -473,7 +526,7 @@ class Runner:
             self._do_step(step, outcome)
         for model in extend:
             with self.log.step("decide-pooled", model=model) as entry:
-                decision = looks.decider.pooled(model)
+                decision = self._looks_decider().pooled(model)
                 entry["message"] = f"{decision.action}: " + "; ".join(decision.reasons)
             record[model].update(pooled={"action": decision.action, "reasons": list(decision.reasons)},
                                  final=decision.action)

@@ -41,15 +41,26 @@ class Decider(Protocol):
     def pooled(self, model: str) -> Decision: ...
 
 
+Sigma = Callable[[str, str], "float | None"]  # (workload id, metric) -> calibrated sigma_run, None if unknown
+
+
+def no_sigma(calibration: Path | None) -> Sigma:
+    return lambda workload_id, metric: None
+
+
 @dataclass(frozen=True)
 class LookPlan:
-    """How the A/B job may grow. `decider` None: one look only (no extension)."""
+    """How the A/B job may grow. `decider` None: one look only (no extension).
 
-    decider: Decider | None
+    Both the decider and the outlier rule's sigma are made from the calibration file by the runner,
+    once it has checked that the calibration is not stale (stamp.py): hence factories."""
+
+    decider: Callable[[Path | None], Decider] | None
     max_runs: int = DEFAULT_MAX_RUNS
     extension: tuple[str, ...] = EXTENSION_RUNS
     remeasure: bool = True
-    sigma: Callable[[str, str], float | None] = lambda workload_id, metric: None  # calibrated sigma_run per row
+    sigma: Callable[[Path | None], Sigma] = no_sigma
+    calibration: Path | None = None  # a baseline file with an A/A calibration
 
 
 @dataclass(frozen=True)
@@ -112,6 +123,15 @@ class _TreeDecider:
 
     def pooled(self, model: str) -> Decision:
         return self._decide_pooled(self._compare(self.suite, self.base, self.candidate, model, self.calibration), model)
+
+
+def decisions_missing() -> str | None:
+    """Why the real decision functions cannot be used here (checked before any run), or None."""
+    try:
+        import gate.stats.looks  # noqa: F401
+    except ImportError as exc:
+        return f"two looks need gate.stats.looks ({exc}); run with --one-look"
+    return None
 
 
 def tree_decider(suite: Suite, base: Path, candidate: Path, calibration: Path | None) -> Decider:

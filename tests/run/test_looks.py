@@ -33,6 +33,7 @@ class _Scripted:
         return self._decide("pooled", model, _SCRIPT[model][1])
 
 _looks.tree_decider = lambda suite, base, candidate, calibration: _Scripted(base, candidate)
+_looks.decisions_missing = lambda: None
 """
 
 
@@ -111,9 +112,15 @@ def test_a_slow_run_is_remeasured_once_and_set_aside(bench, tmp_path):
     candidate = make_checkout(tmp_path / "candidate", knobs={
         "counts": SMALL_COUNTS, "server": {"request_delay_s": 0.2, "slow_request_s": 0.6, "on_call": 4}})
     bench.knobs({"server": {"request_delay_s": 0.2}})
+    calibration = tmp_path / "store" / "h100" / "qwen3.json"  # measured on an H100: stale here
+    calibration.parent.mkdir(parents=True)
+    calibration.write_text("{}")
+    (calibration.parent / "qwen3.calibration-stamp.json").write_text(json.dumps(
+        {"gpu": "NVIDIA H100 80GB HBM3", "driver": "550.54.15", "packages_sha256": None}))
     done = bench.run("--ab", str(bench.checkout), str(candidate), "--models", "qwen3", "--one-look",
-                     checkout=False, timeout=180)
+                     "--calibration", str(calibration), checkout=False, timeout=180)
     assert done.returncode == 0, done.stderr
+    assert f"calibration {calibration} is stale (GPU NVIDIA H100 80GB HBM3 then, none now" in done.stderr
     log = json.loads((bench.out / "candidate" / "gate-run.json").read_text())
     mine = [r for r in log["remeasured"] if r["side"] == "candidate"]
     assert [(r["run"], r["model"]) for r in mine] == [("run3", "qwen3")], log["remeasured"]
@@ -125,3 +132,10 @@ def test_a_slow_run_is_remeasured_once_and_set_aside(bench, tmp_path):
     assert fresh > 1.5 * slow
     assert "re-measured outlier runs: candidate/run3 qwen3" in done.stderr
     assert log["scored_runs"]["candidate"]["qwen3"] == ["run1", "run2", "run3"]
+    assert log["calibration"]["used"] is False and log["calibration"]["stale"][0].startswith("GPU NVIDIA H100")
+    stamp = json.loads((bench.out / "candidate" / "stamp.json").read_text())
+    assert stamp["gpu"] is None and len(stamp["packages_sha256"]) == 64
+    # the real decider's input: the gate's own compare() of the two trees as they are on disk
+    from gate.runner.looks import compare_trees
+    report = compare_trees(bench.suite, bench.out / "base", bench.out / "candidate", "qwen3", None)
+    assert {row.workload for row in report.rows} == {"qwen3/asr_en", "qwen3/asr_zh"}
