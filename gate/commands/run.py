@@ -15,7 +15,7 @@ from pathlib import Path
 import click
 
 from gate.config import Suite, load_suite
-from gate.errors import GateError, InputError
+from gate.errors import InputError
 from gate.runner.execute import Cancelled, RunRequest, Runner
 from gate.runner.gpu import NoGpu, NvmlGpu
 from gate.runner.looks import DEFAULT_MAX_RUNS, EXTENSION_RUNS, LookPlan
@@ -194,7 +194,8 @@ def command(checkout, ab, out, name, names, models, labels, runs, one_look, max_
     if ab:
         looks = LookPlan(decider=_tree_decider(suite, out / sides[0].name, out / sides[1].name) if two_looks else None,
                          max_runs=max_runs, remeasure=not no_remeasure, sigma=_sigma(suite, selected),
-                         calibration=Path(calibration).resolve() if calibration else None)
+                         calibration=Path(calibration).resolve() if calibration else None,
+                         one_look_because=None if two_looks else ("--one-look" if one_look else "--runs given"))
     request = RunRequest(suite=suite, sides=sides, setup=setup, runs=run_names, models=selected, gpu_index=gpu_index,
                          resume=resume, lock_dir=lock_dir, lock_wait_s=lock_wait,
                          fingerprints=not no_dataset_fingerprints, port_wait_s=port_wait, venv_check=not skip_venv_check,
@@ -217,8 +218,10 @@ def command(checkout, ab, out, name, names, models, labels, runs, one_look, max_
     if two_looks:
         from gate.runner import looks as looks_module
         missing = looks_module.decisions_missing()
-        if missing:
-            raise InputError(missing)
+        if missing:  # measure anyway (one look, recorded in gate-run.json) rather than waste the GPU job
+            click.echo(f"gate run: warning: {missing}; this A/B runs one look only", err=True)
+            request = dataclasses.replace(request, looks=dataclasses.replace(
+                looks, decider=None, one_look_because=missing))
     gpu = NoGpu() if no_gpu else NvmlGpu()
     runner = Runner(request, gpu=gpu, base_env=dict(os.environ))
     try:

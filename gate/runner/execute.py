@@ -115,6 +115,7 @@ class RunLog:
                 "first_look": [step.label for step in steps],
                 "possible_extension": [step.label for step in request.extension_steps(request.models)],
                 "decider": "decide / decide_pooled" if request.looks.decider is not None else None,
+                "one_look_because": request.looks.one_look_because,
                 "max_runs_per_model": request.looks.max_runs,
                 "outlier_rule": "re-measure once per arm and model a run more than max(5 sigma, 8%) from its arm's "
                                 "median on a gated speed metric; the original goes to outliers/run<R>/<model>/",

@@ -61,6 +61,7 @@ class LookPlan:
     remeasure: bool = True
     sigma: Callable[[Path | None], Sigma] = no_sigma
     calibration: Path | None = None  # a baseline file with an A/A calibration
+    one_look_because: str | None = None  # why an A/B that could have two looks has one
 
 
 @dataclass(frozen=True)
@@ -130,7 +131,7 @@ def decisions_missing() -> str | None:
     try:
         import gate.stats.looks  # noqa: F401
     except ImportError as exc:
-        return f"two looks need gate.stats.looks ({exc}); run with --one-look"
+        return f"two looks need gate.stats.looks ({exc})"
     return None
 
 

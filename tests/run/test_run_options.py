@@ -3,7 +3,6 @@ timeouts as options, one HF cache for models, datasets and server, the preflight
 examples, and the right next command."""
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 
