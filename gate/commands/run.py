@@ -16,7 +16,7 @@ import click
 
 from gate.config import Suite, load_suite
 from gate.errors import InputError
-from gate.runner.execute import Cancelled, RunRequest, Runner
+from gate.runner.execute import Cancelled, Runner, RunRequest
 from gate.runner.gpu import NoGpu, NvmlGpu
 from gate.runner.looks import DEFAULT_MAX_RUNS, EXTENSION_RUNS, LookPlan
 from gate.runner.plan import Setup, Side, dry_run_lines
@@ -132,7 +132,8 @@ def next_commands(out: Path, sides: tuple[Side, ...], models: tuple[str, ...], s
 @click.option("--skip-venv-check", is_flag=True,
               help="Do not run the checkout's .github/scripts/verify_omni_installed_pins.py (runbook Step 2).")
 @click.option("--no-dataset-fingerprints", is_flag=True, help="Do not record MOSS dataset fingerprints (slow to load).")
-def command(checkout, ab, out, name, names, models, labels, runs, one_look, max_runs, no_remeasure, calibration, gpu_index, no_gpu,
+def command(checkout, ab, out, name, names, models, labels, runs, one_look, max_runs, no_remeasure, calibration,
+            gpu_index, no_gpu,
             port, hf_hub, hf_home, startup_timeout, client_timeout, torchinductor_cache, python, suite_path, resume,
             dry_run, lock_dir, lock_wait, port_wait, progress_every, skip_venv_check, no_dataset_fingerprints):
     """Run the ASR benchmarks of one checkout (or two, --ab) and write the runbook's result tree.
@@ -207,8 +208,8 @@ def command(checkout, ab, out, name, names, models, labels, runs, one_look, max_
         for line in dry_run_lines(suite, request.steps()):
             click.echo(line)
         if looks is not None and looks.remeasure:
-            click.echo(f"# --- after each scored run: a run more than max(5 sigma, 8%) from its arm's median on a gated "
-                       f"speed metric is re-measured once per arm and model (original kept in outliers/run<R>/)")
+            click.echo("# --- after each scored run: a run more than max(5 sigma, 8%) from its arm's median on a gated "
+                       "speed metric is re-measured once per arm and model (original kept in outliers/run<R>/)")
         if two_looks:
             click.echo(f"# --- second look, only for models that decide(first look) leaves undecided ('extend'), "
                        f"then decide_pooled on all runs; at most {max_runs} scored runs per model")

@@ -34,10 +34,9 @@ from gate.runner.cancel import Cancellation, Cancelled, installed
 from gate.runner.gpu import GpuLock, GpuProvider, wait_until_free
 from gate.runner.ledger import Ledger
 from gate.runner.looks import Decider, LookPlan, Sigma, find_outlier, speed_values
-from gate.runner.stamp import (STAMP_NAME, Stamp, calibration_stamp_path, packages_digest, read_stamp,
-                               stale_reasons, write_stamp)
 from gate.runner.plan import RunStep, Setup, Side, plan_run, run_order
 from gate.runner.preflight import Preflight, PreflightFailed, run_preflight
+from gate.runner.stamp import STAMP_NAME, Stamp, calibration_stamp_path, packages_digest, read_stamp, stale_reasons, write_stamp
 from gate.runner.telemetry import Telemetry
 
 __all__ = ["Cancelled", "RunFailed", "RunOutcome", "RunRequest", "Runner"]

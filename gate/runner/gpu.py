@@ -116,7 +116,8 @@ class NvmlGpu:
         try:
             pynvml.nvmlInit()
         except pynvml.NVMLError as exc:
-            raise GateError(f"NVML cannot start ({exc}); is the NVIDIA driver present? use --no-gpu to run without a GPU") from None
+            raise GateError(f"NVML cannot start ({exc}); is the NVIDIA driver present? "
+                            "use --no-gpu to run without a GPU") from None
         self._nvml = pynvml
 
     def _handle(self, index: int):

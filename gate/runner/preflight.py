@@ -192,13 +192,13 @@ def preflight_lines(suite: Suite, steps: tuple[RunStep, ...], *, fingerprints: b
         lines.append(f"test -x {shlex.quote(str(side.python))}")
         if venv_check:
             script = side.checkout / VERIFY_PINS
-            lines.append(f"cd {shlex.quote(str(side.checkout))} && {shlex.join([str(side.python), str(script), str(side.python), str(side.checkout)])}"
-                         "  # if the script exists in the checkout")
+            verify = shlex.join([str(side.python), str(script), str(side.python), str(side.checkout)])
+            lines.append(f"cd {shlex.quote(str(side.checkout))} && {verify}  # if the script exists in the checkout")
         argv, expected = _dataset_check(suite, side, tuple(c.workload for m in step.models for c in m.clients),
                                         fingerprints)
         if argv:
             env = " ".join(f"{k}={shlex.quote(v)}" for k, v in step.environment.items())
-            lines.append(f"# datasets offline; expected sample counts: "
+            lines.append("# datasets offline; expected sample counts: "
                          + ", ".join(f"{k} {v}" for k, v in expected.items()))
             lines.append(f"env {env} {shlex.join(argv)}")
     if steps:

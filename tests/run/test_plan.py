@@ -126,11 +126,12 @@ def test_dry_run_prints_every_command_in_order(bench):
     done = bench.run("--dry-run", "--label", "run-moss-asr", "--runs", "warm,1")
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
-    servers = [l for l in lines if l.startswith("setsid ")]
+    servers = [line for line in lines if line.startswith("setsid ")]
     assert len(servers) == 2 and all("MOSS-Transcribe-Diarize" in s for s in servers)
-    assert sum("benchmark_asr_transcribe_diarize" in l for l in lines) == 8
-    assert lines.index(next(l for l in lines if "runwarm" in l)) < lines.index(next(l for l in lines if "run1" in l))
-    assert any(l.endswith("--exclude-editable > " + str(bench.out / "main/run1") + "/freeze.txt") for l in lines)
+    assert sum("benchmark_asr_transcribe_diarize" in line for line in lines) == 8
+    first_warm = lines.index(next(line for line in lines if "runwarm" in line))
+    assert first_warm < lines.index(next(line for line in lines if "run1" in line))
+    assert any(line.endswith("--exclude-editable > " + str(bench.out / "main/run1") + "/freeze.txt") for line in lines)
     assert not bench.out.exists(), "a dry run writes nothing"
 
 

@@ -125,8 +125,8 @@ def test_missing_snapshot_and_python_are_reported_together(bench, tmp_path):
     assert done.returncode == 2
     lines = done.stderr.splitlines()
     assert lines[0] == "gate: error: preflight failed:"
-    assert any(".venv/bin/python: missing or not executable" in l for l in lines)
-    assert any("config.json: missing; expected the openai/whisper-large-v3 snapshot" in l for l in lines)
+    assert any(".venv/bin/python: missing or not executable" in line for line in lines)
+    assert any("config.json: missing; expected the openai/whisper-large-v3 snapshot" in line for line in lines)
     assert not bench.out.exists() or not any(bench.out.rglob("run*"))
 
 

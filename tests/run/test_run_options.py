@@ -24,15 +24,15 @@ def test_a_running_client_reports_its_progress(bench):
     bench.knobs({"client": {"request_delay_s": 1.5}})
     done = bench.run("--models", "qwen3", "--runs", "1", "--progress-every", "1")
     assert done.returncode == 0, done.stderr
-    lines = [l for l in done.stderr.splitlines() if "waiting for client qwen3/asr_en" in l]
-    assert lines and any("/6 requests (" in l for l in lines), done.stderr
+    lines = [line for line in done.stderr.splitlines() if "waiting for client qwen3/asr_en" in line]
+    assert lines and any("/6 requests (" in line for line in lines), done.stderr
 
 
 def test_eta_from_the_previous_run_and_the_next_command(bench):
     assert bench.run("--models", "qwen3", "--runs", "1").returncode == 0
     done = bench.run("--models", "qwen3", "--runs", "1")
     assert done.returncode == 0, done.stderr
-    first = next(l for l in done.stderr.splitlines() if "main/run1: starting" in l)
+    first = next(line for line in done.stderr.splitlines() if "main/run1: starting" in line)
     assert first.startswith("gate run [0/1 cycles") and "ETA ~" in first, first  # before any cycle of this run
     assert f"next: gate summarize {bench.out / 'main'} --models qwen3 --suite {bench.suite_path}" in done.stderr
 
@@ -57,8 +57,8 @@ def test_dry_run_prints_preflight_and_one_hf_cache(bench, tmp_path):
     assert out.startswith("# --- preflight (runbook Steps 2-3)")
     assert "verify_omni_installed_pins.py" in out and f"test -f {home}/hub/models--OpenMOSS-Team" in out
     assert f"HF_HUB_CACHE={home}/hub" in out and f"HF_HOME={home}" in out  # dataset check, server and clients alike
-    exports = [l for l in out.splitlines() if l.startswith("export ")]
-    assert exports and all(f"HF_HUB_CACHE={home}/hub" in l and f"HF_HOME={home}" in l for l in exports)
+    exports = [line for line in out.splitlines() if line.startswith("export ")]
+    assert exports and all(f"HF_HUB_CACHE={home}/hub" in line and f"HF_HOME={home}" in line for line in exports)
 
 
 def test_ab_dry_run_shows_the_possible_extension(bench, tmp_path):
@@ -66,10 +66,10 @@ def test_ab_dry_run_shows_the_possible_extension(bench, tmp_path):
                      checkout=False)
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
-    head = lines.index(next(l for l in lines if l.startswith("# --- second look")))
-    runs = [l.split(": checkout")[0][6:] for l in lines[head:] if l.startswith("# --- ") and ": checkout" in l]
+    head = lines.index(next(line for line in lines if line.startswith("# --- second look")))
+    runs = [line.split(": checkout")[0][6:] for line in lines[head:] if line.startswith("# --- ") and ": checkout" in line]
     assert runs == ["candidate/run4", "base/run4", "base/run5", "candidate/run5", "candidate/run6", "base/run6"]
-    assert any(l.startswith("# --- after each scored run: a run more than max(5 sigma, 8%)") for l in lines)
+    assert any(line.startswith("# --- after each scored run: a run more than max(5 sigma, 8%)") for line in lines)
 
 
 def test_help_has_examples_and_exit_codes():
