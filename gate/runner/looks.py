@@ -166,3 +166,61 @@ def calibration_sigma(suite: Suite, calibration: Path | None, models: tuple[str,
         entry = table.get(workload_id, {}).get(metric)
         return entry.sigma if entry is not None and entry.usable else None
     return sigma
+
+
+# --- the trusted side checks the plan -------------------------------------------------------------
+
+@dataclass(frozen=True)
+class PlanCheck:
+    """What decide() on the first look asks for, against the runs a pair of trees holds for one model."""
+
+    model: str
+    first_look: str  # the recomputed first-look action
+    expected: tuple[str, ...]  # scored runs each side must hold
+    found: Mapping[str, tuple[str, ...]]  # side tree -> scored runs holding the model
+    problems: tuple[str, ...]
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def runs_with_model(tree: Path, suite: Suite, model: str) -> tuple[str, ...]:
+    """Scored run folders (run<R>, not the warm run) of a tree that hold the model's folder, in order."""
+    found = [p.name for p in Path(tree).iterdir()
+             if p.is_dir() and p.name.startswith("run") and p.name != f"run{suite.warm_run}" and (p / model).is_dir()]
+    return tuple(sorted(found, key=lambda n: (0, int(n[3:]), "") if n[3:].isdigit() else (1, 0, n)))
+
+
+def check_plan(suite: Suite, base: Path, candidate: Path, model: str, *, decide: Callable,
+               first_runs: tuple[str, ...] = ("1", "2", "3"), extension: tuple[str, ...] = EXTENSION_RUNS,
+               max_runs: int = DEFAULT_MAX_RUNS, calibration: Path | None = None,
+               compare: Callable = compare_trees) -> PlanCheck:
+    """Recompute the first-look decision from the trees alone (their first 3+3 runs) and check that each
+    tree holds exactly the scored runs that decision asks for: a pure function of the trees, so the
+    trusted report job can reject an uploaded tree whose run count does not match the plan."""
+    import shutil
+    import tempfile
+
+    first = tuple(f"run{r}" for r in first_runs)
+    found = {str(tree): runs_with_model(tree, suite, model) for tree in (base, candidate)}
+    with tempfile.TemporaryDirectory(prefix="gate-plan-") as tmp:
+        views = []
+        for name, tree in (("base", base), ("candidate", candidate)):
+            view = Path(tmp) / name
+            for run in first:
+                if (Path(tree) / run).is_dir():
+                    shutil.copytree(Path(tree) / run, view / run)
+            view.mkdir(exist_ok=True)
+            views.append(view)
+        decision = decide(compare(suite, views[0], views[1], model, calibration), model)
+    expected = first
+    if decision.action == "extend":
+        remeasured = sum(1 for tree in (base, candidate) for run in first
+                         if (Path(tree) / "outliers" / run / model).is_dir())
+        if 2 * len(first) + remeasured + 2 * len(extension) <= max_runs:
+            expected = first + tuple(f"run{r}" for r in extension)
+    problems = tuple(f"{tree}: {model} has scored runs {', '.join(runs) or 'none'}; the first look "
+                     f"({decision.action}) asks for {', '.join(expected)}"
+                     for tree, runs in found.items() if runs != expected)
+    return PlanCheck(model, decision.action, expected, found, problems)

@@ -88,6 +88,23 @@ def test_two_looks_extend_only_the_undecided_model_and_record_both_looks(bench, 
     for side in ("base", "pr"):  # decided models stop after the first look
         assert not (bench.out / side / "run4" / "qwen3").exists() and (bench.out / side / "run6" / "whisper").is_dir()
     assert "qwen3: fail (two-look decision" in done.stderr and "whisper: pass (two-look decision" in done.stderr
+    # The trusted side recomputes the first look from the trees (the real compare) and checks the run count.
+    from types import SimpleNamespace
+
+    from gate.runner.looks import check_plan
+    seen = []
+
+    def decide(report, model):  # a TEST DOUBLE of gate.stats.looks.decide: the script, after a real compare
+        seen.append({row.workload for row in report.rows})
+        return SimpleNamespace(action={"qwen3": "fail", "whisper": "extend"}[model], reasons=())
+    base, pr = bench.out / "base", bench.out / "pr"
+    assert all(check_plan(bench.suite, base, pr, m, decide=decide).ok for m in ("qwen3", "whisper"))
+    assert seen[0] == {"qwen3/asr_en", "qwen3/asr_zh"}
+    import shutil
+    shutil.rmtree(pr / "run6" / "whisper")  # a tree that stopped early
+    check = check_plan(bench.suite, base, pr, "whisper", decide=decide)
+    assert check.problems == (f"{pr}: whisper has scored runs run1, run2, run3, run4, run5; the first look (extend) "
+                              "asks for run1, run2, run3, run4, run5, run6",)
     assert (f"next: gate compare {bench.out / 'base'} {bench.out / 'pr'} --models qwen3,whisper --suite "
             f"{bench.suite_path}") in done.stderr
 
