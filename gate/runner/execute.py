@@ -283,6 +283,8 @@ class Runner:
     def run(self) -> RunOutcome:
         outcome = RunOutcome()
         with installed(self.cancel):
+            self.progress.say("preflight: checkout, venv pins and datasets (offline, in the checkout's python; "
+                              "loading them can take minutes), snapshots, GPU")
             self.preflight = run_preflight(self.suite, self.steps, gpu=self.gpu, gpu_index=self.request.gpu_index,
                                            base_env=self.base_env, fingerprints=self.request.fingerprints,
                                            venv_check=self.request.venv_check)
@@ -580,6 +582,7 @@ class Runner:
                 (step.run_dir / "commit.txt").write_text(commit + "\n")
         freeze_cmd = [str(step.side.python), "-m", "pip", "freeze", "--exclude-editable"]
         with log.step("freeze", run=step, command=freeze_cmd) as entry:
+            self.progress.say(f"{step.label}: pip freeze of {step.side.python} (up to 300 s)")
             done = subprocess.run(freeze_cmd, cwd=checkout, env=env, capture_output=True, text=True, timeout=300)
             entry["exit_status"] = done.returncode
             if done.returncode == 0:
@@ -636,10 +639,11 @@ class Runner:
         wait_until_free(self.gpu, self.gpu_index, below_mib=s.gpu_free_below_mib, timeout_s=s.gpu_free_timeout_s,
                         say=self.progress.say)
 
-    def _stop_group(self, group: procgroup.Group, grace_s: float, *, raise_after: bool = True) -> str:
+    def _stop_group(self, group: procgroup.Group, grace_s: float, *, raise_after: bool = True,
+                    what: str = "the process group") -> str:
         """Stop a group whatever happens meanwhile: a first signal waits for the stop, a second one hurries it."""
         with self.cancel.shielded(raise_after=raise_after):
-            how = procgroup.stop(group, grace_s=grace_s, hurry=self.cancel.hurried)
+            how = procgroup.stop(group, grace_s=grace_s, hurry=self.cancel.hurried, say=self.progress.say, what=what)
             self.ledger.remove(group.tag)
         return how
 
@@ -688,7 +692,7 @@ class Runner:
                         client, cwd=step.side.checkout, env=env, server_alive=lambda: srv.alive,
                         server_report=srv.exit_report, tag=client_tag,
                         on_start=lambda g: self.ledger.started(g.tag, g.pgid),
-                        stop_group=lambda g: self._stop_group(g, clients.STOP_GRACE_S),
+                        stop_group=lambda g: self._stop_group(g, clients.STOP_GRACE_S, what="the client"),
                         say=lambda line: self.progress.say(f"{step.label} {model.model}: {line}"),
                         progress_every_s=self.request.progress_every_s)
                     entry["exit_status"] = result.exit_code
@@ -700,7 +704,8 @@ class Runner:
                 if self.cancel.signum is not None:
                     self.progress.say(f"{step.label} {model.model}: stopping the server (TERM, "
                                       f"{s.stop_grace_s:g} s grace, then KILL)")
-                how = self._stop_group(srv.group, s.stop_grace_s, raise_after=False)  # log the stop first
+                how = self._stop_group(srv.group, s.stop_grace_s, raise_after=False,  # log the stop first
+                                       what=f"the {model.model} server")
                 hurried = " (second signal: no grace)" if self.cancel.hurry and how == "kill" else ""
                 entry["message"] = {"term": "stopped by SIGTERM", "kill": f"SIGKILL after {s.stop_grace_s:g} s grace",
                                     "gone": "had already exited"}[how] + hurried

@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
+from gate.runner.waits import Say, Ticker, quiet
+
 TAG_VARIABLE = "GATE_PROCESS_TAG"
 _PROC = Path("/proc")
 
@@ -91,7 +93,7 @@ def _signal_all(pids: list[int], sig: int) -> None:
 
 
 def stop(group: Group, *, grace_s: float, kill_wait_s: float = 10.0, poll_s: float = 0.02,
-         hurry: Callable[[], bool] = lambda: False) -> str:
+         hurry: Callable[[], bool] = lambda: False, say: Say = quiet, what: str = "the process group") -> str:
     """TERM the whole group, KILL whatever is left after `grace_s` (at once when `hurry()` turns true);
     return "term", "kill" or "gone".
 
@@ -101,7 +103,8 @@ def stop(group: Group, *, grace_s: float, kill_wait_s: float = 10.0, poll_s: flo
     if not alive:
         return "gone"
     _signal_all(alive, signal.SIGTERM)
-    if _wait_gone(lambda: _live(group), grace_s, poll_s, hurry):
+    ticker = Ticker(say, f"{what} to exit after SIGTERM (then SIGKILL)", limit_s=grace_s)
+    if _wait_gone(lambda: _live(group), grace_s, poll_s, hurry, ticker):
         return "term"
     _signal_all(_live(group), signal.SIGKILL)
     if _wait_gone(lambda: _live(group), kill_wait_s, poll_s):
@@ -115,13 +118,15 @@ def _live(group: Group) -> list[int]:
 
 
 def _wait_gone(live: Callable[[], list[int]], timeout_s: float, poll_s: float,
-               hurry: Callable[[], bool] = lambda: False) -> bool:
+               hurry: Callable[[], bool] = lambda: False, ticker: Ticker | None = None) -> bool:
     deadline = time.monotonic() + timeout_s
     while True:
         if not live():
             return True
         if time.monotonic() >= deadline or hurry():
             return False
+        if ticker is not None:
+            ticker.tick()
         time.sleep(poll_s)
 
 
