@@ -124,7 +124,9 @@ def test_missing_snapshot_and_python_are_reported_together(bench, tmp_path):
     done = bench.run("--models", "whisper", "--runs", "1", "--hf-hub", str(tmp_path / "empty-hub"))
     assert done.returncode == 2
     lines = done.stderr.splitlines()
-    assert lines[0] == "gate: error: preflight failed:"
+    assert lines[0].endswith("preflight: checkout, venv pins and datasets (offline, in the checkout's python; "
+                             "loading them can take minutes), snapshots, GPU")
+    assert lines[1] == "gate: error: preflight failed:"
     assert any(".venv/bin/python: missing or not executable" in line for line in lines)
     assert any("config.json: missing; expected the openai/whisper-large-v3 snapshot" in line for line in lines)
     assert not bench.out.exists() or not any(bench.out.rglob("run*"))
