@@ -136,3 +136,26 @@ def test_the_no_gpu_lock_is_per_port(bench):
     finally:
         other.release()
     assert done.returncode == 0, done.stderr
+
+
+def test_one_gate_per_out_dir(tmp_path):
+    import pytest
+
+    from gate.runner.ledger import Ledger, OutDirBusy
+    first = Ledger(tmp_path)
+    first.lock()
+    try:
+        with pytest.raises(OutDirBusy, match="another gate run is writing into this out dir"):
+            Ledger(tmp_path).lock()
+    finally:
+        first.unlock()
+    again = Ledger(tmp_path)
+    again.lock()  # released: free again
+    again.unlock()
+
+
+def test_an_unreadable_process_record_is_reported_not_fatal(tmp_path):
+    from gate.runner.ledger import Ledger
+    (tmp_path / "gate-processes.json").write_text("{truncated")
+    lines = Ledger(tmp_path).stop_leftovers(grace_s=0.1)
+    assert len(lines) == 1 and "unreadable process record" in lines[0]

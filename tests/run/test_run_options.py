@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import subprocess
 import sys
-
-from conftest import GATE_RUN, REPO
+from pathlib import Path
 
 from gate.runner.clients import describe_progress, progress
+
+REPO = Path(__file__).resolve().parents[2]
+GATE_RUN = "import sys\nfrom gate.cli import main\nsys.argv = ['gate', 'run', *sys.argv[1:]]\nmain()\n"
 
 
 def test_progress_is_read_from_tqdm_lines(tmp_path):
