@@ -31,7 +31,7 @@ def _log_has_running(bench, step: str):
 
 
 def test_kill_9_mid_client_then_the_next_run_stops_the_old_client_and_server_first(bench):
-    bench.knobs({"client": {"delay_s": 4, "on_call": 1}})  # the first client sleeps 4 s, then would write
+    bench.knobs({"client": {"delay_s": 8, "on_call": 1}})  # the first client sleeps 8 s, then would write
     proc = bench.start("--models", "qwen3", "--runs", "1")
     client_log = bench.out / "main" / "run1" / "qwen3" / "asr_en.client.log"
     _wait_for(lambda: client_log.exists() and "delay_s" in client_log.read_text(), proc, what="the client")
@@ -49,7 +49,7 @@ def test_kill_9_mid_client_then_the_next_run_stops_the_old_client_and_server_fir
     assert bench.leftovers() == []
     result = bench.out / "main" / "run1" / "qwen3" / "asr_en.json"
     before = (result.read_bytes(), result.stat().st_mtime_ns)
-    time.sleep(max(0.0, 4.5 - (time.monotonic() - killed_at)))  # past the moment the old client would write
+    time.sleep(max(0.0, 8.5 - (time.monotonic() - killed_at)))  # past the moment the old client would write
     assert (result.read_bytes(), result.stat().st_mtime_ns) == before, "the new run's tree is untouched"
     assert read_tree(bench.out / "main", bench.suite, models=("qwen3",)).complete("qwen3/asr_en")
     assert json.loads((bench.out / "gate-processes.json").read_text())["processes"] == []
