@@ -147,7 +147,8 @@ def test_a_slow_run_is_remeasured_once_and_set_aside(bench, tmp_path):
     slow = json.loads(kept.read_text())["results"][0]["throughput_samples_per_s"]["mean"]
     fresh = json.loads(again.read_text())["results"][0]["throughput_samples_per_s"]["mean"]
     assert fresh > 1.5 * slow
-    assert "re-measured outlier runs: candidate/run3 qwen3" in done.stderr
+    line = next(line for line in done.stderr.splitlines() if "re-measured outlier runs: " in line)
+    assert "candidate/run3 qwen3" in line  # (the base arm may have had a re-measure of its own on a loaded machine)
     assert log["scored_runs"]["candidate"]["qwen3"] == ["run1", "run2", "run3"]
     assert log["calibration"]["used"] is False and log["calibration"]["stale"][0].startswith("GPU NVIDIA H100")
     stamp = json.loads((bench.out / "candidate" / "stamp.json").read_text())
