@@ -13,10 +13,10 @@ import numpy as np
 import pytest
 
 from gate.compare import compare
-from gate.github import _verdict
 from gate.actions_io import row_annotations
-from gate.commands.post import check_title
-from gate.render import (CHECK_SUMMARY_BUDGET, COMMENT_BUDGET, COMMENT_MARKER, Budget, md, render_check_summary,
+from gate.publication import verdict_title as check_title
+from gate.escape import md
+from gate.render import (CHECK_SUMMARY_BUDGET, COMMENT_BUDGET, COMMENT_MARKER, Budget, render_check_summary,
                          render_comment, render_summary, render_terminal)
 from gate.report import Basis, CoverageEntry, CoverageSide, EnvDifference, Report, Utterance, report_schema
 from gate.stats.performance import Calibration
@@ -103,7 +103,7 @@ def test_no_consumer_parses_prose(report):
         assert sum(1 for row in r.rows if row.improved) == 1
         assert "(1 improved)" in render_comment(r) and "1 improved" in render_terminal(r)
         assert check_title(r).startswith("FAIL: ")
-        assert _verdict(r.verdict.value).check_conclusion == "failure"
+        assert r.verdict.check_conclusion == "failure"
         assert [a.level for a in row_annotations(r.rows)] == ["error", "error"]
 
 
@@ -170,7 +170,7 @@ def test_md_escapes_each_dangerous_character():
     assert md("a|b") == "a\\|b"
     assert md("`code`") == "\\`code\\`"
     assert md("<b>&") == "&lt;b&gt;&amp;"
-    assert md("$x$") == "\\$x\\$"
+    assert md("$x$") == "&#36;x&#36;"
     assert md("line1\nline2") == "line1 line2"
     assert md(None) == "—"
     assert md("x" * 50, limit=10) == "x" * 9 + "…"
