@@ -143,6 +143,7 @@ def command(checkout, ab, out, name, names, models, labels, runs, one_look, max_
       gate run --checkout ~/sglang-omni --out results --models qwen3
       gate run --checkout ~/sglang-omni --out results --dry-run     # every command, nothing runs
       gate run --ab base candidate --out results --models whisper   # A/B on one GPU, two looks
+      gate run --ab ~/omni-base ~/omni-pr --out results --label run-qwen3-asr
       gate run --checkout ~/sglang-omni --out results --resume      # after an interruption
       gate run --checkout ~/sglang-omni --out results --hf-home /data/hf --startup-timeout 3600
 
@@ -153,6 +154,7 @@ def command(checkout, ab, out, name, names, models, labels, runs, one_look, max_
       3    a run failed: server died or hung, client failed, coverage incomplete, GPU not freed
       4    another gate run holds this GPU (or this out dir)
       130  interrupted by SIGINT, 143 by SIGTERM (the server and clients are stopped first)
+    Completed runs are always kept.
     """
     suite = _with_timeouts(load_suite(suite_path), startup_timeout, client_timeout)
     if bool(checkout) == bool(ab):
