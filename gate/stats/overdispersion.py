@@ -2,15 +2,20 @@
 
 The paired sign-flip test assumes utterances flip independently: under H0 it takes Var(Σd_i) = Σd_i².
 When nondeterminism is run-level (batch composition, kernels), many utterances move together and the
-variance of the total is larger. The factor is measured where only noise is at work, in the runs of
-same-commit A/A arms: per arm with R runs,
+variance of the total is larger by the utterances' covariances. They are measured where only noise is
+at work, in the runs of same-commit A/A arms of the same workload: per arm with R runs,
 
-    φ = Var_r(Σ_i e_ir) / Σ_i Var_r(e_ir)
+    excess per run = Var_r(Σ_i e_ir) − Σ_i Var_r(e_ir)     (0 for independent flips; φ = ratio of the two)
 
-(1 for independent flips), pooled over arms with Σ(R − 1) degrees of freedom. `compare` then refers
-z = Σd / sqrt(φ·Σd²) to a t distribution with those degrees of freedom when φ > 1, and keeps the exact
-sign-flip p otherwise. Arms whose runs all gave identical errors record that transcripts are
-deterministic; with no nondeterminism there is nothing to widen.
+pooled over arms with Σ(R − 1) degrees of freedom. The excess adds to the null variance of Σd, scaled
+like any per-run variance by a = 1/R_base + 1/R_cand:
+
+    z = Σd / sqrt(Σd² + a·excess),   df by Satterthwaite (Σd² counted as known),
+
+and `compare` refers z to that t distribution when the excess is positive, keeping the exact sign-flip
+p otherwise. Additive rather than multiplicative: a real diffuse change also puts d_i² into Σd², and
+multiplying it by φ would widen the test by the effect itself. Arms whose runs all gave identical errors
+record that transcripts are deterministic; with no nondeterminism there is nothing to widen.
 """
 from __future__ import annotations
 
@@ -40,8 +45,13 @@ class Dispersion:
         return self.ss_total / self.ss_units if self.ss_units > 0 else 1.0
 
     @property
+    def excess(self) -> float:
+        """Σ_{i≠j} Cov(e_i, e_j) per run: what correlated churn adds to one run's total error variance."""
+        return (self.ss_total - self.ss_units) / self.df if self.df else 0.0
+
+    @property
     def widens(self) -> bool:
-        return not self.identical and self.df > 0 and self.phi > 1.0
+        return not self.identical and self.df > 0 and self.excess > 0
 
     def to_dict(self) -> dict:
         return {"ss_total": self.ss_total, "ss_units": self.ss_units, "df": self.df, "arms": self.arms,
@@ -76,9 +86,18 @@ def from_arms(arms: Sequence[np.ndarray]) -> Dispersion | None:
     return Dispersion(ss_total=ss_total, ss_units=ss_units, df=df, arms=used) if used else None
 
 
-def widened_p(total: np.ndarray, sum_sq: np.ndarray, dispersion: Dispersion) -> np.ndarray:
-    """One-sided p of Σd against N(0, φ·Σd²) with φ estimated on `dispersion.df` degrees of freedom."""
+def widened_p(total: float, sum_sq: float, dispersion: Dispersion, a: float) -> float:
+    """One-sided p of Σd against the sign-flip variance plus `a`·excess (a = 1/R_base + 1/R_cand)."""
+    return float(widened_p_arrays(total, sum_sq, dispersion.excess, dispersion.df, a))
+
+
+def widened_p_arrays(total: np.ndarray, sum_sq: np.ndarray, excess: np.ndarray, df: np.ndarray,
+                     a: float) -> np.ndarray:
+    """`widened_p` for batches (excess and df broadcast against the statistics)."""
     total, sum_sq = np.asarray(total, dtype=float), np.asarray(sum_sq, dtype=float)
+    extra = a * np.maximum(np.asarray(excess, dtype=float), 0.0)
+    var = sum_sq + extra
     with np.errstate(all="ignore"):
-        z = np.where(sum_sq > 0, total / np.sqrt(dispersion.phi * np.where(sum_sq > 0, sum_sq, 1.0)), 0.0)
-    return np.where(sum_sq > 0, stats.t.sf(z, dispersion.df), 1.0)
+        z = np.where(var > 0, total / np.sqrt(np.where(var > 0, var, 1.0)), 0.0)
+        df_eff = np.where(extra > 0, var ** 2 / (extra ** 2 / np.maximum(df, 1)), np.inf)
+        return np.where(var > 0, stats.t.sf(z, df_eff), 1.0)

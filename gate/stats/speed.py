@@ -96,19 +96,26 @@ def shift_test(base_log: np.ndarray, cand_log: np.ndarray, noise: SpeedNoise, *,
 
 
 def standard_error(noise: SpeedNoise, a: np.ndarray | float, *, cross_job: bool) -> tuple[np.ndarray, np.ndarray]:
-    """SE and df of a difference of log-means with a = 1/n_b + 1/n_c (see the module docstring)."""
+    """SE and df of a difference of log-means with a = 1/n_b + 1/n_c (see the module docstring).
+
+    The noise's fields may be arrays (one calibration per simulated PR); they broadcast against `a`.
+    """
     a = np.asarray(a, dtype=float)
-    var_within = noise.sigma ** 2 * a
-    if not cross_job or noise.cross_df == 0:
-        return np.sqrt(var_within), np.full(a.shape, float(noise.sigma_df))
-    extra = noise.cross_msd - noise.sigma ** 2 * noise.cross_h  # 2τ² estimate
-    if extra <= 0:
-        return np.sqrt(var_within), np.full(a.shape, float(noise.sigma_df))
+    sigma2 = np.asarray(noise.sigma, dtype=float) ** 2
+    sigma_df = np.asarray(noise.sigma_df, dtype=float)
+    var_within = sigma2 * a
+    df_within = np.broadcast_to(sigma_df, var_within.shape).astype(float)
+    if not cross_job:
+        return np.sqrt(var_within), df_within
+    msd, h = np.asarray(noise.cross_msd, dtype=float), np.asarray(noise.cross_h, dtype=float)
+    cross_df = np.asarray(noise.cross_df, dtype=float)
+    use = (cross_df > 0) & (msd - sigma2 * h > 0)  # 2τ² estimate > 0
     # SE² = (a − h̄)σ² + msd: Satterthwaite over the two estimated pieces.
-    part_sigma = (a - noise.cross_h) * noise.sigma ** 2
-    var = part_sigma + noise.cross_msd
-    df = var ** 2 / (part_sigma ** 2 / noise.sigma_df + noise.cross_msd ** 2 / noise.cross_df)
-    return np.sqrt(var), df
+    part_sigma = (a - h) * sigma2
+    var = np.where(use, part_sigma + msd, var_within)
+    with np.errstate(all="ignore"):
+        df = var ** 2 / (part_sigma ** 2 / sigma_df + msd ** 2 / np.where(cross_df > 0, cross_df, 1.0))
+    return np.sqrt(var), np.where(use, df, df_within)
 
 
 def fail_blockers(noise: SpeedNoise | None, n_base_runs: int, n_cand_runs: int, *, cross_job: bool) -> tuple[str, ...]:
