@@ -29,9 +29,11 @@ from gate import comparability
 from gate.baseline import MeasureSamples, Side, WorkloadSide, read_baseline, side_from_tree
 from gate.config import MetricSpec, Suite, Workload
 from gate.errors import InputError
-from gate.stats.multiplicity import benjamini_hochberg, holm
-from gate.stats.performance import MIN_CALIBRATION_DF, Calibration, log_shift_test, ratio_policy
-from gate.stats.quality import DEFAULT_BOOTSTRAP, DEFAULT_FLIPS, paired_quality_test
+from gate.stats import decision
+from gate.stats.overdispersion import Dispersion, widened_p
+from gate.stats.performance import MIN_CALIBRATION_DF, Calibration, ratio_policy
+from gate.stats.quality import CATASTROPHIC_MIN_JUMP, DEFAULT_BOOTSTRAP, DEFAULT_FLIPS, paired_quality_test
+from gate.stats.speed import SpeedNoise, fail_blockers, shift_test
 
 PASS, WARN, FAIL, INCOMPLETE, NOT_COMPARABLE = "pass", "warn", "fail", "incomplete", "not_comparable"
 VERDICTS = (PASS, WARN, FAIL, INCOMPLETE, NOT_COMPARABLE)
@@ -44,26 +46,20 @@ MAX_UTTERANCES_PER_ROW = 8
 
 @dataclass(frozen=True)
 class Thresholds:
-    """Decision levels and floors (statistics.md §0 placeholders, to be tuned on A/A data)."""
+    """Decision levels and floors (issue 10 "Decisions taken"; benchmarks/results/verdict_power.md measures them)."""
 
-    # Family-wise levels for FAIL (Holm), per family. statistics.md §4.3 "Choosing α_family": a blocking
-    # gate should false-FAIL at most ~1% of no-op PRs; two families at 0.005 each keep the union bound at
-    # 1% whatever their dependence. At 0.05 the speed family false-FAILed 3.1% of simulated no-op PRs
-    # (benchmarks/results/verdict_power.md) and the accuracy family 4.4% under heavy decoding
-    # nondeterminism (tests/verdict), so neither can be 0.05. The price: a diffuse WER change with
-    # churn (p ≈ 0.005) WARNs instead of failing.
+    # Family-wise levels for FAIL (Holm), per family. Two families at 0.005 keep the union bound at 1% per PR
+    # whatever their dependence. Inside `gate run`'s two-look plan the looks split it: 0.001 + 0.004
+    # (gate.stats.looks.thresholds_for).
     alpha: float = 0.005  # speed family
     quality_alpha: float = 0.005
-    warn_alpha: float = 0.05  # accuracy WARN: unadjusted one-sided p at this level, above the floors
+    # WARN: Benjamini-Hochberg q at most this, with at least half the floor (both families).
+    warn_q: float = 0.05
+    warn_alpha: float = 0.05  # accuracy: "significant but below the floors" note
     quality_floor_abs: float = 0.001  # ΔWER/CER of at least 0.1 pp ...
     quality_floor_rel: float = 0.03  # ... and at least 3% of the baseline rate
     small_set_size: int = 30  # sets this small (MOSS 20/25 sessions) ...
     small_set_floor_abs: float = 0.005  # ... need 0.5 pp
-    speed_warn_p: float = 0.01
-    speed_warn_q: float = 0.10
-    # A change at or above the floor warns only when it is at least weakly significant: with sigma near the
-    # floor (long MOSS sets) an unconditional rule warned on most no-op PRs (verdict_power.md).
-    speed_large_warn_p: float = 0.05
     n_boot: int = DEFAULT_BOOTSTRAP
     n_flips: int = DEFAULT_FLIPS
 
@@ -119,6 +115,8 @@ class Row:
     worse_rel: float | None = None  # speed: relative worsening (positive = worse)
     new_catastrophic: int = 0
     above_floor: bool = False  # accuracy: Δ reaches both floors
+    above_half_floor: bool = False  # accuracy: Δ reaches half of both floors
+    fail_blockers: tuple[str, ...] = ()  # why this row can WARN at most
 
     def to_dict(self) -> dict:
         return {
@@ -142,7 +140,7 @@ class _Draft(dict):
     __setattr__ = dict.__setitem__
 
     def freeze(self) -> Row:
-        return Row(**{**self, "notes": tuple(self["notes"])})
+        return Row(**{**self, "notes": tuple(self["notes"]), "fail_blockers": tuple(self["fail_blockers"])})
 
 
 _ROW_DEFAULTS = {f.name: (f.default_factory() if f.default_factory is not MISSING else f.default)
@@ -179,6 +177,7 @@ class Comparison:
     utterances: tuple[Utterance, ...]
     thresholds: Thresholds
     seed: int
+    cross_job: bool = False
 
     @property
     def exit_code(self) -> int:
@@ -205,17 +204,22 @@ class Comparison:
                 "quality": {"test": "one-sided paired sign-flip randomization on Σd (exact)",
                             "ci": f"paired bootstrap of (d_i, n_i), {self.thresholds.n_boot} resamples, 95% percentile",
                             "fail": f"Holm-adjusted p ≤ {self.thresholds.quality_alpha} and Δ ≥ both floors",
+                            "warn": f"BH q ≤ {self.thresholds.warn_q} with Δ ≥ half of both floors, or a newly "
+                                    "catastrophic utterance",
                             "alpha": self.thresholds.quality_alpha,
                             "warn_alpha": self.thresholds.warn_alpha, "family_size": families["quality"],
                             "floor_abs": self.thresholds.quality_floor_abs, "floor_rel": self.thresholds.quality_floor_rel,
                             "small_set_size": self.thresholds.small_set_size,
                             "small_set_floor_abs": self.thresholds.small_set_floor_abs,
                             "catastrophic": "an utterance newly above 50% errors in the candidate (at least WARN)"},
-                "speed": {"test": "one-sided t on ln(value), run = unit, sigma from A/A calibration",
-                          "fail": f"Holm-adjusted p ≤ {self.thresholds.alpha} and relative worsening ≥ floor",
+                "speed": {"test": "one-sided t on ln(value) over the runs kept (a run beyond max(5σ, 8%) of its arm's "
+                                  "median is set aside); run = unit; σ from A/A calibration pooled over the model's "
+                                  "workloads; across jobs plus the cross-job A/A variance",
+                          "fail": f"Holm-adjusted p ≤ {self.thresholds.alpha} and relative worsening ≥ floor, with a "
+                                  "calibration, two runs a side and (across jobs) enough cross-job A/A pairs",
                           "alpha": self.thresholds.alpha,
-                          "warn": f"p ≤ {self.thresholds.speed_warn_p} or BH q ≤ {self.thresholds.speed_warn_q} "
-                                  f"with ≥ half the floor, or ≥ the floor at p ≤ {self.thresholds.speed_large_warn_p}",
+                          "warn": f"BH q ≤ {self.thresholds.warn_q} with ≥ half the floor",
+                          "jobs": "across jobs" if self.cross_job else "one job",
                           "family_size": families["speed"], "min_calibration_df": MIN_CALIBRATION_DF},
                 "seed": self.seed,
             },
@@ -246,8 +250,13 @@ def load_side(path: str | Path, suite: Suite, models: Sequence[str] | None = Non
 
 def compare(base: Side, cand: Side, suite: Suite, *, models: Sequence[str] | None = None,
             allow_diff: Iterable[str] = (), seed: int = 0, thresholds: Thresholds = Thresholds(),
-            calibration: Mapping[str, Mapping[str, Calibration]] | None = None) -> Comparison:
-    """Judge `cand` against `base`. `calibration` defaults to the baseline's (else the candidate's)."""
+            calibration: Mapping[str, Mapping[str, Any]] | None = None, cross_job: bool | None = None) -> Comparison:
+    """Judge `cand` against `base`. `calibration` defaults to the baseline's (else the candidate's).
+
+    `cross_job`: the two sides ran in different jobs (a stored baseline, two nightlies), so a job effect adds
+    to the variance of every speed difference. Default: True when either side is a baseline file, False for
+    two trees (gate run's interleaved A/B).
+    """
     allowed = tuple(allow_diff)
     bad = sorted(set(allowed) - set(comparability.KINDS))
     if bad:
@@ -255,6 +264,8 @@ def compare(base: Side, cand: Side, suite: Suite, *, models: Sequence[str] | Non
     chosen = tuple(models) if models else (cand.models or base.models)
     workloads = _workloads_to_compare(base, cand, suite, chosen)
     calibration = calibration if calibration is not None else (base.calibration or cand.calibration)
+    if cross_job is None:
+        cross_job = "baseline" in (base.kind, cand.kind)
     differences = tuple(comparability.diff(base.fingerprint, cand.fingerprint, [w.id for w in workloads]))
 
     rows: list[_Draft] = []
@@ -266,7 +277,7 @@ def compare(base: Side, cand: Side, suite: Suite, *, models: Sequence[str] | Non
         incomplete = not (wb and wc and wb.complete and wc.complete)
         blocking = comparability.blocking_kinds(differences, workload.id, allowed)
         for metric in workload.metrics:
-            if not metric.gated:
+            if not metric.tested:
                 continue
             row = _new_row(workload, metric, wb, wc, incomplete)
             if incomplete:
@@ -275,9 +286,12 @@ def compare(base: Side, cand: Side, suite: Suite, *, models: Sequence[str] | Non
                 row.notes.append(_incomplete_reason(wb, wc))
                 _plain_delta(row)
             elif metric.kind == "accuracy":
-                utterances += _accuracy(row, workload, metric, wb, wc, suite, thresholds, seed)
+                dispersion = (calibration or {}).get(workload.id, {}).get(metric.name)
+                utterances += _accuracy(row, workload, metric, wb, wc, suite, thresholds, seed,
+                                        dispersion if isinstance(dispersion, Dispersion) else None)
             else:
-                _speed(row, metric, (calibration or {}).get(workload.id, {}).get(metric.name), suite)
+                _speed(row, metric, _speed_noise(calibration or {}, suite, workload.model, metric.name), suite,
+                       cross_job)
             if blocking and row.verdict != INCOMPLETE:
                 row.verdict = NOT_COMPARABLE
                 row.family = None
@@ -288,7 +302,7 @@ def compare(base: Side, cand: Side, suite: Suite, *, models: Sequence[str] | Non
     return Comparison(suite=suite.name, verdict=overall_verdict(r.verdict for r in rows),
                       rows=tuple(r.freeze() for r in rows),
                       coverage=coverage, differences=differences, allowed=allowed, models=chosen, sides=sides,
-                      utterances=tuple(utterances), thresholds=thresholds, seed=seed)
+                      utterances=tuple(utterances), thresholds=thresholds, seed=seed, cross_job=cross_job)
 
 
 # --- selection and coverage ----------------------------------------------------------------------------
@@ -340,7 +354,7 @@ def _new_row(workload: Workload, metric: MetricSpec, wb: WorkloadSide | None, wc
         return SideStats(values=tuple(w.values.get(metric.name, ())), n_samples=min(evaluated) if evaluated else None,
                          partial=incomplete)
 
-    return _Draft(_ROW_DEFAULTS, notes=[], floor={}, workload=workload.id, model=workload.model, metric=metric.name,
+    return _Draft(_ROW_DEFAULTS, notes=[], fail_blockers=[], floor={}, workload=workload.id, model=workload.model, metric=metric.name,
                   kind=metric.kind, unit=metric.unit, direction=metric.direction, baseline=stats_of(wb),
                   candidate=stats_of(wc))
 
@@ -356,7 +370,7 @@ def _plain_delta(row: _Draft) -> None:
 # --- accuracy -------------------------------------------------------------------------------------------------
 
 def _accuracy(row: _Draft, workload: Workload, metric: MetricSpec, wb: WorkloadSide, wc: WorkloadSide, suite: Suite,
-              thresholds: Thresholds, seed: int) -> list[Utterance]:
+              thresholds: Thresholds, seed: int, dispersion: Dispersion | None) -> list[Utterance]:
     _plain_delta(row)
     paired = _pair(metric.samples, wb, wc)
     if isinstance(paired, str):
@@ -372,7 +386,8 @@ def _accuracy(row: _Draft, workload: Workload, metric: MetricSpec, wb: WorkloadS
     row.candidate = SideStats(row.candidate.values, len(ids), False)
     row.delta_abs, row.delta_rel = test.delta, test.delta_rel
     row.n_worse, row.n_better = test.n_worse, test.n_better
-    row.above_floor = test.delta >= floor_abs - 1e-15 and (test.base_rate == 0 or test.delta >= thresholds.quality_floor_rel * test.base_rate)
+    row.above_floor = _reaches(test, floor_abs, thresholds.quality_floor_rel, 1.0)
+    row.above_half_floor = _reaches(test, floor_abs, thresholds.quality_floor_rel, 0.5)
     row.new_catastrophic = len(test.new_catastrophic)
     if test.identical:
         row.method = "paired: identical per-utterance errors"
@@ -380,17 +395,33 @@ def _accuracy(row: _Draft, workload: Workload, metric: MetricSpec, wb: WorkloadS
         return []
     row.p_value, row.ci, row.ci_kind = test.p_value, test.ci, "delta_abs"
     row.p_degradation = test.p_degradation
-    row.method = f"paired {test.p_method} over {len(ids)} {'sessions' if small else 'utterances'}"
+    unit = "sessions" if small else "utterances"
+    row.method = f"paired {test.p_method} over {len(ids)} {unit}"
+    if dispersion is not None and dispersion.widens:
+        # Same-commit runs churn together (A/A calibration): their covariance widens the sign-flip null.
+        a = 1 / base_errors.shape[0] + 1 / cand_errors.shape[0]
+        row.p_value = widened_p(float(test.d.sum()), float((test.d ** 2).sum()), dispersion, a)
+        row.method = (f"paired sign-flip, widened for correlated churn (φ = {dispersion.phi:.2f} from "
+                      f"{dispersion.arms} A/A arms, df {dispersion.df}) over {len(ids)} {unit}")
+    elif dispersion is None:
+        row.notes.append("accuracy null not calibrated: assumes utterances churn independently")
     row.family = "quality"
     if test.new_catastrophic:
+        # What was found and its evidence, on its own: the row's p-value speaks of the whole set, not of this.
         shown = ", ".join(ids[i] for i in test.new_catastrophic[:3])
         more = f" (+{len(test.new_catastrophic) - 3} more)" if len(test.new_catastrophic) > 3 else ""
-        row.notes.append(f"{len(test.new_catastrophic)} newly catastrophic (>50% errors): {shown}{more}")
+        row.notes.append(f"{len(test.new_catastrophic)} newly catastrophic: >50% errors in all {cand_errors.shape[0]} "
+                         f"candidate runs and none of the {base_errors.shape[0]} baseline runs, at least "
+                         f"{CATASTROPHIC_MIN_JUMP} errors above the baseline's worst run: {shown}{more}")
     if test.fixed_catastrophic:
         row.notes.append(f"{len(test.fixed_catastrophic)} no longer catastrophic")
     if test.catastrophic_sign_p is not None:
         row.notes.append(f"sign test, new vs no-longer catastrophic: p={test.catastrophic_sign_p:.3g}")
     return _notable(workload, metric.samples, ids, test, ref_len, sb, sc)
+
+
+def _reaches(test, floor_abs: float, floor_rel: float, share: float) -> bool:
+    return test.delta >= share * floor_abs - 1e-15 and (test.base_rate == 0 or test.delta >= share * floor_rel * test.base_rate)
 
 
 def _pair(measure: str | None, wb: WorkloadSide, wc: WorkloadSide):
@@ -455,7 +486,13 @@ def _notable(workload: Workload, measure: str, ids: tuple[str, ...], test, ref_l
 
 # --- speed ------------------------------------------------------------------------------------------------------
 
-def _speed(row: _Draft, metric: MetricSpec, calibration: Calibration | None, suite: Suite) -> None:
+def _speed_noise(calibration: Mapping[str, Mapping[str, Any]], suite: Suite, model: str, metric: str) -> SpeedNoise | None:
+    """The metric's calibrations over all the model's workloads, pooled (far more df than one workload's)."""
+    found = [calibration.get(w.id, {}).get(metric) for w in suite.workloads_for((model,))]
+    return SpeedNoise.pooled([c for c in found if isinstance(c, Calibration)])
+
+
+def _speed(row: _Draft, metric: MetricSpec, noise: SpeedNoise | None, suite: Suite, cross_job: bool) -> None:
     b, c = row.baseline.values, row.candidate.values
     missing = [name for name, values in (("baseline", b), ("candidate", c)) if not values or any(v is None or v <= 0 for v in values)]
     _plain_delta(row)
@@ -467,60 +504,77 @@ def _speed(row: _Draft, metric: MetricSpec, calibration: Calibration | None, sui
     floor = metric.floor_rel or 0.0
     row.floor = {"rel": floor}
     higher = metric.higher_is_better
-    if calibration is not None and calibration.usable:
-        test = log_shift_test(b, c, higher_is_better=higher, calibration=calibration)
-        row.p_value, row.ci, row.ci_kind = test.p_value, test.ratio_ci, "ratio"
-        row.delta_rel, row.worse_rel = test.ratio - 1, test.worse_rel
-        row.calibration = calibration
-        row.family = "speed"
-        row.method = f"log-scale t, σ={calibration.sigma:.2%} (df {test.df}, {test.se_source})"
+    row.fail_blockers = list(fail_blockers(noise, len(b), len(c), cross_job=cross_job))
+    if noise is not None and noise.usable:
+        test = shift_test(np.log(np.asarray(b, dtype=float))[None], np.log(np.asarray(c, dtype=float))[None], noise,
+                          higher_is_better=higher, cross_job=cross_job)
+        low, high = test.ratio_ci(higher)
+        row.p_value, row.ci, row.ci_kind = float(test.p[0]), (float(low[0]), float(high[0])), "ratio"
+        row.worse_rel = float(test.worse_rel[0])
+        row.delta_rel = math.exp(-float(test.worse[0]) if higher else float(test.worse[0])) - 1
+        row.family = "speed" if metric.gated else None
+        where = "across jobs" if cross_job else "one job"
+        row.method = (f"log-scale t, σ={noise.sigma:.2%} pooled over the model's workloads (df {noise.sigma_df}), "
+                      f"{where}, df {float(test.df[0]):.0f}")
+        for side, kept in (("baseline", test.kept_base[0]), ("candidate", test.kept_cand[0])):
+            values = b if side == "baseline" else c
+            for index in np.flatnonzero(~kept):
+                median = float(np.quantile(np.asarray(values, dtype=float), 0.5, method="lower"))
+                row.notes.append(f"set aside {side} run {index + 1} ({values[index]:.4g}, "
+                                 f"{values[index] / median - 1:+.0%} from its arm's median): one wild run must not decide")
+        if not metric.gated:
+            row.notes.append("shown, not gated")
+        elif row.fail_blockers:
+            row.notes.append("can WARN at most: " + "; ".join(row.fail_blockers))
         return
-    ratio, breached = ratio_policy(b, c, higher_is_better=higher, tolerance=suite.policy.speed_ratio)
-    limit = f"{'>=' if higher else '<='} {1 - suite.policy.speed_ratio if higher else 1 + suite.policy.speed_ratio:.2f}×"
-    row.method = f"uncalibrated: maintainers' ratio policy ({limit})"
-    row.floor = {"ratio": suite.policy.speed_ratio}
+    ratio, _ = ratio_policy(b, c, higher_is_better=higher, tolerance=floor)
+    row.method = "uncalibrated: ratio of means against the floor"
     row.delta_rel = ratio - 1
     row.worse_rel = (1 / ratio - 1) if higher else ratio - 1
-    if calibration is not None:  # (no calibration at all is said once, in the report's statistics section)
-        row.notes.append(f"calibration has only {calibration.df} degrees of freedom (< {MIN_CALIBRATION_DF}): not used")
-    if min(len(b), len(c)) == 1:
-        row.notes.append("a side has a single run: no noise estimate at all")
-    if breached:
-        row.verdict = FAIL
-    elif row.worse_rel <= -suite.policy.speed_ratio:
+    if not metric.gated:
+        row.notes.append("shown, not gated")
+        return
+    row.notes.append("can WARN at most: " + "; ".join(row.fail_blockers))
+    if row.worse_rel >= floor:
+        row.verdict = WARN
+    elif row.worse_rel <= -floor:
         row.notes.append(f"improved by {-row.worse_rel:.1%}")
 
 
 # --- the decision over families --------------------------------------------------------------------------------
 
 def _decide(rows: list[_Draft], thresholds: Thresholds) -> None:
-    alpha = thresholds.alpha
+    """Holm FAIL and BH WARN per family (gate.stats.decision); a newly catastrophic utterance WARNs at least."""
     quality = [r for r in rows if r.family == "quality"]
-    for row, adjusted in zip(quality, holm([r.p_value for r in quality])):
-        row.p_adjusted = adjusted
-        above = row.above_floor
-        if adjusted <= thresholds.quality_alpha and above:
-            row.verdict = FAIL
-        elif (row.p_value <= thresholds.warn_alpha and above) or row.new_catastrophic:
-            row.verdict = WARN
-        elif row.p_value <= thresholds.warn_alpha:
-            row.notes.append("significant but below the floors")
-        elif row.p_value >= 1 - thresholds.warn_alpha:  # reported, never gated
-            row.notes.append(f"improved by {-row.delta_abs * 100:.3f} pp")
+    if quality:
+        result = decision.decide_family(
+            np.array([[r.p_value for r in quality]], dtype=float), np.array([[r.above_floor for r in quality]]),
+            np.array([[r.above_half_floor for r in quality]]), np.ones((1, len(quality)), bool),
+            alpha=thresholds.quality_alpha, warn_q=thresholds.warn_q)
+        for k, row in enumerate(quality):
+            row.p_adjusted, row.q_value = float(result.p_adjusted[0, k]), float(result.q_value[0, k])
+            row.verdict = _VERDICT[int(result.verdict[0, k])]
+            if row.verdict == PASS and row.new_catastrophic:
+                row.verdict = WARN
+            if row.verdict == PASS and row.p_value <= thresholds.warn_alpha and not row.above_half_floor:
+                row.notes.append("significant but below the floors")
+            elif row.p_value >= 1 - thresholds.warn_alpha:  # reported, never gated
+                row.notes.append(f"improved by {-row.delta_abs * 100:.3f} pp")
     speed = [r for r in rows if r.family == "speed"]
-    pvalues = [r.p_value for r in speed]
-    for row, adjusted, q in zip(speed, holm(pvalues), benjamini_hochberg(pvalues)):
-        row.p_adjusted, row.q_value = adjusted, q
-        floor = row.floor["rel"]
-        if adjusted <= alpha and row.worse_rel >= floor:
-            row.verdict = FAIL
-        elif row.worse_rel >= floor / 2 and (row.p_value <= thresholds.speed_warn_p or q <= thresholds.speed_warn_q):
-            row.verdict = WARN
-        elif row.worse_rel >= floor and row.p_value <= thresholds.speed_large_warn_p:
-            row.verdict = WARN
-            row.notes.append("large change, weakly significant: rerun to confirm")
-        elif row.worse_rel <= -floor and row.p_value >= 1 - alpha:
-            row.notes.append(f"improved by {-row.worse_rel:.1%}")
+    if speed:
+        worse = np.array([[r.worse_rel for r in speed]])
+        floors = np.array([[r.floor["rel"] for r in speed]])
+        result = decision.decide_family(
+            np.array([[r.p_value for r in speed]], dtype=float), worse >= floors, worse >= floors / 2,
+            np.array([[not r.fail_blockers for r in speed]]), alpha=thresholds.alpha, warn_q=thresholds.warn_q)
+        for k, row in enumerate(speed):
+            row.p_adjusted, row.q_value = float(result.p_adjusted[0, k]), float(result.q_value[0, k])
+            row.verdict = _VERDICT[int(result.verdict[0, k])]
+            if row.worse_rel <= -row.floor["rel"] and row.p_value >= 1 - thresholds.alpha:
+                row.notes.append(f"improved by {-row.worse_rel:.1%}")
+
+
+_VERDICT = {decision.PASS: PASS, decision.WARN: WARN, decision.FAIL: FAIL}
 
 
 def _num(value: float | None) -> float | None:

@@ -230,9 +230,12 @@ def dispersion(cal_errors: dict, workloads: list[str], measure: str) -> tuple[np
     df = 0
     for wid in workloads:
         if measure in cal_errors[wid]:
-            e = cal_errors[wid][measure].astype(float)  # (B, K, 2, RUNS, n)
-            total = total + e.sum(axis=-1).var(axis=-1, ddof=1).sum(axis=(1, 2)) * (RUNS - 1)
-            units = units + e.var(axis=-2, ddof=1).sum(axis=-1).sum(axis=(1, 2)) * (RUNS - 1)
+            e = cal_errors[wid][measure]  # (B, K, 2, RUNS, n) int
+            c = e - e[..., :1, :]  # variances are shift-invariant: small integers, cheap to square
+            sums, squares = c.sum(axis=-2), (c * c).sum(axis=-2)
+            units = units + ((squares - sums * sums / RUNS).sum(axis=-1) / (RUNS - 1)).sum(axis=(1, 2)) * (RUNS - 1)
+            totals = c.sum(axis=-1).astype(float)
+            total = total + totals.var(axis=-1, ddof=1).sum(axis=(1, 2)) * (RUNS - 1)
             df += e.shape[1] * e.shape[2] * (RUNS - 1)
     return total, units, np.full(np.shape(total), df)
 

@@ -4,7 +4,7 @@ The runbook documents a ~25% slow mode after restarts, and every scored run rest
 and then one run of three is far off. A run further than max(5σ, 8%) from its arm's median is flagged;
 the arm is then summarized by the mean of the runs left, so one wild run cannot swing the verdict. The
 median of three cannot be moved by one run, which is why the rule needs at least three runs (with two,
-neither can be told to be the wild one).
+neither can be told to be the wild one). With an even count the lower median is used: it is a run.
 """
 from __future__ import annotations
 
@@ -32,7 +32,11 @@ def flag_runs(log_values: np.ndarray, sigma: float | np.ndarray = 0.0) -> np.nda
     if y.shape[-1] == 0:
         return np.zeros(y.shape, dtype=bool)
     with np.errstate(all="ignore"):
-        median = np.nanmedian(np.where(n > 0, y, 0.0), axis=-1, keepdims=True)
+        # The lower median is one of the runs, so at least that run is always kept (with an even count the
+        # plain median could sit between two clusters and flag every run).
+        filled = np.where(n > 0, y, 0.0)
+        median = (np.quantile(filled, 0.5, axis=-1, keepdims=True, method="lower") if present.all()
+                  else np.nanquantile(filled, 0.5, axis=-1, keepdims=True, method="lower"))
         distance = np.abs(np.expm1(y - median))
     limit = outlier_limit(sigma)
     limit = limit[..., None] if limit.ndim else limit

@@ -64,7 +64,7 @@ def test_only_non_passing_rows_are_visible_most_severe_first(report):
 
 def test_the_why_column_says_how_each_row_was_tested(report):
     line = next(row for row in _changed_rows(render_comment(report)) if "throughput" in row)
-    assert "log-scale t, σ=1.00% (df 40" in line and "Holm" in line and "floor 3%" in line
+    assert "log-scale t, σ=1.00% pooled over the model's workloads (df 80)" in line and "Holm" in line and "floor 2%" in line
     uncalibrated = copy.deepcopy(report)
     for row in uncalibrated["rows"]:
         if row["verdict"] == "fail":

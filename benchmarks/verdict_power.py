@@ -1,0 +1,138 @@
+"""Verdict power benchmark (issue 10): false FAIL / WARN per no-op PR, FAIL power, scored runs per model.
+
+    python benchmarks/verdict_power.py --out benchmarks/results            # the design table: 1,000 PRs a scenario
+    python benchmarks/verdict_power.py --validate 200 --out benchmarks/results   # + the check against compare
+    python benchmarks/verdict_power.py --smoke --out /tmp/power             # CI smoke: a few PRs, seconds
+
+Each scenario simulates whole all-model PRs (ten workloads; throughput and p95 latency gated, corpus error
+rates per utterance) under a noise model of benchmarks/power/noise.py, judged by the gate's own batched
+rule functions (benchmarks/power/simulate.py). Rates come with Wilson 95% intervals. `--validate N`
+feeds the first N PRs of every validated scenario, unchanged, to `gate.compare.compare` (and the runner's
+two-look plan via gate.stats.looks) and counts rows whose verdict differs (benchmarks/power/validate.py).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from power import noise as noise_module  # noqa: E402
+from power import simulate  # noqa: E402
+
+FIELDS = ("any_fail", "any_warn", "target_thr_fail", "target_wer_fail", "target_wer_warn_or_fail")
+
+
+def run_scenario(key: str, prs: int, chunk: int, seed: int) -> dict:
+    scenario = next(s for s in noise_module.scenarios() if s.key == key)
+    rules = simulate.Rules.from_gate()
+    test_sets = noise_module.draw_test_sets(seed)
+    counts = {f: 0 for f in FIELDS}
+    runs_sum, runs_max, done = 0.0, 0.0, 0
+    started = time.perf_counter()
+    for index, start in enumerate(range(0, prs, chunk)):
+        size = min(chunk, prs - start)
+        rng = np.random.default_rng([seed, _key_seed(key), index])
+        out = simulate.judge(simulate.draw_chunk(rng, scenario, test_sets, size, rules.pairs), test_sets, rules)
+        for f in FIELDS:
+            counts[f] += int(getattr(out, f).sum())
+        runs_sum += float(out.runs_per_model.sum())
+        runs_max = max(runs_max, float(out.runs_per_model.max()))
+        done += size
+    return {"key": key, "label": scenario.label, "design": scenario.design, "prs": done, "counts": counts,
+            "runs_mean": runs_sum / (done * len(noise_module.MODELS)), "runs_max": runs_max,
+            "seconds": time.perf_counter() - started}
+
+
+def _key_seed(key: str) -> int:
+    return sum((i + 1) * ord(c) for i, c in enumerate(key))
+
+
+def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float, float]:
+    if n == 0:
+        return float("nan"), float("nan"), float("nan")
+    p = k / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return p, max(0.0, centre - half), min(1.0, centre + half)
+
+
+def rate(result: dict, field: str) -> str:
+    p, lo, hi = wilson(result["counts"][field], result["prs"])
+    return f"{100 * p:.1f}% ({100 * lo:.1f}–{100 * hi:.1f})"
+
+
+def table(results: list[dict], rules: simulate.Rules) -> str:
+    lines = [
+        "| Scenario | PRs | FAIL (any row) | WARN shown (no FAIL) | target FAIL | target WARN or FAIL | "
+        "scored runs per model, mean / max |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for r in results:
+        target = "target_wer_fail" if "wer" in r["key"] else "target_thr_fail"
+        either = rate(r, "target_wer_warn_or_fail") if "wer" in r["key"] else "—"
+        shown = "—" if "noop" in r["key"] else rate(r, target)
+        lines.append(f"| {r['label']} ({r['design']}) | {r['prs']} | {rate(r, 'any_fail')} | {rate(r, 'any_warn')} | "
+                     f"{shown} | {either} | {r['runs_mean']:.2f} / {r['runs_max']:.0f} |")
+    head = (f"Rules: FAIL at Holm α₁ = {rules.first_alpha} (first look, 3+3), α₂ = {rules.pooled_alpha} (pooled 6+6), "
+            f"family α = {rules.family_alpha} (one look, cross-job); WARN at BH q ≤ {rules.warn_q} above half the floor; "
+            f"floors: throughput {rules.floor_thr:.0%}, p95 {rules.floor_p95:.0%}, WER {rules.quality_floor_abs * 100:g} pp "
+            f"and {rules.quality_floor_rel:.0%}; calibration: {rules.pairs} A/A pairs. Rates: Wilson 95% intervals. "
+            "Target: qwen3/asr_en (any of its gated speed rows; its corpus WER row).")
+    return head + "\n\n" + "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--prs", type=int, default=1000, help="simulated PRs per scenario (default 1000)")
+    parser.add_argument("--chunk", type=int, default=250)
+    parser.add_argument("--seed", type=int, default=2026)
+    parser.add_argument("--jobs", type=int, default=2, help="worker processes (default 2)")
+    parser.add_argument("--scenarios", default="", help="comma-separated scenario keys (default: all)")
+    parser.add_argument("--validate", type=int, default=0, help="also check N PRs per scenario against compare")
+    parser.add_argument("--smoke", action="store_true", help="a few PRs per scenario, for CI")
+    parser.add_argument("--out", type=Path, default=None, help="write verdict_power.md and .json here")
+    args = parser.parse_args(argv)
+    keys = [s.key for s in noise_module.scenarios()]
+    if args.scenarios:
+        unknown = sorted(set(args.scenarios.split(",")) - set(keys))
+        if unknown:
+            parser.error(f"unknown scenario {unknown[0]!r}; expected one of {', '.join(keys)}")
+        keys = [k for k in keys if k in args.scenarios.split(",")]
+    prs = 40 if args.smoke else args.prs
+    chunk = min(args.chunk, prs)
+    started = time.perf_counter()
+    if args.jobs > 1:
+        with ProcessPoolExecutor(args.jobs) as pool:
+            results = list(pool.map(run_scenario, keys, [prs] * len(keys), [chunk] * len(keys),
+                                    [args.seed] * len(keys)))
+    else:
+        results = [run_scenario(k, prs, chunk, args.seed) for k in keys]
+    elapsed = time.perf_counter() - started
+    rules = simulate.Rules.from_gate()
+    text = "# Verdict power (benchmarks/verdict_power.py)\n\n" + table(results, rules)
+    text += f"\n\nSimulated {sum(r['prs'] for r in results)} PRs in {elapsed:.0f} s ({args.jobs} processes, seed {args.seed}).\n"
+    validation = None
+    if args.validate:
+        from power import validate
+
+        validation = validate.check(keys, args.validate, args.seed, rules)
+        text += "\n" + validate.describe(validation) + "\n"
+    print(text)
+    if args.out:
+        args.out.mkdir(parents=True, exist_ok=True)
+        (args.out / "verdict_power.md").write_text(text, encoding="utf-8")
+        (args.out / "verdict_power.json").write_text(json.dumps(
+            {"seed": args.seed, "seconds": elapsed, "scenarios": results, "validation": validation,
+             "rules": rules.__dict__}, indent=1), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
