@@ -22,10 +22,11 @@ import time
 from pathlib import Path
 
 from gate.baseline import calibration_from_pairs, side_from_tree, with_calibration, write_baseline
-from gate.compare import Thresholds, compare, load_side
+from gate.compare import Thresholds, compare
+from gate.sides import load_side
 from gate.config import load_suite
 from gate.examples import ExampleSpec, write_example_pair, write_example_tree
-from gate.report import render_comment, render_terminal
+from gate.render import render_comment, render_terminal
 
 
 def _timed(fn, repeat: int) -> tuple[float, object]:
@@ -76,11 +77,11 @@ def main() -> int:
     file_cli, file_cpu = median_run(baseline_file)
     load_t, sides = _timed(lambda: (load_side(baseline_file, suite), load_side(cand_tree, suite)), args.repeat)
     compare_t, result = _timed(lambda: compare(*sides, suite), args.repeat)
-    report = result.to_dict()
+    report = result
     render_t, _ = _timed(lambda: (render_comment(report), render_terminal(report)), args.repeat)
     load_tree_t, _ = _timed(lambda: load_side(cand_tree, suite), args.repeat)
-    rows = len(report["rows"])
-    paired = report["statistics"]["quality"]["family_size"]
+    rows = len(report.rows)
+    paired = report.statistics.quality_family_size
     print(f"gate compare, 10 workloads, 3+3 runs, {rows} rows ({paired} paired accuracy tests, "
           f"{Thresholds().n_boot} bootstrap resamples, exact sign-flip), {os.cpu_count()} CPUs, median of {args.repeat}:")
     print(f"  CLI, tree vs tree            {tree_cli:6.2f} s wall, {tree_cpu:.2f} s CPU (fresh process, imports included)")
@@ -89,7 +90,7 @@ def main() -> int:
     print(f"  in process: load both sides  {load_t:6.2f} s   (of which one tree with per-sample recomputation: {load_tree_t:.2f} s)")
     print(f"  in process: compare()        {compare_t:6.2f} s")
     print(f"  in process: render           {render_t:6.2f} s")
-    print(f"  verdict: {report['verdict']}   trees under {work}")
+    print(f"  verdict: {report.verdict.value}   trees under {work}")
     return 0
 
 

@@ -17,7 +17,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "github")
 from fake_github import BOT, REPO, TOKEN, FakeGitHub  # noqa: E402
 
 from gate.commands.post import Plan, check_title, publish  # noqa: E402
-from gate.compare import compare, load_side  # noqa: E402
+from gate.compare import compare  # noqa: E402
+from gate.sides import load_side  # noqa: E402
 from gate.config import load_suite  # noqa: E402
 from gate.examples import write_example_pair  # noqa: E402
 from gate.github import Publisher, connect  # noqa: E402
@@ -37,13 +38,13 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         baseline, candidate = write_example_pair(root / "trees", suite)
-        report = compare(load_side(baseline, suite, None), load_side(candidate, suite, None), suite).to_dict()
+        report = compare(load_side(baseline, suite, None), load_side(candidate, suite, None), suite)
         path = root / "report.json"
         path.write_text(json.dumps(report), encoding="utf-8")
 
         loaded, t_validate = timed(lambda: load_untrusted_report(path))
         rendered, t_render = timed(lambda: render_report(loaded))
-        print(f"report: {path.stat().st_size} bytes, {len(report['rows'])} rows; validate {t_validate * 1000:.1f} ms, "
+        print(f"report: {path.stat().st_size} bytes, {len(report.rows)} rows; validate {t_validate * 1000:.1f} ms, "
               f"render {t_render * 1000:.1f} ms")
         print(f"comment: {len(rendered.comment)} chars / {len(rendered.comment.encode())} bytes (GitHub limit 65536 chars)")
 
@@ -71,7 +72,7 @@ def main() -> None:
                 t_refuse = time.perf_counter() - start
         print(f"oversize ({MAX_REPORT_BYTES + 1} bytes) refused in {t_refuse * 1000:.2f} ms (size checked before reading)")
 
-        plan = Plan(verdict=report["verdict"], pr=42, comment=True, sha="a" * 40, labels=("run-asr-all",),
+        plan = Plan(verdict=report.verdict.value, pr=42, comment=True, sha="a" * 40, labels=("run-asr-all",),
                     check_name="ASR regression gate", check_title=check_title(report), details_url=None,
                     rendered=rendered, tracking_issue=False)
         for throttle in (False, True):

@@ -12,12 +12,12 @@ from pathlib import Path
 from typing import Iterable, Mapping
 
 from gate.errors import GateError
+from gate.report import Row
 
 # GitHub shows at most 10 errors and 10 warnings per step; the rest are dropped silently.
 MAX_ANNOTATIONS_PER_LEVEL = 10
 # A step summary over 1 MiB is rejected (with an error annotation); stay well below it.
 MAX_SUMMARY_BYTES = 1_000_000
-_ROW_LEVEL = {"fail": "error", "incomplete": "error", "warn": "warning", "not_comparable": "warning"}
 
 
 @dataclass(frozen=True)
@@ -45,7 +45,7 @@ def normalise_verdict(verdict: object) -> str:
     return str(verdict).strip().lower().replace(" ", "_").replace("-", "_")
 
 
-def row_annotations(rows: Iterable[Mapping[str, object]]) -> list[Annotation]:
+def row_annotations(rows: Iterable[Row]) -> list[Annotation]:
     """One annotation per fail/incomplete (error) and warn/not-comparable (warning) row, within GitHub's limits.
 
     When a level has more rows than GitHub shows, the last visible annotation says how many were left out,
@@ -53,11 +53,10 @@ def row_annotations(rows: Iterable[Mapping[str, object]]) -> list[Annotation]:
     """
     by_level: dict[str, list[Annotation]] = {"error": [], "warning": []}
     for row in rows:
-        verdict = normalise_verdict(row.get("verdict", ""))
-        level = _ROW_LEVEL.get(verdict)
+        level = row.verdict.annotation_level
         if level is None:
             continue
-        title = f"ASR gate {verdict.replace('_', ' ').upper()}: {row.get('workload')} {row.get('metric')}"
+        title = f"ASR gate {row.verdict.word.upper()}: {row.workload} {row.metric}"
         by_level[level].append(Annotation(level, title=title, message=_row_message(row)))
     shown: list[Annotation] = []
     for level, items in by_level.items():
@@ -71,30 +70,19 @@ def row_annotations(rows: Iterable[Mapping[str, object]]) -> list[Annotation]:
     return shown
 
 
-def _row_message(row: Mapping[str, object]) -> str:
-    parts = [f"baseline {_num(row.get('baseline'))} -> candidate {_num(row.get('candidate'))}"]
-    if row.get("delta_rel") is not None:
-        parts.append(f"change {_signed_pct(row.get('delta_rel'))}")
-    if row.get("p_value") is not None:
-        parts.append(f"p={_num(row.get('p_value'))}")
-    if row.get("note"):
-        parts.append(str(row["note"])[:500])
+def _row_message(row: Row) -> str:
+    parts = [f"baseline {_num(row.baseline.mean)} -> candidate {_num(row.candidate.mean)}"]
+    if row.delta_rel is not None:
+        parts.append(f"change {row.delta_rel * 100:+.2f}%")
+    if row.p_value is not None:
+        parts.append(f"p={_num(row.p_value)}")
+    if row.notes:
+        parts.append("; ".join(row.notes)[:500])
     return "; ".join(parts)
 
 
-def _num(value: object) -> str:
-    if isinstance(value, dict):  # a report side: {"mean": ..., "values": [...], ...}
-        value = value.get("mean")
-    if isinstance(value, float):
-        return f"{value:.4g}"
-    return "n/a" if value is None else str(value)
-
-
-def _signed_pct(value: object) -> str:
-    try:
-        return f"{float(value) * 100:+.2f}%"  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        return str(value)
+def _num(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.4g}"
 
 
 def format_outputs(values: Mapping[str, str]) -> str:

@@ -33,52 +33,12 @@ from gate.comparability import Fingerprint, fingerprint_of_tree
 from gate.config import Suite
 from gate.errors import InputError
 from gate.results import ResultTree, read_tree
+from gate.side import MeasureSamples, Side, WorkloadSide
 from gate.stats.performance import Calibration, calibrate
 
 BASELINE_SCHEMA_VERSION = 1
 BASELINE_KIND = "asr-gate-baseline"
 TEXT_EXCERPT = 300  # characters of reference/hypothesis kept per utterance, for reports
-
-
-@dataclass(frozen=True, eq=False)
-class MeasureSamples:
-    """One error measure of one workload on one side: ids once, errors per run (rows) and utterance (columns)."""
-
-    measure: str
-    ids: tuple[str, ...]
-    ref_len: np.ndarray  # (N,) int
-    errors: np.ndarray  # (R, N) int
-    valid: np.ndarray  # (R, N) bool
-    texts: Mapping[str, tuple[str, str]] = field(default_factory=dict)  # id -> (reference, hypothesis)
-
-
-@dataclass(frozen=True)
-class WorkloadSide:
-    workload_id: str
-    runs: tuple[str, ...]
-    values: Mapping[str, tuple[float | None, ...]]  # metric -> one value per run
-    complete: bool
-    problems: tuple[str, ...]  # why not complete, one line each
-    samples: Mapping[str, MeasureSamples]  # measure -> arrays (only usable ones)
-    sample_notes: tuple[str, ...] = ()  # why a measure has no usable per-sample data
-    evaluated: tuple[int | None, ...] = ()  # samples evaluated, per run
-
-
-@dataclass(frozen=True)
-class Side:
-    kind: str  # "tree" or "baseline"
-    path: str
-    suite: str
-    commit: str | None
-    runs: tuple[str, ...]
-    workloads: Mapping[str, WorkloadSide]
-    missing: tuple[str, ...]  # suite workloads (of the selected models) with no result at all
-    fingerprint: Fingerprint
-    calibration: Mapping[str, Mapping[str, Calibration]] = field(default_factory=dict)
-
-    @property
-    def models(self) -> tuple[str, ...]:
-        return tuple(dict.fromkeys(w.split("/", 1)[0] for w in self.workloads))
 
 
 # --- result tree -> Side ------------------------------------------------------------------------------
@@ -103,7 +63,8 @@ def side_from_tree(tree: ResultTree | str | Path, suite: Suite, *, models: tuple
         workloads[workload_id] = WorkloadSide(
             workload_id=workload_id, runs=tuple(r.run for r in runs), values=values,
             complete=not problems, problems=problems, samples=measures, sample_notes=notes,
-            evaluated=tuple(r.coverage.evaluated for r in runs))
+            evaluated=tuple(r.coverage.evaluated for r in runs),
+            run_complete=tuple(not r.coverage.problems for r in runs), expected_runs=len(tree.runs))
     commits = sorted({r.commit for r in tree.runs if r.commit})
     return Side(kind="tree", path=str(tree.root), suite=suite.name, commit=" | ".join(commits) or None,
                 runs=tree.run_names, workloads=workloads, missing=tuple(tree.missing_workloads),
@@ -183,6 +144,7 @@ def side_to_dict(side: Side, *, source_calibration: Mapping[str, Any] | None = N
             "metrics": {name: list(values) for name, values in w.values.items()},
             "samples": {m: _samples_to_dict(s) for m, s in w.samples.items()},
             "sample_notes": list(w.sample_notes), "evaluated": list(w.evaluated),
+            "run_complete": list(w.run_complete), "expected_runs": w.expected_runs,
         }
     return {
         "schema_version": BASELINE_SCHEMA_VERSION, "kind": BASELINE_KIND, "suite": side.suite,
@@ -261,7 +223,9 @@ def _side_from_dict(data: dict, path: Path, suite: Suite, models: tuple[str, ...
                 samples={m: _samples_from_dict(m, s, len(runs), f"workloads.{workload_id}.samples.{m}", path)
                          for m, s in w.get("samples", {}).items()},
                 sample_notes=tuple(str(n) for n in w.get("sample_notes", ())),
-                evaluated=tuple(None if e is None else int(e) for e in w.get("evaluated", ())))
+                evaluated=tuple(None if e is None else int(e) for e in w.get("evaluated", ())),
+                run_complete=tuple(bool(c) for c in w.get("run_complete", ())),
+                expected_runs=int(w.get("expected_runs", len(runs))))
         calibration = {wid: {m: Calibration.from_dict(c) for m, c in metrics.items()}
                        for wid, metrics in (data.get("calibration") or {}).items() if wid in selected}
         source = data["source"]

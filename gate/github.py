@@ -19,35 +19,24 @@ from github.IssueComment import IssueComment
 from github.Repository import Repository
 
 from gate.errors import GateError
+from gate.render import CHECK_SUMMARY_BUDGET, COMMENT_BUDGET
+from gate.verdict import ERROR_CHECK_CONCLUSION, ERROR_STATUS_STATE, Verdict
 
 # GitHub rejects comment bodies over 65,536 characters and check-run summaries over 65,535 (counted in
 # UTF-8 bytes in at least one report); stay below both with room for the truncation note.
-COMMENT_MAX_CHARS = 65_000
-CHECK_SUMMARY_MAX_BYTES = 65_000
+# A last guard only: gate.render already fits each output within its own budget.
+COMMENT_MAX_CHARS = COMMENT_BUDGET.limit
+CHECK_SUMMARY_MAX_BYTES = CHECK_SUMMARY_BUDGET.limit
 CHECK_TITLE_MAX_CHARS = 250
 STATUS_DESCRIPTION_MAX_CHARS = 140
 TRUNCATION_NOTE = "\n\n_Cut to fit GitHub's size limit; the full report is in the workflow run's artifact._\n"
 
-# Verdict -> check-run conclusion. A gate can only pass on PASS; WARN is a visible "look at this"
-# that does not block; INCOMPLETE and NOT COMPARABLE can never pass; a tool error is neutral
-# ("could not analyse"), never success.
-CHECK_CONCLUSIONS = {
-    "pass": "success",
-    "warn": "neutral",
-    "fail": "failure",
-    "incomplete": "failure",
-    "not_comparable": "failure",
-    "error": "neutral",
-}
-# Commit statuses have no "neutral": WARN stays green with its word in the description.
-STATUS_STATES = {
-    "pass": "success",
-    "warn": "success",
-    "fail": "failure",
-    "incomplete": "failure",
-    "not_comparable": "failure",
-    "error": "error",
-}
+def _verdict(value: str) -> Verdict | None:
+    """The verdict named by `value`; None for "error" (no report: a neutral check, an error status)."""
+    try:
+        return Verdict(value)
+    except ValueError:
+        return None
 
 
 class GitHubError(GateError):
@@ -216,7 +205,7 @@ class Publisher:
     def publish_check(self, sha: str, *, name: str, verdict: str, title: str, summary: str,
                       details_url: str | None = None, fallback_to_status: bool = True) -> CheckResult:
         """A completed check run on `sha`; a commit status where check runs are not allowed (403)."""
-        conclusion = CHECK_CONCLUSIONS.get(verdict, "neutral")
+        conclusion = _verdict(verdict).check_conclusion if _verdict(verdict) else ERROR_CHECK_CONCLUSION
         output = {"title": title[:CHECK_TITLE_MAX_CHARS], "summary": fit_utf8(summary, CHECK_SUMMARY_MAX_BYTES)}
         extra = {"details_url": details_url} if details_url else {}
         try:
@@ -233,7 +222,7 @@ class Publisher:
 
     def publish_status(self, sha: str, *, name: str, verdict: str, description: str,
                        target_url: str | None = None) -> CheckResult:
-        state = STATUS_STATES.get(verdict, "error")
+        state = _verdict(verdict).status_state if _verdict(verdict) else ERROR_STATUS_STATE
         extra = {"target_url": target_url} if target_url else {}
         with api_call(f"setting commit status {name!r} on {sha[:12]}"):
             status = self.repo.get_commit(sha).create_status(

@@ -1,477 +1,309 @@
-"""Render a comparison report (the JSON dict of Comparison.to_dict) as markdown or terminal text.
+"""The report: one typed model of a comparison, from `gate.compare` to every renderer and consumer.
 
-Everything renders FROM THE REPORT DICT, never from live objects, so the trusted workflow can
-re-render a schema-validated, untrusted uploaded report. Every string that came from outside (ids,
-transcripts, package names, paths, commits) passes through one filter, `md`, which neutralises
-markdown, HTML, @mentions, backticks and table pipes. The environment uses StrictUndefined, so a
-misspelt variable fails loudly instead of rendering as nothing.
-
-Layout (comment and job summary): the verdict and one sentence naming the workloads concerned;
-the sides; the counts; "What changed", a table of only the rows that are not a pass, most severe
-first, each with why (the test, what it rests on, its floor); one line per model; coverage and the
-environment (one line each when clean, a table when not); then, folded in <details>, every row,
-the paired tests, per-run values, changed utterances and the statistics used. The terminal shows
-the same minus the folded parts; `show_all` prints every row.
-
-The PR comment is capped (default 60,000, counted in UTF-8 bytes, which is never less than the
-character count GitHub limits): when too long, the least important parts are left out first
-(utterance excerpts, per-run values, package lists, the tables of all rows), and the comment says so.
+A row carries facts, not prose: its verdict (gate.verdict.Verdict), the basis it was judged on
+(Basis), whether it improved, and its notes as a list for people to read. Nothing downstream parses a
+note or a method string to learn a fact. `Report.to_json()` / `Report.from_json()` are the JSON form
+(report.json); its schema is generated from these dataclasses (gate.typedjson) and shipped as
+gate/schemas/report.schema.json, which a test keeps equal to the generated one.
 """
 from __future__ import annotations
 
-import importlib.resources
-import re
-from typing import Any
-
-import jinja2
-
-from gate.compare import EXIT_CODES, PRECEDENCE, overall_verdict
-
-COMMENT_MARKER = "<!-- asr-regression-gate: {suite} -->"  # gate.github finds the sticky comment by it
-COMMENT_MAX_CHARS = 60_000
-EXCERPT_CHARS = 160
-
-VERDICT_ICONS = {"pass": "✅", "warn": "⚠️", "fail": "❌", "incomplete": "⛔", "not_comparable": "🚫"}
-VERDICT_WORDS = {"pass": "pass", "warn": "warn", "fail": "FAIL", "incomplete": "incomplete",
-                 "not_comparable": "not comparable"}
-HEADLINES = {
-    "pass": "no regression beyond noise",
-    "warn": "possible regression: confirm with a rerun",
-    "fail": "regression beyond noise",
-    "incomplete": "incomplete results: cannot judge",
-    "not_comparable": "the two sides are not comparable",
-}
-# The one sentence under the headline: which workloads, per non-passing verdict.
-LEADS = {"incomplete": "Cannot judge (see Coverage)", "not_comparable": "Not comparable (see Environment)",
-         "fail": "Worse beyond noise and above the floors", "warn": "Possibly worse, rerun to confirm"}
-
-# Parts of the comment, least important first: each level drops one more (see render_comment).
-FOLD_LEVELS = (
-    (),
-    ("utterances",),
-    ("utterances", "per_run"),
-    ("utterances", "per_run", "packages"),
-    ("utterances", "per_run", "packages", "passing_rows"),
-    ("utterances", "per_run", "packages", "passing_rows", "coverage_ok", "statistics"),
-)
-FOLD_WORDS = {"utterances": "changed-utterance excerpts", "per_run": "per-run values",
-              "packages": "the full package diff", "passing_rows": "the tables of all checks and of the paired tests",
-              "coverage_ok": "complete-coverage lines", "statistics": "the statistics section"}
-
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069]")
-# Inline markdown that can change meaning mid-line (md() never lets data start a line).
-_MD_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
-
-
-def marker(suite: str) -> str:
-    return COMMENT_MARKER.format(suite=re.sub(r"[^A-Za-z0-9_.-]", "", str(suite))[:60])
-
-
-def md(value: Any, limit: int | None = None) -> str:
-    """Escape an outside string for GitHub markdown (inline, table-safe). None renders as an em dash."""
-    if value is None:
-        return "—"
-    text = _plain(str(value))
-    text = re.sub(r"\s+", " ", text).strip()
-    if limit is not None and len(text) > limit:
-        text = text[: max(limit - 1, 0)] + "…"
-    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    text = _MD_SPECIAL.sub(r"\\\1", text)
-    # No pings, no autolinks, no issue references from data: a zero-width space breaks each.
-    text = re.sub(r"@(?=\w)", "@\u200b", text)
-    text = re.sub(r"#(?=\d)", "#\u200b", text)
-    text = text.replace("://", ":\u200b//").replace("www.", "www\u200b.")
-    return text
-
-
-def md_excerpt(value: Any, start: int, limit: int) -> str:
-    """md() of a window of `limit` characters from `start` (an ellipsis marks the cut-off head)."""
-    if value is None:
-        return md(None)
-    text = _one_line(value)
-    if start <= 0 or len(text) <= limit:
-        return md(text, limit)
-    return "…" + md(text[start:], limit - 1)
-
-
-def excerpt_start(utterance: dict, limit: int) -> int:
-    """Where the excerpts of a changed utterance start: a little before the hypotheses first differ
-    (or, when they do not, where the candidate first departs from the reference), so a long MOSS
-    session shows the change instead of its unchanged first `limit` characters."""
-    ref, base, cand = (_one_line(utterance[k] or "") for k in ("reference", "baseline_hypothesis", "candidate_hypothesis"))
-    if max(len(ref), len(base), len(cand)) <= limit:
-        return 0
-    first = _first_difference(base, cand)
-    if first is None:
-        first = _first_difference(ref, cand) or 0
-    return max(0, first - limit // 4)
-
-
-def _first_difference(a: str, b: str) -> int | None:
-    for i, (x, y) in enumerate(zip(a, b)):
-        if x != y:
-            return i
-    return None if len(a) == len(b) else min(len(a), len(b))
-
-
-def _one_line(value: Any) -> str:
-    return re.sub(r"\s+", " ", _plain(str(value))).strip()
-
-
-def plain(value: Any, limit: int | None = None) -> str:
-    """A single-line string for the terminal: control characters (ANSI escapes too) removed."""
-    if value is None:
-        return "-"
-    text = re.sub(r"\s+", " ", _plain(str(value))).strip()
-    if limit is not None and len(text) > limit:
-        text = text[: max(limit - 1, 0)] + "…"
-    return text
-
-
-def _plain(text: str) -> str:
-    return _CONTROL.sub("", text)
-
-
-# --- number formatting (all tolerate None) ----------------------------------------------------------------
-
-def fmt_value(value: float | None, unit: str, kind: str, *, scale_like: float | None = None) -> str:
-    """One value with its unit; seconds below 1 (judged on `scale_like` when given) show as ms."""
-    if value is None:
-        return "—"
-    if kind == "accuracy" and unit == "fraction":
-        return f"{value * 100:.2f}%"
-    if unit in ("samples/s", "req/s"):
-        return f"{value:.3g} {unit}"
-    if unit == "s":
-        return f"{value * 1000:.0f} ms" if (scale_like if scale_like is not None else value) < 1 else f"{value:.3g} s"
-    return f"{value:.3g}"
-
-
-def fmt_spread(side: dict, unit: str, kind: str) -> str:
-    """mean [min–max] (runs × samples), in the mean's unit; 'partial' when coverage was incomplete."""
-    if side["mean"] is None:
-        return "—"
-    text = fmt_value(side["mean"], unit, kind)
-    if side["n_runs"] > 1:
-        lo = fmt_value(side["min"], unit, kind, scale_like=side["mean"])
-        hi = fmt_value(side["max"], unit, kind, scale_like=side["mean"])
-        text += f" [{_strip_unit(lo)}–{_strip_unit(hi)}]"
-    count = f"{side['n_runs']}×{side['n_samples']}" if side.get("n_samples") else f"{side['n_runs']} runs"
-    text += f" ({count})"
-    if side.get("partial"):
-        text += " partial"
-    return text
-
-
-def _strip_unit(text: str) -> str:
-    for suffix in (" samples/s", " req/s", " ms", " s", "%"):
-        if text.endswith(suffix):
-            return text[: -len(suffix)]
-    return text
-
-
-def fmt_delta(row: dict) -> str:
-    if row["kind"] == "accuracy" and row["unit"] == "fraction":
-        if row["delta_abs"] is None:
-            return "—"
-        text = f"{row['delta_abs'] * 100:+.3f} pp"
-        if row["delta_rel"] is not None:
-            text += f" ({row['delta_rel']:+.1%})"
-        return text
-    if row["delta_rel"] is None:
-        return "—"
-    return f"{row['delta_rel']:+.1%}"
-
-
-def fmt_ci(row: dict) -> str:
-    ci = row.get("ci")
-    if not ci or ci[0] is None or ci[1] is None:
-        return "—"
-    if row.get("ci_kind") == "ratio":
-        return f"[{ci[0] - 1:+.1%}, {ci[1] - 1:+.1%}]"
-    return f"[{ci[0] * 100:+.3f}, {ci[1] * 100:+.3f}] pp"
-
-
-def fmt_p(value: float | None) -> str:
-    if value is None:
-        return "—"
-    if value < 0.0001:
-        return "<0.0001"
-    return f"{value:.4f}" if value < 0.01 else f"{value:.3f}"
-
-
-def fmt_pcol(row: dict) -> str:
-    if row.get("p_value") is None:
-        method = str(row.get("method", ""))
-        for word in ("uncalibrated", "fallback"):
-            if method.startswith(word):
-                return f"n/a ({word})"
-        return "—"
-    text = fmt_p(row["p_value"])
-    if row.get("p_adjusted") is not None:
-        text += f" (adj {fmt_p(row['p_adjusted'])})"
-    return text
-
-
-def fmt_why(row: dict) -> str:
-    """Why a row got its verdict, in plain words: the note, then the method and what it rests on."""
-    if row["verdict"] == "incomplete":
-        return "not tested: incomplete coverage (see Coverage)"
-    if row["verdict"] == "not_comparable":  # its test result would not mean anything
-        return f"{row['note'] or 'not comparable'} (see Environment)"
-    parts = [row["note"]] if row["note"] else []
-    method = str(row["method"])
-    if row.get("p_adjusted") is not None:
-        method += ", Holm"
-    parts.append(method)
-    if row.get("n_worse") is not None and (row["n_worse"] or row["n_better"]):
-        parts.append(f"{row['n_worse']} worse, {row['n_better']} better")
-    floor = row.get("floor") or {}
-    if row.get("p_value") is not None and "abs" in floor and "rel" in floor:
-        parts.append(f"floors {floor['abs'] * 100:.2f} pp and {floor['rel']:.0%}")
-    elif row.get("p_value") is not None and "rel" in floor:
-        parts.append(f"floor {floor['rel']:.0%}")
-    return "; ".join(parts)
-
-
-def fmt_errors(value: float) -> str:
-    return f"{value:.0f}" if float(value).is_integer() else f"{value:.2f}"
-
-
-def all_of(n: int, noun: str) -> str:
-    """'the workload', 'both workloads', 'all 10 workloads'."""
-    return f"the {noun}" if n == 1 else f"both {noun}s" if n == 2 else f"all {n} {noun}s"
-
-
-def short_commit(value: Any) -> str:
-    if not value:
-        return "unknown"
-    return " | ".join(part.strip()[:10] for part in str(value).split("|"))
-
-
-# --- context -------------------------------------------------------------------------------------------
-
-def _context(report: dict, folded: tuple[str, ...] = ()) -> dict:
-    rows = report["rows"]
-    models: dict[str, list[dict]] = {}
-    for row in rows:
-        models.setdefault(row["model"], []).append(row)
-    # What changed: every row that is not a pass, most severe first (the overall verdict's precedence).
-    changed = sorted((r for r in rows if r["verdict"] != "pass"), key=lambda r: PRECEDENCE.index(r["verdict"]))
-    # Notes worth reading: every non-passing row's, and a passing row's unless it only says "unchanged".
-    notes = _notes([r for r in rows if r["note"] and (r["verdict"] != "pass" or not str(r["note"]).startswith("unchanged"))])
-    coverage = [{"workload": w, **c} for w, c in report["coverage"].items()]
-    incomplete_coverage = [c for c in coverage if not (c["baseline"]["complete"] and c["candidate"]["complete"])]
-    complete_by_model: dict[str, list[str]] = {}
-    for c in coverage:
-        if c not in incomplete_coverage:
-            model, _, name = c["workload"].partition("/")
-            complete_by_model.setdefault(model, []).append(name or model)
-    differences = report["environment_diff"]
-    packages = [d for d in differences if d["kind"] == "freeze"]
-    # Changed utterances of workloads with a failing or warning accuracy row come first (and alone in the terminal).
-    flagged = {r["workload"] for r in changed if r["kind"] == "accuracy" and r["verdict"] in ("fail", "warn")}
-    utterances = sorted(report["utterances"], key=lambda u: u["workload"] not in flagged)
-    return {
-        "report": report,
-        "marker": marker(report["suite"]),
-        "icon": VERDICT_ICONS[report["verdict"]],
-        "verdict_word": VERDICT_WORDS[report["verdict"]],
-        "headline": HEADLINES[report["verdict"]],
-        "models": models,
-        "model_summaries": [_model_summary(model, model_rows) for model, model_rows in models.items()],
-        "changed": changed,
-        "leads": _leads(changed, models),
-        "why_lines": _why_lines(changed),
-        "notes": notes,
-        "coverage": coverage,
-        "incomplete_coverage": incomplete_coverage,
-        "complete_by_model": complete_by_model,
-        "all_complete": not incomplete_coverage,
-        "differences": [d for d in differences if d["kind"] != "freeze"],
-        "packages": packages,
-        "blocking": [d for d in differences if d["blocking"]],
-        "folded": folded,
-        "folded_words": [FOLD_WORDS[f] for f in folded if _present(f, report, packages, incomplete_coverage)],
-        "utterances": [dict(u, start=excerpt_start(u, EXCERPT_CHARS)) for u in utterances],
-        "flagged_utterances": [u for u in utterances if u["workload"] in flagged],
-        "per_run_rows": rows,
-        "counts": report["counts"],
-        "excerpt": EXCERPT_CHARS,
-        "n_rows": len(rows),
-        "uncalibrated": sum(1 for r in rows if str(r["method"]).startswith("uncalibrated")),
-        "fallback": sum(1 for r in rows if str(r["method"]).startswith("fallback")),
-    }
-
-
-def _present(part: str, report: dict, packages: list, incomplete_coverage: list) -> bool:
-    """Whether a foldable part had anything in it (the note names only what was really left out)."""
-    if part == "utterances":
-        return bool(report["utterances"])
-    if part == "packages":
-        return bool(packages)
-    if part == "coverage_ok":
-        return bool(incomplete_coverage) and len(incomplete_coverage) < len(report["coverage"])
-    return True
-
-
-def _leads(changed: list[dict], models: dict[str, list[dict]]) -> list[dict]:
-    """Per non-passing verdict (most severe first): its workloads, each with the metrics concerned."""
-    per_workload = {}
-    for rows in models.values():
-        for row in rows:
-            per_workload[row["workload"]] = per_workload.get(row["workload"], 0) + 1
-    leads: dict[str, dict[str, list[str]]] = {}
-    for row in changed:
-        leads.setdefault(row["verdict"], {}).setdefault(row["workload"], []).append(row["metric"])
-    return [{"verdict": verdict, "text": LEADS[verdict],
-             "workloads": [{"workload": w, "metrics": m, "all": len(m) == per_workload[w]} for w, m in workloads.items()]}
-            for verdict, workloads in leads.items()]
-
-
-def _why_lines(rows: list[dict]) -> list[dict]:
-    """One line per (workload, reason): six metrics of one incomplete workload say why once."""
-    merged: dict[tuple[str, str], dict] = {}
-    for row in rows:
-        why = fmt_why(row)
-        merged.setdefault((row["workload"], why), {"workload": row["workload"], "why": why, "metrics": []})["metrics"].append(row["metric"])
-    return list(merged.values())
-
-
-def _model_summary(model: str, rows: list[dict]) -> dict:
-    """One model's rows counted by verdict (most severe first), and how many improved."""
-    counts = [(v, sum(1 for r in rows if r["verdict"] == v)) for v in PRECEDENCE]
-    return {"model": model, "n": len(rows), "counts": [(v, n) for v, n in counts if n],
-            "improved": sum(1 for r in rows if str(r["note"]).startswith("improved"))}
-
-
-def _notes(rows: list[dict]) -> list[dict]:
-    """One line per (workload, note): an incomplete workload says why once, not once per metric."""
-    merged: dict[tuple, dict] = {}
-    for row in rows:
-        key = (row["workload"], row["note"], row["verdict"])
-        if key in merged:
-            merged[key]["metrics"].append(row["metric"])
-        else:
-            merged[key] = {**row, "metrics": [row["metric"]]}
-    return list(merged.values())
-
-
-_ENV: jinja2.Environment | None = None
-
-
-def environment() -> jinja2.Environment:
-    """The one Jinja environment: templates from gate.templates, strict undefined, filters registered once."""
-    global _ENV
-    if _ENV is None:
-        root = importlib.resources.files("gate.templates")
-        env = jinja2.Environment(
-            loader=jinja2.FunctionLoader(lambda name: (root / name).read_text(encoding="utf-8")),
-            undefined=jinja2.StrictUndefined, autoescape=False, trim_blocks=True, lstrip_blocks=True,
-            keep_trailing_newline=True)
-        env.filters.update(md=md, plain=plain, value=fmt_value, spread=fmt_spread, delta=fmt_delta, ci=fmt_ci,
-                           p=fmt_p, pcol=fmt_pcol, why=fmt_why, errors=fmt_errors, commit=short_commit,
-                           all_of=all_of, excerpt=md_excerpt)
-        env.globals.update(icons=VERDICT_ICONS, words=VERDICT_WORDS)
-        _ENV = env
-    return _ENV
-
-
-def render_comment(report: dict, *, max_chars: int = COMMENT_MAX_CHARS) -> str:
-    """The sticky PR comment, starting with the hidden marker; never longer than max_chars (UTF-8 bytes)."""
-    template = environment().get_template("comment.md.j2")
-    for folded in FOLD_LEVELS:
-        text = template.render(**_context(report, folded))
-        if _size(text) <= max_chars:
-            return text
-    head = marker(report["suite"]) + "\n"
-    note = "\n\n_Cut to fit the comment size limit; the full report is in the workflow run's artifact._\n"
-    budget = max_chars - _size(note)
-    return _cut(text, budget) + note if text.startswith(head) else _cut(head + text, budget) + note
-
-
-def render_summary(report: dict) -> str:
-    """The job summary (GITHUB_STEP_SUMMARY): everything, nothing folded away."""
-    return environment().get_template("summary.md.j2").render(**_context(report))
-
-
-def render_terminal(report: dict, *, show_all: bool = False) -> str:
-    """Terminal text: the rows that are not a pass (every row with show_all), coverage, verdict."""
-    context = _context(report)
-    shown = report["rows"] if show_all else context["changed"]
-    return environment().get_template("terminal.txt.j2").render(
-        **context, show_all=show_all, table=_terminal_table(shown) if shown else "")
-
-
-def _terminal_table(rows: list[dict]) -> str:
-    header = ("workload", "metric", "baseline", "candidate", "change", "95% CI", "p", "verdict")
-    lines = [header]
-    for r in rows:
-        lines.append((plain(r["workload"]), plain(r["metric"]), plain(fmt_spread(r["baseline"], r["unit"], r["kind"])),
-                      plain(fmt_spread(r["candidate"], r["unit"], r["kind"])), fmt_delta(r), fmt_ci(r), fmt_pcol(r),
-                      VERDICT_WORDS[r["verdict"]]))
-    widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
-    return "\n".join("  ".join(cell.ljust(widths[i]) for i, cell in enumerate(line)).rstrip() for line in lines)
-
-
-def _size(text: str) -> int:
-    return len(text.encode("utf-8"))
-
-
-def _cut(text: str, budget: int) -> str:
-    data = text.encode("utf-8")[: max(budget, 0)]
-    return data.decode("utf-8", errors="ignore").rsplit("\n", 1)[0]
-
-
-# --- fan-in -----------------------------------------------------------------------------------------------
-
-def merge_reports(reports: list[dict]) -> dict:
-    """One report from several per-model reports (the fan-in job). Multiplicity stays per input report."""
-    if not reports:
-        raise ValueError("no reports to merge")
-    versions = {r["schema_version"] for r in reports}
-    suites = {r["suite"] for r in reports}
-    if len(versions) != 1 or len(suites) != 1:
-        raise ValueError("reports of different schema versions or suites cannot be merged")
-    rows = [row for r in reports for row in r["rows"]]
-    verdict = overall_verdict([r["verdict"] for r in reports])
-    differences, seen = [], set()
-    for r in reports:
-        for d in r["environment_diff"]:
-            key = (d["kind"], d["workload"], d["item"], str(d["baseline"]), str(d["candidate"]))
-            if key not in seen:
-                seen.add(key)
-                differences.append(d)
-    merged = dict(reports[0])
-    merged.update(
-        verdict=verdict,
-        exit_code=EXIT_CODES[verdict],
-        models=list(dict.fromkeys(m for r in reports for m in r["models"])),
-        sides={side: _merge_side([r["sides"][side] for r in reports]) for side in ("baseline", "candidate")},
-        counts={v: sum(1 for row in rows if row["verdict"] == v) for v in VERDICT_WORDS},
-        rows=rows,
-        coverage={w: c for r in reports for w, c in r["coverage"].items()},
-        environment_diff=differences,
-        allowed_diff=sorted({k for r in reports for k in r["allowed_diff"]}),
-        utterances=[u for r in reports for u in r["utterances"]],
-    )
-    statistics = dict(reports[0]["statistics"])
-    statistics["merged_from"] = len(reports)
-    statistics["quality"] = dict(statistics["quality"], family_size=sum(r["statistics"]["quality"]["family_size"] for r in reports))
-    statistics["speed"] = dict(statistics["speed"], family_size=sum(r["statistics"]["speed"]["family_size"] for r in reports))
-    statistics["families"] = "Holm and BH were applied within each merged report (one per model job)"
-    merged["statistics"] = statistics
-    return merged
-
-
-def _merge_side(sides: list[dict]) -> dict:
-    def join(key: str) -> Any:
-        values = list(dict.fromkeys(str(s[key]) for s in sides if s.get(key) is not None))
-        return " | ".join(values) if values else None
-
-    return {"kind": join("kind"), "path": join("path"), "commit": join("commit"),
-            "runs": max((s["runs"] for s in sides), default=0), "calibrated": all(s["calibrated"] for s in sides)}
-
-
-def exit_code(report: dict) -> int:
-    return EXIT_CODES[report["verdict"]]
+import math
+from dataclasses import dataclass, field, replace
+from enum import Enum
+from typing import Any, Iterable, Mapping, Sequence
+
+from gate import typedjson
+from gate.verdict import Verdict
+
+REPORT_SCHEMA_VERSION = 2
+MAX_ID = 200  # characters of a workload, metric or utterance id kept in a report
+MAX_TEXT = 600  # characters of a note, reason or transcript excerpt kept in a report
+CUT_MARK = "…[cut]"  # ends any string that was cut to fit the report schema
+
+
+class Basis(str, Enum):
+    """What a row's verdict rests on."""
+
+    PAIRED = "paired"  # paired per-utterance test (accuracy)
+    IDENTICAL = "identical"  # paired, and every utterance has the same errors on both sides
+    CALIBRATED = "calibrated"  # log-scale test against A/A-calibrated noise (speed)
+    UNCALIBRATED = "uncalibrated"  # no usable noise estimate: the maintainers' ratio policy (speed)
+    FALLBACK = "fallback"  # no per-utterance data on both sides: the maintainers' tolerance (accuracy)
+    NOT_TESTED = "not_tested"  # incomplete coverage or missing values: no test was run
+
+    def __str__(self) -> str:
+        return self.value
+
+
+def clip(text: Any, limit: int) -> str:
+    """`text` as a string of at most `limit` characters; a cut one ends with a visible mark."""
+    text = "" if text is None else str(text)
+    return text if len(text) <= limit else text[: max(limit - len(CUT_MARK), 0)] + CUT_MARK
+
+
+@dataclass(frozen=True)
+class SideStats:
+    """One side of one row: a value per run present, and which of them are complete enough to average."""
+
+    values: tuple[float | None, ...] = field(metadata={"max_items": 100})
+    used: tuple[bool, ...] = field(metadata={"max_items": 100})  # complete runs: only these enter the mean
+    expected_runs: int = field(metadata={"min": 0})  # scored runs the side should have
+    n_samples: int | None = field(default=None, metadata={"min": 0})  # samples per run, over the used runs
+    mean: float | None = None
+    min: float | None = None
+    max: float | None = None
+
+    @classmethod
+    def of(cls, values: Sequence[float | None], used: Sequence[bool], expected_runs: int,
+           n_samples: int | None) -> SideStats:
+        kept = [v for v, u in zip(values, used) if u and v is not None and math.isfinite(v)]
+        return cls(values=tuple(values), used=tuple(bool(u) for u in used), expected_runs=expected_runs,
+                   n_samples=n_samples, mean=sum(kept) / len(kept) if kept else None,
+                   min=min(kept) if kept else None, max=max(kept) if kept else None)
+
+    @property
+    def n_used(self) -> int:
+        return sum(1 for v, u in zip(self.values, self.used) if u and v is not None)
+
+    @property
+    def partial(self) -> bool:
+        """The mean is not over every expected run (a run missing, incomplete or without a value)."""
+        return self.n_used < max(self.expected_runs, len(self.values))
+
+    @property
+    def present(self) -> list[float]:
+        return [v for v, u in zip(self.values, self.used) if u and v is not None]
+
+
+@dataclass(frozen=True)
+class Row:
+    """One workload × gated metric and its verdict."""
+
+    workload: str = field(metadata={"max": MAX_ID})
+    model: str = field(metadata={"max": MAX_ID})
+    metric: str = field(metadata={"max": MAX_ID})
+    kind: str = field(metadata={"max": 20})  # "accuracy" or "speed"
+    unit: str = field(metadata={"max": 20})
+    direction: str = field(metadata={"max": 10})  # "lower" or "higher" is better
+    baseline: SideStats
+    candidate: SideStats
+    verdict: Verdict
+    basis: Basis
+    improved: bool = False  # CI excludes no change in the better direction, and by at least half the floor
+    method: str = field(default="", metadata={"max": 300})  # how it was tested, for people
+    notes: tuple[str, ...] = field(default=(), metadata={"max_items": 20, "items": {"max": MAX_TEXT}})
+    family: str | None = field(default=None, metadata={"max": 20})  # multiplicity family: "quality" / "speed"
+    delta_abs: float | None = None
+    delta_rel: float | None = None  # candidate mean / baseline mean - 1
+    worse_rel: float | None = None  # speed: relative worsening (positive = worse)
+    p_value: float | None = None
+    p_adjusted: float | None = None  # Holm
+    q_value: float | None = None  # Benjamini-Hochberg
+    ci: tuple[float, float] | None = None
+    ci_kind: str | None = field(default=None, metadata={"max": 20})  # "delta_abs" (accuracy) or "ratio" (speed)
+    floor_abs: float | None = None  # accuracy: Δ must reach this (fraction) ...
+    floor_rel: float | None = None  # ... and this share of the baseline rate; speed: relative floor
+    tolerance: float | None = None  # uncalibrated / fallback: the maintainers' tolerance
+    p_degradation: float | None = None  # accuracy: bootstrap share of resamples with Δ > 0
+    n_worse: int | None = None
+    n_better: int | None = None
+    new_catastrophic: int = 0
+    sigma: float | None = None  # speed: the run-to-run σ of ln(value) the test used
+    df: int | None = None  # its degrees of freedom
+
+    @property
+    def short_workload(self) -> str:
+        return self.workload.split("/", 1)[-1]
+
+
+@dataclass(frozen=True)
+class CoverageSide:
+    complete: bool
+    runs_present: int = field(metadata={"min": 0})
+    runs_complete: int = field(metadata={"min": 0})
+    expected_runs: int = field(metadata={"min": 0})
+    reasons: tuple[str, ...] = field(default=(), metadata={"max_items": 50, "items": {"max": MAX_TEXT}})
+
+    @property
+    def runs_incomplete(self) -> int:
+        return self.runs_present - self.runs_complete
+
+    @property
+    def runs_missing(self) -> int:
+        return max(self.expected_runs - self.runs_present, 0)
+
+
+@dataclass(frozen=True)
+class CoverageEntry:
+    workload: str = field(metadata={"max": MAX_ID})
+    baseline: CoverageSide
+    candidate: CoverageSide
+
+    @property
+    def complete(self) -> bool:
+        return self.baseline.complete and self.candidate.complete
+
+
+@dataclass(frozen=True)
+class EnvDifference:
+    kind: str = field(metadata={"max": 40})
+    workload: str | None = field(metadata={"max": MAX_ID})  # None: the whole environment
+    item: str = field(metadata={"max": MAX_ID})
+    baseline: str | None = field(metadata={"max": MAX_TEXT})
+    candidate: str | None = field(metadata={"max": MAX_TEXT})
+    known: bool  # False: only one side recorded the fact (shown, never blocking)
+    blocking: bool
+
+
+@dataclass(frozen=True)
+class SideInfo:
+    kind: str = field(metadata={"max": 20})  # "tree" or "baseline"
+    name: str | None = field(metadata={"max": MAX_ID})  # the tree folder's or baseline file's name, never a local path
+    commit: str | None = field(metadata={"max": MAX_ID})
+    runs: int = field(metadata={"min": 0})
+    calibrated: bool
+
+
+@dataclass(frozen=True)
+class Utterance:
+    workload: str = field(metadata={"max": MAX_ID})
+    measure: str = field(metadata={"max": 40})
+    id: str = field(metadata={"max": MAX_ID})
+    why: str = field(metadata={"max": 40})  # "new_catastrophic", "worse", "better"
+    ref_len: int = field(metadata={"min": 0})
+    baseline_errors: float = field(metadata={"min": 0})
+    candidate_errors: float = field(metadata={"min": 0})
+    reference: str = field(metadata={"max": MAX_TEXT})
+    baseline_hypothesis: str = field(metadata={"max": MAX_TEXT})
+    candidate_hypothesis: str = field(metadata={"max": MAX_TEXT})
+
+
+@dataclass(frozen=True)
+class Statistics:
+    """The decision levels a report was judged with: numbers only (the templates say what they mean)."""
+
+    quality_alpha: float
+    quality_warn_alpha: float
+    quality_floor_abs: float
+    quality_floor_rel: float
+    small_set_size: int
+    small_set_floor_abs: float
+    quality_family_size: int
+    speed_alpha: float
+    warn_q: float  # WARN (both families): Benjamini-Hochberg q at most this, with at least half the floor
+    speed_family_size: int
+    min_calibration_df: int
+    n_boot: int
+    seed: int
+    merged_from: int = 1  # per-model reports merged into this one (multiplicity stays per model)
+
+
+@dataclass(frozen=True)
+class Report:
+    schema_version: int
+    suite: str = field(metadata={"max": 60})
+    verdict: Verdict
+    models: tuple[str, ...] = field(metadata={"max_items": 20, "items": {"max": 60}})
+    baseline: SideInfo
+    candidate: SideInfo
+    rows: tuple[Row, ...] = field(metadata={"max_items": 1000})
+    coverage: tuple[CoverageEntry, ...] = field(metadata={"max_items": 200})
+    environment_diff: tuple[EnvDifference, ...] = field(metadata={"max_items": 500})
+    allowed_diff: tuple[str, ...] = field(metadata={"max_items": 20, "items": {"max": 40}})
+    utterances: tuple[Utterance, ...] = field(metadata={"max_items": 500})
+    statistics: Statistics
+
+    @property
+    def exit_code(self) -> int:
+        return self.verdict.exit_code
+
+    @property
+    def counts(self) -> dict[Verdict, int]:
+        return {v: sum(1 for r in self.rows if r.verdict is v) for v in Verdict.by_severity()}
+
+    def rows_of(self, model: str) -> tuple[Row, ...]:
+        return tuple(r for r in self.rows if r.model == model)
+
+    def to_json(self) -> dict[str, Any]:
+        data = typedjson.to_json(self)
+        # For tools reading report.json: derived, never read back.
+        data["exit_code"] = self.exit_code
+        data["counts"] = {v.value: n for v, n in self.counts.items()}
+        return data
+
+    @classmethod
+    def from_json(cls, data: Any) -> Report:
+        """The report in `data` (a parsed report.json); raises typedjson.SchemaMismatch naming the key."""
+        if not isinstance(data, dict):
+            raise typedjson.SchemaMismatch("$: expected an object")
+        if data.get("schema_version") != REPORT_SCHEMA_VERSION:
+            raise typedjson.SchemaMismatch(f"$.schema_version: expected {REPORT_SCHEMA_VERSION}")
+        body = {k: v for k, v in data.items() if k not in ("exit_code", "counts")}
+        return typedjson.from_json(cls, body)
+
+    @classmethod
+    def merge(cls, reports: Sequence[Report], expected_models: Iterable[str] = (),
+              missing_workloads: Mapping[str, Sequence[str]] | None = None) -> Report:
+        """One report from per-model reports (multiplicity stays per model). A model that was expected
+        but has no report makes its workloads incomplete on both sides, so the verdict is INCOMPLETE."""
+        if not reports:
+            raise ValueError("no reports to merge")
+        if len({r.suite for r in reports}) != 1:
+            raise ValueError("reports of different suites cannot be merged")
+        present = [m for r in reports for m in r.models]
+        missing = [m for m in expected_models if m not in present]
+        coverage = [c for r in reports for c in r.coverage]
+        for model in missing:
+            reason = f"no report for {model}: its benchmark job ended without one"
+            lost = CoverageSide(complete=False, runs_present=0, runs_complete=0, expected_runs=0, reasons=(reason,))
+            for workload in (missing_workloads or {}).get(model, (model,)):
+                coverage.append(CoverageEntry(workload=workload, baseline=lost, candidate=lost))
+        differences = list(dict.fromkeys(d for r in reports for d in r.environment_diff))
+        rows = tuple(row for r in reports for row in r.rows)
+        verdict = Verdict.worst([r.verdict for r in reports] + ([Verdict.INCOMPLETE] if missing else []))
+        first = reports[0]
+        stats = replace(first.statistics, merged_from=len(reports),
+                        quality_family_size=sum(r.statistics.quality_family_size for r in reports),
+                        speed_family_size=sum(r.statistics.speed_family_size for r in reports))
+        return cls(schema_version=REPORT_SCHEMA_VERSION, suite=first.suite, verdict=verdict,
+                   models=tuple(dict.fromkeys(present + missing)),
+                   baseline=_merge_side([r.baseline for r in reports]),
+                   candidate=_merge_side([r.candidate for r in reports]),
+                   rows=rows, coverage=tuple(coverage), environment_diff=tuple(differences),
+                   allowed_diff=tuple(sorted({k for r in reports for k in r.allowed_diff})),
+                   utterances=tuple(u for r in reports for u in r.utterances), statistics=stats)
+
+
+def _merge_side(sides: Sequence[SideInfo]) -> SideInfo:
+    def join(values: Iterable[str | None]) -> str | None:
+        kept = list(dict.fromkeys(v for v in values if v))
+        return " | ".join(kept) if kept else None
+
+    return SideInfo(kind=join(s.kind for s in sides) or "tree", name=join(s.name for s in sides),
+                    commit=join(s.commit for s in sides), runs=max(s.runs for s in sides),
+                    calibrated=all(s.calibrated for s in sides))
+
+
+def report_schema() -> dict:
+    """The JSON schema of report.json, generated from the model (shipped as gate/schemas/report.schema.json)."""
+    schema = typedjson.schema_of(Report)
+    schema["properties"]["schema_version"] = {"const": REPORT_SCHEMA_VERSION}
+    schema["properties"]["exit_code"] = {"enum": sorted({v.exit_code for v in Verdict})}
+    schema["properties"]["counts"] = {"type": "object", "additionalProperties": False,
+                                      "required": [v.value for v in Verdict.by_severity()],
+                                      "properties": {v.value: {"type": "integer", "minimum": 0} for v in Verdict.by_severity()}}
+    schema["required"] += ["exit_code", "counts"]
+    return {"$schema": "https://json-schema.org/draft/2020-12/schema",
+            "$id": "asr-regression-gate/report.schema.json",
+            "title": f"ASR regression gate report (gate compare --json), schema_version {REPORT_SCHEMA_VERSION}",
+            "description": "Generated from gate.report (python -m gate.report > gate/schemas/report.schema.json). "
+                           "Strings and arrays are bounded.", **schema}
+
+
+if __name__ == "__main__":
+    import json
+    import sys
+
+    json.dump(report_schema(), sys.stdout, indent=1, ensure_ascii=False)
+    sys.stdout.write("\n")

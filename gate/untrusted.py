@@ -3,9 +3,9 @@
 The job that ran PR code could have written anything into its artifact. Before the privileged
 workflow uses it, the report must be: a regular file (not a symlink to a credential file), under a
 size cap, strict UTF-8 JSON (no NaN, no duplicate keys, bounded nesting), and valid against
-gate/schemas/report.schema.json. Markdown is never taken from the artifact: `render_report`
-re-renders comment and summary from the validated data with gate.report, whose templates escape
-every string. This module is also the one place that couples to gate.report's API.
+gate/schemas/report.schema.json (generated from gate.report's model), then read into a typed Report.
+Markdown is never taken from the artifact: `render_report` re-renders comment and summary from the
+Report with gate.render, whose templates escape every string.
 """
 from __future__ import annotations
 
@@ -20,11 +20,12 @@ from typing import Any
 import jsonschema
 
 from gate.errors import InputError
+from gate.report import Report
+from gate.typedjson import SchemaMismatch
 
 MAX_REPORT_BYTES = 8 * 1024 * 1024  # a 10-workload report is ~100 kB; 8 MiB leaves room for per-row notes
 MAX_META_BYTES = 16 * 1024
 MAX_DEPTH = 32
-COMMENT_MAX_CHARS = 60_000  # below GitHub's 65,536 (gate.github cuts again as a last guard)
 
 # The small record the benchmark job writes beside its report: which PR and labels it ran for.
 # Every field is re-checked against GitHub by `gate post` before it is acted on.
@@ -53,11 +54,14 @@ class Rendered:
     marker: str  # hidden HTML comment that identifies this suite's sticky comment
 
 
-def load_untrusted_report(path: str | Path, *, max_bytes: int = MAX_REPORT_BYTES, schema: dict | None = None) -> dict:
+def load_untrusted_report(path: str | Path, *, max_bytes: int = MAX_REPORT_BYTES, schema: dict | None = None) -> Report:
     """The report at `path`, validated; any deviation is one UntrustedInputError line naming the file."""
     data = _load_json(Path(path), max_bytes=max_bytes, what="report")
     _validate(data, schema if schema is not None else report_schema(), Path(path), what="report")
-    return data
+    try:
+        return Report.from_json(data)
+    except SchemaMismatch as exc:
+        raise UntrustedInputError(f"not a report of this gate ({exc})", path=path) from None
 
 
 def load_untrusted_meta(path: str | Path) -> dict:
@@ -79,39 +83,26 @@ def report_schema() -> dict:
     return schema
 
 
-def render_report(report: dict) -> Rendered:
-    """Comment and summary markdown re-rendered from validated report data (never from uploaded markdown)."""
-    from gate import report as report_module  # the one import of the verdict helper's renderer
+def render_report(report: Report) -> Rendered:
+    """Comment and summary markdown re-rendered from a validated report (never from uploaded markdown)."""
+    from gate import render  # imported here: Jinja is needed only when something is rendered
 
-    marker = report_module.marker(str(report.get("suite") or "asr"))
-    comment = report_module.render_comment(report, max_chars=COMMENT_MAX_CHARS)
-    if marker not in comment:
-        comment = comment.rstrip("\n") + "\n" + marker + "\n"
-    return Rendered(comment=comment, summary=report_module.render_summary(report), marker=marker)
+    marker = render.marker(report.suite)
+    return Rendered(comment=render.render_comment(report), summary=render.render_check_summary(report), marker=marker)
 
 
-def merge_reports(reports: list[dict], *, missing: dict[str, tuple[str, ...]] | None = None) -> dict:
+def merge_reports(reports: list[Report], *, missing: dict[str, tuple[str, ...]] | None = None) -> Report:
     """Fan-in of per-model reports (one per GPU runner) into one, validated against the schema again.
 
     `missing` maps a model whose job produced no report to its workload ids: they are recorded as
     incomplete coverage on both sides, so the verdict becomes INCOMPLETE instead of silently
     covering fewer models.
     """
-    from gate import report as report_module
-
     try:
-        merged = report_module.merge_reports(reports)
-    except (ValueError, KeyError) as exc:
+        merged = Report.merge(reports, expected_models=tuple(missing or ()), missing_workloads=missing or {})
+    except ValueError as exc:
         raise UntrustedInputError(f"reports cannot be merged ({exc})", path="<merged report>") from None
-    for model, workloads in (missing or {}).items():
-        reason = f"no report for {model}: its benchmark job ended without one"
-        side = {"complete": False, "runs": 0, "expected_runs": 0, "reasons": [reason]}
-        for workload in workloads:
-            merged["coverage"][workload] = {"baseline": dict(side), "candidate": dict(side)}
-        merged["models"] = [*merged["models"], model]
-    if missing:
-        merged["verdict"], merged["exit_code"] = "incomplete", report_module.EXIT_CODES["incomplete"]
-    _validate(merged, report_schema(), Path("<merged report>"), what="merged report")
+    _validate(merged.to_json(), report_schema(), Path("<merged report>"), what="merged report")
     return merged
 
 

@@ -16,10 +16,11 @@ from gate.actions_io import append_file, fit_summary, format_outputs, normalise_
 from gate.errors import GateError
 from gate.settings import Settings, SettingsError
 from gate.untrusted import load_untrusted_report, render_report
+from gate.verdict import Verdict
 
 ACTION_COMMANDS = ("run", "compare", "post", "merge", "summarize", "event")
 # Exit codes that mean "the gate judged: regression / incomplete / not comparable" (gate compare).
-VERDICT_EXIT_CODES = (1, 3, 4)
+VERDICT_EXIT_CODES = tuple(sorted({v.exit_code for v in Verdict if v.exit_code}))
 
 
 @click.command("action")
@@ -65,10 +66,10 @@ def report_outputs(report_path: str, *, settings: Settings) -> dict[str, str]:
         raise GateError(f"cannot write the comment markdown ({exc.strerror})", path=comment_path) from None
     if settings.step_summary:
         append_file(settings.step_summary, fit_summary(rendered.summary), what="job summary")
-    for annotation in row_annotations(report.get("rows") or []):
+    for annotation in row_annotations(report.rows):
         click.echo(annotation.command())
     return {
-        "verdict": normalise_verdict(report.get("verdict", "error")),
+        "verdict": report.verdict.value,
         "report-json": str(Path(report_path).resolve()),
         "comment-markdown": str(comment_path.resolve()),
     }

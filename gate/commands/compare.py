@@ -8,10 +8,11 @@ import click
 
 from gate import comparability
 from gate.baseline import read_baseline
-from gate.compare import compare, load_side
+from gate.compare import compare
 from gate.config import load_suite
 from gate.errors import InputError
-from gate.report import render_comment, render_summary, render_terminal
+from gate.render import render_comment, render_summary, render_terminal
+from gate.sides import load_side
 
 
 @click.command("compare")
@@ -58,10 +59,9 @@ def command(base: Path, candidate: Path, models: tuple[str, ...], allow_diff: tu
     base_side = load_side(base, suite, chosen)
     cand_side = load_side(candidate, suite, chosen)
     calibration = read_baseline(calibration_path, suite).calibration if calibration_path else None
-    result = compare(base_side, cand_side, suite, models=chosen, allow_diff=allow_diff, seed=seed,
+    report = compare(base_side, cand_side, suite, models=chosen, allow_diff=allow_diff, seed=seed,
                      calibration=calibration)
-    report = result.to_dict()
-    _write(json_path, json.dumps(report, indent=2, ensure_ascii=False) + "\n", "report")
+    _write(json_path, json.dumps(report.to_json(), indent=2, ensure_ascii=False) + "\n", "report")
     _write(comment_path, render_comment(report), "comment")
     _write(summary_path, render_summary(report), "summary")
     if output_format == "terminal":
@@ -69,8 +69,8 @@ def command(base: Path, candidate: Path, models: tuple[str, ...], allow_diff: tu
     elif output_format == "markdown":
         click.echo(render_comment(report), nl=False)
     elif output_format == "json":
-        click.echo(json.dumps(report, indent=2, ensure_ascii=False))
-    raise SystemExit(result.exit_code)
+        click.echo(json.dumps(report.to_json(), indent=2, ensure_ascii=False))
+    raise SystemExit(report.exit_code)
 
 
 def _write(path: Path | None, text: str, what: str) -> None:

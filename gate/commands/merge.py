@@ -30,15 +30,15 @@ def command(reports: tuple[str, ...], json_out: str, expect_models: str, suite_p
     suite.workloads_for(expected)  # unknown model names are one line, not a silent pass
     files = [found for path in reports for found in _report_files(Path(path))]
     loaded = [load_untrusted_report(path) for path in files]
-    present = {model for report in loaded for model in report.get("models", ())}
+    present = {model for report in loaded for model in report.models}
     missing = {m: tuple(w.id for w in suite.workloads_for((m,))) for m in expected if m not in present}
     merged = merge_reports(loaded, missing=missing)
     try:
         Path(json_out).parent.mkdir(parents=True, exist_ok=True)
-        Path(json_out).write_text(json.dumps(merged, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        Path(json_out).write_text(json.dumps(merged.to_json(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     except OSError as exc:
         raise InputError(f"cannot write the merged report ({exc.strerror})", path=json_out) from None
-    click.echo(f"merged {len(files)} reports -> {json_out}: {merged.get('verdict')}")
+    click.echo(f"merged {len(files)} reports -> {json_out}: {merged.verdict.value}")
     for model in missing:
         click.echo(f"gate: warning: no report for {model}; the merged verdict is INCOMPLETE", err=True)
 

@@ -14,18 +14,19 @@ from dataclasses import dataclass
 
 import click
 
-from gate import report as report_module
+from gate import render
 from gate.actions_io import normalise_verdict
 from gate.config import load_suite
 from gate.errors import InputError
 from gate.event import Trigger, read_trigger
 from gate.github import Publisher, connect, default_retry
 from gate.settings import Settings
+from gate.report import Report
+from gate.verdict import Verdict
 from gate.untrusted import Rendered, load_untrusted_meta, load_untrusted_report, render_report
 
 DEFAULT_CHECK_NAME = "ASR regression gate"
 _TRACKING_TITLE = "ASR regression on main"
-_REGRESSED = ("fail", "incomplete", "not_comparable")
 NO_REPORT_TITLE = "ERROR: the benchmark run ended without a report"
 
 
@@ -104,7 +105,7 @@ def command(report_path, no_report, meta_path, pr, sha, labels, check_name, deta
     details_url = details_url or settings.run_url
 
     plan = Plan(
-        verdict=normalise_verdict(report.get("verdict", "error")) if report else "error",
+        verdict=report.verdict.value if report else "error",
         pr=pr,
         comment=not (no_comment or tracking_issue),
         sha=None if no_check else sha,
@@ -143,7 +144,7 @@ def publish(publisher: Publisher, plan: Plan, *, fallback_to_status: bool = True
         removed = publisher.remove_label(plan.pr, label)
         click.echo(f"label {label} {'removed' if removed else 'already gone'}")
     if plan.tracking_issue:
-        regressed = plan.verdict in _REGRESSED
+        regressed = plan.verdict != "error" and Verdict(plan.verdict).blocks
         note = (f"Nightly verdict **{plan.verdict.upper()}** at {plan.sha or 'unknown commit'}"
                 + (f" ([run]({plan.details_url}))" if plan.details_url else "") + ".")
         action = publisher.upsert_tracking_issue(title=_TRACKING_TITLE, body=plan.check_summary,
@@ -165,24 +166,19 @@ def _verify_pr_binding(publisher: Publisher, pr: int, trigger: Trigger | None) -
 
 def no_report_rendered(suite_name: str, run_url: str | None) -> Rendered:
     """What the PR sees when the benchmark run ended without a report; only trusted text in it."""
-    marker = report_module.marker(suite_name)
+    marker = render.marker(suite_name)
     run = f"[The benchmark run]({run_url})" if run_url else "The benchmark run"
     body = (f"## ⚠️ ASR regression gate: no result\n\n{run} ended without a report: it failed or was cancelled "
             "before the comparison. Its log says why. Add the label again to retry.\n")
     return Rendered(comment=f"{marker}\n{body}", summary=body, marker=marker)
 
 
-def check_title(report: dict) -> str:
+def check_title(report: Report) -> str:
     """'FAIL: 2 fail, 1 warn of 30 rows (qwen3, whisper)': the line GitHub shows next to the check."""
-    verdict = normalise_verdict(report.get("verdict", "error"))
-    counts: dict[str, int] = {}
-    for row in report.get("rows") or []:
-        key = normalise_verdict(row.get("verdict", ""))
-        counts[key] = counts.get(key, 0) + 1
-    shown = [f"{counts[k]} {k.replace('_', ' ')}" for k in ("fail", "incomplete", "not_comparable", "warn") if counts.get(k)]
+    counts = report.counts
+    shown = [f"{n} {v.word.lower()}" for v, n in counts.items() if n and not v.is_pass]
     total = sum(counts.values())
-    models = report.get("models") or []
-    names = [re.sub(r"[^A-Za-z0-9_]", "", str(m))[:40] for m in models[:10]]
+    names = [re.sub(r"[^A-Za-z0-9_]", "", str(m))[:40] for m in report.models[:10]]
     scope = f" ({', '.join(names)})" if names else ""
     detail = ", ".join(shown) + f" of {total} rows" if shown else f"{total} rows"
-    return f"{verdict.replace('_', ' ').upper()}: {detail}{scope}"[:250]
+    return f"{report.verdict.word.upper()}: {detail}{scope}"[:250]

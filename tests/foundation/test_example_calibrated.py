@@ -33,7 +33,7 @@ def test_planted_regression_fails_and_noise_passes_against_the_calibrated_baseli
     result = invoke("compare", out / "baseline.json", out / "candidate", "--json", report_path)
     assert result.exit_code == 1, result.output
     report = json.loads(report_path.read_text(encoding="utf-8"))
-    assert report["sides"]["baseline"]["calibrated"] is True
+    assert report["baseline"]["calibrated"] is True
     failed = {(r["workload"], r["metric"]) for r in report["rows"] if r["verdict"] == "fail"}
     planted = {(r["workload"], r["metric"]) for r in report["rows"] if r["workload"] == PLANTED}
     assert failed == planted  # WER (40 extra errors) and all four speed metrics (6% slower)

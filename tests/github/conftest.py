@@ -27,7 +27,8 @@ def example_reports(tmp_path_factory):
     import dataclasses
     import json
 
-    from gate.compare import compare, load_side
+    from gate.compare import compare
+    from gate.sides import load_side
     from gate.config import load_suite
     from gate.examples import write_example_pair
 
@@ -41,7 +42,7 @@ def example_reports(tmp_path_factory):
     out = {"trees": (baseline, candidate)}
     for model in models:
         report = compare(load_side(baseline, suite, (model,)), load_side(candidate, suite, (model,)), suite,
-                         models=(model,)).to_dict()
+                         models=(model,)).to_json()
         path = root / f"{model}.json"
         path.write_text(json.dumps(report), encoding="utf-8")
         out[model] = path

@@ -8,11 +8,16 @@ from gate.actions_io import (
     normalise_verdict,
     row_annotations,
 )
+from gate.report import Basis, Row, SideStats
+from gate.verdict import Verdict
 
 
 def row(verdict, i=0, note=""):
-    return {"workload": f"qwen3/asr_en{i}", "metric": "corpus_wer", "verdict": verdict, "baseline": {"mean": 0.01},
-            "candidate": {"mean": 0.02}, "delta_rel": 1.0, "p_value": 0.001, "note": note}
+    side = SideStats.of
+    return Row(workload=f"qwen3/asr_en{i}", model="qwen3", metric="corpus_wer", kind="accuracy", unit="fraction",
+               direction="lower", baseline=side([0.01], [True], 1, None), candidate=side([0.02], [True], 1, None),
+               verdict=Verdict(normalise_verdict(verdict)), basis=Basis.PAIRED, delta_rel=1.0, p_value=0.001,
+               notes=(note,) if note else ())
 
 
 def test_levels_follow_the_verdict():

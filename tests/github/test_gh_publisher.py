@@ -75,7 +75,7 @@ def test_oversize_body_is_cut_below_the_limit_and_keeps_the_marker(fake, publish
     fake.add_pull(42)
     publisher.upsert_comment(42, "x" * 200_000 + "\n" + MARK, marker=MARK)
     body = fake.comments_on(42)[0]["body"]
-    assert len(body) <= COMMENT_MAX_CHARS < 65536
+    assert len(body) <= COMMENT_MAX_CHARS <= 65536
     assert body.endswith(MARK) and "Cut to fit GitHub's size limit" in body
 
 

@@ -30,7 +30,7 @@ def write(tmp_path, data, name="report.json"):
 
 def test_real_report_validates(example_reports):
     report = load_untrusted_report(example_reports["qwen3"])
-    assert report["verdict"] == "fail" and report["models"] == ["qwen3"]
+    assert report.verdict == "fail" and report.models == ("qwen3",)
 
 
 def test_oversize_report_is_refused_before_parsing(tmp_path):
@@ -81,12 +81,12 @@ def test_extra_markdown_field_is_refused(tmp_path, example_reports):
 
 def test_hostile_strings_are_neutralised_in_the_rendered_comment(tmp_path, example_reports):
     report = report_copy(example_reports["qwen3"])
-    report["sides"]["candidate"]["path"] = "refs/heads/" + HOSTILE[:300]
-    report["sides"]["candidate"]["commit"] = HOSTILE[:300]
+    report["candidate"]["name"] = "refs/heads/" + HOSTILE[:180]
+    report["candidate"]["commit"] = HOSTILE[:200]
     for row in report["rows"]:
-        row["note"] = HOSTILE
+        row["notes"] = [HOSTILE[:600]]
     for utterance in report["utterances"]:
-        utterance["candidate_hypothesis"] = HOSTILE
+        utterance["candidate_hypothesis"] = HOSTILE[:600]
         utterance["id"] = HOSTILE[:200]
     rendered = render_report(load_untrusted_report(write(tmp_path, report)))
     for text in (rendered.comment, rendered.summary):
@@ -101,7 +101,7 @@ def test_hostile_strings_are_neutralised_in_the_rendered_comment(tmp_path, examp
 
 def test_merge_of_fail_and_pass_is_fail_and_schema_valid(example_reports):
     merged = merge_reports([load_untrusted_report(example_reports[m]) for m in ("qwen3", "whisper")])
-    assert merged["verdict"] == "fail" and sorted(merged["models"]) == ["qwen3", "whisper"]
+    assert merged.verdict == "fail" and sorted(merged.models) == ["qwen3", "whisper"]
 
 
 def test_meta_round_trip_and_refusals(tmp_path):

@@ -6,7 +6,11 @@ import shutil
 
 from gate.comparability import (DATASET, DRIVER, FREEZE, GPU, MODEL, Fingerprint, blocking_kinds, diff,
                                 fingerprint_of_tree, parse_freeze)
-from gate.compare import NOT_COMPARABLE, compare, load_side
+from gate.compare import compare
+from gate.sides import load_side
+from gate.verdict import Verdict
+
+NOT_COMPARABLE = Verdict.NOT_COMPARABLE
 from gate.results import read_tree
 
 
@@ -49,5 +53,5 @@ def test_env_json_gpu_difference_makes_every_row_not_comparable(suite, make_tree
     assert fp.gpu == "NVIDIA H100 80GB HBM3" and fp.driver == "570.86.15"
     result = compare(load_side(base, suite), load_side(cand, suite), suite)
     assert result.verdict == NOT_COMPARABLE and {r.verdict for r in result.rows} == {NOT_COMPARABLE}
-    assert [d.item for d in result.differences] == ["gpu name"]
+    assert [d.item for d in result.environment_diff] == ["gpu name"]
     assert compare(load_side(base, suite), load_side(cand, suite), suite, allow_diff=(GPU,)).verdict != NOT_COMPARABLE

@@ -6,13 +6,17 @@ import pytest
 
 from gate import results
 from gate.baseline import side_from_tree
-from gate.compare import (EXIT_CODES, FAIL, INCOMPLETE, NOT_COMPARABLE, PASS, WARN, Thresholds, compare, load_side,
-                          overall_verdict)
+from gate.compare import Thresholds, compare
+from gate.report import Basis
+from gate.sides import load_side
+from gate.verdict import Verdict
 from gate.errors import InputError
 from gate.examples import DEFAULT_FREEZE, utterance_ids
 from gate.stats.performance import Calibration
 
 
+PASS, WARN, FAIL, INCOMPLETE, NOT_COMPARABLE = (Verdict.PASS, Verdict.WARN, Verdict.FAIL, Verdict.INCOMPLETE,
+                                               Verdict.NOT_COMPARABLE)
 QWEN_EN = "qwen3/asr_en"
 SPEED = ("throughput_samples_per_s", "latency_mean_s", "latency_p95_s", "rtf_mean")
 
@@ -29,15 +33,19 @@ def _verdicts(comparison):
 # --- overall verdict ---------------------------------------------------------------------------------
 
 def test_overall_precedence_and_exit_codes():
-    assert overall_verdict([PASS, WARN, FAIL, NOT_COMPARABLE, INCOMPLETE]) == INCOMPLETE
-    assert overall_verdict([PASS, WARN, FAIL, NOT_COMPARABLE]) == NOT_COMPARABLE
-    assert overall_verdict([PASS, FAIL, WARN]) == FAIL
-    assert overall_verdict([PASS, WARN]) == WARN
-    assert overall_verdict([PASS]) == PASS
-    assert overall_verdict([]) == INCOMPLETE
-    assert EXIT_CODES == {PASS: 0, WARN: 0, FAIL: 1, INCOMPLETE: 3, NOT_COMPARABLE: 4}
+    assert Verdict.worst([PASS, WARN, FAIL, NOT_COMPARABLE, INCOMPLETE]) is INCOMPLETE
+    assert Verdict.worst([PASS, WARN, FAIL, NOT_COMPARABLE]) is NOT_COMPARABLE
+    assert Verdict.worst([PASS, FAIL, WARN]) is FAIL
+    assert Verdict.worst([PASS, WARN]) is WARN
+    assert Verdict.worst(["pass"]) is PASS
+    assert Verdict.worst([]) is INCOMPLETE
+    assert {v: v.exit_code for v in Verdict} == {PASS: 0, WARN: 0, FAIL: 1, INCOMPLETE: 3, NOT_COMPARABLE: 4}
     with pytest.raises(ValueError):
-        overall_verdict(["maybe"])
+        Verdict.worst(["maybe"])
+
+
+def _coverage(result, workload):
+    return next(c for c in result.coverage if c.workload == workload)
 
 
 # --- trees ---------------------------------------------------------------------------------------------
@@ -48,7 +56,7 @@ def test_identical_trees_pass(suite, make_tree):
     result = compare(side, side, suite, calibration=_calibration())
     assert result.verdict == PASS and result.exit_code == 0
     accuracy = [r for r in result.rows if r.kind == "accuracy"]
-    assert accuracy and all(r.method.startswith("paired: identical") for r in accuracy)
+    assert accuracy and all(r.basis is Basis.IDENTICAL for r in accuracy)
     assert all(r.verdict == PASS for r in result.rows)
 
 
@@ -60,7 +68,7 @@ def test_diffuse_wer_regression_fails(suite, make_tree):
     row = next(r for r in result.rows if r.workload == QWEN_EN and r.metric == "corpus_wer")
     assert 0.0010 < row.delta_abs < 0.0020
     assert row.verdict == FAIL, row.notes
-    assert row.ci[0] > 0 and row.p_adjusted <= 0.05 and row.method.startswith("paired exact sign-flip")
+    assert row.ci[0] > 0 and row.p_adjusted <= 0.05 and row.basis is Basis.PAIRED
     assert next(r for r in result.rows if r.workload == "qwen3/asr_zh" and r.metric == "corpus_wer").verdict == PASS
 
 
@@ -86,7 +94,7 @@ def test_coverage_defects_make_the_workload_incomplete(suite, make_tree, defect)
     assert all(v == INCOMPLETE for (w, _), v in verdicts.items() if w == QWEN_EN)
     assert all(v != INCOMPLETE for (w, _), v in verdicts.items() if w != QWEN_EN)
     assert result.verdict == INCOMPLETE and result.exit_code == 3
-    assert defect in " ".join(result.coverage[QWEN_EN]["candidate"]["reasons"])
+    assert defect in " ".join(_coverage(result, QWEN_EN).candidate.reasons)
 
 
 def test_freeze_diff_is_not_comparable_unless_allowed(suite, make_tree):
@@ -96,11 +104,11 @@ def test_freeze_diff_is_not_comparable_unless_allowed(suite, make_tree):
     result = compare(base, cand, suite, calibration=_calibration())
     assert result.verdict == NOT_COMPARABLE and result.exit_code == 4
     assert all(r.verdict == NOT_COMPARABLE for r in result.rows)
-    diff = [d for d in result.differences if d.kind == "freeze"]
+    diff = [d for d in result.environment_diff if d.kind == "freeze"]
     assert [(d.item, d.baseline, d.candidate) for d in diff] == [("torch", "2.11.0", "2.12.0")]
     allowed = compare(base, cand, suite, calibration=_calibration(), allow_diff=("freeze",))
     assert allowed.verdict != NOT_COMPARABLE
-    assert allowed.to_dict()["environment_diff"][0]["blocking"] is False
+    assert allowed.environment_diff[0].blocking is False
 
 
 def test_unknown_allow_diff_kind_is_an_error(suite, make_tree):
@@ -115,7 +123,7 @@ def test_uncalibrated_speed_uses_the_ratio_policy(suite, make_tree):
     result = compare(base, cand, suite)
     row = next(r for r in result.rows if r.workload == QWEN_EN and r.metric == "throughput_samples_per_s")
     # Without a calibration speed can WARN at most (issue 10), and the row says so.
-    assert row.verdict == WARN and row.method.startswith("uncalibrated") and row.p_value is None
+    assert row.verdict == WARN and row.basis is Basis.UNCALIBRATED and row.p_value is None
     assert "can WARN at most: no A/A calibration" in row.notes
 
 
@@ -125,7 +133,7 @@ def test_per_sample_ids_that_do_not_match_fall_back(suite, make_tree):
     result = compare(base, cand, suite, calibration=_calibration())
     row = next(r for r in result.rows if r.workload == QWEN_EN and r.metric == "corpus_wer")
     assert row.p_value is None  # never paired
-    assert row.verdict == INCOMPLETE or row.method.startswith("fallback")
+    assert row.verdict == INCOMPLETE or row.basis is Basis.FALLBACK
 
 
 def test_disjoint_workloads_are_an_input_error(suite, sides):
@@ -142,7 +150,7 @@ def test_workload_missing_on_one_side_is_incomplete(suite, sides):
     cand = sides.memory_side(suite, values={QWEN_EN: sides.seedtts_values(rng), "qwen3/asr_zh": sides.seedtts_values(rng)})
     result = compare(base, cand, suite, calibration=_calibration())
     assert {r.verdict for r in result.rows if r.workload == "qwen3/asr_zh"} == {INCOMPLETE}
-    assert result.coverage["qwen3/asr_zh"]["baseline"]["reasons"] == ["no results for this workload"]
+    assert _coverage(result, "qwen3/asr_zh").baseline.reasons == ("no results for this workload",)
 
 
 # --- in-memory known answers ---------------------------------------------------------------------------
@@ -168,7 +176,7 @@ def test_too_few_degrees_of_freedom_fall_back_and_say_so(suite, sides):
     cal = {QWEN_EN: {m: Calibration(sigma=0.01, df=2, groups=2) for m in SPEED}}
     result = compare(base, cand, suite, calibration=cal)
     row = next(r for r in result.rows if r.metric == "throughput_samples_per_s")
-    assert row.method.startswith("uncalibrated") and "2 degrees of freedom" in "; ".join(row.notes)
+    assert row.basis is Basis.UNCALIBRATED and "2 degrees of freedom" in "; ".join(row.notes)
 
 
 def test_single_run_sides_are_said_so(suite, sides):
@@ -198,7 +206,7 @@ def test_small_session_sets_use_the_larger_floor(suite, sides):
         row = next(r for r in result.rows if r.metric == "cer")
         assert row.verdict == expected
         if extra:
-            assert row.p_value == pytest.approx(2.0 ** -20) and row.floor["abs"] == Thresholds().small_set_floor_abs
+            assert row.p_value == pytest.approx(2.0 ** -20) and row.floor_abs == Thresholds().small_set_floor_abs
 
 
 def test_ids_that_differ_between_sides_are_never_paired(suite, sides):
@@ -207,7 +215,7 @@ def test_ids_that_differ_between_sides_are_never_paired(suite, sides):
     base = sides.memory_side(suite, values={QWEN_EN: values}, samples={QWEN_EN: {"wer": (["a", "b"], [5, 5], [[0, 1]] * 3)}})
     cand = sides.memory_side(suite, values={QWEN_EN: values}, samples={QWEN_EN: {"wer": (["a", "c"], [5, 5], [[0, 1]] * 3)}})
     row = next(r for r in compare(base, cand, suite).rows if r.metric == "corpus_wer")
-    assert row.method.startswith("fallback") and "ids do not match" in row.notes[0] and row.p_value is None
+    assert row.basis is Basis.FALLBACK and "ids do not match" in row.notes[0] and row.p_value is None
 
 
 # --- false alarms -----------------------------------------------------------------------------------------

@@ -1,0 +1,509 @@
+"""Render a Report as the PR comment, the check-run summary, the job summary or terminal text.
+
+Renderers read the typed Report (gate.report), never prose: counts, icons and conclusions come from
+each row's Verdict and Basis. Every string that came from outside (ids, transcripts, package names,
+commits) passes through one filter, `md`, which neutralises markdown, HTML, @mentions, references,
+backticks and table pipes; numbers are formatted from numbers. The environment uses StrictUndefined, so
+a misspelt variable fails loudly instead of rendering as nothing.
+
+Layout (comment and summaries): the verdict and one sentence naming the workloads concerned; the sides
+and counts; coverage first when it is incomplete (it is the explanation); "What changed" — the rows that
+are not a pass, most severe first, each with why; one line per model; coverage and environment (one line
+each when clean); then, folded in <details>, every row, the paired tests, per-run values, changed
+utterances and the statistics used.
+
+Each output has its own budget in its platform's unit (OUTPUT_BUDGETS). When a rendering is too long,
+the least important parts are left out first (excerpts of passing workloads before those of failing
+ones; never the rows that are not a pass), and the output says what was left out.
+"""
+from __future__ import annotations
+
+import importlib.resources
+import re
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+import jinja2
+
+from gate.report import Basis, CoverageEntry, CoverageSide, Report, Row, SideStats, Utterance
+from gate.verdict import Verdict
+
+COMMENT_MARKER = "<!-- asr-regression-gate: {suite} -->"  # gate.github finds the sticky comment by it
+EXCERPT_CHARS = 160
+
+
+@dataclass(frozen=True)
+class Budget:
+    limit: int
+    unit: str  # "characters" or "bytes" (UTF-8)
+
+    def size(self, text: str) -> int:
+        return len(text) if self.unit == "characters" else len(text.encode("utf-8"))
+
+    def cut(self, text: str, limit: int) -> str:
+        """The longest prefix of whole lines within `limit` units."""
+        if self.unit == "characters":
+            head = text[: max(limit, 0)]
+        else:
+            head = text.encode("utf-8")[: max(limit, 0)].decode("utf-8", errors="ignore")
+        return head.rsplit("\n", 1)[0] if "\n" in head else head
+
+
+# GitHub's limits: an issue comment body is 65,536 characters; a check run's output.summary 65,535 bytes;
+# a job summary (GITHUB_STEP_SUMMARY) 1 MiB.
+COMMENT_BUDGET = Budget(65_536, "characters")
+CHECK_SUMMARY_BUDGET = Budget(65_535, "bytes")
+JOB_SUMMARY_BUDGET = Budget(1_048_576, "bytes")
+
+# Parts of a rendering, least important first: each level leaves out one more (see _fit).
+FOLD_LEVELS: tuple[tuple[str, ...], ...] = (
+    (),
+    ("passing_utterances",),
+    ("passing_utterances", "per_run"),
+    ("passing_utterances", "per_run", "packages"),
+    ("passing_utterances", "per_run", "packages", "passing_rows"),
+    ("passing_utterances", "per_run", "packages", "passing_rows", "utterances"),
+    ("passing_utterances", "per_run", "packages", "passing_rows", "utterances", "coverage_ok", "statistics"),
+)
+FOLD_WORDS = {"passing_utterances": "changed-utterance excerpts of passing workloads",
+              "utterances": "changed-utterance excerpts", "per_run": "per-run values",
+              "packages": "the full package diff", "passing_rows": "the tables of all checks and of the paired tests",
+              "coverage_ok": "complete-coverage lines", "statistics": "the statistics section"}
+CUT_NOTE = "\n\n_Cut to fit the size limit; the full report is in the workflow run's artifact._\n"
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069]")
+# Inline markdown that can change meaning mid-line (md() never lets data start a line).
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]|~$])")
+
+
+def marker(suite: str) -> str:
+    return COMMENT_MARKER.format(suite=re.sub(r"[^A-Za-z0-9_.-]", "", str(suite))[:60])
+
+
+def md(value: Any, limit: int | None = None) -> str:
+    """Escape an outside string for GitHub markdown (inline, table-safe). None renders as an em dash."""
+    if value is None:
+        return "—"
+    text = _plain(str(value))
+    text = re.sub(r"\s+", " ", text).strip()
+    if limit is not None and len(text) > limit:
+        text = text[: max(limit - 1, 0)] + "…"
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    text = _MD_SPECIAL.sub(r"\\\1", text)
+    # No pings, no autolinks, no issue references from data: a zero-width space breaks each.
+    text = re.sub(r"@(?=\w)", "@\u200b", text)
+    text = re.sub(r"#(?=\d)", "#\u200b", text)
+    text = re.sub(r"(?i)\b(GH)-(?=\d)", "\\1-\u200b", text)
+    text = text.replace("://", ":\u200b//").replace("www.", "www\u200b.")
+    return text
+
+
+def md_excerpt(value: Any, start: int, limit: int) -> str:
+    """md() of a window of `limit` characters from `start` (an ellipsis marks the cut-off head)."""
+    if value is None:
+        return md(None)
+    text = _one_line(value)
+    if start <= 0 or len(text) <= limit:
+        return md(text, limit)
+    return "…" + md(text[start:], limit - 1)
+
+
+def excerpt_start(utterance: Utterance, limit: int) -> int:
+    """Where the excerpts of a changed utterance start: a little before the hypotheses first differ
+    (or, when they do not, where the candidate first departs from the reference), so a long MOSS
+    session shows the change instead of its unchanged first `limit` characters."""
+    ref, base, cand = (_one_line(t) for t in (utterance.reference, utterance.baseline_hypothesis,
+                                               utterance.candidate_hypothesis))
+    if max(len(ref), len(base), len(cand)) <= limit:
+        return 0
+    first = _first_difference(base, cand)
+    if first is None:
+        first = _first_difference(ref, cand) or 0
+    return max(0, first - limit // 4)
+
+
+def _first_difference(a: str, b: str) -> int | None:
+    for i, (x, y) in enumerate(zip(a, b)):
+        if x != y:
+            return i
+    return None if len(a) == len(b) else min(len(a), len(b))
+
+
+def _one_line(value: Any) -> str:
+    return re.sub(r"\s+", " ", _plain(str(value))).strip()
+
+
+def plain(value: Any, limit: int | None = None) -> str:
+    """A single-line string for the terminal: control characters (ANSI escapes too) removed."""
+    if value is None:
+        return "-"
+    text = re.sub(r"\s+", " ", _plain(str(value))).strip()
+    if limit is not None and len(text) > limit:
+        text = text[: max(limit - 1, 0)] + "…"
+    return text
+
+
+def _plain(text: str) -> str:
+    return _CONTROL.sub("", text)
+
+
+# --- number formatting (all tolerate None) ----------------------------------------------------------------
+
+def fmt_value(value: float | None, unit: str, kind: str, *, scale_like: float | None = None) -> str:
+    """One value with its unit; seconds below 1 (judged on `scale_like` when given) show as ms."""
+    if value is None:
+        return "—"
+    if kind == "accuracy" and unit == "fraction":
+        return f"{value * 100:.2f}%"
+    if unit in ("samples/s", "req/s"):
+        return f"{value:.3g} {unit}"
+    if unit == "s":
+        return f"{value * 1000:.0f} ms" if (scale_like if scale_like is not None else value) < 1 else f"{value:.3g} s"
+    return f"{value:.3g}"
+
+
+def fmt_spread(side: SideStats, unit: str, kind: str) -> str:
+    """mean [min–max] (runs × samples) over the complete runs; "k of N runs" when that is not all of them."""
+    if side.mean is None:
+        return "—"
+    text = fmt_value(side.mean, unit, kind)
+    if side.n_used > 1:
+        lo = fmt_value(side.min, unit, kind, scale_like=side.mean)
+        hi = fmt_value(side.max, unit, kind, scale_like=side.mean)
+        text += f" [{_strip_unit(lo)}–{_strip_unit(hi)}]"
+    expected = max(side.expected_runs, len(side.values))
+    runs = f"{side.n_used} of {expected} runs" if side.partial else f"{side.n_used} runs"
+    if side.n_samples:
+        runs = f"{side.n_used} of {expected} runs × {side.n_samples}" if side.partial else f"{side.n_used}×{side.n_samples}"
+    return f"{text} ({runs})"
+
+
+def fmt_means(row: Row) -> str:
+    """"312 → 293 samples/s": the two means over complete runs, labelled when a side is partial."""
+    b, c = row.baseline, row.candidate
+    if b.mean is None or c.mean is None:
+        return "—"
+    scale = min(b.mean, c.mean)
+    text = (f"{_strip_unit(fmt_value(b.mean, row.unit, row.kind, scale_like=scale))} → "
+            f"{fmt_value(c.mean, row.unit, row.kind, scale_like=scale)}")
+    partial = [f"{name} {s.n_used} of {max(s.expected_runs, len(s.values))} runs"
+               for name, s in (("baseline", b), ("candidate", c)) if s.partial]
+    return text + (f" ({', '.join(partial)})" if partial else "")
+
+
+def _strip_unit(text: str) -> str:
+    for suffix in (" samples/s", " req/s", " ms", " s", "%"):
+        if text.endswith(suffix):
+            return text[: -len(suffix)]
+    return text
+
+
+def fmt_delta(row: Row) -> str:
+    if row.kind == "accuracy" and row.unit == "fraction":
+        if row.delta_abs is None:
+            return "—"
+        text = f"{row.delta_abs * 100:+.3f} pp"
+        if row.delta_rel is not None:
+            text += f" ({row.delta_rel:+.1%})"
+        return text
+    if row.delta_rel is None:
+        return "—"
+    return f"{row.delta_rel:+.1%}"
+
+
+def fmt_ci(row: Row) -> str:
+    if row.ci is None:
+        return "—"
+    if row.ci_kind == "ratio":
+        return f"[{row.ci[0] - 1:+.1%}, {row.ci[1] - 1:+.1%}]"
+    return f"[{row.ci[0] * 100:+.3f}, {row.ci[1] * 100:+.3f}] pp"
+
+
+def fmt_p(value: float | None) -> str:
+    if value is None:
+        return "—"
+    if value < 0.0001:
+        return "<0.0001"
+    return f"{value:.4f}" if value < 0.01 else f"{value:.3f}"
+
+
+def fmt_share(value: float | None) -> str:
+    """A probability that is not a p-value (P(worse)): a percentage, so it does not read like one."""
+    return "—" if value is None else f"{value:.0%}"
+
+
+def fmt_pcol(row: Row) -> str:
+    if row.p_value is None:
+        return f"n/a ({row.basis.value})" if row.basis in (Basis.UNCALIBRATED, Basis.FALLBACK) else "—"
+    text = fmt_p(row.p_value)
+    if row.p_adjusted is not None:
+        text += f" (adj {fmt_p(row.p_adjusted)})"
+    return text
+
+
+def fmt_why(row: Row) -> str:
+    """Why a row got its verdict, in plain words: the notes, then the method and what it rests on."""
+    if row.verdict is Verdict.INCOMPLETE:
+        return "not tested: incomplete coverage (see Coverage)"
+    if row.verdict is Verdict.NOT_COMPARABLE:  # its test result would not mean anything
+        return f"{row.notes[0] if row.notes else 'not comparable'} (see Environment)"
+    parts = list(row.notes)
+    method = row.method
+    if row.p_adjusted is not None:
+        method += ", Holm"
+    parts.append(method)
+    if row.n_worse is not None and (row.n_worse or row.n_better):
+        parts.append(f"{row.n_worse} worse, {row.n_better} better")
+    if row.basis is Basis.PAIRED and row.floor_abs is not None and row.floor_rel is not None:
+        parts.append(f"floors {row.floor_abs * 100:.2f} pp and {row.floor_rel:.0%}")
+    elif row.basis is Basis.CALIBRATED and row.floor_rel is not None:
+        parts.append(f"floor {row.floor_rel:.0%}")
+    elif row.tolerance is not None:
+        parts.append(f"tolerance {row.tolerance * 100:.2f} pp" if row.kind == "accuracy" else f"tolerance {row.tolerance:.0%}")
+    return "; ".join(parts)
+
+
+def fmt_improvement(row: Row) -> str:
+    """"improved: −6.0%" from the same number the change column shows."""
+    return f"improved ({fmt_delta(row)})"
+
+
+def fmt_errors(value: float) -> str:
+    return f"{value:.0f}" if float(value).is_integer() else f"{value:.2f}"
+
+
+def fmt_coverage_side(side: CoverageSide) -> str:
+    """"3 runs complete", "3 runs, 1 incomplete", "2 of 3 runs (1 missing)"."""
+    if side.complete:
+        return f"{side.runs_complete} runs complete"
+    if side.runs_present == 0:
+        return "no runs"
+    parts = [f"{side.runs_present} runs" if not side.runs_missing else f"{side.runs_present} of {side.expected_runs} runs"]
+    if side.runs_incomplete:
+        parts.append(f"{side.runs_incomplete} incomplete")
+    if side.runs_missing:
+        parts.append(f"{side.runs_missing} missing")
+    return ", ".join(parts)
+
+
+def all_of(n: int, noun: str) -> str:
+    """'the workload', 'both workloads', 'all 10 workloads'."""
+    return f"the {noun}" if n == 1 else f"both {noun}s" if n == 2 else f"all {n} {noun}s"
+
+
+def short_commit(value: Any) -> str:
+    if not value:
+        return "unknown"
+    return " | ".join(part.strip()[:10] for part in str(value).split("|"))
+
+
+# --- context -------------------------------------------------------------------------------------------
+
+def _context(report: Report, folded: tuple[str, ...] = ()) -> dict:
+    rows = report.rows
+    models: dict[str, list[Row]] = {}
+    for row in rows:
+        models.setdefault(row.model, []).append(row)
+    # What changed: every row that is not a pass, most severe first; an incomplete workload is one line.
+    not_passing = sorted((r for r in rows if not r.verdict.is_pass), key=lambda r: r.verdict.precedence)
+    changed = [r for r in not_passing if r.verdict is not Verdict.INCOMPLETE]
+    incomplete_workloads = _incomplete_workloads(not_passing, models)
+    notes = _notes([r for r in rows if r.notes and (not r.verdict.is_pass or r.basis is not Basis.IDENTICAL)])
+    coverage = list(report.coverage)
+    incomplete_coverage = [c for c in coverage if not c.complete]
+    complete_by_model: dict[str, list[str]] = {}
+    for c in coverage:
+        if c.complete:
+            model, _, name = c.workload.partition("/")
+            complete_by_model.setdefault(model, []).append(name or model)
+    differences = list(report.environment_diff)
+    packages = [d for d in differences if d.kind == "freeze"]
+    # Changed utterances of workloads with a failing or warning accuracy row come first (and alone in the terminal).
+    flagged = {r.workload for r in not_passing if r.kind == "accuracy" and r.verdict in (Verdict.FAIL, Verdict.WARN)}
+    utterances = sorted(report.utterances, key=lambda u: u.workload not in flagged)
+    if "utterances" in folded:
+        shown_utterances: list[Utterance] = []
+    elif "passing_utterances" in folded:
+        shown_utterances = [u for u in utterances if u.workload in flagged]
+    else:
+        shown_utterances = utterances
+    return {
+        "report": report,
+        "verdict": report.verdict,
+        "marker": marker(report.suite),
+        "models": models,
+        "model_summaries": [_model_summary(model, model_rows) for model, model_rows in models.items()],
+        "changed": changed,
+        "incomplete_workloads": incomplete_workloads,
+        "leads": _leads(not_passing, models),
+        "why_lines": _why_lines(not_passing),
+        "notes": notes,
+        "coverage": coverage,
+        "incomplete_coverage": incomplete_coverage,
+        "complete_by_model": complete_by_model,
+        "all_complete": not incomplete_coverage,
+        "differences": [d for d in differences if d.kind != "freeze"],
+        "packages": packages,
+        "blocking": [d for d in differences if d.blocking],
+        "folded": folded,
+        "folded_words": [FOLD_WORDS[f] for f in folded if _present(f, report, packages, incomplete_coverage, flagged)],
+        "utterances": [(u, excerpt_start(u, EXCERPT_CHARS)) for u in shown_utterances],
+        "all_utterances": utterances,
+        "flagged_utterances": [u for u in utterances if u.workload in flagged],
+        "paired": [r for r in rows if r.basis is Basis.PAIRED],
+        "counts": report.counts,
+        "verdicts": Verdict.by_severity(),
+        "excerpt": EXCERPT_CHARS,
+        "n_rows": len(rows),
+        "improved": sum(1 for r in rows if r.improved),
+        "uncalibrated": sum(1 for r in rows if r.basis is Basis.UNCALIBRATED),
+        "fallback": sum(1 for r in rows if r.basis is Basis.FALLBACK),
+    }
+
+
+def _incomplete_workloads(rows: Sequence[Row], models: dict[str, list[Row]]) -> list[dict]:
+    """One entry per workload whose rows are incomplete: its checks were not tested (Coverage says why)."""
+    per_workload: dict[str, list[str]] = {}
+    for row in rows:
+        if row.verdict is Verdict.INCOMPLETE:
+            per_workload.setdefault(row.workload, []).append(row.metric)
+    total = {w: sum(1 for r in model_rows if r.workload == w) for model_rows in models.values() for w in per_workload}
+    return [{"workload": w, "metrics": m, "all": len(m) == total.get(w, 0)} for w, m in per_workload.items()]
+
+
+def _present(part: str, report: Report, packages: list, incomplete_coverage: list, flagged: set[str]) -> bool:
+    """Whether a foldable part had anything in it (the note names only what was really left out)."""
+    if part == "utterances":
+        return any(u.workload in flagged for u in report.utterances)
+    if part == "passing_utterances":
+        return any(u.workload not in flagged for u in report.utterances)
+    if part == "packages":
+        return bool(packages)
+    if part == "coverage_ok":
+        return bool(incomplete_coverage) and len(incomplete_coverage) < len(report.coverage)
+    return True
+
+
+def _leads(rows: Sequence[Row], models: dict[str, list[Row]]) -> list[dict]:
+    """Per non-passing verdict (most severe first): its workloads, each with the metrics concerned."""
+    per_workload: dict[str, int] = {}
+    for model_rows in models.values():
+        for row in model_rows:
+            per_workload[row.workload] = per_workload.get(row.workload, 0) + 1
+    leads: dict[Verdict, dict[str, list[str]]] = {}
+    for row in rows:
+        leads.setdefault(row.verdict, {}).setdefault(row.workload, []).append(row.metric)
+    return [{"verdict": verdict,
+             "workloads": [{"workload": w, "metrics": m, "all": len(m) == per_workload[w]} for w, m in workloads.items()]}
+            for verdict, workloads in leads.items()]
+
+
+def _why_lines(rows: Sequence[Row]) -> list[dict]:
+    """One line per (workload, reason): six metrics of one incomplete workload say why once."""
+    merged: dict[tuple[str, str], dict] = {}
+    for row in rows:
+        why = fmt_why(row)
+        merged.setdefault((row.workload, why), {"workload": row.workload, "why": why, "metrics": []})["metrics"].append(row.metric)
+    return list(merged.values())
+
+
+def _model_summary(model: str, rows: list[Row]) -> dict:
+    """One model's rows counted by verdict (most severe first), and how many improved."""
+    counts = [(v, sum(1 for r in rows if r.verdict is v)) for v in Verdict.by_severity()]
+    return {"model": model, "n": len(rows), "counts": [(v, n) for v, n in counts if n],
+            "improved": sum(1 for r in rows if r.improved)}
+
+
+def _notes(rows: list[Row]) -> list[dict]:
+    """One line per (workload, notes, verdict): an incomplete workload says why once, not once per metric."""
+    merged: dict[tuple, dict] = {}
+    for row in rows:
+        key = (row.workload, row.notes, row.verdict)
+        if key in merged:
+            merged[key]["metrics"].append(row.metric)
+        else:
+            merged[key] = {"row": row, "workload": row.workload, "verdict": row.verdict,
+                           "note": "; ".join(row.notes), "method": row.method, "metrics": [row.metric]}
+    return list(merged.values())
+
+
+_ENV: jinja2.Environment | None = None
+
+
+def environment() -> jinja2.Environment:
+    """The one Jinja environment: templates from gate.templates, strict undefined, filters registered once."""
+    global _ENV
+    if _ENV is None:
+        root = importlib.resources.files("gate.templates")
+        env = jinja2.Environment(
+            loader=jinja2.FunctionLoader(lambda name: (root / name).read_text(encoding="utf-8")),
+            undefined=jinja2.StrictUndefined, autoescape=False, trim_blocks=True, lstrip_blocks=True,
+            keep_trailing_newline=True)
+        env.filters.update(md=md, plain=plain, value=fmt_value, spread=fmt_spread, delta=fmt_delta, ci=fmt_ci,
+                           p=fmt_p, share=fmt_share, pcol=fmt_pcol, why=fmt_why, errors=fmt_errors,
+                           commit=short_commit, all_of=all_of, excerpt=md_excerpt, improvement=fmt_improvement, means=fmt_means,
+                           coverage_side=fmt_coverage_side, num=_num_filter, pct=_pct_filter)
+        _ENV = env
+    return _ENV
+
+
+def _num_filter(value: Any, fmt: str = "g") -> str:
+    """A number from a typed field, formatted; anything else cannot reach the markdown."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"expected a number, got {type(value).__name__}")
+    return format(value, fmt)
+
+
+def _pct_filter(value: Any, digits: int = 0) -> str:
+    return _num_filter(value * 100, f".{digits}f")
+
+
+def _fit(render: Callable[[tuple[str, ...]], str], budget: Budget, suite: str, keep_marker: bool) -> str:
+    """The first rendering within the budget, folding one more part each time; cut as a last resort."""
+    text = ""
+    for folded in FOLD_LEVELS:
+        text = render(folded)
+        if budget.size(text) <= budget.limit:
+            return text
+    head = marker(suite) + "\n" if keep_marker else ""
+    body = text[len(head):] if head and text.startswith(head) else text
+    room = budget.limit - budget.size(CUT_NOTE) - budget.size(head)
+    return head + budget.cut(body, room) + CUT_NOTE
+
+
+def render_comment(report: Report, *, budget: Budget = COMMENT_BUDGET) -> str:
+    """The sticky PR comment, starting with the hidden marker; within GitHub's comment limit."""
+    template = environment().get_template("comment.md.j2")
+    return _fit(lambda folded: template.render(**_context(report, folded)), budget, report.suite, keep_marker=True)
+
+
+def render_check_summary(report: Report, *, budget: Budget = CHECK_SUMMARY_BUDGET) -> str:
+    """The check run's output.summary: the comment's content without the marker."""
+    template = environment().get_template("summary.md.j2")
+    return _fit(lambda folded: template.render(**_context(report, folded)), budget, report.suite, keep_marker=False)
+
+
+def render_summary(report: Report, *, budget: Budget = JOB_SUMMARY_BUDGET) -> str:
+    """The job summary (GITHUB_STEP_SUMMARY): everything, folded only past 1 MiB."""
+    template = environment().get_template("summary.md.j2")
+    return _fit(lambda folded: template.render(**_context(report, folded)), budget, report.suite, keep_marker=False)
+
+
+def render_terminal(report: Report, *, show_all: bool = False) -> str:
+    """Terminal text: the rows that are not a pass (every row with show_all), coverage, verdict."""
+    context = _context(report)
+    shown = list(report.rows) if show_all else sorted((r for r in report.rows if not r.verdict.is_pass),
+                                                      key=lambda r: r.verdict.precedence)
+    return environment().get_template("terminal.txt.j2").render(
+        **context, show_all=show_all, table=_terminal_table(shown) if shown else "")
+
+
+def _terminal_table(rows: list[Row]) -> str:
+    header = ("workload", "metric", "baseline", "candidate", "change", "95% CI", "p", "verdict")
+    lines = [header]
+    for r in rows:
+        lines.append((plain(r.workload), plain(r.metric), plain(fmt_spread(r.baseline, r.unit, r.kind)),
+                      plain(fmt_spread(r.candidate, r.unit, r.kind)), fmt_delta(r), fmt_ci(r), fmt_pcol(r),
+                      r.verdict.word))
+    widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
+    return "\n".join("  ".join(cell.ljust(widths[i]) for i, cell in enumerate(line)).rstrip() for line in lines)
