@@ -56,7 +56,9 @@ class Thresholds:
     # (gate.stats.looks.thresholds_for).
     alpha: float = 0.005  # speed family
     quality_alpha: float = 0.005
-    warn_q: float = 0.05  # WARN: Benjamini-Hochberg q at most this, with at least half the floor (both families)
+    # WARN: Benjamini-Hochberg q at most this, with at least half the floor (both families). At 0.05 (and 0.02)
+    # a simulated all-model no-op PR showed a WARN more than 5% of the time (benchmarks/results/verdict_power.md).
+    warn_q: float = 0.01
     warn_alpha: float = 0.05  # accuracy: the "significant but below the floors" note
     quality_floor_abs: float = 0.001  # ΔWER/CER of at least 0.1 pp ...
     quality_floor_rel: float = 0.03  # ... and at least 3% of the baseline rate
@@ -456,6 +458,9 @@ def _speed(row: _Draft, metric: MetricSpec, noise: SpeedNoise | None, cross_job:
         where = "across jobs" if cross_job else "one job"
         row.method = (f"log-scale t, run-to-run σ {noise.sigma:.2%} pooled over the model's workloads "
                       f"(df {noise.sigma_df}), {where}")
+        if test.favourable_set_aside[0]:
+            row.fail_blockers += ("a candidate run better than the others was set aside: its runs disagree; "
+                                  "re-measure",)
         for side, values, kept in (("baseline", b, test.kept_base[0]), ("candidate", c, test.kept_cand[0])):
             median = float(np.quantile(np.asarray(values, dtype=float), 0.5, method="lower"))
             for index in np.flatnonzero(~kept):

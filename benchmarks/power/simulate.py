@@ -220,8 +220,14 @@ def speed_calibration(cal: dict, workloads: list[str], metric: str, cross_job: b
 
 
 def _pooled_sd(y: np.ndarray) -> np.ndarray:
-    ss = ((y - y.mean(axis=-1, keepdims=True)) ** 2).sum(axis=(1, 2, 3))
-    return np.sqrt(ss / (y.shape[1] * y.shape[2] * (y.shape[3] - 1)))
+    """performance.calibrate's first pass: pooled SD over runs within 8% of their arm's median."""
+    keep = ~flag_runs(y, 0.0)
+    n = keep.sum(axis=-1)
+    mean = np.where(keep, y, 0.0).sum(axis=-1) / n
+    ss = np.where(keep, (y - mean[..., None]) ** 2, 0.0).sum(axis=-1)
+    ss = np.where(n >= 2, ss, 0.0).sum(axis=(1, 2))
+    df = np.where(n >= 2, n - 1, 0).sum(axis=(1, 2))
+    return np.sqrt(ss / df)
 
 
 def dispersion(cal_errors: dict, workloads: list[str], measure: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -252,13 +258,15 @@ def judge(chunk: Chunk, test_sets: dict[str, TestSet], rules: Rules) -> Outcome:
             for w in WORKLOADS for measure in measure_of[w.workload_id]}
     rows = [(w.workload_id, w.model, metric) for w in WORKLOADS for metric in SPEED_ROWS]
     qrows = [(w.workload_id, w.model, measure, metric) for w in WORKLOADS for metric, measure, _ in w.measures]
+    sg = [np.array([i for i, r in enumerate(rows) if r[1] == m]) for m in MODELS]
+    qg = [np.array([i for i, r in enumerate(qrows) if r[1] == m]) for m in MODELS]
 
     if chunk.cross_job_calibration:  # one decision at the family α, 3 + 3 runs, nothing re-measured
         slots = {m: np.broadcast_to(np.arange(RUNS), (batch, 2, RUNS)) for m in MODELS}
         sp = _speed_look(chunk, rows, noises, slots, rules, cross_job=True)
         qu = _quality_look(chunk, test_sets, qrows, disp, slots, rules)
-        verdict_s = _family(sp, rules.family_alpha, rules)
-        verdict_q = _family(qu, rules.family_alpha, rules, catastrophic=qu["catastrophic"])
+        verdict_s = _family(sp, rules.family_alpha, rules, sg)
+        verdict_q = _family(qu, rules.family_alpha, rules, qg, catastrophic=qu["catastrophic"])
         fail = (verdict_s == FAIL).any(1) | (verdict_q == FAIL).any(1)
         warn = ~fail & ((verdict_s == WARN).any(1) | (verdict_q == WARN).any(1))
         tgt = [i for i, r in enumerate(rows) if r[0] == TARGET]
@@ -278,8 +286,8 @@ def judge(chunk: Chunk, test_sets: dict[str, TestSet], rules: Rules) -> Outcome:
                                               np.zeros((batch, 2), bool))
     sp1 = _speed_look(chunk, rows, noises, slots1, rules, cross_job=False)
     qu1 = _quality_look(chunk, test_sets, qrows, disp, slots1, rules)
-    vs1 = _family(sp1, rules.first_alpha, rules)
-    vq1 = _family(qu1, rules.first_alpha, rules, catastrophic=qu1["catastrophic"])
+    vs1 = _family(sp1, rules.first_alpha, rules, sg)
+    vq1 = _family(qu1, rules.first_alpha, rules, qg, catastrophic=qu1["catastrophic"])
     fail1 = np.zeros((batch, len(MODELS)), bool)
     extend = np.zeros((batch, len(MODELS)), bool)
     for k, m in enumerate(MODELS):
@@ -299,14 +307,13 @@ def judge(chunk: Chunk, test_sets: dict[str, TestSet], rules: Rules) -> Outcome:
     ext_q = np.stack([extend[:, MODELS.index(r[1])] for r in qrows], axis=1)
     sp2 = _speed_look(chunk, rows, noises, slots2, rules, cross_job=False)
     qu2 = _quality_look(chunk, test_sets, qrows, disp, slots2, rules)
-    # The pooled report is a compare of the whole trees: 6+6 runs for extended models, 3+3 for the rest
-    # (which cannot FAIL or WARN there: their p > 0.05 or their change is under half the floor). Holm and
-    # BH run over all gated rows, as at the first look: that is what keeps α₁ + α₂ a bound.
+    # The pooled report of an extended model compares its 6+6 runs; the other models keep their first
+    # look. Holm and BH run over the model's gated rows at both looks: that is what keeps α₁ + α₂ a bound.
     for look, first, member in ((sp2, sp1, ext_rows), (qu2, qu1, ext_q)):
         for key in look:
             look[key] = np.where(member, look[key], first[key])
-    vs2 = _family(sp2, rules.pooled_alpha, rules)
-    vq2 = _family(qu2, rules.pooled_alpha, rules, catastrophic=qu2["catastrophic"])
+    vs2 = _family(sp2, rules.pooled_alpha, rules, sg)
+    vq2 = _family(qu2, rules.pooled_alpha, rules, qg, catastrophic=qu2["catastrophic"])
     fail = fail1.any(1) | (vs2 == FAIL).any(1) | (vq2 == FAIL).any(1)
     warn = ~fail & ((vs2 == WARN).any(1) | (vq2 == WARN).any(1))
     tgt = [i for i, r in enumerate(rows) if r[0] == TARGET]
@@ -356,7 +363,7 @@ def _speed_look(chunk: Chunk, rows, noises, slots, rules: Rules, *, cross_job: b
         p.append(test.p)
         above.append(test.worse_rel >= floor)
         half.append(test.worse_rel >= floor / 2)
-        ok = noise.sigma_df >= 4
+        ok = (noise.sigma_df >= 4) & ~test.favourable_set_aside
         if cross_job:
             ok = ok & (noise.cross_pairs >= ADVISED_PAIRS)
         can_fail.append(np.broadcast_to(ok, test.p.shape))
@@ -404,9 +411,14 @@ def _quality_look(chunk: Chunk, test_sets, qrows, disp, slots, rules: Rules) -> 
             "can_fail": np.ones((len(p[0]), len(p)), bool), "catastrophic": np.stack(cat, 1)}
 
 
-def _family(look: dict, alpha: float, rules: Rules, catastrophic: np.ndarray | None = None) -> np.ndarray:
-    verdict = decide_family(look["p"], look["above"], look["half"], look["can_fail"], alpha=alpha,
-                            warn_q=rules.warn_q).verdict
+def _family(look: dict, alpha: float, rules: Rules, groups: list[np.ndarray],
+            catastrophic: np.ndarray | None = None) -> np.ndarray:
+    """Verdict codes; Holm and BH run within each group of columns (one model: CI compares each model in
+    its own job, so each model's report is its own family)."""
+    verdict = np.zeros(look["p"].shape, dtype=int)
+    for cols in groups:
+        verdict[:, cols] = decide_family(look["p"][:, cols], look["above"][:, cols], look["half"][:, cols],
+                                         look["can_fail"][:, cols], alpha=alpha, warn_q=rules.warn_q).verdict
     if catastrophic is not None:  # a newly catastrophic utterance is at least a WARN (tested rows only)
         verdict = np.where((catastrophic > 0) & ~np.isnan(look["p"]) & (verdict < WARN), WARN, verdict)
     return verdict

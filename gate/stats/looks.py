@@ -72,14 +72,13 @@ def decide_pooled(pooled: Any, model: str) -> LookDecision:
 
 def floor_share(row: Any) -> float:
     """How much of its floor a gated row's worsening reaches (1.0 = at the floor; <= 0 for no worsening)."""
-    floor = dict(row.floor or {})
     if row.family == "speed":
-        return (row.worse_rel or 0.0) / floor["rel"] if floor.get("rel") else 0.0
-    if row.delta_abs is None or not floor.get("abs"):
+        return (row.worse_rel or 0.0) / row.floor_rel if row.floor_rel else 0.0
+    if row.delta_abs is None or not row.floor_abs:
         return 0.0
-    shares = [row.delta_abs / floor["abs"]]
-    if row.delta_rel is not None and floor.get("rel"):
-        shares.append(row.delta_rel / floor["rel"])
+    shares = [row.delta_abs / row.floor_abs]
+    if row.delta_rel is not None and row.floor_rel:
+        shares.append(row.delta_rel / row.floor_rel)
     return min(shares)
 
 
@@ -88,7 +87,7 @@ def _rows(report: Any, model: str) -> Iterable[Any]:
 
 
 def _verdict(row: Any) -> str:
-    return getattr(row.verdict, "value", row.verdict)
+    return str(getattr(row.verdict, "value", row.verdict))
 
 
 def _name(row: Any) -> str:

@@ -71,12 +71,14 @@ def calibrate(pairs: Sequence[tuple[Sequence[float], Sequence[float]]],
     """Pool the within-arm variance of ln(value) over A/A pairs [(arm_a_runs, arm_b_runs), ...].
 
     `cross_job[k]` says pair k's arms ran in different jobs (default: all in one job). Runs more than
-    max(5σ, 8%) from their arm's median are set aside (σ from a first pass over all runs). Arms with
+    max(5σ, 8%) from their arm's median are set aside (σ from a first pass without runs beyond 8%). Arms with
     fewer than two kept values add no degrees of freedom. Returns None when nothing could be pooled.
     """
     cross_job = list(cross_job) if cross_job is not None else [False] * len(pairs)
     logged = [(_logs(a), _logs(b)) for a, b in pairs]
-    first = _pooled_sd([arm for pair in logged for arm in pair if arm is not None])
+    # First pass: σ over runs within 8% of their arm's median (a slow restart must not inflate the σ that
+    # decides what is wild); second pass: the full max(5σ, 8%) rule with that σ.
+    first = _pooled_sd([arm[~flag_runs(arm, 0.0)] for pair in logged for arm in pair if arm is not None])
     squares, df, groups, set_aside = 0.0, 0, 0, 0
     deltas, cross = [], []
     for (y_a, y_b), across in zip(logged, cross_job):

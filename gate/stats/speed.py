@@ -7,12 +7,18 @@ benchmark (thousands of simulated PRs) run the same arithmetic.
 Per gated row, on y = ln(value) of the runs kept by `gate.stats.outliers`:
   worse  = s·(ȳ_cand − ȳ_base), s = −1 when higher is better (throughput), +1 for latency
   same job (interleaved A/B):   SE² = σ²·(1/n_b + 1/n_c),                   df = df_σ
-  across jobs (baseline file):  SE² = σ²·(1/n_b + 1/n_c) + 2τ²,             2τ² = max(0, msd − σ²·h̄)
+  across jobs (baseline file):  SE² = msd + σ²·(1/n_b + 1/n_c − h̄)  (never below the same-job SE²)
       msd: mean square of the cross-job A/A pairs' log-mean differences about ZERO (an order or job effect
-      is variance here, not a nuisance to subtract), h̄ their mean 1/n_a + 1/n_b; df by Satterthwaite.
+      is variance here, not a nuisance to subtract), pooled over the model's workloads; h̄ their mean
+      1/n_a + 1/n_b. For a 3+3 comparison against 3+3 pairs that is msd itself: the A/A differences are
+      what a no-op difference across jobs looks like. df by Satterthwaite, with msd counted on as many
+      degrees of freedom as there are independent PAIRS (a job effect is shared by the job's workloads,
+      so workloads of one pair are not independent evidence). Never clipped at zero: an estimate of
+      2τ² that happens to come out small must not turn into a σ-only test with σ's many df.
   p = one-sided t tail of worse/SE.
-A row may FAIL only with a usable calibration, at least two runs per side and, across jobs, at least
-ADVISED_PAIRS cross-job A/A pairs; otherwise it can WARN at most (`fail_blockers` says why).
+A row may FAIL only with a usable calibration, at least two runs per side, across jobs at least
+ADVISED_PAIRS cross-job A/A pairs, and when no candidate run better than the others was set aside;
+otherwise it can WARN at most (`fail_blockers` and ShiftTest.favourable_set_aside say why).
 """
 from __future__ import annotations
 
@@ -71,6 +77,10 @@ class ShiftTest:
     p: np.ndarray  # one-sided, H1: the candidate is worse
     kept_base: np.ndarray  # masks over runs
     kept_cand: np.ndarray
+    # A candidate run better than the kept ones was set aside: the verdict would rest on discarding evidence
+    # in the candidate's favour (two slow restarts out of three make the one good run look wild). Such a
+    # row can WARN at most.
+    favourable_set_aside: np.ndarray
 
     def ratio_ci(self, higher_is_better: bool, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
         """Two-sided CI of the ratio candidate / baseline (natural direction)."""
@@ -92,7 +102,11 @@ def shift_test(base_log: np.ndarray, cand_log: np.ndarray, noise: SpeedNoise, *,
     se, df = standard_error(noise, 1 / nb + 1 / nc, cross_job=cross_job)
     with np.errstate(all="ignore"):
         p = np.where(se > 0, stats.t.sf(worse / np.where(se > 0, se, 1.0), df), np.where(worse > 0, 0.0, 1.0))
-    return ShiftTest(worse=worse, worse_rel=np.expm1(worse), se=se, df=df, p=p, kept_base=kb, kept_cand=kc)
+        kept_mean = np.where(kc, yc, 0.0).sum(axis=-1, keepdims=True) / nc[..., None]
+        better = (yc > kept_mean) if higher_is_better else (yc < kept_mean)
+    favourable = (~kc & ~np.isnan(yc) & better).any(axis=-1)
+    return ShiftTest(worse=worse, worse_rel=np.expm1(worse), se=se, df=df, p=p, kept_base=kb, kept_cand=kc,
+                     favourable_set_aside=favourable)
 
 
 def standard_error(noise: SpeedNoise, a: np.ndarray | float, *, cross_job: bool) -> tuple[np.ndarray, np.ndarray]:
@@ -108,14 +122,14 @@ def standard_error(noise: SpeedNoise, a: np.ndarray | float, *, cross_job: bool)
     if not cross_job:
         return np.sqrt(var_within), df_within
     msd, h = np.asarray(noise.cross_msd, dtype=float), np.asarray(noise.cross_h, dtype=float)
-    cross_df = np.asarray(noise.cross_df, dtype=float)
-    use = (cross_df > 0) & (msd - sigma2 * h > 0)  # 2τ² estimate > 0
-    # SE² = (a − h̄)σ² + msd: Satterthwaite over the two estimated pieces.
+    pairs = np.asarray(noise.cross_pairs, dtype=float)
+    usable = (np.asarray(noise.cross_df) > 0) & (pairs > 0)
     part_sigma = (a - h) * sigma2
-    var = np.where(use, part_sigma + msd, var_within)
+    var = np.maximum(msd + part_sigma, var_within)
     with np.errstate(all="ignore"):
-        df = var ** 2 / (part_sigma ** 2 / sigma_df + msd ** 2 / np.where(cross_df > 0, cross_df, 1.0))
-    return np.sqrt(var), np.where(use, df, df_within)
+        df = var ** 2 / (part_sigma ** 2 / sigma_df + msd ** 2 / np.where(pairs > 0, pairs, 1.0))
+    # Without cross-job pairs the within-job SE is all there is (such a row cannot FAIL: fail_blockers).
+    return np.sqrt(np.where(usable, var, var_within)), np.where(usable, df, df_within)
 
 
 def fail_blockers(noise: SpeedNoise | None, n_base_runs: int, n_cand_runs: int, *, cross_job: bool) -> tuple[str, ...]:
