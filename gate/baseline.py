@@ -23,7 +23,7 @@ from __future__ import annotations
 import datetime as _dt
 import hashlib
 import json
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
@@ -366,7 +366,7 @@ def calibrate_baseline(baseline_path: str | Path, pairs: Sequence[tuple[Side, Si
     return data["calibration"]
 
 
-def with_calibration(side: Side, calibration: Mapping[str, Mapping[str, Calibration]]) -> Side:
+def with_calibration(side: Side, calibration: Mapping[str, Mapping[str, Calibration | Dispersion]]) -> Side:
     return replace(side, calibration=calibration)
 
 

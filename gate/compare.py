@@ -34,8 +34,22 @@ import numpy as np
 from gate import comparability
 from gate.config import MetricSpec, Suite, Workload
 from gate.errors import InputError
-from gate.report import (MAX_ID, MAX_TEXT, REPORT_SCHEMA_VERSION, Basis, CoverageEntry, CoverageSide, EnvDifference,
-                         Report, Row, SideInfo, SideStats, Statistics, Utterance, clip)
+from gate.report import (
+    MAX_ID,
+    MAX_TEXT,
+    REPORT_SCHEMA_VERSION,
+    Basis,
+    CoverageEntry,
+    CoverageSide,
+    EnvDifference,
+    Report,
+    Row,
+    SideInfo,
+    SideStats,
+    Statistics,
+    Utterance,
+    clip,
+)
 from gate.side import MeasureSamples, Side, WorkloadSide
 from gate.stats import decision
 from gate.stats.overdispersion import Dispersion, widened_p

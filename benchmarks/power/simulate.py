@@ -23,9 +23,9 @@ from scipy import stats
 from gate.stats import looks
 from gate.stats.decision import FAIL, WARN, decide_family
 from gate.stats.outliers import flag_runs
+from gate.stats.overdispersion import widened_p_arrays
 from gate.stats.quality import catastrophic_masks, sign_flip_p_batch
 from gate.stats.speed import ADVISED_PAIRS, SpeedNoise, shift_test
-from gate.stats.overdispersion import widened_p_arrays
 
 from .noise import MODELS, TARGET, WORKLOADS, NoiseModel, Scenario, TestSet
 
@@ -119,7 +119,7 @@ def draw_chunk(rng: np.random.Generator, scenario: Scenario, test_sets: dict[str
         extra = _diffuse(rng, ts, scenario.wer_change_pp, batch) if w.workload_id == TARGET else None
         errors[w.workload_id], cal_errors[w.workload_id] = {}, {}
         for _, measure, _ in w.measures:
-            base = ts.errors[measure].astype(np.int32)
+            base = ts.errors[measure].astype(np.int16)
             arm_runs = base + runs
             if extra is not None:
                 arm_runs[:, 1] += extra[:, None, :]
@@ -157,7 +157,7 @@ class _Churn:
         expand = (slice(None),) + (None,) * (len(lead) - 1)
         if self.session_lambda is not None:
             lam = self.session_lambda
-            return (rng.poisson(lam, lead + (n,)) - rng.poisson(lam, lead + (n,))).astype(np.int32)
+            return (rng.poisson(lam, lead + (n,)) - rng.poisson(lam, lead + (n,))).astype(np.int16)
         bits = rng.integers(0, 2, lead + (n,), dtype=np.int8).view(bool) & self.unstable[expand]
         bits |= (rng.integers(0, 2, lead + (1,), dtype=np.int8).view(bool) & self.shared[expand])
         return bits.view(np.int8)
@@ -186,7 +186,7 @@ def _diffuse(rng, ts: TestSet, pp: float, batch: int) -> np.ndarray | None:
     base = ts.errors[ts.workload.measures[0][1]]
     keys = rng.random((batch, n))
     order = np.argsort(keys, axis=1)
-    extra = np.zeros((batch, n), dtype=np.int32)
+    extra = np.zeros((batch, n), dtype=np.int16)
     np.put_along_axis(extra, order[:, :up], 1, axis=1)
     worse_keys = np.where((base > 0)[None, :] & (extra == 0), keys, 2.0)
     np.put_along_axis(extra, np.argsort(worse_keys, axis=1)[:, :down], -1, axis=1)

@@ -14,8 +14,8 @@ import numpy as np
 
 from gate.baseline import calibration_from_pairs
 from gate.comparability import Fingerprint
-from gate.config import load_suite
 from gate.compare import compare
+from gate.config import load_suite
 from gate.side import MeasureSamples, Side, WorkloadSide
 from gate.stats import looks
 

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import stats
 
 
@@ -64,11 +65,11 @@ class Dispersion:
 
     @classmethod
     def pooled(cls, items: Sequence["Dispersion | None"]) -> "Dispersion | None":
-        items = [d for d in items if d is not None]
-        if not items:
+        found = [d for d in items if d is not None]
+        if not found:
             return None
-        return cls(ss_total=sum(d.ss_total for d in items), ss_units=sum(d.ss_units for d in items),
-                   df=sum(d.df for d in items), arms=sum(d.arms for d in items))
+        return cls(ss_total=sum(d.ss_total for d in found), ss_units=sum(d.ss_units for d in found),
+                   df=sum(d.df for d in found), arms=sum(d.arms for d in found))
 
 
 def from_arms(arms: Sequence[np.ndarray]) -> Dispersion | None:
@@ -91,8 +92,7 @@ def widened_p(total: float, sum_sq: float, dispersion: Dispersion, a: float) -> 
     return float(widened_p_arrays(total, sum_sq, dispersion.excess, dispersion.df, a))
 
 
-def widened_p_arrays(total: np.ndarray, sum_sq: np.ndarray, excess: np.ndarray, df: np.ndarray,
-                     a: float) -> np.ndarray:
+def widened_p_arrays(total: ArrayLike, sum_sq: ArrayLike, excess: ArrayLike, df: ArrayLike, a: float) -> np.ndarray:
     """`widened_p` for batches (excess and df broadcast against the statistics)."""
     total, sum_sq = np.asarray(total, dtype=float), np.asarray(sum_sq, dtype=float)
     extra = a * np.maximum(np.asarray(excess, dtype=float), 0.0)

@@ -1,12 +1,10 @@
-"""Noise-floor tests for speed metrics (throughput, mean and p95 latency, RTF): statistics.md §4-5.
+"""A/A calibration of speed metrics (statistics.md §4.2, §9) and the uncalibrated ratio of means.
 
 The run is the unit: requests inside a run share clocks, GPU state and co-tenancy, so only whole runs
-replicate. Three runs cannot estimate their own spread (§4.1), so sigma comes from A/A calibration:
-the same commit measured twice, the pooled within-arm SD of ln(metric) with its degrees of freedom
-(§4.2). The test is a one-sided t on the log scale with t quantiles (sigma is estimated).
-
-Orientation: every result is reported "worse-positive": `worse` = s·(ȳ_cand − ȳ_base) with s = +1 when
-lower is better (latency, RTF) and −1 when higher is better (throughput), and `worse_rel` = e^worse − 1.
+replicate. Three runs cannot estimate their own spread (§4.1), so σ comes from A/A calibration: the
+same commit measured twice, the pooled within-arm SD of ln(metric) with its degrees of freedom, and,
+from pairs whose arms ran in different jobs, the spread of their differences. The test itself is in
+gate.stats.speed.
 """
 from __future__ import annotations
 
@@ -15,7 +13,6 @@ from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
-from scipy import stats
 
 from gate.stats.outliers import flag_runs
 
@@ -80,9 +77,11 @@ def calibrate(pairs: Sequence[tuple[Sequence[float], Sequence[float]]],
     # decides what is wild); second pass: the full max(5σ, 8%) rule with that σ.
     first = _pooled_sd([arm[~flag_runs(arm, 0.0)] for pair in logged for arm in pair if arm is not None])
     squares, df, groups, set_aside = 0.0, 0, 0, 0
-    deltas, cross = [], []
+    deltas: list[float] = []
+    cross: list[tuple[float, float]] = []
     for (y_a, y_b), across in zip(logged, cross_job):
-        means, sizes = [], []
+        means: list[float | None] = []
+        sizes: list[int] = []
         for y in (y_a, y_b):
             if y is None or len(y) == 0:
                 means.append(None)
@@ -95,7 +94,7 @@ def calibrate(pairs: Sequence[tuple[Sequence[float], Sequence[float]]],
                 groups += 1
             means.append(float(keep.mean()))
             sizes.append(len(keep))
-        if None not in means:
+        if means[0] is not None and means[1] is not None:
             delta = means[1] - means[0]
             deltas.append(delta)
             if across:
@@ -116,44 +115,6 @@ def _pooled_sd(arms: list[np.ndarray]) -> float:
     return math.sqrt(ss / df) if df else math.nan
 
 
-@dataclass(frozen=True)
-class SpeedTest:
-    worse: float  # s·Δ ln(mean): positive means the candidate is worse
-    worse_rel: float  # e^worse − 1
-    ratio: float  # geometric-mean ratio candidate / baseline (natural direction)
-    se: float
-    t: float
-    df: int
-    p_value: float  # one-sided, H1: the candidate is worse
-    ratio_ci: tuple[float, float]  # 95% two-sided CI of the ratio candidate / baseline
-    se_source: str  # "within-run sigma" or "A/A pair differences"
-
-
-def log_shift_test(base_values: Sequence[float], cand_values: Sequence[float], *, higher_is_better: bool,
-                   calibration: Calibration) -> SpeedTest:
-    """One-sided t test of the log-mean shift with sigma from calibration (statistics.md §4.2, Option A)."""
-    y_base, y_cand = _logs(base_values), _logs(cand_values)
-    if y_base is None or y_cand is None or len(y_base) == 0 or len(y_cand) == 0:
-        raise ValueError("speed values must be positive numbers, at least one per side")
-    shift = float(y_cand.mean() - y_base.mean())
-    orientation = -1.0 if higher_is_better else 1.0
-    worse = orientation * shift
-    se = calibration.sigma * math.sqrt(1 / len(y_base) + 1 / len(y_cand))
-    df, source = calibration.df, "within-run sigma"
-    if _session_effect(calibration, se):
-        se, df, source = calibration.delta_sd, calibration.delta_df, "A/A pair differences"
-    if se <= 0:
-        t = math.inf if worse > 0 else (-math.inf if worse < 0 else 0.0)
-        p = 0.0 if worse > 0 else 1.0
-        half = 0.0
-    else:
-        t = worse / se
-        p = float(stats.t.sf(t, df))
-        half = float(stats.t.ppf(0.975, df)) * se
-    return SpeedTest(worse=worse, worse_rel=math.expm1(worse), ratio=math.exp(shift), se=se, t=t, df=df, p_value=p,
-                     ratio_ci=(math.exp(shift - half), math.exp(shift + half)), se_source=source)
-
-
 def ratio_policy(base_values: Sequence[float], cand_values: Sequence[float], *, higher_is_better: bool,
                  tolerance: float) -> tuple[float, bool]:
     """The maintainers' rule without calibration: throughput >= (1 − tol)×, latency/RTF <= (1 + tol)×.
@@ -163,17 +124,6 @@ def ratio_policy(base_values: Sequence[float], cand_values: Sequence[float], *, 
     ratio = float(np.mean(cand_values) / np.mean(base_values))
     breached = ratio < 1 - tolerance - 1e-12 if higher_is_better else ratio > 1 + tolerance + 1e-12
     return ratio, breached
-
-
-def _session_effect(calibration: Calibration, se: float) -> bool:
-    # The A/A differences vary more than the within-arm sigma predicts (one-sided F test at 1%): something
-    # per session (clocks, placement) that interleaving did not cancel; use them instead. Only with enough
-    # pairs (delta_df >= MIN_CALIBRATION_DF): with 2-3 pairs the F test switches by chance, and a t with
-    # 1-2 degrees of freedom would make every interval useless.
-    if calibration.delta_sd is None or not calibration.delta_df or calibration.delta_df < MIN_CALIBRATION_DF or se <= 0:
-        return False
-    ratio = (calibration.delta_sd / se) ** 2
-    return bool(ratio > stats.f.ppf(0.99, calibration.delta_df, calibration.df))
 
 
 def _logs(values: Sequence[float]) -> np.ndarray | None:
