@@ -1,4 +1,4 @@
-"""Cost of the GitHub side: comment size against the limit, API requests per post, validation time.
+"""Cost of the GitHub side: comment size against the limit, trusted judging time, API requests per post.
 
 Run: python3 benchmarks/bench_github.py
 Uses the synthetic example trees (gate.examples) and the loopback fake GitHub from tests/github
@@ -16,13 +16,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "github")
 
 from fake_github import BOT, REPO, TOKEN, FakeGitHub  # noqa: E402
 
-from gate.commands.post import Plan, check_title, publish  # noqa: E402
+from gate.commands.post import judge, post_model, render_section  # noqa: E402
 from gate.compare import compare  # noqa: E402
-from gate.sides import load_side  # noqa: E402
 from gate.config import load_suite  # noqa: E402
 from gate.examples import write_example_pair  # noqa: E402
 from gate.github import Publisher, connect  # noqa: E402
-from gate.untrusted import MAX_REPORT_BYTES, UntrustedInputError, load_untrusted_report, render_report  # noqa: E402
+from gate.sides import load_side  # noqa: E402
+from gate.untrusted import MAX_REPORT_BYTES, UntrustedInputError, load_untrusted_report, planned_runs, render_report  # noqa: E402
 
 HOSTILE = "</details><script>x</script> @everyone ``` | " * 40
 
@@ -40,7 +40,7 @@ def main() -> None:
         baseline, candidate = write_example_pair(root / "trees", suite)
         report = compare(load_side(baseline, suite, None), load_side(candidate, suite, None), suite)
         path = root / "report.json"
-        path.write_text(json.dumps(report), encoding="utf-8")
+        path.write_text(json.dumps(report.to_json()), encoding="utf-8")
 
         loaded, t_validate = timed(lambda: load_untrusted_report(path))
         rendered, t_render = timed(lambda: render_report(loaded))
@@ -48,11 +48,11 @@ def main() -> None:
               f"render {t_render * 1000:.1f} ms")
         print(f"comment: {len(rendered.comment)} chars / {len(rendered.comment.encode())} bytes (GitHub limit 65536 chars)")
 
-        # Near the size cap: 1300 utterances with 2000-char hostile texts must still fold below the limit.
-        worst = json.loads(json.dumps(report))
+        # At the schema's caps: 500 utterances with 600-char hostile texts must still fold below the limit.
+        worst = json.loads(json.dumps(report.to_json()))
         template = worst["utterances"][0]
-        worst["utterances"] = [dict(template, id=f"u{i}", reference=HOSTILE[:2000], candidate_hypothesis=HOSTILE[:2000],
-                                    baseline_hypothesis=HOSTILE[:2000]) for i in range(1300)]
+        worst["utterances"] = [dict(template, id=f"u{i}", reference=HOSTILE[:600], candidate_hypothesis=HOSTILE[:600],
+                                    baseline_hypothesis=HOSTILE[:600]) for i in range(500)]
         worst_path = root / "worst.json"
         worst_path.write_text(json.dumps(worst), encoding="utf-8")
         worst_loaded, t_worst_validate = timed(lambda: load_untrusted_report(worst_path))
@@ -72,9 +72,18 @@ def main() -> None:
                 t_refuse = time.perf_counter() - start
         print(f"oversize ({MAX_REPORT_BYTES + 1} bytes) refused in {t_refuse * 1000:.2f} ms (size checked before reading)")
 
-        plan = Plan(verdict=report.verdict.value, pr=42, comment=True, sha="a" * 40, labels=("run-asr-all",),
-                    check_name="ASR regression gate", check_title=check_title(report), details_url=None,
-                    rendered=rendered, tracking_issue=False)
+        # The trusted report job: judge one model's uploaded trees, then publish (check, comment, overall check).
+        trees = root / "upload"
+        for side, source in (("base", baseline), ("candidate", candidate)):
+            (trees / side).mkdir(parents=True)
+            for run_dir in source.iterdir():
+                if run_dir.is_dir():
+                    run_dir.rename(trees / side / run_dir.name)
+            runs = {f"{side}/{name}": "completed" for name in planned_runs(suite)}
+            (trees / side / "gate-run.json").write_text(json.dumps({"status": "completed", "runs": runs}))
+        judged, t_judge = timed(lambda: judge(trees, "qwen3", suite, baseline=None, calibration=None))
+        section = render_section(judged)
+        print(f"trusted judge of qwen3 (tree checks + compare): {t_judge:.2f} s, verdict {judged.verdict.value}")
         for throttle in (False, True):
             with FakeGitHub() as fake:
                 fake.add_pull(42, labels=("run-asr-all",))
@@ -85,13 +94,14 @@ def main() -> None:
                 counts, times = [], []
                 for _ in range(3):
                     before = len(fake.requests)
-                    _, seconds = timed(lambda: publish(publisher, plan))
+                    _, seconds = timed(lambda: post_model(publisher, suite, 42, sha="a" * 40, model="qwen3",
+                                                          report=judged, section=section, details_url=None,
+                                                          log=lambda _: None))
                     counts.append(len(fake.requests) - before)
                     times.append(seconds)
                 label = "PyGithub default throttling" if throttle else "throttling off"
                 print(f"3 posts ({label}): requests per post {counts}, seconds {[round(t, 2) for t in times]}, "
                       f"comments on the PR by the bot: {sum(c['user'] == BOT for c in fake.comments_on(42))}")
-
 
 if __name__ == "__main__":
     main()

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Mapping
 
+from gate import escape
 from gate.errors import GateError
 from gate.report import Row
 
@@ -31,13 +32,14 @@ class Annotation:
 
 
 def escape_data(text: str) -> str:
-    """Message text: `%`, CR and LF would otherwise end or alter the command."""
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    """Message text: `%`, CR and LF would otherwise end or alter the command; control and bidi
+    characters (ESC, NUL, U+202E, ...) are removed so a log line shows what it says."""
+    return escape.annotation(text)
 
 
 def escape_property(text: str) -> str:
     """Property values (title=...): additionally `:` and `,`, which delimit properties."""
-    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
+    return escape.annotation_property(text)
 
 
 def normalise_verdict(verdict: object) -> str:

@@ -285,7 +285,7 @@ def _side_stats(w: WorkloadSide | None, metric: MetricSpec, expected: int) -> Si
     values = tuple(w.values.get(metric.name, ()))
     used_runs = set(w.complete_runs())
     used = tuple(i in used_runs for i in range(len(values)))
-    counts = [w.evaluated[i] for i in used_runs if i < len(w.evaluated) and w.evaluated[i] is not None]
+    counts = [n for i in used_runs if i < len(w.evaluated) and (n := w.evaluated[i]) is not None]
     return SideStats.of(values, used, max(w.expected_runs or expected, len(values)),
                         min(counts) if counts else None)
 

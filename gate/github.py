@@ -20,7 +20,6 @@ from github.Repository import Repository
 
 from gate.errors import GateError
 from gate.render import CHECK_SUMMARY_BUDGET, COMMENT_BUDGET
-from gate.verdict import ERROR_CHECK_CONCLUSION, ERROR_STATUS_STATE, Verdict
 
 # GitHub rejects comment bodies over 65,536 characters and check-run summaries over 65,535 (counted in
 # UTF-8 bytes in at least one report); stay below both with room for the truncation note.
@@ -30,13 +29,6 @@ CHECK_SUMMARY_MAX_BYTES = CHECK_SUMMARY_BUDGET.limit
 CHECK_TITLE_MAX_CHARS = 250
 STATUS_DESCRIPTION_MAX_CHARS = 140
 TRUNCATION_NOTE = "\n\n_Cut to fit GitHub's size limit; the full report is in the workflow run's artifact._\n"
-
-def _verdict(value: str) -> Verdict | None:
-    """The verdict named by `value`; None for "error" (no report: a neutral check, an error status)."""
-    try:
-        return Verdict(value)
-    except ValueError:
-        return None
 
 
 class GitHubError(GateError):
@@ -59,6 +51,44 @@ class CheckResult:
     kind: str  # "check_run" or "status"
     conclusion: str
     url: str | None
+
+
+@dataclass(frozen=True)
+class PullInfo:
+    """A pull request as GitHub (not an artifact) describes it now."""
+
+    number: int
+    head_sha: str
+    head_repo: str | None  # None when the fork was deleted
+    head_ref: str
+    base_repo: str
+    labels: tuple[str, ...]
+
+    @property
+    def same_repo(self) -> bool:
+        return self.head_repo == self.base_repo
+
+
+@dataclass(frozen=True)
+class TimelineEntry:
+    """One issue-timeline event, reduced to what the trigger binding needs."""
+
+    event: str  # "labeled", "unlabeled", "committed", "head_ref_force_pushed", ...
+    label: str | None = None
+    actor: str | None = None
+    sha: str | None = None  # committed: the commit; head_ref_force_pushed: the new head
+    body: str | None = None  # commented: the comment text
+
+
+@dataclass(frozen=True)
+class CheckState:
+    """The latest check run of one name on a commit: what the sticky comment rebuilds from."""
+
+    name: str
+    conclusion: str | None
+    title: str
+    summary: str
+    run_id: int
 
 
 def default_retry() -> GithubRetry:
@@ -102,10 +132,19 @@ def _explain(status: int | None, what: str, data: object) -> str:
         return (f"GitHub refused (403) while {what}; the token lacks a permission (pull-requests/issues/checks/"
                 f"statuses: write) or a rate limit was hit{detail}")
     if status == 404:
-        return f"GitHub found nothing (404) while {what}; check the repository, PR number and token scope{detail}"
+        return (f"GitHub found nothing (404) while {what}; check that the repository exists, the PR number and "
+                f"the token's access to it{detail}")
     if status == 422:
         return f"GitHub rejected the request (422) while {what}{detail}"
     return f"GitHub answered {status} while {what}{detail}"
+
+
+def _mapping(value: object) -> dict:
+    return value if isinstance(value, dict) else {}
+
+
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) else None
 
 
 def fit_chars(text: str, limit: int) -> str:
@@ -142,23 +181,74 @@ class Publisher:
 
     # -- pull requests ---------------------------------------------------------------------------
 
-    def pull_request_head(self, number: int) -> tuple[str, str | None, str]:
-        """(head SHA, head repository full name or None if deleted, head branch) of PR `number`."""
-        with api_call(f"reading pull request #{number}"):
+    def pull_request(self, number: int) -> PullInfo:
+        with api_call(f"reading pull request #{number} of {self.repository}"):
             pr = self.repo.get_pull(number)
-            head_repo = pr.head.repo.full_name if pr.head.repo is not None else None
-            return pr.head.sha, head_repo, pr.head.ref
+            return PullInfo(number=pr.number, head_sha=pr.head.sha,
+                            head_repo=pr.head.repo.full_name if pr.head.repo is not None else None,
+                            head_ref=pr.head.ref, base_repo=pr.base.repo.full_name,
+                            labels=tuple(label.name for label in pr.labels))
 
-    def find_sticky(self, number: int, marker: str) -> IssueComment | None:
-        """The bot's comment carrying `marker`; a user's comment quoting the marker is never matched."""
-        with api_call(f"listing comments of #{number}"):
-            for comment in self.repo.get_issue(number).get_comments():
-                if marker in (comment.body or "") and comment.user is not None and comment.user.login == self.bot_login:
-                    return comment
+    def find_pull_for_head(self, head_repo: str | None, head_branch: str | None, sha: str) -> int | None:
+        """The open PR whose head is `head_repo:head_branch` at `sha` (fork runs carry no PR number)."""
+        if not head_repo or not head_branch:
+            return None
+        owner = head_repo.split("/")[0]
+        with api_call(f"looking up the pull request for {head_repo}:{head_branch} in {self.repository}"):
+            for pr in self.repo.get_pulls(state="open", head=f"{owner}:{head_branch}"):
+                if pr.head.sha == sha and pr.head.repo is not None and pr.head.repo.full_name == head_repo:
+                    return pr.number
         return None
 
+    def changed_files(self, number: int) -> list[str]:
+        with api_call(f"listing the files of #{number} in {self.repository}"):
+            return [f.filename for f in self.repo.get_pull(number).get_files()]
+
+    def timeline(self, number: int) -> list[TimelineEntry]:
+        """The PR's issue timeline in order: label changes, pushed commits, force pushes."""
+        out = []
+        with api_call(f"reading the timeline of #{number} in {self.repository}"):
+            for item in self.repo.get_issue(number).get_timeline():
+                raw = item.raw_data
+                event = _text(raw.get("event")) or ""
+                actor = _mapping(raw.get("actor")) or _mapping(raw.get("user"))  # "commented" events name a user
+                out.append(TimelineEntry(
+                    event=event, label=_text(_mapping(raw.get("label")).get("name")), actor=_text(actor.get("login")),
+                    sha=_text(raw.get("sha") if event == "committed" else raw.get("commit_id")),
+                    body=_text(raw.get("body")) if event == "commented" else None))
+        return out
+
+    def permission(self, login: str) -> str:
+        """'admin', 'maintain', 'write', 'triage', 'read' or 'none' (404: not a collaborator)."""
+        try:
+            with api_call(f"reading the permission of @{login} on {self.repository}"):
+                data = self.repo.get_collaborator_permission(login)
+        except GitHubError as exc:
+            if exc.status == 404:
+                return "none"
+            raise
+        return str(data)
+
+    def comments(self, number: int) -> list[IssueComment]:
+        with api_call(f"listing comments of #{number} in {self.repository}"):
+            return list(self.repo.get_issue(number).get_comments())
+
+    def find_sticky(self, number: int, marker: str) -> IssueComment | None:
+        """The bot's oldest comment carrying `marker`; a user's comment quoting the marker is never matched."""
+        found = self._stickies(number, marker)
+        return found[0] if found else None
+
+    def _stickies(self, number: int, marker: str) -> list[IssueComment]:
+        mine = [c for c in self.comments(number)
+                if marker in (c.body or "") and c.user is not None and c.user.login == self.bot_login]
+        return sorted(mine, key=lambda c: c.id)
+
     def upsert_comment(self, number: int, body: str, *, marker: str) -> CommentResult:
-        """Edit the sticky comment in place, or create it; never a second one for the same marker."""
+        """Edit the sticky comment in place, or create it; afterwards delete the bot's duplicates (oldest kept).
+
+        Two report runs can both find no comment and both create one; listing again after creating
+        and deleting all but the oldest makes them converge on one comment.
+        """
         if marker not in body:
             raise GitHubError(f"refusing to post a comment without its marker {marker!r}")
         body = fit_chars(body, COMMENT_MAX_CHARS)
@@ -166,9 +256,16 @@ class Publisher:
             body = fit_chars(body, COMMENT_MAX_CHARS - len(marker) - 1) + "\n" + marker
         existing = self.find_sticky(number, marker)
         if existing is not None:
-            return self._edit(existing, body)
+            return self._edit(existing, body)  # a run that creates concurrently dedupes after its create
+        result = self._create(number, body, marker)
+        keep = self.dedupe(number, marker)
+        if keep is not None and keep.id != result.comment_id:
+            result = self._edit(keep, body)
+        return result
+
+    def _create(self, number: int, body: str, marker: str) -> CommentResult:
         try:
-            with api_call(f"creating the comment on #{number}"):
+            with api_call(f"creating the comment on #{number} in {self.repository}"):
                 created = self.repo.get_issue(number).create_comment(body)
             return CommentResult("created", created.id, created.html_url)
         except GitHubError as first_failure:
@@ -178,9 +275,21 @@ class Publisher:
                 return self._edit(existing, body)
             if first_failure.status is not None and first_failure.status < 500:  # a client error will not change
                 raise
-            with api_call(f"creating the comment on #{number} (second attempt)"):
+            with api_call(f"creating the comment on #{number} in {self.repository} (second attempt)"):
                 created = self.repo.get_issue(number).create_comment(body)
             return CommentResult("created", created.id, created.html_url)
+
+    def dedupe(self, number: int, marker: str) -> IssueComment | None:
+        """Delete every bot comment with `marker` but the oldest; return the one kept."""
+        found = self._stickies(number, marker)
+        for extra in found[1:]:
+            try:
+                with api_call(f"deleting duplicate comment {extra.id} on #{number}"):
+                    extra.delete()
+            except GitHubError as exc:
+                if exc.status != 404:  # another run deleted it first
+                    raise
+        return found[0] if found else None
 
     def _edit(self, comment: IssueComment, body: str) -> CommentResult:
         if comment.body == body:
@@ -192,7 +301,7 @@ class Publisher:
     def remove_label(self, number: int, label: str) -> bool:
         """Remove a one-shot label; False when it was already gone (GitHub answers a plain 404)."""
         try:
-            with api_call(f"removing label {label!r} from #{number}"):
+            with api_call(f"removing label {label!r} from #{number} in {self.repository}"):
                 self.repo.get_issue(number).remove_from_labels(label)
         except GitHubError as exc:
             if exc.status == 404:
@@ -202,14 +311,28 @@ class Publisher:
 
     # -- check run / commit status ----------------------------------------------------------------
 
-    def publish_check(self, sha: str, *, name: str, verdict: str, title: str, summary: str,
+    def check_states(self, sha: str, *, prefix: str) -> dict[str, CheckState]:
+        """The latest check run per name starting with `prefix` on `sha` (GitHub lists newest first)."""
+        out: dict[str, CheckState] = {}
+        with api_call(f"listing check runs on {sha[:12]} in {self.repository}"):
+            for run in self.repo.get_commit(sha).get_check_runs():
+                if not run.name.startswith(prefix):
+                    continue
+                current = out.get(run.name)
+                if current is None or run.id > current.run_id:
+                    output = run.output
+                    out[run.name] = CheckState(name=run.name, conclusion=run.conclusion, run_id=run.id,
+                                               title=(output.title or "") if output else "",
+                                               summary=(output.summary or "") if output else "")
+        return out
+
+    def publish_check(self, sha: str, *, name: str, conclusion: str, status_state: str, title: str, summary: str,
                       details_url: str | None = None, fallback_to_status: bool = True) -> CheckResult:
         """A completed check run on `sha`; a commit status where check runs are not allowed (403)."""
-        conclusion = _verdict(verdict).check_conclusion if _verdict(verdict) else ERROR_CHECK_CONCLUSION
         output = {"title": title[:CHECK_TITLE_MAX_CHARS], "summary": fit_utf8(summary, CHECK_SUMMARY_MAX_BYTES)}
         extra = {"details_url": details_url} if details_url else {}
         try:
-            with api_call(f"creating check run {name!r} on {sha[:12]}"):
+            with api_call(f"creating check run {name!r} on {sha[:12]} in {self.repository}"):
                 run = self.repo.create_check_run(name=name, head_sha=sha, status="completed",
                                                  conclusion=conclusion, output=output, **extra)
             return CheckResult("check_run", conclusion, run.html_url)
@@ -218,13 +341,12 @@ class Publisher:
             # or a token without that scope gets 403. A commit status says the same thing.
             if not (fallback_to_status and exc.status == 403):
                 raise
-        return self.publish_status(sha, name=name, verdict=verdict, description=title, target_url=details_url)
+        return self.publish_status(sha, name=name, state=status_state, description=title, target_url=details_url)
 
-    def publish_status(self, sha: str, *, name: str, verdict: str, description: str,
+    def publish_status(self, sha: str, *, name: str, state: str, description: str,
                        target_url: str | None = None) -> CheckResult:
-        state = _verdict(verdict).status_state if _verdict(verdict) else ERROR_STATUS_STATE
         extra = {"target_url": target_url} if target_url else {}
-        with api_call(f"setting commit status {name!r} on {sha[:12]}"):
+        with api_call(f"setting commit status {name!r} on {sha[:12]} in {self.repository}"):
             status = self.repo.get_commit(sha).create_status(
                 state=state, description=description[:STATUS_DESCRIPTION_MAX_CHARS], context=name, **extra)
         return CheckResult("status", state, status.url)
@@ -245,7 +367,7 @@ class Publisher:
             with api_call("opening the tracking issue"):
                 self.repo.create_issue(title=title[:250], body=body)
             return "opened"
-        if regressed:
+        if regressed and issue is not None:
             with api_call(f"updating tracking issue #{issue.number}"):
                 issue.edit(body=body)
                 issue.create_comment(fit_chars(note, COMMENT_MAX_CHARS))

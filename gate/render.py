@@ -18,6 +18,7 @@ ones; never the rows that are not a pass), and the output says what was left out
 """
 from __future__ import annotations
 
+import difflib
 import importlib.resources
 import re
 from dataclasses import dataclass
@@ -106,6 +107,58 @@ def md_excerpt(value: Any, start: int, limit: int) -> str:
     if start <= 0 or len(text) <= limit:
         return md(text, limit)
     return "…" + md(text[start:], limit - 1)
+
+
+# A token for marking changed words: one CJK character, or a run of anything else but whitespace.
+_TOKEN = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff]|[^\s\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff]+")
+
+
+def changed_words(utterance: Utterance, start: int, limit: int) -> tuple[str, str]:
+    """The baseline and candidate hypotheses as escaped markdown excerpts (the same window as the
+    reference's), with the words that differ marked: ~~struck~~ on the baseline (deleted or substituted),
+    **bold** on the candidate (inserted or substituted)."""
+    base, cand = _one_line(utterance.baseline_hypothesis), _one_line(utterance.candidate_hypothesis)
+    base_tokens, cand_tokens = list(_TOKEN.finditer(base)), list(_TOKEN.finditer(cand))
+    matcher = difflib.SequenceMatcher(None, [t.group() for t in base_tokens], [t.group() for t in cand_tokens],
+                                      autojunk=False)
+    base_changed: set[int] = set()
+    cand_changed: set[int] = set()
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag != "equal":
+            base_changed.update(range(i1, i2))
+            cand_changed.update(range(j1, j2))
+    return (_marked(base, base_tokens, base_changed, "~~", start, limit),
+            _marked(cand, cand_tokens, cand_changed, "**", start, limit))
+
+
+def _marked(text: str, tokens: list[re.Match[str]], changed: set[int], wrap: str, start: int, limit: int) -> str:
+    """md() of text[start:start+limit] token by token, each run of changed tokens wrapped in `wrap`."""
+    if not text:
+        return md(None)
+    end = start + limit
+    parts: list[str] = []
+    run: list[str] = []
+    previous_end = None
+    for k, token in enumerate(tokens):
+        if token.start() < start or token.end() > end:
+            continue
+        gap = "" if previous_end is None or token.start() == previous_end else " "
+        previous_end = token.end()
+        escaped = md(token.group())
+        if k in changed:
+            if not run:
+                parts.append(gap)  # the space before a marked run stays outside the markers
+                gap = ""
+            run.append(gap + escaped)
+            continue
+        if run:
+            parts.append(wrap + "".join(run) + wrap)
+            run = []
+        parts.append(gap + escaped)
+    if run:
+        parts.append(wrap + "".join(run) + wrap)
+    body = "".join(parts).strip()
+    return ("…" if start > 0 else "") + body + ("…" if end < len(text) else "")
 
 
 def excerpt_start(utterance: Utterance, limit: int) -> int:
@@ -442,7 +495,7 @@ def environment() -> jinja2.Environment:
         env.filters.update(md=md, plain=plain, value=fmt_value, spread=fmt_spread, delta=fmt_delta, ci=fmt_ci,
                            p=fmt_p, share=fmt_share, pcol=fmt_pcol, why=fmt_why, errors=fmt_errors,
                            commit=short_commit, all_of=all_of, excerpt=md_excerpt, improvement=fmt_improvement, means=fmt_means,
-                           coverage_side=fmt_coverage_side, num=_num_filter, pct=_pct_filter)
+                           coverage_side=fmt_coverage_side, changed_words=changed_words, num=_num_filter, pct=_pct_filter)
         _ENV = env
     return _ENV
 

@@ -94,7 +94,7 @@ def _read(hint: Any, data: Any, where: str) -> Any:
                     continue
                 raise SchemaMismatch(f"{where}: missing key {f.name!r}")
             kwargs[f.name] = _read(hints[f.name], data[f.name], f"{where}.{f.name}")
-        return hint(**kwargs)
+        return typing.cast(Any, hint)(**kwargs)
     if hint is Any:
         return data
     if hint is bool:

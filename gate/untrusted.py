@@ -1,11 +1,14 @@
-"""Read a report that crossed a trust boundary (an artifact uploaded by a PR's benchmark job) as data only.
+"""Read what crossed a trust boundary (artifacts uploaded by a PR's benchmark job) as data only.
 
-The job that ran PR code could have written anything into its artifact. Before the privileged
-workflow uses it, the report must be: a regular file (not a symlink to a credential file), under a
-size cap, strict UTF-8 JSON (no NaN, no duplicate keys, bounded nesting), and valid against
-gate/schemas/report.schema.json (generated from gate.report's model), then read into a typed Report.
-Markdown is never taken from the artifact: `render_report` re-renders comment and summary from the
-Report with gate.render, whose templates escape every string.
+The trusted report job reads raw RESULT TREES (`read_untrusted_side`), never a verdict: it checks
+the files (regular files and directories only, no symlinks, size, count and depth caps), checks that
+the runs match what the suite's plan asks for (gate-run.json and the run directories), and reads them
+with the result reader; the trusted job then runs compare itself.
+
+Reports (`load_untrusted_report`) are still read here for the fan-in and the nightly, which read
+reports written by their own workflow: a regular file (not a symlink to a credential file), under a
+size cap, strict UTF-8 JSON (no NaN, no duplicate keys, bounded nesting), valid against
+gate/schemas/report.schema.json, then a typed Report. Markdown is never taken from an artifact.
 """
 from __future__ import annotations
 
@@ -19,13 +22,21 @@ from typing import Any
 
 import jsonschema
 
-from gate.errors import InputError
+from gate.config import Suite
+from gate.errors import GateError, InputError
 from gate.report import Report
+from gate.side import Side
 from gate.typedjson import SchemaMismatch
 
 MAX_REPORT_BYTES = 8 * 1024 * 1024  # a 10-workload report is ~100 kB; 8 MiB leaves room for per-row notes
 MAX_META_BYTES = 16 * 1024
 MAX_DEPTH = 32
+
+# Caps on an uploaded result tree (ten workloads x four runs with raw per-sample JSONL is ~100 MB).
+MAX_TREE_BYTES = 2 * 1024**3
+MAX_TREE_FILES = 20_000
+MAX_TREE_DEPTH = 8
+MAX_RUN_LOG_BYTES = 4 * 1024 * 1024
 
 # The small record the benchmark job writes beside its report: which PR and labels it ran for.
 # Every field is re-checked against GitHub by `gate post` before it is acted on.
@@ -83,12 +94,130 @@ def report_schema() -> dict:
     return schema
 
 
-def render_report(report: Report) -> Rendered:
-    """Comment and summary markdown re-rendered from a validated report (never from uploaded markdown)."""
-    from gate import render  # imported here: Jinja is needed only when something is rendered
+def check_tree_files(root: str | Path) -> None:
+    """Regular files and directories only (no symlinks, devices, FIFOs), within the size/count/depth caps."""
+    root = Path(root)
+    try:
+        info = os.lstat(root)
+    except OSError as exc:
+        raise UntrustedInputError(f"cannot read the result tree ({exc.strerror})", path=root) from None
+    if not stat.S_ISDIR(info.st_mode):
+        raise UntrustedInputError("expected the result tree as a directory (symbolic links are not followed)", path=root)
+    files = total = 0
+    stack = [(root, 0)]
+    while stack:
+        directory, depth = stack.pop()
+        if depth > MAX_TREE_DEPTH:
+            raise UntrustedInputError(f"result tree is nested deeper than {MAX_TREE_DEPTH} levels", path=directory)
+        try:
+            entries = list(os.scandir(directory))
+        except OSError as exc:
+            raise UntrustedInputError(f"cannot list the result tree ({exc.strerror})", path=directory) from None
+        for entry in entries:
+            mode = entry.stat(follow_symlinks=False).st_mode
+            if stat.S_ISDIR(mode):
+                stack.append((Path(entry.path), depth + 1))
+            elif stat.S_ISREG(mode):
+                files += 1
+                total += entry.stat(follow_symlinks=False).st_size
+            else:
+                kind = "a symbolic link" if stat.S_ISLNK(mode) else "not a regular file"
+                raise UntrustedInputError(f"result tree entry is {kind}; only regular files are read", path=entry.path)
+            if files > MAX_TREE_FILES:
+                raise UntrustedInputError(f"result tree holds more than {MAX_TREE_FILES} files", path=root)
+            if total > MAX_TREE_BYTES:
+                raise UntrustedInputError(f"result tree is larger than {MAX_TREE_BYTES} bytes", path=root)
+
+
+RUN_LOG_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": ["runs", "status"],
+    "properties": {
+        "runs": {"type": "object", "maxProperties": 200,
+                 "additionalProperties": {"type": "string", "maxLength": 40}},
+        "status": {"type": "string", "maxLength": 40},
+    },
+}
+
+
+def planned_runs(suite: Suite) -> tuple[str, ...]:
+    """The run directories the plan asks for on one side: the warm run and every scored run.
+
+    TODO(runner/statistics helpers): when gate/stats/looks.py (decide/decide_pooled) is on main,
+    recompute the second look and the re-measures from the first look's values instead of taking
+    the suite's fixed list; until then only the planned run count and names are checked.
+    """
+    return (f"run{suite.warm_run}", *(f"run{r}" for r in suite.scored_runs))
+
+
+def check_plan(side_dir: str | Path, suite: Suite) -> None:
+    """The tree holds exactly the runs the plan asks for, each recorded as completed in gate-run.json.
+
+    A tree with extra runs (best-of-N cherry-picking) or fewer runs is refused, whatever the files say.
+    """
+    side_dir = Path(side_dir)
+    log_path = side_dir / "gate-run.json"
+    log = _load_json(log_path, max_bytes=MAX_RUN_LOG_BYTES, what="run log gate-run.json")
+    _validate(log, RUN_LOG_SCHEMA, log_path, what="run log gate-run.json")
+    side = side_dir.name
+    recorded = {label.split("/", 1)[1]: status for label, status in log["runs"].items()
+                if label.split("/", 1)[0] == side and "/" in label}
+    planned = planned_runs(suite)
+    if sorted(recorded) != sorted(planned):
+        raise UntrustedInputError(f"run log lists runs {_names(recorded)} for side {side!r}; the plan asks for "
+                                  f"{_names(planned)}", path=log_path)
+    unfinished = sorted(name for name, status in recorded.items() if status != "completed")
+    if unfinished:
+        raise UntrustedInputError(f"run log says {_names(unfinished)} did not complete", path=log_path)
+    on_disk = sorted(p.name for p in side_dir.iterdir() if p.is_dir() and p.name.startswith("run"))
+    if sorted(on_disk) != sorted(planned):
+        raise UntrustedInputError(f"tree holds run directories {_names(on_disk)}; the plan asks for "
+                                  f"{_names(planned)}", path=side_dir)
+
+
+def read_untrusted_side(side_dir: str | Path, suite: Suite, model: str) -> Side:
+    """One side of an uploaded result tree, for the trusted compare: files, plan, then the reader."""
+    check_tree_files(side_dir)
+    check_plan(side_dir, suite)
+    try:
+        return read_side(Path(side_dir), suite, model)
+    except UntrustedInputError:
+        raise
+    except GateError as exc:  # the reader's own one-line errors name the file already
+        raise UntrustedInputError(str(exc)) from None
+
+
+def read_side(side_dir: Path, suite: Suite, model: str) -> Side:
+    """The one switch point to the strict reader (robustness helper); today the shared side loader.
+    Also reads the trusted baseline (a file or tree on the baseline branch)."""
+    from gate.sides import load_side
+
+    return load_side(side_dir, suite, (model,))
+
+
+def _names(names) -> str:
+    shown = ", ".join(str(n)[:40] for n in list(names)[:12])
+    return f"[{shown}{', ...' if len(list(names)) > 12 else ''}]"
+
+
+def render_report(report: Report, *, section_budget=None) -> Rendered:
+    """Comment and summary markdown re-rendered from a validated report (never from uploaded markdown).
+    `section_budget` (a gate.render.Budget) bounds the summary, e.g. to fit one section of a comment."""
+    from gate import escape, render  # imported here: Jinja is needed only when something is rendered
 
     marker = render.marker(report.suite)
-    return Rendered(comment=render.render_comment(report), summary=render.render_check_summary(report), marker=marker)
+    # The one escape filter (also $ math as an entity, bidi, line starts) for every outside string, for the
+    # duration of these renderings only. TODO(report model): once gate/render.py registers gate.escape's
+    # filters itself, render directly.
+    filters = render.environment().filters
+    saved = {name: filters[name] for name in ("md", "excerpt", "plain")}
+    filters.update(md=escape.md, excerpt=escape.md_excerpt, plain=escape.plain)
+    try:
+        summary = render.render_check_summary(report, **({"budget": section_budget} if section_budget else {}))
+        comment = render.render_comment(report)
+    finally:
+        filters.update(saved)
+    return Rendered(comment=comment, summary=summary, marker=marker)
 
 
 def merge_reports(reports: list[Report], *, missing: dict[str, tuple[str, ...]] | None = None) -> Report:

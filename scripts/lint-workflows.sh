@@ -8,8 +8,8 @@ cd "$(dirname "$0")/.."
 shopt -s nullglob
 workflows=(.github/workflows/*.yml docs/callers/*.yml)
 
-echo "lint: zizmor --offline (${#workflows[@]} workflows + action.yml)"
-zizmor --offline --strict-collection --no-progress --min-severity=informational "${workflows[@]}" action.yml
+echo "lint: zizmor --offline --persona auditor (${#workflows[@]} workflows + action.yml)"
+zizmor --offline --persona auditor --strict-collection --no-progress --min-severity=informational "${workflows[@]}" action.yml
 
 echo "lint: check-jsonschema vendor.github-workflows"
 check-jsonschema --builtin-schema vendor.github-workflows "${workflows[@]}"

@@ -8,9 +8,10 @@ from pathlib import Path
 import click
 
 from gate.actions_io import append_file, format_outputs
-from gate.config import load_suite
+from gate.config import Suite, load_suite
 from gate.event import EventError, Trigger, read_trigger
 from gate.settings import Settings
+from gate.untrusted import load_untrusted_meta
 
 
 @click.command("event")
@@ -18,25 +19,29 @@ from gate.settings import Settings
 @click.option("--event-path", type=click.Path(dir_okay=False), help="Payload file (default: GITHUB_EVENT_PATH).")
 @click.option("--suite", "suite_path", type=click.Path(dir_okay=False), help="Suite YAML (default: the bundled asr suite).")
 @click.option("--sha", help="Commit for schedule/dispatch events (default: GITHUB_SHA).")
-@click.option("--write-meta", type=click.Path(dir_okay=False), help="Also write the run metadata JSON that `gate post --meta` reads.")
+@click.option("--write-meta", type=click.Path(dir_okay=False),
+              help="Also write the run metadata JSON (models run) for the report workflow.")
+@click.option("--from-meta", type=click.Path(dir_okay=False),
+              help="Trusted report job: the models named by an uploaded run-metadata file (untrusted; validated against "
+                   "the suite), as run/models/matrix outputs. Missing file: run=false.")
 def command(event_name: str | None, event_path: str | None, suite_path: str | None, sha: str | None,
-            write_meta: str | None) -> None:
+            write_meta: str | None, from_meta: str | None) -> None:
     """Print run, reason, models, matrix, sha, base-sha, pr, labels as NAME=VALUE lines.
 
     The same lines are appended to GITHUB_OUTPUT when it is set, so a workflow step can use
     `steps.<id>.outputs.models` and feed `matrix` to a fan-out job (one model per runner).
     """
     settings = Settings.from_environ(os.environ)
+    if from_meta:
+        _emit(meta_outputs(from_meta, load_suite(suite_path)), settings)
+        return
     trigger = read_trigger(
         event_name or settings.require("event_name"),
         event_path or settings.require("event_path"),
         suite=load_suite(suite_path),
         default_sha=sha or settings.sha,
     )
-    text = format_outputs(trigger_outputs(trigger))
-    click.echo(text, nl=False)
-    if settings.output:
-        append_file(settings.output, text, what="step outputs")
+    _emit(trigger_outputs(trigger), settings)
     if write_meta:
         if not trigger.sha:
             raise EventError("no commit to record: the event has none and GITHUB_SHA/--sha is not set")
@@ -47,6 +52,28 @@ def command(event_name: str | None, event_path: str | None, suite_path: str | No
             Path(write_meta).write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
         except OSError as exc:
             raise EventError(f"cannot write run metadata ({exc.strerror})", path=write_meta) from None
+
+
+def _emit(outputs: dict[str, str], settings: Settings) -> None:
+    text = format_outputs(outputs)
+    click.echo(text, nl=False)
+    if settings.output:
+        append_file(settings.output, text, what="step outputs")
+
+
+def meta_outputs(path: str, suite: Suite) -> dict[str, str]:
+    """Which models the benchmark run says it measured. Only picks the report job's matrix: each model's
+    post is still bound through the API to a label selecting it on the PR head."""
+    if not Path(path).exists():
+        return {"run": "false", "reason": "the benchmark run measured nothing (no run metadata)",
+                "models": "[]", "matrix": json.dumps({"model": []})}
+    meta = load_untrusted_meta(path)
+    unknown = [m for m in meta["models"] if m not in suite.models]
+    if unknown:
+        raise EventError(f"run metadata names model(s) the suite does not know: {', '.join(unknown)}", path=path)
+    models = [m for m in suite.models if m in meta["models"]]
+    return {"run": "true" if models else "false", "reason": f"models measured: {', '.join(models) or 'none'}",
+            "models": json.dumps(models), "matrix": json.dumps({"model": models})}
 
 
 def trigger_outputs(trigger: Trigger) -> dict[str, str]:

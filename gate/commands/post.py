@@ -1,184 +1,311 @@
-"""`gate post`: publish a report on GitHub: sticky PR comment, check run (or status), one-shot label removal.
+"""`gate post`: the trusted job judges uploaded result trees itself and publishes the result on the PR.
 
-Run in the trusted workflow (workflow_run), never in the job that executed PR code. The report is
-read as untrusted data and re-rendered; the commit comes from the trusted event, and a PR number
-taken from the artifact is only used after GitHub confirms that PR's head is the run's head.
-Exit codes: 0 published (whatever the verdict: the check run carries it); 2 bad input or an API error.
+Runs in the `workflow_run` job that holds the write token, on a GitHub-hosted runner, running no PR
+code. Nothing it publishes is read from an uploaded verdict or report:
+  1. the candidate tree (and, in A/B mode, the base tree) of ONE model is read as untrusted data
+     (gate.untrusted: regular files, caps, the plan's runs), the baseline comes from the trusted
+     checkout (`--baseline`: the baseline branch), and compare runs here;
+  2. the PR is bound to its trigger through the API (gate.trust.bind_trigger): the run's head is
+     the PR's head, and a gate label selecting this model was applied to that head;
+  3. a FAIL may have been accepted by a user with write access (gate.trust.find_acceptance);
+  4. the model's check run, then ONE sticky comment and the overall check, rebuilt from the latest
+     check runs of every model on that commit (gate.publication); duplicates of the comment are
+     deleted; the comment is rebuilt again if another model's check appeared meanwhile.
+With `--not-run` (the benchmark run measured nothing) only the overall check is set, per the
+required-check policy in docs/use-in-sglang-omni.md. `--report --tracking-issue` is the nightly's
+path (main's own report, in the same trusted workflow).
+
+Exit codes: 0 published, or nothing to publish and the log says why; 2 bad input or an API error.
 """
 from __future__ import annotations
 
+import fnmatch
 import json
 import os
-import re
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
 
 import click
 
-from gate import render
-from gate.actions_io import normalise_verdict
-from gate.config import load_suite
+from gate import escape, publication
+from gate.config import Suite, load_suite
 from gate.errors import InputError
-from gate.event import Trigger, read_trigger
-from gate.github import Publisher, connect, default_retry
-from gate.settings import Settings
+from gate.event import read_trigger
+from gate.github import CheckState, Publisher, connect, default_retry
+from gate.render import Budget
 from gate.report import Report
+from gate.settings import Settings
+from gate.trust import Acceptance, bind_trigger, find_acceptance, models_labelled_at_head
+from gate.untrusted import (
+    UntrustedInputError,
+    load_untrusted_report,
+    read_side,
+    read_untrusted_side,
+    render_report,
+)
 from gate.verdict import Verdict
-from gate.untrusted import Rendered, load_untrusted_meta, load_untrusted_report, render_report
 
-DEFAULT_CHECK_NAME = "ASR regression gate"
 _TRACKING_TITLE = "ASR regression on main"
-NO_REPORT_TITLE = "ERROR: the benchmark run ended without a report"
+_REBUILD_ATTEMPTS = 3
+
+Log = Callable[[str], None]
 
 
 @dataclass(frozen=True)
-class Plan:
-    """Everything `gate post` would send; printed as JSON by --dry-run."""
-
-    verdict: str
-    pr: int | None  # the PR the comment goes to and labels come off
-    comment: bool
-    sha: str | None
-    labels: tuple[str, ...]
-    check_name: str
-    check_title: str
-    details_url: str | None
-    rendered: Rendered
-    tracking_issue: bool
-
-    @property
-    def check_summary(self) -> str:
-        """The comment without its marker: already folded to fit, unlike the full job summary."""
-        return self.rendered.comment.replace(self.rendered.marker, "", 1).lstrip("\n")
-
-    def as_json(self) -> dict:
-        return {
-            "verdict": self.verdict,
-            "comment": None if self.pr is None or not self.comment else {"pr": self.pr, "marker": self.rendered.marker, "body": self.rendered.comment},
-            "check": None if self.sha is None else {"name": self.check_name, "head_sha": self.sha, "title": self.check_title,
-                                                    "details_url": self.details_url, "summary": self.check_summary},
-            "remove_labels": list(self.labels),
-            "tracking_issue": self.tracking_issue,
-        }
+class Outcome:
+    posted: bool
+    acceptance: Acceptance | None = None  # kept with the result (acceptance.json beside --json)
 
 
 @click.command("post")
-@click.option("--report", "report_path", type=click.Path(dir_okay=False), help="report.json (untrusted).")
-@click.option("--no-report", is_flag=True,
-              help="The benchmark run left no report: say so (neutral check, short comment) and remove the label.")
-@click.option("--meta", "meta_path", type=click.Path(dir_okay=False), help="run metadata written by `gate event --write-meta`.")
-@click.option("--pr", type=int, help="PR number (default: from the workflow_run event, else from --meta).")
-@click.option("--sha", help="Commit for the check run (default: the workflow_run head, else GITHUB_SHA).")
-@click.option("--label", "labels", multiple=True, help="One-shot label to remove after posting (repeatable).")
-@click.option("--check-name", default=DEFAULT_CHECK_NAME, show_default=True)
-@click.option("--details-url", help="Link for the check run (default: the benchmark's workflow run).")
-@click.option("--no-comment", is_flag=True, help="Do not post the PR comment.")
-@click.option("--no-check", is_flag=True, help="Do not create a check run or status.")
-@click.option("--no-status-fallback", is_flag=True, help="Fail instead of setting a commit status when check runs are refused.")
-@click.option("--tracking-issue", is_flag=True, help="Nightly: open/update one issue while main regresses, close it on recovery.")
+@click.option("--trees", "trees", type=click.Path(file_okay=False, path_type=Path),
+              help="Downloaded result trees of ONE model (untrusted): candidate/ and, in A/B mode, base/.")
+@click.option("--model", help="The model the trees are for.")
+@click.option("--baseline", "baseline", type=click.Path(path_type=Path),
+              help="Trusted baseline (file on the baseline branch). Default: the trees' base/ side (A/B).")
+@click.option("--calibration", "calibration", type=click.Path(dir_okay=False, path_type=Path),
+              help="Trusted A/A calibration (a baseline file on the baseline branch), for A/B runs.")
+@click.option("--json", "json_out", type=click.Path(dir_okay=False, path_type=Path),
+              help="Also write the trusted report here (an artifact for people and tools).")
+@click.option("--not-run", is_flag=True, help="The benchmark run measured nothing: set only the overall check.")
+@click.option("--required-paths", "required_paths", default="",
+              help="Comma-separated globs of ASR code paths: an unlabelled PR touching one gets 'action required'.")
+@click.option("--report", "report_path", type=click.Path(dir_okay=False),
+              help="Nightly only (with --tracking-issue): the nightly's own merged report.")
+@click.option("--tracking-issue", is_flag=True, help="Nightly: open/update one issue unless the night passed.")
+@click.option("--sha", help="Commit (default: the workflow_run head, else GITHUB_SHA).")
+@click.option("--pr", type=int, help="PR number (default: from the workflow_run event, else looked up by head).")
 @click.option("--suite", "suite_path", type=click.Path(dir_okay=False), help="Suite YAML (default: the bundled asr suite).")
-@click.option("--dry-run", is_flag=True, help="Print what would be sent, as JSON; contact nothing.")
-def command(report_path, no_report, meta_path, pr, sha, labels, check_name, details_url, no_comment, no_check,
-            no_status_fallback, tracking_issue, suite_path, dry_run) -> None:
-    """Post REPORT as one sticky comment, a check run on the head commit, and remove the one-shot label."""
+@click.option("--dry-run", is_flag=True, help="Judge and print the model's check as JSON; contact nothing.")
+def command(trees, model, baseline, calibration, json_out, not_run, required_paths, report_path, tracking_issue,
+            sha, pr, suite_path, dry_run) -> None:
+    """Judge uploaded result trees and publish the check runs and the one sticky comment."""
     settings = Settings.from_environ(os.environ)
     suite = load_suite(suite_path)
-    if bool(report_path) == bool(no_report):
-        raise InputError("give exactly one of --report FILE or --no-report")
-    report = load_untrusted_report(report_path) if report_path else None
-    meta = load_untrusted_meta(meta_path) if meta_path else None
+    if sum(bool(x) for x in (trees, not_run, report_path)) != 1:
+        raise InputError("give exactly one of --trees DIR (with --model), --not-run, or --report FILE --tracking-issue")
+    if report_path and not tracking_issue:
+        raise InputError("--report is the nightly's path and needs --tracking-issue; PR results are judged from --trees")
+
     trigger = None
     if settings.event_name == "workflow_run" and settings.event_path:
         trigger = read_trigger("workflow_run", settings.event_path, suite=suite)
-
-    pr_from_artifact = pr is None and (trigger is None or trigger.pr is None) and meta is not None and meta["pr"] is not None
-    pr = pr if pr is not None else (trigger.pr if trigger and trigger.pr else (meta or {}).get("pr"))
     sha = sha or (trigger.sha if trigger else None) or settings.sha
-    if meta is not None and trigger is not None and meta["sha"] != trigger.sha:
-        raise InputError(f"run metadata is for commit {meta['sha'][:12]}, but the benchmark run measured "
-                         f"{trigger.sha[:12]}; refusing to post", path=meta_path)
-    chosen_labels = tuple(labels) or tuple((meta or {}).get("labels", ()))
-    unknown = [label for label in chosen_labels if label not in suite.labels]
-    if unknown:  # the artifact may only ask to remove the gate's own labels
-        raise InputError(f"label {unknown[0]!r} is not a gate label of suite {suite.name!r}", path=meta_path or "--label")
-    if details_url is None and trigger is not None and trigger.run_id is not None and settings.repository:
+    # Link the checks to the benchmark run (its logs and artifacts), else to this run.
+    details_url = settings.run_url
+    if trigger is not None and trigger.run_id is not None and settings.repository:
         details_url = f"{settings.server_url}/{settings.repository}/actions/runs/{trigger.run_id}"
-    details_url = details_url or settings.run_url
+    log: Log = lambda line: click.echo(f"gate: {line}")  # noqa: E731
 
-    plan = Plan(
-        verdict=report.verdict.value if report else "error",
-        pr=pr,
-        comment=not (no_comment or tracking_issue),
-        sha=None if no_check else sha,
-        labels=chosen_labels if pr is not None else (),
-        check_name=check_name,
-        check_title=check_title(report) if report else NO_REPORT_TITLE,
-        details_url=details_url,
-        rendered=render_report(report) if report else no_report_rendered(suite.name, details_url),
-        tracking_issue=tracking_issue,
-    )
-    if dry_run:
-        click.echo(json.dumps(plan.as_json(), indent=2))
+    required = tuple(g.strip() for g in required_paths.split(",") if g.strip())
+    if report_path:  # nightly
+        publisher = _publisher(settings)
+        _nightly(publisher, load_untrusted_report(report_path), sha=sha or settings.require("sha"),
+                 details_url=details_url, log=log)
         return
 
-    publisher = Publisher(
-        connect(api_url=settings.api_url, token=settings.require("token"), retry=default_retry()),
-        settings.require("repository"),
-        bot_login=settings.bot_login,
-    )
-    if pr is not None and pr_from_artifact:
-        _verify_pr_binding(publisher, pr, trigger)
-    publish(publisher, plan, fallback_to_status=not no_status_fallback)
+    if trees:
+        if not model or model not in suite.models:
+            raise InputError(f"--model: expected one of {', '.join(suite.models)}", path=trees)
+        report: Report | None = None
+        refused: str | None = None
+        try:
+            if not trees.exists():
+                raise UntrustedInputError(f"the benchmark job uploaded no result trees for {model} (it failed or was "
+                                          "cancelled before uploading; its log says why)")
+            report = judge(trees, model, suite, baseline=baseline, calibration=calibration)
+        except UntrustedInputError as exc:  # published as a refusal (after binding), never as a pass
+            refused = str(exc)
+            log(f"result trees refused: {escape.plain(refused, 500)}")
+        if report is not None and json_out:
+            _write_json(json_out, report)
+        section = render_section(report) if report is not None else publication.refused_section(refused)
+        if dry_run and report is None:
+            raise UntrustedInputError(refused)
+        if dry_run:
+            plan = publication.model_check(model, report, section, None)
+            click.echo(json.dumps({"verdict": report.verdict.value, "check": plan.__dict__}, indent=2,
+                                  ensure_ascii=False))
+            return
+    elif dry_run:
+        raise InputError("--dry-run needs --trees")
+    if sha is None:
+        raise InputError("no commit: run under workflow_run or give --sha")
+
+    publisher = _publisher(settings)
+    number = pr or (trigger.pr if trigger else None)
+    if number is None and trigger is not None:
+        number = publisher.find_pull_for_head(trigger.head_repository, trigger.head_branch, sha)
+    if number is None:
+        log(f"no open pull request has head {sha[:12]}; nothing posted")
+        return
+    if not_run:
+        post_not_run(publisher, suite, number, sha=sha, required_paths=required, details_url=details_url, log=log)
+    else:
+        outcome = post_model(publisher, suite, number, sha=sha, model=model, report=report, section=section,
+                             details_url=details_url, log=log, refused=refused)
+        if outcome.acceptance is not None and json_out:
+            _write_acceptance(json_out.with_name("acceptance.json"), outcome.acceptance, model=model, sha=sha)
 
 
-def publish(publisher: Publisher, plan: Plan, *, fallback_to_status: bool = True) -> None:
-    """Send the plan; one line per thing done."""
-    if plan.pr is not None and plan.comment:
-        result = publisher.upsert_comment(plan.pr, plan.rendered.comment, marker=plan.rendered.marker)
-        click.echo(f"comment {result.action} on #{plan.pr}: {result.url}")
-    if plan.sha is not None:
-        check = publisher.publish_check(plan.sha, name=plan.check_name, verdict=plan.verdict, title=plan.check_title,
-                                        summary=plan.check_summary, details_url=plan.details_url,
-                                        fallback_to_status=fallback_to_status)
-        click.echo(f"{check.kind.replace('_', ' ')} {check.conclusion} on {plan.sha[:12]}")
-    for label in plan.labels if plan.pr is not None else ():
-        removed = publisher.remove_label(plan.pr, label)
-        click.echo(f"label {label} {'removed' if removed else 'already gone'}")
-    if plan.tracking_issue:
-        regressed = plan.verdict != "error" and Verdict(plan.verdict).blocks
-        note = (f"Nightly verdict **{plan.verdict.upper()}** at {plan.sha or 'unknown commit'}"
-                + (f" ([run]({plan.details_url}))" if plan.details_url else "") + ".")
-        action = publisher.upsert_tracking_issue(title=_TRACKING_TITLE, body=plan.check_summary,
-                                                 marker=plan.rendered.marker.replace("-->", "nightly -->"),
-                                                 regressed=regressed, note=note)
-        click.echo(f"tracking issue: {action}")
+def judge(trees: Path, model: str, suite: Suite, *, baseline: Path | None, calibration: Path | None) -> Report:
+    """The trusted compare of one model: candidate from the uploaded trees, baseline from a trusted path."""
+    from gate.baseline import read_baseline
+    from gate.compare import compare
+
+    candidate = read_untrusted_side(trees / "candidate", suite, model)
+    if baseline is not None:
+        base = read_side(baseline, suite, model)  # trusted: the baseline branch
+    else:
+        base = read_untrusted_side(trees / "base", suite, model)  # A/B: measured by the same labelled job
+    calib = read_baseline(calibration, suite, models=(model,)).calibration if calibration else None
+    return compare(base, candidate, suite, models=(model,), calibration=calib)
 
 
-def _verify_pr_binding(publisher: Publisher, pr: int, trigger: Trigger | None) -> None:
-    """A PR number from the artifact is believed only if GitHub says that PR's head is the run's head."""
-    if trigger is None:
-        return  # explicit --meta outside workflow_run: the caller vouches for it
-    _, head_repo, head_ref = publisher.pull_request_head(pr)  # the branch, not the SHA: it may have moved on
-    same_head = head_repo == trigger.head_repository and head_ref == trigger.head_branch
-    if not same_head:
-        raise InputError(f"run metadata names PR #{pr}, whose head ({head_repo}:{head_ref}) is not the benchmark run's "
-                         f"head ({trigger.head_repository}:{trigger.head_branch}); refusing to post")
+def render_section(report: Report) -> str:
+    """The judged model's markdown section: the check summary rendering (no marker), within its budget."""
+    rendered = render_report(report, section_budget=Budget(publication.SECTION_BUDGET, "characters"))
+    return rendered.summary
 
 
-def no_report_rendered(suite_name: str, run_url: str | None) -> Rendered:
-    """What the PR sees when the benchmark run ended without a report; only trusted text in it."""
-    marker = render.marker(suite_name)
-    run = f"[The benchmark run]({run_url})" if run_url else "The benchmark run"
-    body = (f"## ⚠️ ASR regression gate: no result\n\n{run} ended without a report: it failed or was cancelled "
-            "before the comparison. Its log says why. Add the label again to retry.\n")
-    return Rendered(comment=f"{marker}\n{body}", summary=body, marker=marker)
+def post_model(publisher: Publisher, suite: Suite, number: int, *, sha: str, model: str, report: Report | None,
+               section: str, details_url: str | None, log: Log, refused: str | None = None) -> Outcome:
+    """Bind, accept, publish the model's check, then the sticky comment and the overall check.
+
+    `report` is the trusted compare's; None with `refused` when the uploaded trees were refused.
+    """
+    pull = publisher.pull_request(number)
+    timeline = publisher.timeline(number)
+    binding = bind_trigger(run_sha=sha, pull=pull, timeline=timeline, models=(model,), suite=suite)
+    log(binding.reason)
+    if not binding.ok:
+        return Outcome(posted=False)
+    expected = models_labelled_at_head(pull, timeline, suite)
+    if report is None:
+        check = publication.refused_check(model, refused or "unreadable")
+        _publish(publisher, number, sha=sha, model=model, check=check, section=section, labels=binding.labels,
+                 expected=expected, details_url=details_url, log=log)
+        return Outcome(posted=True)
+    acceptance: Acceptance | None = None
+    if report.verdict is Verdict.FAIL:
+        acceptance, refusals = find_acceptance(timeline, sha=sha, model=model, permission_of=publisher.permission)
+        for line in refusals:
+            log(line)
+        if acceptance is not None:
+            log(f"FAIL of {model} accepted by @{escape.plain(acceptance.by, 39)}")
+    check = publication.model_check(model, report, section, acceptance)
+    _publish(publisher, number, sha=sha, model=model, check=check, labels=binding.labels,
+             section=publication.acceptance_note(acceptance, report.verdict) + section,
+             expected=expected, details_url=details_url, log=log)
+    return Outcome(posted=True, acceptance=acceptance)
 
 
-def check_title(report: Report) -> str:
-    """'FAIL: 2 fail, 1 warn of 30 rows (qwen3, whisper)': the line GitHub shows next to the check."""
-    counts = report.counts
-    shown = [f"{n} {v.word.lower()}" for v, n in counts.items() if n and not v.is_pass]
-    total = sum(counts.values())
-    names = [re.sub(r"[^A-Za-z0-9_]", "", str(m))[:40] for m in report.models[:10]]
-    scope = f" ({', '.join(names)})" if names else ""
-    detail = ", ".join(shown) + f" of {total} rows" if shown else f"{total} rows"
-    return f"{report.verdict.word.upper()}: {detail}{scope}"[:250]
+def _publish(publisher: Publisher, number: int, *, sha: str, model: str, check: publication.CheckPlan, section: str,
+             labels: tuple[str, ...], expected: tuple[str, ...], details_url: str | None, log: Log) -> None:
+    result = publisher.publish_check(sha, name=check.name, conclusion=check.conclusion, status_state=check.status_state,
+                                     title=check.title, summary=check.summary, details_url=details_url)
+    log(f"{check.name}: {result.kind.replace('_', ' ')} {result.conclusion}")
+    states = _rebuild(publisher, number, sha=sha, model=model, section=section, own=check, expected=expected, log=log)
+    overall = publication.overall_check(states, sha=sha, expected=expected)
+    result = publisher.publish_check(sha, name=overall.name, conclusion=overall.conclusion,
+                                     status_state=overall.status_state, title=overall.title, summary=overall.summary,
+                                     details_url=details_url)
+    log(f"{overall.name}: {result.conclusion}")
+    for label in labels:
+        removed = publisher.remove_label(number, label)
+        log(f"label {label} {'removed' if removed else 'already gone'}")
+
+
+def _rebuild(publisher: Publisher, number: int, *, sha: str, model: str, section: str,
+             own: publication.CheckPlan, expected: tuple[str, ...], log: Log) -> dict[str, CheckState]:
+    """Write the sticky comment from the latest check runs; again while another model's check changed meanwhile."""
+    states = _states(publisher, sha, own)
+    for _ in range(_REBUILD_ATTEMPTS):
+        body = publication.sticky_body(states, sha=sha, model=model, section=section, expected=expected)
+        result = publisher.upsert_comment(number, body, marker=publication.STICKY_MARKER)
+        log(f"comment {result.action} on #{number}: {result.url}")
+        again = _states(publisher, sha, own)
+        if again == states:
+            break
+        states = again
+    return states
+
+
+def _states(publisher: Publisher, sha: str, own: publication.CheckPlan) -> dict[str, CheckState]:
+    states = publisher.check_states(sha, prefix=publication.CHECK_PREFIX + " / ")
+    if own.name not in states:  # check runs refused (status fallback): the judged model still counts
+        states[own.name] = CheckState(own.name, own.conclusion, own.title, "", 0)
+    return states
+
+
+def post_not_run(publisher: Publisher, suite: Suite, number: int, *, sha: str, required_paths: tuple[str, ...],
+                 details_url: str | None, log: Log) -> None:
+    """The required-check policy for a commit the benchmark run did not measure (docs: required-check policy)."""
+    states = publisher.check_states(sha, prefix=publication.CHECK_PREFIX + " / ")
+    pull = publisher.pull_request(number)
+    expected = models_labelled_at_head(pull, publisher.timeline(number), suite) if pull.head_sha == sha else ()
+    if states:  # this commit was judged by an earlier run: keep the overall check as the models say
+        plan = publication.overall_check(states, sha=sha, expected=expected)
+    elif expected:  # labelled, but no results arrived (still running, or the run uploaded none)
+        plan = publication.not_run_check(
+            reason=f"labelled for {', '.join(expected)} on {sha[:12]}, but no result yet", required=True)
+    elif publisher.find_sticky(number, publication.STICKY_MARKER) is not None:
+        plan = publication.not_run_check(
+            reason=f"stale: the gate ran on an earlier head of this PR, not on {sha[:12]}; add a gate label again",
+            required=True)
+    else:
+        touched = _touched(publisher, number, required_paths)
+        reason = (f"not run: this PR changes ASR code ({touched}); add a gate label (run-*-asr)" if touched
+                  else "not run: no gate label on this PR")
+        plan = publication.not_run_check(reason=reason, required=bool(touched))
+    result = publisher.publish_check(sha, name=plan.name, conclusion=plan.conclusion, status_state=plan.status_state,
+                                     title=plan.title, summary=plan.summary, details_url=details_url)
+    log(f"{plan.name}: {result.conclusion} ({plan.title})")
+
+
+def _touched(publisher: Publisher, number: int, patterns: tuple[str, ...]) -> str | None:
+    if not patterns:
+        return None
+    for path in publisher.changed_files(number):
+        if any(fnmatch.fnmatch(path, pattern) for pattern in patterns):
+            return path[:120]
+    return None
+
+
+def _nightly(publisher: Publisher, report: Report, *, sha: str, details_url: str | None, log: Log) -> None:
+    """Nightly on main: a check on the measured commit, and the tracking issue open unless the night PASSED
+    (a WARN night is kept and looked at; only PASS nights move the baseline)."""
+    plan = publication.model_check("nightly", report, render_section(report), None)
+    result = publisher.publish_check(sha, name=publication.CHECK_PREFIX + " nightly", conclusion=plan.conclusion,
+                                     status_state=plan.status_state, title=plan.title, summary=plan.summary,
+                                     details_url=details_url)
+    log(f"nightly check: {result.conclusion}")
+    note = (f"Nightly verdict **{report.verdict.word.upper()}** at {sha}"
+            + (f" ([run]({details_url}))" if details_url else "") + ".")
+    action = publisher.upsert_tracking_issue(title=_TRACKING_TITLE, body=plan.summary,
+                                             marker="<!-- asr-regression-gate: nightly -->",
+                                             regressed=not report.verdict.is_pass, note=note)
+    log(f"tracking issue: {action}")
+
+
+def _publisher(settings: Settings) -> Publisher:
+    return Publisher(connect(api_url=settings.api_url, token=settings.require("token"), retry=default_retry()),
+                     settings.require("repository"), bot_login=settings.bot_login)
+
+
+def _write_acceptance(path: Path, acceptance: Acceptance, *, model: str, sha: str) -> None:
+    """The acceptance, kept beside the trusted report in the judged artifact."""
+    try:
+        path.write_text(json.dumps({"model": model, "sha": sha, **acceptance.to_json()}, indent=2) + "\n",
+                        encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"cannot write the acceptance record ({exc.strerror})", path=path) from None
+
+
+def _write_json(path: Path, report: Report) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(report.to_json(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"cannot write the report ({exc.strerror})", path=path) from None

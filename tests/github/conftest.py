@@ -28,9 +28,9 @@ def example_reports(tmp_path_factory):
     import json
 
     from gate.compare import compare
-    from gate.sides import load_side
     from gate.config import load_suite
     from gate.examples import write_example_pair
+    from gate.sides import load_side
 
     root = tmp_path_factory.mktemp("examples")
     suite = load_suite()
@@ -47,3 +47,4 @@ def example_reports(tmp_path_factory):
         path.write_text(json.dumps(report), encoding="utf-8")
         out[model] = path
     return out
+

@@ -47,7 +47,9 @@ class State:
     issues: dict[int, dict[str, Any]] = field(default_factory=dict)  # tracking issues by number
     check_runs: list[dict[str, Any]] = field(default_factory=list)
     statuses: list[dict[str, Any]] = field(default_factory=list)
-    pulls: dict[int, dict[str, Any]] = field(default_factory=dict)  # number -> {head_sha, head_repo, head_ref}
+    pulls: dict[int, dict[str, Any]] = field(default_factory=dict)  # number -> {head_sha, head_repo, head_ref, files}
+    timeline: dict[int, list[dict[str, Any]]] = field(default_factory=dict)  # number -> issue-timeline events
+    permissions: dict[str, str] = field(default_factory=dict)  # login -> admin/maintain/write/triage/read
 
 
 class FakeGitHub:
@@ -73,9 +75,34 @@ class FakeGitHub:
     # -- setup helpers -------------------------------------------------------------------------
 
     def add_pull(self, number: int, *, labels: tuple[str, ...] = (), head_sha: str = "a" * 40,
-                 head_repo: str | None = REPO, head_ref: str = "feature/x") -> None:
-        self.state.labels[number] = list(labels)
-        self.state.pulls[number] = {"head_sha": head_sha, "head_repo": head_repo, "head_ref": head_ref}
+                 head_repo: str | None = REPO, head_ref: str = "feature/x", files: tuple[str, ...] = ()) -> None:
+        """A PR whose timeline shows its head commit, then the given labels added by 'maintainer'."""
+        self.state.labels[number] = []
+        self.state.pulls[number] = {"head_sha": head_sha, "head_repo": head_repo, "head_ref": head_ref,
+                                    "files": list(files)}
+        self.state.timeline[number] = [{"event": "committed", "sha": head_sha}]
+        for label in labels:
+            self.add_label(number, label)
+
+    def push(self, number: int, sha: str) -> None:
+        """New commits on the PR: the head moves and the timeline records the commit."""
+        self.state.pulls[number]["head_sha"] = sha
+        self.state.timeline[number].append({"event": "committed", "sha": sha})
+
+    def add_label(self, number: int, label: str, *, actor: str = "maintainer") -> None:
+        if label not in self.state.labels[number]:
+            self.state.labels[number].append(label)
+        self.state.timeline[number].append({"event": "labeled", "label": {"name": label}, "actor": self._user(actor)})
+
+    def comment_as(self, number: int, body: str, *, user: str) -> int:
+        """A comment by a person (shows in the timeline as a 'commented' event)."""
+        cid = self.add_comment(number, body, user=user)
+        self.state.timeline.setdefault(number, []).append(
+            {"event": "commented", "id": cid, "body": body, "user": self._user(user), "actor": self._user(user)})
+        return cid
+
+    def check_runs_on(self, sha: str) -> list[dict[str, Any]]:
+        return [r for r in self.state.check_runs if r["head_sha"] == sha]
 
     def add_comment(self, number: int, body: str, *, user: str = BOT) -> int:
         cid = next(self._ids)
@@ -118,7 +145,8 @@ class FakeGitHub:
 
     def _pull(self, number: int) -> dict[str, Any]:
         p = self.state.pulls[number]
-        head_repo = None if p["head_repo"] is None else {"full_name": p["head_repo"], "url": f"{self.base_url}/repos/{p['head_repo']}"}
+        head_repo = None if p["head_repo"] is None else {"full_name": p["head_repo"],
+                                                          "url": f"{self.base_url}/repos/{p['head_repo']}"}
         return {"number": number, "id": number, "state": "open",
                 "url": f"{self.base_url}/repos/{REPO}/pulls/{number}",
                 "issue_url": f"{self.base_url}/repos/{REPO}/issues/{number}",
@@ -153,7 +181,7 @@ class FakeGitHub:
                 self.end_headers()
                 self.wfile.write(data)
 
-            do_GET = do_POST = do_PATCH = do_DELETE = _serve
+            do_GET = do_POST = do_PATCH = do_DELETE = do_PUT = _serve
 
         return Handler
 
@@ -175,14 +203,21 @@ class FakeGitHub:
         rest = path[len(base):]
         routes = [
             ("GET", r"", lambda m: (200, self._repo(), {})),
+            ("GET", r"/pulls", lambda m: self._list_pulls(query)),
             ("GET", r"/pulls/(\d+)", self._get_pull),
+            ("GET", r"/pulls/(\d+)/files", lambda m: self._pull_files(int(m[1]))),
+            ("GET", r"/issues/(\d+)/timeline", lambda m: self._timeline(int(m[1]), query)),
+            ("GET", r"/collaborators/([^/]+)/permission", lambda m: self._permission(unquote(m[1]))),
+            ("GET", r"/commits/([0-9a-f]{40})/check-runs", lambda m: self._list_check_runs(m[1], query)),
+            ("DELETE", r"/issues/comments/(\d+)", lambda m: self._delete_comment(int(m[1]))),
             ("GET", r"/issues/(\d+)", lambda m: self._get_issue(int(m[1]))),
             ("GET", r"/issues/(\d+)/comments", lambda m: self._list_comments(int(m[1]), query)),
             ("POST", r"/issues/(\d+)/comments", lambda m: self._create_comment(int(m[1]), body)),
             ("PATCH", r"/issues/comments/(\d+)", lambda m: self._edit_comment(int(m[1]), body)),
             ("DELETE", r"/issues/(\d+)/labels/(.+)", lambda m: self._remove_label(int(m[1]), unquote(m[2]))),
             ("POST", r"/check-runs", lambda m: self._create_check_run(body)),
-            ("GET", r"/commits/([0-9a-f]{40})", lambda m: (200, {"sha": m[1], "url": f"{self.base_url}{base}/commits/{m[1]}"}, {})),
+            ("GET", r"/commits/([0-9a-f]{40})",
+             lambda m: (200, {"sha": m[1], "url": f"{self.base_url}{base}/commits/{m[1]}"}, {})),
             ("POST", r"/statuses/([0-9a-f]{40})", lambda m: self._create_status(m[1], body)),
             ("GET", r"/issues", lambda m: self._list_issues(query)),
             ("POST", r"/issues", lambda m: self._create_issue(body)),
@@ -210,6 +245,49 @@ class FakeGitHub:
             return 404, {"message": "Not Found"}, {}
         return 200, self._pull(number), {}
 
+    def _list_pulls(self, query: dict) -> tuple[int, Any, dict]:
+        head = query.get("head", [None])[0]
+        chosen = [n for n, p in sorted(self.state.pulls.items())
+                  if head is None or (p["head_repo"] and f"{p['head_repo'].split('/')[0]}:{p['head_ref']}" == head)]
+        return 200, [self._pull(n) for n in chosen], {}
+
+    def _pull_files(self, number: int) -> tuple[int, Any, dict]:
+        if number not in self.state.pulls:
+            return 404, {"message": "Not Found"}, {}
+        return 200, [{"filename": f, "status": "modified", "sha": "0" * 40} for f in self.state.pulls[number]["files"]], {}
+
+    def _timeline(self, number: int, query: dict) -> tuple[int, Any, dict]:
+        if number not in self.state.timeline:
+            return 404, {"message": "Not Found"}, {}
+        return 200, [dict(e, id=i + 1, node_id=f"E{i}") for i, e in enumerate(self.state.timeline[number])], {}
+
+    def _permission(self, login: str) -> tuple[int, Any, dict]:
+        permission = self.state.permissions.get(login, "read")
+        return 200, {"permission": permission, "role_name": permission, "user": self._user(login)}, {}
+
+    def _list_check_runs(self, sha: str, query: dict) -> tuple[int, Any, dict]:
+        runs = sorted((r for r in self.state.check_runs if r["head_sha"] == sha), key=lambda r: -r["id"])
+        per_page = int(query.get("per_page", ["30"])[0])
+        page = int(query.get("page", ["1"])[0])
+        chunk = runs[(page - 1) * per_page: page * per_page]
+        headers = {}
+        if page * per_page < len(runs):
+            url = f"{self.base_url}/repos/{REPO}/commits/{sha}/check-runs?per_page={per_page}&page={page + 1}"
+            headers["Link"] = f'<{url}>; rel="next"'
+        return 200, {"total_count": len(runs), "check_runs": [self._check_run(r) for r in chunk]}, headers
+
+    def _check_run(self, r: dict[str, Any]) -> dict[str, Any]:
+        return {"id": r["id"], "name": r["name"], "head_sha": r["head_sha"], "status": r.get("status"),
+                "conclusion": r.get("conclusion"), "output": r.get("output"),
+                "url": f"{self.base_url}/repos/{REPO}/check-runs/{r['id']}",
+                "html_url": f"https://github.test/{REPO}/runs/{r['id']}"}
+
+    def _delete_comment(self, cid: int) -> tuple[int, Any, dict]:
+        if cid not in self.state.comments:
+            return 404, {"message": "Not Found"}, {}
+        del self.state.comments[cid]
+        return 204, None, {}
+
     def _list_comments(self, number: int, query: dict) -> tuple[int, Any, dict]:
         if number not in self.state.labels and number not in self.state.issues:
             return 404, {"message": "Not Found"}, {}
@@ -226,7 +304,8 @@ class FakeGitHub:
     def _create_comment(self, number: int, body: Any) -> tuple[int, Any, dict]:
         text = body["body"]
         if len(text) > 65536:
-            return 422, {"message": "Validation Failed", "errors": [{"message": "Body is too long (maximum is 65536 characters)"}]}, {}
+            too_long = "Body is too long (maximum is 65536 characters)"
+            return 422, {"message": "Validation Failed", "errors": [{"message": too_long}]}, {}
         if number not in self.state.labels and number not in self.state.issues:
             return 404, {"message": "Not Found"}, {}
         cid = self.add_comment(number, text)
@@ -245,6 +324,8 @@ class FakeGitHub:
         if name not in labels:
             return 404, {"message": "Label does not exist"}, {}
         labels.remove(name)
+        self.state.timeline.setdefault(number, []).append(
+            {"event": "unlabeled", "label": {"name": name}, "actor": self._user(BOT)})
         return 200, [{"name": n} for n in labels], {}
 
     def _create_check_run(self, body: Any) -> tuple[int, Any, dict]:
@@ -253,12 +334,9 @@ class FakeGitHub:
         for key in ("summary", "text"):
             if len((body.get("output") or {}).get(key, "").encode()) > 65535:
                 return 422, {"message": f"Invalid request. Only 65535 characters are allowed; {key}"}, {}
-        run_id = next(self._ids)
-        self.state.check_runs.append(body)
-        return 201, {"id": run_id, "name": body["name"], "head_sha": body["head_sha"], "status": body.get("status"),
-                     "conclusion": body.get("conclusion"), "output": body.get("output"),
-                     "url": f"{self.base_url}/repos/{REPO}/check-runs/{run_id}",
-                     "html_url": f"https://github.test/{REPO}/runs/{run_id}"}, {}
+        run = dict(body, id=next(self._ids))
+        self.state.check_runs.append(run)
+        return 201, self._check_run(run), {}
 
     def _create_status(self, sha: str, body: Any) -> tuple[int, Any, dict]:
         self.state.statuses.append({"sha": sha, **body})

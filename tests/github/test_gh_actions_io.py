@@ -42,6 +42,13 @@ def test_annotation_data_cannot_start_a_second_command():
     assert "%0A::add-mask::secret%0D%0A::error::forged 100%25" in command
 
 
+def test_annotation_drops_control_and_bidi_characters():
+    hostile = "real\x1b[2K\x1b[1Afake\x00 \u202eevil\u202c \u2066x\u2069 \ufeffend"
+    command = Annotation("error", title="t\x1b]0;title\x07", message=hostile).command()
+    assert command == "::error title=t]0;title::real[2K[1Afake evil x end"
+    assert not any(ch in command for ch in "\x1b\x00\u202e\u202c\u2066\u2069\ufeff\x07")
+
+
 def test_title_properties_are_escaped():
     command = Annotation("error", title="a:b,c\nd", message="m").command()
     assert command == "::error title=a%3Ab%2Cc%0Ad::m"

@@ -67,17 +67,30 @@ def test_event_without_actions_environment(tmp_path):
     assert result.exit_code == 2 and "GITHUB_EVENT_NAME: required here but not set" in result.stderr
 
 
-# -- gate post ----------------------------------------------------------------------------------------
+# -- gate post (the trusted report job) -----------------------------------------------------------------
 
-def test_post_dry_run_contacts_nothing(example_reports):
-    result = invoke(["post", "--report", str(example_reports["qwen3"]), "--pr", "42", "--sha", p.HEAD,
-                     "--label", "run-qwen3-asr", "--dry-run"])
+@pytest.fixture
+def unthrottled(monkeypatch):
+    """PyGithub waits a second between writes by default; the loopback fake needs no such courtesy."""
+    import gate.commands.post as post_module
+    from gate.github import connect
+
+    monkeypatch.setattr(post_module, "connect", lambda **kw: connect(**kw, throttle=False))
+
+
+@pytest.fixture
+def qwen3_trees(tmp_path, example_reports):
+    from gh_trees import make_trees
+
+    return make_trees(tmp_path / "trees", example_reports, "qwen3")
+
+
+def test_post_dry_run_judges_and_contacts_nothing(qwen3_trees):
+    result = invoke(["post", "--trees", str(qwen3_trees), "--model", "qwen3", "--dry-run"])
     assert result.exit_code == 0, result.output
     plan = json.loads(result.stdout)
-    assert plan["verdict"] == "fail" and plan["comment"]["pr"] == 42
-    assert plan["comment"]["body"].startswith("<!-- asr-regression-gate: asr -->")
-    assert plan["check"]["head_sha"] == p.HEAD and plan["check"]["title"].startswith("FAIL: ")
-    assert plan["remove_labels"] == ["run-qwen3-asr"]
+    assert plan["verdict"] == "fail" and plan["check"]["name"] == "ASR gate / qwen3"
+    assert plan["check"]["conclusion"] == "failure" and plan["check"]["title"] == "FAIL: 5 fail of 10 rows"
 
 
 def github_env(fake, tmp_path, event=None, name="workflow_run"):
@@ -88,84 +101,90 @@ def github_env(fake, tmp_path, event=None, name="workflow_run"):
     return env
 
 
-def write_meta(tmp_path, **overrides):
-    meta = {"schema_version": 1, "pr": 42, "sha": p.HEAD, "labels": ["run-qwen3-asr"], "models": ["qwen3"], **overrides}
-    path = tmp_path / "meta.json"
-    path.write_text(json.dumps(meta))
-    return path
-
-
-def test_post_from_workflow_run_comments_checks_and_removes_the_label(fake, tmp_path, example_reports):
+def test_post_from_a_fork_workflow_run_finds_the_pr_judges_and_publishes(fake, tmp_path, qwen3_trees, unthrottled):
     fake.add_pull(42, labels=("run-qwen3-asr", "bug"), head_repo="contributor/sglang-omni")
-    env = github_env(fake, tmp_path, p.workflow_run(conclusion="failure", prs=[], fork=True))
-    args = ["post", "--report", str(example_reports["qwen3"]), "--meta", str(write_meta(tmp_path))]
+    env = github_env(fake, tmp_path, p.workflow_run(conclusion="success", prs=[], fork=True))
+    args = ["post", "--trees", str(qwen3_trees), "--model", "qwen3", "--json", str(tmp_path / "out" / "report.json")]
     result = invoke(args, **env)
     assert result.exit_code == 0, result.output
-    assert "comment created on #42" in result.stdout and "check run failure on aaaaaaaaaaaa" in result.stdout
+    assert "ASR gate / qwen3: check run failure" in result.stdout and "comment created on #42" in result.stdout
     assert fake.state.labels[42] == ["bug"]
     check = fake.state.check_runs[0]
-    assert check["conclusion"] == "failure" and check["head_sha"] == p.HEAD
-    assert check["output"]["title"] == "FAIL: 5 fail of 10 rows (qwen3)"
-    assert check["output"]["summary"].startswith("## ") and "<!-- asr-regression-gate" not in check["output"]["summary"]
+    assert (check["name"], check["conclusion"], check["head_sha"]) == ("ASR gate / qwen3", "failure", p.HEAD)
     assert check["details_url"] == f"https://github.test/{REPO}/actions/runs/123456789"  # the benchmark run
+    assert json.loads((tmp_path / "out" / "report.json").read_text())["verdict"] == "fail"
     (comment,) = fake.comments_on(42)
-    assert comment["user"] == BOT and comment["body"].startswith("<!-- asr-regression-gate: asr -->")
-    # The same report posted again (a re-run of the report workflow) edits nothing and adds nothing.
+    assert comment["user"] == BOT and comment["body"].startswith("<!-- asr-regression-gate: sticky -->")
+    # A re-run of the report workflow: the label is gone now, but the timeline shows it was added at this head.
     again = invoke(args, **env)
-    assert "comment unchanged on #42" in again.stdout and "label run-qwen3-asr already gone" in again.stdout
+    assert again.exit_code == 0 and "comment unchanged on #42" in again.stdout
     assert len(fake.comments_on(42)) == 1
 
 
-def test_post_refuses_a_pr_number_whose_head_is_not_the_runs_head(fake, tmp_path, example_reports):
-    fake.add_pull(42, head_repo="someone-else/sglang-omni", head_ref="feature/x")
+def test_post_keeps_an_acceptance_beside_the_trusted_report(fake, tmp_path, qwen3_trees, unthrottled):
+    fake.add_pull(42, labels=("run-qwen3-asr",))
+    fake.state.permissions["alice"] = "admin"
+    fake.comment_as(42, "/asr-gate accept all decoder change, WER cost agreed in #41", user="alice")
+    env = github_env(fake, tmp_path, p.workflow_run(prs=[42]))
+    out = tmp_path / "gate-out" / "report.json"
+    result = invoke(["post", "--trees", str(qwen3_trees), "--model", "qwen3", "--json", str(out)], **env)
+    assert result.exit_code == 0, result.output
+    assert "FAIL of qwen3 accepted by @alice" in result.stdout
+    record = json.loads((out.parent / "acceptance.json").read_text())
+    assert record == {"model": "qwen3", "sha": p.HEAD, "by": "alice", "via": "comment",
+                      "reason": "decoder change, WER cost agreed in #41"}
+    assert json.loads(out.read_text())["verdict"] == "fail"  # the report keeps the trusted verdict
+
+
+def test_post_without_an_open_pr_for_the_head_posts_nothing(fake, tmp_path, qwen3_trees, unthrottled):
     env = github_env(fake, tmp_path, p.workflow_run(prs=[], fork=True))
-    result = invoke(["post", "--report", str(example_reports["qwen3"]), "--meta", str(write_meta(tmp_path))], **env)
-    assert result.exit_code == 2 and "refusing to post" in result.stderr
-    assert not fake.comments_on(42) and not fake.state.check_runs
+    result = invoke(["post", "--trees", str(qwen3_trees), "--model", "qwen3"], **env)
+    assert result.exit_code == 0 and "nothing posted" in result.stdout
+    assert not fake.state.check_runs and not fake.calls("POST")
 
 
-def test_post_refuses_meta_for_another_commit(fake, tmp_path, example_reports):
-    env = github_env(fake, tmp_path, p.workflow_run(prs=[42]))
-    result = invoke(["post", "--report", str(example_reports["qwen3"]), "--meta", str(write_meta(tmp_path, sha="f" * 40))], **env)
-    assert result.exit_code == 2 and "run metadata is for commit ffffffffffff" in result.stderr
-    assert not fake.requests
+def test_post_missing_trees_is_a_refusal_not_a_pass(fake, tmp_path, unthrottled):
+    fake.add_pull(42, labels=("run-fun-asr",))
+    env = github_env(fake, tmp_path, p.workflow_run(conclusion="failure", prs=[42]))
+    result = invoke(["post", "--trees", str(tmp_path / "absent"), "--model", "fun"], **env)
+    assert result.exit_code == 0, result.output
+    check = fake.state.check_runs[0]
+    assert check["name"] == "ASR gate / fun" and check["conclusion"] == "failure"
+    assert "uploaded no result trees for fun" in fake.comments_on(42)[0]["body"]
+    assert fake.state.labels[42] == []
 
 
-def test_post_refuses_to_remove_a_label_the_suite_does_not_own(fake, tmp_path, example_reports):
-    env = github_env(fake, tmp_path, p.workflow_run(prs=[42]))
-    result = invoke(["post", "--report", str(example_reports["qwen3"]), "--meta", str(write_meta(tmp_path, labels=["lgtm"]))], **env)
-    assert result.exit_code == 2 and "label 'lgtm' is not a gate label" in result.stderr
-    assert not fake.requests
-
-
-def test_post_with_a_schema_invalid_report_posts_nothing(fake, tmp_path, example_reports):
-    report = json.loads(example_reports["qwen3"].read_text())
-    report["verdict"] = "pass</details>"
-    bad = tmp_path / "report.json"
-    bad.write_text(json.dumps(report))
-    result = invoke(["post", "--report", str(bad), "--pr", "42", "--sha", p.HEAD], **github_env(fake, tmp_path))
-    assert result.exit_code == 2 and "does not match the schema at $.verdict" in result.stderr
-    assert not fake.requests
-
-
-def test_post_bad_token_is_one_clear_line(fake, tmp_path, example_reports):
-    fake.add_pull(42)
+def test_post_bad_token_is_one_clear_line(fake, tmp_path, qwen3_trees):
     env = {**github_env(fake, tmp_path), "GITHUB_TOKEN": "expired"}
-    result = invoke(["post", "--report", str(example_reports["whisper"]), "--pr", "42", "--sha", p.HEAD], **env)
+    result = invoke(["post", "--trees", str(qwen3_trees), "--model", "qwen3", "--pr", "42", "--sha", p.HEAD], **env)
     assert result.exit_code == 2
-    assert result.stderr == ("gate: error: GitHub rejected the token (401) while reading repository "
-                             f"{REPO}; check GITHUB_TOKEN: Bad credentials\n")
+    assert result.stderr == (f"gate: error: GitHub rejected the token (401) while reading repository {REPO}; "
+                             "check GITHUB_TOKEN: Bad credentials\n")
 
 
-def test_post_tracking_issue_for_nightly(fake, tmp_path, example_reports):
+def test_post_tracking_issue_for_nightly_opens_on_warn(fake, tmp_path, example_reports, unthrottled):
     env = {**github_env(fake, tmp_path), "GITHUB_SHA": "c" * 40}
-    first = invoke(["post", "--report", str(example_reports["qwen3"]), "--tracking-issue", "--no-check"], **env)
-    assert first.exit_code == 0, first.output
-    assert "tracking issue: opened" in first.stdout
-    recovered = invoke(["post", "--report", str(example_reports["whisper"]), "--tracking-issue", "--no-check"], **env)
-    assert "tracking issue: closed" in recovered.stdout
+    warn = json.loads(example_reports["whisper"].read_text())
+    warn["verdict"] = "warn"
+    (tmp_path / "warn.json").write_text(json.dumps(warn))
+    outcomes = []
+    for path in (tmp_path / "warn.json", example_reports["qwen3"], example_reports["whisper"]):
+        result = invoke(["post", "--report", str(path), "--tracking-issue"], **env)
+        assert result.exit_code == 0, result.output
+        outcomes.append(result.stdout.split("tracking issue: ")[1].strip())
+    assert outcomes == ["opened", "updated", "closed"]
     assert [i["state"] for i in fake.state.issues.values()] == ["closed"]
-    assert not fake.state.check_runs and not fake.calls("DELETE")  # no check, no label, no PR comment
+    assert not fake.comments_on(42) and not fake.calls("DELETE")  # no PR comment, no label
+
+
+@pytest.mark.parametrize("args, words", [
+    (["post", "--dry-run"], "give exactly one of --trees"),
+    (["post", "--not-run", "--trees", "x", "--model", "qwen3"], "give exactly one of --trees"),
+    (["post", "--trees", "x", "--model", "nope"], "--model: expected one of"),
+])
+def test_post_bad_arguments_are_one_line(args, words):
+    result = invoke(args)
+    assert result.exit_code == 2 and words in result.stderr and result.stderr.count("\n") == 1
 
 
 # -- gate merge ---------------------------------------------------------------------------------------
@@ -266,21 +285,22 @@ def test_merge_of_reports_from_different_suites_is_one_line(tmp_path, example_re
     assert result.exit_code == 2 and "reports cannot be merged" in result.stderr
 
 
-def test_post_no_report_says_so_and_removes_the_label(fake, tmp_path):
-    fake.add_pull(42, labels=("run-fun-asr",))
-    fake.add_comment(42, "<!-- asr-regression-gate: asr -->\nold result")
-    env = github_env(fake, tmp_path, p.workflow_run(conclusion="failure", prs=[42]))
-    result = invoke(["post", "--no-report", "--meta", str(write_meta(tmp_path, labels=["run-fun-asr"]))], **env)
+def test_event_from_meta_gives_the_report_jobs_matrix(tmp_path):
+    meta = tmp_path / "meta.json"
+    meta.write_text(json.dumps({"schema_version": 1, "pr": 42, "sha": p.HEAD, "labels": ["run-asr-all"],
+                                "models": ["whisper", "qwen3"]}))
+    result = invoke(["event", "--from-meta", str(meta)])
     assert result.exit_code == 0, result.output
-    (comment,) = fake.comments_on(42)
-    assert "no result" in comment["body"] and f"/{REPO}/actions/runs/123456789" in comment["body"]
-    check = fake.state.check_runs[0]
-    assert check["conclusion"] == "neutral" and check["output"]["title"].startswith("ERROR:")
-    assert fake.state.labels[42] == []
+    outputs = dict(line.split("=", 1) for line in result.stdout.splitlines())
+    assert outputs["run"] == "true" and json.loads(outputs["matrix"]) == {"model": ["qwen3", "whisper"]}
+    missing = invoke(["event", "--from-meta", str(tmp_path / "absent.json")])
+    assert missing.exit_code == 0 and "run=false" in missing.stdout
 
 
-def test_post_needs_exactly_one_of_report_and_no_report(example_reports):
-    both = invoke(["post", "--report", str(example_reports["qwen3"]), "--no-report", "--dry-run"])
-    neither = invoke(["post", "--dry-run"])
-    assert both.exit_code == neither.exit_code == 2
-    assert "give exactly one of --report FILE or --no-report" in neither.stderr
+@pytest.mark.parametrize("models, words", [(["qwen3; rm -rf /"], "does not match the schema"),
+                                           (["gpt5"], "does not know: gpt5")])
+def test_event_from_meta_refuses_what_the_suite_does_not_know(tmp_path, models, words):
+    meta = tmp_path / "meta.json"
+    meta.write_text(json.dumps({"schema_version": 1, "pr": 42, "sha": p.HEAD, "labels": [], "models": models}))
+    result = invoke(["event", "--from-meta", str(meta)])
+    assert result.exit_code == 2 and words in result.stderr

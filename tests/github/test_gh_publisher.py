@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import pytest
-from fake_github import REPO, TOKEN
+from fake_github import BOT, REPO, TOKEN
 
 from gate.github import (
     CHECK_SUMMARY_MAX_BYTES,
@@ -86,11 +86,10 @@ def test_body_without_marker_is_refused(fake, publisher):
     assert not fake.requests
 
 
-@pytest.mark.parametrize("verdict, conclusion", [("pass", "success"), ("warn", "neutral"), ("fail", "failure"),
-                                                 ("incomplete", "failure"), ("not_comparable", "failure"),
-                                                 ("error", "neutral")])
-def test_check_run_payload_matches_the_verdict(fake, publisher, verdict, conclusion):
-    result = publisher.publish_check(SHA, name="ASR gate", verdict=verdict, title=f"{verdict.upper()}: 3 rows",
+@pytest.mark.parametrize("verdict, conclusion", [("pass", "success"), ("warn", "neutral"), ("fail", "failure")])
+def test_check_run_payload_carries_the_conclusion(fake, publisher, verdict, conclusion):
+    result = publisher.publish_check(SHA, name="ASR gate", conclusion=conclusion, status_state="success",
+                                     title=f"{verdict.upper()}: 3 rows",
                                      summary="## table", details_url="https://github.test/run/1")
     sent = fake.calls("POST", "/check-runs$")[0].body
     assert sent["head_sha"] == SHA and sent["status"] == "completed" and sent["conclusion"] == conclusion
@@ -100,14 +99,16 @@ def test_check_run_payload_matches_the_verdict(fake, publisher, verdict, conclus
 
 
 def test_check_summary_is_cut_in_utf8_bytes(fake, publisher):
-    publisher.publish_check(SHA, name="ASR gate", verdict="pass", title="t", summary="词" * 40_000)
+    publisher.publish_check(SHA, name="ASR gate", conclusion="success", status_state="success", title="t",
+                            summary="词" * 40_000)
     summary = fake.calls("POST", "/check-runs$")[0].body["output"]["summary"]
     assert len(summary.encode()) <= CHECK_SUMMARY_MAX_BYTES and summary.endswith("artifact._\n")
 
 
 def test_forbidden_check_run_falls_back_to_a_commit_status(fake, publisher):
     fake.checks_forbidden = True
-    result = publisher.publish_check(SHA, name="ASR gate", verdict="fail", title="FAIL: " + "w" * 300, summary="s")
+    result = publisher.publish_check(SHA, name="ASR gate", conclusion="failure", status_state="failure",
+                                     title="FAIL: " + "w" * 300, summary="s")
     assert result.kind == "status" and result.conclusion == "failure"
     status = fake.state.statuses[0]
     assert status["sha"] == SHA and status["context"] == "ASR gate" and len(status["description"]) <= 140
@@ -116,7 +117,8 @@ def test_forbidden_check_run_falls_back_to_a_commit_status(fake, publisher):
 def test_forbidden_check_run_without_fallback_is_a_clear_error(fake, publisher):
     fake.checks_forbidden = True
     with pytest.raises(GitHubError, match=r"GitHub refused \(403\) while creating check run 'ASR gate'"):
-        publisher.publish_check(SHA, name="ASR gate", verdict="pass", title="t", summary="s", fallback_to_status=False)
+        publisher.publish_check(SHA, name="ASR gate", conclusion="success", status_state="success", title="t",
+                                summary="s", fallback_to_status=False)
 
 
 def test_label_removal_and_already_gone(fake, publisher):
@@ -160,9 +162,68 @@ def test_unreachable_server_is_one_line():
         Publisher(client, REPO, bot_login="x").find_sticky(1, MARK)
 
 
-def test_pull_request_head(fake, publisher):
+def test_pull_request_as_github_describes_it(fake, publisher):
+    fake.add_pull(7, head_sha="e" * 40, head_repo="contributor/sglang-omni", head_ref="fix", labels=("run-qwen3-asr",))
+    pull = publisher.pull_request(7)
+    assert (pull.head_sha, pull.head_repo, pull.head_ref, pull.labels) == ("e" * 40, "contributor/sglang-omni", "fix",
+                                                                          ("run-qwen3-asr",))
+    assert pull.same_repo is False
+
+
+def test_find_pull_for_a_fork_head(fake, publisher):
     fake.add_pull(7, head_sha="e" * 40, head_repo="contributor/sglang-omni", head_ref="fix")
-    assert publisher.pull_request_head(7) == ("e" * 40, "contributor/sglang-omni", "fix")
+    fake.add_pull(8, head_sha="f" * 40, head_repo="other/sglang-omni", head_ref="fix")
+    assert publisher.find_pull_for_head("contributor/sglang-omni", "fix", "e" * 40) == 7
+    assert publisher.find_pull_for_head("contributor/sglang-omni", "fix", "f" * 40) is None  # head moved on
+
+
+def test_duplicates_are_deleted_keeping_the_oldest(fake, publisher):
+    fake.add_pull(42)
+    first = fake.add_comment(42, f"{MARK}\nrun A")
+    fake.add_comment(42, f"{MARK}\nrun B")  # a concurrent report run created its own
+    fake.add_comment(42, f"someone quoting {MARK}", user="contributor")
+    kept = publisher.dedupe(42, MARK)
+    mine = [c for c in fake.comments_on(42) if c["user"] == BOT]
+    assert kept.id == first and len(mine) == 1 and mine[0]["body"].endswith("run A")
+    assert len(fake.comments_on(42)) == 2  # the user's comment is never touched
+
+
+def test_a_run_that_created_while_another_did_converges_on_one_comment(fake, publisher):
+    fake.add_pull(42)
+    # The other run's comment appears between our listing (none found) and our create.
+    original = publisher.find_sticky
+    calls = []
+
+    def racing_find(number, marker):
+        found = original(number, marker)
+        if not calls:
+            calls.append(fake.add_comment(42, f"{MARK}\nother run"))
+        return found
+
+    publisher.find_sticky = racing_find
+    result = publisher.upsert_comment(42, f"{MARK}\nthis run", marker=MARK)
+    mine = [c for c in fake.comments_on(42) if c["user"] == BOT]
+    assert len(mine) == 1 and mine[0]["body"].endswith("this run") and result.comment_id == calls[0]
+
+
+def test_timeline_and_permission(fake, publisher):
+    fake.add_pull(42, labels=("run-qwen3-asr",))
+    fake.comment_as(42, "/asr-gate accept qwen3 intended", user="alice")
+    fake.state.permissions["alice"] = "write"
+    events = publisher.timeline(42)
+    assert [(e.event, e.label, e.actor) for e in events] == [
+        ("committed", None, None), ("labeled", "run-qwen3-asr", "maintainer"), ("commented", None, "alice")]
+    assert events[0].sha == "a" * 40 and events[2].body.startswith("/asr-gate accept")
+    assert publisher.permission("alice") == "write" and publisher.permission("bob") == "read"
+
+
+def test_check_states_keep_the_latest_run_per_name(fake, publisher):
+    for conclusion in ("failure", "success"):
+        publisher.publish_check(SHA, name="ASR gate / qwen3", conclusion=conclusion, status_state="success",
+                                title=conclusion, summary="s")
+    publisher.publish_check(SHA, name="ASR gate", conclusion="failure", status_state="failure", title="t", summary="s")
+    states = publisher.check_states(SHA, prefix="ASR gate / ")
+    assert list(states) == ["ASR gate / qwen3"] and states["ASR gate / qwen3"].conclusion == "success"
 
 
 def test_tracking_issue_opens_updates_and_closes_once(fake, publisher):

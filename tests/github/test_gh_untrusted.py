@@ -111,3 +111,44 @@ def test_meta_round_trip_and_refusals(tmp_path):
                        ({**good, "extra": 1}, "$"), ({**good, "sha": "main"}, "$.sha")]:
         with pytest.raises(UntrustedInputError, match=re.escape(f"run metadata does not match the schema at {where}:")):
             load_untrusted_meta(write(tmp_path, bad, "meta.json"))
+
+
+# -- uploaded result trees ------------------------------------------------------------------------------
+
+def test_tree_with_a_fifo_is_refused(tmp_path):
+    from gate.untrusted import check_tree_files
+
+    (tmp_path / "run1").mkdir()
+    os.mkfifo(tmp_path / "run1" / "asr_en.json")  # reading it would block the trusted job forever
+    with pytest.raises(UntrustedInputError, match="not a regular file"):
+        check_tree_files(tmp_path)
+
+
+def test_tree_caps_on_depth_count_and_size(tmp_path, monkeypatch):
+    import gate.untrusted as untrusted
+
+    deep = tmp_path / "deep"
+    (deep / "a" / "b" / "c").mkdir(parents=True)
+    monkeypatch.setattr(untrusted, "MAX_TREE_DEPTH", 2)
+    with pytest.raises(UntrustedInputError, match="nested deeper than 2 levels"):
+        untrusted.check_tree_files(deep)
+    many = tmp_path / "many"
+    many.mkdir()
+    for i in range(4):
+        (many / f"f{i}").write_text("x" * 10)
+    monkeypatch.setattr(untrusted, "MAX_TREE_FILES", 3)
+    with pytest.raises(UntrustedInputError, match="more than 3 files"):
+        untrusted.check_tree_files(many)
+    monkeypatch.setattr(untrusted, "MAX_TREE_FILES", 100)
+    monkeypatch.setattr(untrusted, "MAX_TREE_BYTES", 25)
+    with pytest.raises(UntrustedInputError, match="larger than 25 bytes"):
+        untrusted.check_tree_files(many)
+
+
+def test_tree_root_that_is_a_symlink_is_refused(tmp_path):
+    from gate.untrusted import check_tree_files
+
+    (tmp_path / "real").mkdir()
+    os.symlink(tmp_path / "real", tmp_path / "candidate")
+    with pytest.raises(UntrustedInputError, match="symbolic links are not followed"):
+        check_tree_files(tmp_path / "candidate")

@@ -131,24 +131,40 @@ def test_artifact_names_are_unique_per_run_and_leg():
 def test_report_workflow_never_checks_out_the_pull_request():
     doc = load(ROOT / ".github" / "workflows" / "asr-gate-report.yml")
     assert doc["permissions"] == {}
+    checkouts = 0
     for job_id, step in steps(doc):
         if str(step.get("uses", "")).startswith("actions/checkout@"):
-            assert step["with"]["repository"] == "${{ inputs.gate-repository }}"
-            assert step["with"]["ref"] == "${{ inputs.gate-ref }}"
+            checkouts += 1
+            assert step["with"]["persist-credentials"] is False
+            if "repository" in step["with"]:  # the pinned gate
+                assert step["with"]["repository"] == "${{ inputs.gate-repository }}"
+                assert step["with"]["ref"] == "${{ inputs.gate-ref }}"
+            else:  # this repository's baseline branch: trusted data, never a PR ref
+                assert step["with"]["ref"] == "${{ inputs.baseline-branch }}", f"{job_id}: {step['with']}"
         if str(step.get("uses", "")).startswith("actions/download-artifact@"):
             assert "runner.temp" in step["with"]["path"]  # outside the workspace, never on a path that is executed
+    assert checkouts == 4
+    for job in doc["jobs"].values():
+        assert job["runs-on"] == "ubuntu-latest"  # GitHub-hosted: the write token never meets a PR's runner
 
 
-def test_pr_artifact_names_match_what_the_report_workflow_downloads():
+def test_report_workflow_reads_trees_and_metadata_never_a_report():
     jobs = load(ROOT / ".github" / "workflows" / "asr-gate.yml")["jobs"]
-    uploaded = [s["with"]["name"] for job in ("merge", "plan") for s in jobs[job]["steps"]
-                if str(s.get("uses", "")).startswith("actions/upload-artifact@")]
-    report = load(ROOT / ".github" / "workflows" / "asr-gate-report.yml")["jobs"]["report"]
-    downloaded = [s["with"]["name"] for s in report["steps"] if str(s.get("uses", "")).startswith("actions/download-artifact@")]
-    same_run = [(u.replace("github.run_id", "X").replace("github.run_attempt", "Y"),
-                 d.replace("github.event.workflow_run.id", "X").replace("github.event.workflow_run.run_attempt", "Y"))
-                for u, d in zip(uploaded, downloaded)]
-    assert len(same_run) == 2 and all(u == d for u, d in same_run)  # the result, then the metadata
+    uploaded = {s["with"]["name"] for job in ("plan", "bench") for s in jobs[job]["steps"]
+                if str(s.get("uses", "")).startswith("actions/upload-artifact@")}
+    report = load(ROOT / ".github" / "workflows" / "asr-gate-report.yml")
+    downloaded = [s["with"]["name"] for _, s in steps(report) if str(s.get("uses", "")).startswith("actions/download-artifact@")]
+    same_run = {d.replace("github.event.workflow_run.id", "github.run_id")
+                 .replace("github.event.workflow_run.run_attempt", "github.run_attempt") for d in downloaded}
+    assert len(downloaded) == 2 and same_run <= uploaded
+    assert all(("meta" in d) or ("trees" in d) for d in downloaded)  # no report, no verdict from the PR job
+
+
+def test_report_judge_job_is_serialised_per_pr_head_and_model():
+    judge = load(ROOT / ".github" / "workflows" / "asr-gate-report.yml")["jobs"]["judge"]
+    group = judge["concurrency"]["group"]
+    assert "workflow_run.head_repository.full_name" in group and "workflow_run.head_branch" in group
+    assert "matrix.model" in group and judge["concurrency"]["cancel-in-progress"] is False
 
 
 def test_caller_filter_lets_every_suite_label_through_and_names_match():
@@ -165,10 +181,23 @@ def test_action_inputs_reach_the_shell_only_through_env():
     assert action["runs"]["using"] == "composite"
     run_step = next(s for s in action["runs"]["steps"] if s.get("id") == "gate")
     assert run_step["run"].strip() == '"$GATE_BIN" action'
-    install_step = next(s for s in action["runs"]["steps"] if s.get("id") == "install")
     every_input = {f"GATE_{name.upper().replace('-', '_')}" for name in action["inputs"]}
-    assert every_input == (set(run_step["env"]) - {"GATE_BIN"}) | set(install_step["env"])
+    from_inputs = {name for s in action["runs"]["steps"] for name, value in (s.get("env") or {}).items()
+                   if str(value).startswith("${{ inputs.")}
+    assert every_input == from_inputs
+    assert not any("${{" in s.get("run", "") for s in action["runs"]["steps"])
     assert set(action["outputs"]) == {"verdict", "report-json", "comment-markdown", "exit-code"}
+
+
+def test_action_installs_only_hash_pinned_packages():
+    install = next(s for s in load(ACTION)["runs"]["steps"] if s.get("id") == "install")["run"]
+    pip_lines = " ".join(install.split("\\\n")).split("\n")
+    installs = [line for line in pip_lines if "pip install" in line]
+    assert len(installs) == 2
+    assert "--require-hashes" in installs[0] and "--no-deps" in installs[0] and '-r "$GATE_LOCK"' in installs[0]
+    assert all(flag in installs[1] for flag in ("--no-deps", "--no-index", "--no-build-isolation"))
+    cache = next(s for s in load(ACTION)["runs"]["steps"] if str(s.get("uses", "")).startswith("actions/cache@"))
+    assert cache["if"] == "runner.environment == 'github-hosted'" and "steps.venv.outputs.key" in cache["with"]["key"]
 
 
 def test_action_run_step_executes_gate_action_with_its_env(tmp_path, example_reports):

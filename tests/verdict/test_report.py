@@ -13,9 +13,8 @@ import numpy as np
 import pytest
 
 from gate.compare import compare
-from gate.github import _verdict
 from gate.actions_io import row_annotations
-from gate.commands.post import check_title
+from gate.publication import verdict_title as check_title
 from gate.render import (CHECK_SUMMARY_BUDGET, COMMENT_BUDGET, COMMENT_MARKER, Budget, md, render_check_summary,
                          render_comment, render_summary, render_terminal)
 from gate.report import Basis, CoverageEntry, CoverageSide, EnvDifference, Report, Utterance, report_schema
@@ -103,7 +102,7 @@ def test_no_consumer_parses_prose(report):
         assert sum(1 for row in r.rows if row.improved) == 1
         assert "(1 improved)" in render_comment(r) and "1 improved" in render_terminal(r)
         assert check_title(r).startswith("FAIL: ")
-        assert _verdict(r.verdict.value).check_conclusion == "failure"
+        assert r.verdict.check_conclusion == "failure"
         assert [a.level for a in row_annotations(r.rows)] == ["error", "error"]
 
 

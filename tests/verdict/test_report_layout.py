@@ -130,8 +130,19 @@ def test_long_excerpts_show_where_the_hypotheses_differ(report):
                           candidate_hypothesis=candidate)
     text = render_comment(replace(report, utterances=(utterance,)))
     line = next(line for line in text.splitlines() if line.startswith("  - candidate: "))
-    assert line.startswith("  - candidate: …") and "丙" in line and line.endswith("…")
+    assert line.startswith("  - candidate: …") and "**丙**" in line and line.endswith("…")
     reference_line = next(line for line in text.splitlines() if line.startswith("  - reference: "))
     assert reference_line.startswith("  - reference: …甲") and "丙" not in reference_line
     short = replace(utterance, reference="a b c", baseline_hypothesis="a b c", candidate_hypothesis="a x c")
-    assert "  - candidate: a x c\n" in render_comment(replace(report, utterances=(short,)))
+    text = render_comment(replace(report, utterances=(short,)))
+    assert "  - baseline: a ~~b~~ c\n" in text and "  - candidate: a **x** c\n" in text
+
+
+def test_changed_words_are_marked_and_escaped(report):
+    hostile = Utterance(workload="qwen3/asr_en", measure="wer", id="u1", why="worse", ref_len=4, baseline_errors=0,
+                        candidate_errors=2, reference="we met the team", baseline_hypothesis="we met the team",
+                        candidate_hypothesis="we met @team <b>here</b>")
+    text = render_comment(replace(report, utterances=(hostile,)))
+    line = next(line for line in text.splitlines() if line.startswith("  - candidate: "))
+    assert line == "  - candidate: we met **@\u200bteam &lt;b&gt;here&lt;/b&gt;**"
+    assert "  - baseline: we met ~~the team~~" in text

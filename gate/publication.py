@@ -1,0 +1,135 @@
+"""What the trusted job publishes for a PR, composed from trusted data only.
+
+Per model: a check run `ASR gate / <model>` whose conclusion comes from the trusted compare's
+verdict (or from an acceptance checked through the API). Overall: a check run `ASR gate` whose
+conclusion is the worst of the model check runs on that commit, and ONE sticky comment: a table of
+every model's latest check run (conclusion and escaped title, read back from the API, never from a
+comment's prose) plus the full section of the model just judged. The marker is a constant here,
+so nothing in an artifact can address a second comment.
+
+Another model's check-run *summary* is not copied into the comment: any workflow granted
+`checks: write` on the repository can create a check run of that name, so its text is not trusted
+markup; the table links to it instead.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping, Sequence
+
+from gate import escape
+from gate.github import CheckState
+from gate.report import Report
+from gate.trust import Acceptance
+from gate.verdict import Verdict
+
+STICKY_MARKER = "<!-- asr-regression-gate: sticky -->"
+CHECK_PREFIX = "ASR gate"
+COMMENT_BUDGET = 64_000  # characters; GitHub's limit is 65,536
+SECTION_BUDGET = 56_000  # the judged model's section; the table and header take the rest
+
+# Check-run conclusions, worst first: the overall check takes the worst of the model checks.
+_CONCLUSION_ORDER = ("failure", "action_required", "timed_out", "cancelled", "stale", "neutral", "skipped", "success")
+_CONCLUSION_ICONS = {"failure": "❌", "action_required": "⛔", "neutral": "⚠️", "success": "✅", "skipped": "➖"}
+
+@dataclass(frozen=True)
+class CheckPlan:
+    name: str
+    conclusion: str
+    status_state: str
+    title: str
+    summary: str
+
+
+def check_name(model: str) -> str:
+    return f"{CHECK_PREFIX} / {model}"
+
+
+def model_check(model: str, report: Report, section: str, acceptance: Acceptance | None) -> CheckPlan:
+    """The check run of one model from the trusted report; an acceptance turns a FAIL into success."""
+    verdict = report.verdict
+    title = verdict_title(report)
+    conclusion, state = verdict.check_conclusion, verdict.status_state
+    if acceptance is not None and verdict is Verdict.FAIL:
+        title = f"accepted by @{escape.plain(acceptance.by, 39)}: {escape.plain(acceptance.reason, 120)} ({title})"
+        conclusion = state = "success"
+    return CheckPlan(check_name(model), conclusion, state, title[:250],
+                     acceptance_note(acceptance, verdict) + section)
+
+
+def refused_section(reason: str) -> str:
+    return ("**The uploaded result trees were refused**; nothing from them was judged. "
+            f"Reason: {escape.md(reason, 600)}\n")
+
+
+def refused_check(model: str, reason: str) -> CheckPlan:
+    """Trees that do not match the plan or the file rules: a failure, never a pass."""
+    return CheckPlan(check_name(model), "failure", "failure", "REFUSED: the result trees do not match the plan",
+                     refused_section(reason))
+
+
+def verdict_title(report: Report) -> str:
+    """'FAIL: 2 fail, 1 warn of 30 rows': counted from the typed rows of the trusted report."""
+    counts = report.counts
+    shown = [f"{counts[v]} {v.word.lower()}" for v in Verdict.by_severity() if v is not Verdict.PASS and counts[v]]
+    total = sum(counts.values())
+    detail = ", ".join(shown) + f" of {total} rows" if shown else f"{total} rows"
+    return f"{report.verdict.word.upper()}: {detail}"
+
+
+def acceptance_note(acceptance: Acceptance | None, verdict: Verdict) -> str:
+    if acceptance is None or verdict is not Verdict.FAIL:
+        return ""
+    return (f"> **Regression accepted** by @{escape.md(acceptance.by, 39)} ({acceptance.via}): "
+            f"{escape.md(acceptance.reason, 200)}. The failing rows stay listed below.\n\n")
+
+
+def overall_check(states: Mapping[str, CheckState], *, sha: str, expected: Sequence[str] = ()) -> CheckPlan:
+    """The required `ASR gate` check: the worst model conclusion on this commit. A model a label asked for
+    that has no check yet (still running, or its results never arrived) keeps it from passing."""
+    conclusions = [s.conclusion or "neutral" for s in states.values()]
+    waiting = [m for m in expected if check_name(m) not in states]
+    if waiting:
+        conclusions.append("action_required")
+    worst = min(conclusions, key=_rank) if conclusions else "neutral"
+    models = ", ".join(f"{_model_of(name)} {states[name].conclusion}" for name in sorted(states))
+    title = f"{len(states)} model(s): {models}" if states else "no model was judged"
+    if waiting:
+        title += f"; not judged (yet): {', '.join(waiting)}"
+    return CheckPlan(CHECK_PREFIX, worst, "failure" if worst in ("failure", "action_required") else "success",
+                     title[:250], f"Overall result of the ASR gate on `{sha[:12]}`: the worst of the per-model checks.\n")
+
+
+def not_run_check(*, reason: str, required: bool) -> CheckPlan:
+    """The overall check on a commit the gate did not measure (no label, or a push after the last run)."""
+    conclusion = "action_required" if required else "neutral"
+    return CheckPlan(CHECK_PREFIX, conclusion, "failure" if required else "success", reason[:250], reason + "\n")
+
+
+def sticky_body(states: Mapping[str, CheckState], *, sha: str, model: str, section: str,
+                expected: Sequence[str] = ()) -> str:
+    """One comment for every model: the table of latest check runs, then the judged model's section."""
+    worst = overall_check(states, sha=sha, expected=expected).conclusion
+    lines = [STICKY_MARKER, f"## {_CONCLUSION_ICONS.get(worst, '⚠️')} ASR regression gate on `{sha[:12]}`", "",
+             "| model | check | result |", "|---|---|---|"]
+    for name in sorted(states):
+        state = states[name]
+        icon = _CONCLUSION_ICONS.get(state.conclusion or "", "⚠️")
+        conclusion = state.conclusion if state.conclusion in _CONCLUSION_ORDER else "unknown"
+        lines.append(f"| {escape.md(_model_of(name), 60)} | {icon} {conclusion} | {escape.md(state.title, 200)} |")
+    for waiting in (m for m in expected if check_name(m) not in states):
+        lines.append(f"| {escape.md(waiting, 60)} | ⏳ not judged | labelled on this head; no result yet |")
+    lines += ["", f"### {escape.md(model, 60)} (judged in this run)", ""]
+    body = "\n".join(lines) + "\n"
+    room = COMMENT_BUDGET - len(body) - 200
+    if len(section) > room:
+        section = section[: max(room, 0)].rsplit("\n", 1)[0] + (
+            "\n\n_Cut to fit GitHub's comment limit; the check run and the artifact hold the rest._\n")
+    return body + section
+
+
+def _rank(conclusion: str) -> int:
+    return _CONCLUSION_ORDER.index(conclusion) if conclusion in _CONCLUSION_ORDER else 0
+
+
+def _model_of(name: str) -> str:
+    return name[len(CHECK_PREFIX) + 3:] if name.startswith(CHECK_PREFIX + " / ") else name

@@ -1,0 +1,30 @@
+"""Result trees shaped like what the benchmark job uploads for one model (built from the synthetic examples)."""
+from __future__ import annotations
+
+
+def make_trees(dest, example_reports, model, *, runs=None):
+    """The artifact a benchmark job uploads for one model: base/ and candidate/ with gate-run.json each.
+
+    Built from the session's synthetic trees; `runs` overrides the run labels gate-run.json records.
+    """
+    import json
+    import shutil
+
+    from gate.config import load_suite
+    from gate.untrusted import planned_runs
+
+    suite = load_suite()
+    dest.mkdir(parents=True, exist_ok=True)
+    for side, source in zip(("base", "candidate"), example_reports["trees"]):
+        for run_dir in sorted(p for p in source.iterdir() if p.is_dir() and p.name.startswith("run")):
+            target = dest / side / run_dir.name
+            target.mkdir(parents=True)
+            for name in ("commit.txt", "freeze.txt"):
+                if (run_dir / name).is_file():
+                    shutil.copy(run_dir / name, target / name)
+            shutil.copytree(run_dir / model, target / model)
+        names = runs if runs is not None else planned_runs(suite)
+        log = {"schema_version": 1, "status": "completed", "exit_code": 0,
+               "runs": {f"{side}/{name}": "completed" for name in names}}
+        (dest / side / "gate-run.json").write_text(json.dumps(log), encoding="utf-8")
+    return dest
