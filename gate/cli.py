@@ -23,6 +23,7 @@ COMMAND_MODULES = (
     "action",
     "compare",
     "baseline",
+    "history",
 )
 
 

@@ -26,6 +26,7 @@ from typing import Any, Callable, Sequence
 
 import jinja2
 
+from gate.escape import md, md_excerpt, plain
 from gate.report import Basis, CoverageEntry, CoverageSide, Report, Row, SideStats, Utterance
 from gate.verdict import Verdict
 
@@ -72,41 +73,8 @@ FOLD_WORDS = {"passing_utterances": "changed-utterance excerpts of passing workl
               "coverage_ok": "complete-coverage lines", "statistics": "the statistics section"}
 CUT_NOTE = "\n\n_Cut to fit the size limit; the full report is in the workflow run's artifact._\n"
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069]")
-# Inline markdown that can change meaning mid-line (md() never lets data start a line).
-_MD_SPECIAL = re.compile(r"([\\`*_\[\]|~$])")
-
-
 def marker(suite: str) -> str:
     return COMMENT_MARKER.format(suite=re.sub(r"[^A-Za-z0-9_.-]", "", str(suite))[:60])
-
-
-def md(value: Any, limit: int | None = None) -> str:
-    """Escape an outside string for GitHub markdown (inline, table-safe). None renders as an em dash."""
-    if value is None:
-        return "—"
-    text = _plain(str(value))
-    text = re.sub(r"\s+", " ", text).strip()
-    if limit is not None and len(text) > limit:
-        text = text[: max(limit - 1, 0)] + "…"
-    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    text = _MD_SPECIAL.sub(r"\\\1", text)
-    # No pings, no autolinks, no issue references from data: a zero-width space breaks each.
-    text = re.sub(r"@(?=\w)", "@\u200b", text)
-    text = re.sub(r"#(?=\d)", "#\u200b", text)
-    text = re.sub(r"(?i)\b(GH)-(?=\d)", "\\1-\u200b", text)
-    text = text.replace("://", ":\u200b//").replace("www.", "www\u200b.")
-    return text
-
-
-def md_excerpt(value: Any, start: int, limit: int) -> str:
-    """md() of a window of `limit` characters from `start` (an ellipsis marks the cut-off head)."""
-    if value is None:
-        return md(None)
-    text = _one_line(value)
-    if start <= 0 or len(text) <= limit:
-        return md(text, limit)
-    return "…" + md(text[start:], limit - 1)
 
 
 # A token for marking changed words: one CJK character, or a run of anything else but whitespace.
@@ -183,21 +151,7 @@ def _first_difference(a: str, b: str) -> int | None:
 
 
 def _one_line(value: Any) -> str:
-    return re.sub(r"\s+", " ", _plain(str(value))).strip()
-
-
-def plain(value: Any, limit: int | None = None) -> str:
-    """A single-line string for the terminal: control characters (ANSI escapes too) removed."""
-    if value is None:
-        return "-"
-    text = re.sub(r"\s+", " ", _plain(str(value))).strip()
-    if limit is not None and len(text) > limit:
-        text = text[: max(limit - 1, 0)] + "…"
-    return text
-
-
-def _plain(text: str) -> str:
-    return _CONTROL.sub("", text)
+    return plain(value) if value is not None else ""
 
 
 # --- number formatting (all tolerate None) ----------------------------------------------------------------

@@ -203,20 +203,11 @@ def _names(names) -> str:
 def render_report(report: Report, *, section_budget=None) -> Rendered:
     """Comment and summary markdown re-rendered from a validated report (never from uploaded markdown).
     `section_budget` (a gate.render.Budget) bounds the summary, e.g. to fit one section of a comment."""
-    from gate import escape, render  # imported here: Jinja is needed only when something is rendered
+    from gate import render  # imported here: Jinja is needed only when something is rendered
 
     marker = render.marker(report.suite)
-    # The one escape filter (also $ math as an entity, bidi, line starts) for every outside string, for the
-    # duration of these renderings only. TODO(report model): once gate/render.py registers gate.escape's
-    # filters itself, render directly.
-    filters = render.environment().filters
-    saved = {name: filters[name] for name in ("md", "excerpt", "plain")}
-    filters.update(md=escape.md, excerpt=escape.md_excerpt, plain=escape.plain)
-    try:
-        summary = render.render_check_summary(report, **({"budget": section_budget} if section_budget else {}))
-        comment = render.render_comment(report)
-    finally:
-        filters.update(saved)
+    summary = render.render_check_summary(report, **({"budget": section_budget} if section_budget else {}))
+    comment = render.render_comment(report)
     return Rendered(comment=comment, summary=summary, marker=marker)
 
 

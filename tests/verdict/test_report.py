@@ -15,7 +15,8 @@ import pytest
 from gate.compare import compare
 from gate.actions_io import row_annotations
 from gate.publication import verdict_title as check_title
-from gate.render import (CHECK_SUMMARY_BUDGET, COMMENT_BUDGET, COMMENT_MARKER, Budget, md, render_check_summary,
+from gate.escape import md
+from gate.render import (CHECK_SUMMARY_BUDGET, COMMENT_BUDGET, COMMENT_MARKER, Budget, render_check_summary,
                          render_comment, render_summary, render_terminal)
 from gate.report import Basis, CoverageEntry, CoverageSide, EnvDifference, Report, Utterance, report_schema
 from gate.stats.performance import Calibration
@@ -169,7 +170,7 @@ def test_md_escapes_each_dangerous_character():
     assert md("a|b") == "a\\|b"
     assert md("`code`") == "\\`code\\`"
     assert md("<b>&") == "&lt;b&gt;&amp;"
-    assert md("$x$") == "\\$x\\$"
+    assert md("$x$") == "&#36;x&#36;"
     assert md("line1\nline2") == "line1 line2"
     assert md(None) == "—"
     assert md("x" * 50, limit=10) == "x" * 9 + "…"

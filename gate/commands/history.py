@@ -1,0 +1,241 @@
+"""`gate history`: the nightly history of main: trends, change points, noise, charts and a static site.
+
+    gate history [--history DIR] [--nights N] [--json]   table: last N nights, sparklines, change points
+    gate history import TREE...                          append result trees (oldest first) to the history
+    gate history detect [--track]                        tonight's change points; --track files the issues
+    gate history noise                                   run-to-run and night-to-night σ since the last change
+    gate history plot DIR [--candidate TREE]             PNG charts (needs the `plot` extra)
+    gate history publish OUT                             static dashboard for GitHub Pages (`plot` extra)
+    gate history example-nights OUT                      synthetic nights with a planted step
+
+Exit codes: 0 done; 2 bad input (unreadable history or tree, missing extra, GitHub error).
+"""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import click
+
+from gate.config import load_suite
+from gate.errors import InputError
+
+DEFAULT_HISTORY = "history"
+_HISTORY = click.option("--history", "history_dir", default=DEFAULT_HISTORY, show_default=True,
+                        type=click.Path(file_okay=False, path_type=Path),
+                        help="History directory (<runner-class>/<YYYY-MM>.jsonl).")
+_CLASS = click.option("--runner-class", default=None, help="Only this runner class (default: all in the history).")
+_SUITE = click.option("--suite", "suite_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+                      help="Suite YAML (default: the packaged gate/suites/asr.yaml).")
+
+
+def _read(history_dir: Path, runner_class: str | None):
+    from gate.history.store import HistoryStore
+
+    history = HistoryStore(history_dir).read(runner_class=runner_class)
+    if not history.records:
+        raise InputError("the history holds no records; expected <runner-class>/<YYYY-MM>.jsonl lines "
+                         "(append some with `gate history import TREE...`)", path=history_dir)
+    return history
+
+
+@click.group("history", invoke_without_command=True)
+@_HISTORY
+@_CLASS
+@click.option("--nights", default=30, show_default=True, type=click.IntRange(1, 10_000), help="Nights shown.")
+@click.option("--json", "as_json", is_flag=True, help="Print the trends and change points as JSON.")
+@_SUITE
+@click.pass_context
+def command(ctx: click.Context, history_dir: Path, runner_class: str | None, nights: int, as_json: bool,
+            suite_path: Path | None) -> None:
+    """The last N nights of main per workload × metric: a sparkline, the latest value, change points."""
+    if ctx.invoked_subcommand is not None:
+        return
+    from gate.history.analysis import LOOKBACK, trends
+    from gate.history.render import table, trends_json
+
+    suite = load_suite(suite_path)
+    history = _read(history_dir, runner_class)
+    found = trends(history, suite, runner_class=runner_class, lookback=max(LOOKBACK, nights))
+    if as_json:
+        click.echo(json.dumps(trends_json(found, nights=nights, history=str(history_dir)), indent=1))
+    else:
+        click.echo(table(found, nights=nights, history=str(history_dir)))
+
+
+@command.command("import")
+@click.argument("trees", nargs=-1, required=True, type=click.Path(path_type=Path))
+@_HISTORY
+@click.option("--runner-class", default="default", show_default=True, help="Runner class the trees ran on.")
+@click.option("--kind", type=click.Choice(["nightly", "calibration", "accepted"]), default="nightly", show_default=True)
+@click.option("--report", "report_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="The night's gate report JSON: its per-workload verdicts are stored with the values.")
+@click.option("--time", "when", default=None, help="ISO-8601 time of the night (default: from the tree's commit.txt).")
+@_SUITE
+def import_(trees: tuple[Path, ...], history_dir: Path, runner_class: str, kind: str, report_path: Path | None,
+            when: str | None, suite_path: Path | None) -> None:
+    """Append result trees to the history, in date order; a tree already imported is skipped."""
+    import datetime as _dt
+
+    from gate.history.importer import records_from_tree, workload_verdicts
+    from gate.history.store import HistoryStore
+
+    if when is not None:
+        try:
+            if _dt.datetime.fromisoformat(when).tzinfo is None:
+                raise ValueError
+        except ValueError:
+            raise InputError(f"--time {when!r}: expected ISO-8601 with a UTC offset, e.g. 2026-11-03T02:00:00+00:00") from None
+    suite = load_suite(suite_path)
+    verdicts = workload_verdicts(report_path) if report_path else None
+    records = [r for tree in trees for r in records_from_tree(tree, suite, runner_class=runner_class, kind=kind,
+                                                              time=when, verdicts=verdicts)]
+    records.sort(key=lambda r: r.time)
+    written = HistoryStore(history_dir).append(records)
+    nights = len({r.time for r in records})
+    click.echo(f"{history_dir}: {written} new records from {len(trees)} trees ({nights} nights, "
+               f"{len(records) - written} already there)")
+
+
+@command.command("detect")
+@_HISTORY
+@_CLASS
+@click.option("--recent", default=1, show_default=True, type=click.IntRange(1, 1000),
+              help="Change points first reported in the last N nights count as new.")
+@click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write the new change points here.")
+@click.option("--track", is_flag=True, help="Open or update one GitHub issue per new change point.")
+@click.option("--chart-url", default=None,
+              help="Base URL of the published site: the issue links <URL>/charts/<workload>-<metric>.png.")
+@_SUITE
+def detect_(history_dir: Path, runner_class: str | None, recent: int, json_path: Path | None, track: bool,
+            chart_url: str | None, suite_path: Path | None) -> None:
+    """Tonight's change points on main (re-analyses the recent window only)."""
+    from gate.history.analysis import trends
+    from gate.history.plot import chart_file
+
+    suite = load_suite(suite_path)
+    history = _read(history_dir, runner_class)
+    found = trends(history, suite, runner_class=runner_class)
+    nights = sorted({r.time for r in history.select(runner_class=runner_class)})
+    recent_nights = set(nights[-recent:])
+    new = [cp for t in found for cp in t.change_points if cp.reported in recent_nights]
+    for cp in new:
+        from gate.history.tracking import format_change
+
+        click.echo(f"change point: {cp.workload} {cp.metric} {format_change(cp)} from {cp.night[:10]} "
+                   f"({(cp.previous_commit or '?')[:10]}..{(cp.commit or '?')[:10]}), {'worse' if cp.worse else 'better'}")
+    if not new:
+        click.echo(f"no new change point in the last {recent} night(s)")
+    if json_path is not None:
+        try:
+            json_path.parent.mkdir(parents=True, exist_ok=True)
+            json_path.write_text(json.dumps([cp.to_json() for cp in new], indent=1) + "\n", encoding="utf-8")
+        except OSError as exc:
+            raise InputError(f"cannot write ({exc.strerror})", path=json_path) from None
+    if track:
+        from gate.github import Publisher, connect, default_retry
+        from gate.history.tracking import file_change_points
+        from gate.settings import Settings
+
+        settings = Settings.from_environ(os.environ)
+        publisher = Publisher(connect(api_url=settings.api_url, token=settings.require("token"),
+                                      retry=default_retry()), settings.require("repository"),
+                              bot_login=settings.bot_login)
+        charts = None
+        if chart_url:
+            charts = {cp.key: f"{chart_url.rstrip('/')}/charts/{chart_file(cp.workload, cp.metric)}" for cp in new}
+        for filed in file_change_points(publisher, new, server_url=settings.server_url, chart_urls=charts,
+                                        run_url=settings.run_url):
+            click.echo(f"issue {filed.action}: {filed.key}" + (f" (#{filed.number})" if filed.number else ""))
+
+
+@command.command("noise")
+@_HISTORY
+@_CLASS
+@click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
+@click.option("--write-calibration", "baseline_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Refresh this baseline file's speed calibration from the history's run-to-run σ.")
+@_SUITE
+def noise_(history_dir: Path, runner_class: str | None, as_json: bool, baseline_path: Path | None,
+           suite_path: Path | None) -> None:
+    """Run-to-run and night-to-night σ per workload × metric, over the nights since the last change point."""
+    from gate.history.analysis import noise, trends
+    from gate.history.render import noise_table
+
+    suite = load_suite(suite_path)
+    found = [noise(t) for t in trends(_read(history_dir, runner_class), suite, runner_class=runner_class)]
+    if baseline_path is not None:
+        from gate.history.noise import write_calibration
+
+        written = write_calibration(baseline_path, found, suite, history=str(history_dir))
+        click.echo(f"calibration of {len(written)} workloads written to {baseline_path} from the history", err=True)
+    if as_json:
+        click.echo(json.dumps([n.__dict__ for n in found], indent=1))
+    else:
+        click.echo(noise_table(found))
+
+
+@command.command("plot")
+@click.argument("out", type=click.Path(file_okay=False, path_type=Path))
+@_HISTORY
+@_CLASS
+@click.option("--nights", default=90, show_default=True, type=click.IntRange(2, 10_000))
+@click.option("--candidate", "candidate", type=click.Path(path_type=Path), default=None,
+              help="A PR's result tree: its runs are drawn at the right edge of each chart.")
+@_SUITE
+def plot_(out: Path, history_dir: Path, runner_class: str | None, nights: int, candidate: Path | None,
+          suite_path: Path | None) -> None:
+    """PNG charts per workload × metric: nightly runs, level and noise band, change points."""
+    from gate.history.analysis import trends
+    from gate.history.plot import candidate_values, write_charts
+
+    suite = load_suite(suite_path)
+    found = trends(_read(history_dir, runner_class), suite, runner_class=runner_class, lookback=nights)
+    cand = candidate_values(candidate, suite) if candidate else None
+    written = write_charts(found, out, nights=nights, candidate=cand)
+    click.echo(f"{len(written)} charts written to {out}")
+
+
+@command.command("publish")
+@click.argument("out", type=click.Path(file_okay=False, path_type=Path))
+@_HISTORY
+@_CLASS
+@click.option("--nights", default=90, show_default=True, type=click.IntRange(2, 10_000))
+@click.option("--repository", default=None, help="owner/name for commit links (default: GITHUB_REPOSITORY).")
+@_SUITE
+def publish_(out: Path, history_dir: Path, runner_class: str | None, nights: int, repository: str | None,
+             suite_path: Path | None) -> None:
+    """A self-contained static site: one page per model (charts, change points, latest verdicts)."""
+    from gate.history.analysis import trends
+    from gate.history.publish import publish_site
+    from gate.settings import Settings
+
+    settings = Settings.from_environ(os.environ)
+    suite = load_suite(suite_path)
+    found = trends(_read(history_dir, runner_class), suite, runner_class=runner_class, lookback=nights)
+    pages = publish_site(found, out, suite=suite, nights=nights, repository=repository or settings.repository,
+                         server_url=settings.server_url)
+    click.echo(f"{len(pages)} pages written to {out} (open {out / 'index.html'})")
+
+
+@command.command("example-nights")
+@click.argument("out", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--nights", default=30, show_default=True, type=click.IntRange(2, 365))
+@_SUITE
+def example_nights(out: Path, nights: int, suite_path: Path | None) -> None:
+    """Write OUT/night-01 … (synthetic nightly result trees of main, qwen3 and whisper, one planted step)."""
+    from gate.examples import SYNTHETIC_NOTICE
+    from gate.history.examples import STEP_NIGHT, STEP_WORKLOAD, write_example_nights
+
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise InputError("already exists and is not an empty directory; expected a new or empty directory", path=out)
+    suite = load_suite(suite_path)
+    try:
+        trees = write_example_nights(out, suite, nights=nights)
+    except OSError as exc:
+        raise InputError(f"cannot write ({exc.strerror})", path=exc.filename or out) from None
+    click.echo(SYNTHETIC_NOTICE)
+    click.echo(f"{len(trees)} nights in {out}; {STEP_WORKLOAD} is 5% slower from night {STEP_NIGHT + 1} on")
+    click.echo(f"next: gate history import --history {out}/history {out}/night-* && gate history --history {out}/history")

@@ -1,0 +1,60 @@
+"""`gate history example-nights`: synthetic nightly result trees with one planted step, for the quick start.
+
+Built with gate.examples (the same schema-exact writer as `gate example`), two models (qwen3 and
+whisper), three scored runs a night. Each night has a night-to-night offset (σ 1%) on top of the
+writer's run noise, and from night STEP_NIGHT on qwen3/asr_en is 5% slower (latency and RTF up
+with it). Per-utterance raw files are dropped (history needs the summaries only), so a night is
+~100 kB. Each run's commit.txt carries the night's time as its modification time: that is where
+`gate history import` reads the date from.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import os
+import shutil
+from pathlib import Path
+
+import numpy as np
+
+from gate.config import Suite
+from gate.examples import SYNTHETIC_NOTICE, ExampleSpec, write_example_tree
+
+MODELS = ("qwen3", "whisper")
+STEP_WORKLOAD = "qwen3/asr_en"
+STEP_FACTOR = 0.95  # throughput multiplier from STEP_NIGHT on
+STEP_NIGHT = 20  # 0-based
+NIGHT_SIGMA = 0.01
+FIRST_NIGHT = _dt.datetime(2026, 10, 1, 2, 0, tzinfo=_dt.timezone.utc)
+
+
+def night_commit(i: int) -> str:
+    return hashlib.sha1(f"synthetic main commit {i}".encode()).hexdigest()
+
+
+def write_example_nights(out: Path, suite: Suite, *, nights: int = 30) -> list[Path]:
+    """out/night-<NN>/ for NN = 01..nights; returns the tree paths, oldest first."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    rng = np.random.default_rng(20261001)
+    trees = []
+    for i in range(nights):
+        offsets = {w.id: float(np.exp(rng.normal(0, NIGHT_SIGMA))) for w in suite.workloads_for(MODELS)}
+        if i >= STEP_NIGHT:
+            offsets[STEP_WORKLOAD] *= STEP_FACTOR
+        root = out / f"night-{i + 1:02d}"
+        write_example_tree(root, suite, ExampleSpec(seed=1000 + i, models=MODELS, runs=("1", "2", "3"),
+                                                    commit=night_commit(i), speed_factor=offsets))
+        for raw in root.glob("run*/*/raw_*"):
+            shutil.rmtree(raw)
+        stamp = (FIRST_NIGHT + _dt.timedelta(days=i)).timestamp()
+        for commit_file in root.glob("run*/commit.txt"):
+            os.utime(commit_file, (stamp, stamp))
+        trees.append(root)
+    (out / "README.txt").write_text(
+        SYNTHETIC_NOTICE + "\n\n" f"{nights} synthetic nights of main (models {', '.join(MODELS)}), one a day from "
+        f"{FIRST_NIGHT.date()}. From night {STEP_NIGHT + 1} on, {STEP_WORKLOAD} is "
+        f"{round((1 - STEP_FACTOR) * 100)}% slower (throughput; latency and RTF up with it).\n\n"
+        f"Try: gate history import --history {out}/history {out}/night-*  &&  gate history --history {out}/history\n",
+        encoding="utf-8")
+    return trees

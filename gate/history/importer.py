@@ -1,0 +1,77 @@
+"""Turn result trees (and, optionally, the verdict report of the same night) into history records.
+
+Trees are read with the gate's own reader (gate.results.read_tree), so anything `gate compare` can
+read can be imported, in either layout. A tree carries no date of its own: the night's time is the
+newest modification time of its runs' commit.txt (written at the start of each run by runbook
+Step 4), unless the caller gives one.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import json
+from pathlib import Path
+from typing import Mapping
+
+from gate.comparability import fingerprint_of_tree
+from gate.config import Suite
+from gate.errors import InputError
+from gate.history.store import KINDS, Record
+from gate.results import ResultTree, Unreadable, load_json, read_tree
+
+_SEVERITY = ("incomplete", "not_comparable", "fail", "warn", "pass")  # most severe first (gate.verdict precedence)
+
+
+def tree_time(tree: ResultTree) -> str:
+    """ISO-8601 UTC time of the tree's newest commit.txt (else the tree directory's own mtime)."""
+    stamps = [Path(r.path, "commit.txt").stat().st_mtime for r in tree.runs if Path(r.path, "commit.txt").is_file()]
+    stamp = max(stamps) if stamps else Path(tree.root).stat().st_mtime
+    return _dt.datetime.fromtimestamp(stamp, _dt.timezone.utc).replace(microsecond=0).isoformat()
+
+
+def env_digest(tree: ResultTree, suite: Suite) -> str:
+    """Short digest of the tree's fingerprint (GPU, driver, packages, datasets, models)."""
+    facts = json.dumps(fingerprint_of_tree(tree, suite).to_dict(), sort_keys=True, default=str)
+    return hashlib.sha256(facts.encode()).hexdigest()[:16]
+
+
+def workload_verdicts(report_path: str | Path) -> dict[str, str]:
+    """workload -> its most severe row verdict, from a gate report JSON."""
+    try:
+        report = load_json(Path(report_path))
+    except Unreadable as exc:
+        raise InputError(f"{exc}; expected a gate report JSON", path=report_path) from None
+    rows = report.get("rows") if isinstance(report, dict) else None
+    if not isinstance(rows, list):
+        raise InputError("no rows; expected a gate report JSON (gate compare --json)", path=report_path)
+    verdicts: dict[str, str] = {}
+    for row in rows:
+        if not isinstance(row, dict) or row.get("verdict") not in _SEVERITY or not isinstance(row.get("workload"), str):
+            continue
+        known = verdicts.get(row["workload"])
+        if known is None or _SEVERITY.index(row["verdict"]) < _SEVERITY.index(known):
+            verdicts[row["workload"]] = row["verdict"]
+    return verdicts
+
+
+def records_from_tree(path: str | Path, suite: Suite, *, runner_class: str, kind: str = "nightly",
+                      time: str | None = None, verdicts: Mapping[str, str] | None = None,
+                      models: tuple[str, ...] | None = None) -> list[Record]:
+    """One record per workload found in the tree (missing workloads have nothing to record)."""
+    if kind not in KINDS:
+        raise InputError(f"kind {kind!r}: expected one of {', '.join(KINDS)}")
+    tree = read_tree(path, suite, models=models)
+    when = time or tree_time(tree)
+    commits = sorted({r.commit for r in tree.runs if r.commit})
+    commit = commits[0] if len(commits) == 1 else (" | ".join(commits) or None)
+    digest = env_digest(tree, suite)
+    records = []
+    for workload_id, runs in tree.workloads.items():
+        workload = suite.workload(workload_id)
+        values = {m.name: tuple(r.metrics.get(m.name) for r in runs) for m in workload.metrics
+                  if m.kind in ("speed", "accuracy")}
+        records.append(Record(time=when, kind=kind, commit=commit, workload=workload_id,
+                              runs=tuple(r.run for r in runs), values=values,
+                              verdict=(verdicts or {}).get(workload_id), env=digest,
+                              complete=tree.complete(workload_id), runner_class=runner_class))
+    return records
