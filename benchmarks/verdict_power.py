@@ -29,9 +29,9 @@ from power import simulate  # noqa: E402
 FIELDS = ("any_fail", "any_warn", "target_thr_fail", "target_wer_fail", "target_wer_warn_or_fail")
 
 
-def run_scenario(key: str, prs: int, chunk: int, seed: int) -> dict:
+def run_scenario(key: str, prs: int, chunk: int, seed: int, pairs: int | None = None) -> dict:
     scenario = next(s for s in noise_module.scenarios() if s.key == key)
-    rules = simulate.Rules.from_gate()
+    rules = simulate.Rules.from_gate() if pairs is None else simulate.Rules.from_gate(pairs)
     test_sets = noise_module.draw_test_sets(seed)
     counts = {f: 0 for f in FIELDS}
     runs_sum, runs_max, done = 0.0, 0.0, 0
@@ -95,6 +95,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=2026)
     parser.add_argument("--jobs", type=int, default=2, help="worker processes (default 2)")
     parser.add_argument("--scenarios", default="", help="comma-separated scenario keys (default: all)")
+    parser.add_argument("--pairs", type=int, default=None,
+                        help="A/A pairs in each calibration (default: the advised gate.stats.speed.ADVISED_PAIRS)")
     parser.add_argument("--validate", type=int, default=0, help="also check N PRs per scenario against compare")
     parser.add_argument("--smoke", action="store_true", help="a few PRs per scenario, for CI")
     parser.add_argument("--out", type=Path, default=None, help="write verdict_power.md and .json here")
@@ -111,11 +113,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.jobs > 1:
         with ProcessPoolExecutor(args.jobs) as pool:
             results = list(pool.map(run_scenario, keys, [prs] * len(keys), [chunk] * len(keys),
-                                    [args.seed] * len(keys)))
+                                    [args.seed] * len(keys), [args.pairs] * len(keys)))
     else:
-        results = [run_scenario(k, prs, chunk, args.seed) for k in keys]
+        results = [run_scenario(k, prs, chunk, args.seed, args.pairs) for k in keys]
     elapsed = time.perf_counter() - started
-    rules = simulate.Rules.from_gate()
+    rules = simulate.Rules.from_gate() if args.pairs is None else simulate.Rules.from_gate(args.pairs)
     text = "# Verdict power (benchmarks/verdict_power.py)\n\n" + table(results, rules)
     text += f"\n\nSimulated {sum(r['prs'] for r in results)} PRs in {elapsed:.0f} s ({args.jobs} processes, seed {args.seed}).\n"
     validation = None
