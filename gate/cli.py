@@ -1,16 +1,36 @@
 """The `gate` command line. Thin: each command parses options, calls the library, maps the outcome to an exit code.
 
-Commands live one per module in gate/commands/; this module only assembles the group and turns a
-GateError (anything the user can cause) into one line on stderr and its documented exit code.
+Commands live one per module in gate/commands/; this module only assembles the group, keeps
+`gate --help`/`--version` free of heavy imports (command modules load only when their command runs),
+and maps everything that is not a verdict to its own exit code:
+
+    2    usage error or bad input (one line: `gate: error: ...`)
+    70   internal error: a bug in the gate (one line: `gate: internal error: ...; please report`)
+    130  interrupted by Ctrl-C (SIGINT)
+    143  terminated by SIGTERM
 """
 from __future__ import annotations
 
 import importlib
+import signal
 import sys
+from typing import Any, NoReturn
 
 import click
 
+from gate import __version__
 from gate.errors import GateError
+
+USAGE_EXIT = 2
+INTERNAL_ERROR_EXIT = 70  # EX_SOFTWARE (sysexits.h): never 1, which is FAIL for `gate compare`
+SIGINT_EXIT = 128 + signal.SIGINT  # 130
+SIGTERM_EXIT = 128 + signal.SIGTERM  # 143
+
+# The exit codes every command shares; each command's --help ends with this block after its own codes.
+COMMON_EXIT_CODES = ("  2    usage error or unreadable input (one line: gate: error: ...)\n"
+                     f"  {INTERNAL_ERROR_EXIT}   internal error (a bug: please report it)\n"
+                     f"  {SIGINT_EXIT}  interrupted (Ctrl-C)\n"
+                     f"  {SIGTERM_EXIT}  terminated (SIGTERM)")
 
 # Module name in gate/commands -> the click command it defines as `command`.
 COMMAND_MODULES = (
@@ -26,21 +46,62 @@ COMMAND_MODULES = (
     "history",
 )
 
+# The line `gate --help` shows per command, kept here so that listing commands imports none of them
+# (scipy, numpy, PyGithub, jiwer). A command missing here is imported to read its own help.
+# tests/cli/test_cli_codes.py checks each line against the command's docstring.
+SHORT_HELP = {
+    "action": "Run GATE_COMMAND with GATE_ARGS; then write the job summary, annotations and outputs.",
+    "baseline": "Create baselines from result trees and calibrate their noise floor from A/A pairs.",
+    "compare": "Compare CANDIDATE against BASE; each is a result tree or a baseline JSON file.",
+    "event": "Print run, reason, models, matrix, sha, base-sha, pr, labels as NAME=VALUE lines.",
+    "example": "Write OUT/baseline, OUT/candidate (synthetic result trees) and OUT/baseline.json.",
+    "merge": "Merge REPORTS (each validated against the report schema) into one report.json.",
+    "post": "Judge uploaded result trees and publish the check runs and the one sticky comment.",
+    "run": "Run the ASR benchmarks of one checkout (or two, --ab) and write the runbook's result tree.",
+    "summarize": "Summarize one result tree TREE (runbook layout, or CI artifact files).",
+}
+
+
+COMMON_EPILOG = f"\b\nExit codes of every command:\n{COMMON_EXIT_CODES}"
+
+
+def _with_common_epilog(command: click.Command) -> click.Command:
+    """Every command's --help ends with the exit codes all commands share (its own are in its docstring)."""
+    command.epilog = COMMON_EPILOG
+    for sub in getattr(command, "commands", {}).values():
+        _with_common_epilog(sub)
+    return command
+
+
+class _Interrupted(BaseException):  # not an Exception: no `except Exception` in a command swallows it
+    def __init__(self, exit_code: int) -> None:
+        super().__init__(exit_code)
+        self.exit_code = exit_code
+
 
 class _GateGroup(click.Group):
-    """Imports a command's module only when that command runs (or --help lists them), so `gate run` on the
-    GPU machine does not need the libraries other commands use (jiwer, datasets, PyGithub)."""
+    """Imports a command's module only when that command runs or shows its own help."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted(set(super().list_commands(ctx)) | {_command_name(m) for m in COMMAND_MODULES})
+        return sorted(set(super().list_commands(ctx)) | {_name(m) for m in COMMAND_MODULES})
 
-    def get_command(self, ctx: click.Context, name: str):
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
         for module in COMMAND_MODULES:
-            if _command_name(module) == name and name not in self.commands:
-                self.add_command(importlib.import_module(f"gate.commands.{module}").command, name)
+            if _name(module) == name and name not in self.commands:
+                self.add_command(_with_common_epilog(_import_command(name, module)), name)
         return super().get_command(ctx, name)
 
-    def invoke(self, ctx: click.Context):
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = [(name, SHORT_HELP[name] if name in SHORT_HELP else self._short_help(ctx, name))
+                for name in self.list_commands(ctx)]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+    def _short_help(self, ctx: click.Context, name: str) -> str:
+        command = self.get_command(ctx, name)
+        return command.get_short_help_str(limit=100) if command else ""
+
+    def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
         except GateError as exc:
@@ -48,15 +109,89 @@ class _GateGroup(click.Group):
             ctx.exit(exc.exit_code)
 
 
-@click.group(cls=_GateGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(package_name="asr-regression-gate", prog_name="gate")
+# Modules only an extra installs -> the extra (pip install 'asr-regression-gate[EXTRA]').
+EXTRA_OF_MODULE = {"httpx": "runner", "pynvml": "runner", "matplotlib": "plot"}
+
+
+def _import_command(name: str, module: str) -> click.Command:
+    try:
+        return importlib.import_module(f"gate.commands.{module}").command
+    except ModuleNotFoundError as exc:
+        missing = (exc.name or "").split(".")[0]
+        extra = EXTRA_OF_MODULE.get(missing)
+        if extra is None:
+            raise
+        raise GateError(f"`gate {name}` needs {missing}, which is not installed; "
+                        f"pip install 'asr-regression-gate[{extra}]'") from None
+
+
+def _name(module: str) -> str:
+    return module.replace("_", "-")  # click's default name for a command function named like its module
+
+
+@click.group(cls=_GateGroup, context_settings={"help_option_names": ["-h", "--help"]},
+             epilog="Exit codes: each command's --help lists its own; every command shares "
+                    f"2 usage error or bad input, {INTERNAL_ERROR_EXIT} internal error, "
+                    f"{SIGINT_EXIT} Ctrl-C, {SIGTERM_EXIT} SIGTERM.\n\n"
+                    "Example: gate example example-out && gate compare example-out/baseline.json "
+                    "example-out/candidate")
+@click.version_option(__version__, prog_name="gate")
 def cli() -> None:
     """Regression gate for SGLang-Omni's ASR benchmarks (runbook as code, noise-floor verdicts)."""
 
 
-def _command_name(module: str) -> str:
-    return module.replace("_", "-")  # click's default name for a command function named like its module
+def _raise_sigterm(signum: int, frame: Any) -> NoReturn:
+    raise _Interrupted(SIGTERM_EXIT)
+
+
+def run(argv: list[str] | None = None) -> int:
+    """Run the CLI and return its exit code; every outcome that is not a verdict has its own code."""
+    try:
+        result = cli.main(args=argv, prog_name="gate", standalone_mode=False)
+    except SystemExit as exc:  # commands end with their verdict's code
+        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    except click.exceptions.Exit as exc:  # --help, --version, ctx.exit()
+        return exc.exit_code
+    except click.UsageError as exc:
+        return _usage_error(exc)
+    except GateError as exc:  # raised while parsing (e.g. by an option callback), outside invoke
+        click.echo(f"gate: error: {exc}", err=True)
+        return exc.exit_code
+    except click.ClickException as exc:  # e.g. a file click could not open
+        click.echo(f"gate: error: {_one_line(exc.format_message())}", err=True)
+        return exc.exit_code
+    except (KeyboardInterrupt, click.exceptions.Abort):
+        click.echo("gate: interrupted", err=True)
+        return SIGINT_EXIT
+    except _Interrupted as exc:
+        click.echo("gate: terminated", err=True)
+        return exc.exit_code
+    except Exception as exc:  # noqa: BLE001 - a bug: one line and its own code, never a traceback and never 1
+        click.echo(f"gate: internal error: {type(exc).__name__}: {_one_line(str(exc))}; please report", err=True)
+        return INTERNAL_ERROR_EXIT
+    return result if isinstance(result, int) else 0
+
+
+def _usage_error(exc: click.UsageError) -> int:
+    where = ""
+    if exc.ctx is not None and exc.ctx.command_path:
+        where = f" ({exc.ctx.command_path} --help for usage)"
+    click.echo(f"gate: error: {_one_line(exc.format_message())}{where}", err=True)
+    return USAGE_EXIT
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
 
 
 def main() -> None:
-    sys.exit(cli.main(prog_name="gate", standalone_mode=True))
+    # SIGTERM becomes an exception so commands unwind (finally blocks, temp folders) and exit 143.
+    # `gate run` installs its own handlers for the runner's stop sequence; they replace this one.
+    previous = signal.getsignal(signal.SIGTERM)
+    if previous in (signal.SIG_DFL, None):
+        signal.signal(signal.SIGTERM, _raise_sigterm)
+    sys.exit(run())
+
+
+if __name__ == "__main__":  # python -m gate.cli (e.g. under -X importtime)
+    main()

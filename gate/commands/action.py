@@ -25,7 +25,23 @@ VERDICT_EXIT_CODES = tuple(sorted({v.exit_code for v in Verdict if v.exit_code})
 
 @click.command("action")
 def command() -> None:
-    """Run GATE_COMMAND with GATE_ARGS; then write the job summary, annotations and outputs for GATE_REPORT."""
+    """Run GATE_COMMAND with GATE_ARGS; then write the job summary, annotations and outputs.
+
+    What action.yml runs: the inputs arrive as GATE_COMMAND, GATE_ARGS, GATE_REPORT and
+    GATE_FAIL_ON_REGRESSION; the report at GATE_REPORT (when written) fills the job summary,
+    annotations and step outputs.
+
+    \b
+    Exit codes:
+      the command's own (see gate COMMAND --help); for compare, 1/3/4 become 0 when
+      GATE_FAIL_ON_REGRESSION is false
+      2    a bad input (GATE_COMMAND not one of run, compare, post, merge, summarize, event)
+
+    \b
+    Example:
+      GATE_COMMAND=compare GATE_ARGS="base.json results/candidate --json out/report.json" \\
+        GATE_REPORT=out/report.json gate action
+    """
     settings = Settings.from_environ(os.environ)
     if settings.command not in ACTION_COMMANDS:
         raise SettingsError(f"command input: expected one of {', '.join(ACTION_COMMANDS)}, got {settings.command!r}")
@@ -76,16 +92,7 @@ def report_outputs(report_path: str, *, settings: Settings) -> dict[str, str]:
 
 
 def _invoke(argv: list[str]) -> int:
-    """Run one gate command in this process and return its exit code (GateErrors already printed)."""
-    from gate.cli import cli  # imported here: gate.cli imports this module
+    """Run one gate command in this process and return its exit code (errors already printed, one line each)."""
+    from gate.cli import run  # imported here: gate.cli imports this module
 
-    try:
-        result = cli.main(args=argv, prog_name="gate", standalone_mode=False)
-    except SystemExit as exc:
-        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-    except click.ClickException as exc:  # usage errors: click's own message, exit code 2
-        exc.show()
-        return exc.exit_code
-    except click.exceptions.Abort:
-        return 130
-    return result if isinstance(result, int) else 0
+    return run(argv)

@@ -15,7 +15,13 @@ _SUITE = click.option("--suite", "suite_path", type=click.Path(dir_okay=False, p
 
 @click.group("baseline")
 def command() -> None:
-    """Create baselines from result trees and calibrate their noise floor from A/A pairs."""
+    """Create baselines from result trees and calibrate their noise floor from A/A pairs.
+
+    \b
+    Example:
+      gate baseline create results/main --out baselines/h200-qwen3.json --models qwen3
+      gate baseline calibrate aa/a1 aa/b1 aa/a2 aa/b2 --baseline baselines/h200-qwen3.json
+    """
 
 
 @command.command("create")
@@ -31,7 +37,14 @@ def create(tree: Path, out: Path, models: tuple[str, ...], keep_from: Path | Non
     """Store result tree TREE as a baseline file: per-run metrics, per-utterance errors, fingerprint.
 
     \b
-    Exit codes: 0 written (a warning is printed when a workload is incomplete); 2 unreadable input.
+    Exit codes:
+      0    written (a warning is printed when a workload is incomplete)
+      2    unreadable input, or OUT cannot be written
+
+    \b
+    Example:
+      gate baseline create results/main --out baselines/h200-qwen3.json --models qwen3 \\
+        --keep-calibration baselines/h200-qwen3.json
     """
     suite = load_suite(suite_path)
     chosen = tuple(m for item in models for m in item.split(",") if m) or None
@@ -70,7 +83,13 @@ def calibrate(trees: tuple[Path, ...], baseline_path: Path, cross: tuple[tuple[P
     A tree given twice, or a run byte-identical to another, is refused: only independent pairs count.
 
     \b
-    Exit codes: 0 written; 2 unreadable input, an odd number of trees, a pair of two commits, or repeated runs.
+    Exit codes:
+      0    written
+      2    unreadable input, an odd number of trees, a pair of two commits, or repeated runs
+
+    \b
+    Example:
+      gate baseline calibrate aa/a1 aa/b1 aa/a2 aa/b2 --cross-job x/a1 x/b1 --baseline baselines/h200-qwen3.json
     """
     if len(trees) % 2:
         raise InputError(f"expected pairs of trees (TREE_A TREE_B ...), got {len(trees)} trees")

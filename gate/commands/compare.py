@@ -2,17 +2,23 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import click
 
 from gate import comparability
-from gate.baseline import read_baseline
+from gate.baseline import read_baseline, side_from_tree
 from gate.compare import compare
-from gate.config import load_suite
+from gate.config import Suite, load_suite
 from gate.errors import InputError
 from gate.render import render_comment, render_summary, render_terminal
+from gate.report import Report
+from gate.sample_cache import CachedSampleReader
+from gate.side import Side
 from gate.sides import load_side
+from gate.swap_check import RowOutcome, recorded, swap_warnings
+from gate.verdict import Verdict
 
 
 @click.command("compare")
@@ -28,23 +34,26 @@ from gate.sides import load_side
               help="The sides ran in different jobs (a job effect adds to speed noise) or in one interleaved job. "
                    "Default: across jobs when either side is a baseline file, one job for two trees.")
 @click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Write the report (JSON, gate/schemas/report.schema.json) to this file.")
+              help="Write the report (JSON, gate/schemas/report.schema.json) to this file ('-': stdout).")
 @click.option("--comment", "comment_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Write the PR comment markdown to this file.")
+              help="Write the PR comment markdown to this file ('-': stdout).")
 @click.option("--summary", "summary_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Write the job-summary markdown to this file.")
+              help="Write the job-summary markdown to this file ('-': stdout).")
 @click.option("--format", "output_format", type=click.Choice(["terminal", "markdown", "json", "none"]),
               default="terminal", show_default=True, help="What to print on stdout.")
 @click.option("--all", "show_all", is_flag=True, default=False,
               help="Terminal: print every row, every note and the changed utterances of all workloads "
                    "(default: only the rows that are not a pass).")
+@click.option("--no-cache", "no_cache", is_flag=True, default=False,
+              help="Neither read nor write the per-utterance cache beside result trees (TREE/.gate-cache/); "
+                   "for trees from an untrusted source, whose cache could have been written by anyone.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap resampling.")
 @click.option("--suite", "suite_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Suite YAML (default: the packaged gate/suites/asr.yaml).")
 def command(base: Path, candidate: Path, models: tuple[str, ...], allow_diff: tuple[str, ...],
             calibration_path: Path | None, json_path: Path | None, comment_path: Path | None,
-            summary_path: Path | None, output_format: str, show_all: bool, seed: int, suite_path: Path | None,
-            cross_job: bool | None) -> None:
+            summary_path: Path | None, output_format: str, show_all: bool, no_cache: bool, seed: int,
+            suite_path: Path | None, cross_job: bool | None) -> None:
     """Compare CANDIDATE against BASE; each is a result tree or a baseline JSON file.
 
     One verdict per workload × gated metric (pass, warn, fail, incomplete, not comparable) and an
@@ -57,14 +66,26 @@ def command(base: Path, candidate: Path, models: tuple[str, ...], allow_diff: tu
       2  usage error or unreadable input (bad path, malformed file, wrong schema or suite)
       3  incomplete: a workload is missing or incomplete on either side
       4  not comparable: GPU, driver, packages, dataset, model or token budget differ
+
+    A tree is scored once: per-utterance error counts are kept in TREE/.gate-cache/ (keyed by the
+    content of the run's files) and reused; --no-cache turns that off. A warning is printed when
+    BASE and CANDIDATE look swapped; it never changes the verdict.
+
+    \b
+    Examples:
+      gate compare baselines/h200-qwen3.json results/candidate --json out/report.json
+      gate compare results/base results/candidate --format markdown > comment.md
+      gate compare results/base results/candidate --json - --format none | jq .verdict
     """
     suite = load_suite(suite_path)
     chosen = tuple(m for item in models for m in item.split(",") if m) or None
-    base_side = load_side(base, suite, chosen)
-    cand_side = load_side(candidate, suite, chosen)
+    base_side = _load(base, suite, chosen, cache=not no_cache)
+    cand_side = _load(candidate, suite, chosen, cache=not no_cache)
     calibration = read_baseline(calibration_path, suite).calibration if calibration_path else None
     report = compare(base_side, cand_side, suite, models=chosen, allow_diff=allow_diff, seed=seed,
                      calibration=calibration, cross_job=cross_job)
+    for warning in swap_warnings(recorded(base), recorded(candidate), _row_outcomes(report)):
+        click.echo(f"gate: warning: {warning}", err=True)
     _write(json_path, json.dumps(report.to_json(), indent=2, ensure_ascii=False) + "\n", "report")
     _write(comment_path, render_comment(report), "comment")
     _write(summary_path, render_summary(report), "summary")
@@ -77,10 +98,28 @@ def command(base: Path, candidate: Path, models: tuple[str, ...], allow_diff: tu
     raise SystemExit(report.exit_code)
 
 
+def _load(path: Path, suite: Suite, models: tuple[str, ...] | None, *, cache: bool) -> Side:
+    """A side; a tree's per-utterance counts come through its cache unless `cache` is off."""
+    if cache and path.is_dir():
+        return side_from_tree(path, suite, models=models, sample_reader=CachedSampleReader(path))
+    return load_side(path, suite, models)
+
+
+def _row_outcomes(report: Report) -> list[RowOutcome]:
+    tested = (Verdict.PASS, Verdict.WARN, Verdict.FAIL)  # incomplete and not-comparable rows were not tested
+    return [RowOutcome(gated=row.kind in ("accuracy", "speed") and row.verdict in tested, improved=row.improved)
+            for row in report.rows]
+
+
 def _write(path: Path | None, text: str, what: str) -> None:
     if path is None:
         return
+    if str(path) == "-":
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+        sys.stdout.flush()
+        return
     try:
+        path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
     except OSError as exc:
         raise InputError(f"cannot write the {what} ({exc.strerror})", path=path) from None

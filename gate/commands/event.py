@@ -30,6 +30,15 @@ def command(event_name: str | None, event_path: str | None, suite_path: str | No
 
     The same lines are appended to GITHUB_OUTPUT when it is set, so a workflow step can use
     `steps.<id>.outputs.models` and feed `matrix` to a fan-out job (one model per runner).
+
+    \b
+    Exit codes:
+      0    printed (run=false is not an error: the event selects nothing to run)
+      2    the event payload is missing, unreadable or not of the expected shape
+
+    \b
+    Example:
+      gate event --event-name pull_request --event-path event.json --write-meta out/meta.json
     """
     settings = Settings.from_environ(os.environ)
     if from_meta:

@@ -13,7 +13,7 @@ from gate.untrusted import load_untrusted_report, merge_reports
 
 @click.command("merge")
 @click.argument("reports", nargs=-1, required=True, type=click.Path())
-@click.option("--json", "json_out", required=True, type=click.Path(dir_okay=False), help="Where to write the merged report.")
+@click.option("--json", "json_out", required=True, type=click.Path(dir_okay=False), help="Where to write the merged report ('-': stdout).")
 @click.option("--expect-models", default="", help="Comma-separated models that should have a report; a missing one makes the verdict INCOMPLETE.")
 @click.option("--suite", "suite_path", type=click.Path(dir_okay=False), help="Suite YAML (default: the bundled asr suite).")
 def command(reports: tuple[str, ...], json_out: str, expect_models: str, suite_path: str | None) -> None:
@@ -22,8 +22,14 @@ def command(reports: tuple[str, ...], json_out: str, expect_models: str, suite_p
     A directory stands for the report.json files in it and one level below (the layout
     actions/download-artifact leaves for several artifacts).
 
-    Exit codes: 0 merged (whatever the verdict); 2 a report is unreadable, oversize or off-schema,
-    or no report was found at all.
+    \b
+    Exit codes:
+      0    merged (whatever the verdict)
+      2    a report is unreadable, oversize or off-schema, or no report was found at all
+
+    \b
+    Example:
+      gate merge reports/ --expect-models qwen3,moss_td --json out/report.json
     """
     suite = load_suite(suite_path)
     expected = tuple(m for m in expect_models.replace(",", " ").split() if m)
@@ -33,6 +39,11 @@ def command(reports: tuple[str, ...], json_out: str, expect_models: str, suite_p
     present = {model for report in loaded for model in report.models}
     missing = {m: tuple(w.id for w in suite.workloads_for((m,))) for m in expected if m not in present}
     merged = merge_reports(loaded, missing=missing)
+    if json_out == "-":
+        click.echo(json.dumps(merged, indent=2, ensure_ascii=False))
+        for model in missing:
+            click.echo(f"gate: warning: no report for {model}; the merged verdict is INCOMPLETE", err=True)
+        return
     try:
         Path(json_out).parent.mkdir(parents=True, exist_ok=True)
         Path(json_out).write_text(json.dumps(merged.to_json(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")

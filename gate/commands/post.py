@@ -80,7 +80,22 @@ class Outcome:
 @click.option("--dry-run", is_flag=True, help="Judge and print the model's check as JSON; contact nothing.")
 def command(trees, model, baseline, calibration, json_out, not_run, required_paths, report_path, tracking_issue,
             sha, pr, suite_path, dry_run) -> None:
-    """Judge uploaded result trees and publish the check runs and the one sticky comment."""
+    """Judge uploaded result trees and publish the check runs and the one sticky comment.
+
+    Run in the trusted workflow only: the trees are untrusted data and are judged here (their
+    per-utterance cache, if any, is never read).
+
+    \b
+    Exit codes:
+      0    published, or nothing to publish and the log says why
+      2    bad input, or an API error
+
+    \b
+    Examples:
+      gate post --trees untrusted/qwen3 --model qwen3 --baseline store/h100/qwen3.json
+      gate post --trees untrusted/qwen3 --model qwen3 --calibration store/h100/qwen3.json --dry-run
+      gate post --report nightly/report.json --tracking-issue
+    """
     settings = Settings.from_environ(os.environ)
     suite = load_suite(suite_path)
     if sum(bool(x) for x in (trees, not_run, report_path)) != 1:

@@ -66,7 +66,22 @@ def _default_hf_hub() -> Path:
 def command(checkout, ab, out, name, names, models, labels, runs, gpu_index, no_gpu, port, hf_hub,
             torchinductor_cache, python, suite_path, resume, dry_run, lock_dir, lock_wait, port_wait, skip_venv_check,
             no_dataset_fingerprints):
-    """Run the ASR benchmarks of one checkout (or two, --ab) and write the runbook's result tree."""
+    """Run the ASR benchmarks of one checkout (or two, --ab) and write the runbook's result tree.
+
+    \b
+    Exit codes:
+      0    every run complete
+      2    bad input or a failed preflight
+      3    a run failed (server died or hung, client failed, coverage incomplete, GPU not freed)
+      4    another gate holds the GPU
+    Completed runs are always kept.
+
+    \b
+    Examples:
+      gate run --checkout ~/sglang-omni --out results --name main --models qwen3
+      gate run --ab ~/omni-base ~/omni-pr --out results --label run-qwen3-asr
+      gate run --checkout ~/sglang-omni --out results --models qwen3 --dry-run
+    """
     suite = load_suite(suite_path)
     if bool(checkout) == bool(ab):
         raise InputError("give exactly one of --checkout DIR or --ab BASE CANDIDATE")

@@ -18,7 +18,7 @@ from gate.summarize import render_table, runbook_summary, summarize_tree, summar
               help="table: per workload, runs, coverage reasons per run and per-sample cross-check. "
                    "runbook: byte-identical to the runbook's Step 7 summarize.py.")
 @click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Also write the summary as JSON (schema_version 1) to this file.")
+              help="Also write the summary as JSON (schema_version 1) to this file ('-': stdout, instead of the table).")
 @click.option("--models", "models", multiple=True,
               help="Only these suite models (repeat or comma-separate, e.g. --models qwen3,moss_td).")
 @click.option("--suite", "suite_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
@@ -26,7 +26,9 @@ from gate.summarize import render_table, runbook_summary, summarize_tree, summar
 @click.option("--no-samples", is_flag=True, help="Skip the per-sample cross-check (faster).")
 def command(tree: Path, output_format: str, json_path: Path | None, models: tuple[str, ...],
             suite_path: Path | None, no_samples: bool) -> None:
-    """Summarize one result tree TREE (<TREE>/run<R>/..., runbook layout; or CI artifact files).
+    """Summarize one result tree TREE (runbook layout, or CI artifact files).
+
+    TREE is <TREE>/run<R>/... as the runbook writes it, or a downloaded CI artifact.
 
     \b
     Exit codes:
@@ -34,6 +36,12 @@ def command(tree: Path, output_format: str, json_path: Path | None, models: tupl
       3  coverage incomplete (the reasons are printed per workload and run)
       2  unreadable input: missing or empty tree, truncated or non-JSON file, NaN/Infinity,
          wrong types or schema_version, duplicate or missing per-sample ids
+
+    \b
+    Examples:
+      gate summarize results/main
+      gate summarize results/main --format runbook
+      gate summarize results/main --models qwen3 --json -
     """
     suite = load_suite(suite_path)
     chosen = tuple(m for item in models for m in item.split(",") if m) or None
@@ -45,12 +53,16 @@ def command(tree: Path, output_format: str, json_path: Path | None, models: tupl
             raise SystemExit(exit_code)
     summary = summarize_tree(read_tree(tree, suite, models=chosen), suite, samples=not no_samples)
     if output_format == "table":
-        click.echo(render_table(summary), nl=False)
+        if str(json_path) != "-":
+            click.echo(render_table(summary), nl=False)
         exit_code = summary.exit_code
     for problem in summary.input_problems:
         click.echo(f"gate: error: {problem}", err=True)
-    if json_path is not None:
+    if json_path is not None and str(json_path) == "-":
+        click.echo(json.dumps(summary_json(summary), indent=2))
+    elif json_path is not None:
         try:
+            json_path.parent.mkdir(parents=True, exist_ok=True)
             json_path.write_text(json.dumps(summary_json(summary), indent=2) + "\n", encoding="utf-8")
         except OSError as exc:
             raise InputError(f"cannot write ({exc.strerror})", path=json_path) from None

@@ -150,9 +150,12 @@ def test_example_command_writes_the_pair(example_out, invoke):
     assert result.exit_code == 0, result.stderr
     assert "SYNTHETIC" in result.stdout and "gate compare" in result.stdout
     assert (out / "baseline/run3/qwen3/asr_en.json").is_file()
-    again = invoke("example", out)
-    assert again.exit_code == 2
-    assert again.stderr.count("\n") == 1 and "not an empty directory" in again.stderr
+    foreign = out.parent / "foreign"
+    (foreign / "keep").mkdir(parents=True)
+    refused = invoke("example", foreign)
+    assert refused.exit_code == 2
+    assert refused.stderr.count("\n") == 1 and "was not written by `gate example`" in refused.stderr
+    assert [p.name for p in foreign.iterdir()] == ["keep"]
     (out.parent / "a-file").write_text("x")
     onto_file = invoke("example", out.parent / "a-file")
     assert onto_file.exit_code == 2 and onto_file.stderr.count("\n") == 1

@@ -1,0 +1,68 @@
+"""`gate compare` warns when BASE and CANDIDATE look swapped, and the verdict stays what it was."""
+from __future__ import annotations
+
+import datetime as dt
+import json
+
+from click.testing import CliRunner
+
+from gate.cli import cli
+from gate.config import load_suite
+from gate.examples import ExampleSpec, write_example_tree
+from gate.swap_check import Recorded, RowOutcome, recorded, swap_warnings
+
+T0 = dt.datetime(2026, 11, 1, 12, 0, tzinfo=dt.timezone.utc)
+LATER = T0 + dt.timedelta(hours=3)
+
+
+def test_base_recorded_after_candidate_warns():
+    warnings = swap_warnings(Recorded("tree", LATER, "gate-run.json started"),
+                             Recorded("tree", T0, "gate-run.json started"), [])
+    assert len(warnings) == 1 and "BASE was recorded after CANDIDATE" in warnings[0]
+
+
+def test_in_order_or_unknown_times_do_not_warn():
+    rows = [RowOutcome(gated=True, improved=False), RowOutcome(gated=True, improved=True)]
+    assert swap_warnings(Recorded("tree", T0, "x"), Recorded("tree", LATER, "x"), rows) == []
+    assert swap_warnings(Recorded("tree", None, "x"), Recorded("tree", T0, "x"), rows) == []
+    assert swap_warnings(Recorded("tree", T0, "x"), Recorded("tree", T0, "x"), rows) == []  # one `gate run --ab`
+
+
+def test_every_gated_row_improving_warns_but_one_ungated_does_not_count():
+    rows = [RowOutcome(gated=True, improved=True)] * 3 + [RowOutcome(gated=False, improved=False)]
+    unknown = Recorded("tree", None, "")
+    assert any("all 3 gated rows improved" in w for w in swap_warnings(unknown, unknown, rows))
+    assert swap_warnings(Recorded("tree", None, ""), Recorded("tree", None, ""), rows[:1]) == []  # one row says little
+
+
+def test_recorded_reads_run_log_and_baseline_created(tmp_path):
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    assert recorded(tree).when is None
+    (tree / "gate-run.json").write_text(json.dumps({"started": "2026-11-01T12:00:00.000+00:00"}))
+    assert recorded(tree) == Recorded("tree", T0, "gate-run.json started")
+    baseline = tmp_path / "b.json"
+    baseline.write_text(json.dumps({"created": "2026-11-01T15:00:00+00:00"}))
+    assert recorded(baseline) == Recorded("baseline", LATER, "baseline created")
+    (tmp_path / "garbage.json").write_text("{not json")
+    assert recorded(tmp_path / "garbage.json").when is None
+
+
+def test_compare_warns_on_swapped_sides_and_keeps_the_verdict(tmp_path):
+    suite = load_suite()
+    old = write_example_tree(tmp_path / "old", suite, ExampleSpec(models=("qwen3",), runs=("1", "2", "3"), seed=0))
+    new = write_example_tree(tmp_path / "new", suite, ExampleSpec(models=("qwen3",), runs=("1", "2", "3"), seed=1,
+                                                                  speed_factor={"qwen3/asr_en": 1.10}))
+    (old / "gate-run.json").write_text(json.dumps({"started": T0.isoformat()}))
+    (new / "gate-run.json").write_text(json.dumps({"started": LATER.isoformat()}))
+    runner = CliRunner()
+    straight = runner.invoke(cli, ["compare", str(old), str(new), "--format", "json", "--no-cache"])
+    swapped = runner.invoke(cli, ["compare", str(new), str(old), "--format", "json", "--no-cache"])
+    assert "may be swapped" not in straight.stderr
+    assert "BASE was recorded after CANDIDATE" in swapped.stderr
+    assert swapped.exit_code == json.loads(swapped.stdout)["exit_code"]
+    (new / "gate-run.json").unlink()
+    (old / "gate-run.json").unlink()
+    unmarked = runner.invoke(cli, ["compare", str(new), str(old), "--format", "json", "--no-cache"])
+    assert json.loads(unmarked.stdout)["verdict"] == json.loads(swapped.stdout)["verdict"]  # the warning changes nothing
+    assert unmarked.exit_code == swapped.exit_code
