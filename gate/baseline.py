@@ -21,8 +21,9 @@ Baseline file, schema_version 1 (baselines/README.md documents it for reviewers)
 from __future__ import annotations
 
 import datetime as _dt
+import hashlib
 import json
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
@@ -34,6 +35,7 @@ from gate.config import Suite
 from gate.errors import InputError
 from gate.results import ResultTree, read_tree
 from gate.side import MeasureSamples, Side, WorkloadSide
+from gate.stats.overdispersion import Dispersion, from_arms
 from gate.stats.performance import Calibration, calibrate
 
 BASELINE_SCHEMA_VERSION = 1
@@ -226,7 +228,7 @@ def _side_from_dict(data: dict, path: Path, suite: Suite, models: tuple[str, ...
                 evaluated=tuple(None if e is None else int(e) for e in w.get("evaluated", ())),
                 run_complete=tuple(bool(c) for c in w.get("run_complete", ())),
                 expected_runs=int(w.get("expected_runs", len(runs))))
-        calibration = {wid: {m: Calibration.from_dict(c) for m, c in metrics.items()}
+        calibration = {wid: {m: _calibration_entry(c) for m, c in metrics.items()}
                        for wid, metrics in (data.get("calibration") or {}).items() if wid in selected}
         source = data["source"]
         return Side(kind="baseline", path=str(path), suite=data["suite"], commit=source.get("commit"),
@@ -238,6 +240,11 @@ def _side_from_dict(data: dict, path: Path, suite: Suite, models: tuple[str, ...
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise InputError(f"malformed baseline ({type(exc).__name__}: {exc}); expected schema_version "
                          f"{BASELINE_SCHEMA_VERSION} as documented in baselines/README.md", path=path) from None
+
+
+def _calibration_entry(data: dict) -> Calibration | Dispersion:
+    """A speed metric's run-to-run noise, or an accuracy measure's over-dispersion (they differ by their keys)."""
+    return Dispersion.from_dict(data) if "ss_total" in data else Calibration.from_dict(data)
 
 
 def _samples_from_dict(measure: str, s: dict, n_runs: int, key: str, path: Path) -> MeasureSamples:
@@ -255,41 +262,100 @@ def _samples_from_dict(measure: str, s: dict, n_runs: int, key: str, path: Path)
 
 # --- A/A calibration -----------------------------------------------------------------------------------
 
-def calibration_from_pairs(pairs: Sequence[tuple[Side, Side]], suite: Suite) -> dict[str, dict[str, Calibration]]:
-    """Sigma per workload × speed metric from same-commit pairs of sides; complete workloads only."""
-    out: dict[str, dict[str, Calibration]] = {}
+def calibration_from_pairs(pairs: Sequence[tuple[Side, Side]], suite: Suite,
+                           cross_job: Sequence[bool] | None = None) -> dict[str, dict[str, Calibration | Dispersion]]:
+    """Per workload: speed metric -> Calibration, accuracy metric -> Dispersion, from same-commit pairs of sides
+    (complete workloads only). `cross_job[k]`: pair k's two arms ran in different jobs."""
+    cross_job = list(cross_job) if cross_job is not None else [False] * len(pairs)
+    out: dict[str, dict[str, Calibration | Dispersion]] = {}
     for workload in suite.workloads:
         for metric in workload.metrics:
-            if metric.kind != "speed":
-                continue
-            groups = []
-            for a, b in pairs:
-                wa, wb = a.workloads.get(workload.id), b.workloads.get(workload.id)
-                if wa is None or wb is None or not wa.complete or not wb.complete:
-                    continue
-                groups.append(([v for v in wa.values.get(metric.name, ()) if v is not None],
-                               [v for v in wb.values.get(metric.name, ()) if v is not None]))
-            cal = calibrate(groups) if groups else None
-            if cal is not None:
-                out.setdefault(workload.id, {})[metric.name] = cal
+            usable = [(a.workloads[workload.id], b.workloads[workload.id], across)
+                      for (a, b), across in zip(pairs, cross_job)
+                      if workload.id in a.workloads and workload.id in b.workloads
+                      and a.workloads[workload.id].complete and b.workloads[workload.id].complete]
+            entry: Calibration | Dispersion | None = None
+            if metric.kind == "speed" and usable:
+                entry = calibrate([([v for v in wa.values.get(metric.name, ()) if v is not None],
+                                    [v for v in wb.values.get(metric.name, ()) if v is not None]) for wa, wb, _ in usable],
+                                  cross_job=[across for _, _, across in usable])
+            elif metric.kind == "accuracy" and metric.samples and usable:
+                arms = [_valid_errors(w.samples[metric.samples]) for pair in usable for w in pair[:2]
+                        if metric.samples in w.samples]
+                entry = from_arms(arms) if arms else None
+            if entry is not None:
+                out.setdefault(workload.id, {})[metric.name] = entry
     return out
 
 
-def calibrate_baseline(baseline_path: str | Path, pairs: Sequence[tuple[Side, Side]], suite: Suite) -> dict:
+def _valid_errors(s: MeasureSamples) -> np.ndarray:
+    return s.errors[:, s.valid.all(axis=0)]
+
+
+def run_hashes(side: Side) -> dict[str, str]:
+    """A content hash per scored run: every workload's metric values and per-utterance errors of that run.
+    Two runs with the same hash are the same measurement (a copied run directory), not two measurements."""
+    hashes = {}
+    for index, run in enumerate(side.runs):
+        digest = hashlib.sha256()
+        for workload_id in sorted(side.workloads):
+            w = side.workloads[workload_id]
+            if run not in w.runs:
+                continue
+            r = w.runs.index(run)
+            digest.update(workload_id.encode())
+            for name in sorted(w.values):
+                value = w.values[name][r] if r < len(w.values[name]) else None
+                digest.update(f"{name}={value!r};".encode())
+            for measure in sorted(w.samples):
+                digest.update(measure.encode() + np.ascontiguousarray(w.samples[measure].errors[r]).tobytes())
+        hashes[run] = digest.hexdigest()
+    return hashes
+
+
+def check_independent(pairs: Sequence[tuple[Side, Side]]) -> None:
+    """Refuse A/A evidence that is not new evidence: a tree given twice, or a run byte-identical to another
+    (one clear InputError naming both)."""
+    seen: dict[str, str] = {}
+    trees: dict[tuple[str, ...], str] = {}
+    for a, b in pairs:
+        for side in (a, b):
+            hashes = run_hashes(side)
+            key = tuple(sorted(hashes.values()))
+            if key in trees:
+                raise InputError(f"calibration: this tree repeats {trees[key]} (same content hash "
+                                 f"{hashlib.sha256(''.join(key).encode()).hexdigest()[:12]}); each A/A pair must be "
+                                 "new, independent runs", path=side.path)
+            trees[key] = side.path
+            for run, digest in hashes.items():
+                where = f"{side.path} {run}"
+                if digest in seen:
+                    raise InputError(f"calibration: {where} is byte-identical to {seen[digest]} (content hash "
+                                     f"{digest[:12]}); copied runs are not independent measurements", path=side.path)
+                seen[digest] = where
+
+
+def calibrate_baseline(baseline_path: str | Path, pairs: Sequence[tuple[Side, Side]], suite: Suite,
+                       cross_job: Sequence[bool] | None = None) -> dict:
     """Write the calibration estimated from `pairs` into the baseline file; returns what was written."""
     path = Path(baseline_path)
+    cross_job = list(cross_job) if cross_job is not None else [False] * len(pairs)
     for a, b in pairs:
         if a.commit and b.commit and a.commit != b.commit:
             raise InputError(f"an A/A pair must be one commit twice; {a.path} is {a.commit}, {b.path} is {b.commit}",
                              path=b.path)
+    check_independent(pairs)
     data = _load(path)
     _side_from_dict(data, path, suite, None)  # the file must be a valid baseline before it is rewritten
-    calibration = calibration_from_pairs(pairs, suite)
-    if not calibration:
+    calibration = calibration_from_pairs(pairs, suite, cross_job)
+    if not any(isinstance(c, Calibration) for metrics in calibration.values() for c in metrics.values()):
         raise InputError("no complete speed values in the A/A pairs; nothing to calibrate", path=pairs[0][0].path)
     data["calibration"] = {w: {m: c.to_dict() for m, c in metrics.items()} for w, metrics in calibration.items()}
     data["calibration_source"] = {
         "pairs": [[a.path, b.path] for a, b in pairs],
+        "independent_pairs": len(pairs),
+        "within_job_pairs": sum(1 for c in cross_job if not c),
+        "cross_job_pairs": sum(1 for c in cross_job if c),
         "commits": sorted({s.commit for pair in pairs for s in pair if s.commit}),
         "created": _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat(),
     }
@@ -300,7 +366,7 @@ def calibrate_baseline(baseline_path: str | Path, pairs: Sequence[tuple[Side, Si
     return data["calibration"]
 
 
-def with_calibration(side: Side, calibration: Mapping[str, Mapping[str, Calibration]]) -> Side:
+def with_calibration(side: Side, calibration: Mapping[str, Mapping[str, Calibration | Dispersion]]) -> Side:
     return replace(side, calibration=calibration)
 
 

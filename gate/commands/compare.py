@@ -30,6 +30,9 @@ from gate.verdict import Verdict
               help="Accept a fingerprint difference of this kind (repeatable); it is still shown.")
 @click.option("--calibration", "calibration_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Take the A/A calibration from this baseline file (default: BASE's, when BASE is a baseline file).")
+@click.option("--cross-job/--same-job", "cross_job", default=None,
+              help="The sides ran in different jobs (a job effect adds to speed noise) or in one interleaved job. "
+                   "Default: across jobs when either side is a baseline file, one job for two trees.")
 @click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Write the report (JSON, gate/schemas/report.schema.json) to this file ('-': stdout).")
 @click.option("--comment", "comment_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
@@ -53,7 +56,7 @@ from gate.verdict import Verdict
 def command(base: Path, candidate: Path, models: tuple[str, ...], allow_diff: tuple[str, ...],
             calibration_path: Path | None, json_path: Path | None, comment_path: Path | None,
             summary_path: Path | None, output_format: str, show_all: bool, no_cache: bool, history_dir: Path | None,
-            seed: int, suite_path: Path | None) -> None:
+            seed: int, suite_path: Path | None, cross_job: bool | None) -> None:
     """Compare CANDIDATE against BASE; each is a result tree or a baseline JSON file.
 
     One verdict per workload × gated metric (pass, warn, fail, incomplete, not comparable) and an
@@ -84,7 +87,7 @@ def command(base: Path, candidate: Path, models: tuple[str, ...], allow_diff: tu
     cand_side = _load(candidate, suite, chosen, cache=not no_cache)
     calibration = read_baseline(calibration_path, suite).calibration if calibration_path else None
     report = compare(base_side, cand_side, suite, models=chosen, allow_diff=allow_diff, seed=seed,
-                     calibration=calibration)
+                     calibration=calibration, cross_job=cross_job)
     for warning in swap_warnings(recorded(base), recorded(candidate), _row_outcomes(report)):
         click.echo(f"gate: warning: {warning}", err=True)
     _write(json_path, json.dumps(report.to_json(), indent=2, ensure_ascii=False) + "\n", "report")
