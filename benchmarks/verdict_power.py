@@ -1,11 +1,14 @@
-"""False alarms and detection power of the gate's verdicts against the rules other tools use (issue 6).
+"""Verdict power benchmark (issue 10): false FAIL / WARN per no-op PR, FAIL power, scored runs per model.
 
-    python benchmarks/verdict_power.py --replicates 400 --out benchmarks/results     # full run (people)
-    python benchmarks/verdict_power.py --smoke --out /tmp/power                      # CI smoke (< 1 min)
+    python benchmarks/verdict_power.py --out benchmarks/results            # the design table: 1,000 PRs a scenario
+    python benchmarks/verdict_power.py --validate 200 --out benchmarks/results   # + the check against compare
+    python benchmarks/verdict_power.py --smoke --out /tmp/power             # CI smoke: a few PRs, seconds
 
-Writes <out>/verdict_power.md (the table and the headline, last line), <out>/verdict_power.png (power vs
-effect size) and <out>/verdict_power.json (the raw counts). The model, scenarios and rules are documented in
-benchmarks/README.md; the code is in benchmarks/power/.
+Each scenario simulates whole all-model PRs (ten workloads; throughput and p95 latency gated, corpus error
+rates per utterance) under a noise model of benchmarks/power/noise.py, judged by the gate's own batched
+rule functions (benchmarks/power/simulate.py). Rates come with Wilson 95% intervals. `--validate N`
+feeds the first N PRs of every validated scenario, unchanged, to `gate.compare.compare` (and the runner's
+two-look plan via gate.stats.looks) and counts rows whose verdict differs (benchmarks/power/validate.py).
 """
 from __future__ import annotations
 
@@ -13,123 +16,125 @@ import argparse
 import json
 import sys
 import time
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # benchmarks/ holds the `power` package
+import numpy as np
 
-from gate.config import load_suite  # noqa: E402
-from power import experiment, report  # noqa: E402
-from power.judges import JudgeFactory  # noqa: E402
-from power.model import NoiseModel  # noqa: E402
-from power.scenarios import default_scenarios  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-SMOKE_SCENARIOS = ("aa", "thr-3", "thr-10", "wer+0.15")
+from power import noise as noise_module  # noqa: E402
+from power import simulate  # noqa: E402
+
+FIELDS = ("any_fail", "any_warn", "target_thr_fail", "target_wer_fail", "target_wer_warn_or_fail")
 
 
-def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--out", type=Path, required=True, help="directory for the table, plot and counts")
-    parser.add_argument("--replicates", type=int, default=400, help="simulated pairs per scenario (default 400)")
-    parser.add_argument("--aa-replicates", type=int, default=None,
-                        help="replicates of the A/A (no change) scenario, whose false-FAIL rate needs a tight CI "
-                             "(default 5 x --replicates; --smoke: = --replicates)")
-    parser.add_argument("--seed", type=int, default=20261202)
-    parser.add_argument("--calibration-pairs", type=int, default=10,
-                        help="A/A pairs the gate's calibration is estimated from, fresh for every replicate")
-    parser.add_argument("--oracle-pairs", type=int, default=2000,
-                        help="A/A pairs used to compute the oracle's true SD of each row's change")
-    parser.add_argument("--scenarios", default=None, help="comma-separated scenario keys (default: all)")
-    parser.add_argument("--no-gate", action="store_true", help="competing rules only (the gate is the slow part)")
-    parser.add_argument("--no-alternatives", action="store_true", help="skip the gate's design alternatives")
-    parser.add_argument("--jobs", type=int, default=2, help="worker processes (default 2)")
-    parser.add_argument("--verify-trees", type=int, default=2, metavar="N",
-                        help="also judge N seeds of full result trees both as trees and as baseline files and "
-                             "check the rows are identical (default 2; 0 skips)")
-    parser.add_argument("--smoke", action="store_true",
-                        help=f"CI smoke: scenarios {','.join(SMOKE_SCENARIOS)}, 30 replicates, small oracle/calibration")
-    args = parser.parse_args(argv)
-    if args.smoke:
-        args.replicates = min(args.replicates, 30)
-        args.oracle_pairs = min(args.oracle_pairs, 300)
-        args.calibration_pairs = min(args.calibration_pairs, 5)
-        args.no_alternatives = True
-        args.verify_trees = min(args.verify_trees, 1)
-        args.scenarios = args.scenarios or ",".join(SMOKE_SCENARIOS)
-    if args.aa_replicates is None:
-        args.aa_replicates = args.replicates if args.smoke else 5 * args.replicates
-    if args.replicates < 1 or args.aa_replicates < 1:
-        parser.error("--replicates and --aa-replicates must be at least 1")
-    if args.out.exists() and not args.out.is_dir():
-        parser.error(f"--out {args.out}: exists and is not a directory")
-    return args
+def run_scenario(key: str, prs: int, chunk: int, seed: int, pairs: int | None = None) -> dict:
+    scenario = next(s for s in noise_module.scenarios() if s.key == key)
+    rules = simulate.Rules.from_gate() if pairs is None else simulate.Rules.from_gate(pairs)
+    test_sets = noise_module.draw_test_sets(seed)
+    counts = {f: 0 for f in FIELDS}
+    runs_sum, runs_max, done = 0.0, 0.0, 0
+    started = time.perf_counter()
+    for index, start in enumerate(range(0, prs, chunk)):
+        size = min(chunk, prs - start)
+        rng = np.random.default_rng([seed, _key_seed(key), index])
+        out = simulate.judge(simulate.draw_chunk(rng, scenario, test_sets, size, rules.pairs), test_sets, rules)
+        for f in FIELDS:
+            counts[f] += int(getattr(out, f).sum())
+        runs_sum += float(out.runs_per_model.sum())
+        runs_max = max(runs_max, float(out.runs_per_model.max()))
+        done += size
+    return {"key": key, "label": scenario.label, "design": scenario.design, "prs": done, "counts": counts,
+            "runs_mean": runs_sum / (done * len(noise_module.MODELS)), "runs_max": runs_max,
+            "seconds": time.perf_counter() - started}
+
+
+def _key_seed(key: str) -> int:
+    return sum((i + 1) * ord(c) for i, c in enumerate(key))
+
+
+def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float, float]:
+    if n == 0:
+        return float("nan"), float("nan"), float("nan")
+    p = k / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return p, max(0.0, centre - half), min(1.0, centre + half)
+
+
+def rate(result: dict, field: str) -> str:
+    p, lo, hi = wilson(result["counts"][field], result["prs"])
+    return f"{100 * p:.1f}% ({100 * lo:.1f}–{100 * hi:.1f})"
+
+
+def table(results: list[dict], rules: simulate.Rules) -> str:
+    lines = [
+        "| Scenario | PRs | FAIL (any row) | WARN shown (no FAIL) | target FAIL | target WARN or FAIL | "
+        "scored runs per model, mean / max |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for r in results:
+        target = "target_wer_fail" if "wer" in r["key"] else "target_thr_fail"
+        either = rate(r, "target_wer_warn_or_fail") if "wer" in r["key"] else "—"
+        shown = "—" if "noop" in r["key"] else rate(r, target)
+        lines.append(f"| {r['label']} ({r['design']}) | {r['prs']} | {rate(r, 'any_fail')} | {rate(r, 'any_warn')} | "
+                     f"{shown} | {either} | {r['runs_mean']:.2f} / {r['runs_max']:.0f} |")
+    head = (f"Rules: FAIL at Holm α₁ = {rules.first_alpha} (first look, 3+3), α₂ = {rules.pooled_alpha} (pooled 6+6), "
+            f"family α = {rules.family_alpha} (one look, cross-job); WARN at BH q ≤ {rules.warn_q} above half the floor; "
+            f"floors: throughput {rules.floor_thr:.0%}, p95 {rules.floor_p95:.0%}, WER {rules.quality_floor_abs * 100:g} pp "
+            f"and {rules.quality_floor_rel:.0%}; calibration: {rules.pairs} A/A pairs. Rates: Wilson 95% intervals. "
+            "Target: qwen3/asr_en (any of its gated speed rows; its corpus WER row).")
+    return head + "\n\n" + "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parse_args(argv)
-    suite = load_suite()
-    scenarios = default_scenarios()
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--prs", type=int, default=1000, help="simulated PRs per scenario (default 1000)")
+    parser.add_argument("--chunk", type=int, default=250)
+    parser.add_argument("--seed", type=int, default=2026)
+    parser.add_argument("--jobs", type=int, default=2, help="worker processes (default 2)")
+    parser.add_argument("--scenarios", default="", help="comma-separated scenario keys (default: all)")
+    parser.add_argument("--pairs", type=int, default=None,
+                        help="A/A pairs in each calibration (default: the advised gate.stats.speed.ADVISED_PAIRS)")
+    parser.add_argument("--validate", type=int, default=0, help="also check N PRs per scenario against compare")
+    parser.add_argument("--smoke", action="store_true", help="a few PRs per scenario, for CI")
+    parser.add_argument("--out", type=Path, default=None, help="write verdict_power.md and .json here")
+    args = parser.parse_args(argv)
+    keys = [s.key for s in noise_module.scenarios()]
     if args.scenarios:
-        wanted = args.scenarios.split(",")
-        unknown = sorted(set(wanted) - {s.key for s in scenarios})
+        unknown = sorted(set(args.scenarios.split(",")) - set(keys))
         if unknown:
-            print(f"verdict_power: error: unknown scenario(s) {', '.join(unknown)}; known: "
-                  f"{', '.join(s.key for s in scenarios)}", file=sys.stderr)
-            return 2
-        scenarios = tuple(s for s in scenarios if s.key in wanted)
-    noise = NoiseModel()
-    rows = experiment.gated_rows(suite)
-    started = time.monotonic()
-    factory = JudgeFactory(seed=args.seed, noise=noise, oracle_pairs=args.oracle_pairs,
-                           calibration_pairs=args.calibration_pairs, with_gate=not args.no_gate,
-                           alternatives=not args.no_alternatives)
+            parser.error(f"unknown scenario {unknown[0]!r}; expected one of {', '.join(keys)}")
+        keys = [k for k in keys if k in args.scenarios.split(",")]
+    prs = 40 if args.smoke else args.prs
+    chunk = min(args.chunk, prs)
+    started = time.perf_counter()
+    if args.jobs > 1:
+        with ProcessPoolExecutor(args.jobs) as pool:
+            results = list(pool.map(run_scenario, keys, [prs] * len(keys), [chunk] * len(keys),
+                                    [args.seed] * len(keys), [args.pairs] * len(keys)))
+    else:
+        results = [run_scenario(k, prs, chunk, args.seed, args.pairs) for k in keys]
+    elapsed = time.perf_counter() - started
+    rules = simulate.Rules.from_gate() if args.pairs is None else simulate.Rules.from_gate(args.pairs)
+    text = "# Verdict power (benchmarks/verdict_power.py)\n\n" + table(results, rules)
+    text += f"\n\nSimulated {sum(r['prs'] for r in results)} PRs in {elapsed:.0f} s ({args.jobs} processes, seed {args.seed}).\n"
+    validation = None
+    if args.validate:
+        from power import validate
 
-    def progress(message: str) -> None:
-        print(f"[{time.monotonic() - started:6.1f}s] {message}", file=sys.stderr, flush=True)
-
-    replicates = {s.key: (args.aa_replicates if s.is_null else args.replicates) for s in scenarios}
-    results = experiment.run(scenarios, factory, rows, replicates, args.seed, noise, args.jobs, progress)
-    args.out.mkdir(parents=True, exist_ok=True)
-    equivalence = ""
-    if args.verify_trees and not args.no_gate:
-        checks = verify_trees(suite, args.verify_trees, smoke=args.smoke)
-        progress(f"tree equivalence: {sum(c.identical for c in checks)}/{len(checks)} identical")
-        equivalence = report.equivalence_line(checks)
-        if not all(c.identical for c in checks):
-            print(equivalence, file=sys.stderr)
-            return 1
-    table = report.markdown_table(results)
-    alternatives = report.alternatives_table(results)
-    line = report.headline(results)
-    command = "python benchmarks/verdict_power.py " + " ".join(argv if argv is not None else sys.argv[1:])
-    (args.out / "verdict_power.md").write_text(
-        f"# Verdict power: false alarms and detection power\n\n`{command}` "
-        f"({args.replicates} replicates per scenario, {args.aa_replicates} for A/A, seed {args.seed}, "
-        f"{time.monotonic() - started:.0f} s on {args.jobs} processes). "
-        "Cells: rate in % (95% Wilson CI). A/A row: share of no-op PRs with any gated row failed; "
-        "other rows: share of replicates in which the changed row was flagged.\n\n"
-        f"{table}\n\n{alternatives}{equivalence}{line}\n", encoding="utf-8")
-    report.plot(results, args.out / "verdict_power.png")
-    meta = {"command": command, "replicates": args.replicates, "aa_replicates": args.aa_replicates, "seed": args.seed,
-            "seconds": round(time.monotonic() - started), "calibration_pairs": args.calibration_pairs,
-            "oracle_pairs": args.oracle_pairs}
-    (args.out / "verdict_power.json").write_text(json.dumps(report.counts(results, meta), indent=1) + "\n",
-                                                 encoding="utf-8")
-    print(table)
-    print()
-    print(alternatives + equivalence + line)
+        validation = validate.check(keys, args.validate, args.seed, rules)
+        text += "\n" + validate.describe(validation) + "\n"
+    print(text)
+    if args.out:
+        args.out.mkdir(parents=True, exist_ok=True)
+        (args.out / "verdict_power.md").write_text(text, encoding="utf-8")
+        (args.out / "verdict_power.json").write_text(json.dumps(
+            {"seed": args.seed, "seconds": elapsed, "scenarios": results, "validation": validation,
+             "rules": rules.__dict__}, indent=1), encoding="utf-8")
     return 0
 
 
-def verify_trees(suite, seeds: int, smoke: bool):
-    import tempfile
-
-    from power.gate_rule import verify_tree_equivalence
-
-    models = ("qwen3", "moss_td") if smoke else None
-    with tempfile.TemporaryDirectory(prefix="verdict-power-trees-") as tmp:
-        return verify_tree_equivalence(Path(tmp), suite, tuple(range(1, seeds + 1)),
-                                       **({"models": models} if models else {"models": tuple(suite.models)}))
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    raise SystemExit(main())

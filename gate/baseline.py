@@ -21,6 +21,7 @@ Baseline file, schema_version 1 (baselines/README.md documents it for reviewers)
 from __future__ import annotations
 
 import datetime as _dt
+import hashlib
 import json
 from contextlib import contextmanager
 from dataclasses import replace
@@ -37,6 +38,7 @@ from gate.errors import InputError
 from gate.results import ResultTree, metric_check, read_tree
 from gate.schema import BOOL, COUNT, NON_EMPTY_STRING, OBJECT, POSITIVE_INT, STRING, SchemaError, list_of, optional
 from gate.side import MeasureSamples, Side, WorkloadSide
+from gate.stats.overdispersion import Dispersion, from_arms
 from gate.stats.performance import Calibration, calibrate
 
 BASELINE_SCHEMA_VERSION = 1
@@ -257,13 +259,14 @@ def _validated_side(data: dict, path: Path, suite: Suite, models: tuple[str, ...
         if workload_id not in known:
             raise schema.Invalid(key, f"is not a workload of suite {suite.name!r}")
         OBJECT(metrics, key)
-        speed = {m.name for m in known[workload_id].metrics if m.kind == "speed"}
-        parsed = {}
+        kinds = {m.name: m.kind for m in known[workload_id].metrics if m.kind == "speed" or m.samples}
+        parsed: dict[str, Calibration | Dispersion] = {}
         for metric, entry in metrics.items():
-            if metric not in speed:
-                raise schema.Invalid(f"{key}.{metric}", f"is not a speed metric of {workload_id}")
+            if metric not in kinds:
+                raise schema.Invalid(f"{key}.{metric}", f"is not a speed or per-utterance metric of {workload_id}")
             with _within(f"{key}.{metric}"):
-                parsed[metric] = _calibration(entry, f"{key}.{metric}")
+                parsed[metric] = (_calibration(entry, f"{key}.{metric}") if kinds[metric] == "speed"
+                                  else _dispersion(entry, f"{key}.{metric}"))
         if workload_id in selected:
             calibration[workload_id] = parsed
     schema.get_optional(data, "calibration_source", OBJECT)
@@ -364,14 +367,30 @@ def _samples_from_dict(measure: str, s: Any, n_runs: int, key: str, stored: tupl
 
 
 def _calibration(entry: Any, key: str) -> Calibration:
+    """A speed metric's A/A noise: sigma and delta_sd in range, counts non-negative integers."""
     OBJECT(entry, key)
     sigma_check = schema.Check(f"a number between {MIN_SIGMA:g} and {MAX_SIGMA:g}",
                                lambda v: schema.NUMBER.test(v) and MIN_SIGMA <= v <= MAX_SIGMA)
-    return Calibration(sigma=float(schema.get(entry, "sigma", sigma_check)),
-                       df=schema.get(entry, "df", POSITIVE_INT),
-                       groups=schema.get(entry, "groups", POSITIVE_INT),
-                       delta_sd=_float_or_none(schema.get_optional(entry, "delta_sd", sigma_check)),
-                       delta_df=schema.get_optional(entry, "delta_df", POSITIVE_INT))
+    schema.get(entry, "sigma", sigma_check)
+    schema.get(entry, "df", POSITIVE_INT)
+    schema.get(entry, "groups", POSITIVE_INT)
+    schema.get_optional(entry, "delta_sd", sigma_check)
+    schema.get_optional(entry, "delta_df", POSITIVE_INT)
+    for name in ("within_pairs", "cross_pairs", "cross_diffs", "set_aside"):
+        schema.get_optional(entry, name, COUNT)
+    for name in ("cross_sum_sq", "cross_sum_h"):
+        schema.get_optional(entry, name, schema.NON_NEGATIVE)
+    return Calibration.from_dict(entry)
+
+
+def _dispersion(entry: Any, key: str) -> Dispersion:
+    """A per-utterance measure's A/A over-dispersion: sums of squares non-negative, counts integers."""
+    OBJECT(entry, key)
+    for name in ("ss_total", "ss_units"):
+        schema.get(entry, name, schema.NON_NEGATIVE)
+    schema.get(entry, "df", COUNT)
+    schema.get(entry, "arms", POSITIVE_INT)
+    return Dispersion.from_dict(entry)
 
 
 def _fingerprint(data: dict, known: Mapping[str, Any]) -> Fingerprint:
@@ -409,41 +428,100 @@ def _float_or_none(value: Any) -> float | None:
 
 # --- A/A calibration -----------------------------------------------------------------------------------
 
-def calibration_from_pairs(pairs: Sequence[tuple[Side, Side]], suite: Suite) -> dict[str, dict[str, Calibration]]:
-    """Sigma per workload × speed metric from same-commit pairs of sides; complete workloads only."""
-    out: dict[str, dict[str, Calibration]] = {}
+def calibration_from_pairs(pairs: Sequence[tuple[Side, Side]], suite: Suite,
+                           cross_job: Sequence[bool] | None = None) -> dict[str, dict[str, Calibration | Dispersion]]:
+    """Per workload: speed metric -> Calibration, accuracy metric -> Dispersion, from same-commit pairs of sides
+    (complete workloads only). `cross_job[k]`: pair k's two arms ran in different jobs."""
+    cross_job = list(cross_job) if cross_job is not None else [False] * len(pairs)
+    out: dict[str, dict[str, Calibration | Dispersion]] = {}
     for workload in suite.workloads:
         for metric in workload.metrics:
-            if metric.kind != "speed":
-                continue
-            groups = []
-            for a, b in pairs:
-                wa, wb = a.workloads.get(workload.id), b.workloads.get(workload.id)
-                if wa is None or wb is None or not wa.complete or not wb.complete:
-                    continue
-                groups.append(([v for v in wa.values.get(metric.name, ()) if v is not None],
-                               [v for v in wb.values.get(metric.name, ()) if v is not None]))
-            cal = calibrate(groups) if groups else None
-            if cal is not None:
-                out.setdefault(workload.id, {})[metric.name] = cal
+            usable = [(a.workloads[workload.id], b.workloads[workload.id], across)
+                      for (a, b), across in zip(pairs, cross_job)
+                      if workload.id in a.workloads and workload.id in b.workloads
+                      and a.workloads[workload.id].complete and b.workloads[workload.id].complete]
+            entry: Calibration | Dispersion | None = None
+            if metric.kind == "speed" and usable:
+                entry = calibrate([([v for v in wa.values.get(metric.name, ()) if v is not None],
+                                    [v for v in wb.values.get(metric.name, ()) if v is not None]) for wa, wb, _ in usable],
+                                  cross_job=[across for _, _, across in usable])
+            elif metric.kind == "accuracy" and metric.samples and usable:
+                arms = [_valid_errors(w.samples[metric.samples]) for pair in usable for w in pair[:2]
+                        if metric.samples in w.samples]
+                entry = from_arms(arms) if arms else None
+            if entry is not None:
+                out.setdefault(workload.id, {})[metric.name] = entry
     return out
 
 
-def calibrate_baseline(baseline_path: str | Path, pairs: Sequence[tuple[Side, Side]], suite: Suite) -> dict:
+def _valid_errors(s: MeasureSamples) -> np.ndarray:
+    return s.errors[:, s.valid.all(axis=0)]
+
+
+def run_hashes(side: Side) -> dict[str, str]:
+    """A content hash per scored run: every workload's metric values and per-utterance errors of that run.
+    Two runs with the same hash are the same measurement (a copied run directory), not two measurements."""
+    hashes = {}
+    for index, run in enumerate(side.runs):
+        digest = hashlib.sha256()
+        for workload_id in sorted(side.workloads):
+            w = side.workloads[workload_id]
+            if run not in w.runs:
+                continue
+            r = w.runs.index(run)
+            digest.update(workload_id.encode())
+            for name in sorted(w.values):
+                value = w.values[name][r] if r < len(w.values[name]) else None
+                digest.update(f"{name}={value!r};".encode())
+            for measure in sorted(w.samples):
+                digest.update(measure.encode() + np.ascontiguousarray(w.samples[measure].errors[r]).tobytes())
+        hashes[run] = digest.hexdigest()
+    return hashes
+
+
+def check_independent(pairs: Sequence[tuple[Side, Side]]) -> None:
+    """Refuse A/A evidence that is not new evidence: a tree given twice, or a run byte-identical to another
+    (one clear InputError naming both)."""
+    seen: dict[str, str] = {}
+    trees: dict[tuple[str, ...], str] = {}
+    for a, b in pairs:
+        for side in (a, b):
+            hashes = run_hashes(side)
+            key = tuple(sorted(hashes.values()))
+            if key in trees:
+                raise InputError(f"calibration: this tree repeats {trees[key]} (same content hash "
+                                 f"{hashlib.sha256(''.join(key).encode()).hexdigest()[:12]}); each A/A pair must be "
+                                 "new, independent runs", path=side.path)
+            trees[key] = side.path
+            for run, digest in hashes.items():
+                where = f"{side.path} {run}"
+                if digest in seen:
+                    raise InputError(f"calibration: {where} is byte-identical to {seen[digest]} (content hash "
+                                     f"{digest[:12]}); copied runs are not independent measurements", path=side.path)
+                seen[digest] = where
+
+
+def calibrate_baseline(baseline_path: str | Path, pairs: Sequence[tuple[Side, Side]], suite: Suite,
+                       cross_job: Sequence[bool] | None = None) -> dict:
     """Write the calibration estimated from `pairs` into the baseline file; returns what was written."""
     path = Path(baseline_path)
+    cross_job = list(cross_job) if cross_job is not None else [False] * len(pairs)
     for a, b in pairs:
         if a.commit and b.commit and a.commit != b.commit:
             raise InputError(f"an A/A pair must be one commit twice; {a.path} is {a.commit}, {b.path} is {b.commit}",
                              path=b.path)
+    check_independent(pairs)
     data = _load(path)
     _side_from_dict(data, path, suite, None)  # the file must be a valid baseline before it is rewritten
-    calibration = calibration_from_pairs(pairs, suite)
-    if not calibration:
+    calibration = calibration_from_pairs(pairs, suite, cross_job)
+    if not any(isinstance(c, Calibration) for metrics in calibration.values() for c in metrics.values()):
         raise InputError("no complete speed values in the A/A pairs; nothing to calibrate", path=pairs[0][0].path)
     data["calibration"] = {w: {m: c.to_dict() for m, c in metrics.items()} for w, metrics in calibration.items()}
     data["calibration_source"] = {
         "pairs": [[a.path, b.path] for a, b in pairs],
+        "independent_pairs": len(pairs),
+        "within_job_pairs": sum(1 for c in cross_job if not c),
+        "cross_job_pairs": sum(1 for c in cross_job if c),
         "commits": sorted({s.commit for pair in pairs for s in pair if s.commit}),
         "created": _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat(),
     }
@@ -452,7 +530,7 @@ def calibrate_baseline(baseline_path: str | Path, pairs: Sequence[tuple[Side, Si
     return data["calibration"]
 
 
-def with_calibration(side: Side, calibration: Mapping[str, Mapping[str, Calibration]]) -> Side:
+def with_calibration(side: Side, calibration: Mapping[str, Mapping[str, Calibration | Dispersion]]) -> Side:
     return replace(side, calibration=calibration)
 
 

@@ -54,6 +54,7 @@ SHORT_HELP = {
     "baseline": "Create baselines from result trees and calibrate their noise floor from A/A pairs.",
     "compare": "Compare CANDIDATE against BASE; each is a result tree or a baseline JSON file.",
     "event": "Print run, reason, models, matrix, sha, base-sha, pr, labels as NAME=VALUE lines.",
+    "history": "The last N nights of main per workload × metric: a sparkline, the latest value, change points.",
     "example": "Write OUT/baseline, OUT/candidate (synthetic result trees) and OUT/baseline.json.",
     "merge": "Merge REPORTS (each validated against the report schema) into one report.json.",
     "post": "Judge uploaded result trees and publish the check runs and the one sticky comment.",

@@ -8,34 +8,54 @@ The rules (statistics.md §0; ARCHITECTURE "Decisions already taken"), in the or
    still shown, labelled partial. Such a row can never pass.
 2. NOT COMPARABLE: a fingerprint fact the row depends on differs (GPU, driver, freeze, dataset,
    evaluation input, model, MOSS token budget) and its kind was not allowed. The numbers are shown.
-3. Accuracy with per-utterance data on both sides (same ids): paired sign-flip p (exact), paired
-   bootstrap CI, worse/better counts. FAIL needs Holm-adjusted p <= quality_alpha (0.005) over the quality family
-   AND Δ >= the absolute and relative floors. WARN: unadjusted p <= 0.05 above the floors, or a newly
-   catastrophic utterance. Identical errors: PASS ("identical").
+3. Accuracy with per-utterance data on both sides (same ids): paired sign-flip p (exact), widened by
+   the A/A calibration's correlated churn when same-commit runs are not deterministic
+   (gate.stats.overdispersion); paired bootstrap CI, worse/better counts.
    Without per-sample data (or with ids that do not pair): the maintainers' tolerance, labelled fallback.
-4. Speed with an A/A calibration (df >= 4): one-sided log-scale t. FAIL needs Holm-adjusted p <= alpha
-   (0.005) over the speed family AND a relative worsening >= the metric's floor. WARN: p <= 0.01 or BH q <= 0.10
-   with >= half the floor, or >= the floor at p <= 0.05. Without calibration: the maintainers'
-   ratio policy, labelled uncalibrated. Improvements are reported, never gated.
+4. Speed (gated: throughput and p95 latency; mean latency and RTF are tested and shown, not gated):
+   one-sided log-scale t over the runs kept (gate.stats.outliers sets a wild run aside, and says so),
+   σ from the A/A calibration pooled over the model's workloads, plus the between-job variance when
+   the sides ran in different jobs (gate.stats.speed). No calibration, a single run on a side, or a
+   cross-job comparison without enough cross-job A/A pairs: the row can WARN at most, and says why.
+5. The decision per family (gate.stats.decision): FAIL = Holm-adjusted p <= alpha AND the floor reached
+   (and the row may fail); WARN = BH q <= warn_q AND half the floor reached, or a newly catastrophic
+   utterance (accuracy). Improvements are reported, never gated. Inside `gate run`'s two-look plan alpha
+   is split over the looks (gate.stats.looks.thresholds_for).
 """
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
 from gate import comparability
 from gate.config import MetricSpec, Suite, Workload
 from gate.errors import InputError
-from gate.report import (MAX_ID, MAX_TEXT, REPORT_SCHEMA_VERSION, Basis, CoverageEntry, CoverageSide, EnvDifference,
-                         Report, Row, SideInfo, SideStats, Statistics, Utterance, clip)
+from gate.report import (
+    MAX_ID,
+    MAX_TEXT,
+    REPORT_SCHEMA_VERSION,
+    Basis,
+    CoverageEntry,
+    CoverageSide,
+    EnvDifference,
+    Report,
+    Row,
+    SideInfo,
+    SideStats,
+    Statistics,
+    Utterance,
+    clip,
+)
 from gate.side import MeasureSamples, Side, WorkloadSide
-from gate.stats.multiplicity import benjamini_hochberg, holm
-from gate.stats.performance import MIN_CALIBRATION_DF, Calibration, log_shift_test, ratio_policy
-from gate.stats.quality import DEFAULT_BOOTSTRAP, DEFAULT_FLIPS, paired_quality_test
+from gate.stats import decision
+from gate.stats.overdispersion import Dispersion, widened_p
+from gate.stats.performance import MIN_CALIBRATION_DF, Calibration, ratio_policy
+from gate.stats.quality import CATASTROPHIC_MIN_JUMP, DEFAULT_BOOTSTRAP, DEFAULT_FLIPS, paired_quality_test
+from gate.stats.speed import SpeedNoise, fail_blockers, shift_test
 from gate.verdict import Verdict
 
 MAX_UTTERANCES_PER_ROW = 8
@@ -43,26 +63,21 @@ MAX_UTTERANCES_PER_ROW = 8
 
 @dataclass(frozen=True)
 class Thresholds:
-    """Decision levels and floors (statistics.md §0 placeholders, to be tuned on A/A data)."""
+    """Decision levels and floors (issue 10 "Decisions taken"; benchmarks/results/verdict_power.md measures them)."""
 
-    # Family-wise levels for FAIL (Holm), per family. statistics.md §4.3 "Choosing α_family": a blocking
-    # gate should false-FAIL at most ~1% of no-op PRs; two families at 0.005 each keep the union bound at
-    # 1% whatever their dependence. At 0.05 the speed family false-FAILed 3.1% of simulated no-op PRs
-    # (benchmarks/results/verdict_power.md) and the accuracy family 4.4% under heavy decoding
-    # nondeterminism (tests/verdict), so neither can be 0.05. The price: a diffuse WER change with
-    # churn (p ≈ 0.005) WARNs instead of failing.
+    # Family-wise levels for FAIL (Holm), per family. Two families at 0.005 keep the union bound at 1% per
+    # report whatever their dependence. Inside `gate run`'s two-look plan the looks split it, 0.001 + 0.004
+    # (gate.stats.looks.thresholds_for).
     alpha: float = 0.005  # speed family
     quality_alpha: float = 0.005
-    warn_alpha: float = 0.05  # accuracy WARN: unadjusted one-sided p at this level, above the floors
+    # WARN: Benjamini-Hochberg q at most this, with at least half the floor (both families). At 0.05 (and 0.02)
+    # a simulated all-model no-op PR showed a WARN more than 5% of the time (benchmarks/results/verdict_power.md).
+    warn_q: float = 0.01
+    warn_alpha: float = 0.05  # accuracy: the "significant but below the floors" note
     quality_floor_abs: float = 0.001  # ΔWER/CER of at least 0.1 pp ...
     quality_floor_rel: float = 0.03  # ... and at least 3% of the baseline rate
     small_set_size: int = 30  # sets this small (MOSS 20/25 sessions) ...
     small_set_floor_abs: float = 0.005  # ... need 0.5 pp
-    speed_warn_p: float = 0.01
-    speed_warn_q: float = 0.10
-    # A change at or above the floor warns only when it is at least weakly significant: with sigma near the
-    # floor (long MOSS sets) an unconditional rule warned on most no-op PRs (verdict_power.md).
-    speed_large_warn_p: float = 0.05
     n_boot: int = DEFAULT_BOOTSTRAP
     n_flips: int = DEFAULT_FLIPS
 
@@ -98,6 +113,8 @@ class _Draft:
     sigma: float | None = None
     df: int | None = None
     above_floor: bool = False  # accuracy: Δ reaches both floors
+    above_half_floor: bool = False  # accuracy: Δ reaches half of both floors
+    fail_blockers: tuple[str, ...] = ()  # speed: why this row can WARN at most
     base_rate: float | None = None  # accuracy: the baseline's corpus rate over the paired units
 
     def freeze(self) -> Row:
@@ -145,16 +162,20 @@ def statistics_of(thresholds: Thresholds, rows: Sequence[Row], seed: int) -> Sta
                       quality_floor_abs=thresholds.quality_floor_abs, quality_floor_rel=thresholds.quality_floor_rel,
                       small_set_size=thresholds.small_set_size, small_set_floor_abs=thresholds.small_set_floor_abs,
                       quality_family_size=sum(1 for r in rows if r.family == "quality"),
-                      speed_alpha=thresholds.alpha, speed_warn_p=thresholds.speed_warn_p,
-                      speed_warn_q=thresholds.speed_warn_q, speed_large_warn_p=thresholds.speed_large_warn_p,
+                      speed_alpha=thresholds.alpha, warn_q=thresholds.warn_q,
                       speed_family_size=sum(1 for r in rows if r.family == "speed"),
                       min_calibration_df=MIN_CALIBRATION_DF, n_boot=thresholds.n_boot, seed=seed)
 
 
 def compare(base: Side, cand: Side, suite: Suite, *, models: Sequence[str] | None = None,
             allow_diff: Iterable[str] = (), seed: int = 0, thresholds: Thresholds = Thresholds(),
-            calibration: Mapping[str, Mapping[str, Calibration]] | None = None) -> Report:
-    """Judge `cand` against `base`. `calibration` defaults to the baseline's (else the candidate's)."""
+            calibration: Mapping[str, Mapping[str, Any]] | None = None, cross_job: bool | None = None) -> Report:
+    """Judge `cand` against `base`. `calibration` defaults to the baseline's (else the candidate's).
+
+    `cross_job`: the two sides ran in different jobs (a stored baseline, two nightlies), so a job effect adds
+    to the variance of every speed difference. Default: True when either side is a baseline file, False for
+    two trees (gate run's interleaved A/B).
+    """
     allowed = tuple(allow_diff)
     bad = sorted(set(allowed) - set(comparability.KINDS))
     if bad:
@@ -162,6 +183,8 @@ def compare(base: Side, cand: Side, suite: Suite, *, models: Sequence[str] | Non
     chosen = tuple(models) if models else (cand.models or base.models)
     workloads = _workloads_to_compare(base, cand, suite, chosen)
     calibration = calibration if calibration is not None else (base.calibration or cand.calibration)
+    if cross_job is None:
+        cross_job = "baseline" in (base.kind, cand.kind)
     differences = tuple(comparability.diff(base.fingerprint, cand.fingerprint, [w.id for w in workloads]))
 
     drafts: list[_Draft] = []
@@ -174,7 +197,7 @@ def compare(base: Side, cand: Side, suite: Suite, *, models: Sequence[str] | Non
         incomplete = not (wb and wc and wb.complete and wc.complete)
         blocking = comparability.blocking_kinds(differences, workload.id, allowed)
         for metric in workload.metrics:
-            if not metric.gated:
+            if not metric.tested:
                 continue
             row = _new_row(workload, metric, wb, wc)
             if incomplete:
@@ -184,9 +207,11 @@ def compare(base: Side, cand: Side, suite: Suite, *, models: Sequence[str] | Non
                 _plain_delta(row)
             elif metric.kind == "accuracy":
                 assert wb is not None and wc is not None
-                utterances += _accuracy(row, workload, metric, wb, wc, suite, thresholds, seed)
+                dispersion = (calibration or {}).get(workload.id, {}).get(metric.name)
+                utterances += _accuracy(row, workload, metric, wb, wc, suite, thresholds, seed,
+                                        dispersion if isinstance(dispersion, Dispersion) else None)
             else:
-                _speed(row, metric, (calibration or {}).get(workload.id, {}).get(metric.name), suite)
+                _speed(row, metric, _speed_noise(calibration or {}, suite, workload.model, metric.name), cross_job)
             if blocking and row.verdict is not Verdict.INCOMPLETE:
                 row.verdict = Verdict.NOT_COMPARABLE
                 row.family = None
@@ -294,7 +319,7 @@ class _Paired:
 
 
 def _accuracy(row: _Draft, workload: Workload, metric: MetricSpec, wb: WorkloadSide, wc: WorkloadSide, suite: Suite,
-              thresholds: Thresholds, seed: int) -> list[Utterance]:
+              thresholds: Thresholds, seed: int, dispersion: Dispersion | None) -> list[Utterance]:
     _plain_delta(row)
     paired = _pair(metric.samples, wb, wc)
     if isinstance(paired, _Unpaired):
@@ -310,7 +335,8 @@ def _accuracy(row: _Draft, workload: Workload, metric: MetricSpec, wb: WorkloadS
     row.candidate = SideStats.of(row.candidate.values, row.candidate.used, row.candidate.expected_runs, n)
     row.delta_abs, row.delta_rel, row.base_rate = test.delta, test.delta_rel, test.base_rate
     row.n_worse, row.n_better = test.n_worse, test.n_better
-    row.above_floor = test.delta >= row.floor_abs - 1e-15 and (test.base_rate == 0 or test.delta >= row.floor_rel * test.base_rate)
+    row.above_floor = _reaches(test, row.floor_abs, row.floor_rel, 1.0)
+    row.above_half_floor = _reaches(test, row.floor_abs, row.floor_rel, 0.5)
     row.new_catastrophic = len(test.new_catastrophic)
     unit = "sessions" if small else "utterances"
     if test.identical:
@@ -321,16 +347,29 @@ def _accuracy(row: _Draft, workload: Workload, metric: MetricSpec, wb: WorkloadS
     row.p_value, row.ci, row.ci_kind = test.p_value, test.ci, "delta_abs"
     row.p_degradation = test.p_degradation
     row.method = f"paired {test.p_method} over {n} {unit}"
+    if dispersion is not None and dispersion.widens:
+        # Same-commit runs churn together (A/A calibration): their covariance widens the sign-flip null.
+        a = 1 / paired.base_errors.shape[0] + 1 / paired.cand_errors.shape[0]
+        row.p_value = widened_p(float(test.d.sum()), float((test.d ** 2).sum()), dispersion, a)
+        row.method = (f"paired sign-flip widened for correlated churn (φ {dispersion.phi:.2f}, "
+                      f"{dispersion.arms} A/A arms, df {dispersion.df}) over {n} {unit}")
     row.family = "quality"
     if test.new_catastrophic:
+        # What was found and its evidence, on its own: the row's p-value speaks of the whole set, not of this.
         shown = ", ".join(clip(paired.ids[i], 80) for i in test.new_catastrophic[:3])
         more = f" (+{len(test.new_catastrophic) - 3} more)" if len(test.new_catastrophic) > 3 else ""
-        row.notes.append(f"{len(test.new_catastrophic)} newly catastrophic (>50% errors): {shown}{more}")
+        row.notes.append(f"{len(test.new_catastrophic)} newly catastrophic: >50% errors in all "
+                         f"{paired.cand_errors.shape[0]} candidate runs and none of the {paired.base_errors.shape[0]} "
+                         f"baseline runs, ≥ {CATASTROPHIC_MIN_JUMP} errors above the baseline's worst: {shown}{more}")
     if test.fixed_catastrophic:
         row.notes.append(f"{len(test.fixed_catastrophic)} no longer catastrophic")
     if test.catastrophic_sign_p is not None:
         row.notes.append(f"sign test, new vs no-longer catastrophic: p={test.catastrophic_sign_p:.3g}")
     return _notable(workload, metric.samples or "", test, paired)
+
+
+def _reaches(test, floor_abs: float, floor_rel: float, share: float) -> bool:
+    return test.delta >= share * floor_abs - 1e-15 and (test.base_rate == 0 or test.delta >= share * floor_rel * test.base_rate)
 
 
 @dataclass(frozen=True)
@@ -402,7 +441,13 @@ def _notable(workload: Workload, measure: str, test, paired: _Paired) -> list[Ut
 
 # --- speed ------------------------------------------------------------------------------------------------------
 
-def _speed(row: _Draft, metric: MetricSpec, calibration: Calibration | None, suite: Suite) -> None:
+def _speed_noise(calibration: Mapping[str, Mapping[str, Any]], suite: Suite, model: str, metric: str) -> SpeedNoise | None:
+    """The metric's calibrations over all the model's workloads, pooled (far more df than one workload's)."""
+    found = [calibration.get(w.id, {}).get(metric) for w in suite.workloads_for((model,))]
+    return SpeedNoise.pooled([c for c in found if isinstance(c, Calibration)])
+
+
+def _speed(row: _Draft, metric: MetricSpec, noise: SpeedNoise | None, cross_job: bool) -> None:
     b, c = row.baseline.present, row.candidate.present
     _plain_delta(row)
     missing = [name for name, values in (("baseline", b), ("candidate", c)) if not values or any(v <= 0 for v in values)]
@@ -413,57 +458,78 @@ def _speed(row: _Draft, metric: MetricSpec, calibration: Calibration | None, sui
         return
     row.floor_rel = metric.floor_rel or 0.0
     higher = metric.higher_is_better
-    if calibration is not None and calibration.usable:
-        test = log_shift_test(b, c, higher_is_better=higher, calibration=calibration)
+    row.fail_blockers = fail_blockers(noise, len(b), len(c), cross_job=cross_job)
+    if noise is not None and noise.usable:
+        test = shift_test(np.log(np.asarray(b, dtype=float))[None], np.log(np.asarray(c, dtype=float))[None], noise,
+                          higher_is_better=higher, cross_job=cross_job)
+        low, high = test.ratio_ci(higher)
         row.basis = Basis.CALIBRATED
-        row.p_value, row.ci, row.ci_kind = test.p_value, test.ratio_ci, "ratio"
-        row.delta_rel, row.worse_rel = test.ratio - 1, test.worse_rel
-        row.sigma, row.df = calibration.sigma, test.df
-        row.family = "speed"
-        row.method = f"log-scale t, run-to-run σ {calibration.sigma:.2%} (df {test.df}, {test.se_source})"
+        row.p_value, row.ci, row.ci_kind = float(test.p[0]), (float(low[0]), float(high[0])), "ratio"
+        row.worse_rel = float(test.worse_rel[0])
+        row.delta_rel = math.exp(-float(test.worse[0]) if higher else float(test.worse[0])) - 1
+        row.sigma, row.df = noise.sigma, int(round(float(test.df[0])))
+        row.family = "speed" if metric.gated else None
+        where = "across jobs" if cross_job else "one job"
+        row.method = (f"log-scale t, run-to-run σ {noise.sigma:.2%} pooled over the model's workloads "
+                      f"(df {noise.sigma_df}), {where}")
+        if test.favourable_set_aside[0]:
+            row.fail_blockers += ("a candidate run better than the others was set aside: its runs disagree; "
+                                  "re-measure",)
+        for side, values, kept in (("baseline", b, test.kept_base[0]), ("candidate", c, test.kept_cand[0])):
+            median = float(np.quantile(np.asarray(values, dtype=float), 0.5, method="lower"))
+            for index in np.flatnonzero(~kept):
+                row.notes.append(f"{side} run {index + 1} set aside ({values[index]:.4g}, {values[index] / median - 1:+.0%} "
+                                 "from its arm's median): one wild run must not decide")
+        if not metric.gated:
+            row.notes.append("shown, not gated")
+        elif row.fail_blockers:
+            row.notes.append("can WARN at most: " + "; ".join(row.fail_blockers))
         return
-    ratio, breached = ratio_policy(b, c, higher_is_better=higher, tolerance=suite.policy.speed_ratio)
-    limit = f"{'>=' if higher else '<='} {1 - suite.policy.speed_ratio if higher else 1 + suite.policy.speed_ratio:.2f}×"
+    ratio, _ = ratio_policy(b, c, higher_is_better=higher, tolerance=row.floor_rel)
     row.basis = Basis.UNCALIBRATED
-    row.method = f"uncalibrated: maintainers' ratio policy ({limit})"
-    row.tolerance = suite.policy.speed_ratio
+    row.method = f"uncalibrated: ratio of means against the {row.floor_rel:.0%} floor"
+    row.tolerance = row.floor_rel
     row.delta_rel = ratio - 1
     row.worse_rel = (1 / ratio - 1) if higher else ratio - 1
-    if calibration is not None:  # (no calibration at all is said once, in the report's statistics section)
-        row.notes.append(f"calibration has only {calibration.df} degrees of freedom (< {MIN_CALIBRATION_DF}): not used")
-    if min(len(b), len(c)) == 1:
-        row.notes.append("a side has a single run: no noise estimate at all")
-    if breached:
-        row.verdict = Verdict.FAIL
+    if not metric.gated:
+        row.notes.append("shown, not gated")
+    else:
+        row.notes.append("can WARN at most: " + "; ".join(row.fail_blockers))
+        if row.worse_rel >= row.floor_rel:
+            row.verdict = Verdict.WARN
 
 
 # --- the decision over families --------------------------------------------------------------------------------
 
 def _decide(rows: list[_Draft], thresholds: Thresholds) -> None:
+    """Holm FAIL and BH WARN per family (gate.stats.decision); a newly catastrophic utterance WARNs at least."""
     quality = [r for r in rows if r.family == "quality"]
-    for row, adjusted in zip(quality, holm([r.p_value for r in quality])):
-        assert row.p_value is not None and adjusted is not None
-        row.p_adjusted = adjusted
-        above = row.above_floor
-        if adjusted <= thresholds.quality_alpha and above:
-            row.verdict = Verdict.FAIL
-        elif (row.p_value <= thresholds.warn_alpha and above) or row.new_catastrophic:
-            row.verdict = Verdict.WARN
-        elif row.p_value <= thresholds.warn_alpha:
-            row.notes.append("significant but below the floors")
+    if quality:
+        result = decision.decide_family(
+            np.array([[r.p_value for r in quality]], dtype=float), np.array([[r.above_floor for r in quality]]),
+            np.array([[r.above_half_floor for r in quality]]), np.ones((1, len(quality)), bool),
+            alpha=thresholds.quality_alpha, warn_q=thresholds.warn_q)
+        for k, row in enumerate(quality):
+            assert row.p_value is not None
+            row.p_adjusted, row.q_value = float(result.p_adjusted[0, k]), float(result.q_value[0, k])
+            row.verdict = _VERDICT[int(result.verdict[0, k])]
+            if row.verdict is Verdict.PASS and row.new_catastrophic:
+                row.verdict = Verdict.WARN
+            if row.verdict is Verdict.PASS and row.p_value <= thresholds.warn_alpha and not row.above_half_floor:
+                row.notes.append("significant but below the floors")
     speed = [r for r in rows if r.family == "speed"]
-    pvalues = [r.p_value for r in speed]
-    for row, adjusted, q in zip(speed, holm(pvalues), benjamini_hochberg(pvalues)):
-        assert row.p_value is not None and adjusted is not None and q is not None and row.worse_rel is not None
-        row.p_adjusted, row.q_value = adjusted, q
-        floor = row.floor_rel or 0.0
-        if adjusted <= thresholds.alpha and row.worse_rel >= floor:
-            row.verdict = Verdict.FAIL
-        elif row.worse_rel >= floor / 2 and (row.p_value <= thresholds.speed_warn_p or q <= thresholds.speed_warn_q):
-            row.verdict = Verdict.WARN
-        elif row.worse_rel >= floor and row.p_value <= thresholds.speed_large_warn_p:
-            row.verdict = Verdict.WARN
-            row.notes.append("large change, weakly significant: rerun to confirm")
+    if speed:
+        worse = np.array([[r.worse_rel for r in speed]], dtype=float)
+        floors = np.array([[r.floor_rel or 0.0 for r in speed]])
+        result = decision.decide_family(
+            np.array([[r.p_value for r in speed]], dtype=float), worse >= floors, worse >= floors / 2,
+            np.array([[not r.fail_blockers for r in speed]]), alpha=thresholds.alpha, warn_q=thresholds.warn_q)
+        for k, row in enumerate(speed):
+            row.p_adjusted, row.q_value = float(result.p_adjusted[0, k]), float(result.q_value[0, k])
+            row.verdict = _VERDICT[int(result.verdict[0, k])]
+
+
+_VERDICT = {decision.PASS: Verdict.PASS, decision.WARN: Verdict.WARN, decision.FAIL: Verdict.FAIL}
 
 
 def _num(value: float | None) -> float | None:

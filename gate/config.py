@@ -30,6 +30,7 @@ class MetricSpec:
     file: str = "results"  # MOSS: "results" (transcribe_diarize_results.json) or "speed"
     floor_rel: float | None = None  # speed: smallest relative change worth failing
     samples: str | None = None  # accuracy: per-utterance measure (wer, cer, cp_cer)
+    gate: bool = True  # False: tested and shown, never decides a verdict (mean latency, RTF)
 
     @property
     def higher_is_better(self) -> bool:
@@ -37,6 +38,11 @@ class MetricSpec:
 
     @property
     def gated(self) -> bool:
+        return self.kind in ("accuracy", "speed") and self.gate
+
+    @property
+    def tested(self) -> bool:
+        """Gets a row in the report (gated, or a speed metric shown beside the gated ones)."""
         return self.kind in ("accuracy", "speed")
 
 
@@ -280,7 +286,7 @@ class _SuiteParser:
         return Policy(accuracy_tolerance_abs=dict(tolerances), speed_ratio=self.positive(p["speed_ratio"], "policy.speed_ratio"))
 
     def _metric(self, value: Any, key: str) -> MetricSpec:
-        m = self.mapping(value, key, ("name", "path", "unit", "direction", "kind"), ("file", "floor_rel", "samples"))
+        m = self.mapping(value, key, ("name", "path", "unit", "direction", "kind"), ("file", "floor_rel", "samples", "gate"))
         kind = self.choice(m["kind"], f"{key}.kind", METRIC_KINDS)
         floor = m.get("floor_rel")
         if floor is not None:
@@ -296,7 +302,13 @@ class _SuiteParser:
             file=self.choice(m.get("file", "results"), f"{key}.file", ("results", "speed")),
             floor_rel=floor,
             samples=m.get("samples") and self.choice(m["samples"], f"{key}.samples", ("wer", "cer", "cp_cer")),
+            gate=self._flag(m.get("gate", True), f"{key}.gate"),
         )
+
+    def _flag(self, value: Any, key: str) -> bool:
+        if not isinstance(value, bool):
+            raise self.fail(key, "true or false", value)
+        return value
 
     def _workload(self, index: int, value: Any, models: Mapping[str, ModelSpec], datasets: Mapping[str, DatasetSpec]) -> Workload:
         key = f"workloads[{index}]"

@@ -22,7 +22,7 @@ import difflib
 import importlib.resources
 import re
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import jinja2
 
@@ -306,7 +306,7 @@ def short_commit(value: Any) -> str:
 
 # --- context -------------------------------------------------------------------------------------------
 
-def _context(report: Report, folded: tuple[str, ...] = ()) -> dict:
+def _context(report: Report, folded: tuple[str, ...] = (), trends: Mapping[tuple[str, str], str] | None = None) -> dict:
     rows = report.rows
     models: dict[str, list[Row]] = {}
     for row in rows:
@@ -337,6 +337,7 @@ def _context(report: Report, folded: tuple[str, ...] = ()) -> dict:
     return {
         "report": report,
         "verdict": report.verdict,
+        "trends": dict(trends or {}),
         "marker": marker(report.suite),
         "models": models,
         "model_summaries": [_model_summary(model, model_rows) for model, model_rows in models.items()],
@@ -478,22 +479,28 @@ def _fit(render: Callable[[tuple[str, ...]], str], budget: Budget, suite: str, k
     return head + budget.cut(body, room) + CUT_NOTE
 
 
-def render_comment(report: Report, *, budget: Budget = COMMENT_BUDGET) -> str:
+Trends = Mapping[tuple[str, str], str]  # (workload, metric) -> sparkline of the last nights, then the candidate
+
+
+def render_comment(report: Report, *, budget: Budget = COMMENT_BUDGET, trends: Trends | None = None) -> str:
     """The sticky PR comment, starting with the hidden marker; within GitHub's comment limit."""
     template = environment().get_template("comment.md.j2")
-    return _fit(lambda folded: template.render(**_context(report, folded)), budget, report.suite, keep_marker=True)
+    return _fit(lambda folded: template.render(**_context(report, folded, trends)), budget, report.suite,
+                keep_marker=True)
 
 
-def render_check_summary(report: Report, *, budget: Budget = CHECK_SUMMARY_BUDGET) -> str:
+def render_check_summary(report: Report, *, budget: Budget = CHECK_SUMMARY_BUDGET, trends: Trends | None = None) -> str:
     """The check run's output.summary: the comment's content without the marker."""
     template = environment().get_template("summary.md.j2")
-    return _fit(lambda folded: template.render(**_context(report, folded)), budget, report.suite, keep_marker=False)
+    return _fit(lambda folded: template.render(**_context(report, folded, trends)), budget, report.suite,
+                keep_marker=False)
 
 
-def render_summary(report: Report, *, budget: Budget = JOB_SUMMARY_BUDGET) -> str:
+def render_summary(report: Report, *, budget: Budget = JOB_SUMMARY_BUDGET, trends: Trends | None = None) -> str:
     """The job summary (GITHUB_STEP_SUMMARY): everything, folded only past 1 MiB."""
     template = environment().get_template("summary.md.j2")
-    return _fit(lambda folded: template.render(**_context(report, folded)), budget, report.suite, keep_marker=False)
+    return _fit(lambda folded: template.render(**_context(report, folded, trends)), budget, report.suite,
+                keep_marker=False)
 
 
 def render_terminal(report: Report, *, show_all: bool = False) -> str:

@@ -191,9 +191,7 @@ class Statistics:
     small_set_floor_abs: float
     quality_family_size: int
     speed_alpha: float
-    speed_warn_p: float
-    speed_warn_q: float
-    speed_large_warn_p: float
+    warn_q: float  # WARN (both families): Benjamini-Hochberg q at most this, with at least half the floor
     speed_family_size: int
     min_calibration_df: int
     n_boot: int

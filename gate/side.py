@@ -10,6 +10,7 @@ from typing import Mapping
 import numpy as np
 
 from gate.comparability import Fingerprint
+from gate.stats.overdispersion import Dispersion
 from gate.stats.performance import Calibration
 
 
@@ -56,7 +57,8 @@ class Side:
     workloads: Mapping[str, WorkloadSide]
     missing: tuple[str, ...]  # suite workloads (of the selected models) with no result at all
     fingerprint: Fingerprint
-    calibration: Mapping[str, Mapping[str, Calibration]] = field(default_factory=dict)
+    # workload -> speed metric -> Calibration, accuracy metric -> Dispersion (gate baseline calibrate)
+    calibration: Mapping[str, Mapping[str, Calibration | Dispersion]] = field(default_factory=dict)
 
     @property
     def models(self) -> tuple[str, ...]:

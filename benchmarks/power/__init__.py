@@ -1,7 +1,2 @@
-"""Verdict power benchmark (issue 6): false alarms and detection power of the gate vs other tools' rules.
-
-Run it with `python benchmarks/verdict_power.py`; see benchmarks/README.md. Modules:
-model (the simulated truth and its noise), scenarios (what a PR changes), rules (the competing decision
-rules), gate_rule (the gate itself, through load_side + compare), experiment (the replicate loop),
-report (table and plot).
-"""
+"""The verdict power benchmark (issue 10): a vectorised simulator of gate/stats's rules, checked against
+`gate.compare.compare` on shared replicates. Entry point: benchmarks/verdict_power.py."""

@@ -64,36 +64,52 @@ def create(tree: Path, out: Path, models: tuple[str, ...], keep_from: Path | Non
 
 
 @command.command("calibrate")
-@click.argument("trees", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.argument("trees", nargs=-1, type=click.Path(path_type=Path))
 @click.option("--baseline", "baseline_path", required=True, type=click.Path(dir_okay=False, path_type=Path),
               help="The baseline file to write the calibration into.")
+@click.option("--cross-job", "cross", nargs=2, multiple=True, type=click.Path(path_type=Path),
+              help="An A/A pair TREE_A TREE_B whose two arms ran in different jobs (repeatable). Only such "
+                   "pairs let a comparison across jobs (against a stored baseline) FAIL on speed.")
 @_SUITE
-def calibrate(trees: tuple[Path, ...], baseline_path: Path, suite_path: Path | None) -> None:
-    """Estimate run-to-run noise from A/A pairs TREE_A TREE_B [TREE_A2 TREE_B2 ...] (same commit twice).
+def calibrate(trees: tuple[Path, ...], baseline_path: Path, cross: tuple[tuple[Path, Path], ...],
+              suite_path: Path | None) -> None:
+    """Estimate run-to-run noise from A/A pairs TREE_A TREE_B [TREE_A2 TREE_B2 ...] (same commit twice, each
+    pair measured in one job), plus --cross-job pairs. Use trees from trusted jobs only (nightly and
+    calibration runs, never trees a PR job made): they set the noise every PR is judged against.
 
-    Sigma per workload × speed metric is the pooled within-arm SD of ln(value), with its degrees of
-    freedom (4 per pair of 3+3 runs); fewer than 4 are stored but not used by `gate compare`.
+    Speed: σ per workload × metric, the pooled within-arm SD of ln(value) (4 degrees of freedom per pair
+    of 3+3 runs), and from cross-job pairs the spread of their differences. Accuracy: whether same-commit
+    transcripts are identical, and if not, how much utterances churn together (gate.stats.overdispersion).
+    A tree given twice, or a run byte-identical to another, is refused: only independent pairs count.
 
     \b
     Exit codes:
       0    written
-      2    unreadable input, an odd number of trees, or a pair of two commits
+      2    unreadable input, an odd number of trees, a pair of two commits, or repeated runs
 
     \b
     Example:
-      gate baseline calibrate aa/a1 aa/b1 aa/a2 aa/b2 --baseline baselines/h200-qwen3.json
+      gate baseline calibrate aa/a1 aa/b1 aa/a2 aa/b2 --cross-job x/a1 x/b1 --baseline baselines/h200-qwen3.json
     """
     if len(trees) % 2:
         raise InputError(f"expected pairs of trees (TREE_A TREE_B ...), got {len(trees)} trees")
+    if not trees and not cross:
+        raise InputError("expected at least one A/A pair (TREE_A TREE_B, or --cross-job TREE_A TREE_B)")
     suite = load_suite(suite_path)
-    sides = [side_from_tree(tree, suite, sample_reader=_no_samples) for tree in trees]
-    pairs = list(zip(sides[0::2], sides[1::2]))
-    written = calibrate_baseline(baseline_path, pairs, suite)
+    within = list(zip(trees[0::2], trees[1::2]))
+    chosen = within + list(cross)
+    pairs = [(side_from_tree(a, suite), side_from_tree(b, suite)) for a, b in chosen]
+    flags = [False] * len(within) + [True] * len(cross)
+    written = calibrate_baseline(baseline_path, pairs, suite, cross_job=flags)
     for workload_id, metrics in written.items():
-        shown = ", ".join(f"{m} σ={c['sigma']:.2%} (df {c['df']})" for m, c in metrics.items())
-        click.echo(f"{workload_id}: {shown}")
-    click.echo(f"calibration from {len(pairs)} A/A pair(s) written to {baseline_path}")
+        click.echo(f"{workload_id}: " + ", ".join(_describe(m, c) for m, c in metrics.items()))
+    click.echo(f"calibration from {len(pairs)} independent A/A pair(s) ({len(within)} within one job, {len(cross)} "
+               f"across jobs) written to {baseline_path}")
 
 
-def _no_samples(run_dir, workload):  # calibration needs speed values only; skip the per-utterance recomputation
-    return {}
+def _describe(metric: str, entry: dict) -> str:
+    if "sigma" in entry:
+        return f"{metric} σ={entry['sigma']:.2%} (df {entry['df']})"
+    if entry["identical"]:
+        return f"{metric}: identical transcripts"
+    return f"{metric}: churn φ={entry['phi']:.2f} (df {entry['df']})"

@@ -29,6 +29,9 @@ from gate.verdict import Verdict
               help="Accept a fingerprint difference of this kind (repeatable); it is still shown.")
 @click.option("--calibration", "calibration_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Take the A/A calibration from this baseline file (default: BASE's, when BASE is a baseline file).")
+@click.option("--cross-job/--same-job", "cross_job", default=None,
+              help="The sides ran in different jobs (a job effect adds to speed noise) or in one interleaved job. "
+                   "Default: across jobs when either side is a baseline file, one job for two trees.")
 @click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Write the report (JSON, gate/schemas/report.schema.json) to this file ('-': stdout).")
 @click.option("--comment", "comment_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
@@ -43,13 +46,16 @@ from gate.verdict import Verdict
 @click.option("--no-cache", "no_cache", is_flag=True, default=False,
               help="Neither read nor write the per-utterance cache beside result trees (TREE/.gate-cache/); "
                    "for trees from an untrusted source, whose cache could have been written by anyone.")
+@click.option("--history", "history_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Nightly history of main (gate history): markdown shows each non-passing row's last nights "
+                   "with the candidate placed on them.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap resampling.")
 @click.option("--suite", "suite_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Suite YAML (default: the packaged gate/suites/asr.yaml).")
 def command(base: Path, candidate: Path, models: tuple[str, ...], allow_diff: tuple[str, ...],
             calibration_path: Path | None, json_path: Path | None, comment_path: Path | None,
-            summary_path: Path | None, output_format: str, show_all: bool, no_cache: bool, seed: int,
-            suite_path: Path | None) -> None:
+            summary_path: Path | None, output_format: str, show_all: bool, no_cache: bool, history_dir: Path | None,
+            seed: int, suite_path: Path | None, cross_job: bool | None) -> None:
     """Compare CANDIDATE against BASE; each is a result tree or a baseline JSON file.
 
     One verdict per workload × gated metric (pass, warn, fail, incomplete, not comparable) and an
@@ -74,6 +80,7 @@ def command(base: Path, candidate: Path, models: tuple[str, ...], allow_diff: tu
       gate compare baselines/h200-qwen3.json results/candidate --json out/report.json
       gate compare results/base results/candidate --format markdown > comment.md
       gate compare results/base results/candidate --json - --format none | jq .verdict
+      gate compare baseline.json candidate --history history --comment comment.md
     """
     suite = load_suite(suite_path)
     chosen = tuple(m for item in models for m in item.split(",") if m) or None
@@ -81,16 +88,17 @@ def command(base: Path, candidate: Path, models: tuple[str, ...], allow_diff: tu
     cand_side = _load(candidate, suite, chosen, cache=not no_cache)
     calibration = read_baseline(calibration_path, suite).calibration if calibration_path else None
     report = compare(base_side, cand_side, suite, models=chosen, allow_diff=allow_diff, seed=seed,
-                     calibration=calibration)
+                     calibration=calibration, cross_job=cross_job)
     for warning in swap_warnings(recorded(base), recorded(candidate), _row_outcomes(report)):
         click.echo(f"gate: warning: {warning}", err=True)
     _write(json_path, json.dumps(report.to_json(), indent=2, ensure_ascii=False) + "\n", "report")
-    _write(comment_path, render_comment(report), "comment")
-    _write(summary_path, render_summary(report), "summary")
+    trends = _trends(history_dir, report, suite)
+    _write(comment_path, render_comment(report, trends=trends), "comment")
+    _write(summary_path, render_summary(report, trends=trends), "summary")
     if output_format == "terminal":
         click.echo(render_terminal(report, show_all=show_all), nl=False)
     elif output_format == "markdown":
-        click.echo(render_comment(report), nl=False)
+        click.echo(render_comment(report, trends=trends), nl=False)
     elif output_format == "json":
         click.echo(json.dumps(report.to_json(), indent=2, ensure_ascii=False))
     raise SystemExit(report.exit_code)
@@ -101,6 +109,14 @@ def _load(path: Path, suite: Suite, models: tuple[str, ...] | None, *, cache: bo
     if cache and path.is_dir():
         return side_from_tree(path, suite, models=models, sample_reader=CachedSampleReader(path))
     return load_side(path, suite, models)
+
+
+def _trends(history_dir: Path | None, report: Report, suite: Suite) -> dict[tuple[str, str], str] | None:
+    if history_dir is None:
+        return None
+    from gate.history.pr import row_trends  # imported here: only --history needs the history modules
+
+    return row_trends(history_dir, report, suite)
 
 
 def _row_outcomes(report: Report) -> list[RowOutcome]:

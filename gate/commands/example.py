@@ -66,7 +66,10 @@ def command(out: Path, suite_path: Path | None) -> None:
     click.echo(f"baseline:  {out / baseline.name}")
     click.echo(f"candidate: {out / candidate.name}")
     click.echo(f"baseline file: {out / 'baseline.json'} (calibrated from {AA_PAIRS} synthetic A/A pairs)")
-    click.echo(f"next: gate compare {out / 'baseline.json'} {out / candidate.name}")
+    click.echo(f"next: gate compare {out / baseline.name} {out / candidate.name} --calibration {out / 'baseline.json'}"
+               "   (A/B in one job, as a PR is judged)")
+    click.echo(f"  or: gate compare {out / 'baseline.json'} {out / candidate.name}"
+               "   (against the stored baseline file, across jobs)")
 
 
 def _check_replaceable(out: Path) -> None:

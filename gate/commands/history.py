@@ -49,7 +49,17 @@ def _read(history_dir: Path, runner_class: str | None):
 @click.pass_context
 def command(ctx: click.Context, history_dir: Path, runner_class: str | None, nights: int, as_json: bool,
             suite_path: Path | None) -> None:
-    """The last N nights of main per workload × metric: a sparkline, the latest value, change points."""
+    """The last N nights of main per workload × metric: a sparkline, the latest value, change points.
+
+    \b
+    Example:
+      gate history --history example-out/nights/history
+
+    \b
+    Exit codes:
+      0  printed
+      2  unreadable history or bad option
+    """
     if ctx.invoked_subcommand is not None:
         return
     from gate.history.analysis import LOOKBACK, trends
@@ -75,7 +85,17 @@ def command(ctx: click.Context, history_dir: Path, runner_class: str | None, nig
 @_SUITE
 def import_(trees: tuple[Path, ...], history_dir: Path, runner_class: str, kind: str, report_path: Path | None,
             when: str | None, suite_path: Path | None) -> None:
-    """Append result trees to the history, in date order; a tree already imported is skipped."""
+    """Append result trees to the history, in date order; a tree already imported is skipped.
+
+    \b
+    Example:
+      gate history import --history example-out/nights/history example-out/nights/night-*
+
+    \b
+    Exit codes:
+      0  appended (or already there)
+      2  unreadable tree or history
+    """
     import datetime as _dt
 
     from gate.history.importer import records_from_tree, workload_verdicts
@@ -111,7 +131,17 @@ def import_(trees: tuple[Path, ...], history_dir: Path, runner_class: str, kind:
 @_SUITE
 def detect_(history_dir: Path, runner_class: str | None, recent: int, json_path: Path | None, track: bool,
             chart_url: str | None, suite_path: Path | None) -> None:
-    """Tonight's change points on main (re-analyses the recent window only)."""
+    """Tonight's change points on main (re-analyses the recent window only).
+
+    \b
+    Example:
+      gate history detect --history history --track
+
+    \b
+    Exit codes:
+      0  analysed (change points or not)
+      2  unreadable history, or a GitHub API error with --track
+    """
     from gate.history.analysis import trends
     from gate.history.plot import chart_file
 
@@ -160,7 +190,17 @@ def detect_(history_dir: Path, runner_class: str | None, recent: int, json_path:
 @_SUITE
 def noise_(history_dir: Path, runner_class: str | None, as_json: bool, baseline_path: Path | None,
            suite_path: Path | None) -> None:
-    """Run-to-run and night-to-night σ per workload × metric, over the nights since the last change point."""
+    """Run-to-run and night-to-night σ per workload × metric, over the nights since the last change point.
+
+    \b
+    Example:
+      gate history noise --history history
+
+    \b
+    Exit codes:
+      0  printed (or written with --write-calibration)
+      2  unreadable history or baseline
+    """
     from gate.history.analysis import noise, trends
     from gate.history.render import noise_table
 
@@ -187,7 +227,17 @@ def noise_(history_dir: Path, runner_class: str | None, as_json: bool, baseline_
 @_SUITE
 def plot_(out: Path, history_dir: Path, runner_class: str | None, nights: int, candidate: Path | None,
           suite_path: Path | None) -> None:
-    """PNG charts per workload × metric: nightly runs, level and noise band, change points."""
+    """PNG charts per workload × metric: nightly runs, level and noise band, change points.
+
+    \b
+    Example:
+      gate history plot --history history charts/
+
+    \b
+    Exit codes:
+      0  charts written
+      2  unreadable history, or matplotlib missing (pip install 'asr-regression-gate[plot]')
+    """
     from gate.history.analysis import trends
     from gate.history.plot import candidate_values, write_charts
 
@@ -207,7 +257,17 @@ def plot_(out: Path, history_dir: Path, runner_class: str | None, nights: int, c
 @_SUITE
 def publish_(out: Path, history_dir: Path, runner_class: str | None, nights: int, repository: str | None,
              suite_path: Path | None) -> None:
-    """A self-contained static site: one page per model (charts, change points, latest verdicts)."""
+    """A self-contained static site: one page per model (charts, change points, latest verdicts).
+
+    \b
+    Example:
+      gate history publish --history history site/
+
+    \b
+    Exit codes:
+      0  site written
+      2  unreadable history, or matplotlib missing (pip install 'asr-regression-gate[plot]')
+    """
     from gate.history.analysis import trends
     from gate.history.publish import publish_site
     from gate.settings import Settings
@@ -225,7 +285,17 @@ def publish_(out: Path, history_dir: Path, runner_class: str | None, nights: int
 @click.option("--nights", default=30, show_default=True, type=click.IntRange(2, 365))
 @_SUITE
 def example_nights(out: Path, nights: int, suite_path: Path | None) -> None:
-    """Write OUT/night-01 … (synthetic nightly result trees of main, qwen3 and whisper, one planted step)."""
+    """Write OUT/night-01 … (synthetic nightly result trees of main, qwen3 and whisper, one planted step).
+
+    \b
+    Example:
+      gate history example-nights example-out/nights
+
+    \b
+    Exit codes:
+      0  written
+      2  OUT exists and is not empty, or cannot be written
+    """
     from gate.examples import SYNTHETIC_NOTICE
     from gate.history.examples import STEP_NIGHT, STEP_WORKLOAD, write_example_nights
 

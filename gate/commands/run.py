@@ -1,88 +1,162 @@
 """`gate run`: the runbook (Steps 3-6) as code on one GPU.
 
 Exit codes: 0 every run complete; 2 bad input or preflight failure; 3 a run failed (server died or
-hung, client failed, coverage incomplete, GPU not freed); 4 another gate holds the GPU;
+hung, client failed, coverage incomplete, GPU not freed); 4 another gate holds the GPU or the out dir;
 128+N interrupted by signal N (130 SIGINT, 143 SIGTERM). Completed runs are always kept.
 """
 from __future__ import annotations
 
+import dataclasses
 import os
+import shlex
 import sys
 from pathlib import Path
 
 import click
 
-from gate.config import load_suite
-from gate.errors import GateError, InputError
-from gate.runner.execute import Cancelled, RunRequest, Runner
+from gate.config import Suite, load_suite
+from gate.errors import InputError
+from gate.runner.execute import Cancelled, Runner, RunRequest
 from gate.runner.gpu import NoGpu, NvmlGpu
+from gate.runner.looks import DEFAULT_MAX_RUNS, EXTENSION_RUNS, LookPlan
 from gate.runner.plan import Setup, Side, dry_run_lines
+from gate.runner.preflight import preflight_lines
 
 
 def _csv(value: str | None) -> tuple[str, ...]:
     return tuple(v.strip() for v in (value or "").split(",") if v.strip())
 
 
-def _default_hf_hub() -> Path:
-    # The runbook's HF_HUB; honour HF_HOME like its Step 3 note says. Only this CLI entry reads os.environ.
-    if os.environ.get("HF_HUB"):
-        return Path(os.environ["HF_HUB"])
-    if os.environ.get("HF_HOME"):
-        return Path(os.environ["HF_HOME"]) / "hub"
-    return Path.home() / ".cache" / "huggingface" / "hub"
+def _hf_paths(hf_hub: Path | None, hf_home: Path | None) -> tuple[Path, Path | None]:
+    """(hub cache, HF_HOME) for the checkout's processes. Only this CLI entry reads os.environ.
+
+    HF_HOME: --hf-home, else $HF_HOME, else None (inherited). Hub: --hf-hub, else $HF_HUB (the runbook's
+    variable), else HF_HOME/hub, else ~/.cache/huggingface/hub (the runbook's Step 3 note)."""
+    home = hf_home or (Path(os.environ["HF_HOME"]) if os.environ.get("HF_HOME") else None)
+    if hf_hub is None:
+        if os.environ.get("HF_HUB"):
+            hf_hub = Path(os.environ["HF_HUB"])
+        elif home is not None:
+            hf_hub = home / "hub"
+        else:
+            hf_hub = Path.home() / ".cache" / "huggingface" / "hub"
+    return hf_hub.resolve(), home.resolve() if home else None
+
+
+def _with_timeouts(suite: Suite, startup_s: float | None, client_s: float | None) -> Suite:
+    """The suite with the start-up and client timeouts given on the command line (no copy of the YAML needed)."""
+    if startup_s is not None:
+        suite = dataclasses.replace(suite, server=dataclasses.replace(suite.server, startup_timeout_s=startup_s))
+    if client_s is not None:
+        suite = dataclasses.replace(suite, workloads=tuple(
+            dataclasses.replace(w, client=dataclasses.replace(w.client, timeout_s=client_s)) for w in suite.workloads))
+    return suite
+
+
+def _tree_decider(suite: Suite, base: Path, candidate: Path):
+    """The real decision functions, built once the runner knows whether the calibration may be used."""
+    def make(calibration: Path | None):
+        from gate.runner import looks
+        return looks.tree_decider(suite, base, candidate, calibration)
+    return make
+
+
+def _sigma(suite: Suite, models: tuple[str, ...]):
+    def make(calibration: Path | None):
+        from gate.runner.looks import calibration_sigma
+        return calibration_sigma(suite, calibration, models)
+    return make
+
+
+def next_commands(out: Path, sides: tuple[Side, ...], models: tuple[str, ...], suite: Suite,
+                  suite_path: Path | None, calibration: Path | None) -> list[str]:
+    """The command to run after `gate run`: one that works on exactly what was measured."""
+    extra = []
+    if set(models) != set(suite.models):
+        extra += ["--models", ",".join(models)]
+    if suite_path is not None:
+        extra += ["--suite", str(suite_path)]
+    if len(sides) == 2:
+        cal = ["--calibration", str(calibration)] if calibration else []
+        return [shlex.join(["gate", "compare", str(out / sides[0].name), str(out / sides[1].name), *extra, *cal])]
+    return [shlex.join(["gate", "summarize", str(out / side.name), *extra]) for side in sides]
 
 
 @click.command("run")
 @click.option("--checkout", type=click.Path(path_type=Path), help="sglang-omni checkout to measure (runbook Step 2).")
 @click.option("--ab", nargs=2, type=click.Path(path_type=Path), metavar="BASE CANDIDATE",
-              help="A/B mode: two checkouts on the same GPU, interleaved warm A, warm B, A, B, B, A, A, B.")
+              help="A/B mode: two checkouts on the same GPU, interleaved warm A, warm B, A, B, B, A, A, B; "
+                   "models the first look leaves undecided get 3+3 more runs (B, A, A, B, B, A).")
 @click.option("--out", required=True, type=click.Path(path_type=Path), help="Results root; runs go to OUT/NAME/run<R>.")
 @click.option("--name", default=None, help="Result tree name (runbook NAME); default 'main'.")
 @click.option("--names", default=None, help="A/B: the two tree names, 'A,B' (default base,candidate).")
 @click.option("--models", default=None, help="Comma-separated model keys (qwen3, whisper, fun, moss_td).")
 @click.option("--label", "labels", multiple=True, help="PR label(s) selecting models, e.g. run-qwen3-asr.")
-@click.option("--runs", default=None, help="Comma-separated runs in order (default: warm + the suite's scored runs).")
+@click.option("--runs", default=None, help="Comma-separated runs in order (default: warm + the suite's scored runs). "
+                                            "A/B with --runs: one look, no extension.")
+@click.option("--one-look", is_flag=True, help="A/B: stop after the first 3+3 runs (no second look).")
+@click.option("--max-runs", type=click.IntRange(min=2), default=DEFAULT_MAX_RUNS, show_default=True,
+              help="A/B: most scored runs per model, both sides, re-measures of outlier runs included.")
+@click.option("--no-remeasure", is_flag=True, help="A/B: do not re-measure outlier runs.")
+@click.option("--calibration", type=click.Path(path_type=Path), default=None,
+              help="A/B: baseline file whose A/A calibration the look decisions and the outlier rule use.")
 @click.option("--gpu", "gpu_index", type=int, default=None,
               help="NVML index of the GPU to use when several are visible (sets CUDA_VISIBLE_DEVICES for the server).")
 @click.option("--no-gpu", is_flag=True, help="Run without a GPU (tests, stand-in): no GPU waits, no telemetry.")
 @click.option("--port", type=int, default=None, help="Server port (default: the suite's, 8000).")
-@click.option("--hf-hub", type=click.Path(path_type=Path), default=None, help="HF hub cache holding the snapshots (default $HF_HUB, else $HF_HOME/hub, else ~/.cache/huggingface/hub).")
+@click.option("--hf-hub", type=click.Path(path_type=Path), default=None,
+              help="HF hub cache holding the model snapshots and datasets; the server and clients use it too "
+                   "(HF_HUB_CACHE). Default $HF_HUB, else HF_HOME/hub, else ~/.cache/huggingface/hub.")
+@click.option("--hf-home", type=click.Path(path_type=Path), default=None,
+              help="HF_HOME for the server, clients and dataset check (default $HF_HOME, else inherited).")
+@click.option("--startup-timeout", type=click.FloatRange(min=0, min_open=True), default=None, metavar="SECONDS",
+              help="Server start-up timeout (default: the suite's, 1800).")
+@click.option("--client-timeout", type=click.FloatRange(min=0, min_open=True), default=None, metavar="SECONDS",
+              help="Timeout of every client (default: the suite's per workload, 3600 or 7200).")
 @click.option("--torchinductor-cache", type=click.Path(path_type=Path), default=None,
               help="TORCHINDUCTOR_CACHE_DIR (default OUT/torchinductor).")
 @click.option("--python", "python", type=click.Path(path_type=Path), default=None,
               help="The checkout's python (default CHECKOUT/.venv/bin/python); for a prepared environment.")
 @click.option("--suite", "suite_path", type=click.Path(path_type=Path), default=None, help="Suite YAML (default: built in).")
-@click.option("--resume", is_flag=True, help="Skip runs whose coverage is already complete for the same commit.")
-@click.option("--dry-run", is_flag=True, help="Print every command in order and exit.")
+@click.option("--resume", is_flag=True, help="Skip runs the last attempt completed (same commit, coverage complete); "
+                                             "a run it left interrupted or failed is redone.")
+@click.option("--dry-run", is_flag=True, help="Print every command in order (preflight included) and exit.")
 @click.option("--lock-dir", type=click.Path(path_type=Path), default=Path("/tmp"), show_default=True,
               help="Where the per-GPU lock file lives.")
 @click.option("--lock-wait", type=float, default=0.0, show_default=True,
               help="Seconds to wait for another gate on this GPU before failing.")
 @click.option("--port-wait", type=float, default=30.0, show_default=True,
               help="Seconds to wait for a busy port to be released before failing.")
+@click.option("--progress-every", type=click.FloatRange(min=1), default=60.0, show_default=True, metavar="SECONDS",
+              help="How often to print a running client's progress.")
 @click.option("--skip-venv-check", is_flag=True,
               help="Do not run the checkout's .github/scripts/verify_omni_installed_pins.py (runbook Step 2).")
 @click.option("--no-dataset-fingerprints", is_flag=True, help="Do not record MOSS dataset fingerprints (slow to load).")
-def command(checkout, ab, out, name, names, models, labels, runs, gpu_index, no_gpu, port, hf_hub,
-            torchinductor_cache, python, suite_path, resume, dry_run, lock_dir, lock_wait, port_wait, skip_venv_check,
-            no_dataset_fingerprints):
+def command(checkout, ab, out, name, names, models, labels, runs, one_look, max_runs, no_remeasure, calibration,
+            gpu_index, no_gpu,
+            port, hf_hub, hf_home, startup_timeout, client_timeout, torchinductor_cache, python, suite_path, resume,
+            dry_run, lock_dir, lock_wait, port_wait, progress_every, skip_venv_check, no_dataset_fingerprints):
     """Run the ASR benchmarks of one checkout (or two, --ab) and write the runbook's result tree.
 
     \b
-    Exit codes:
-      0    every run complete
-      2    bad input or a failed preflight
-      3    a run failed (server died or hung, client failed, coverage incomplete, GPU not freed)
-      4    another gate holds the GPU
-    Completed runs are always kept.
+    Examples:
+      gate run --checkout ~/sglang-omni --out results --models qwen3
+      gate run --checkout ~/sglang-omni --out results --dry-run     # every command, nothing runs
+      gate run --ab base candidate --out results --models whisper   # A/B on one GPU, two looks
+      gate run --ab ~/omni-base ~/omni-pr --out results --label run-qwen3-asr
+      gate run --checkout ~/sglang-omni --out results --resume      # after an interruption
+      gate run --checkout ~/sglang-omni --out results --hf-home /data/hf --startup-timeout 3600
 
     \b
-    Examples:
-      gate run --checkout ~/sglang-omni --out results --name main --models qwen3
-      gate run --ab ~/omni-base ~/omni-pr --out results --label run-qwen3-asr
-      gate run --checkout ~/sglang-omni --out results --models qwen3 --dry-run
+    Exit codes:
+      0    every run complete (then: gate summarize, or gate compare after --ab)
+      2    bad input or a preflight problem (one line each)
+      3    a run failed: server died or hung, client failed, coverage incomplete, GPU not freed
+      4    another gate run holds this GPU (or this out dir)
+      130  interrupted by SIGINT, 143 by SIGTERM (the server and clients are stopped first)
+    Completed runs are always kept.
     """
-    suite = load_suite(suite_path)
+    suite = _with_timeouts(load_suite(suite_path), startup_timeout, client_timeout)
     if bool(checkout) == bool(ab):
         raise InputError("give exactly one of --checkout DIR or --ab BASE CANDIDATE")
     if ab:
@@ -112,28 +186,63 @@ def command(checkout, ab, out, name, names, models, labels, runs, gpu_index, no_
         raise InputError(f"--runs: {bad[0]!r} is not a plain run name (like warm, 1, 2); runs go to OUT/NAME/run<R>")
     if len(set(run_names)) != len(run_names):
         raise InputError(f"--runs: duplicate run names in {runs!r}")
+    if calibration is not None and not Path(calibration).is_file():
+        raise InputError("no such file; expected a baseline JSON file with an A/A calibration", path=calibration)
     out = Path(out).resolve()
-    setup = Setup(out=out, port=port or suite.server.port, hf_hub=Path(hf_hub or _default_hf_hub()).resolve(),
+    hub, home = _hf_paths(hf_hub, hf_home)
+    setup = Setup(out=out, port=port or suite.server.port, hf_hub=hub, hf_home=home,
                   torchinductor_cache=Path(torchinductor_cache or out / "torchinductor").resolve())
+    looks = None
+    two_looks = bool(ab) and not one_look and runs is None and not set(EXTENSION_RUNS) & set(run_names)
+    if ab:
+        looks = LookPlan(decider=_tree_decider(suite, out / sides[0].name, out / sides[1].name) if two_looks else None,
+                         max_runs=max_runs, remeasure=not no_remeasure, sigma=_sigma(suite, selected),
+                         calibration=Path(calibration).resolve() if calibration else None,
+                         one_look_because=None if two_looks else ("--one-look" if one_look else "--runs given"))
     request = RunRequest(suite=suite, sides=sides, setup=setup, runs=run_names, models=selected, gpu_index=gpu_index,
                          resume=resume, lock_dir=lock_dir, lock_wait_s=lock_wait,
-                         fingerprints=not no_dataset_fingerprints, port_wait_s=port_wait, venv_check=not skip_venv_check, argv=tuple(sys.argv))
+                         fingerprints=not no_dataset_fingerprints, port_wait_s=port_wait, venv_check=not skip_venv_check,
+                         argv=tuple(sys.argv), progress_every_s=progress_every, looks=looks)
     if dry_run:
+        for line in preflight_lines(suite, request.steps(), fingerprints=not no_dataset_fingerprints,
+                                    venv_check=not skip_venv_check):
+            click.echo(line)
         for line in dry_run_lines(suite, request.steps()):
             click.echo(line)
+        if looks is not None and looks.remeasure:
+            click.echo("# --- after each scored run: a run more than max(5 sigma, 8%) from its arm's median on a gated "
+                       "speed metric is re-measured once per arm and model (original kept in outliers/run<R>/)")
+        if two_looks:
+            click.echo(f"# --- second look, only for models that decide(first look) leaves undecided ('extend'), "
+                       f"then decide_pooled on all runs; at most {max_runs} scored runs per model")
+            for line in dry_run_lines(suite, request.extension_steps(selected)):
+                click.echo(line)
         return
+    if two_looks:
+        from gate.runner import looks as looks_module
+        missing = looks_module.decisions_missing()
+        if missing:  # measure anyway (one look, recorded in gate-run.json) rather than waste the GPU job
+            click.echo(f"gate run: warning: {missing}; this A/B runs one look only", err=True)
+            request = dataclasses.replace(request, looks=dataclasses.replace(
+                looks, decider=None, one_look_because=missing))
     gpu = NoGpu() if no_gpu else NvmlGpu()
     runner = Runner(request, gpu=gpu, base_env=dict(os.environ))
     try:
         outcome = runner.run()
     except Cancelled as exc:
-        click.echo(f"gate: interrupted by {exc}; server stopped, completed runs kept "
-                   f"(see {out}/<name>/gate-run.json)", err=True)
+        logs = ", ".join(str(out / side.name / "gate-run.json") for side in sides)
+        click.echo(f"gate: interrupted by {exc}; server and clients stopped, completed runs kept (see {logs})",
+                   err=True)
         sys.exit(exc.exit_code)
-    except GateError:
-        raise
     done = ", ".join(outcome.completed) or "none"
     skipped = f"; skipped (already complete): {', '.join(outcome.skipped)}" if outcome.skipped else ""
     click.echo(f"gate run: completed {done}{skipped}", err=True)
-    for side in sides:
-        click.echo(f"gate run: results in {out / side.name}; next: gate summarize {out / side.name}", err=True)
+    if outcome.remeasured:
+        click.echo(f"gate run: re-measured outlier runs: {', '.join(outcome.remeasured)} (originals in outliers/)",
+                   err=True)
+    for model, action in outcome.decisions.items():
+        click.echo(f"gate run: {model}: {action} (two-look decision; the verdict is gate compare's)", err=True)
+    click.echo(f"gate run: results in {', '.join(str(out / side.name) for side in sides)}", err=True)
+    for line in next_commands(out, sides, selected, suite, suite_path, calibration):
+        click.echo(f"gate run: next: {line}", err=True)
+

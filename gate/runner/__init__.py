@@ -3,9 +3,14 @@
 plan.py       commands from the suite, run order (A/B interleave), --dry-run text
 preflight.py  checks before the GPU is touched (checkout, venv pins, snapshots, datasets offline, GPU, CPU set)
 gpu.py        pynvml facts, GPU-free waits, telemetry samples, the per-GPU lock
-procgroup.py  process groups the gate starts: new session, tag, TERM-then-KILL, leftovers by record
-server.py     port check, server start, /health wait (fail fast), stop
-clients.py    one client run with a timeout while the server is watched
+procgroup.py  process groups the gate starts: new session, tag, TERM-then-KILL, leftovers by tag, subreaper
+ledger.py     <out>/gate-processes.json: every group recorded before it starts; leftovers stopped next time
+cancel.py     SIGINT/SIGTERM: never abandon a stop; a second signal KILLs at once
+waits.py      say what a long wait waits for
+server.py     port check, server start, /health wait with backoff (fail fast), stop, probe-free log tail
+clients.py    one client run with a timeout while the server is watched; progress from its tqdm lines
+looks.py      A/B two looks: extension plan, --max-runs, outlier rule, the decider (compare + gate.stats.looks)
+stamp.py      where a measurement was made (GPU, driver, packages); stale calibrations
 telemetry.py  ~1 Hz GPU sampling thread and its summary (telemetry.json)
-execute.py    the orchestration: runs, resume, signals, progress, gate-run.json
+execute.py    the orchestration: runs, resume, signals, progress, looks, re-measures, gate-run.json
 """

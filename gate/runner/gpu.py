@@ -9,12 +9,14 @@ from __future__ import annotations
 import errno
 import fcntl
 import os
+import stat
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Protocol
 
 from gate.errors import GateError
+from gate.runner.waits import Say, Ticker, quiet
 
 # NVML clock-event (throttle) reason bits -> names, from nvml.h (nvmlClocksEventReason*).
 THROTTLE_REASONS = {
@@ -114,7 +116,8 @@ class NvmlGpu:
         try:
             pynvml.nvmlInit()
         except pynvml.NVMLError as exc:
-            raise GateError(f"NVML cannot start ({exc}); is the NVIDIA driver present? use --no-gpu to run without a GPU") from None
+            raise GateError(f"NVML cannot start ({exc}); is the NVIDIA driver present? "
+                            "use --no-gpu to run without a GPU") from None
         self._nvml = pynvml
 
     def _handle(self, index: int):
@@ -207,17 +210,20 @@ def cpu_set(pci_bus_id: str | None, sysfs: Path = Path("/sys/bus/pci/devices")) 
 
 
 def wait_until_free(gpu: GpuProvider, index: int, *, below_mib: float, timeout_s: float, poll_s: float = 0.05,
-                    clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep) -> float:
+                    clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep,
+                    say: Say = quiet) -> float:
     """Block until the GPU's used memory is under `below_mib`; return the seconds waited.
 
     Raises GpuBusy naming the processes still on the GPU when it does not happen within `timeout_s`."""
     if not gpu.available:
         return 0.0
     start = clock()
+    ticker = Ticker(say, f"GPU {index} memory to drop below {below_mib:g} MiB", limit_s=timeout_s, clock=clock)
     while True:
         used = gpu.memory_used_mib(index)
         if used < below_mib:
             return clock() - start
+        ticker.tick()
         if clock() - start >= timeout_s:
             procs = ", ".join(f"pid {p.pid}" + (f" ({p.used_mib:.0f} MiB)" if p.used_mib is not None else "")
                               for p in gpu.processes(index)) or "none listed"
@@ -227,19 +233,40 @@ def wait_until_free(gpu: GpuProvider, index: int, *, below_mib: float, timeout_s
 
 
 class GpuLock:
-    """One gate per GPU: an exclusive flock on <lock_dir>/gate-gpu-<key>.lock, key = the GPU UUID.
+    """One gate per GPU: an exclusive flock on <lock_dir>/gate-gpu-<key>.lock, key = the GPU UUID
+    (without a GPU: the server port, the one resource such runs share).
 
-    The kernel drops the lock when the process dies, so a crashed gate never leaves it stale."""
+    The kernel drops the lock when the process dies, so a crashed gate never leaves it stale. The file
+    is opened without following links (a link planted in /tmp must not make us truncate its target),
+    and a lock file another user owns and we cannot open means another user's gate: GPU busy."""
 
     def __init__(self, lock_dir: Path, key: str) -> None:
         safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in key)
         self.path = Path(lock_dir) / f"gate-gpu-{safe}.lock"
         self._fd: int | None = None
 
-    def acquire(self, *, wait_s: float = 0.0, poll_s: float = 0.1) -> None:
+    def _open(self) -> int:
+        try:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK, 0o644)
+        except PermissionError:
+            owner = _owner(self.path)
+            raise LockBusy(f"GPU busy: the lock file belongs to another user{owner} and cannot be opened; "
+                           "another user's gate run holds this GPU", path=self.path) from None
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise GateError("is a symbolic link; refusing to use it as the GPU lock (remove it)",
+                                path=self.path) from None
+            raise GateError(f"cannot open the GPU lock ({exc.strerror})", path=self.path) from None
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            os.close(fd)
+            raise GateError("not a regular file; refusing to use it as the GPU lock (remove it)", path=self.path)
+        return fd
+
+    def acquire(self, *, wait_s: float = 0.0, poll_s: float = 0.1, say: Say = quiet) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        fd = self._open()
         deadline = time.monotonic() + wait_s
+        ticker = Ticker(say, f"another gate run to release {self.path}", limit_s=wait_s)
         while True:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -253,6 +280,7 @@ class GpuLock:
                     os.close(fd)
                     raise LockBusy(f"another gate run{holder} holds this GPU; waited {wait_s:g} s "
                                    "(use --lock-wait SECONDS to wait longer)", path=self.path) from None
+                ticker.tick()
                 time.sleep(poll_s)
         os.ftruncate(fd, 0)
         os.write(fd, f"{os.getpid()}\n".encode())
@@ -269,6 +297,13 @@ class GpuLock:
 
     def __exit__(self, *exc) -> None:
         self.release()
+
+
+def _owner(path: Path) -> str:
+    try:
+        return f" (uid {path.lstat().st_uid})"
+    except OSError:
+        return ""
 
 
 def _read_holder(path: Path) -> str:

@@ -37,8 +37,16 @@ class Setup:
 
     out: Path
     port: int
-    hf_hub: Path
+    hf_hub: Path  # the hub cache: snapshots are found here, and the checkout's processes use it (HF_HUB_CACHE)
     torchinductor_cache: Path
+    hf_home: Path | None = None  # HF_HOME for the checkout's processes (datasets cache, token); None: inherited
+
+    def hf_environment(self) -> dict[str, str]:
+        """One Hugging Face cache for models, datasets and the server: what the gate checks is what they load."""
+        env = {"HF_HUB_CACHE": str(self.hf_hub)}
+        if self.hf_home is not None:
+            env["HF_HOME"] = str(self.hf_home)
+        return env
 
 
 @dataclass(frozen=True)
@@ -118,6 +126,7 @@ def plan_run(suite: Suite, setup: Setup, side: Side, run: str, models: tuple[str
         "seedtts_revision": suite.datasets["seedtts"].revision or "" if "seedtts" in suite.datasets else "",
     }
     environment = {k: expand(v, common, where=f"environment.{k}") for k, v in suite.environment.items()}
+    environment.update(setup.hf_environment())
     steps = []
     for model_key in models:
         model = suite.models[model_key]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -157,8 +158,9 @@ def _check_venv_pins(side: Side, env: Mapping[str, str]) -> tuple[str | None, st
     return None, None
 
 
-def _check_datasets(suite: Suite, side: Side, env: Mapping[str, str], workloads: tuple[Workload, ...],
-                    fingerprints: bool) -> tuple[SideFacts, list[str]]:
+def _dataset_check(suite: Suite, side: Side, workloads: tuple[Workload, ...],
+                   fingerprints: bool) -> tuple[list[str], dict[str, int]]:
+    """The dataset check's argv (empty when no dataset is needed) and the sample count expected per check."""
     checks: dict[str, dict] = {}
     expected: dict[str, int] = {}
     for w in workloads:
@@ -172,8 +174,45 @@ def _check_datasets(suite: Suite, side: Side, env: Mapping[str, str], workloads:
         expected[key] = w.expected_samples
     repos = sorted({suite.datasets[w.dataset].id for w in workloads if w.format == "moss"}) if fingerprints else []
     if not checks:
+        return [], {}
+    return [str(side.python), "-c", _DATASET_CHECK, json.dumps({"checks": checks, "fingerprints": repos})], expected
+
+
+def preflight_lines(suite: Suite, steps: tuple[RunStep, ...], *, fingerprints: bool = True,
+                    venv_check: bool = True) -> list[str]:
+    """What run_preflight runs, as shell lines for `gate run --dry-run` (the same argv, in the same order)."""
+    lines = ["# --- preflight (runbook Steps 2-3): nothing touches the GPU; every problem is reported at once"]
+    seen: set[str] = set()
+    for step in steps:
+        side = step.side
+        if side.name in seen:
+            continue
+        seen.add(side.name)
+        lines.append(f"# {side.name}: checkout {side.checkout}")
+        lines.append(f"test -x {shlex.quote(str(side.python))}")
+        if venv_check:
+            script = side.checkout / VERIFY_PINS
+            verify = shlex.join([str(side.python), str(script), str(side.python), str(side.checkout)])
+            lines.append(f"cd {shlex.quote(str(side.checkout))} && {verify}  # if the script exists in the checkout")
+        argv, expected = _dataset_check(suite, side, tuple(c.workload for m in step.models for c in m.clients),
+                                        fingerprints)
+        if argv:
+            env = " ".join(f"{k}={shlex.quote(v)}" for k, v in step.environment.items())
+            lines.append("# datasets offline; expected sample counts: "
+                         + ", ".join(f"{k} {v}" for k, v in expected.items()))
+            lines.append(f"env {env} {shlex.join(argv)}")
+    if steps:
+        for model in steps[0].models:
+            lines.append(f"test -f {shlex.quote(str(model.snapshot / 'config.json'))}  # {model.model_id} at {model.revision}")
+    lines.append("# gate: NVML sees exactly one GPU (or --gpu INDEX); its NUMA CPU set from sysfs; the per-GPU lock")
+    return lines
+
+
+def _check_datasets(suite: Suite, side: Side, env: Mapping[str, str], workloads: tuple[Workload, ...],
+                    fingerprints: bool) -> tuple[SideFacts, list[str]]:
+    argv, expected = _dataset_check(suite, side, workloads, fingerprints)
+    if not argv:
         return SideFacts(None, {}), []
-    argv = [str(side.python), "-c", _DATASET_CHECK, json.dumps({"checks": checks, "fingerprints": repos})]
     where = f"{side.checkout} (datasets, offline, in {side.python})"
     try:
         done = subprocess.run(argv, cwd=side.checkout, env=dict(env), capture_output=True, text=True,

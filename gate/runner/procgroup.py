@@ -3,10 +3,13 @@
 Every process the gate starts carries GATE_PROCESS_TAG=<random> in its environment, and its
 children inherit it. Members are found by that tag (so a worker that started its own session is
 still found) and leftovers of earlier gate processes by the records they wrote, never by process
-name, so a stranger's process is never signalled.
+name, so a stranger's process is never signalled. A descendant that both left the session and
+cleared its environment cannot be found that way; the gate makes itself a child subreaper so such
+a process is re-parented to the gate when its parent dies, and `escaped()` finds it there.
 """
 from __future__ import annotations
 
+import ctypes
 import os
 import secrets
 import signal
@@ -14,7 +17,9 @@ import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Callable, Mapping, Sequence
+
+from gate.runner.waits import Say, Ticker, quiet
 
 TAG_VARIABLE = "GATE_PROCESS_TAG"
 _PROC = Path("/proc")
@@ -35,9 +40,14 @@ class Group:
         return self.proc.poll() is not None
 
 
-def start(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], log: Path) -> Group:
-    """Start argv in a new session with stdout+stderr appended to `log` (runbook: setsid ... > log 2>&1)."""
-    tag = secrets.token_hex(8)
+def new_tag() -> str:
+    return secrets.token_hex(8)
+
+
+def start(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], log: Path, tag: str | None = None) -> Group:
+    """Start argv in a new session with stdout+stderr appended to `log` (runbook: setsid ... > log 2>&1).
+    Pass `tag` when it was recorded before the start (the ledger), so a kill between start and record loses nothing."""
+    tag = tag or new_tag()
     log.parent.mkdir(parents=True, exist_ok=True)
     with open(log, "ab") as out:
         proc = subprocess.Popen(list(argv), cwd=cwd, env={**env, TAG_VARIABLE: tag}, stdin=subprocess.DEVNULL,
@@ -48,8 +58,8 @@ def start(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], log: Path) 
 def members(session: int, tag: str | None = None) -> list[int]:
     """Live (non-zombie) processes the gate started as `session`.
 
-    With `tag`: every process carrying GATE_PROCESS_TAG=tag, in that session or not, so a worker that
-    called setsid() itself is still found. Without: the processes of the session."""
+    With `tag`: every process of the session and every process carrying GATE_PROCESS_TAG=tag, so a
+    worker that called setsid() itself is still found. Without: the processes of the session."""
     found = []
     needle = f"{TAG_VARIABLE}={tag}".encode() if tag else None
     me = os.getpid()
@@ -62,11 +72,12 @@ def members(session: int, tag: str | None = None) -> list[int]:
             fields = stat[stat.rindex(")") + 2:].split()
             if fields[0] == "Z":
                 continue
+            in_session = session > 0 and int(fields[3]) == session
             if needle is None:
-                if int(fields[3]) != session:
+                if not in_session:
                     continue
-            elif needle not in (entry / "environ").read_bytes().split(b"\0"):
-                continue
+            elif not in_session and needle not in (entry / "environ").read_bytes().split(b"\0"):
+                continue  # (a process of the session counts even while it exits and its environ is gone)
         except (OSError, ValueError, IndexError):
             continue  # exited while we looked, or not ours to read
         found.append(int(entry.name))
@@ -81,8 +92,10 @@ def _signal_all(pids: list[int], sig: int) -> None:
             pass
 
 
-def stop(group: Group, *, grace_s: float, kill_wait_s: float = 10.0, poll_s: float = 0.02) -> str:
-    """TERM the whole group, KILL whatever is left after `grace_s`; return "term", "kill" or "gone".
+def stop(group: Group, *, grace_s: float, kill_wait_s: float = 10.0, poll_s: float = 0.02,
+         hurry: Callable[[], bool] = lambda: False, say: Say = quiet, what: str = "the process group") -> str:
+    """TERM the whole group, KILL whatever is left after `grace_s` (at once when `hurry()` turns true);
+    return "term", "kill" or "gone".
 
     Members are re-read from /proc each poll, so a child that left the group's leader behind is
     still signalled. The leader is reaped so it does not linger as a zombie."""
@@ -90,10 +103,11 @@ def stop(group: Group, *, grace_s: float, kill_wait_s: float = 10.0, poll_s: flo
     if not alive:
         return "gone"
     _signal_all(alive, signal.SIGTERM)
-    if _wait_gone(group, grace_s, poll_s):
+    ticker = Ticker(say, f"{what} to exit after SIGTERM (then SIGKILL)", limit_s=grace_s)
+    if _wait_gone(lambda: _live(group), grace_s, poll_s, hurry, ticker):
         return "term"
     _signal_all(_live(group), signal.SIGKILL)
-    if _wait_gone(group, kill_wait_s, poll_s):
+    if _wait_gone(lambda: _live(group), kill_wait_s, poll_s):
         return "kill"
     raise RuntimeError(f"process group {group.pgid} survived SIGKILL for {kill_wait_s:g} s: pids {_live(group)}")
 
@@ -103,27 +117,72 @@ def _live(group: Group) -> list[int]:
     return members(group.pgid, group.tag)
 
 
-def _wait_gone(group: Group, timeout_s: float, poll_s: float) -> bool:
+def _wait_gone(live: Callable[[], list[int]], timeout_s: float, poll_s: float,
+               hurry: Callable[[], bool] = lambda: False, ticker: Ticker | None = None) -> bool:
     deadline = time.monotonic() + timeout_s
     while True:
-        if not _live(group):
+        if not live():
             return True
-        if time.monotonic() >= deadline:
+        if time.monotonic() >= deadline or hurry():
             return False
+        if ticker is not None:
+            ticker.tick()
         time.sleep(poll_s)
 
 
-def stop_recorded(session: int, tag: str, *, grace_s: float, poll_s: float = 0.05) -> int:
-    """Stop a group started by an earlier gate process (known only from its record). Returns how many were found."""
-    pids = members(session, tag)
+def stop_recorded(session: int | None, tag: str, *, grace_s: float, poll_s: float = 0.05,
+                  hurry: Callable[[], bool] = lambda: False) -> int:
+    """Stop a group started by an earlier gate process, known only from its record. Found by the tag
+    alone: the recorded session id may belong to a stranger by now (pid reuse). Returns how many were found."""
+    pids = members(0, tag)
     if not pids:
         return 0
     _signal_all(pids, signal.SIGTERM)
-    deadline = time.monotonic() + grace_s
-    while members(session, tag) and time.monotonic() < deadline:
-        time.sleep(poll_s)
-    _signal_all(members(session, tag), signal.SIGKILL)
-    deadline = time.monotonic() + 10.0
-    while members(session, tag) and time.monotonic() < deadline:
-        time.sleep(poll_s)
+    if not _wait_gone(lambda: members(0, tag), grace_s, poll_s, hurry):
+        _signal_all(members(0, tag), signal.SIGKILL)
+        _wait_gone(lambda: members(0, tag), 10.0, poll_s)
     return len(pids)
+
+
+_PR_SET_CHILD_SUBREAPER = 36
+
+
+def become_subreaper() -> bool:
+    """Make this process the child subreaper of its descendants (Linux); False where that is not possible."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def escaped(known: set[int]) -> list[tuple[int, str]]:
+    """Live children of this process that it did not start itself: descendants re-parented to the gate
+    (a subreaper) after their parent died. Zombies among them are reaped. Returns (pid, command line)."""
+    me = os.getpid()
+    found = []
+    for entry in _PROC.iterdir():
+        if not entry.name.isdigit() or int(entry.name) in known:
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            fields = stat[stat.rindex(")") + 2:].split()
+            if int(fields[1]) != me:
+                continue
+            if fields[0] == "Z":
+                os.waitpid(int(entry.name), os.WNOHANG)
+                continue
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
+        except (OSError, ValueError, IndexError, ChildProcessError):
+            continue
+        found.append((int(entry.name), cmdline[:200]))
+    return found
+
+
+def kill(pids: list[int]) -> None:
+    _signal_all(pids, signal.SIGKILL)
+    for pid in pids:
+        try:
+            os.waitpid(pid, 0)
+        except ChildProcessError:
+            pass

@@ -1,29 +1,37 @@
 """The sglang-omni server of one model: port check, start in its own session, /health wait, stop.
 
-Fail fast: while waiting for /health the server process is watched every poll, so a server that
-dies during start-up is reported within a poll interval (with the tail of server.log), not after
-the start-up timeout. A hang is bounded by the suite's startup_timeout_s.
+Fail fast: while waiting for /health the gate waits on the server process between probes, so a
+server that dies during start-up is reported at once (with the tail of server.log), not after the
+start-up timeout. Probes back off (50 ms doubling to 2 s) so they do not flood server.log, and the
+failure tail leaves out the access-log lines of the gate's own probes, to show the server's own last
+words. A hang is bounded by the start-up timeout.
 """
 from __future__ import annotations
 
 import errno
 import json
+import re
 import socket
+import subprocess
 import time
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 import httpx
 
 from gate.errors import GateError
 from gate.runner import procgroup
+from gate.runner.waits import Say, Ticker, quiet
 
-HEALTH_POLL_S = 0.05
+HEALTH_POLL_S = 0.05  # first probe interval; doubled after every probe up to HEALTH_POLL_MAX_S
+HEALTH_POLL_MAX_S = 2.0
 # Each /health probe is short: a server that accepts but never answers (runbook §8.2) must not hang us.
 PROBE_TIMEOUT = httpx.Timeout(1.0, connect=0.5)
 LOG_TAIL_LINES = 20
+# An access-log line of a GET /health probe (uvicorn: `INFO:  127.0.0.1:5 - "GET /health HTTP/1.1" 503 ...`).
+_PROBE_LINE = re.compile(r'"GET /health(?:\?[^ "]*)? HTTP/[0-9.]+"')
 
 
 class ServerFailed(GateError):
@@ -62,9 +70,11 @@ def port_free(port: int, host: str = "0.0.0.0") -> bool:
     return True
 
 
-def wait_port_free(port: int, *, timeout_s: float, poll_s: float = 0.1) -> float:
+def wait_port_free(port: int, *, timeout_s: float, poll_s: float = 0.1, say: Say = quiet) -> float:
     start = time.monotonic()
+    ticker = Ticker(say, f"port {port} to be released", limit_s=timeout_s)
     while not port_free(port):
+        ticker.tick()
         if time.monotonic() - start >= timeout_s:
             who = " and something answers GET /health there" if _answers_health(port) else ""
             raise ServerFailed(f"port {port} is in use{who} (waited {timeout_s:g} s); stop whatever listens "
@@ -80,21 +90,25 @@ def _answers_health(port: int) -> bool:
         return False
 
 
-def start(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], port: int, log: Path, pid_file: Path) -> Server:
+def start(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], port: int, log: Path, pid_file: Path,
+          tag: str | None = None) -> Server:
     """Start the server like the runbook's setsid line and record it: server.pid holds the pid (= process
     group, so `kill -- -$(cat server.pid)` works by hand) and server.gate.json the tag to find it again."""
     log.unlink(missing_ok=True)
-    group = procgroup.start(argv, cwd=cwd, env=env, log=log)
+    group = procgroup.start(argv, cwd=cwd, env=env, log=log, tag=tag)
     pid_file.write_text(f"{group.pgid}\n")
     record = {"pid": group.pgid, "tag": group.tag, "port": port, "argv": list(argv)}
     pid_file.with_name("server.gate.json").write_text(json.dumps(record, indent=1) + "\n")
     return Server(group, port, log, pid_file)
 
 
-def wait_healthy(server: Server, *, timeout_s: float, poll_s: float = HEALTH_POLL_S) -> float:
-    """Poll GET /health until 200 while watching the process; return seconds to ready."""
+def wait_healthy(server: Server, *, timeout_s: float, poll_s: float = HEALTH_POLL_S,
+                 max_poll_s: float = HEALTH_POLL_MAX_S, say: Say = quiet) -> float:
+    """Probe GET /health until 200, waiting on the server process in between; return seconds to ready."""
     start = time.monotonic()
     url = f"http://127.0.0.1:{server.port}/health"
+    ticker = Ticker(say, f"the server to answer GET {url} with 200", limit_s=timeout_s)
+    interval = poll_s
     with httpx.Client(timeout=PROBE_TIMEOUT) as client:
         while True:
             if not server.alive:
@@ -105,14 +119,20 @@ def wait_healthy(server: Server, *, timeout_s: float, poll_s: float = HEALTH_POL
                     return time.monotonic() - start
             except httpx.HTTPError:
                 pass
-            if time.monotonic() - start >= timeout_s:
+            left = timeout_s - (time.monotonic() - start)
+            if left <= 0:
                 raise ServerFailed(f"server not healthy after {timeout_s:g} s (GET {url} never returned 200; "
                                    f"log {server.log}):\n{log_tail(server.log)}")
-            time.sleep(poll_s)
+            ticker.tick()
+            try:
+                server.group.proc.wait(timeout=min(interval, left))  # returns at once if the server exits
+            except subprocess.TimeoutExpired:
+                pass
+            interval = min(interval * 2, max_poll_s)
 
 
-def stop(server: Server, *, grace_s: float) -> str:
-    return procgroup.stop(server.group, grace_s=grace_s)
+def stop(server: Server, *, grace_s: float, hurry: Callable[[], bool] = lambda: False) -> str:
+    return procgroup.stop(server.group, grace_s=grace_s, hurry=hurry)
 
 
 def stop_leftovers(tree: Path, *, grace_s: float) -> list[str]:
@@ -132,9 +152,17 @@ def stop_leftovers(tree: Path, *, grace_s: float) -> list[str]:
 
 
 def log_tail(path: Path, lines: int = LOG_TAIL_LINES) -> str:
+    """The last lines of a log, leaving out the access-log lines of the gate's own /health probes."""
+    hidden = 0
     try:
         with open(path, errors="replace") as handle:
-            tail = deque(handle, maxlen=lines)
+            tail: deque[str] = deque(maxlen=lines)
+            for line in handle:
+                if _PROBE_LINE.search(line):
+                    hidden += 1
+                else:
+                    tail.append(line)
     except OSError:
         return "  (no server.log)"
-    return "".join("  | " + line for line in tail).rstrip("\n") or "  (server.log is empty)"
+    text = "".join("  | " + line for line in tail).rstrip("\n") or "  (the log is empty)"
+    return text + (f"\n  ({hidden} access-log line(s) of the gate's /health probes left out)" if hidden else "")

@@ -46,3 +46,38 @@ def benjamini_hochberg(pvalues: Sequence[float | None]) -> list[float | None]:
     for position, q in zip(index, stats.false_discovery_control(values, method="bh")):
         adjusted[position] = float(q)
     return adjusted
+
+
+def holm_array(pvalues: np.ndarray) -> np.ndarray:
+    """Holm adjusted p-values along the last axis of a batch; NaN entries are outside the family (stay NaN).
+
+    The same numbers as `holm`, for many families at once (the power benchmark judges thousands of PRs).
+    """
+    p = np.asarray(pvalues, dtype=float)
+    missing = np.isnan(p)
+    m = (~missing).sum(axis=-1, keepdims=True)
+    order = np.argsort(np.where(missing, np.inf, p), axis=-1, kind="stable")
+    ranked = np.take_along_axis(p, order, axis=-1)
+    rank = np.arange(p.shape[-1])
+    stepped = np.where(np.isnan(ranked), 0.0, ranked * (m - rank))
+    stepped = np.minimum(np.maximum.accumulate(stepped, axis=-1), 1.0)
+    out = np.empty_like(p)
+    np.put_along_axis(out, order, stepped, axis=-1)
+    out[missing] = np.nan
+    return out
+
+
+def bh_array(pvalues: np.ndarray) -> np.ndarray:
+    """Benjamini-Hochberg q-values along the last axis of a batch; NaN entries stay NaN (as `benjamini_hochberg`)."""
+    p = np.asarray(pvalues, dtype=float)
+    missing = np.isnan(p)
+    m = (~missing).sum(axis=-1, keepdims=True)
+    order = np.argsort(np.where(missing, np.inf, p), axis=-1, kind="stable")
+    ranked = np.take_along_axis(p, order, axis=-1)
+    rank = np.arange(1, p.shape[-1] + 1)
+    scaled = np.where(np.isnan(ranked), np.inf, ranked * m / rank)
+    scaled = np.minimum(np.minimum.accumulate(scaled[..., ::-1], axis=-1)[..., ::-1], 1.0)
+    out = np.empty_like(p)
+    np.put_along_axis(out, order, scaled, axis=-1)
+    out[missing] = np.nan
+    return out

@@ -1,12 +1,10 @@
-"""Noise-floor tests for speed metrics (throughput, mean and p95 latency, RTF): statistics.md §4-5.
+"""A/A calibration of speed metrics (statistics.md §4.2, §9) and the uncalibrated ratio of means.
 
 The run is the unit: requests inside a run share clocks, GPU state and co-tenancy, so only whole runs
-replicate. Three runs cannot estimate their own spread (§4.1), so sigma comes from A/A calibration:
-the same commit measured twice, the pooled within-arm SD of ln(metric) with its degrees of freedom
-(§4.2). The test is a one-sided t on the log scale with t quantiles (sigma is estimated).
-
-Orientation: every result is reported "worse-positive": `worse` = s·(ȳ_cand − ȳ_base) with s = +1 when
-lower is better (latency, RTF) and −1 when higher is better (throughput), and `worse_rel` = e^worse − 1.
+replicate. Three runs cannot estimate their own spread (§4.1), so σ comes from A/A calibration: the
+same commit measured twice, the pooled within-arm SD of ln(metric) with its degrees of freedom, and,
+from pairs whose arms ran in different jobs, the spread of their differences. The test itself is in
+gate.stats.speed.
 """
 from __future__ import annotations
 
@@ -15,7 +13,8 @@ from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
-from scipy import stats
+
+from gate.stats.outliers import flag_runs
 
 # Below this many degrees of freedom a calibration is not used (one A/A pair of 3+3 runs gives 4).
 MIN_CALIBRATION_DF = 4
@@ -23,13 +22,25 @@ MIN_CALIBRATION_DF = 4
 
 @dataclass(frozen=True)
 class Calibration:
-    """Run-to-run noise of ln(metric), from same-commit (A/A) repeats."""
+    """Run-to-run noise of ln(metric) for one workload × metric, from same-commit (A/A) repeats.
+
+    Within-job noise: the pooled within-arm SD (sigma, df). Between-job noise: the sum of squared log-mean
+    differences of A/A pairs whose two arms ran in different jobs, about zero (cross_sum_sq over
+    cross_diffs differences; cross_sum_h = Σ(1/n_a + 1/n_b) of those pairs). Runs flagged by
+    gate.stats.outliers are left out of both, as `compare` leaves them out.
+    """
 
     sigma: float  # pooled within-arm SD of ln(value)
     df: int  # Σ(n_g − 1)
     groups: int  # arms pooled (2 per A/A pair)
-    delta_sd: float | None = None  # SD of the A/A pairs' log-mean differences (needs >= 2 pairs)
+    delta_sd: float | None = None  # RMS of all pairs' log-mean differences about zero (shown; >= 2 pairs)
     delta_df: int | None = None
+    within_pairs: int = 0  # pairs whose two arms ran in one job
+    cross_pairs: int = 0  # pairs whose two arms ran in different jobs
+    cross_diffs: int = 0  # cross-job differences usable here (complete arms)
+    cross_sum_sq: float = 0.0
+    cross_sum_h: float = 0.0
+    set_aside: int = 0  # runs flagged and left out
 
     @property
     def usable(self) -> bool:
@@ -37,80 +48,71 @@ class Calibration:
 
     def to_dict(self) -> dict:
         return {"sigma": self.sigma, "df": self.df, "groups": self.groups, "delta_sd": self.delta_sd,
-                "delta_df": self.delta_df}
+                "delta_df": self.delta_df, "within_pairs": self.within_pairs, "cross_pairs": self.cross_pairs,
+                "cross_diffs": self.cross_diffs, "cross_sum_sq": self.cross_sum_sq,
+                "cross_sum_h": self.cross_sum_h, "set_aside": self.set_aside}
 
     @classmethod
     def from_dict(cls, data: dict) -> "Calibration":
+        """Files written before cross-job pairs were recorded read as within-job only (cannot FAIL across jobs)."""
         return cls(sigma=float(data["sigma"]), df=int(data["df"]), groups=int(data["groups"]),
                    delta_sd=None if data.get("delta_sd") is None else float(data["delta_sd"]),
-                   delta_df=None if data.get("delta_df") is None else int(data["delta_df"]))
+                   delta_df=None if data.get("delta_df") is None else int(data["delta_df"]),
+                   within_pairs=int(data.get("within_pairs", 0)), cross_pairs=int(data.get("cross_pairs", 0)),
+                   cross_diffs=int(data.get("cross_diffs", 0)), cross_sum_sq=float(data.get("cross_sum_sq", 0.0)),
+                   cross_sum_h=float(data.get("cross_sum_h", 0.0)), set_aside=int(data.get("set_aside", 0)))
 
 
-def calibrate(pairs: Sequence[tuple[Sequence[float], Sequence[float]]]) -> Calibration | None:
+def calibrate(pairs: Sequence[tuple[Sequence[float], Sequence[float]]],
+              cross_job: Sequence[bool] | None = None) -> Calibration | None:
     """Pool the within-arm variance of ln(value) over A/A pairs [(arm_a_runs, arm_b_runs), ...].
 
-    Arms with fewer than two positive values add no degrees of freedom. Returns None when nothing
-    could be pooled. With two or more pairs it also keeps the SD of the arms' log-mean differences:
-    if that is larger than sigma·sqrt(1/n_a + 1/n_b) there is a session effect (§4.2), and the test
-    then uses it instead.
+    `cross_job[k]` says pair k's arms ran in different jobs (default: all in one job). Runs more than
+    max(5σ, 8%) from their arm's median are set aside (σ from a first pass without runs beyond 8%). Arms with
+    fewer than two kept values add no degrees of freedom. Returns None when nothing could be pooled.
     """
-    squares, df, groups, deltas = 0.0, 0, 0, []
-    for arm_a, arm_b in pairs:
-        means = []
-        for arm in (arm_a, arm_b):
-            y = _logs(arm)
-            if y is None or len(y) < 2:
-                means.append(None if y is None or len(y) == 0 else float(y.mean()))
+    cross_job = list(cross_job) if cross_job is not None else [False] * len(pairs)
+    logged = [(_logs(a), _logs(b)) for a, b in pairs]
+    # First pass: σ over runs within 8% of their arm's median (a slow restart must not inflate the σ that
+    # decides what is wild); second pass: the full max(5σ, 8%) rule with that σ.
+    first = _pooled_sd([arm[~flag_runs(arm, 0.0)] for pair in logged for arm in pair if arm is not None])
+    squares, df, groups, set_aside = 0.0, 0, 0, 0
+    deltas: list[float] = []
+    cross: list[tuple[float, float]] = []
+    for (y_a, y_b), across in zip(logged, cross_job):
+        means: list[float | None] = []
+        sizes: list[int] = []
+        for y in (y_a, y_b):
+            if y is None or len(y) == 0:
+                means.append(None)
                 continue
-            squares += float(((y - y.mean()) ** 2).sum())
-            df += len(y) - 1
-            groups += 1
-            means.append(float(y.mean()))
-        if None not in means:
-            deltas.append(means[1] - means[0])
+            keep = y[~flag_runs(y, first if math.isfinite(first) else 0.0)]
+            set_aside += len(y) - len(keep)
+            if len(keep) >= 2:
+                squares += float(((keep - keep.mean()) ** 2).sum())
+                df += len(keep) - 1
+                groups += 1
+            means.append(float(keep.mean()))
+            sizes.append(len(keep))
+        if means[0] is not None and means[1] is not None:
+            delta = means[1] - means[0]
+            deltas.append(delta)
+            if across:
+                cross.append((delta, 1 / sizes[0] + 1 / sizes[1]))
     if df == 0:
         return None
-    delta_sd = float(np.std(deltas, ddof=1)) if len(deltas) >= 2 else None
+    delta_sd = float(np.sqrt(np.mean(np.square(deltas)))) if len(deltas) >= 2 else None
     return Calibration(sigma=math.sqrt(squares / df), df=df, groups=groups, delta_sd=delta_sd,
-                       delta_df=len(deltas) - 1 if delta_sd is not None else None)
+                       delta_df=len(deltas) if delta_sd is not None else None,
+                       within_pairs=sum(1 for c in cross_job if not c), cross_pairs=sum(1 for c in cross_job if c),
+                       cross_diffs=len(cross), cross_sum_sq=float(sum(d * d for d, _ in cross)),
+                       cross_sum_h=float(sum(h for _, h in cross)), set_aside=set_aside)
 
 
-@dataclass(frozen=True)
-class SpeedTest:
-    worse: float  # s·Δ ln(mean): positive means the candidate is worse
-    worse_rel: float  # e^worse − 1
-    ratio: float  # geometric-mean ratio candidate / baseline (natural direction)
-    se: float
-    t: float
-    df: int
-    p_value: float  # one-sided, H1: the candidate is worse
-    ratio_ci: tuple[float, float]  # 95% two-sided CI of the ratio candidate / baseline
-    se_source: str  # "within-run sigma" or "A/A pair differences"
-
-
-def log_shift_test(base_values: Sequence[float], cand_values: Sequence[float], *, higher_is_better: bool,
-                   calibration: Calibration) -> SpeedTest:
-    """One-sided t test of the log-mean shift with sigma from calibration (statistics.md §4.2, Option A)."""
-    y_base, y_cand = _logs(base_values), _logs(cand_values)
-    if y_base is None or y_cand is None or len(y_base) == 0 or len(y_cand) == 0:
-        raise ValueError("speed values must be positive numbers, at least one per side")
-    shift = float(y_cand.mean() - y_base.mean())
-    orientation = -1.0 if higher_is_better else 1.0
-    worse = orientation * shift
-    se = calibration.sigma * math.sqrt(1 / len(y_base) + 1 / len(y_cand))
-    df, source = calibration.df, "within-run sigma"
-    if _session_effect(calibration, se):
-        se, df, source = calibration.delta_sd, calibration.delta_df, "A/A pair differences"
-    if se <= 0:
-        t = math.inf if worse > 0 else (-math.inf if worse < 0 else 0.0)
-        p = 0.0 if worse > 0 else 1.0
-        half = 0.0
-    else:
-        t = worse / se
-        p = float(stats.t.sf(t, df))
-        half = float(stats.t.ppf(0.975, df)) * se
-    return SpeedTest(worse=worse, worse_rel=math.expm1(worse), ratio=math.exp(shift), se=se, t=t, df=df, p_value=p,
-                     ratio_ci=(math.exp(shift - half), math.exp(shift + half)), se_source=source)
+def _pooled_sd(arms: list[np.ndarray]) -> float:
+    ss = sum(float(((y - y.mean()) ** 2).sum()) for y in arms if len(y) >= 2)
+    df = sum(len(y) - 1 for y in arms if len(y) >= 2)
+    return math.sqrt(ss / df) if df else math.nan
 
 
 def ratio_policy(base_values: Sequence[float], cand_values: Sequence[float], *, higher_is_better: bool,
@@ -122,17 +124,6 @@ def ratio_policy(base_values: Sequence[float], cand_values: Sequence[float], *, 
     ratio = float(np.mean(cand_values) / np.mean(base_values))
     breached = ratio < 1 - tolerance - 1e-12 if higher_is_better else ratio > 1 + tolerance + 1e-12
     return ratio, breached
-
-
-def _session_effect(calibration: Calibration, se: float) -> bool:
-    # The A/A differences vary more than the within-arm sigma predicts (one-sided F test at 1%): something
-    # per session (clocks, placement) that interleaving did not cancel; use them instead. Only with enough
-    # pairs (delta_df >= MIN_CALIBRATION_DF): with 2-3 pairs the F test switches by chance, and a t with
-    # 1-2 degrees of freedom would make every interval useless.
-    if calibration.delta_sd is None or not calibration.delta_df or calibration.delta_df < MIN_CALIBRATION_DF or se <= 0:
-        return False
-    ratio = (calibration.delta_sd / se) ** 2
-    return bool(ratio > stats.f.ppf(0.99, calibration.delta_df, calibration.df))
 
 
 def _logs(values: Sequence[float]) -> np.ndarray | None:

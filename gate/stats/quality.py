@@ -25,6 +25,11 @@ import numpy as np
 from scipy import signal, stats
 
 CATASTROPHIC_RATE = 0.5
+# A newly catastrophic utterance must also have jumped: the candidate's best run has at least this many more
+# errors than the baseline's worst run (and at least a quarter of the reference). One word flipping between
+# runs is what nondeterministic decoding does all the time; it carries a 3-word utterance across 50%.
+CATASTROPHIC_MIN_JUMP = 2
+CATASTROPHIC_MIN_JUMP_SHARE = 0.25
 # Widest lattice (in scaled error units) the exact sign-flip null is computed on; beyond it, Monte Carlo.
 MAX_EXACT_LATTICE = 2_000_000
 DEFAULT_BOOTSTRAP = 2000
@@ -80,7 +85,7 @@ def paired_quality_test(base_errors: np.ndarray, cand_errors: np.ndarray, ref_le
     d[np.abs(d) < 1e-12] = 0.0
     total = float(n_ref.sum())
     base_rate, cand_rate = float(base_mean.sum()) / total, float(cand_mean.sum()) / total
-    new_cat, fixed_cat, cat_p = _catastrophic(base / n_ref, cand / n_ref, catastrophic_rate)
+    new_cat, fixed_cat, cat_p = _catastrophic(base, cand, n_ref, catastrophic_rate)
     common = dict(n=len(n_ref), ref_total=int(round(total)), base_rate=base_rate, cand_rate=cand_rate,
                   n_worse=int((d > 0).sum()), n_better=int((d < 0).sum()), new_catastrophic=new_cat,
                   fixed_catastrophic=fixed_cat, catastrophic_sign_p=cat_p, d=d, base_mean_errors=base_mean,
@@ -159,14 +164,31 @@ def paired_bootstrap(d: np.ndarray, ref_len: np.ndarray, *, n_boot: int = DEFAUL
     return (float(low), float(high)), float((replicates > 0).mean())
 
 
-def _catastrophic(base_rates: np.ndarray, cand_rates: np.ndarray,
+def catastrophic_masks(base_errors: np.ndarray, cand_errors: np.ndarray, ref_len: np.ndarray,
+                       threshold: float = CATASTROPHIC_RATE) -> tuple[np.ndarray, np.ndarray]:
+    """(newly, no-longer) catastrophic utterances; errors are (..., runs, N), batched over leading axes.
+
+    "New" means above the threshold in EVERY candidate run and in NO baseline run, AND a jump: the
+    candidate's fewest errors exceed the baseline's most by max(CATASTROPHIC_MIN_JUMP, a quarter of the
+    reference). So an utterance that merely flips one word around 50% between runs is not news."""
+    base, cand = np.asarray(base_errors), np.asarray(cand_errors)
+    n_ref = np.asarray(ref_len, dtype=float)
+    jump = np.maximum(CATASTROPHIC_MIN_JUMP, CATASTROPHIC_MIN_JUMP_SHARE * n_ref)
+
+    def became(before: np.ndarray, after: np.ndarray) -> np.ndarray:
+        return (((after / n_ref) > threshold).all(axis=-2) & ~((before / n_ref) > threshold).any(axis=-2)
+                & (after.min(axis=-2) - before.max(axis=-2) >= jump))
+
+    return became(base, cand), became(cand, base)
+
+
+def _catastrophic(base: np.ndarray, cand: np.ndarray, n_ref: np.ndarray,
                   threshold: float) -> tuple[tuple[int, ...], tuple[int, ...], float | None]:
-    """Per-run rates (runs × utterances). "New" means above the threshold in EVERY candidate run and in NO
-    baseline run, so an utterance that merely flips around 50% between runs (nondeterminism) is not news."""
-    base_bad, cand_bad = base_rates > threshold, cand_rates > threshold
-    new = np.flatnonzero(cand_bad.all(axis=0) & ~base_bad.any(axis=0))
-    fixed = np.flatnonzero(base_bad.all(axis=0) & ~cand_bad.any(axis=0))
-    change = cand_rates.mean(axis=0) - base_rates.mean(axis=0)
+    """Per-run errors (runs × utterances) -> new and fixed catastrophic positions (worst first), and the sign
+    test of new against fixed."""
+    new_mask, fixed_mask = catastrophic_masks(base, cand, n_ref, threshold)
+    new, fixed = np.flatnonzero(new_mask), np.flatnonzero(fixed_mask)
+    change = cand.mean(axis=0) / n_ref - base.mean(axis=0) / n_ref
     new = new[np.argsort(-change[new], kind="stable")]  # worst first: a report that shows a few shows these
     fixed = fixed[np.argsort(change[fixed], kind="stable")]
     if len(new) + len(fixed) == 0:
@@ -179,3 +201,37 @@ def fallback_exceeds(base_values: list[float], cand_values: list[float], toleran
     """The maintainers' rule without per-sample data: mean(candidate) − mean(baseline) > tolerance."""
     delta = float(np.mean(cand_values) - np.mean(base_values))
     return delta, delta > tolerance_abs + 1e-15 and not math.isclose(delta, tolerance_abs)
+
+
+def sign_flip_p_batch(scaled: np.ndarray) -> np.ndarray:
+    """The exact one-sided sign-flip p of `sign_flip_p` for many rows at once: `scaled` is (B, N) integers
+    (d_i × R_base·R_cand). Each row's null is Π_i cos(a_i·ω) on a DFT grid wider than 2Σa_i, grouped by
+    distinct magnitude; inverting it gives the same exact distribution as the convolution (to ~1e-12)."""
+    a = np.abs(np.asarray(scaled, dtype=np.int64))
+    observed = np.asarray(scaled, dtype=np.int64).sum(axis=1)
+    out = np.ones(a.shape[0])
+    if a.size == 0:
+        return out
+    g = np.gcd.reduce(a, axis=1)
+    g[g == 0] = 1
+    a //= g[:, None]
+    observed //= g
+    total = a.sum(axis=1)
+    live = total > 0
+    if not live.any():
+        return out
+    top = int(a.max())
+    counts = np.stack([np.bincount(row, minlength=top + 1) for row in a[live]])[:, 1:]  # (b, top)
+    length = 1 << int(np.ceil(np.log2(2 * int(total[live].max()) + 2)))
+    omega = 2 * np.pi * np.arange(length) / length
+    cosines = np.cos(np.outer(np.arange(1, top + 1), omega))  # (top, L)
+    log_abs = np.log(np.maximum(np.abs(cosines), 1e-300))
+    negative = (cosines < 0).astype(float)
+    log_phi = counts @ log_abs + 1j * np.pi * (counts @ negative)
+    pmf = np.fft.fft(np.exp(log_phi), axis=1).real / length  # pmf[s mod L] of S = Σ s_i a_i
+    values = np.arange(length)
+    values = np.where(values > length // 2, values - length, values)
+    tail = values[None, :] >= observed[live][:, None] - 0.5
+    p = np.clip((np.clip(pmf, 0.0, None) * tail).sum(axis=1), 0.0, 1.0)
+    out[live] = p
+    return out

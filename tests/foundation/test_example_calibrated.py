@@ -13,7 +13,9 @@ PLANTED = "qwen3/asr_en"
 def test_example_baseline_file_is_calibrated_from_aa_pairs(example_out, suite):
     out, result = example_out
     assert result.exit_code == 0, result.stderr
-    assert f"next: gate compare {out / 'baseline.json'} {out / 'candidate'}" in result.stdout
+    assert (f"next: gate compare {out / 'baseline'} {out / 'candidate'} --calibration {out / 'baseline.json'}"
+            in result.stdout)
+    assert f"  or: gate compare {out / 'baseline.json'} {out / 'candidate'}" in result.stdout
     side = read_baseline(out / "baseline.json", suite)
     assert side.commit == BASELINE_COMMIT and len(side.workloads) == len(suite.workloads)
     speed = [m.name for w in suite.workloads for m in w.metrics if m.kind == "speed"]
@@ -35,8 +37,13 @@ def test_planted_regression_fails_and_noise_passes_against_the_calibrated_baseli
     report = json.loads(report_path.read_text(encoding="utf-8"))
     assert report["baseline"]["calibrated"] is True
     failed = {(r["workload"], r["metric"]) for r in report["rows"] if r["verdict"] == "fail"}
-    planted = {(r["workload"], r["metric"]) for r in report["rows"] if r["workload"] == PLANTED}
-    assert failed == planted  # WER (40 extra errors) and all four speed metrics (6% slower)
+    # WER (40 extra errors) FAILs. The 6% slowdown is judged across jobs (a baseline file is another job):
+    # its SE carries the spread of the 3 cross-job A/A pairs on 3 degrees of freedom, so it is flagged with a
+    # small p but cannot pass Holm over the 20 gated speed rows (benchmarks/results/verdict_power.md: across
+    # jobs the stored baseline is the weak design; gate run's A/B in one job is the one that blocks).
+    assert failed == {(PLANTED, "corpus_wer")}
+    slow = [r for r in report["rows"] if r["workload"] == PLANTED and r["family"] == "speed"]
+    assert len(slow) == 2 and all(r["p_value"] < 0.01 and "across jobs" in r["method"] for r in slow)
     others = [r for r in report["rows"] if r["workload"] != PLANTED]
     assert others and all(r["verdict"] == "pass" for r in others)
     speed = [r for r in report["rows"] if r["kind"] == "speed"]
@@ -44,3 +51,17 @@ def test_planted_regression_fails_and_noise_passes_against_the_calibrated_baseli
     # The terminal shows the failing rows and not the passing ones.
     assert "uncalibrated" not in result.stdout and "Worse beyond noise and above the floors: qwen3/asr_en" in result.stdout
     assert "whisper/asr_en" not in result.stdout.split("Why:")[0]
+
+
+def test_the_ab_comparison_a_pr_gets_fails_the_slowdown_too(example_out, invoke, tmp_path):
+    """In one job (two trees, the calibration lent by the baseline file) the 6% slowdown FAILs on both gated
+    speed rows, beside the WER regression; mean latency and RTF are shown, not gated."""
+    out, _ = example_out
+    report_path = tmp_path / "report.json"
+    result = invoke("compare", out / "baseline", out / "candidate", "--calibration", out / "baseline.json",
+                    "--json", report_path)
+    assert result.exit_code == 1, result.output
+    report = json.loads(report_path.read_text(encoding="utf-8"))
+    failed = {(r["workload"], r["metric"]) for r in report["rows"] if r["verdict"] == "fail"}
+    assert failed == {(PLANTED, "corpus_wer"), (PLANTED, "throughput_samples_per_s"), (PLANTED, "latency_p95_s")}
+    assert all(r["verdict"] == "pass" for r in report["rows"] if r["workload"] != PLANTED)

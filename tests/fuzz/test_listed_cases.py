@@ -136,6 +136,12 @@ def test_calibrate_writes_a_new_file_and_keeps_the_old_on_failure(seeds, tmp_pat
     import errno
     import os
 
+    from gate.config import load_suite
+    from gate.examples import BASELINE_COMMIT, ExampleSpec, write_example_tree
+
+    suite = load_suite(seeds["suite"])  # an A/A pair: the baseline's commit measured twice, fresh noise each
+    pair = [str(write_example_tree(tmp_path / f"aa{k}", suite, ExampleSpec(seed=50 + k, commit=BASELINE_COMMIT,
+                                                                          runs=("1", "2", "3")))) for k in (0, 1)]
     baseline = tmp_path / "baseline.json"
     shutil.copy(seeds["baseline"], baseline)
     before = baseline.read_bytes()
@@ -146,13 +152,11 @@ def test_calibrate_writes_a_new_file_and_keeps_the_old_on_failure(seeds, tmp_pat
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
     monkeypatch.setattr(os, "write", full)
-    result = _invoke("baseline", "calibrate", seeds["candidate"], seeds["candidate"], "--baseline", baseline,
-                     "--suite", seeds["suite"])
+    result = _invoke("baseline", "calibrate", *pair, "--baseline", baseline, "--suite", seeds["suite"])
     monkeypatch.setattr(os, "write", real_write)
     assert result.exit_code == 2 and "(no space left on device); the previous file is unchanged" in result.output
-    assert baseline.read_bytes() == before and [p.name for p in tmp_path.iterdir()] == ["baseline.json"]
-    ok = _invoke("baseline", "calibrate", seeds["candidate"], seeds["candidate"], "--baseline", baseline,
-                 "--suite", seeds["suite"])
+    assert baseline.read_bytes() == before and sorted(p.name for p in tmp_path.iterdir()) == ["aa0", "aa1", "baseline.json"]
+    ok = _invoke("baseline", "calibrate", *pair, "--baseline", baseline, "--suite", seeds["suite"])
     assert ok.exit_code == 0, ok.output
     assert baseline.stat().st_ino != inode  # replaced by rename, never rewritten in place
     assert _compare(seeds, baseline, seeds["candidate"]).exit_code in (0, 1)

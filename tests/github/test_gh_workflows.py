@@ -39,8 +39,8 @@ def steps(doc: dict):
 
 def test_there_is_something_to_check():
     names = {p.name for p in WORKFLOWS}
-    assert {"ci.yml", "asr-gate.yml", "asr-gate-report.yml", "asr-gate-nightly.yml"} <= names
-    assert len(CALLERS) == 3
+    assert {"ci.yml", "asr-gate.yml", "asr-gate-report.yml", "asr-gate-nightly.yml", "asr-gate-calibration.yml"} <= names
+    assert len(CALLERS) == 4
 
 
 @needs_linters
@@ -87,7 +87,8 @@ def test_every_job_has_a_timeout_and_checkouts_keep_no_credentials(path):
         for step in job.get("steps") or []:
             if str(step.get("uses", "")).startswith("actions/checkout@"):
                 keep = step.get("with", {}).get("persist-credentials")
-                assert keep is False or (path.name == "asr-gate-nightly.yml" and job_id == "update-baseline"), \
+                pushes = {("asr-gate-nightly.yml", "update-baseline"), ("asr-gate-calibration.yml", "store")}
+                assert keep is False or (path.name, job_id) in pushes, \
                     f"{path.name}:{job_id}: checkout must set persist-credentials: false"
 
 
@@ -95,7 +96,7 @@ def gpu_jobs(doc: dict):
     return {job_id: job for job_id, job in doc["jobs"].items() if "inputs.runner" in str(job.get("runs-on"))}
 
 
-@pytest.mark.parametrize("name", ["asr-gate.yml", "asr-gate-nightly.yml"])
+@pytest.mark.parametrize("name", ["asr-gate.yml", "asr-gate-nightly.yml", "asr-gate-calibration.yml"])
 def test_gpu_jobs_are_read_only_and_secret_free(name):
     doc = load(ROOT / ".github" / "workflows" / name)
     assert doc["permissions"] == {"contents": "read"}
@@ -216,3 +217,18 @@ def test_action_run_step_executes_gate_action_with_its_env(tmp_path, example_rep
     assert result.returncode == 0, result.stderr
     assert "verdict=fail" in (tmp_path / "out").read_text()
     assert "::error title=ASR gate FAIL%3A qwen3/asr_en corpus_wer::" in result.stdout
+
+
+def test_calibration_measures_main_in_two_separate_jobs_one_after_the_other():
+    jobs = load(ROOT / ".github" / "workflows" / "asr-gate-calibration.yml")["jobs"]
+    assert "first" in jobs["second"]["needs"] and jobs["first"]["runs-on"] == jobs["second"]["runs-on"]
+    runs = [s["with"]["args"] for name in ("first", "second") for s in jobs[name]["steps"]
+            if s.get("with", {}).get("command") == "run"]
+    assert [r.split("--name ")[1].split()[0] for r in runs] == ["aa-first", "aa-second"]
+    store, recalibrate = jobs["store"], jobs["recalibrate"]
+    assert store["permissions"] == {"contents": "write"} and store["runs-on"] == "ubuntu-latest"
+    assert "permissions" not in recalibrate  # read-only: the gate's code never runs next to the push token
+    assert any("gate\" baseline calibrate" in s.get("run", "") for s in recalibrate["steps"])
+    caller = load(ROOT / "docs" / "callers" / "asr-gate-calibration-caller.yml")
+    triggers = caller[True] if True in caller else caller["on"]  # YAML 1.1 reads `on` as True
+    assert "schedule" in triggers and "workflow_dispatch" in triggers

@@ -91,7 +91,8 @@ class Bench:
         return subprocess.Popen([sys.executable, "-c", python_prelude + GATE_RUN, *self.args(*extra, checkout=checkout)],
                                 cwd=REPO, env=self.env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
-    def run(self, *extra: str, checkout: bool = True, timeout: float = 60, python_prelude: str = "") -> subprocess.CompletedProcess:
+    def run(self, *extra: str, checkout: bool = True, timeout: float = 60,
+            python_prelude: str = "") -> subprocess.CompletedProcess:
         proc = self.start(*extra, checkout=checkout, python_prelude=python_prelude)
         try:
             out, err = proc.communicate(timeout=timeout)

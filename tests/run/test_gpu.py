@@ -144,3 +144,38 @@ def test_gpu_memory_is_seen_and_released_on_the_real_gpu():
         holder.wait()
     waited = wait_until_free(gpu, 0, below_mib=before + 1024, timeout_s=30, poll_s=0.1)
     assert waited < 30
+
+
+def test_a_long_gpu_wait_says_what_it_waits_for():
+    now = [0.0]
+    lines: list[str] = []
+    gpu = ScriptedGpu(memory=[5000] * 40 + [10])
+    wait_until_free(gpu, 0, below_mib=1024, timeout_s=600, poll_s=1.0, clock=lambda: now[0],
+                    sleep=lambda s: now.__setitem__(0, now[0] + s), say=lines.append)
+    assert lines == ["waiting for GPU 0 memory to drop below 1024 MiB (5 s of at most 600 s)",
+                     "waiting for GPU 0 memory to drop below 1024 MiB (35 s of at most 600 s)"]
+
+
+def test_lock_refuses_a_symlink_and_leaves_its_target_alone(tmp_path):
+    target = tmp_path / "precious"
+    target.write_text("keep me")
+    (tmp_path / "gate-gpu-GPU-x.lock").symlink_to(target)
+    from gate.errors import GateError
+    with pytest.raises(GateError, match="is a symbolic link; refusing"):
+        GpuLock(tmp_path, "GPU-x").acquire()
+    assert target.read_text() == "keep me"
+
+
+def test_a_lock_file_of_another_user_means_gpu_busy(tmp_path, monkeypatch):
+    import os
+    lock = GpuLock(tmp_path, "GPU-y")
+    lock.path.write_text("")
+    real_open = os.open
+
+    def foreign(path, flags, mode=0o777):  # what open() gives a non-root user for another user's 0644 file
+        if str(path) == str(lock.path):
+            raise PermissionError(13, "Permission denied")
+        return real_open(path, flags, mode)
+    monkeypatch.setattr(os, "open", foreign)
+    with pytest.raises(LockBusy, match="GPU busy: the lock file belongs to another user"):
+        lock.acquire()

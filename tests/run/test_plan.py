@@ -105,7 +105,8 @@ def test_client_commands_have_exactly_the_runbooks_flags(plan):
 
 
 def test_environment_is_step_4(plan):
-    assert dict(plan.environment) == RUNBOOK_ENV
+    # Step 4's variables, plus the hub cache the gate checked, so the server and clients load from it too
+    assert dict(plan.environment) == {**RUNBOOK_ENV, "HF_HUB_CACHE": str(HF_HUB)}
 
 
 def test_ab_order_is_warm_a_warm_b_then_a_b_b_a_a_b():
@@ -125,11 +126,12 @@ def test_dry_run_prints_every_command_in_order(bench):
     done = bench.run("--dry-run", "--label", "run-moss-asr", "--runs", "warm,1")
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
-    servers = [l for l in lines if l.startswith("setsid ")]
+    servers = [line for line in lines if line.startswith("setsid ")]
     assert len(servers) == 2 and all("MOSS-Transcribe-Diarize" in s for s in servers)
-    assert sum("benchmark_asr_transcribe_diarize" in l for l in lines) == 8
-    assert lines.index(next(l for l in lines if "runwarm" in l)) < lines.index(next(l for l in lines if "run1" in l))
-    assert any(l.endswith("--exclude-editable > " + str(bench.out / "main/run1") + "/freeze.txt") for l in lines)
+    assert sum("benchmark_asr_transcribe_diarize" in line for line in lines) == 8
+    first_warm = lines.index(next(line for line in lines if "runwarm" in line))
+    assert first_warm < lines.index(next(line for line in lines if "run1" in line))
+    assert any(line.endswith("--exclude-editable > " + str(bench.out / "main/run1") + "/freeze.txt") for line in lines)
     assert not bench.out.exists(), "a dry run writes nothing"
 
 

@@ -124,9 +124,11 @@ def test_missing_snapshot_and_python_are_reported_together(bench, tmp_path):
     done = bench.run("--models", "whisper", "--runs", "1", "--hf-hub", str(tmp_path / "empty-hub"))
     assert done.returncode == 2
     lines = done.stderr.splitlines()
-    assert lines[0] == "gate: error: preflight failed:"
-    assert any(".venv/bin/python: missing or not executable" in l for l in lines)
-    assert any("config.json: missing; expected the openai/whisper-large-v3 snapshot" in l for l in lines)
+    assert lines[0].endswith("preflight: checkout, venv pins and datasets (offline, in the checkout's python; "
+                             "loading them can take minutes), snapshots, GPU")
+    assert lines[1] == "gate: error: preflight failed:"
+    assert any(".venv/bin/python: missing or not executable" in line for line in lines)
+    assert any("config.json: missing; expected the openai/whisper-large-v3 snapshot" in line for line in lines)
     assert not bench.out.exists() or not any(bench.out.rglob("run*"))
 
 
@@ -191,7 +193,7 @@ def test_resume_skips_complete_runs_and_redoes_incomplete_ones(bench):
 
 
 def test_second_gate_on_the_same_gpu_fails_clearly(bench):
-    lock = GpuLock(bench.root / "locks", "no-gpu")
+    lock = GpuLock(bench.root / "locks", f"no-gpu-port{bench.port}")
     lock.acquire()
     try:
         done = bench.run("--models", "qwen3", "--runs", "1", "--lock-wait", "0.3")

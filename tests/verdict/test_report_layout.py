@@ -66,7 +66,8 @@ def test_only_non_passing_rows_are_visible_most_severe_first(report):
 
 def test_the_why_says_how_each_row_was_tested_and_fits_a_narrow_page(report):
     line = next(row for row in _changed_rows(render_comment(report)) if "throughput" in row)
-    assert "log-scale t, run-to-run σ 1.00% (df 40" in line and "Holm" in line and "floor 3%" in line
+    assert "log-scale t, run-to-run σ 1.00% pooled over the model's workloads (df 80)" in line and "Holm" in line
+    assert "floor 2%" in line
     assert line.count("|") == 5  # four columns: the why is never pushed off a 900 px page by numbers
 
 

@@ -9,9 +9,9 @@ import pytest
 from scipy import stats
 
 from gate.stats.multiplicity import benjamini_hochberg, holm
-from gate.stats.performance import MIN_CALIBRATION_DF, Calibration, calibrate, log_shift_test, ratio_policy
+from gate.stats.performance import MIN_CALIBRATION_DF, calibrate, ratio_policy
 from gate.stats.quality import paired_bootstrap, paired_quality_test, sign_flip_p
-
+from gate.stats.speed import SpeedNoise, shift_test
 
 # --- multiplicity ---------------------------------------------------------------------------------
 
@@ -145,21 +145,25 @@ def test_shape_mismatch_is_rejected():
 # --- performance ----------------------------------------------------------------------------------
 
 def test_worked_example_4_6():
-    cal = Calibration(sigma=0.012, df=40, groups=20)
-    res = log_shift_test([100.2, 99.5, 100.8], [97.1, 96.5, 97.9], higher_is_better=True, calibration=cal)
-    assert res.worse == pytest.approx(0.0304, abs=2e-4)
-    assert res.worse_rel == pytest.approx(0.0309, abs=3e-4)
-    assert res.t == pytest.approx(3.10, abs=0.01)
-    assert res.p_value == pytest.approx(0.00175, abs=1e-4)
-    assert res.ratio < 1 and res.ratio_ci[0] < res.ratio < res.ratio_ci[1]
+    noise = SpeedNoise(sigma=0.012, sigma_df=40)
+    res = shift_test(np.log([[100.2, 99.5, 100.8]]), np.log([[97.1, 96.5, 97.9]]), noise, higher_is_better=True,
+                     cross_job=False)
+    assert res.worse[0] == pytest.approx(0.0304, abs=2e-4)
+    assert res.worse_rel[0] == pytest.approx(0.0309, abs=3e-4)
+    assert res.worse[0] / res.se[0] == pytest.approx(3.10, abs=0.01)
+    assert res.p[0] == pytest.approx(0.00175, abs=1e-4)
+    low, high = res.ratio_ci(True)
+    assert low[0] < math.exp(-res.worse[0]) < high[0] < 1.0
 
 
 def test_latency_orientation_is_worse_positive():
-    cal = Calibration(sigma=0.01, df=40, groups=20)
-    slower = log_shift_test([1.0, 1.0, 1.0], [1.06, 1.06, 1.06], higher_is_better=False, calibration=cal)
-    faster = log_shift_test([1.0, 1.0, 1.0], [0.94, 0.94, 0.94], higher_is_better=False, calibration=cal)
-    assert slower.worse > 0 and slower.p_value < 1e-6
-    assert faster.worse < 0 and faster.p_value > 0.999
+    noise = SpeedNoise(sigma=0.01, sigma_df=40)
+    slower = shift_test(np.log([[1.0, 1.0, 1.0]]), np.log([[1.06, 1.06, 1.06]]), noise, higher_is_better=False,
+                        cross_job=False)
+    faster = shift_test(np.log([[1.0, 1.0, 1.0]]), np.log([[0.94, 0.94, 0.94]]), noise, higher_is_better=False,
+                        cross_job=False)
+    assert slower.worse[0] > 0 and slower.p[0] < 1e-6
+    assert faster.worse[0] < 0 and faster.p[0] > 0.999
 
 
 def test_calibration_recovers_sigma_and_counts_df():
@@ -168,7 +172,7 @@ def test_calibration_recovers_sigma_and_counts_df():
     cal = calibrate(pairs)
     assert cal.df == 160 and cal.groups == 80
     assert cal.sigma == pytest.approx(0.02, rel=0.15)
-    assert cal.delta_sd == pytest.approx(0.02 * math.sqrt(2 / 3), rel=0.3)
+    assert cal.delta_sd == pytest.approx(0.02 * math.sqrt(2 / 3), rel=0.3)  # RMS about zero
     assert cal.usable
 
 
@@ -178,30 +182,11 @@ def test_calibration_with_too_few_runs():
     assert small.df == 1 and not small.usable and MIN_CALIBRATION_DF > 1
 
 
-def test_session_effect_switches_to_pair_differences():
-    # Within-arm sigma tiny, but the arms' means wander: the A/A differences must set the SE.
-    cal = Calibration(sigma=0.001, df=40, groups=20, delta_sd=0.03, delta_df=9)
-    res = log_shift_test([100, 100, 100], [97, 97, 97], higher_is_better=True, calibration=cal)
-    assert res.se_source == "A/A pair differences" and res.df == 9 and res.p_value > 0.1
-
-
 def test_ratio_policy():
     assert ratio_policy([100, 100], [96.9, 96.9], higher_is_better=True, tolerance=0.03)[1]
     assert not ratio_policy([100, 100], [97.0, 97.0], higher_is_better=True, tolerance=0.03)[1]
     assert ratio_policy([1.0], [1.031], higher_is_better=False, tolerance=0.03)[1]
     assert not ratio_policy([1.0], [0.5], higher_is_better=False, tolerance=0.03)[1]
-
-
-def test_nonpositive_speed_values_are_rejected():
-    with pytest.raises(ValueError):
-        log_shift_test([0.0, 1.0], [1.0], higher_is_better=True, calibration=Calibration(0.01, 10, 5))
-
-
-def test_two_aa_pairs_never_switch_to_pair_differences():
-    # delta_df = 1: the F test would switch by chance and a t with 1 df makes the interval useless.
-    cal = Calibration(sigma=0.001, df=8, groups=4, delta_sd=0.03, delta_df=1)
-    res = log_shift_test([100, 100, 100], [97, 97, 97], higher_is_better=True, calibration=cal)
-    assert res.se_source == "within-run sigma" and res.df == 8
 
 
 def test_exact_sign_flip_on_a_wide_lattice_matches_the_normal_approximation():

@@ -9,7 +9,12 @@ Honours SGLANG_OMNI_STRICT_PORT like upstream (§6.4). Where torch and CUDA exis
 
 Fault knobs (section "server" of standin-knobs.json; each may carry "on_call": N to fire only on
 the Nth server start): crash_at_start, never_healthy, start_delay_s, crash_after_requests,
-port_taken, leave_child (child_setsid: in its own session), ignore_term, fail_every (every Nth transcription answers HTTP 500).
+port_taken, leave_child (child_setsid: in its own session; child_clear_env: and with an empty
+environment, so it carries no trace of the gate), ignore_term, fail_every (every Nth transcription
+answers HTTP 500), access_log (a uvicorn-style access line per request, /health probes included),
+log_line (one line the server prints once it listens, e.g. its last words before a hang),
+request_delay_s (every transcription takes that long, on every start), slow_request_s (added delay:
+a slow server start, e.g. with on_call).
 """
 from __future__ import annotations
 
@@ -82,6 +87,12 @@ def main(argv) -> int:
         def log_message(self, fmt, *a):  # keep server.log short
             pass
 
+        def log_request(self, code="-", size="-"):
+            if section.get("access_log"):  # like uvicorn's access log
+                status = code.value if hasattr(code, "value") else code
+                print(f'INFO:     {self.client_address[0]}:{self.client_address[1]} - "{self.requestline}" {status}',
+                      flush=True)
+
         def _send(self, status: int, body, ctype="application/json"):
             data = body if isinstance(body, bytes) else (json.dumps(body) if not isinstance(body, str) else body).encode()
             self.send_response(status)
@@ -108,6 +119,9 @@ def main(argv) -> int:
             with state["lock"]:
                 state["requests"] += 1
                 number = state["requests"]
+            delay = float(section.get("request_delay_s", 0)) + float(faults.get("slow_request_s", 0))
+            if delay:
+                time.sleep(delay)
             crash_after = faults.get("crash_after_requests")
             if crash_after is not None and number > int(crash_after):
                 print(f"RuntimeError: CUDA error: an illegal memory access was encountered "
@@ -159,13 +173,17 @@ def main(argv) -> int:
         gpu_mib = int(faults.get("gpu_mib") or section.get("gpu_mib") or 0)
         hold = (f"import torch; x = torch.ones({gpu_mib} * 2**20, dtype=torch.uint8, device='cuda'); "
                 "torch.cuda.synchronize(); ") if gpu_mib and holder is not None else ""
+        clear = bool(faults.get("child_clear_env"))
         child = subprocess.Popen([sys.executable, "-c", "import signal, time; signal.signal(signal.SIGTERM, "
                                   f"signal.SIG_IGN); {hold}print('up', flush=True); time.sleep(3600)"],
                                  pass_fds=(httpd.fileno(),), stdout=subprocess.PIPE,
-                                 start_new_session=bool(faults.get("child_setsid")))
+                                 start_new_session=bool(faults.get("child_setsid")) or clear,
+                                 env={} if clear else None)
         child.stdout.readline()  # serve only once the child ignores SIGTERM (and holds its GPU memory)
         print(f"[standin] left a child process behind: pid {child.pid}", flush=True)
     print(f"[standin] listening on {args.host}:{httpd.server_address[1]}", flush=True)
+    if faults.get("log_line"):
+        print(faults["log_line"], flush=True)
     ready_epoch = time.time() + max(0.0, ready_at - time.monotonic())
     if not faults.get("never_healthy"):
         print(_standin.timing_line("server-ready", _T0, ready_epoch), flush=True)

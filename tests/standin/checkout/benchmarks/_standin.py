@@ -177,3 +177,41 @@ def write_json(path: Path, doc) -> None:
     tmp = path.with_suffix(path.suffix + ".tmp")
     tmp.write_text(json.dumps(doc, indent=1))
     os.replace(tmp, path)
+
+
+class TqdmLine:
+    """Progress lines in tqdm's format ("  45%|####      | 450/1000 [00:12<00:15, 36.50it/s]") on stderr,
+    the way the upstream clients report progress; `gate run` reads the "N/M [" counter from the client log."""
+
+    def __init__(self, total: int) -> None:
+        import threading
+        import time
+        self.total = total
+        self.done = 0
+        self.began = time.monotonic()
+        self._lock = threading.Lock()
+
+    def update(self) -> None:
+        import sys
+        import time
+        with self._lock:
+            self.done += 1
+            elapsed = max(time.monotonic() - self.began, 1e-6)
+            pct = 100 * self.done // max(self.total, 1)
+            bar = "#" * (pct // 10)
+            sys.stderr.write(f"\r{pct:3d}%|{bar:<10}| {self.done}/{self.total} [{int(elapsed) // 60:02d}:"
+                             f"{int(elapsed) % 60:02d}<00:00, {self.done / elapsed:.2f}it/s]")
+            if self.done == self.total:
+                sys.stderr.write("\n")
+            sys.stderr.flush()
+
+
+def client_delays(faults: dict) -> None:
+    """Client knobs `delay_s` (sleep, then run normally: an orphaned client that writes late) and `hang`."""
+    import time
+    if faults.get("hang"):
+        print("[standin] client knob hang: sleeping", flush=True)
+        time.sleep(3600)
+    if faults.get("delay_s"):
+        print(f"[standin] client knob delay_s: sleeping {faults['delay_s']} s, then running", flush=True)
+        time.sleep(float(faults["delay_s"]))

@@ -7,7 +7,8 @@ the very end. WER is a plain word (EN) / character (ZH) edit distance, not Whisp
 
 Client knobs (section "client" of standin-knobs.json; "on_call": N fires on the Nth client call):
 exit_code (exit with it after the run, no file), no_file (exit 0 without writing --output),
-hang (sleep forever before sending).
+hang (sleep forever before sending), delay_s (sleep, then run), request_delay_s (slow requests).
+Progress goes to stderr in tqdm's format.
 """
 from __future__ import annotations
 
@@ -87,10 +88,18 @@ def _one(args, sample) -> dict:
             "error": "" if ok else text, "_errors": errors, "_ref_len": len(ref)}
 
 
-def _pass(args, samples, concurrency) -> tuple[list[dict], float]:
+def _pass(args, samples, concurrency, delay: float = 0.0) -> tuple[list[dict], float]:
     began = time.perf_counter()
+    bar = _standin.TqdmLine(len(samples))
+
+    def one(sample):
+        time.sleep(delay)
+        row = _one(args, sample)
+        bar.update()
+        return row
+
     with ThreadPoolExecutor(max_workers=concurrency) as pool:
-        rows = list(pool.map(lambda s: _one(args, s), samples))
+        rows = list(pool.map(one, samples))
     return rows, time.perf_counter() - began
 
 
@@ -137,9 +146,8 @@ def main(argv=None) -> int:
     call = _standin.bump("seedtts_client_calls")
     section = _standin.knobs().get("client", {})
     faults = section if _standin.fault_active(section, call) else {}
-    if faults.get("hang"):
-        print("[standin] client knob hang: sleeping", flush=True)
-        time.sleep(3600)
+    _standin.client_delays(faults)
+    request_delay = float(section.get("request_delay_s", 0))  # every request takes this long (progress tests)
     revision = args.dataset_revision or (SEEDTTS_REVISION if args.meta == SEEDTTS_DATASET_ID else None)
     samples = load_seedtts_samples(args.meta, split=args.lang, revision=revision)
     if args.max_samples:
@@ -148,10 +156,10 @@ def main(argv=None) -> int:
     results = []
     for concurrency in concurrencies:
         if args.warmup:
-            _pass(args, samples, concurrency)
+            _pass(args, samples, concurrency, request_delay)
         records = []
         for repeat in range(1, args.repeats + 1):
-            rows, wall = _pass(args, samples, concurrency)
+            rows, wall = _pass(args, samples, concurrency, request_delay)
             records.append(_repeat_record(rows, wall, concurrency, repeat))
             if args.save_raw_dir:
                 raw = Path(args.save_raw_dir) / f"conc{concurrency}_rep{repeat}.jsonl"

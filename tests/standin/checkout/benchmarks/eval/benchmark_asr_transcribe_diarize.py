@@ -7,7 +7,8 @@ transcribe_diarize_results.json. Exits 1 when any request failed (after writing 
 upstream. The runbook sets DEFAULT_MAX_NEW_TOKENS = None before main(); that is honoured.
 CER is a plain character edit distance on the text without [time][Sxx] tags.
 
-Client knobs: as in benchmark_asr_seedtts (section "client"; exit_code, no_file, hang, on_call).
+Client knobs: as in benchmark_asr_seedtts (section "client"; exit_code, no_file, hang, delay_s,
+request_delay_s, on_call).
 """
 from __future__ import annotations
 
@@ -96,9 +97,8 @@ def main(argv=None) -> int:
     call = _standin.bump("moss_client_calls")
     section = _standin.knobs().get("client", {})
     faults = section if _standin.fault_active(section, call) else {}
-    if faults.get("hang"):
-        print("[standin] client knob hang: sleeping", flush=True)
-        time.sleep(3600)
+    _standin.client_delays(faults)
+    request_delay = float(section.get("request_delay_s", 0))  # every request takes this long (progress tests)
     if not args.use_existing_server:
         print("stand-in: only --use-existing-server is supported", file=sys.stderr)
         return 2
@@ -137,9 +137,18 @@ def main(argv=None) -> int:
                 "max_playback_underrun_s": None, "text_ttft_s": None, "audio_chunk_count": 0,
                 "first_audio_payload_bytes": None}
 
+    bar = _standin.TqdmLine(len(samples))
+
+    def counted(sample):
+        time.sleep(request_delay)
+        row = one(sample)
+        if not args.disable_tqdm:
+            bar.update()
+        return row
+
     began = time.perf_counter()
     with ThreadPoolExecutor(max_workers=args.concurrency) as pool:
-        outputs = list(pool.map(one, samples))
+        outputs = list(pool.map(counted, samples))
     wall = time.perf_counter() - began
     if faults.get("exit_code"):
         print(f"[standin] client knob exit_code={faults['exit_code']}", flush=True)

@@ -1,0 +1,150 @@
+"""The simulator against the real path: the same simulated PRs, judged by `gate.compare.compare`.
+
+For each validated PR the simulated numbers become `Side`s (per-run metric values and per-utterance error
+arrays, as a result tree gives them), the A/A calibration goes through `gate.baseline.calibration_from_pairs`
+(the code `gate baseline calibrate` runs), and each model is compared on its own, as CI does: first look
+with `looks.thresholds_for(Look.FIRST)` and `looks.decide`, then, for extended models, the pooled 6+6 with
+`Look.POOLED` and `looks.decide_pooled`; a cross-job scenario is one compare at the family α against a
+baseline-kind side. Every gated row's verdict is compared with the simulator's; any difference is counted
+and listed.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from gate.baseline import calibration_from_pairs
+from gate.comparability import Fingerprint
+from gate.compare import compare
+from gate.config import load_suite
+from gate.side import MeasureSamples, Side, WorkloadSide
+from gate.stats import looks
+
+from . import simulate
+from .noise import MODELS, WORKLOADS, draw_test_sets, scenarios
+
+VALIDATED = ("noop-clean", "noop-hostile", "thr-3-hostile", "wer+0.3-clean", "wer+0.15-hostile", "cross-noop-tau1",
+             "cross-thr-5-tau1")
+_CODES = {"pass": 0, "warn": 1, "fail": 2}
+
+
+def check(keys, n: int, seed: int, rules: simulate.Rules) -> dict:
+    suite = load_suite()
+    test_sets = draw_test_sets(seed)
+    out = {"prs": 0, "rows": 0, "mismatches": [], "scenarios": [], "looks": 0}
+    for scenario in scenarios():
+        if scenario.key not in keys or scenario.key not in VALIDATED:
+            continue
+        rng = np.random.default_rng([seed, 99, len(out["scenarios"])])
+        chunk = simulate.draw_chunk(rng, scenario, test_sets, n, rules.pairs)
+        outcome = simulate.judge(chunk, test_sets, rules)
+        out["scenarios"].append(scenario.key)
+        for pr in range(n):
+            out["prs"] += 1
+            for model in MODELS:
+                rows, mismatches, looked = _judge_one(suite, chunk, outcome, test_sets, pr, model, scenario.design)
+                out["rows"] += rows
+                out["looks"] += looked
+                out["mismatches"] += [f"{scenario.key} PR {pr}: {m}" for m in mismatches]
+    return out
+
+
+def describe(result: dict) -> str:
+    shown = "".join(f"\n- {m}" for m in result["mismatches"][:10])
+    return (f"Validation against gate.compare.compare: {result['prs']} shared simulated PRs "
+            f"({', '.join(result['scenarios'])}), {result['looks']} per-model compares, {result['rows']} gated row "
+            f"verdicts; {len(result['mismatches'])} differ.{shown}")
+
+
+def _judge_one(suite, chunk, outcome, test_sets, pr: int, model: str, design: str):
+    workloads = [w for w in WORKLOADS if w.model == model]
+    cross = design == "cross-job"
+    calibration = calibration_from_pairs(_aa_sides(suite, chunk, test_sets, pr, workloads), suite,
+                                         cross_job=[cross] * chunk.cal_speed[workloads[0].workload_id]["throughput"].shape[1])
+    mismatches, rows, looked = [], 0, 0
+    if cross:
+        slots = outcome.slots[model][pr]
+        report = compare(*_sides(suite, chunk, test_sets, pr, workloads, slots, cross), suite, models=(model,),
+                         calibration=calibration, thresholds=looks.thresholds_for(looks.Look.FINAL), cross_job=True)
+        rows, mism = _diff(report, outcome.rows_first, pr)
+        return rows, mism, 1
+    first = compare(*_sides(suite, chunk, test_sets, pr, workloads, outcome.slots["first"][model][pr], False), suite,
+                    models=(model,), calibration=calibration, thresholds=looks.thresholds_for(looks.Look.FIRST),
+                    cross_job=False)
+    rows, mismatches = _diff(first, outcome.rows_first, pr)
+    looked = 1
+    action = looks.decide(first, model).action
+    extended = bool(outcome.extended[pr, MODELS.index(model)])
+    if (action == "extend") != extended:
+        mismatches.append(f"{model}: decide() says {action}, the simulator {'extended' if extended else 'did not'}")
+    if action == "extend":
+        pooled = compare(*_sides(suite, chunk, test_sets, pr, workloads, outcome.slots["pooled"][model][pr], False),
+                         suite, models=(model,), calibration=calibration,
+                         thresholds=looks.thresholds_for(looks.Look.POOLED), cross_job=False)
+        more, mism = _diff(pooled, outcome.rows_pooled, pr)
+        rows, mismatches, looked = rows + more, mismatches + mism, 2
+        looks.decide_pooled(pooled, model)
+    return rows, mismatches, looked
+
+
+def _diff(report, expected: dict, pr: int) -> tuple[int, list[str]]:
+    rows, out = 0, []
+    for row in report.rows:
+        if row.family is None:
+            continue
+        key = (row.workload, "throughput" if row.metric.startswith("throughput") else row.metric)
+        if key not in expected:
+            continue
+        rows += 1
+        got, want = _CODES[row.verdict.value], int(expected[key][pr])
+        if got != want:
+            out.append(f"{row.workload} {row.metric}: compare {row.verdict.value}, simulator "
+                       f"{[k for k, v in _CODES.items() if v == want][0]} (p {row.p_value})")
+    return rows, out
+
+
+def _sides(suite, chunk, test_sets, pr: int, workloads, slots: np.ndarray, cross: bool) -> tuple[Side, Side]:
+    sides = []
+    for arm, (kind, label) in enumerate((("baseline" if cross else "tree", "base"), ("tree", "cand"))):
+        used = slots[arm]
+        sides.append(_side(suite, kind, label, {
+            w.workload_id: (chunk.speed[w.workload_id], {m: chunk.errors[w.workload_id][m] for _, m, _ in w.measures})
+            for w in workloads}, test_sets, lambda a: a[pr, arm, used], len(used)))
+    return sides[0], sides[1]
+
+
+def _aa_sides(suite, chunk, test_sets, pr: int, workloads) -> list[tuple[Side, Side]]:
+    first = chunk.cal_speed[workloads[0].workload_id]["throughput"]
+    out = []
+    for k in range(first.shape[1]):
+        arms = []
+        for arm in range(2):
+            arms.append(_side(suite, "tree", f"aa{k}{arm}", {
+                w.workload_id: (chunk.cal_speed[w.workload_id], {m: chunk.cal_errors[w.workload_id][m]
+                                                                 for _, m, _ in w.measures}) for w in workloads},
+                test_sets, lambda a, k=k, arm=arm: a[pr, k, arm], first.shape[-1]))
+        out.append((arms[0], arms[1]))
+    return out
+
+
+def _side(suite, kind: str, label: str, data: dict, test_sets, pick, n_runs: int) -> Side:
+    runs = tuple(f"run{i + 1}" for i in range(n_runs))
+    workloads = {}
+    for workload_id, (speed, errors) in data.items():
+        truth = next(w for w in WORKLOADS if w.workload_id == workload_id)
+        ts = test_sets[workload_id]
+        thr, p95 = np.exp(pick(speed["throughput"])), np.exp(pick(speed["latency_p95_s"]))
+        values = {truth.throughput_metric: tuple(float(v) for v in thr),
+                  "latency_p95_s": tuple(float(v) for v in p95),
+                  "latency_mean_s": tuple(float(v) for v in p95), "rtf_mean": tuple(float(v) for v in p95)}
+        samples = {}
+        for metric, measure, _ in truth.measures:
+            e = np.asarray(pick(errors[measure]), dtype=np.int64)
+            values[metric] = tuple(float(x) for x in e.sum(axis=1) / ts.ref_len.sum())
+            samples[measure] = MeasureSamples(measure=measure, ids=tuple(f"u{i}" for i in range(e.shape[1])),
+                                              ref_len=ts.ref_len.astype(np.int64), errors=e,
+                                              valid=np.ones_like(e, dtype=bool))
+        workloads[workload_id] = WorkloadSide(workload_id=workload_id, runs=runs, values=values, complete=True,
+                                              problems=(), samples=samples, run_complete=(True,) * n_runs,
+                                              expected_runs=n_runs)
+    return Side(kind=kind, path=f"<{label}>", suite=suite.name, commit="same", runs=runs, workloads=workloads,
+                missing=(), fingerprint=Fingerprint())

@@ -1,0 +1,147 @@
+"""The speed test of statistics.md §4.2 with the lessons of §9: calibrated σ pooled over a model's
+workloads, a between-job variance for comparisons across jobs, and arms summarized without wild runs.
+
+Everything works on batches (leading axes) so that `gate compare` (a batch of one row) and the power
+benchmark (thousands of simulated PRs) run the same arithmetic.
+
+Per gated row, on y = ln(value) of the runs kept by `gate.stats.outliers`:
+  worse  = s·(ȳ_cand − ȳ_base), s = −1 when higher is better (throughput), +1 for latency
+  same job (interleaved A/B):   SE² = σ²·(1/n_b + 1/n_c),                   df = df_σ
+  across jobs (baseline file):  SE² = msd + σ²·(1/n_b + 1/n_c − h̄)  (never below the same-job SE²)
+      msd: mean square of the cross-job A/A pairs' log-mean differences about ZERO (an order or job effect
+      is variance here, not a nuisance to subtract), pooled over the model's workloads; h̄ their mean
+      1/n_a + 1/n_b. For a 3+3 comparison against 3+3 pairs that is msd itself: the A/A differences are
+      what a no-op difference across jobs looks like. df by Satterthwaite, with msd counted on as many
+      degrees of freedom as there are independent PAIRS (a job effect is shared by the job's workloads,
+      so workloads of one pair are not independent evidence). Never clipped at zero: an estimate of
+      2τ² that happens to come out small must not turn into a σ-only test with σ's many df.
+  p = one-sided t tail of worse/SE.
+A row may FAIL only with a usable calibration, at least two runs per side, across jobs at least
+ADVISED_PAIRS cross-job A/A pairs, and when no candidate run better than the others was set aside;
+otherwise it can WARN at most (`fail_blockers` and ShiftTest.favourable_set_aside say why).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+from scipy import stats
+
+from gate.stats.outliers import flag_runs
+from gate.stats.performance import MIN_CALIBRATION_DF, Calibration
+
+# A/A pairs the docs advise per runner class; across jobs, fewer cross-job pairs than this cannot FAIL.
+ADVISED_PAIRS = 3
+
+
+@dataclass(frozen=True)
+class SpeedNoise:
+    """One metric's noise for one model: the workloads' calibrations pooled (σ has far more df that way)."""
+
+    sigma: float  # within-job run-to-run SD of ln(value)
+    sigma_df: int
+    cross_pairs: int = 0  # independent A/A pairs whose arms ran in different jobs
+    cross_msd: float = 0.0  # mean square of their log-mean differences, about zero
+    cross_h: float = 0.0  # mean of 1/n_a + 1/n_b over those differences
+    cross_df: int = 0  # differences pooled (pairs × workloads)
+
+    @property
+    def usable(self) -> bool:
+        return self.sigma_df >= MIN_CALIBRATION_DF and math.isfinite(self.sigma)
+
+    @classmethod
+    def pooled(cls, calibrations: Sequence[Calibration]) -> "SpeedNoise | None":
+        """Pool the workloads' calibrations of one metric of one model; None when there are none."""
+        cals = [c for c in calibrations if c is not None]
+        if not cals:
+            return None
+        df = sum(c.df for c in cals)
+        ss = sum(c.sigma ** 2 * c.df for c in cals)
+        diffs = sum(c.cross_diffs for c in cals)
+        return cls(sigma=math.sqrt(ss / df) if df else math.nan, sigma_df=df,
+                   cross_pairs=min(c.cross_pairs for c in cals),
+                   cross_msd=sum(c.cross_sum_sq for c in cals) / diffs if diffs else 0.0,
+                   cross_h=sum(c.cross_sum_h for c in cals) / diffs if diffs else 0.0, cross_df=diffs)
+
+
+@dataclass(frozen=True)
+class ShiftTest:
+    """Batch results (arrays shaped like the batch axes)."""
+
+    worse: np.ndarray  # s·Δ mean ln(value) over kept runs; positive = the candidate is worse
+    worse_rel: np.ndarray  # e^worse − 1
+    se: np.ndarray
+    df: np.ndarray
+    p: np.ndarray  # one-sided, H1: the candidate is worse
+    kept_base: np.ndarray  # masks over runs
+    kept_cand: np.ndarray
+    # A candidate run better than the kept ones was set aside: the verdict would rest on discarding evidence
+    # in the candidate's favour (two slow restarts out of three make the one good run look wild). Such a
+    # row can WARN at most.
+    favourable_set_aside: np.ndarray
+
+    def ratio_ci(self, higher_is_better: bool, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+        """Two-sided CI of the ratio candidate / baseline (natural direction)."""
+        half = stats.t.ppf(0.5 + level / 2, self.df) * self.se
+        shift = -self.worse if higher_is_better else self.worse
+        return np.exp(shift - half), np.exp(shift + half)
+
+
+def shift_test(base_log: np.ndarray, cand_log: np.ndarray, noise: SpeedNoise, *, higher_is_better: bool,
+               cross_job: bool) -> ShiftTest:
+    """ln(value) per run along the last axis (NaN = absent run) -> one-sided test per batch entry."""
+    yb, yc = np.asarray(base_log, dtype=float), np.asarray(cand_log, dtype=float)
+    kb = ~np.isnan(yb) & ~flag_runs(yb, noise.sigma)
+    kc = ~np.isnan(yc) & ~flag_runs(yc, noise.sigma)
+    nb, nc = kb.sum(axis=-1), kc.sum(axis=-1)
+    with np.errstate(all="ignore"):
+        shift = np.where(kc, yc, 0.0).sum(axis=-1) / nc - np.where(kb, yb, 0.0).sum(axis=-1) / nb
+    worse = -shift if higher_is_better else shift
+    se, df = standard_error(noise, 1 / nb + 1 / nc, cross_job=cross_job)
+    with np.errstate(all="ignore"):
+        p = np.where(se > 0, stats.t.sf(worse / np.where(se > 0, se, 1.0), df), np.where(worse > 0, 0.0, 1.0))
+        kept_mean = np.where(kc, yc, 0.0).sum(axis=-1, keepdims=True) / nc[..., None]
+        better = (yc > kept_mean) if higher_is_better else (yc < kept_mean)
+    favourable = (~kc & ~np.isnan(yc) & better).any(axis=-1)
+    return ShiftTest(worse=worse, worse_rel=np.expm1(worse), se=se, df=df, p=p, kept_base=kb, kept_cand=kc,
+                     favourable_set_aside=favourable)
+
+
+def standard_error(noise: SpeedNoise, a: np.ndarray | float, *, cross_job: bool) -> tuple[np.ndarray, np.ndarray]:
+    """SE and df of a difference of log-means with a = 1/n_b + 1/n_c (see the module docstring).
+
+    The noise's fields may be arrays (one calibration per simulated PR); they broadcast against `a`.
+    """
+    a = np.asarray(a, dtype=float)
+    sigma2 = np.asarray(noise.sigma, dtype=float) ** 2
+    sigma_df = np.asarray(noise.sigma_df, dtype=float)
+    var_within = sigma2 * a
+    df_within = np.broadcast_to(sigma_df, var_within.shape).astype(float)
+    if not cross_job:
+        return np.sqrt(var_within), df_within
+    msd, h = np.asarray(noise.cross_msd, dtype=float), np.asarray(noise.cross_h, dtype=float)
+    pairs = np.asarray(noise.cross_pairs, dtype=float)
+    usable = (np.asarray(noise.cross_df) > 0) & (pairs > 0)
+    part_sigma = (a - h) * sigma2
+    var = np.maximum(msd + part_sigma, var_within)
+    with np.errstate(all="ignore"):
+        df = var ** 2 / (part_sigma ** 2 / sigma_df + msd ** 2 / np.where(pairs > 0, pairs, 1.0))
+    # Without cross-job pairs the within-job SE is all there is (such a row cannot FAIL: fail_blockers).
+    return np.sqrt(np.where(usable, var, var_within)), np.where(usable, df, df_within)
+
+
+def fail_blockers(noise: SpeedNoise | None, n_base_runs: int, n_cand_runs: int, *, cross_job: bool) -> tuple[str, ...]:
+    """Why a speed row cannot FAIL (it can WARN at most); empty when it can."""
+    reasons = []
+    if noise is None:
+        reasons.append("no A/A calibration")
+    elif not noise.usable:
+        reasons.append(f"calibration has {noise.sigma_df} degrees of freedom (< {MIN_CALIBRATION_DF})")
+    if min(n_base_runs, n_cand_runs) < 2:
+        reasons.append("a side has a single run")
+    if cross_job and noise is not None and noise.cross_pairs < ADVISED_PAIRS:
+        reasons.append(f"across jobs: {noise.cross_pairs} of the {ADVISED_PAIRS} cross-job A/A pairs a FAIL needs "
+                       f"({ADVISED_PAIRS - noise.cross_pairs} missing)")
+    return tuple(reasons)

@@ -1,0 +1,159 @@
+"""Two looks in one A/B job (issue 11): the plan mechanics with an explicit, scripted decision function
+(a TEST DOUBLE of gate.stats.looks), the outlier rule, the budget, and the record in gate-run.json."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from gate.runner.looks import find_outlier
+from gate.runner.plan import Side, run_order
+
+# Replaces the real decider (compare + gate.stats.looks) inside the `gate run` process with a script:
+# {model: [first action, pooled action]}. Every call is logged with the runs the candidate tree held then.
+SCRIPTED_DECIDER = """
+import json, types
+from pathlib import Path
+import gate.runner.looks as _looks
+_SCRIPT = json.loads(Path({script!r}).read_text())
+_CALLS = Path({calls!r})
+
+class _Scripted:
+    def __init__(self, base, candidate):
+        self.candidate = Path(candidate)
+    def _decide(self, look, model, action):
+        runs = sorted(p.name for p in self.candidate.iterdir() if p.name.startswith("run") and p.name != "runwarm")
+        with _CALLS.open("a") as f:
+            f.write(json.dumps({{"look": look, "model": model, "runs": runs}}) + "\\n")
+        return types.SimpleNamespace(action=action, reasons=(f"scripted {{look}} look: {{action}}",))
+    def first(self, model):
+        return self._decide("first", model, _SCRIPT[model][0])
+    def pooled(self, model):
+        return self._decide("pooled", model, _SCRIPT[model][1])
+
+_looks.tree_decider = lambda suite, base, candidate, calibration: _Scripted(base, candidate)
+_looks.decisions_missing = lambda: None
+"""
+
+
+def _scripted(bench, script: dict) -> str:
+    (bench.root / "script.json").write_text(json.dumps(script))
+    return SCRIPTED_DECIDER.format(script=str(bench.root / "script.json"), calls=str(bench.root / "calls.jsonl"))
+
+
+def _calls(bench) -> list[dict]:
+    return [json.loads(line) for line in (bench.root / "calls.jsonl").read_text().splitlines()]
+
+
+def test_extension_continues_the_interleave():
+    a, b = Side("A", Path("/a"), Path("/a/py")), Side("B", Path("/b"), Path("/b/py"))
+    order = [(s.name, r) for s, r in run_order(("warm", "1", "2", "3", "4", "5", "6"), (a, b), "warm")]
+    assert order[2:8] == [("A", "1"), ("B", "1"), ("B", "2"), ("A", "2"), ("A", "3"), ("B", "3")]
+    assert order[8:] == [("B", "4"), ("A", "4"), ("A", "5"), ("B", "5"), ("B", "6"), ("A", "6")]
+
+
+def test_outlier_rule_is_max_of_5_sigma_and_8_percent():
+    row = ("qwen3/asr_en", "throughput_samples_per_s")
+    arm = {"run1": {row: 100.0}, "run2": {row: 101.0}, "run3": {row: 92.5}}
+    assert find_outlier(arm) is None  # 7.5% from the median: within 8%
+    arm["run3"] = {row: 90.0}
+    found = find_outlier(arm)
+    assert found.run == "run3" and round(found.deviation, 3) == 0.1 and found.threshold == 0.08
+    assert find_outlier(arm, sigma=lambda w, m: 0.03) is None  # 5 sigma = 15% > 10%
+    assert find_outlier({"run1": {row: 100.0}, "run2": {row: 50.0}}) is None  # two runs: no median to trust
+
+
+@pytest.mark.slow
+def test_two_looks_extend_only_the_undecided_model_and_record_both_looks(bench, tmp_path):
+    from standin.build import SMALL_COUNTS, make_checkout
+    candidate = make_checkout(tmp_path / "candidate", knobs={"counts": SMALL_COUNTS})
+    prelude = _scripted(bench, {"qwen3": ["fail", None], "whisper": ["extend", "pass"]})
+    done = bench.run("--ab", str(bench.checkout), str(candidate), "--names", "base,pr", "--models", "qwen3,whisper",
+                     "--no-remeasure", checkout=False, timeout=240, python_prelude=prelude)
+    assert done.returncode == 0, done.stderr
+    calls = _calls(bench)
+    assert [(c["look"], c["model"]) for c in calls] == [("first", "qwen3"), ("first", "whisper"), ("pooled", "whisper")]
+    assert calls[0]["runs"] == ["run1", "run2", "run3"]  # the first look sees only the first 3+3 runs
+    assert calls[2]["runs"] == ["run1", "run2", "run3", "run4", "run5", "run6"]
+    log = json.loads((bench.out / "pr" / "gate-run.json").read_text())
+    assert log["looks"]["qwen3"]["first"]["action"] == "fail" and not log["looks"]["qwen3"]["extended"]
+    assert log["looks"]["whisper"]["why_extended"] == ["scripted first look: extend"]
+    assert log["looks"]["whisper"]["pooled"]["action"] == "pass" and log["looks"]["whisper"]["final"] == "pass"
+    assert log["plan"]["possible_extension"] == ["pr/run4", "base/run4", "base/run5", "pr/run5", "pr/run6", "base/run6"]
+    assert log["scored_runs"]["base"] == {"qwen3": ["run1", "run2", "run3"],
+                                          "whisper": ["run1", "run2", "run3", "run4", "run5", "run6"]}
+    order = list(dict.fromkeys(f"{s['side']}/run{s['run']}" for s in log["steps"] if s["step"] == "server-start"))
+    assert order[-6:] == ["pr/run4", "base/run4", "base/run5", "pr/run5", "pr/run6", "base/run6"]
+    for side in ("base", "pr"):  # decided models stop after the first look
+        assert not (bench.out / side / "run4" / "qwen3").exists() and (bench.out / side / "run6" / "whisper").is_dir()
+    assert "qwen3: fail (two-look decision" in done.stderr and "whisper: pass (two-look decision" in done.stderr
+    # The trusted side recomputes the first look from the trees (the real compare) and checks the run count.
+    from types import SimpleNamespace
+
+    from gate.runner.looks import check_plan
+    seen = []
+
+    def decide(report, model):  # a TEST DOUBLE of gate.stats.looks.decide: the script, after a real compare
+        seen.append({row.workload for row in report.rows})
+        return SimpleNamespace(action={"qwen3": "fail", "whisper": "extend"}[model], reasons=())
+    base, pr = bench.out / "base", bench.out / "pr"
+    assert all(check_plan(bench.suite, base, pr, m, decide=decide).ok for m in ("qwen3", "whisper"))
+    assert seen[0] == {"qwen3/asr_en", "qwen3/asr_zh"}
+    import shutil
+    shutil.rmtree(pr / "run6" / "whisper")  # a tree that stopped early
+    check = check_plan(bench.suite, base, pr, "whisper", decide=decide)
+    assert check.problems == (f"{pr}: whisper has scored runs run1, run2, run3, run4, run5; the first look (extend) "
+                              "asks for run1, run2, run3, run4, run5, run6",)
+    assert (f"next: gate compare {bench.out / 'base'} {bench.out / 'pr'} --models qwen3,whisper --suite "
+            f"{bench.suite_path}") in done.stderr
+
+
+@pytest.mark.slow
+def test_budget_stops_the_extension(bench, tmp_path):
+    from standin.build import SMALL_COUNTS, make_checkout
+    candidate = make_checkout(tmp_path / "candidate", knobs={"counts": SMALL_COUNTS})
+    prelude = _scripted(bench, {"qwen3": ["extend", "pass"]})
+    done = bench.run("--ab", str(bench.checkout), str(candidate), "--models", "qwen3", "--no-remeasure",
+                     "--max-runs", "10", checkout=False, timeout=120, python_prelude=prelude)
+    assert done.returncode == 0, done.stderr
+    log = json.loads((bench.out / "candidate" / "gate-run.json").read_text())
+    assert log["looks"]["qwen3"]["final"] == "undecided" and "--max-runs 10: 6 made" in log["looks"]["qwen3"]["not_extended"]
+    assert not (bench.out / "base" / "run4").exists()
+
+
+@pytest.mark.slow
+def test_a_slow_run_is_remeasured_once_and_set_aside(bench, tmp_path):
+    from standin.build import SMALL_COUNTS, make_checkout
+    # every request takes 0.2 s (steady throughput); the 4th server start of the candidate (its run3) is 4x slower
+    candidate = make_checkout(tmp_path / "candidate", knobs={
+        "counts": SMALL_COUNTS, "server": {"request_delay_s": 0.2, "slow_request_s": 0.6, "on_call": 4}})
+    bench.knobs({"server": {"request_delay_s": 0.2}})
+    calibration = tmp_path / "store" / "h100" / "qwen3.json"  # measured on an H100: stale here
+    calibration.parent.mkdir(parents=True)
+    calibration.write_text("{}")
+    (calibration.parent / "qwen3.calibration-stamp.json").write_text(json.dumps(
+        {"gpu": "NVIDIA H100 80GB HBM3", "driver": "550.54.15", "packages_sha256": None}))
+    done = bench.run("--ab", str(bench.checkout), str(candidate), "--models", "qwen3", "--one-look",
+                     "--calibration", str(calibration), checkout=False, timeout=180)
+    assert done.returncode == 0, done.stderr
+    assert f"calibration {calibration} is stale (GPU NVIDIA H100 80GB HBM3 then, none now" in done.stderr
+    log = json.loads((bench.out / "candidate" / "gate-run.json").read_text())
+    mine = [r for r in log["remeasured"] if r["side"] == "candidate"]
+    assert [(r["run"], r["model"]) for r in mine] == [("run3", "qwen3")], log["remeasured"]
+    assert "from its arm's median" in mine[0]["why"]
+    kept = bench.out / "candidate" / "outliers" / "run3" / "qwen3" / "asr_en.json"
+    again = bench.out / "candidate" / "run3" / "qwen3" / "asr_en.json"
+    slow = json.loads(kept.read_text())["results"][0]["throughput_samples_per_s"]["mean"]
+    fresh = json.loads(again.read_text())["results"][0]["throughput_samples_per_s"]["mean"]
+    assert fresh > 1.5 * slow
+    line = next(line for line in done.stderr.splitlines() if "re-measured outlier runs: " in line)
+    assert "candidate/run3 qwen3" in line  # (the base arm may have had a re-measure of its own on a loaded machine)
+    assert log["scored_runs"]["candidate"]["qwen3"] == ["run1", "run2", "run3"]
+    assert log["calibration"]["used"] is False and log["calibration"]["stale"][0].startswith("GPU NVIDIA H100")
+    stamp = json.loads((bench.out / "candidate" / "stamp.json").read_text())
+    assert stamp["gpu"] is None and len(stamp["packages_sha256"]) == 64
+    # the real decider's input: the gate's own compare() of the two trees as they are on disk
+    from gate.runner.looks import compare_trees
+    report = compare_trees(bench.suite, bench.out / "base", bench.out / "candidate", "qwen3", None)
+    assert {row.workload for row in report.rows} == {"qwen3/asr_en", "qwen3/asr_zh"}
