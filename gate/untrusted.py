@@ -140,17 +140,32 @@ RUN_LOG_SCHEMA: dict[str, Any] = {
 }
 
 
-def planned_runs(suite: Suite) -> tuple[str, ...]:
-    """The run directories the plan asks for on one side: the warm run and every scored run.
-
-    TODO(runner/statistics helpers): when gate/stats/looks.py (decide/decide_pooled) is on main,
-    recompute the second look and the re-measures from the first look's values instead of taking
-    the suite's fixed list; until then only the planned run count and names are checked.
-    """
-    return (f"run{suite.warm_run}", *(f"run{r}" for r in suite.scored_runs))
+def planned_runs(suite: Suite, scored: tuple[str, ...] | None = None) -> tuple[str, ...]:
+    """The run directories the plan asks for on one side: the warm run and every scored run (the
+    suite's, or those the recomputed two-look plan asks for: see `recompute_plan`)."""
+    return (f"run{suite.warm_run}", *(scored or tuple(f"run{r}" for r in suite.scored_runs)))
 
 
-def check_plan(side_dir: str | Path, suite: Suite) -> None:
+def recompute_plan(trees: Path, suite: Suite, model: str, calibration: Path | None) -> tuple[str, ...]:
+    """The scored runs an A/B pair of uploaded trees must hold: the first look's decision recomputed here
+    from their first 3+3 runs (gate.stats.looks.decide) says whether the job had to extend to run4..run6.
+    A pair holding other runs (a second look nobody asked for, or one left out) is refused."""
+    from gate.runner.looks import check_plan as check_looks
+    from gate.stats.looks import decide
+
+    base, candidate = trees / "base", trees / "candidate"
+    for side in (base, candidate):
+        check_tree_files(side)
+    try:
+        plan = check_looks(suite, base, candidate, model, decide=decide, calibration=calibration)
+    except GateError as exc:
+        raise UntrustedInputError(f"the run plan cannot be recomputed ({exc})", path=trees) from None
+    if plan.problems:
+        raise UntrustedInputError(plan.problems[0], path=trees)
+    return plan.expected
+
+
+def check_plan(side_dir: str | Path, suite: Suite, scored: tuple[str, ...] | None = None) -> None:
     """The tree holds exactly the runs the plan asks for, each recorded as completed in gate-run.json.
 
     A tree with extra runs (best-of-N cherry-picking) or fewer runs is refused, whatever the files say.
@@ -162,7 +177,7 @@ def check_plan(side_dir: str | Path, suite: Suite) -> None:
     side = side_dir.name
     recorded = {label.split("/", 1)[1]: status for label, status in log["runs"].items()
                 if label.split("/", 1)[0] == side and "/" in label}
-    planned = planned_runs(suite)
+    planned = planned_runs(suite, scored)
     if sorted(recorded) != sorted(planned):
         raise UntrustedInputError(f"run log lists runs {_names(recorded)} for side {side!r}; the plan asks for "
                                   f"{_names(planned)}", path=log_path)
@@ -175,10 +190,10 @@ def check_plan(side_dir: str | Path, suite: Suite) -> None:
                                   f"{_names(planned)}", path=side_dir)
 
 
-def read_untrusted_side(side_dir: str | Path, suite: Suite, model: str) -> Side:
+def read_untrusted_side(side_dir: str | Path, suite: Suite, model: str, scored: tuple[str, ...] | None = None) -> Side:
     """One side of an uploaded result tree, for the trusted compare: files, plan, then the reader."""
     check_tree_files(side_dir)
-    check_plan(side_dir, suite)
+    check_plan(side_dir, suite, scored)
     try:
         return read_side(Path(side_dir), suite, model)
     except UntrustedInputError:

@@ -42,6 +42,7 @@ from gate.untrusted import (
     load_untrusted_report,
     read_side,
     read_untrusted_side,
+    recompute_plan,
     render_report,
 )
 from gate.verdict import Verdict
@@ -169,11 +170,13 @@ def judge(trees: Path, model: str, suite: Suite, *, baseline: Path | None, calib
     from gate.baseline import read_baseline
     from gate.compare import compare
 
-    candidate = read_untrusted_side(trees / "candidate", suite, model)
     if baseline is not None:
+        candidate = read_untrusted_side(trees / "candidate", suite, model)
         base = read_side(baseline, suite, model)  # trusted: the baseline branch
-    else:
-        base = read_untrusted_side(trees / "base", suite, model)  # A/B: measured by the same labelled job
+    else:  # A/B, both measured by the labelled job: the runs it made must be the ones the two-look plan asks for
+        scored = recompute_plan(trees, suite, model, calibration)
+        candidate = read_untrusted_side(trees / "candidate", suite, model, scored)
+        base = read_untrusted_side(trees / "base", suite, model, scored)
     calib = read_baseline(calibration, suite, models=(model,)).calibration if calibration else None
     return compare(base, candidate, suite, models=(model,), calibration=calib)
 

@@ -120,10 +120,12 @@ class _TreeDecider:
         self._decide, self._decide_pooled, self._compare = decide, decide_pooled, compare_trees
 
     def first(self, model: str) -> Decision:
-        return self._decide(self._compare(self.suite, self.base, self.candidate, model, self.calibration), model)
+        report = self._compare(self.suite, self.base, self.candidate, model, self.calibration, look="first")
+        return self._decide(report, model)
 
     def pooled(self, model: str) -> Decision:
-        return self._decide_pooled(self._compare(self.suite, self.base, self.candidate, model, self.calibration), model)
+        report = self._compare(self.suite, self.base, self.candidate, model, self.calibration, look="pooled")
+        return self._decide_pooled(report, model)
 
 
 def decisions_missing() -> str | None:
@@ -145,13 +147,16 @@ def tree_decider(suite: Suite, base: Path, candidate: Path, calibration: Path | 
     return _TreeDecider(suite, base, candidate, calibration, decide, decide_pooled, compare_trees)
 
 
-def compare_trees(suite: Suite, base: Path, candidate: Path, model: str, calibration: Path | None):
-    """compare() of two result trees for one model, with the A/A calibration of a baseline file if given."""
+def compare_trees(suite: Suite, base: Path, candidate: Path, model: str, calibration: Path | None, *,
+                  look: str = "final"):
+    """compare() of two result trees for one model, with the A/A calibration of a baseline file if given,
+    at the FAIL level of `look` ("first", "pooled" or "final": gate.stats.looks splits α over the two looks)."""
     from gate.compare import compare
     from gate.sides import load_side
+    from gate.stats.looks import Look, thresholds_for
     table = load_side(calibration, suite, (model,)).calibration if calibration is not None else None
     return compare(load_side(base, suite, (model,)), load_side(candidate, suite, (model,)), suite,
-                   models=(model,), calibration=table or None)
+                   models=(model,), calibration=table or None, thresholds=thresholds_for(Look(look)))
 
 
 def calibration_sigma(suite: Suite, calibration: Path | None, models: tuple[str, ...]) -> Callable[[str, str], float | None]:
@@ -213,7 +218,7 @@ def check_plan(suite: Suite, base: Path, candidate: Path, model: str, *, decide:
                     shutil.copytree(Path(tree) / run, view / run)
             view.mkdir(exist_ok=True)
             views.append(view)
-        decision = decide(compare(suite, views[0], views[1], model, calibration), model)
+        decision = decide(compare(suite, views[0], views[1], model, calibration, look="first"), model)
     expected = first
     if decision.action == "extend":
         remeasured = sum(1 for tree in (base, candidate) for run in first

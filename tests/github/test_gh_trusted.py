@@ -89,7 +89,9 @@ def test_forged_verdict_and_report_in_the_artifact_change_nothing(fake, publishe
 def test_extra_run_is_refused_and_published_as_a_failure(fake, publisher, trees):
     tree = trees("qwen3")
     shutil.copytree(tree / "candidate" / "run1", tree / "candidate" / "run4")  # best-of-four cherry-picking
-    with pytest.raises(UntrustedInputError, match=r"tree holds run directories \[run1, run2, run3, run4, runwarm\]"):
+    # The first look, recomputed here from run1..run3 of both trees, did not ask for a run4.
+    with pytest.raises(UntrustedInputError, match=r"qwen3 has scored runs run1, run2, run3, run4; the first look "
+                                                  r"\(\w+\) asks for run1, run2, run3"):
         judge(tree, "qwen3", SUITE, baseline=None, calibration=None)
     fake.add_pull(42, labels=("run-qwen3-asr",))
     reason = "tree holds run directories ..."
