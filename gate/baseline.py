@@ -56,7 +56,7 @@ def side_from_tree(tree: ResultTree | str | Path, suite: Suite, *, models: tuple
     """Summarize a result tree. `sample_reader(run_dir, workload)` -> {measure: UtteranceErrors}."""
     if not isinstance(tree, ResultTree):
         tree = read_tree(tree, suite, models=models)
-    reader = sample_reader or default_sample_reader()
+    reader = sample_reader or samples_module.read_run_samples
     workloads = {}
     present = {info.name for info in tree.runs if info.present}
     for workload_id, planned in tree.workloads.items():
@@ -66,8 +66,9 @@ def side_from_tree(tree: ResultTree | str | Path, suite: Suite, *, models: tuple
         problems = tuple(f"{r.run}: {p.code}: {p}" for r in planned for p in r.coverage.problems)
         runs = tuple(r for r in planned if r.run in present)
         values = {m.name: tuple(r.metrics.get(m.name) for r in runs) for m in workload.metrics}
-        if len(planned) < len(tree.runs):
-            problems += (f"only {len(planned)} of {len(tree.runs)} scored runs",)
+        expected = len(tree.runs_of(workload_id))
+        if len(planned) < expected:
+            problems += (f"only {len(planned)} of {expected} scored runs",)
         measures, notes, invalid = _samples_of(tree, workload, reader)
         problems += invalid  # a malformed per-sample file is a malformed result file: the run is invalid
         workloads[workload_id] = WorkloadSide(
@@ -75,16 +76,11 @@ def side_from_tree(tree: ResultTree | str | Path, suite: Suite, *, models: tuple
             complete=not problems, problems=problems, samples=measures, sample_notes=notes,
             evaluated=tuple(r.coverage.evaluated for r in runs),
             run_complete=tuple(not r.coverage.problems and r.run not in _runs_named(invalid) for r in runs),
-            expected_runs=len(tree.runs))
+            expected_runs=len(tree.runs_of(workload_id)))
     commits = sorted({r.commit for r in tree.runs if r.commit})
     return Side(kind="tree", path=str(tree.root), suite=suite.name, commit=" | ".join(commits) or None,
                 runs=tree.run_names, workloads=workloads, missing=tuple(tree.missing_workloads),
                 fingerprint=fingerprint_of_tree(tree, suite))
-
-
-def default_sample_reader() -> SampleReader | None:
-    """The per-sample loader of gate.samples (None while it does not exist: accuracy then falls back)."""
-    return getattr(samples_module, "read_run_samples", None)
 
 
 def _runs_named(problems: Iterable[str]) -> set[str]:
@@ -100,7 +96,7 @@ def _samples_of(tree: ResultTree, workload, reader: SampleReader | None) -> tupl
         return {}, (), ()
     if reader is None:
         return {}, ("per-sample loader unavailable",), ()
-    runs = [run for run in tree.runs if run.present]
+    runs = [run for run in tree.runs_of(workload.id) if run.present]
     per_run: list[Mapping[str, Any]] = []
     for run in runs:
         try:
@@ -543,8 +539,3 @@ def carry_calibration(side: Side, earlier: str | Path, suite: Suite, *,
     source = dict(raw.get("calibration_source") or {}, carried_from=str(earlier))
     return with_calibration(side, old.calibration), source
 
-
-def selected(side: Side, workload_ids: Iterable[str]) -> Side:
-    keep = set(workload_ids)
-    return replace(side, workloads={k: v for k, v in side.workloads.items() if k in keep},
-                   missing=tuple(m for m in side.missing if m in keep))

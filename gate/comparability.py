@@ -25,7 +25,6 @@ EVALUATION_INPUT = "evaluation_input"
 MODEL = "model"
 MAX_NEW_TOKENS = "max_new_tokens"
 KINDS = (GPU, DRIVER, FREEZE, DATASET, EVALUATION_INPUT, MODEL, MAX_NEW_TOKENS)
-ENVIRONMENT_KINDS = (GPU, DRIVER, FREEZE)  # these affect every workload
 
 # The package under test appears in the freeze with its commit; that difference is the point of the comparison.
 UNDER_TEST = frozenset({"sglang-omni"})
@@ -123,7 +122,7 @@ def fingerprint_of_tree(tree: ResultTree, suite: Suite) -> Fingerprint:
     for workload_id, runs in tree.workloads.items():
         workload = suite.workload(workload_id)
         facts: dict[str, list] = {name: [] for name in WORKLOAD_FACTS}
-        for workload_run, run_info in zip(runs, tree.runs):
+        for workload_run, run_info in zip(runs, tree.runs_of(workload_id)):
             p = workload_run.provenance
             env = run_info.env or {}
             model_env = _dig(env, "models", workload.model) or {}

@@ -92,7 +92,7 @@ def _pull_request(event_name: str, payload: dict, suite: Suite) -> Trigger:
     same_repo = head_repo.get("full_name") == base_repo
     common = dict(sha=head_sha, base_sha=base_sha, pr=number, same_repo=same_repo)
     current = [label.get("name") for label in pr.get("labels") or [] if isinstance(label, dict)]
-    gate_labels = tuple(name for name in current if name in suite.labels)
+    gate_labels = tuple(str(name) for name in current if isinstance(name, str) and name in suite.labels)
 
     if action == "labeled":
         label = _dig(payload, "label", "name", kind=str, where="label.name")

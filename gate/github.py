@@ -106,8 +106,10 @@ def connect(*, api_url: str, token: str, retry: GithubRetry | None = None, throt
     """A PyGithub client for `api_url` (GITHUB_API_URL). Tests pass retry=None, throttle=False."""
     # PyGithub logs every retry at INFO on stderr; the gate reports failures itself, in one line.
     logging.getLogger("github").setLevel(logging.WARNING)
-    extra = {} if throttle else {"seconds_between_requests": None, "seconds_between_writes": None}
-    return Github(auth=Auth.Token(token), base_url=api_url, retry=retry, per_page=100, timeout=30, **extra)
+    if throttle:
+        return Github(auth=Auth.Token(token), base_url=api_url, retry=retry, per_page=100, timeout=30)
+    return Github(auth=Auth.Token(token), base_url=api_url, retry=retry, per_page=100, timeout=30,
+                  seconds_between_requests=None, seconds_between_writes=None)  # type: ignore[arg-type]  # None: no throttle
 
 
 @contextmanager
@@ -329,8 +331,8 @@ class Publisher:
     def publish_check(self, sha: str, *, name: str, conclusion: str, status_state: str, title: str, summary: str,
                       details_url: str | None = None, fallback_to_status: bool = True) -> CheckResult:
         """A completed check run on `sha`; a commit status where check runs are not allowed (403)."""
-        output = {"title": title[:CHECK_TITLE_MAX_CHARS], "summary": fit_utf8(summary, CHECK_SUMMARY_MAX_BYTES)}
-        extra = {"details_url": details_url} if details_url else {}
+        output: dict = {"title": title[:CHECK_TITLE_MAX_CHARS], "summary": fit_utf8(summary, CHECK_SUMMARY_MAX_BYTES)}
+        extra: dict = {"details_url": details_url} if details_url else {}
         try:
             with api_call(f"creating check run {name!r} on {sha[:12]} in {self.repository}"):
                 run = self.repo.create_check_run(name=name, head_sha=sha, status="completed",
@@ -360,7 +362,8 @@ class Publisher:
         Returns what was done: "opened", "updated", "closed" or "none".
         """
         with api_call("listing open issues"):
-            issue = next((i for i in self.repo.get_issues(state="open", creator=self.bot_login)
+            # PyGithub sends `creator` as given; its stub asks for a NamedUser, a login string is what the API takes.
+            issue = next((i for i in self.repo.get_issues(state="open", creator=self.bot_login)  # type: ignore[arg-type]
                           if marker in (i.body or "") and i.pull_request is None), None)
         body = fit_chars(body, COMMENT_MAX_CHARS - len(marker) - 1) + "\n" + marker
         if regressed and issue is None:

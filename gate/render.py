@@ -27,7 +27,7 @@ from typing import Any, Callable, Mapping, Sequence
 import jinja2
 
 from gate.escape import md, md_excerpt, plain
-from gate.report import Basis, CoverageEntry, CoverageSide, Report, Row, SideStats, Utterance
+from gate.report import Basis, CoverageSide, Report, Row, SideStats, Utterance
 from gate.verdict import Verdict
 
 COMMENT_MARKER = "<!-- asr-regression-gate: {suite} -->"  # gate.github finds the sticky comment by it

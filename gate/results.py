@@ -61,8 +61,6 @@ NO_SPEED = "no_speed"  # MOSS speed lacks throughput/latency/RTF: every request 
 MAX_NEW_TOKENS_SET = "max_new_tokens_set"  # movies800times* sent a token budget (runbook Step 6)
 MISSING_RUN = "missing_run"  # a planned scored run (suite or gate-run.json) has no run directory
 RUN_RECORD = "run_record"  # the run's commit.txt or freeze.txt exists but cannot be read
-COVERAGE_CODES = (MISSING_FILE, UNREADABLE, BAD_SCHEMA, EVALUATED_NE_TOTAL, SKIPPED, WRONG_TOTAL,
-                  FAILED_REQUESTS, NO_SPEED, MAX_NEW_TOKENS_SET, MISSING_RUN, RUN_RECORD)
 # Problems meaning a file is broken (not merely showing an incomplete measurement).
 INPUT_CODES = (UNREADABLE, BAD_SCHEMA, RUN_RECORD)
 RUN_LOG_FILE = "gate-run.json"  # written by `gate run` at the tree's root; lists the runs it planned
@@ -151,6 +149,13 @@ class ResultTree:
     missing_workloads: tuple[str, ...]  # suite workloads with no file in any scored run
     problems: tuple[Problem, ...] = ()  # tree-level problems (none today: kept for readers of old code)
     ignored: tuple[str, ...] = ()  # run* directories and result files that are not planned: reported, never read
+    # workload id -> its planned scored runs, where that is fewer than `runs` (a second look extends
+    # only undecided models: a model that stopped after the first look has no run4..run6)
+    planned: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+
+    def runs_of(self, workload_id: str) -> tuple[RunInfo, ...]:
+        names = self.planned.get(workload_id)
+        return self.runs if names is None else tuple(r for r in self.runs if r.name in names)
 
     @property
     def run_names(self) -> tuple[str, ...]:
@@ -169,7 +174,7 @@ def read_tree(root: str | Path, suite: Suite, *, models: tuple[str, ...] | None 
     if not root.is_dir():
         raise InputError("not a directory; expected a result tree <tree>/run<R>/...", path=root)
     workloads = suite.workloads_for(models)
-    planned = planned_runs(root, suite)
+    planned = planned_runs(root, suite, models)
     present = {d.name: d for d in _run_dirs(root, suite)}
     run_dirs = [root / name for name in planned]
     ignored = [f"{name}: not a planned run ({', '.join(planned)}); ignored" for name in sorted(present)
@@ -190,16 +195,21 @@ def read_tree(root: str | Path, suite: Suite, *, models: tuple[str, ...] | None 
         ignored += _unknown_results(existing, suite)
     read: dict[str, tuple[WorkloadRun, ...]] = {}
     missing = []
+    per_workload: dict[str, tuple[str, ...]] = {}
     for workload in workloads:
         model_id = suite.models[workload.model].model_id
-        found = [_planned_workload_run(info, Path(info.path), workload, model_id, root) for info in runs]
+        own = set(planned_runs(root, suite, (workload.model,))) if not single else None
+        infos = [info for info in runs if own is None or info.name in own]
+        if len(infos) < len(runs):
+            per_workload[workload.id] = tuple(info.name for info in infos)
+        found = [_planned_workload_run(info, Path(info.path), workload, model_id, root) for info in infos]
         if all(r.coverage.codes and set(r.coverage.codes) <= {MISSING_FILE, MISSING_RUN} and not _has_any_file(r)
                for r in found):
             missing.append(workload.id)
             continue
         read[workload.id] = tuple(replace(r, run="run1") if single else r for r in found)
     return ResultTree(root=str(root), layout=layout, runs=runs, workloads=read, missing_workloads=tuple(missing),
-                      ignored=tuple(ignored))
+                      ignored=tuple(ignored), planned=per_workload)
 
 
 def _planned_workload_run(info: RunInfo, run_dir: Path, workload: Workload, model_id: str, root: Path) -> WorkloadRun:
@@ -217,14 +227,42 @@ def _has_any_file(run: WorkloadRun) -> bool:
     return any(inputs.is_present(f) for f in run.files)
 
 
-def planned_runs(root: Path, suite: Suite) -> tuple[str, ...]:
+def planned_runs(root: Path, suite: Suite, models: tuple[str, ...] | None = None) -> tuple[str, ...]:
     """The scored run names of a tree: those gate-run.json plans (without the warm run), else the suite's
     (also when gate-run.json has no `runs`). An unreadable gate-run.json, or `runs` of the wrong shape,
     is an InputError: what was planned cannot be known.
 
     gate-run.json lists runs as "<side>/run<R>"; a tree is one side's directory, so labels of the
-    directory's own side are used (all labels when none match, e.g. after a rename).
+    directory's own side are used (all labels when none match, e.g. after a rename). A second look
+    extends only undecided models: when the log says which scored runs were made per model
+    (`scored_runs`), reading some models plans the suite's runs plus the extension runs of those models
+    only, so a model that stopped after the first look is not missing run4..run6.
     """
+    planned = _logged_runs(root, suite)
+    per_model = _per_model_runs(root, models)
+    if per_model is None:
+        return planned
+    first = {f"run{r}" for r in suite.scored_runs}
+    return tuple(run for run in planned if run in first or run in per_model)
+
+
+def _per_model_runs(root: Path, models: tuple[str, ...] | None) -> set[str] | None:
+    """The runs gate-run.json says were made for `models` on this side; None when it does not say."""
+    log = Path(root) / RUN_LOG_FILE
+    if models is None or not inputs.is_present(log):
+        return None
+    try:
+        doc = inputs.load_json(log, inputs.RUN_LOG, root=root)
+    except Unreadable:
+        return None  # _logged_runs has already refused an unreadable log
+    made = doc.get("scored_runs") if isinstance(doc, dict) else None
+    side = made.get(Path(root).name) if isinstance(made, dict) else None
+    if not isinstance(side, dict) or not all(isinstance(side.get(m, []), list) for m in models):
+        return None
+    return {str(run) for m in models for run in side.get(m, [])}
+
+
+def _logged_runs(root: Path, suite: Suite) -> tuple[str, ...]:
     log = Path(root) / RUN_LOG_FILE
     if not inputs.is_present(log):
         return tuple(f"run{r}" for r in suite.scored_runs)

@@ -280,14 +280,14 @@ def summarize_tree(tree: ResultTree, suite: Suite, *, samples: bool = True) -> T
                         for m in workload.metrics)
         checks: list[SampleCheck] = []
         if samples:
-            for run_info in tree.runs:
+            for run_info in tree.runs_of(workload_id):
                 if not run_info.present:
                     continue
                 for measure, errors in read_run_samples(run_info.path, workload).items():
                     c = errors.crosscheck
                     checks.append(SampleCheck(run_info.name, measure, c.status, c.recomputed, c.reported, c.message,
                                               c.invalid, c.path))
-        summaries.append(WorkloadSummary(workload_id, workload.expected_samples, len(tree.runs), coverage, metrics,
+        summaries.append(WorkloadSummary(workload_id, workload.expected_samples, len(tree.runs_of(workload_id)), coverage, metrics,
                                          tuple(checks)))
     return TreeSummary(root=tree.root, layout=tree.layout, runs=tree.run_names,
                        commits=tuple((r.name, r.commit) for r in tree.runs), workloads=tuple(summaries),

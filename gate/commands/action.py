@@ -13,7 +13,7 @@ from pathlib import Path
 import click
 
 from gate import atomic
-from gate.actions_io import append_file, fit_summary, format_outputs, normalise_verdict, row_annotations
+from gate.actions_io import append_file, fit_summary, format_outputs, row_annotations
 from gate.errors import GateError
 from gate.settings import Settings, SettingsError
 from gate.untrusted import load_untrusted_report, render_report

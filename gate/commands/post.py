@@ -136,10 +136,11 @@ def command(trees, model, baseline, calibration, json_out, not_run, required_pat
             log(f"result trees refused: {escape.plain(refused, 500)}")
         if report is not None and json_out:
             _write_json(json_out, report)
-        section = render_section(report) if report is not None else publication.refused_section(refused)
+        section = render_section(report) if report is not None else publication.refused_section(refused or "")
         if dry_run and report is None:
-            raise UntrustedInputError(refused)
+            raise UntrustedInputError(refused or "the result trees were refused")
         if dry_run:
+            assert report is not None
             plan = publication.model_check(model, report, section, None)
             click.echo(json.dumps({"verdict": report.verdict.value, "check": plan.__dict__}, indent=2,
                                   ensure_ascii=False))

@@ -74,7 +74,7 @@ def file_change_points(publisher: Publisher, change_points: Sequence[ChangePoint
     if not change_points:
         return []
     with api_call("listing the bot's issues"):
-        existing = [i for i in publisher.repo.get_issues(state="all", creator=publisher.bot_login)
+        existing = [i for i in publisher.repo.get_issues(state="all", creator=publisher.bot_login)  # type: ignore[arg-type]
                     if i.pull_request is None]
     filed = []
     for cp in change_points:

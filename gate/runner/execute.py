@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, TextIO
 
+from gate import atomic
 from gate.config import Suite
 from gate.env import build_env, cached_dataset_ref, gate_version
 from gate.errors import GateError
@@ -579,14 +580,14 @@ class Runner:
                 entry["status"] = "warning"
                 notes.append(f"{checkout}: not a git checkout (or git missing); commit.txt not written")
             else:
-                (step.run_dir / "commit.txt").write_text(commit + "\n")
+                _write_atomic(step.run_dir / "commit.txt", commit + "\n")
         freeze_cmd = [str(step.side.python), "-m", "pip", "freeze", "--exclude-editable"]
         with log.step("freeze", run=step, command=freeze_cmd) as entry:
             self.progress.say(f"{step.label}: pip freeze of {step.side.python} (up to 300 s)")
             done = subprocess.run(freeze_cmd, cwd=checkout, env=env, capture_output=True, text=True, timeout=300)
             entry["exit_status"] = done.returncode
             if done.returncode == 0:
-                (step.run_dir / "freeze.txt").write_text(done.stdout)
+                _write_atomic(step.run_dir / "freeze.txt", done.stdout)
             else:
                 entry["status"] = "warning"
                 notes.append(f"pip freeze failed (exit {done.returncode}); freeze.txt not written")
@@ -739,9 +740,4 @@ def _read(path: Path) -> str | None:
 
 
 def _write_atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w") as handle:
-        handle.write(text)
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(tmp, path)
+    atomic.write_text(path, text, what=path.name)

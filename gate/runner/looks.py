@@ -165,11 +165,12 @@ def calibration_sigma(suite: Suite, calibration: Path | None, models: tuple[str,
     if calibration is None:
         return lambda workload_id, metric: None
     from gate.sides import load_side
+    from gate.stats.performance import Calibration
     table = load_side(calibration, suite, models).calibration or {}
 
     def sigma(workload_id: str, metric: str) -> float | None:
         entry = table.get(workload_id, {}).get(metric)
-        return entry.sigma if entry is not None and entry.usable else None
+        return entry.sigma if isinstance(entry, Calibration) and entry.usable else None
     return sigma
 
 

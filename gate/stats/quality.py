@@ -18,7 +18,6 @@ ratio estimator ΔW = Σd_i / Σn_i.
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -195,12 +194,6 @@ def _catastrophic(base: np.ndarray, cand: np.ndarray, n_ref: np.ndarray,
         return (), (), None
     p = stats.binomtest(len(new), len(new) + len(fixed), 0.5, alternative="greater").pvalue
     return tuple(int(i) for i in new), tuple(int(i) for i in fixed), float(p)
-
-
-def fallback_exceeds(base_values: list[float], cand_values: list[float], tolerance_abs: float) -> tuple[float, bool]:
-    """The maintainers' rule without per-sample data: mean(candidate) − mean(baseline) > tolerance."""
-    delta = float(np.mean(cand_values) - np.mean(base_values))
-    return delta, delta > tolerance_abs + 1e-15 and not math.isclose(delta, tolerance_abs)
 
 
 def sign_flip_p_batch(scaled: np.ndarray) -> np.ndarray:

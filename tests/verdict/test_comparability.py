@@ -4,14 +4,24 @@ from __future__ import annotations
 import json
 import shutil
 
-from gate.comparability import (DATASET, DRIVER, FREEZE, GPU, MODEL, Fingerprint, blocking_kinds, diff,
-                                fingerprint_of_tree, parse_freeze)
+from gate.comparability import (
+    DATASET,
+    DRIVER,
+    FREEZE,
+    GPU,
+    MODEL,
+    Fingerprint,
+    blocking_kinds,
+    diff,
+    fingerprint_of_tree,
+    parse_freeze,
+)
 from gate.compare import compare
+from gate.results import read_tree
 from gate.sides import load_side
 from gate.verdict import Verdict
 
 NOT_COMPARABLE = Verdict.NOT_COMPARABLE
-from gate.results import read_tree
 
 
 def test_parse_freeze_normalizes_names_and_skips_the_code_under_test():

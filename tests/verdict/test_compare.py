@@ -7,13 +7,12 @@ import pytest
 from gate import results
 from gate.baseline import side_from_tree
 from gate.compare import Thresholds, compare
-from gate.report import Basis
-from gate.sides import load_side
-from gate.verdict import Verdict
 from gate.errors import InputError
 from gate.examples import DEFAULT_FREEZE, utterance_ids
+from gate.report import Basis
+from gate.sides import load_side
 from gate.stats.performance import Calibration
-
+from gate.verdict import Verdict
 
 PASS, WARN, FAIL, INCOMPLETE, NOT_COMPARABLE = (Verdict.PASS, Verdict.WARN, Verdict.FAIL, Verdict.INCOMPLETE,
                                                Verdict.NOT_COMPARABLE)

@@ -12,13 +12,21 @@ import jsonschema
 import numpy as np
 import pytest
 
-from gate.compare import compare
 from gate.actions_io import row_annotations
-from gate.publication import verdict_title as check_title
+from gate.compare import compare
 from gate.escape import md
-from gate.render import (CHECK_SUMMARY_BUDGET, COMMENT_BUDGET, COMMENT_MARKER, Budget, render_check_summary,
-                         render_comment, render_summary, render_terminal)
-from gate.report import Basis, CoverageEntry, CoverageSide, EnvDifference, Report, Utterance, report_schema
+from gate.publication import verdict_title as check_title
+from gate.render import (
+    CHECK_SUMMARY_BUDGET,
+    COMMENT_BUDGET,
+    COMMENT_MARKER,
+    Budget,
+    render_check_summary,
+    render_comment,
+    render_summary,
+    render_terminal,
+)
+from gate.report import Basis, CoverageSide, EnvDifference, Report, Utterance, report_schema
 from gate.stats.performance import Calibration
 from gate.verdict import Verdict
 
