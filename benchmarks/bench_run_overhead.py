@@ -32,7 +32,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tests"))
 
-from standin.build import make_checkout, make_hf_hub, small_suite, write_knobs, SMALL_COUNTS  # noqa: E402
+from standin.build import SMALL_COUNTS, make_checkout, make_hf_hub, small_suite, write_knobs  # noqa: E402
 
 from gate.config import load_suite  # noqa: E402
 

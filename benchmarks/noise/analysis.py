@@ -6,7 +6,7 @@ raw runs can be re-analysed anywhere (`gpu_noise.py --reanalyse`).
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 import numpy as np
 from scipy import stats
