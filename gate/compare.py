@@ -5,7 +5,7 @@ Pure: no file I/O and no printing (sides are loaded by gate.sides; reports are r
 The rules (statistics.md §0; ARCHITECTURE "Decisions already taken"), in the order they apply to a row:
 
 1. INCOMPLETE: the workload is missing, or any of its runs is incomplete, on either side. Means are
-   still shown, labelled partial. Such a row can never pass.
+   over the complete runs only, labelled "k of N runs". Such a row can never pass.
 2. NOT COMPARABLE: a fingerprint fact the row depends on differs (GPU, driver, freeze, dataset,
    evaluation input, model, MOSS token budget) and its kind was not allowed. The numbers are shown.
 3. Accuracy with per-utterance data on both sides (same ids): paired sign-flip p (exact), widened by

@@ -270,11 +270,6 @@ def fmt_why(row: Row) -> str:
     return "; ".join(parts)
 
 
-def fmt_improvement(row: Row) -> str:
-    """"improved: −6.0%" from the same number the change column shows."""
-    return f"improved ({fmt_delta(row)})"
-
-
 def fmt_errors(value: float) -> str:
     return f"{value:.0f}" if float(value).is_integer() else f"{value:.2f}"
 
@@ -449,7 +444,7 @@ def environment() -> jinja2.Environment:
             keep_trailing_newline=True)
         env.filters.update(md=md, plain=plain, value=fmt_value, spread=fmt_spread, delta=fmt_delta, ci=fmt_ci,
                            p=fmt_p, share=fmt_share, pcol=fmt_pcol, why=fmt_why, errors=fmt_errors,
-                           commit=short_commit, all_of=all_of, excerpt=md_excerpt, improvement=fmt_improvement, means=fmt_means,
+                           commit=short_commit, all_of=all_of, excerpt=md_excerpt, means=fmt_means,
                            coverage_side=fmt_coverage_side, changed_words=changed_words, num=_num_filter, pct=_pct_filter)
         _ENV = env
     return _ENV
