@@ -17,7 +17,7 @@ The rules (statistics.md §0; ARCHITECTURE "Decisions already taken"), in the or
    σ from the A/A calibration pooled over the model's workloads, plus the between-job variance when
    the sides ran in different jobs (gate.stats.speed). No calibration, a single run on a side, or a
    cross-job comparison without enough cross-job A/A pairs: the row can WARN at most, and says why.
-5. The decision per family (gate.stats.decision): FAIL = Holm-adjusted p <= alpha AND the floor reached
+5. The decision per model and family (gate.stats.decision): FAIL = Holm-adjusted p <= alpha AND the floor reached
    (and the row may fail); WARN = BH q <= warn_q AND half the floor reached, or a newly catastrophic
    utterance (accuracy). Improvements are reported, never gated. Inside `gate run`'s two-look plan alpha
    is split over the looks (gate.stats.looks.thresholds_for).
@@ -502,31 +502,43 @@ def _speed(row: _Draft, metric: MetricSpec, noise: SpeedNoise | None, cross_job:
 # --- the decision over families --------------------------------------------------------------------------------
 
 def _decide(rows: list[_Draft], thresholds: Thresholds) -> None:
-    """Holm FAIL and BH WARN per family (gate.stats.decision); a newly catastrophic utterance WARNs at least."""
-    quality = [r for r in rows if r.family == "quality"]
-    if quality:
-        result = decision.decide_family(
-            np.array([[r.p_value for r in quality]], dtype=float), np.array([[r.above_floor for r in quality]]),
-            np.array([[r.above_half_floor for r in quality]]), np.ones((1, len(quality)), bool),
-            alpha=thresholds.quality_alpha, warn_q=thresholds.warn_q)
-        for k, row in enumerate(quality):
-            assert row.p_value is not None
-            row.p_adjusted, row.q_value = float(result.p_adjusted[0, k]), float(result.q_value[0, k])
-            row.verdict = _VERDICT[int(result.verdict[0, k])]
-            if row.verdict is Verdict.PASS and row.new_catastrophic:
-                row.verdict = Verdict.WARN
-            if row.verdict is Verdict.PASS and row.p_value <= thresholds.warn_alpha and not row.above_half_floor:
-                row.notes.append("significant but below the floors")
-    speed = [r for r in rows if r.family == "speed"]
-    if speed:
-        worse = np.array([[r.worse_rel for r in speed]], dtype=float)
-        floors = np.array([[r.floor_rel or 0.0 for r in speed]])
-        result = decision.decide_family(
-            np.array([[r.p_value for r in speed]], dtype=float), worse >= floors, worse >= floors / 2,
-            np.array([[not r.fail_blockers for r in speed]]), alpha=thresholds.alpha, warn_q=thresholds.warn_q)
-        for k, row in enumerate(speed):
-            row.p_adjusted, row.q_value = float(result.p_adjusted[0, k]), float(result.q_value[0, k])
-            row.verdict = _VERDICT[int(result.verdict[0, k])]
+    """Holm FAIL and BH WARN per model and family (gate.stats.decision); a newly catastrophic utterance WARNs
+    at least. Each model is its own family: CI judges each model in its own job and check, so a model's verdict
+    must not depend on which other models share the tree (and `Report.merge` of per-model reports equals one
+    compare of them all). The all-model false-FAIL rate this gives is measured by benchmarks/verdict_power.py."""
+    for model in dict.fromkeys(r.workload.model for r in rows):
+        _decide_quality([r for r in rows if r.workload.model == model and r.family == "quality"], thresholds)
+        _decide_speed([r for r in rows if r.workload.model == model and r.family == "speed"], thresholds)
+
+
+def _decide_quality(quality: list[_Draft], thresholds: Thresholds) -> None:
+    if not quality:
+        return
+    result = decision.decide_family(
+        np.array([[r.p_value for r in quality]], dtype=float), np.array([[r.above_floor for r in quality]]),
+        np.array([[r.above_half_floor for r in quality]]), np.ones((1, len(quality)), bool),
+        alpha=thresholds.quality_alpha, warn_q=thresholds.warn_q)
+    for k, row in enumerate(quality):
+        assert row.p_value is not None
+        row.p_adjusted, row.q_value = float(result.p_adjusted[0, k]), float(result.q_value[0, k])
+        row.verdict = _VERDICT[int(result.verdict[0, k])]
+        if row.verdict is Verdict.PASS and row.new_catastrophic:
+            row.verdict = Verdict.WARN
+        if row.verdict is Verdict.PASS and row.p_value <= thresholds.warn_alpha and not row.above_half_floor:
+            row.notes.append("significant but below the floors")
+
+
+def _decide_speed(speed: list[_Draft], thresholds: Thresholds) -> None:
+    if not speed:
+        return
+    worse = np.array([[r.worse_rel for r in speed]], dtype=float)
+    floors = np.array([[r.floor_rel or 0.0 for r in speed]])
+    result = decision.decide_family(
+        np.array([[r.p_value for r in speed]], dtype=float), worse >= floors, worse >= floors / 2,
+        np.array([[not r.fail_blockers for r in speed]]), alpha=thresholds.alpha, warn_q=thresholds.warn_q)
+    for k, row in enumerate(speed):
+        row.p_adjusted, row.q_value = float(result.p_adjusted[0, k]), float(result.q_value[0, k])
+        row.verdict = _VERDICT[int(result.verdict[0, k])]
 
 
 _VERDICT = {decision.PASS: Verdict.PASS, decision.WARN: Verdict.WARN, decision.FAIL: Verdict.FAIL}

@@ -9,7 +9,7 @@ the two-look plan of `gate run` (decide / extend / decide_pooled) and the re-mea
 
 Two designs:
 - two-look: an interleaved A/B in one job. First look 3+3 runs at Holm α₁; models with a gated row at
-  p <= 0.05 and at least half its floor get 3+3 more runs; the pooled 6+6 decides at Holm α₂. A run
+  BH q <= the family's extension level and at least half its floor get 3+3 more runs; the pooled 6+6 decides at Holm α₂. A run
   flagged by the outlier rule is re-measured once per arm (the runner's job); compare sets aside the rest.
 - cross-job: 3 candidate runs against a stored 3-run baseline from another job, one decision at the family α.
 """
@@ -22,6 +22,7 @@ from scipy import stats
 
 from gate.stats import looks
 from gate.stats.decision import FAIL, WARN, decide_family
+from gate.stats.multiplicity import bh_array
 from gate.stats.outliers import flag_runs
 from gate.stats.overdispersion import widened_p_arrays
 from gate.stats.quality import catastrophic_masks, sign_flip_p_batch
@@ -42,7 +43,8 @@ class Rules:
     first_alpha: float
     pooled_alpha: float
     warn_q: float
-    extend_p: float
+    extend_q_speed: float
+    extend_q_quality: float
     floor_thr: float
     floor_p95: float
     quality_floor_abs: float
@@ -59,7 +61,8 @@ class Rules:
         suite, t = load_suite(), Thresholds()
         metrics = {m.name: m for m in suite.workload("qwen3/asr_en").metrics}
         return cls(family_alpha=looks.FAMILY_ALPHA, first_alpha=looks.FIRST_ALPHA, pooled_alpha=looks.POOLED_ALPHA,
-                   warn_q=t.warn_q, extend_p=looks.EXTEND_P, floor_thr=metrics["throughput_samples_per_s"].floor_rel,
+                   warn_q=t.warn_q, extend_q_speed=looks.EXTEND_Q["speed"],
+                   extend_q_quality=looks.EXTEND_Q["quality"], floor_thr=metrics["throughput_samples_per_s"].floor_rel,
                    floor_p95=metrics["latency_p95_s"].floor_rel, quality_floor_abs=t.quality_floor_abs,
                    quality_floor_rel=t.quality_floor_rel, small_set_size=t.small_set_size,
                    small_set_floor_abs=t.small_set_floor_abs, pairs=pairs)
@@ -294,8 +297,11 @@ def judge(chunk: Chunk, test_sets: dict[str, TestSet], rules: Rules) -> Outcome:
         si = [i for i, r in enumerate(rows) if r[1] == m]
         qi = [i for i, r in enumerate(qrows) if r[1] == m]
         fail1[:, k] = (vs1[:, si] == FAIL).any(1) | (vq1[:, qi] == FAIL).any(1)
-        near = ((sp1["p"][:, si] <= rules.extend_p) & sp1["half"][:, si]).any(1) | \
-               ((qu1["p"][:, qi] <= rules.extend_p) & qu1["half"][:, qi]).any(1)
+        # Benjamini-Hochberg within each family of the model (looks.decide): a row near its floor with q at
+        # most its family's extension level extends the model.
+        q_speed, q_quality = bh_array(sp1["p"][:, si]), bh_array(qu1["p"][:, qi])
+        near = ((np.nan_to_num(q_speed, nan=1.0) <= rules.extend_q_speed) & sp1["half"][:, si]).any(1) | \
+               ((np.nan_to_num(q_quality, nan=1.0) <= rules.extend_q_quality) & qu1["half"][:, qi]).any(1)
         extend[:, k] = ~fail1[:, k] & near
 
     # Pooled look for the extended models: slots 3-5 added, then at most one re-measure per arm in all.

@@ -187,6 +187,19 @@ def test_decide_fail_extend_pass():
     assert looks.decide_pooled(report, "qwen3").action == "fail"
 
 
+def test_extension_controls_for_the_models_rows():
+    """BH within the family: one row at p 0.04 among four speed rows has q 0.16 > 0.05 and does not extend
+    (a no-op model would be extended far too often on raw p); p 0.01 among four has q 0.04 and does."""
+    quiet = [_row(p=0.5, worse=0.0), _row(p=0.6, worse=0.0), _row(p=0.7, worse=0.0)]
+    assert looks.decide(SimpleNamespace(rows=[_row(p=0.04, worse=0.011), *quiet]), "qwen3").action == "pass"
+    extended = looks.decide(SimpleNamespace(rows=[_row(p=0.01, worse=0.011), *quiet]), "qwen3")
+    assert extended.action == "extend" and "BH q = 0.04 ≤ 0.05 over the model's 4 speed rows" in extended.reasons[0]
+    # accuracy rows are their own family, extended at q <= 0.1: p 0.045 of two rows has q 0.09
+    accuracy = [_row(family="quality", p=0.045, delta=0.0006, floor_abs=0.001, floor_rel=0.03),
+                _row(family="quality", p=0.8, delta=0.0, floor_abs=0.001, floor_rel=0.03)]
+    assert looks.decide(SimpleNamespace(rows=[*accuracy, *quiet]), "qwen3").action == "extend"
+
+
 # --- compare and calibration integrity -------------------------------------------------------------------
 
 def test_two_single_run_trees_of_one_commit_never_fail_on_speed(suite, sides):
