@@ -9,8 +9,8 @@ The rules (statistics.md §0; ARCHITECTURE "Decisions already taken"), in the or
 2. NOT COMPARABLE: a fingerprint fact the row depends on differs (GPU, driver, freeze, dataset,
    evaluation input, model, MOSS token budget) and its kind was not allowed. The numbers are shown.
 3. Accuracy with per-utterance data on both sides (same ids): paired sign-flip p (exact), widened by
-   the A/A calibration's correlated churn when same-commit runs are not deterministic
-   (gate.stats.overdispersion); paired bootstrap CI, worse/better counts.
+   the A/A calibration's correlated churn when same-commit runs are not deterministic, with the
+   utterances' own variance taken from the runs in one job (gate.stats.overdispersion); paired bootstrap CI, worse/better counts.
    Without per-sample data (or with ids that do not pair): the maintainers' tolerance, labelled fallback.
 4. Speed (gated: throughput and p95 latency; mean latency and RTF are tested and shown, not gated):
    one-sided log-scale t over the runs kept (gate.stats.outliers sets a wild run aside, and says so),
@@ -52,7 +52,7 @@ from gate.report import (
 )
 from gate.side import MeasureSamples, Side, WorkloadSide
 from gate.stats import decision
-from gate.stats.overdispersion import Dispersion, widened_p
+from gate.stats.overdispersion import Dispersion, run_variance, widened_p
 from gate.stats.performance import MIN_CALIBRATION_DF, Calibration, ratio_policy
 from gate.stats.quality import CATASTROPHIC_MIN_JUMP, DEFAULT_BOOTSTRAP, DEFAULT_FLIPS, paired_quality_test
 from gate.stats.speed import SpeedNoise, fail_blockers, shift_test
@@ -209,7 +209,7 @@ def compare(base: Side, cand: Side, suite: Suite, *, models: Sequence[str] | Non
                 assert wb is not None and wc is not None
                 dispersion = (calibration or {}).get(workload.id, {}).get(metric.name)
                 utterances += _accuracy(row, workload, metric, wb, wc, suite, thresholds, seed,
-                                        dispersion if isinstance(dispersion, Dispersion) else None)
+                                        dispersion if isinstance(dispersion, Dispersion) else None, cross_job)
             else:
                 _speed(row, metric, _speed_noise(calibration or {}, suite, workload.model, metric.name), cross_job)
             if blocking and row.verdict is not Verdict.INCOMPLETE:
@@ -319,7 +319,7 @@ class _Paired:
 
 
 def _accuracy(row: _Draft, workload: Workload, metric: MetricSpec, wb: WorkloadSide, wc: WorkloadSide, suite: Suite,
-              thresholds: Thresholds, seed: int, dispersion: Dispersion | None) -> list[Utterance]:
+              thresholds: Thresholds, seed: int, dispersion: Dispersion | None, cross_job: bool) -> list[Utterance]:
     _plain_delta(row)
     paired = _pair(metric.samples, wb, wc)
     if isinstance(paired, _Unpaired):
@@ -348,11 +348,17 @@ def _accuracy(row: _Draft, workload: Workload, metric: MetricSpec, wb: WorkloadS
     row.p_degradation = test.p_degradation
     row.method = f"paired {test.p_method} over {n} {unit}"
     if dispersion is not None and dispersion.widens:
-        # Same-commit runs churn together (A/A calibration): their covariance widens the sign-flip null.
-        a = 1 / paired.base_errors.shape[0] + 1 / paired.cand_errors.shape[0]
-        row.p_value = widened_p(float(test.d.sum()), float((test.d ** 2).sum()), dispersion, a)
-        row.method = (f"paired sign-flip widened for correlated churn (φ {dispersion.phi:.2f}, "
-                      f"{dispersion.arms} A/A arms, df {dispersion.df}) over {n} {unit}")
+        # Same-commit runs churn together (A/A calibration): their covariance widens the null. In one job the
+        # utterances' own variance comes from the runs (a real change does not inflate it); across jobs, or
+        # with a single run on a side, from Σd² (gate.stats.overdispersion).
+        r_b, r_c = paired.base_errors.shape[0], paired.cand_errors.shape[0]
+        from_runs = not cross_job and min(r_b, r_c) >= 2
+        units = (float(run_variance(paired.base_errors, paired.cand_errors)) if from_runs
+                 else float((test.d ** 2).sum()))
+        row.p_value = widened_p(float(test.d.sum()), units, dispersion, 1 / r_b + 1 / r_c)
+        row.method = (f"paired test widened for correlated churn (φ {dispersion.phi:.2f}, {dispersion.arms} A/A "
+                      f"arms, df {dispersion.df}; utterance variance from {'the runs' if from_runs else 'Σd²'}) "
+                      f"over {n} {unit}")
     row.family = "quality"
     if test.new_catastrophic:
         # What was found and its evidence, on its own: the row's p-value speaks of the whole set, not of this.

@@ -24,7 +24,7 @@ from gate.stats import looks
 from gate.stats.decision import FAIL, WARN, decide_family
 from gate.stats.multiplicity import bh_array
 from gate.stats.outliers import flag_runs
-from gate.stats.overdispersion import widened_p_arrays
+from gate.stats.overdispersion import excess_df, run_variance, widened_p_arrays
 from gate.stats.quality import catastrophic_masks, sign_flip_p_batch
 from gate.stats.speed import ADVISED_PAIRS, SpeedNoise, shift_test
 
@@ -409,8 +409,11 @@ def _quality_look(chunk: Chunk, test_sets, qrows, disp, slots, rules: Rules) -> 
         need = ~identical & ~widen & (approx < 0.3)
         if need.any():
             exact[need] = sign_flip_p_batch(scaled[need])
+        # compare's utterance variance: from the runs in one job, Σd² across jobs
+        own = sum_sq if chunk.cross_job_calibration else run_variance(runs[:, 0], runs[:, 1])
         with np.errstate(all="ignore"):
-            wide = widened_p_arrays(d.sum(axis=1), sum_sq, (total - units) / df, df, 1 / r_b + 1 / r_c)
+            wide = widened_p_arrays(d.sum(axis=1), own, (total - units) / df, excess_df(total, units, df),
+                                    1 / r_b + 1 / r_c)
         p.append(np.where(identical, np.nan, np.where(widen, wide, exact)))
         cat.append(catastrophic_masks(runs[:, 0], runs[:, 1], ts.ref_len)[0].sum(axis=1))
     return {"p": np.stack(p, 1), "above": np.stack(above, 1), "half": np.stack(half, 1),

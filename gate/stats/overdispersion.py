@@ -10,10 +10,14 @@ at work, in the runs of same-commit A/A arms of the same workload: per arm with 
 pooled over arms with Σ(R − 1) degrees of freedom. The excess adds to the null variance of Σd, scaled
 like any per-run variance by a = 1/R_base + 1/R_cand:
 
-    z = Σd / sqrt(Σd² + a·excess),   df by Satterthwaite (Σd² counted as known),
+    z = Σd / sqrt(U + a·excess),   df by Satterthwaite (U counted as known),
 
 and `compare` refers z to that t distribution when the excess is positive, keeping the exact sign-flip
-p otherwise. Additive rather than multiplicative: a real diffuse change also puts d_i² into Σd², and
+p otherwise. U is the utterances' own variance of Σd. In an interleaved A/B (one job, both sides with two
+runs or more) it is measured from the runs themselves, U = Σ_i (s²_i,base/R_base + s²_i,cand/R_cand)
+(`run_variance`), which a real change does not inflate; otherwise it is the sign-flip's Σd², which also
+absorbs what differs between two jobs' outputs, but grows with a real change (d_i² of every changed
+utterance): under the benchmark's hostile model that halved the power at +0.5 pp. Additive rather than multiplicative: a real diffuse change also puts d_i² into Σd², and
 multiplying it by φ would widen the test by the effect itself. Arms whose runs all gave identical errors
 record that transcripts are deterministic; with no nondeterminism there is nothing to widen.
 """
@@ -49,6 +53,12 @@ class Dispersion:
     def excess(self) -> float:
         """Σ_{i≠j} Cov(e_i, e_j) per run: what correlated churn adds to one run's total error variance."""
         return (self.ss_total - self.ss_units) / self.df if self.df else 0.0
+
+    @property
+    def excess_df(self) -> float:
+        """Degrees of freedom of `excess` as a chi-square: ss_total's df shrunk by how much of it the subtracted
+        units' variance was, df·(1 − 1/φ)² (its variance is that of ss_total, relative to a smaller mean)."""
+        return excess_df(self.ss_total, self.ss_units, self.df)
 
     @property
     def widens(self) -> bool:
@@ -87,17 +97,32 @@ def from_arms(arms: Sequence[np.ndarray]) -> Dispersion | None:
     return Dispersion(ss_total=ss_total, ss_units=ss_units, df=df, arms=used) if used else None
 
 
-def widened_p(total: float, sum_sq: float, dispersion: Dispersion, a: float) -> float:
-    """One-sided p of Σd against the sign-flip variance plus `a`·excess (a = 1/R_base + 1/R_cand)."""
-    return float(widened_p_arrays(total, sum_sq, dispersion.excess, dispersion.df, a))
+def excess_df(ss_total: ArrayLike, ss_units: ArrayLike, df: ArrayLike) -> np.ndarray:
+    """`Dispersion.excess_df` for batches."""
+    total, units = np.asarray(ss_total, dtype=float), np.asarray(ss_units, dtype=float)
+    with np.errstate(all="ignore"):
+        share = np.where(total > 0, np.clip((total - units) / np.where(total > 0, total, 1.0), 0.0, 1.0), 0.0)
+    return np.asarray(df, dtype=float) * share ** 2
 
 
-def widened_p_arrays(total: ArrayLike, sum_sq: ArrayLike, excess: ArrayLike, df: ArrayLike, a: float) -> np.ndarray:
-    """`widened_p` for batches (excess and df broadcast against the statistics)."""
-    total, sum_sq = np.asarray(total, dtype=float), np.asarray(sum_sq, dtype=float)
+def run_variance(base_errors: ArrayLike, cand_errors: ArrayLike) -> np.ndarray:
+    """Σ_i Var(d_i) from the runs of each side, (..., R, N) per side -> (...): s²_i/R summed over
+    utterances, both sides. Needs two runs or more on each side."""
+    b, c = np.asarray(base_errors, dtype=float), np.asarray(cand_errors, dtype=float)
+    return b.var(axis=-2, ddof=1).sum(axis=-1) / b.shape[-2] + c.var(axis=-2, ddof=1).sum(axis=-1) / c.shape[-2]
+
+
+def widened_p(total: float, units_var: float, dispersion: Dispersion, a: float) -> float:
+    """One-sided p of Σd against the utterances' own variance plus `a`·excess (a = 1/R_base + 1/R_cand)."""
+    return float(widened_p_arrays(total, units_var, dispersion.excess, dispersion.excess_df, a))
+
+
+def widened_p_arrays(total: ArrayLike, units_var: ArrayLike, excess: ArrayLike, df: ArrayLike, a: float) -> np.ndarray:
+    """`widened_p` for batches (excess and its df, `excess_df`, broadcast against the statistics)."""
+    total, units_var = np.asarray(total, dtype=float), np.asarray(units_var, dtype=float)
     extra = a * np.maximum(np.asarray(excess, dtype=float), 0.0)
-    var = sum_sq + extra
+    var = units_var + extra
     with np.errstate(all="ignore"):
         z = np.where(var > 0, total / np.sqrt(np.where(var > 0, var, 1.0)), 0.0)
-        df_eff = np.where(extra > 0, var ** 2 / (extra ** 2 / np.maximum(df, 1)), np.inf)
+        df_eff = np.where(extra > 0, var ** 2 / (extra ** 2 / np.maximum(df, 0.5)), np.inf)
         return np.where(var > 0, stats.t.sf(z, df_eff), 1.0)

@@ -16,7 +16,7 @@ from gate.compare import compare
 from gate.stats import decision, looks
 from gate.stats.multiplicity import benjamini_hochberg, bh_array, holm, holm_array
 from gate.stats.outliers import flag_runs
-from gate.stats.overdispersion import Dispersion, from_arms, widened_p
+from gate.stats.overdispersion import Dispersion, from_arms, run_variance, widened_p
 from gate.stats.performance import Calibration, calibrate
 from gate.stats.quality import catastrophic_masks, sign_flip_p, sign_flip_p_batch
 from gate.stats.speed import ADVISED_PAIRS, SpeedNoise, fail_blockers, shift_test, standard_error
@@ -145,8 +145,23 @@ def test_widened_p_adds_the_excess_and_falls_back_to_normal_without_it():
     assert widened_p(30.0, 100.0, none, 2 / 3) == pytest.approx(stats.norm.sf(3.0))
     wide = Dispersion(ss_total=10.0 + 150.0 * 10, ss_units=10.0, df=10, arms=5)  # excess 150 per run
     z = 30.0 / math.sqrt(100.0 + 2 / 3 * 150.0)
-    df = (100.0 + 100.0) ** 2 / (100.0 ** 2 / 10)
+    excess_df = 10 * (1500.0 / 1510.0) ** 2  # the units' variance subtracted from ss_total costs df
+    assert wide.excess_df == pytest.approx(excess_df)
+    df = (100.0 + 100.0) ** 2 / (100.0 ** 2 / excess_df)
     assert widened_p(30.0, 100.0, wide, 2 / 3) == pytest.approx(stats.t.sf(z, df))
+
+
+def test_excess_df_shrinks_when_the_units_variance_is_most_of_the_total():
+    """φ = 2: half of ss_total is the units' own variance, so the excess is known to a quarter of the df."""
+    assert Dispersion(ss_total=200.0, ss_units=100.0, df=12, arms=6).excess_df == pytest.approx(3.0)
+
+
+def test_run_variance_is_the_utterances_own_variance_and_ignores_a_real_change():
+    base = np.array([[0, 1, 2], [1, 1, 2], [0, 1, 2]])  # utterance 0 churns (var 1/3), 1 and 2 do not
+    cand = base + np.array([0, 1, 1])  # a consistent +1 on two utterances adds no run-to-run variance
+    assert run_variance(base, cand) == pytest.approx(2 * (1 / 3) / 3)
+    batch = run_variance(np.stack([base, base]), np.stack([cand, base]))  # leading axes broadcast
+    assert batch.shape == (2,) and batch[0] == pytest.approx(batch[1])
 
 
 def test_a_one_word_flip_across_fifty_percent_is_not_catastrophic():
@@ -254,3 +269,31 @@ def test_cross_job_pairs_are_recorded_and_let_a_stored_baseline_fail(make_tree, 
     assert data["calibration_source"]["cross_job_pairs"] == ADVISED_PAIRS
     assert data["calibration"][QWEN_EN]["throughput_samples_per_s"]["cross_pairs"] == ADVISED_PAIRS
     assert "identical" in data["calibration"][QWEN_EN]["corpus_wer"]
+
+
+def test_widened_accuracy_takes_the_utterance_variance_from_the_runs_in_one_job_and_from_sum_d2_across(suite, sides):
+    """A real +1 on 60 of 1000 utterances, with 100 utterances churning independently and 30 together: in one
+    job the runs show the changed utterances do not churn, so the change is not counted as its own noise."""
+    rng = np.random.default_rng(5)
+    n = 1000
+    ids, ref = [f"u{i}" for i in range(n)], np.full(n, 12)
+    base_errors = (rng.random(n) < 0.1).astype(int)
+
+    def arm(change):
+        churn = np.zeros((3, n), int)
+        churn[:, :100] = rng.integers(0, 2, (3, 100))
+        churn[:, 100:130] = rng.integers(0, 2, (3, 1))  # together
+        return base_errors + churn + change
+
+    change = np.zeros(n, int)
+    change[500:560] = 1
+    samples = lambda errors: {QWEN_EN: {"wer": (ids, ref, errors)}}  # noqa: E731
+    values = {QWEN_EN: sides.seedtts_values(rng)}
+    dispersion = Dispersion(ss_total=12 * (25.0 + 225.0), ss_units=12 * 25.0, df=12, arms=6)  # φ 10
+    cal = {QWEN_EN: {"corpus_wer": dispersion}}
+    base = sides.memory_side(suite, values=values, samples=samples(arm(0)), calibration=cal)
+    cand = sides.memory_side(suite, values=values, samples=samples(arm(change)), label="cand")
+    one_job = next(r for r in compare(base, cand, suite, cross_job=False).rows if r.metric == "corpus_wer")
+    across = next(r for r in compare(base, cand, suite, cross_job=True).rows if r.metric == "corpus_wer")
+    assert "utterance variance from the runs" in one_job.method and "from Σd²" in across.method
+    assert one_job.p_value < across.p_value
