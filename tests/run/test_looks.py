@@ -157,3 +157,30 @@ def test_a_slow_run_is_remeasured_once_and_set_aside(bench, tmp_path):
     from gate.runner.looks import compare_trees
     report = compare_trees(bench.suite, bench.out / "base", bench.out / "candidate", "qwen3", None)
     assert {row.workload for row in report.rows} == {"qwen3/asr_en", "qwen3/asr_zh"}
+
+
+@pytest.mark.slow
+def test_real_decider_fails_the_regressed_model_extends_the_undecided_and_stops_the_rest(bench, tmp_path):
+    """The done-when of the two-look plan with the gate's own compare and gate.stats.looks (no script): the
+    candidate drops a word on every qwen3 utterance (FAIL at the first look), on a share of whisper's (first
+    look undecided: extended, then decided on 6+6) and on none of fun's (PASS at the first look: stops)."""
+    from standin.build import make_checkout, make_hf_hub, small_suite
+    counts = {"seedtts_en": 30, "seedtts_zh": 5, "movies800times": 4, "aishell4_long": 2, "googletime": 3}
+    bench.suite_path = small_suite(tmp_path / "suite30.yaml", counts, startup_timeout_s=2, stop_grace_s=0.5,
+                                   client_timeout_s=20)
+    bench.hf_hub = make_hf_hub(tmp_path / "hub30", bench.suite)
+    (bench.checkout / "standin-knobs.json").write_text(json.dumps({"counts": counts}))
+    candidate = make_checkout(tmp_path / "candidate", knobs={
+        "counts": counts, "server": {"drop_word": {"qwen3": 1.0, "whisper": 0.4}}})  # whisper: 6 of 30
+    done = bench.run("--ab", str(bench.checkout), str(candidate), "--names", "base,pr",
+                     "--models", "qwen3,whisper,fun", "--no-remeasure", checkout=False, timeout=300)
+    assert done.returncode == 0, done.stderr
+    looks = json.loads((bench.out / "pr" / "gate-run.json").read_text())["looks"]
+    assert looks["qwen3"]["first"]["action"] == "fail" and not looks["qwen3"]["extended"]
+    assert looks["whisper"]["first"]["action"] == "extend" and looks["whisper"]["extended"]
+    assert "whisper/asr_en corpus_wer" in looks["whisper"]["why_extended"][0]
+    assert looks["whisper"]["pooled"]["action"] == looks["whisper"]["final"] == "pass"  # 6 of 30: p 1/64 > Holm α₂
+    assert looks["fun"]["first"]["action"] == "pass" and not looks["fun"]["extended"]
+    for side in ("base", "pr"):
+        assert (bench.out / side / "run6" / "whisper").is_dir()
+        assert not (bench.out / side / "run4" / "qwen3").exists() and not (bench.out / side / "run4" / "fun").exists()

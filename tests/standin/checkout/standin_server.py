@@ -30,6 +30,7 @@ import subprocess
 import sys
 import threading
 import time
+import zlib
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from benchmarks import _standin
@@ -80,6 +81,10 @@ def main(argv) -> int:
     ready_at = time.monotonic() + float(faults.get("start_delay_s", 0.0))
     state = {"requests": 0, "lock": threading.Lock()}
     model_name = args.model_name or args.model_path
+    # knob drop_word {"<part of the model path>": share}: that share of utterances (chosen by a hash of the text,
+    # the same in every run) lose one more word on this model only -- an injected accuracy regression
+    drop_share = max([float(v) for k, v in section.get("drop_word", {}).items() if k.lower() in args.model_path.lower()],
+                     default=0.0)
 
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -142,7 +147,10 @@ def main(argv) -> int:
                 return
             words = text.split(" ")
             if len(words) > 3 and len(text) % 7 == 0:  # a deterministic recognition error
-                text = " ".join(words[:-1])
+                words = words[:-1]
+            if len(words) > 1 and zlib.crc32(text.encode()) % 1000 < 1000 * drop_share:  # knob drop_word
+                words = words[:-1]
+            text = " ".join(words)
             usage = {"type": "duration", "seconds": max(1, int(duration + 0.999))}
             if fields.get("stream") == "true":
                 events = [{"type": "transcript.text.delta", "delta": text},
@@ -160,6 +168,7 @@ def main(argv) -> int:
 
     ThreadingHTTPServer.allow_reuse_address = True
     ThreadingHTTPServer.daemon_threads = True
+    ThreadingHTTPServer.request_queue_size = 128  # uvicorn's backlog is 2048; socketserver's 5 resets bursts
     try:
         httpd = ThreadingHTTPServer((args.host, args.port), Handler)
     except OSError as exc:
