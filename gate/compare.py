@@ -10,13 +10,15 @@ The rules (statistics.md §0; ARCHITECTURE "Decisions already taken"), in the or
    evaluation input, model, MOSS token budget) and its kind was not allowed. The numbers are shown.
 3. Accuracy with per-utterance data on both sides (same ids): paired sign-flip p (exact), widened by
    the A/A calibration's correlated churn when same-commit runs are not deterministic, with the
-   utterances' own variance taken from the runs in one job (gate.stats.overdispersion); paired bootstrap CI, worse/better counts.
+   utterances' own variance taken from the runs in one job (gate.stats.overdispersion); paired
+   bootstrap CI, worse/better counts.
    Without per-sample data (or with ids that do not pair): the maintainers' tolerance, labelled fallback.
 4. Speed (gated: throughput and p95 latency; mean latency and RTF are tested and shown, not gated):
    one-sided log-scale t over the runs kept (gate.stats.outliers sets a wild run aside, and says so),
    σ from the A/A calibration pooled over the model's workloads, plus the between-job variance when
    the sides ran in different jobs (gate.stats.speed). No calibration, a single run on a side, or a
-   cross-job comparison without enough cross-job A/A pairs: the row can WARN at most, and says why.
+   cross-job comparison without enough cross-job A/A pairs or with a calibration measured on another GPU,
+   driver or package set (stale: gate.freshness): the row can WARN at most, and says why.
 5. The decision per model and family (gate.stats.decision): FAIL = Holm-adjusted p <= alpha AND the floor reached
    (and the row may fail); WARN = BH q <= warn_q AND half the floor reached, or a newly catastrophic
    utterance (accuracy). Improvements are reported, never gated. Inside `gate run`'s two-look plan alpha
@@ -25,7 +27,7 @@ The rules (statistics.md §0; ARCHITECTURE "Decisions already taken"), in the or
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
@@ -39,6 +41,7 @@ from gate.report import (
     MAX_TEXT,
     REPORT_SCHEMA_VERSION,
     Basis,
+    CalibrationCheck,
     CoverageEntry,
     CoverageSide,
     EnvDifference,
@@ -169,12 +172,16 @@ def statistics_of(thresholds: Thresholds, rows: Sequence[Row], seed: int) -> Sta
 
 def compare(base: Side, cand: Side, suite: Suite, *, models: Sequence[str] | None = None,
             allow_diff: Iterable[str] = (), seed: int = 0, thresholds: Thresholds = Thresholds(),
-            calibration: Mapping[str, Mapping[str, Any]] | None = None, cross_job: bool | None = None) -> Report:
+            calibration: Mapping[str, Mapping[str, Any]] | None = None, cross_job: bool | None = None,
+            calibration_check: CalibrationCheck | None = None) -> Report:
     """Judge `cand` against `base`. `calibration` defaults to the baseline's (else the candidate's).
 
     `cross_job`: the two sides ran in different jobs (a stored baseline, two nightlies), so a job effect adds
     to the variance of every speed difference. Default: True when either side is a baseline file, False for
     two trees (gate run's interleaved A/B).
+
+    `calibration_check` (gate.freshness): a calibration stale for the candidate's GPU, driver or packages
+    cannot make a speed row FAIL across jobs; the check is kept in the report.
     """
     allowed = tuple(allow_diff)
     bad = sorted(set(allowed) - set(comparability.KINDS))
@@ -186,6 +193,8 @@ def compare(base: Side, cand: Side, suite: Suite, *, models: Sequence[str] | Non
     if cross_job is None:
         cross_job = "baseline" in (base.kind, cand.kind)
     differences = tuple(comparability.diff(base.fingerprint, cand.fingerprint, [w.id for w in workloads]))
+    stale = bool(calibration_check and calibration_check.status == "stale" and cross_job)
+    stale_blockers = (f"calibration stale: {'; '.join(calibration_check.reasons)}",) if calibration_check and stale else ()
 
     drafts: list[_Draft] = []
     coverage: list[CoverageEntry] = []
@@ -211,7 +220,8 @@ def compare(base: Side, cand: Side, suite: Suite, *, models: Sequence[str] | Non
                 utterances += _accuracy(row, workload, metric, wb, wc, suite, thresholds, seed,
                                         dispersion if isinstance(dispersion, Dispersion) else None, cross_job)
             else:
-                _speed(row, metric, _speed_noise(calibration or {}, suite, workload.model, metric.name), cross_job)
+                _speed(row, metric, _speed_noise(calibration or {}, suite, workload.model, metric.name), cross_job,
+                       stale_blockers)
             if blocking and row.verdict is not Verdict.INCOMPLETE:
                 row.verdict = Verdict.NOT_COMPARABLE
                 row.family = None
@@ -223,7 +233,8 @@ def compare(base: Side, cand: Side, suite: Suite, *, models: Sequence[str] | Non
                   verdict=Verdict.worst(r.verdict for r in rows), models=chosen,
                   baseline=_side_info(base), candidate=_side_info(cand), rows=rows, coverage=tuple(coverage),
                   environment_diff=tuple(_difference(d, allowed) for d in differences), allowed_diff=allowed,
-                  utterances=tuple(utterances), statistics=statistics_of(thresholds, rows, seed))
+                  utterances=tuple(utterances), statistics=statistics_of(thresholds, rows, seed),
+                  calibration_checks=(replace(calibration_check, blocks_fail=stale),) if calibration_check else ())
 
 
 # --- selection and coverage ----------------------------------------------------------------------------
@@ -453,7 +464,8 @@ def _speed_noise(calibration: Mapping[str, Mapping[str, Any]], suite: Suite, mod
     return SpeedNoise.pooled([c for c in found if isinstance(c, Calibration)])
 
 
-def _speed(row: _Draft, metric: MetricSpec, noise: SpeedNoise | None, cross_job: bool) -> None:
+def _speed(row: _Draft, metric: MetricSpec, noise: SpeedNoise | None, cross_job: bool,
+           extra_blockers: tuple[str, ...] = ()) -> None:
     b, c = row.baseline.present, row.candidate.present
     _plain_delta(row)
     missing = [name for name, values in (("baseline", b), ("candidate", c)) if not values or any(v <= 0 for v in values)]
@@ -464,7 +476,7 @@ def _speed(row: _Draft, metric: MetricSpec, noise: SpeedNoise | None, cross_job:
         return
     row.floor_rel = metric.floor_rel or 0.0
     higher = metric.higher_is_better
-    row.fail_blockers = fail_blockers(noise, len(b), len(c), cross_job=cross_job)
+    row.fail_blockers = fail_blockers(noise, len(b), len(c), cross_job=cross_job) + (extra_blockers if noise else ())
     if noise is not None and noise.usable:
         test = shift_test(np.log(np.asarray(b, dtype=float))[None], np.log(np.asarray(c, dtype=float))[None], noise,
                           higher_is_better=higher, cross_job=cross_job)

@@ -62,6 +62,7 @@ COMMIT = Kind("commit record", 4096)  # commit.txt: one SHA
 FREEZE = Kind("pip freeze", 4 * MiB)
 SUITE = Kind("suite file", 1 * MiB)
 META = Kind("run metadata", 16 * 1024)
+STAMP = Kind("calibration stamp", 16 * 1024)  # <model>.calibration-stamp.json: three short strings
 
 
 class Unreadable(InputError):

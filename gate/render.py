@@ -27,7 +27,7 @@ from typing import Any, Callable, Mapping, Sequence
 import jinja2
 
 from gate.escape import md, md_excerpt, plain
-from gate.report import Basis, CoverageSide, Report, Row, SideStats, Utterance
+from gate.report import Basis, CoverageSide, Look, ModelLooks, Report, Row, SideStats, Utterance
 from gate.verdict import Verdict
 
 COMMENT_MARKER = "<!-- asr-regression-gate: {suite} -->"  # gate.github finds the sticky comment by it
@@ -270,6 +270,35 @@ def fmt_why(row: Row) -> str:
     return "; ".join(parts)
 
 
+LOOK_REASONS_SHOWN = 2  # reasons per look on a Looks line (the report keeps them all)
+
+
+def fmt_looks(m: ModelLooks) -> str:
+    """One model's looks on one line (plain text; the template escapes it):
+    "qwen3: first look 3+3 → extend (…) → pooled 6+6: FAIL (…)", or "whisper: one look (--one-look)"."""
+    parts = [f"{m.model}:"]
+    if not m.looks:
+        parts.append("one look" if m.final == "one look" else m.final)
+        return " ".join(parts) + (f" ({m.note})" if m.note else "")
+    first, *rest = m.looks
+    parts.append(f"first look {first.base_runs}+{first.candidate_runs} → {_look_outcome(first)}")
+    for look in rest:
+        parts.append(f"→ {look.name} {look.base_runs}+{look.candidate_runs}: {_look_outcome(look)}")
+    if not rest and m.final == "undecided":
+        parts.append(f"→ not extended{f' ({m.note})' if m.note else ''}: undecided")
+    if m.source == "recomputed":
+        parts.append("· recomputed from the trees")
+    return " ".join(parts)
+
+
+def _look_outcome(look: Look) -> str:
+    action = look.action if look.action == "extend" else look.action.upper()
+    shown = list(look.reasons[:LOOK_REASONS_SHOWN])
+    if len(look.reasons) > LOOK_REASONS_SHOWN:
+        shown.append(f"+{len(look.reasons) - LOOK_REASONS_SHOWN} more")
+    return f"{action} ({'; '.join(shown)})" if shown else action
+
+
 def fmt_errors(value: float) -> str:
     return f"{value:.0f}" if float(value).is_integer() else f"{value:.2f}"
 
@@ -361,6 +390,8 @@ def _context(report: Report, folded: tuple[str, ...] = (), trends: Mapping[tuple
         "improved": sum(1 for r in rows if r.improved),
         "uncalibrated": sum(1 for r in rows if r.basis is Basis.UNCALIBRATED),
         "fallback": sum(1 for r in rows if r.basis is Basis.FALLBACK),
+        "looks": list(report.looks),
+        "stale_calibrations": [c for c in report.calibration_checks if c.status == "stale"],
     }
 
 
@@ -445,7 +476,8 @@ def environment() -> jinja2.Environment:
         env.filters.update(md=md, plain=plain, value=fmt_value, spread=fmt_spread, delta=fmt_delta, ci=fmt_ci,
                            p=fmt_p, share=fmt_share, pcol=fmt_pcol, why=fmt_why, errors=fmt_errors,
                            commit=short_commit, all_of=all_of, excerpt=md_excerpt, means=fmt_means,
-                           coverage_side=fmt_coverage_side, changed_words=changed_words, num=_num_filter, pct=_pct_filter)
+                           coverage_side=fmt_coverage_side, changed_words=changed_words, num=_num_filter, pct=_pct_filter,
+                           looks_line=fmt_looks)
         _ENV = env
     return _ENV
 

@@ -16,7 +16,7 @@ from typing import Any, Iterable, Mapping, Sequence
 from gate import typedjson
 from gate.verdict import Verdict
 
-REPORT_SCHEMA_VERSION = 2
+REPORT_SCHEMA_VERSION = 3  # 3: looks and calibration_checks
 MAX_ID = 200  # characters of a workload, metric or utterance id kept in a report
 MAX_TEXT = 600  # characters of a note, reason or transcript excerpt kept in a report
 CUT_MARK = "…[cut]"  # ends any string that was cut to fit the report schema
@@ -200,6 +200,41 @@ class Statistics:
 
 
 @dataclass(frozen=True)
+class Look:
+    """One look of `gate run --ab` at one model: what it decided, why, and on how many runs."""
+
+    name: str = field(metadata={"max": 20})  # "first" (3+3) or "pooled" (all runs, after the extension)
+    action: str = field(metadata={"max": 20})  # "pass", "fail" or "extend" (first look only)
+    reasons: tuple[str, ...] = field(metadata={"max_items": 20, "items": {"max": MAX_TEXT}})
+    base_runs: int = field(metadata={"min": 0})  # scored runs per side the look saw
+    candidate_runs: int = field(metadata={"min": 0})
+
+
+@dataclass(frozen=True)
+class ModelLooks:
+    """How the A/B job decided one model: its looks in order (none: it had one look only)."""
+
+    model: str = field(metadata={"max": 60})
+    source: str = field(metadata={"max": 40})  # "gate-run.json" (the candidate tree's log) or "recomputed"
+    looks: tuple[Look, ...] = field(metadata={"max_items": 2})
+    final: str = field(metadata={"max": 20})  # "pass", "fail", "undecided" or "one look"
+    note: str | None = field(default=None, metadata={"max": MAX_TEXT})  # why one look, or why not extended
+
+
+@dataclass(frozen=True)
+class CalibrationCheck:
+    """Was the A/A calibration measured where the candidate was (GPU, driver, package set)?
+
+    A stale calibration is reported; speed rows compared across jobs then cannot FAIL (`blocks_fail`)."""
+
+    source: str = field(metadata={"max": MAX_ID})  # the calibration file's name, never a local path
+    models: tuple[str, ...] = field(metadata={"max_items": 20, "items": {"max": 60}})
+    status: str = field(metadata={"max": 20})  # "fresh", "stale" or "unknown" (no stamp, or nothing to compare with)
+    reasons: tuple[str, ...] = field(default=(), metadata={"max_items": 10, "items": {"max": MAX_TEXT}})
+    blocks_fail: bool = False  # stale, and the speed rows were compared across jobs
+
+
+@dataclass(frozen=True)
 class Report:
     schema_version: int
     suite: str = field(metadata={"max": 60})
@@ -213,6 +248,8 @@ class Report:
     allowed_diff: tuple[str, ...] = field(metadata={"max_items": 20, "items": {"max": 40}})
     utterances: tuple[Utterance, ...] = field(metadata={"max_items": 500})
     statistics: Statistics
+    looks: tuple[ModelLooks, ...] = field(default=(), metadata={"max_items": 20})  # A/B in one job: both looks
+    calibration_checks: tuple[CalibrationCheck, ...] = field(default=(), metadata={"max_items": 20})
 
     @property
     def exit_code(self) -> int:
@@ -272,7 +309,9 @@ class Report:
                    candidate=_merge_side([r.candidate for r in reports]),
                    rows=rows, coverage=tuple(coverage), environment_diff=tuple(differences),
                    allowed_diff=tuple(sorted({k for r in reports for k in r.allowed_diff})),
-                   utterances=tuple(u for r in reports for u in r.utterances), statistics=stats)
+                   utterances=tuple(u for r in reports for u in r.utterances), statistics=stats,
+                   looks=tuple(m for r in reports for m in r.looks),
+                   calibration_checks=tuple(c for r in reports for c in r.calibration_checks))
 
 
 def _merge_side(sides: Sequence[SideInfo]) -> SideInfo:

@@ -24,7 +24,7 @@ import jsonschema
 
 from gate.config import Suite
 from gate.errors import GateError, InputError
-from gate.report import Report
+from gate.report import ModelLooks, Report
 from gate.side import Side
 from gate.typedjson import SchemaMismatch
 
@@ -146,23 +146,45 @@ def planned_runs(suite: Suite, scored: tuple[str, ...] | None = None) -> tuple[s
     return (f"run{suite.warm_run}", *(scored or tuple(f"run{r}" for r in suite.scored_runs)))
 
 
-def recompute_plan(trees: Path, suite: Suite, model: str, calibration: Path | None) -> tuple[str, ...]:
+@dataclass(frozen=True)
+class RecomputedPlan:
+    expected: tuple[str, ...]  # the scored runs each tree must hold
+    looks: ModelLooks  # the first look (and the pooled one, when the plan extended), as recomputed here
+
+
+def recompute_plan(trees: Path, suite: Suite, model: str, calibration: Path | None) -> RecomputedPlan:
     """The scored runs an A/B pair of uploaded trees must hold: the first look's decision recomputed here
     from their first 3+3 runs (gate.stats.looks.decide) says whether the job had to extend to run4..run6.
-    A pair holding other runs (a second look nobody asked for, or one left out) is refused."""
+    A pair holding other runs (a second look nobody asked for, or one left out) is refused. When the plan
+    extended, the pooled look is recomputed too (decide_pooled), so the report shows both looks as judged here.
+
+    The calibration is used as the runner used it: not at all when its stamp is stale against the base
+    tree's warm run (gate.freshness.calibration_for_plan), else the decisions would differ from the job's."""
+    from gate.freshness import calibration_for_plan
+    from gate.looks_record import recomputed
     from gate.runner.looks import check_plan as check_looks
-    from gate.stats.looks import decide
+    from gate.runner.looks import compare_trees
+    from gate.stats.looks import decide, decide_pooled
 
     base, candidate = trees / "base", trees / "candidate"
     for side in (base, candidate):
         check_tree_files(side)
+    used = calibration_for_plan(calibration, base, suite)
     try:
-        plan = check_looks(suite, base, candidate, model, decide=decide, calibration=calibration)
+        plan = check_looks(suite, base, candidate, model, decide=decide, calibration=used)
     except GateError as exc:
         raise UntrustedInputError(f"the run plan cannot be recomputed ({exc})", path=trees) from None
     if plan.problems:
         raise UntrustedInputError(plan.problems[0], path=trees)
-    return plan.expected
+    pooled = None
+    if len(plan.expected) > len(plan.first_runs):
+        try:
+            pooled = decide_pooled(compare_trees(suite, base, candidate, model, used, look="pooled"), model)
+        except GateError as exc:
+            raise UntrustedInputError(f"the pooled look cannot be recomputed ({exc})", path=trees) from None
+    found = (plan.found[str(base)], plan.found[str(candidate)])
+    return RecomputedPlan(plan.expected, recomputed(model, plan.first_look, plan.first_reasons, found,
+                                                    plan.first_runs, pooled, plan.not_extended))
 
 
 def check_plan(side_dir: str | Path, suite: Suite, scored: tuple[str, ...] | None = None) -> None:

@@ -1,16 +1,18 @@
 """`gate compare BASE CANDIDATE`: judge a candidate against a baseline and print the report."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 from pathlib import Path
 
 import click
 
-from gate import atomic, comparability
+from gate import atomic, comparability, looks_record
 from gate.baseline import read_baseline, side_from_tree
 from gate.compare import compare
 from gate.config import Suite, load_suite
+from gate.freshness import check_calibration
 from gate.render import render_comment, render_summary, render_terminal
 from gate.report import Report
 from gate.sample_cache import CachedSampleReader
@@ -66,7 +68,8 @@ def command(base: Path, candidate: Path, models: tuple[str, ...], allow_diff: tu
       0  pass or warn (warn: a possible regression; rerun to confirm)
       1  fail: a regression beyond noise and above the floors
       2  usage error; a side that cannot be opened as a tree or baseline (a baseline with
-         any invalid value); an output that cannot be written
+         any invalid value); a malformed calibration stamp or gate-run.json; an output that
+         cannot be written
       3  incomplete: a workload is missing or incomplete on either side, including a
          result file that is missing, malformed or unreadable
       4  not comparable: GPU, driver, packages, dataset, model or token budget differ
@@ -74,6 +77,11 @@ def command(base: Path, candidate: Path, models: tuple[str, ...], allow_diff: tu
     A tree is scored once: per-utterance error counts are kept in TREE/.gate-cache/ (keyed by the
     content of the run's files) and reused; --no-cache turns that off. A warning is printed when
     BASE and CANDIDATE look swapped; it never changes the verdict.
+
+    The calibration's stamp (FILE.calibration-stamp.json beside the calibration file) is compared
+    with the GPU, driver and packages the candidate's env.json and freeze.txt record: a stale
+    calibration is reported, and speed rows compared across jobs can then WARN at most. When the
+    candidate tree comes from `gate run --ab`, the report shows both looks its gate-run.json records.
 
     \b
     Examples:
@@ -87,8 +95,12 @@ def command(base: Path, candidate: Path, models: tuple[str, ...], allow_diff: tu
     base_side = _load(base, suite, chosen, cache=not no_cache)
     cand_side = _load(candidate, suite, chosen, cache=not no_cache)
     calibration = read_baseline(calibration_path, suite).calibration if calibration_path else None
+    source = calibration_path or _calibration_file(base, base_side, candidate, cand_side)
+    chosen_models = chosen or cand_side.models or base_side.models
+    check = check_calibration(source, candidate, suite, chosen_models) if source is not None else None
     report = compare(base_side, cand_side, suite, models=chosen, allow_diff=allow_diff, seed=seed,
-                     calibration=calibration, cross_job=cross_job)
+                     calibration=calibration, cross_job=cross_job, calibration_check=check)
+    report = dataclasses.replace(report, looks=looks_record.from_run_log(candidate, suite, report.models))
     for warning in swap_warnings(recorded(base), recorded(candidate), _row_outcomes(report)):
         click.echo(f"gate: warning: {warning}", err=True)
     _write(json_path, json.dumps(report.to_json(), indent=2, ensure_ascii=False) + "\n", "report")
@@ -102,6 +114,14 @@ def command(base: Path, candidate: Path, models: tuple[str, ...], allow_diff: tu
     elif output_format == "json":
         click.echo(json.dumps(report.to_json(), indent=2, ensure_ascii=False))
     raise SystemExit(report.exit_code)
+
+
+def _calibration_file(base: Path, base_side: Side, candidate: Path, cand_side: Side) -> Path | None:
+    """The baseline file whose calibration compare() takes by default (the baseline's, else the candidate's)."""
+    for path, side in ((base, base_side), (candidate, cand_side)):
+        if side.kind == "baseline" and side.calibration:
+            return path
+    return None
 
 
 def _load(path: Path, suite: Suite, models: tuple[str, ...] | None, *, cache: bool) -> Side:

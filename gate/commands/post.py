@@ -34,7 +34,7 @@ from gate.errors import InputError
 from gate.event import read_trigger
 from gate.github import CheckState, Publisher, connect, default_retry
 from gate.render import Budget
-from gate.report import Report
+from gate.report import ModelLooks, Report
 from gate.settings import Settings
 from gate.trust import Acceptance, bind_trigger, find_acceptance, models_labelled_at_head
 from gate.untrusted import (
@@ -167,19 +167,30 @@ def command(trees, model, baseline, calibration, json_out, not_run, required_pat
 
 
 def judge(trees: Path, model: str, suite: Suite, *, baseline: Path | None, calibration: Path | None) -> Report:
-    """The trusted compare of one model: candidate from the uploaded trees, baseline from a trusted path."""
+    """The trusted compare of one model: candidate from the uploaded trees, baseline from a trusted path.
+
+    In A/B mode the report carries the looks recomputed here (never the uploaded log's). A calibration whose
+    stamp does not match the candidate's GPU, driver or packages is reported stale (gate.freshness)."""
+    import dataclasses
+
     from gate.baseline import read_baseline
     from gate.compare import compare
+    from gate.freshness import check_calibration
 
+    looks: tuple[ModelLooks, ...] = ()
     if baseline is not None:
         candidate = read_untrusted_side(trees / "candidate", suite, model)
         base = read_side(baseline, suite, model)  # trusted: the baseline branch
     else:  # A/B, both measured by the labelled job: the runs it made must be the ones the two-look plan asks for
-        scored = recompute_plan(trees, suite, model, calibration)
-        candidate = read_untrusted_side(trees / "candidate", suite, model, scored)
-        base = read_untrusted_side(trees / "base", suite, model, scored)
+        plan = recompute_plan(trees, suite, model, calibration)
+        candidate = read_untrusted_side(trees / "candidate", suite, model, plan.expected)
+        base = read_untrusted_side(trees / "base", suite, model, plan.expected)
+        looks = (plan.looks,)
     calib = read_baseline(calibration, suite, models=(model,)).calibration if calibration else None
-    return compare(base, candidate, suite, models=(model,), calibration=calib)
+    source = calibration or (baseline if base.kind == "baseline" and base.calibration else None)
+    check = check_calibration(source, trees / "candidate", suite, (model,)) if source is not None else None
+    report = compare(base, candidate, suite, models=(model,), calibration=calib, calibration_check=check)
+    return dataclasses.replace(report, looks=looks)
 
 
 def render_section(report: Report) -> str:

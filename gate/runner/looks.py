@@ -185,6 +185,9 @@ class PlanCheck:
     expected: tuple[str, ...]  # scored runs each side must hold
     found: Mapping[str, tuple[str, ...]]  # side tree -> scored runs holding the model
     problems: tuple[str, ...]
+    first_reasons: tuple[str, ...] = ()  # why the first look decided so
+    first_runs: tuple[str, ...] = ()  # the runs the first look saw on each side ("run1", ...)
+    not_extended: str | None = None  # an "extend" the --max-runs budget did not allow
 
     @property
     def ok(self) -> bool:
@@ -221,12 +224,17 @@ def check_plan(suite: Suite, base: Path, candidate: Path, model: str, *, decide:
             views.append(view)
         decision = decide(compare(suite, views[0], views[1], model, calibration, look="first"), model)
     expected = first
+    not_extended = None
     if decision.action == "extend":
         remeasured = sum(1 for tree in (base, candidate) for run in first
                          if (Path(tree) / "outliers" / run / model).is_dir())
-        if 2 * len(first) + remeasured + 2 * len(extension) <= max_runs:
+        made = 2 * len(first) + remeasured
+        if made + 2 * len(extension) <= max_runs:
             expected = first + tuple(f"run{r}" for r in extension)
+        else:  # the runner's words (execute.py)
+            not_extended = f"--max-runs {max_runs}: {made} made, the second look needs {2 * len(extension)} more"
     problems = tuple(f"{tree}: {model} has scored runs {', '.join(runs) or 'none'}; the first look "
                      f"({decision.action}) asks for {', '.join(expected)}"
                      for tree, runs in found.items() if runs != expected)
-    return PlanCheck(model, decision.action, expected, found, problems)
+    return PlanCheck(model, decision.action, expected, found, problems,
+                     first_reasons=tuple(getattr(decision, "reasons", ())), first_runs=first, not_extended=not_extended)

@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from gate.errors import GateError
+from gate import inputs, schema
+from gate.errors import InputError
+from gate.schema import OBJECT, STRING, Check, optional
 
 STAMP_NAME = "stamp.json"
 CALIBRATION_STAMP_SUFFIX = ".calibration-stamp.json"
@@ -42,13 +45,16 @@ def calibration_stamp_path(baseline: Path) -> Path:
 
 
 def read_stamp(path: Path) -> Stamp:
+    """A stamp file, read strictly (gate.inputs: regular file, size cap, strict JSON); anything else is one
+    InputError line naming the file (exit 2)."""
+    data = inputs.load_json(path, inputs.STAMP)
     try:
-        data = json.loads(path.read_text())
-        return Stamp(gpu=_opt_str(data["gpu"]), driver=_opt_str(data["driver"]),
-                     packages_sha256=_opt_str(data["packages_sha256"]))
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise GateError(f"unreadable calibration stamp ({exc}); expected {{gpu, driver, packages_sha256}}",
-                        path=path) from None
+        OBJECT(data, "top level")
+        return Stamp(gpu=schema.get(data, "gpu", optional(STRING)), driver=schema.get(data, "driver", optional(STRING)),
+                     packages_sha256=schema.get(data, "packages_sha256", optional(_SHA256)))
+    except schema.SchemaError as exc:
+        raise InputError(f"{exc}; expected a calibration stamp {{gpu, driver, packages_sha256}} as `gate run` "
+                         "writes it (stamp.json)", path=path) from None
 
 
 def write_stamp(path: Path, stamp: Stamp) -> None:
@@ -69,7 +75,4 @@ def stale_reasons(recorded: Stamp, current: Stamp) -> list[str]:
     return reasons
 
 
-def _opt_str(value) -> str | None:
-    if value is not None and not isinstance(value, str):
-        raise TypeError(f"expected a string or null, got {type(value).__name__}")
-    return value
+_SHA256 = Check("64 lowercase hex digits (sha256)", lambda v: isinstance(v, str) and bool(re.fullmatch("[0-9a-f]{64}", v)))

@@ -100,6 +100,22 @@ def test_two_looks_extend_only_the_undecided_model_and_record_both_looks(bench, 
     base, pr = bench.out / "base", bench.out / "pr"
     assert all(check_plan(bench.suite, base, pr, m, decide=decide).ok for m in ("qwen3", "whisper"))
     assert seen[0] == {"qwen3/asr_en", "qwen3/asr_zh"}
+    # `gate compare` of the two trees shows both looks as gate-run.json records them, one line per model.
+    from click.testing import CliRunner
+
+    from gate.cli import cli
+    out = tmp_path / "report.json"
+    shown = CliRunner().invoke(cli, ["compare", str(base), str(pr), "--suite", str(bench.suite_path), "--json", str(out)],
+                               catch_exceptions=False)
+    looks = {m["model"]: m for m in json.loads(out.read_text())["looks"]}
+    assert [(m["final"], m["source"]) for m in looks.values()] == [("fail", "gate-run.json"), ("pass", "gate-run.json")]
+    assert [(look["name"], look["action"], look["base_runs"], look["candidate_runs"]) for look in looks["qwen3"]["looks"]] \
+        == [("first", "fail", 3, 3)]
+    assert [(look["name"], look["action"], look["base_runs"], look["candidate_runs"]) for look in looks["whisper"]["looks"]] \
+        == [("first", "extend", 3, 3), ("pooled", "pass", 6, 6)]
+    assert "Looks: qwen3: first look 3+3 → FAIL (scripted first look: fail)\n" in shown.stdout
+    assert ("Looks: whisper: first look 3+3 → extend (scripted first look: extend) → pooled 6+6: PASS "
+            "(scripted pooled look: pass)\n") in shown.stdout
     import shutil
     shutil.rmtree(pr / "run6" / "whisper")  # a tree that stopped early
     check = check_plan(bench.suite, base, pr, "whisper", decide=decide)
