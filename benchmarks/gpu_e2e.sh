@@ -64,6 +64,37 @@ print("exit", done.returncode, "|", done.stderr.strip().splitlines()[-1])
 assert done.returncode == 3 and "still has" in done.stderr and "processes on it" in done.stderr
 PY
 
+echo "== two looks on the GPU, the gate's own decider: every qwen3 utterance loses a word, 6 of 30 of whisper's, none of fun's"
+python3 - "$OUT/work/looks" <<'PY' || status=1
+import json, subprocess, sys
+from pathlib import Path
+sys.path.insert(0, "tests")
+from standin.build import make_checkout, make_hf_hub, small_suite
+from gate.config import load_suite
+W = Path(sys.argv[1]); W.mkdir(parents=True)
+counts = {"seedtts_en": 30, "seedtts_zh": 5, "movies800times": 4, "aishell4_long": 2, "googletime": 3}
+suite = small_suite(W / "suite.yaml", counts)
+hub = make_hf_hub(W / "hf_hub", load_suite(suite))
+base = make_checkout(W / "main", knobs={"counts": counts, "server": {"gpu_mib": 2048}})
+pr = make_checkout(W / "pr", knobs={"counts": counts, "server": {"gpu_mib": 2048, "drop_word": {"qwen3": 1.0, "whisper": 0.4}}})
+gate = "import sys; from gate.cli import main; sys.argv = ['gate', *sys.argv[1:]]; main()"
+run = subprocess.run([sys.executable, "-c", gate, "run", "--ab", str(base), str(pr), "--names", "base,pr",
+                      "--out", str(W / "results"), "--suite", str(suite), "--hf-hub", str(hub), "--port", "18743",
+                      "--lock-dir", str(W), "--no-dataset-fingerprints", "--models", "qwen3,whisper,fun"],
+                     capture_output=True, text=True)
+print("\n".join(run.stderr.splitlines()[-12:]))
+looks = json.loads((W / "results/pr/gate-run.json").read_text())["looks"]
+for model, look in looks.items():
+    print(f"gate-run.json looks[{model}]:", json.dumps(look))
+report = subprocess.run([sys.executable, "-c", gate, "compare", str(W / "results/base"), str(W / "results/pr"),
+                         "--models", "qwen3,whisper,fun", "--suite", str(suite)], capture_output=True, text=True)
+print(report.stdout[-2500:])
+assert run.returncode == 0, run.stderr[-2000:]
+assert looks["qwen3"]["first"]["action"] == "fail" and not looks["qwen3"]["extended"]
+assert looks["whisper"]["extended"] and looks["whisper"]["final"] in ("pass", "fail")
+assert looks["fun"]["first"]["action"] == "pass" and not looks["fun"]["extended"]
+PY
+
 echo "== overhead benchmark (GPU mode)"
 python3 benchmarks/bench_run_overhead.py --deaths 5 --json-out "$OUT/bench_run_overhead.json" || status=1
 echo "== done, status $status"

@@ -200,3 +200,16 @@ def test_real_decider_fails_the_regressed_model_extends_the_undecided_and_stops_
     for side in ("base", "pr"):
         assert (bench.out / side / "run6" / "whisper").is_dir()
         assert not (bench.out / side / "run4" / "qwen3").exists() and not (bench.out / side / "run4" / "fun").exists()
+    # The report shows both looks, and the trusted side's recomputation (the real decide) accepts the trees.
+    from click.testing import CliRunner
+
+    from gate.cli import cli
+    from gate.runner.looks import check_plan
+    from gate.stats.looks import decide
+    base, pr = bench.out / "base", bench.out / "pr"
+    shown = CliRunner().invoke(cli, ["compare", str(base), str(pr), "--suite", str(bench.suite_path)],
+                               catch_exceptions=False)
+    assert shown.exit_code == 1 and "Looks: qwen3: first look 3+3 → FAIL" in shown.stdout
+    assert "whisper: first look 3+3 → extend (whisper/asr_en corpus_wer" in shown.stdout
+    assert "→ pooled 6+6: PASS" in shown.stdout and "fun: first look 3+3 → PASS" in shown.stdout
+    assert all(check_plan(bench.suite, base, pr, m, decide=decide).ok for m in ("qwen3", "whisper", "fun"))
