@@ -20,6 +20,7 @@ REPORT_SCHEMA_VERSION = 3  # 3: looks and calibration_checks
 MAX_ID = 200  # characters of a workload, metric or utterance id kept in a report
 MAX_TEXT = 600  # characters of a note, reason or transcript excerpt kept in a report
 CUT_MARK = "…[cut]"  # ends any string that was cut to fit the report schema
+DERIVED_KEYS = ("exit_code", "counts")  # written by to_json for other tools; from_json checks them, never reads them
 
 
 class Basis(str, Enum):
@@ -264,20 +265,27 @@ class Report:
 
     def to_json(self) -> dict[str, Any]:
         data = typedjson.to_json(self)
-        # For tools reading report.json: derived, never read back.
+        # For tools reading report.json (DERIVED_KEYS): from_json checks them against the verdict and rows.
         data["exit_code"] = self.exit_code
         data["counts"] = {v.value: n for v, n in self.counts.items()}
         return data
 
     @classmethod
     def from_json(cls, data: Any) -> Report:
-        """The report in `data` (a parsed report.json); raises typedjson.SchemaMismatch naming the key."""
+        """The report in `data` (a parsed report.json), read as strictly as report.schema.json describes it
+        (and stricter: the derived exit_code and counts must be the ones its verdict and rows give);
+        raises typedjson.SchemaMismatch naming the JSON path."""
         if not isinstance(data, dict):
-            raise typedjson.SchemaMismatch("$: expected an object")
-        if data.get("schema_version") != REPORT_SCHEMA_VERSION:
-            raise typedjson.SchemaMismatch(f"$.schema_version: expected {REPORT_SCHEMA_VERSION}")
-        body = {k: v for k, v in data.items() if k not in ("exit_code", "counts")}
-        return typedjson.from_json(cls, body)
+            raise typedjson.SchemaMismatch("$", "expected an object", wrong_type=True)
+        version = data.get("schema_version")
+        if type(version) is not int or version != REPORT_SCHEMA_VERSION:
+            raise typedjson.SchemaMismatch("$.schema_version", f"expected {REPORT_SCHEMA_VERSION}")
+        for key in DERIVED_KEYS:
+            if key not in data:
+                raise typedjson.SchemaMismatch("$", f"missing key {key!r}")
+        report = typedjson.from_json(cls, {k: v for k, v in data.items() if k not in DERIVED_KEYS})
+        _check_derived(data, report)
+        return report
 
     @classmethod
     def merge(cls, reports: Sequence[Report], expected_models: Iterable[str] = (),
@@ -312,6 +320,27 @@ class Report:
                    utterances=tuple(u for r in reports for u in r.utterances), statistics=stats,
                    looks=tuple(m for r in reports for m in r.looks),
                    calibration_checks=tuple(c for r in reports for c in r.calibration_checks))
+
+
+def _check_derived(data: Mapping[str, Any], report: Report) -> None:
+    """exit_code and counts are written for other tools and never read back, but a report whose
+    numbers disagree with its own verdict and rows is not one this gate wrote."""
+    exit_code = data["exit_code"]
+    if type(exit_code) is not int or exit_code != report.exit_code:
+        raise typedjson.SchemaMismatch("$.exit_code", f"expected {report.exit_code}, the exit code of verdict "
+                                                      f"{report.verdict.value!r}")
+    counts = data["counts"]
+    expected = {v.value: n for v, n in report.counts.items()}
+    if not isinstance(counts, dict):
+        raise typedjson.SchemaMismatch("$.counts", "expected an object", wrong_type=True)
+    for key in counts:
+        if key not in expected:
+            raise typedjson.SchemaMismatch("$.counts", f"unexpected key {typedjson.quoted(key)}")
+    for key, n in expected.items():
+        if key not in counts:
+            raise typedjson.SchemaMismatch("$.counts", f"missing key {key!r}")
+        if type(counts[key]) is not int or counts[key] != n:
+            raise typedjson.SchemaMismatch(f"$.counts.{key}", f"expected {n}, the rows with verdict {key!r}")
 
 
 def _merge_side(sides: Sequence[SideInfo]) -> SideInfo:

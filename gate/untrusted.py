@@ -7,26 +7,28 @@ with the result reader; the trusted job then runs compare itself.
 
 Reports (`load_untrusted_report`) are still read here for the fan-in and the nightly, which read
 reports written by their own workflow: a regular file (not a symlink to a credential file), under a
-size cap, strict UTF-8 JSON (no NaN, no duplicate keys, bounded nesting), valid against
-gate/schemas/report.schema.json, then a typed Report. Markdown is never taken from an artifact.
+size cap, strict UTF-8 JSON (no NaN, no duplicate keys, bounded nesting), then decoded by the strict
+typed reader (gate.typedjson), which refuses whatever gate/schemas/report.schema.json refuses: the
+schema and the reader are generated from the same dataclasses. Markdown is never taken from an artifact.
 """
 from __future__ import annotations
 
 import json
 import os
 import stat
-from dataclasses import dataclass
-from functools import lru_cache
+from dataclasses import dataclass, field, fields
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, Mapping, TypeVar
 
-import jsonschema
-
+from gate import typedjson
 from gate.config import Suite
 from gate.errors import GateError, InputError
 from gate.report import ModelLooks, Report
 from gate.side import Side
 from gate.typedjson import SchemaMismatch
+
+T = TypeVar("T")
 
 MAX_REPORT_BYTES = 8 * 1024 * 1024  # a 10-workload report is ~100 kB; 8 MiB leaves room for per-row notes
 MAX_META_BYTES = 16 * 1024
@@ -38,20 +40,30 @@ MAX_TREE_FILES = 20_000
 MAX_TREE_DEPTH = 8
 MAX_RUN_LOG_BYTES = 4 * 1024 * 1024
 
-# The small record the benchmark job writes beside its report: which PR and labels it ran for.
-# Every field is re-checked against GitHub by `gate post` before it is acted on.
-META_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "additionalProperties": False,
-    "required": ["schema_version", "pr", "sha", "labels", "models"],
-    "properties": {
-        "schema_version": {"const": 1},
-        "pr": {"type": ["integer", "null"], "minimum": 1},
-        "sha": {"type": "string", "pattern": "^[0-9a-f]{40}$"},
-        "labels": {"type": "array", "maxItems": 20, "items": {"type": "string", "pattern": "^[A-Za-z0-9._/-]{1,50}$"}},
-        "models": {"type": "array", "maxItems": 20, "items": {"type": "string", "pattern": "^[A-Za-z0-9_]{1,40}$"}},
-    },
-}
+META_SCHEMA_VERSION = 1
+
+
+@dataclass(frozen=True)
+class RunMeta:
+    """The small record the benchmark job writes beside its trees (meta.json): which PR and labels it ran
+    for. Every field is re-checked against GitHub by `gate post` before it is acted on."""
+
+    schema_version: int
+    pr: int | None = field(metadata={"min": 1})
+    sha: str = field(metadata={"pattern": "[0-9a-f]{40}"})
+    labels: tuple[str, ...] = field(metadata={"max_items": 20, "items": {"pattern": "[A-Za-z0-9._/-]{1,50}"}})
+    models: tuple[str, ...] = field(metadata={"max_items": 20, "items": {"pattern": "[A-Za-z0-9_]{1,40}"}})
+
+
+@dataclass(frozen=True)
+class RunLogPlan:
+    """What the trusted job reads of a side's gate-run.json (its other keys are not read): each run's status."""
+
+    runs: Mapping[str, str] = field(metadata={"max_items": 200, "items": {"max": 40}})
+    status: str = field(metadata={"max": 40})
+
+
+_RUN_LOG_KEYS = frozenset(f.name for f in fields(RunLogPlan))
 
 
 class UntrustedInputError(InputError):
@@ -65,33 +77,19 @@ class Rendered:
     marker: str  # hidden HTML comment that identifies this suite's sticky comment
 
 
-def load_untrusted_report(path: str | Path, *, max_bytes: int = MAX_REPORT_BYTES, schema: dict | None = None) -> Report:
+def load_untrusted_report(path: str | Path, *, max_bytes: int = MAX_REPORT_BYTES) -> Report:
     """The report at `path`, validated; any deviation is one UntrustedInputError line naming the file."""
     data = _load_json(Path(path), max_bytes=max_bytes, what="report")
-    _validate(data, schema if schema is not None else report_schema(), Path(path), what="report")
-    try:
-        return Report.from_json(data)
-    except SchemaMismatch as exc:
-        raise UntrustedInputError(f"not a report of this gate ({exc})", path=path) from None
+    return _decode(Report.from_json, data, Path(path), what="report")
 
 
-def load_untrusted_meta(path: str | Path) -> dict:
+def load_untrusted_meta(path: str | Path) -> RunMeta:
     data = _load_json(Path(path), max_bytes=MAX_META_BYTES, what="run metadata")
-    _validate(data, META_SCHEMA, Path(path), what="run metadata")
-    return data
-
-
-@lru_cache(maxsize=1)
-def report_schema() -> dict:
-    # Beside this module (package data "gate": schemas/*.json), in a wheel as in a checkout.
-    resource = Path(__file__).parent / "schemas" / "report.schema.json"
-    try:
-        schema = json.loads(resource.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        raise InputError(f"the gate's own report schema is missing or broken ({exc}); reinstall the gate",
-                         path="gate/schemas/report.schema.json") from None
-    jsonschema.validators.validator_for(schema).check_schema(schema)
-    return schema
+    meta = _decode(partial(typedjson.from_json, RunMeta), data, Path(path), what="run metadata")
+    if meta.schema_version != META_SCHEMA_VERSION:
+        raise UntrustedInputError(f"run metadata does not match the schema at $.schema_version: expected "
+                                  f"{META_SCHEMA_VERSION}", path=path)
+    return meta
 
 
 def check_tree_files(root: str | Path) -> None:
@@ -127,17 +125,6 @@ def check_tree_files(root: str | Path) -> None:
                 raise UntrustedInputError(f"result tree holds more than {MAX_TREE_FILES} files", path=root)
             if total > MAX_TREE_BYTES:
                 raise UntrustedInputError(f"result tree is larger than {MAX_TREE_BYTES} bytes", path=root)
-
-
-RUN_LOG_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "required": ["runs", "status"],
-    "properties": {
-        "runs": {"type": "object", "maxProperties": 200,
-                 "additionalProperties": {"type": "string", "maxLength": 40}},
-        "status": {"type": "string", "maxLength": 40},
-    },
-}
 
 
 def planned_runs(suite: Suite, scored: tuple[str, ...] | None = None) -> tuple[str, ...]:
@@ -194,10 +181,10 @@ def check_plan(side_dir: str | Path, suite: Suite, scored: tuple[str, ...] | Non
     """
     side_dir = Path(side_dir)
     log_path = side_dir / "gate-run.json"
-    log = _load_json(log_path, max_bytes=MAX_RUN_LOG_BYTES, what="run log gate-run.json")
-    _validate(log, RUN_LOG_SCHEMA, log_path, what="run log gate-run.json")
+    data = _load_json(log_path, max_bytes=MAX_RUN_LOG_BYTES, what="run log gate-run.json")
+    log = _decode(_read_run_log, data, log_path, what="run log gate-run.json")
     side = side_dir.name
-    recorded = {label.split("/", 1)[1]: status for label, status in log["runs"].items()
+    recorded = {label.split("/", 1)[1]: status for label, status in log.runs.items()
                 if label.split("/", 1)[0] == side and "/" in label}
     planned = planned_runs(suite, scored)
     if sorted(recorded) != sorted(planned):
@@ -249,7 +236,7 @@ def render_report(report: Report, *, section_budget=None) -> Rendered:
 
 
 def merge_reports(reports: list[Report], *, missing: dict[str, tuple[str, ...]] | None = None) -> Report:
-    """Fan-in of per-model reports (one per GPU runner) into one, validated against the schema again.
+    """Fan-in of per-model reports (one per GPU runner) into one, validated again (bounds may be exceeded).
 
     `missing` maps a model whose job produced no report to its workload ids: they are recorded as
     incomplete coverage on both sides, so the verdict becomes INCOMPLETE instead of silently
@@ -259,7 +246,7 @@ def merge_reports(reports: list[Report], *, missing: dict[str, tuple[str, ...]] 
         merged = Report.merge(reports, expected_models=tuple(missing or ()), missing_workloads=missing or {})
     except ValueError as exc:
         raise UntrustedInputError(f"reports cannot be merged ({exc})", path="<merged report>") from None
-    _validate(merged.to_json(), report_schema(), Path("<merged report>"), what="merged report")
+    _decode(Report.from_json, merged.to_json(), Path("<merged report>"), what="merged report")
     return merged
 
 
@@ -296,16 +283,24 @@ def _load_json(path: Path, *, max_bytes: int, what: str) -> Any:
     return data
 
 
-def _validate(data: Any, schema: dict, path: Path, *, what: str) -> None:
-    validator = jsonschema.validators.validator_for(schema)(schema)
-    error = jsonschema.exceptions.best_match(validator.iter_errors(data))
-    if error is not None:
-        # Both parts can echo attacker-chosen keys and values: one line, bounded length.
-        where = " ".join(error.json_path.split())[:120]
-        message = " ".join(error.message.split())
+def _read_run_log(data: Any) -> RunLogPlan:
+    """Only the keys RunLogPlan names; the rest of gate-run.json (argv, versions, timings) is not read."""
+    if isinstance(data, dict):
+        data = {key: value for key, value in data.items() if key in _RUN_LOG_KEYS}
+    return typedjson.from_json(RunLogPlan, data)
+
+
+def _decode(read: Callable[[Any], T], data: Any, path: Path, *, what: str) -> T:
+    """`read(data)` (a strict typed decoder), its SchemaMismatch as one UntrustedInputError line."""
+    try:
+        return read(data)
+    except SchemaMismatch as exc:
+        # Both parts can echo keys and values from the file: one line, bounded length.
+        where = " ".join(exc.where.split())[:160]
+        message = " ".join(exc.expected.split())
         if len(message) > 200:
             message = message[:200] + "..."
-        raise UntrustedInputError(f"{what} does not match the schema at {where}: {message}", path=path)
+        raise UntrustedInputError(f"{what} does not match the schema at {where}: {message}", path=path) from None
 
 
 def _reject_constant(name: str) -> Any:

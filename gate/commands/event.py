@@ -74,10 +74,10 @@ def meta_outputs(path: str, suite: Suite) -> dict[str, str]:
         return {"run": "false", "reason": "the benchmark run measured nothing (no run metadata)",
                 "models": "[]", "matrix": json.dumps({"model": []})}
     meta = load_untrusted_meta(path)
-    unknown = [m for m in meta["models"] if m not in suite.models]
+    unknown = [m for m in meta.models if m not in suite.models]
     if unknown:
         raise EventError(f"run metadata names model(s) the suite does not know: {', '.join(unknown)}", path=path)
-    models = [m for m in suite.models if m in meta["models"]]
+    models = [m for m in suite.models if m in meta.models]
     return {"run": "true" if models else "false", "reason": f"models measured: {', '.join(models) or 'none'}",
             "models": json.dumps(models), "matrix": json.dumps({"model": models})}
 

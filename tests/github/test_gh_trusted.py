@@ -284,7 +284,7 @@ def test_push_after_a_gate_run_leaves_the_new_head_action_required(fake, publish
 def test_a_100k_character_utterance_id_is_cut_and_the_report_stays_valid(trees):
     import jsonschema
 
-    from gate.untrusted import report_schema
+    from gate.report import report_schema
 
     tree = trees("qwen3")
     shown = judge(tree, "qwen3", SUITE, baseline=None, calibration=None).utterances[0]  # one the comment lists

@@ -3,9 +3,11 @@ from __future__ import annotations
 import json
 import os
 import re
+from pathlib import Path
 
 import pytest
 
+from gate import typedjson
 from gate.untrusted import (
     UntrustedInputError,
     load_untrusted_meta,
@@ -65,20 +67,6 @@ def test_invalid_utf8(tmp_path):
         load_untrusted_report(path)
 
 
-def test_schema_violation_names_the_json_path(tmp_path, example_reports):
-    report = report_copy(example_reports["qwen3"])
-    report["rows"][3]["verdict"] = "lgtm"
-    with pytest.raises(UntrustedInputError, match=r"report does not match the schema at \$\.rows\[3\]\.verdict"):
-        load_untrusted_report(write(tmp_path, report))
-
-
-def test_extra_markdown_field_is_refused(tmp_path, example_reports):
-    report = report_copy(example_reports["qwen3"])
-    report["comment_markdown"] = "<script>"  # an artifact must not smuggle its own markdown
-    with pytest.raises(UntrustedInputError, match="does not match the schema"):
-        load_untrusted_report(write(tmp_path, report))
-
-
 def test_hostile_strings_are_neutralised_in_the_rendered_comment(tmp_path, example_reports):
     report = report_copy(example_reports["qwen3"])
     report["candidate"]["name"] = "refs/heads/" + HOSTILE[:180]
@@ -106,13 +94,187 @@ def test_merge_of_fail_and_pass_is_fail_and_schema_valid(example_reports):
 
 def test_meta_round_trip_and_refusals(tmp_path):
     good = {"schema_version": 1, "pr": 42, "sha": "a" * 40, "labels": ["run-qwen3-asr"], "models": ["qwen3"]}
-    assert load_untrusted_meta(write(tmp_path, good, "meta.json")) == good
+    meta = load_untrusted_meta(write(tmp_path, good, "meta.json"))
+    assert meta.models == ("qwen3",) and typedjson.to_json(meta) == good
+    assert load_untrusted_meta(write(tmp_path, {**good, "pr": None}, "meta.json")).pr is None  # a nightly run
     for bad, where in [({**good, "pr": "42; rm -rf /"}, "$.pr"), ({**good, "labels": ["x\ny"]}, "$.labels[0]"),
-                       ({**good, "extra": 1}, "$"), ({**good, "sha": "main"}, "$.sha")]:
-        with pytest.raises(UntrustedInputError, match=re.escape(f"run metadata does not match the schema at {where}:")):
+                       ({**good, "extra": 1}, "$"), ({**good, "sha": "main"}, "$.sha"),
+                       ({**good, "sha": "a" * 40 + "\n"}, "$.sha"),  # a trailing newline is not a SHA either
+                       ({**good, "pr": 0}, "$.pr"), ({**good, "schema_version": 2}, "$.schema_version"),
+                       ({**good, "schema_version": True}, "$.schema_version"),
+                       ({**good, "models": ["qwen3"] * 21}, "$.models"), ({**good, "labels": ["l" * 51]}, "$.labels[0]"),
+                       ({k: v for k, v in good.items() if k != "labels"}, "$"), ([good], "$")]:
+        with pytest.raises(UntrustedInputError, match=re.escape(f"run metadata does not match the schema at {where}:")) as err:
             load_untrusted_meta(write(tmp_path, bad, "meta.json"))
+        assert "\n" not in str(err.value) and str(tmp_path / "meta.json") in str(err.value)
 
 
+# -- strict typed decoding: every kind of violation is one line naming the file, the JSON path and what fits
+
+def _edit(path_and_value):
+    """A change to a report: (JSON path as keys/indices, new value); `DROP` deletes the key."""
+    keys, value = path_and_value
+
+    def apply(doc):
+        node = doc
+        for key in keys[:-1]:
+            node = node[key]
+        if value is DROP:
+            del node[keys[-1]]
+        else:
+            node[keys[-1]] = value
+        return doc
+    return apply
+
+
+DROP = object()
+VIOLATIONS = {
+    "unknown top-level key": ((["comment_markdown"], "<script>"), '$: unexpected key "comment_markdown"'),
+    "unknown nested key": ((["rows", 2, "html"], "x"), '$.rows[2]: unexpected key "html"'),
+    "hostile unknown key": ((["a\nb: ::error::x"], 1), '$: unexpected key "a\\nb: ::error::x"'),
+    "missing key": ((["statistics", "speed_alpha"], DROP), "$.statistics: missing key 'speed_alpha'"),
+    "missing key that has a default": ((["rows", 0, "improved"], DROP), "$.rows[0]: missing key 'improved'"),
+    "missing derived key": ((["counts"], DROP), "$: missing key 'counts'"),
+    "boolean of the wrong type": ((["rows", 0, "improved"], "yes"), "$.rows[0].improved: expected true or false"),
+    "integer as a string": ((["coverage", 0, "baseline", "runs_present"], "3"),
+                            "$.coverage[0].baseline.runs_present: expected an integer"),
+    "integer as a float": ((["baseline", "runs"], 3.0), "$.baseline.runs: expected an integer"),
+    "boolean as an integer": ((["statistics", "seed"], True), "$.statistics.seed: expected an integer"),
+    "number as a string": ((["statistics", "speed_alpha"], "0.05"), "$.statistics.speed_alpha: expected a finite number"),
+    "nullable number as a string": ((["rows", 0, "delta_rel"], "x"), "$.rows[0].delta_rel: expected a finite number or null"),
+    "null where none is allowed": ((["suite"], None), "$.suite: expected a string"),
+    "enum value unknown": ((["rows", 3, "verdict"], "lgtm"),
+                           "$.rows[3].verdict: expected one of incomplete, not_comparable, fail, warn, pass"),
+    "enum value of another type": ((["rows", 0, "basis"], 1), "$.rows[0].basis: expected one of paired"),
+    "string over its bound": ((["candidate", "name"], "n" * 201),
+                              "$.candidate.name: expected a string of at most 200 characters, got 201"),
+    "list over its bound": ((["models"], ["qwen3"] * 21), "$.models: expected a list of at most 20 items, got 21"),
+    "list item over its bound": ((["rows", 0, "notes"], ["x" * 601]),
+                                 "$.rows[0].notes[0]: expected a string of at most 600 characters, got 601"),
+    "number under its minimum": ((["coverage", 0, "baseline", "runs_present"], -1),
+                                 "$.coverage[0].baseline.runs_present: expected at least 0, got -1"),
+    "float under its minimum": ((["utterances", 0, "baseline_errors"], -0.5),
+                                "$.utterances[0].baseline_errors: expected at least 0, got -0.5"),
+    "pair of the wrong length": ((["rows", 0, "ci"], [0.1, 0.2, 0.3]), "$.rows[0].ci: expected a list of 2 items, got 3"),
+    "object where a list belongs": ((["rows"], {}), "$.rows: expected a list"),
+    "list where an object belongs": ((["statistics"], []), "$.statistics: expected an object"),
+    "older schema version": ((["schema_version"], 1), "$.schema_version: expected 2"),
+    "schema version as a float": ((["schema_version"], 2.0), "$.schema_version: expected 2"),
+    "exit code of another verdict": ((["exit_code"], 0), "$.exit_code: expected 1, the exit code of verdict 'fail'"),
+    "exit code as a string": ((["exit_code"], "1"), "$.exit_code: expected 1"),
+    "count that disagrees with the rows": ((["counts", "fail"], 0), "$.counts.fail: expected"),
+    "count key unknown": ((["counts", "great"], 1), '$.counts: unexpected key "great"'),
+}
+
+
+@pytest.mark.parametrize("name", VIOLATIONS)
+def test_each_kind_of_violation_is_refused_with_one_line(tmp_path, example_reports, name):
+    change, words = VIOLATIONS[name]
+    report = _edit(change)(report_copy(example_reports["qwen3"]))
+    path = write(tmp_path, report)
+    with pytest.raises(UntrustedInputError) as err:
+        load_untrusted_report(path)
+    line = str(err.value)
+    assert "\n" not in line and len(line) < 500, line
+    assert line.startswith(f"{path}: report does not match the schema at "), line
+    assert words in line, line
+
+
+@pytest.mark.parametrize("text, words", [
+    ('1e999', "$.rows[0].delta_rel: expected a finite number or null"),  # Python's parser reads it as inf
+    ('-1e999', "$.rows[0].delta_rel: expected a finite number or null"),
+])
+def test_an_overflowing_number_is_refused(tmp_path, example_reports, text, words):
+    report = report_copy(example_reports["qwen3"])
+    report["rows"][0]["delta_rel"] = 12345.678
+    raw = json.dumps(report).replace("12345.678", text, 1)
+    with pytest.raises(UntrustedInputError, match=re.escape(words)):
+        load_untrusted_report(write(tmp_path, raw))
+
+
+def test_the_run_log_is_read_strictly_where_the_plan_reads_it(tmp_path):
+    from gate.config import load_suite
+    from gate.untrusted import check_plan
+
+    side = tmp_path / "candidate"
+    side.mkdir()
+    for bad, words in [({"runs": {"candidate/run1": 3}, "status": "completed"}, '$.runs["candidate/run1"]: expected a string'),
+                       ({"runs": {}}, "$: missing key 'status'"), (["runs"], "$: expected an object"),
+                       ({"runs": {"c": "x" * 41}, "status": "ok"}, '$.runs.c: expected a string of at most 40'),
+                       ({"runs": {f"r{i}": "completed" for i in range(201)}, "status": "ok"}, "$.runs: expected an object of at most 200 keys")]:
+        (side / "gate-run.json").write_text(json.dumps(bad), encoding="utf-8")
+        with pytest.raises(UntrustedInputError, match=re.escape(f"run log gate-run.json does not match the schema at {words}")):
+            check_plan(side, load_suite())
+
+
+# -- parity with the shipped schema: whatever report.schema.json refuses, the strict reader refuses too
+
+KNOWN_STRICTER = ("expected an integer", "$.schema_version: expected", "$.exit_code: expected", "$.counts")
+
+
+def _small_report(example_reports) -> dict:
+    """A valid report with one of everything (row with a CI, coverage, env difference, utterance), kept small."""
+    from dataclasses import replace
+
+    from gate.report import EnvDifference, Report
+
+    full = Report.from_json(report_copy(example_reports["qwen3"]))
+    difference = EnvDifference(kind="freeze", workload=None, item="torch", baseline="2.5", candidate="2.6", known=True,
+                               blocking=True)
+    small = replace(full, rows=full.rows[:2], coverage=full.coverage[:1], utterances=full.utterances[:1],
+                    environment_diff=(difference,), allowed_diff=("gpu",))
+    return json.loads(json.dumps(small.to_json()))
+
+
+def _mutations(doc):
+    """(description, mutated copy) for every node: other JSON types, out-of-range values, extra and missing keys."""
+    import copy
+
+    replacements = [None, True, 0, -1, 2.0, 1.5, -0.5, "x", "x" * 2001, [], {}, [0.5, 0.5], [None] * 2001]
+    stack = [[]]
+    while stack:
+        keys = stack.pop()
+        node = doc
+        for key in keys:
+            node = node[key]
+        if isinstance(node, dict):
+            stack.extend(keys + [k] for k in node)
+            yield f"{keys} + extra key", _edit((keys + ["zz_extra"], 1))(copy.deepcopy(doc))
+            for key in node:
+                yield f"{keys} - {key}", _edit((keys + [key], DROP))(copy.deepcopy(doc))
+        elif isinstance(node, list):
+            stack.extend(keys + [i] for i in range(len(node)))
+            if node:
+                yield f"{keys} x2001", _edit((keys, node[:1] * 2001))(copy.deepcopy(doc))
+        if keys:
+            for value in replacements:
+                yield f"{keys} = {str(value)[:20]}", _edit((keys, value))(copy.deepcopy(doc))
+
+
+@pytest.mark.slow  # ~2,000 mutations, each validated by jsonschema
+def test_the_strict_reader_refuses_everything_the_shipped_schema_refuses(example_reports):
+    import jsonschema
+
+    from gate.report import Report
+    from gate.typedjson import SchemaMismatch
+
+    schema = json.loads((Path(__file__).parents[2] / "gate" / "schemas" / "report.schema.json").read_text(encoding="utf-8"))
+    validator = jsonschema.Draft202012Validator(schema, format_checker=None)
+    doc = _small_report(example_reports)
+    assert validator.is_valid(doc) and Report.from_json(doc)
+    refused_by_schema = stricter = 0
+    for description, mutated in _mutations(doc):
+        schema_ok = validator.is_valid(mutated)
+        try:
+            Report.from_json(mutated)
+        except SchemaMismatch as exc:
+            if schema_ok:  # the reader may be stricter than the schema, in these known ways only
+                stricter += 1
+                assert any(kind in str(exc) for kind in KNOWN_STRICTER), (description, str(exc))
+        else:
+            assert schema_ok, f"{description}: the schema refuses it, the strict reader took it"
+        refused_by_schema += not schema_ok
+    assert refused_by_schema > 1000 and stricter > 0, (refused_by_schema, stricter)
 # -- uploaded result trees ------------------------------------------------------------------------------
 
 def test_tree_with_a_fifo_is_refused(tmp_path):
