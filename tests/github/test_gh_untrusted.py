@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from gate import typedjson
+from gate.report import REPORT_SCHEMA_VERSION
 from gate.untrusted import (
     UntrustedInputError,
     load_untrusted_meta,
@@ -158,8 +159,8 @@ VIOLATIONS = {
     "pair of the wrong length": ((["rows", 0, "ci"], [0.1, 0.2, 0.3]), "$.rows[0].ci: expected a list of 2 items, got 3"),
     "object where a list belongs": ((["rows"], {}), "$.rows: expected a list"),
     "list where an object belongs": ((["statistics"], []), "$.statistics: expected an object"),
-    "older schema version": ((["schema_version"], 1), "$.schema_version: expected 2"),
-    "schema version as a float": ((["schema_version"], 2.0), "$.schema_version: expected 2"),
+    "older schema version": ((["schema_version"], 1), f"$.schema_version: expected {REPORT_SCHEMA_VERSION}"),
+    "schema version as a float": ((["schema_version"], float(REPORT_SCHEMA_VERSION)), f"$.schema_version: expected {REPORT_SCHEMA_VERSION}"),
     "exit code of another verdict": ((["exit_code"], 0), "$.exit_code: expected 1, the exit code of verdict 'fail'"),
     "exit code as a string": ((["exit_code"], "1"), "$.exit_code: expected 1"),
     "count that disagrees with the rows": ((["counts", "fail"], 0), "$.counts.fail: expected"),
