@@ -15,14 +15,20 @@ Baseline file, schema_version 1 (baselines/README.md documents it for reviewers)
                         "samples": {measure: {"ids": [...], "ref_len": [...], "errors": [[per run]],
                                               "invalid": [[indices per run]], "texts": {id: [ref, hyp]}}},
                         "sample_notes": [...], "evaluated": [count per run]}},
-     "calibration": {id: {metric: {"sigma", "df", "groups", "delta_sd", "delta_df"}}},
-     "calibration_source": {"pairs": [[tree_a, tree_b], ...], "created": ISO-8601} | null}
+     "calibration": {id: {metric: {"sigma", "df", "groups", "delta_sd", "delta_df", cross-job sums,
+                                   "nights", "night_df", "night_sum_sq", "night_set_aside"}}},
+     "calibration_source": {"pairs": [[tree_a, tree_b], ...], "created": ISO-8601,
+                            "nights": {"history", "tonight", "kept", "used", "repeated", "created"}} | null}
+
+A speed entry's sigma/df pool the A/A pairs' within-arm spread with the nightly jobs' own runs (the
+night_* fields are the nights' share; gate.history.noise computes it, `pool_nights` stores it).
 """
 from __future__ import annotations
 
 import datetime as _dt
 import hashlib
 import json
+import math
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
@@ -39,7 +45,7 @@ from gate.results import ResultTree, metric_check, read_tree
 from gate.schema import BOOL, COUNT, NON_EMPTY_STRING, OBJECT, POSITIVE_INT, STRING, SchemaError, list_of, optional
 from gate.side import MeasureSamples, Side, WorkloadSide
 from gate.stats.overdispersion import Dispersion, from_arms
-from gate.stats.performance import Calibration, calibrate
+from gate.stats.performance import Calibration, calibrate, with_nights
 
 BASELINE_SCHEMA_VERSION = 1
 BASELINE_KIND = "asr-gate-baseline"
@@ -372,11 +378,18 @@ def _calibration(entry: Any, key: str) -> Calibration:
     schema.get(entry, "groups", POSITIVE_INT)
     schema.get_optional(entry, "delta_sd", sigma_check)
     schema.get_optional(entry, "delta_df", POSITIVE_INT)
-    for name in ("within_pairs", "cross_pairs", "cross_diffs", "set_aside"):
+    for name in ("within_pairs", "cross_pairs", "cross_diffs", "set_aside", "nights", "night_df", "night_set_aside"):
         schema.get_optional(entry, name, COUNT)
-    for name in ("cross_sum_sq", "cross_sum_h"):
+    for name in ("cross_sum_sq", "cross_sum_h", "night_sum_sq"):
         schema.get_optional(entry, name, schema.NON_NEGATIVE)
-    return Calibration.from_dict(entry)
+    calibration = Calibration.from_dict(entry)
+    # The nights' part is a part: never more than the whole (else the A/A part would come out negative).
+    squares = calibration.sigma ** 2 * calibration.df
+    if (calibration.night_df > calibration.df or calibration.nights > calibration.groups
+            or calibration.night_set_aside > calibration.set_aside or calibration.night_sum_sq > squares * (1 + 1e-9)):
+        raise schema.Invalid(key, "has a nights' part larger than the whole; expected night_df <= df, nights <= groups, "
+                                  "night_set_aside <= set_aside and night_sum_sq <= sigma² · df")
+    return calibration
 
 
 def _dispersion(entry: Any, key: str) -> Dispersion:
@@ -512,6 +525,8 @@ def calibrate_baseline(baseline_path: str | Path, pairs: Sequence[tuple[Side, Si
     calibration = calibration_from_pairs(pairs, suite, cross_job)
     if not any(isinstance(c, Calibration) for metrics in calibration.values() for c in metrics.values()):
         raise InputError("no complete speed values in the A/A pairs; nothing to calibrate", path=pairs[0][0].path)
+    calibration = _keep_nights(calibration, data.get("calibration") or {})
+    nights = (data.get("calibration_source") or {}).get("nights")
     data["calibration"] = {w: {m: c.to_dict() for m, c in metrics.items()} for w, metrics in calibration.items()}
     data["calibration_source"] = {
         "pairs": [[a.path, b.path] for a, b in pairs],
@@ -521,9 +536,71 @@ def calibrate_baseline(baseline_path: str | Path, pairs: Sequence[tuple[Side, Si
         "commits": sorted({s.commit for pair in pairs for s in pair if s.commit}),
         "created": _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat(),
     }
+    if nights is not None:
+        data["calibration_source"]["nights"] = nights
     # Never in place: a kill or a full disk during the write leaves the previous baseline valid.
     atomic.write_text(path, json.dumps(data, separators=(",", ":"), ensure_ascii=False) + "\n", what="baseline")
     return data["calibration"]
+
+
+def _keep_nights(calibration: dict[str, dict[str, Calibration | Dispersion]],
+                 stored: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Calibration | Dispersion]]:
+    """New A/A pairs replace the pairs' part of each speed entry; the nights' part already pooled in stays."""
+    out = {w: dict(metrics) for w, metrics in calibration.items()}
+    for workload_id, metrics in stored.items():
+        for metric, entry in metrics.items():
+            if not isinstance(entry, dict) or "sigma" not in entry:
+                continue
+            old = Calibration.from_dict(entry)
+            if not old.night_df:
+                continue
+            new = out.get(workload_id, {}).get(metric)
+            nights = _nights_part(old)
+            merged = with_nights(new if isinstance(new, Calibration) else None, nights)
+            if merged is not None:
+                out.setdefault(workload_id, {})[metric] = merged
+    return out
+
+
+def _nights_part(calibration: Calibration) -> Calibration:
+    """The nights' part of a stored entry, in the form `calibrate` gives it (one arm per night)."""
+    return Calibration(sigma=math.sqrt(calibration.night_sum_sq / calibration.night_df), df=calibration.night_df,
+                       groups=max(calibration.nights, 1), set_aside=calibration.night_set_aside)
+
+
+def pool_nights(baseline_path: str | Path, nights: Mapping[str, Mapping[str, Calibration]], suite: Suite, *,
+                source: Mapping[str, Any]) -> dict[str, dict[str, Calibration]]:
+    """Set the nights' part of the baseline's speed calibration to `nights` (workload -> metric -> what
+    `calibrate` gives for the nights' runs), keeping the A/A pairs' part, the cross-job part and every
+    accuracy entry as they are. A workload × metric absent from `nights` loses any earlier nights' part:
+    the part is recomputed from the current window each time, never accumulated. Written atomically;
+    `source` is kept as calibration_source.nights. Returns the speed entries now stored."""
+    path = Path(baseline_path)
+    data = _load(path)
+    side = _side_from_dict(data, path, suite, None)  # the file must be a valid baseline before it is rewritten
+    stored = dict(data.get("calibration") or {})
+    written: dict[str, dict[str, Calibration]] = {}
+    for workload_id in side.workloads:
+        metrics = dict(stored.get(workload_id) or {})
+        for metric in suite.workload(workload_id).metrics:
+            if metric.kind != "speed":
+                continue
+            old = side.calibration.get(workload_id, {}).get(metric.name)
+            merged = with_nights(old if isinstance(old, Calibration) else None,
+                                 nights.get(workload_id, {}).get(metric.name))
+            if merged is None:
+                metrics.pop(metric.name, None)
+                continue
+            metrics[metric.name] = merged.to_dict()
+            written.setdefault(workload_id, {})[metric.name] = merged
+        if metrics:
+            stored[workload_id] = metrics
+        else:
+            stored.pop(workload_id, None)
+    data["calibration"] = stored
+    data["calibration_source"] = dict(data.get("calibration_source") or {}, nights=dict(source))
+    atomic.write_text(path, json.dumps(data, separators=(",", ":"), ensure_ascii=False) + "\n", what="baseline")
+    return written
 
 
 def with_calibration(side: Side, calibration: Mapping[str, Mapping[str, Calibration | Dispersion]]) -> Side:

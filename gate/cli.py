@@ -51,7 +51,7 @@ COMMAND_MODULES = (
 # tests/cli/test_cli_codes.py checks each line against the command's docstring.
 SHORT_HELP = {
     "action": "Run GATE_COMMAND with GATE_ARGS; then write the job summary, annotations and outputs.",
-    "baseline": "Create baselines from result trees and calibrate their noise floor from A/A pairs.",
+    "baseline": "Create baselines from result trees and calibrate their noise floor from A/A pairs and nights.",
     "compare": "Compare CANDIDATE against BASE; each is a result tree or a baseline JSON file.",
     "event": "Print run, reason, models, matrix, sha, base-sha, pr, labels as NAME=VALUE lines.",
     "history": "The last N nights of main per workload × metric: a sparkline, the latest value, change points.",

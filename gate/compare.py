@@ -56,7 +56,7 @@ from gate.report import (
 from gate.side import MeasureSamples, Side, WorkloadSide
 from gate.stats import decision
 from gate.stats.overdispersion import Dispersion, run_variance, widened_p
-from gate.stats.performance import MIN_CALIBRATION_DF, Calibration, ratio_policy
+from gate.stats.performance import MIN_CALIBRATION_DF, Calibration, evidence, ratio_policy
 from gate.stats.quality import CATASTROPHIC_MIN_JUMP, DEFAULT_BOOTSTRAP, DEFAULT_FLIPS, paired_quality_test
 from gate.stats.speed import SpeedNoise, fail_blockers, shift_test
 from gate.verdict import Verdict
@@ -221,7 +221,8 @@ def compare(base: Side, cand: Side, suite: Suite, *, models: Sequence[str] | Non
                                         dispersion if isinstance(dispersion, Dispersion) else None, cross_job)
             else:
                 _speed(row, metric, _speed_noise(calibration or {}, suite, workload.model, metric.name), cross_job,
-                       stale_blockers)
+                       stale_blockers, sources=_speed_evidence(calibration or {}, suite, workload.model,
+                                                               metric.name))
             if blocking and row.verdict is not Verdict.INCOMPLETE:
                 row.verdict = Verdict.NOT_COMPARABLE
                 row.family = None
@@ -464,8 +465,14 @@ def _speed_noise(calibration: Mapping[str, Mapping[str, Any]], suite: Suite, mod
     return SpeedNoise.pooled([c for c in found if isinstance(c, Calibration)])
 
 
+def _speed_evidence(calibration: Mapping[str, Mapping[str, Any]], suite: Suite, model: str, metric: str) -> str:
+    """"3 A/A pairs + 14 nights" when nightly runs are pooled into σ (gate.history.noise), else ""."""
+    found = [calibration.get(w.id, {}).get(metric) for w in suite.workloads_for((model,))]
+    return evidence([c for c in found if isinstance(c, Calibration)])
+
+
 def _speed(row: _Draft, metric: MetricSpec, noise: SpeedNoise | None, cross_job: bool,
-           extra_blockers: tuple[str, ...] = ()) -> None:
+           extra_blockers: tuple[str, ...] = (), *, sources: str = "") -> None:
     b, c = row.baseline.present, row.candidate.present
     _plain_delta(row)
     missing = [name for name, values in (("baseline", b), ("candidate", c)) if not values or any(v <= 0 for v in values)]
@@ -489,7 +496,7 @@ def _speed(row: _Draft, metric: MetricSpec, noise: SpeedNoise | None, cross_job:
         row.family = "speed" if metric.gated else None
         where = "across jobs" if cross_job else "one job"
         row.method = (f"log-scale t, run-to-run σ {noise.sigma:.2%} pooled over the model's workloads "
-                      f"(df {noise.sigma_df}), {where}")
+                      f"({sources + ', ' if sources else ''}df {noise.sigma_df}), {where}")
         if test.favourable_set_aside[0]:
             row.fail_blockers += ("a candidate run better than the others was set aside: its runs disagree; "
                                   "re-measure",)

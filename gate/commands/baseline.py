@@ -15,12 +15,13 @@ _SUITE = click.option("--suite", "suite_path", type=click.Path(dir_okay=False, p
 
 @click.group("baseline")
 def command() -> None:
-    """Create baselines from result trees and calibrate their noise floor from A/A pairs.
+    """Create baselines from result trees and calibrate their noise floor from A/A pairs and nights.
 
     \b
     Example:
       gate baseline create results/main --out baselines/h200-qwen3.json --models qwen3
       gate baseline calibrate aa/a1 aa/b1 aa/a2 aa/b2 --baseline baselines/h200-qwen3.json
+      gate baseline nights baselines/h200-qwen3.json --history history --tonight results/nightly
     """
 
 
@@ -107,9 +108,62 @@ def calibrate(trees: tuple[Path, ...], baseline_path: Path, cross: tuple[tuple[P
                f"across jobs) written to {baseline_path}")
 
 
+@command.command("nights")
+@click.argument("baseline_path", metavar="BASELINE", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--history", "history_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="History directory (<runner-class>/<YYYY-MM>.jsonl); missing: tonight's tree only.")
+@click.option("--runner-class", default=None, help="Only this runner class of the history (default: all).")
+@click.option("--tonight", "tonight", multiple=True, type=click.Path(path_type=Path),
+              help="Tonight's nightly result tree (repeatable): counted as the newest night.")
+@_SUITE
+def nights(baseline_path: Path, history_dir: Path | None, runner_class: str | None, tonight: tuple[Path, ...],
+           suite_path: Path | None) -> None:
+    """Pool the nightly job's own run-to-run spread into BASELINE's speed σ, beside its A/A pairs.
+
+    Each night's scored runs of one commit are one more arm: the within-night sum of squares of ln(value)
+    and its degrees of freedom (2 for 3 runs; the outlier rule of `calibrate` applies) are added to the A/A
+    pairs'. The cross-job part and the accuracy calibration are untouched. Counted: the newest 14 complete
+    nights per workload, from the history's records of kind nightly and the --tonight trees; each night
+    once (a run already seen, by content hash, is a repeat); never calibration arms (already A/A pairs)
+    or accepted PR trees. The nights' part is recomputed each time, never added to: with nothing to pool
+    it is emptied and the pairs' part remains. Use trusted trees only (the nightly job on main).
+
+    \b
+    Exit codes:
+      0    written (also when there was nothing to pool; it says so)
+      2    unreadable baseline, history or tree
+
+    \b
+    Example:
+      gate baseline nights new/qwen3.json --history store/history --runner-class h100 --tonight results/nightly
+    """
+    from gate.history.importer import records_from_tree
+    from gate.history.noise import describe, write_calibration
+    from gate.history.store import HistoryStore, Record
+
+    suite = load_suite(suite_path)
+    records: list[Record] = []
+    if history_dir is not None and history_dir.is_dir():
+        records += HistoryStore(history_dir).read(runner_class=runner_class).records
+    elif history_dir is not None:
+        click.echo(f"no history at {history_dir} yet: tonight's runs only")
+    for tree in tonight:
+        records += records_from_tree(tree, suite, runner_class=runner_class or "default", kind="nightly")
+    found, written = write_calibration(baseline_path, records, suite, require=False,
+                                       history=str(history_dir) if history_dir is not None else None,
+                                       tonight=[str(t) for t in tonight])
+    for line in describe(written):
+        click.echo(line)
+    pooled = sum(found.used.values())
+    skipped = f"; {found.repeated} repeated night(s) skipped" if found.repeated else ""
+    click.echo(f"{pooled} workload-nights pooled into {baseline_path}{skipped}" if pooled else
+               f"no complete nightly runs to pool: {baseline_path} keeps the A/A pairs' σ only")
+
+
 def _describe(metric: str, entry: dict) -> str:
     if "sigma" in entry:
-        return f"{metric} σ={entry['sigma']:.2%} (df {entry['df']})"
+        nights = f", {entry['night_df']} of them from {entry['nights']} nights" if entry.get("night_df") else ""
+        return f"{metric} σ={entry['sigma']:.2%} (df {entry['df']}{nights})"
     if entry["identical"]:
         return f"{metric}: identical transcripts"
     return f"{metric}: churn φ={entry['phi']:.2f} (df {entry['df']})"

@@ -186,11 +186,15 @@ def detect_(history_dir: Path, runner_class: str | None, recent: int, json_path:
 @_CLASS
 @click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
 @click.option("--write-calibration", "baseline_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Refresh this baseline file's speed calibration from the history's run-to-run σ.")
+              help="Pool the last nights' run-to-run spread into this baseline file's speed σ (its A/A pairs' "
+                   "part is kept; see `gate baseline nights`).")
 @_SUITE
 def noise_(history_dir: Path, runner_class: str | None, as_json: bool, baseline_path: Path | None,
            suite_path: Path | None) -> None:
     """Run-to-run and night-to-night σ per workload × metric, over the nights since the last change point.
+
+    With --write-calibration, the newest 14 complete nightly records per workload (each night counted
+    once, by content) are pooled into the baseline's within-job σ beside its A/A pairs.
 
     \b
     Example:
@@ -199,17 +203,20 @@ def noise_(history_dir: Path, runner_class: str | None, as_json: bool, baseline_
     \b
     Exit codes:
       0  printed (or written with --write-calibration)
-      2  unreadable history or baseline
+      2  unreadable history or baseline, or no complete nightly runs for the baseline's workloads
     """
     from gate.history.analysis import noise, trends
     from gate.history.render import noise_table
 
     suite = load_suite(suite_path)
-    found = [noise(t) for t in trends(_read(history_dir, runner_class), suite, runner_class=runner_class)]
+    history = _read(history_dir, runner_class)
+    found = [noise(t) for t in trends(history, suite, runner_class=runner_class)]
     if baseline_path is not None:
-        from gate.history.noise import write_calibration
+        from gate.history.noise import describe, write_calibration
 
-        written = write_calibration(baseline_path, found, suite, history=str(history_dir))
+        _, written = write_calibration(baseline_path, history.records, suite, history=str(history_dir))
+        for line in describe(written):
+            click.echo(line, err=True)
         click.echo(f"calibration of {len(written)} workloads written to {baseline_path} from the history", err=True)
     if as_json:
         click.echo(json.dumps([n.__dict__ for n in found], indent=1))

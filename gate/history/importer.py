@@ -1,9 +1,9 @@
 """Turn result trees (and, optionally, the verdict report of the same night) into history records.
 
 Trees are read with the gate's own reader (gate.results.read_tree), so anything `gate compare` can
-read can be imported, in either layout. A tree carries no date of its own: the night's time is the
-newest modification time of its runs' commit.txt (written at the start of each run by runbook
-Step 4), unless the caller gives one.
+read can be imported, in either layout. The night's time is the start `gate run` recorded in the
+tree's gate-run.json, else the newest modification time of its runs' commit.txt (written at the start
+of each run by runbook Step 4), unless the caller gives one.
 """
 from __future__ import annotations
 
@@ -13,20 +13,40 @@ import json
 from pathlib import Path
 from typing import Mapping
 
+from gate import inputs
 from gate.comparability import fingerprint_of_tree
 from gate.config import Suite
 from gate.errors import InputError
 from gate.history.store import KINDS, Record
-from gate.results import ResultTree, Unreadable, load_json, read_tree
+from gate.results import RUN_LOG_FILE, ResultTree, Unreadable, load_json, read_tree
 
 _SEVERITY = ("incomplete", "not_comparable", "fail", "warn", "pass")  # most severe first (gate.verdict precedence)
 
 
 def tree_time(tree: ResultTree) -> str:
-    """ISO-8601 UTC time of the tree's newest commit.txt (else the tree directory's own mtime)."""
+    """ISO-8601 UTC time the tree was made: the start `gate run` recorded in its gate-run.json (an artifact
+    download does not keep file times, and the two arms of an A/A pair must not share one), else its
+    newest commit.txt, else the tree directory's own mtime."""
+    started = _run_log_start(Path(tree.root))
+    if started is not None:
+        return started
     stamps = [Path(r.path, "commit.txt").stat().st_mtime for r in tree.runs if Path(r.path, "commit.txt").is_file()]
     stamp = max(stamps) if stamps else Path(tree.root).stat().st_mtime
     return _dt.datetime.fromtimestamp(stamp, _dt.timezone.utc).replace(microsecond=0).isoformat()
+
+
+def _run_log_start(root: Path) -> str | None:
+    log = root / RUN_LOG_FILE
+    if not inputs.is_present(log):
+        return None
+    try:
+        started = inputs.load_json(log, inputs.RUN_LOG, root=root).get("started")
+        moment = _dt.datetime.fromisoformat(started)
+    except (inputs.Unreadable, AttributeError, TypeError, ValueError):
+        return None  # read_tree has already refused an unreadable log; a log without a start says nothing
+    if moment.tzinfo is None:
+        return None
+    return moment.astimezone(_dt.timezone.utc).replace(microsecond=0).isoformat()
 
 
 def env_digest(tree: ResultTree, suite: Suite) -> str:

@@ -1,47 +1,122 @@
-"""Refresh a baseline's A/A calibration from the history: run-to-run σ of each speed metric since its last change point.
+"""The nights' part of a baseline's speed calibration: the nightly job's own run-to-run spread.
 
-The within-night SD of ln(value) over a night's scored runs is the quantity `gate baseline calibrate`
-estimates from A/A pairs (same commit, same protocol), pooled over many more nights. Only the history
-(written by trusted jobs) feeds it; the baseline file keeps everything else and records the source.
+A night's scored runs are one commit measured several times in one job: exactly what one arm of an A/A
+pair is. So each night is pooled as one more arm into the within-job σ (gate.stats.performance.calibrate,
+outlier rule included), beside the A/A pairs' arms: sums of squares and degrees of freedom added
+(`gate.baseline.pool_nights` keeps the two parts apart, so the pairs' part and the cross-job part are
+never disturbed, and a recalibration from pairs keeps the nights').
+
+What counts:
+- records of kind "nightly" only (the trusted nightly job on main writes them) and the nightly's own
+  tree tonight. Calibration arms are already A/A pairs; "accepted" records come from PR jobs, whose
+  trees never set the noise a PR is judged against;
+- complete workloads only, as for A/A pairs;
+- each night once: a run whose values (content hash) were already seen is a repeat (a tree imported
+  twice, a re-run job, tonight's tree already in the history) and its record is skipped;
+- the newest NIGHTS_KEPT nights per workload.
 """
 from __future__ import annotations
 
 import datetime as _dt
-import json
+import hashlib
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
+from typing import Iterable, Sequence
 
-from gate.baseline import read_baseline
+from gate.baseline import pool_nights, read_baseline
 from gate.config import Suite
 from gate.errors import InputError
-from gate.history.analysis import Noise
-from gate.stats.performance import Calibration
+from gate.history.store import Record
+from gate.stats.performance import Calibration, calibrate
+
+# Why the newest 14 nights and not "every night since the last change point": a change point is a step in
+# the nights' *level*, while the spread is taken about each night's own mean, so a step does not bias it
+# and cutting at every step would throw degrees of freedom away for nothing. What does age is the noise
+# itself (driver, kernels, co-tenants of the runner): two weeks is recent, and 14 nights × 2 df = 28 df per
+# workload, which with 3 A/A pairs (12) passes the ~40 df the design asks for; beyond ~40 df the t quantile
+# hardly moves (t.995: 2.70 at 40 df, 2.58 at infinity), so more nights would buy little and react slower.
+NIGHTS_KEPT = 14
+TRUSTED_KIND = "nightly"
 
 
-def calibration_from_noise(noises: Sequence[Noise]) -> dict[str, dict[str, Calibration]]:
-    out: dict[str, dict[str, Calibration]] = {}
-    for n in noises:
-        if n.log and n.run_sigma is not None and n.run_df > 0:
-            out.setdefault(n.workload, {})[n.metric] = Calibration(sigma=n.run_sigma, df=n.run_df, groups=n.nights)
-    return out
+@dataclass(frozen=True)
+class NightsPool:
+    """The nights' part of the calibration, and what was counted."""
+
+    calibration: dict[str, dict[str, Calibration]]  # workload -> speed metric -> the nights' runs pooled
+    used: dict[str, int] = field(default_factory=dict)  # workload -> nights pooled
+    repeated: int = 0  # records skipped: their runs were already counted
+    not_nightly: int = 0  # records of another kind (calibration, accepted): never a night
+    incomplete: int = 0  # records of an incomplete workload
 
 
-def write_calibration(baseline_path: Path, noises: Sequence[Noise], suite: Suite, *, history: str) -> dict:
-    """Replace the calibration of the baseline's workloads with the history's; returns what was written."""
-    side = read_baseline(baseline_path, suite)  # validates the file before it is rewritten
-    calibration = {w: m for w, m in calibration_from_noise(noises).items() if w in side.workloads}
-    if not calibration:
-        raise InputError("the history has no run-to-run values for this baseline's workloads", path=baseline_path)
-    data = json.loads(Path(baseline_path).read_text(encoding="utf-8"))
-    data["calibration"] = {w: {m: c.to_dict() for m, c in metrics.items()} for w, metrics in calibration.items()}
-    data["calibration_source"] = {
-        "history": history,
-        "nights": {w: max(c.groups for c in metrics.values()) for w, metrics in calibration.items()},
-        "created": _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat(),
-    }
-    try:
-        Path(baseline_path).write_text(json.dumps(data, separators=(",", ":"), ensure_ascii=False) + "\n",
-                                       encoding="utf-8")
-    except OSError as exc:
-        raise InputError(f"cannot write the baseline ({exc.strerror})", path=baseline_path) from None
-    return data["calibration"]
+def run_digest(record: Record, index: int, metrics: Sequence[str]) -> str:
+    """Content hash of one run of one workload: its speed values (as floats, so 98 and 98.0 agree)."""
+    digest = hashlib.sha256(record.workload.encode())
+    for name in metrics:
+        values = record.values.get(name, ())
+        value = values[index] if index < len(values) else None
+        digest.update(f";{name}={None if value is None else repr(float(value))}".encode())
+    return digest.hexdigest()
+
+
+def pool(records: Sequence[Record], suite: Suite, *, workloads: Iterable[str] | None = None,
+         kept: int = NIGHTS_KEPT) -> NightsPool:
+    """Pool the newest `kept` trusted nights per workload; `records` oldest first (tonight's last)."""
+    wanted = set(workloads) if workloads is not None else {w.id for w in suite.workloads}
+    speed = {w.id: sorted(m.name for m in w.metrics if m.kind == "speed") for w in suite.workloads}
+    seen: set[str] = set()
+    nights: dict[str, list[Record]] = {}
+    repeated = not_nightly = incomplete = 0
+    for record in reversed(records):  # newest first: the window keeps the newest nights
+        if record.workload not in wanted:
+            continue
+        if record.kind != TRUSTED_KIND:
+            not_nightly += 1
+            continue
+        if not record.complete:
+            incomplete += 1
+            continue
+        digests = {run_digest(record, i, speed[record.workload]) for i in range(len(record.runs))}
+        if digests & seen or len(digests) < len(record.runs):  # counted already, or a run copied within the night
+            repeated += 1
+            continue
+        seen |= digests
+        if len(nights.setdefault(record.workload, [])) < kept:
+            nights[record.workload].append(record)
+    calibration: dict[str, dict[str, Calibration]] = {}
+    for workload_id, chosen in nights.items():
+        for metric in speed[workload_id]:
+            arms = [([v for v in r.values.get(metric, ()) if v is not None], ()) for r in chosen]
+            found = calibrate(arms)
+            if found is not None:
+                calibration.setdefault(workload_id, {})[metric] = found
+    used = {w: max(c.groups for c in metrics.values()) for w, metrics in calibration.items()}
+    return NightsPool(calibration=calibration, used=used, repeated=repeated, not_nightly=not_nightly,
+                      incomplete=incomplete)
+
+
+def write_calibration(baseline_path: Path, records: Sequence[Record], suite: Suite, *, history: str | None,
+                      tonight: Sequence[str] = (), require: bool = True) -> tuple[NightsPool, dict]:
+    """Pool the nights into the baseline's speed calibration (the A/A pairs' part kept); returns what was
+    pooled and the speed entries written. `require`: no night at all is an error (else the nights' part
+    is simply emptied and the pairs' part is what remains)."""
+    side = read_baseline(baseline_path, suite)  # validates the file before anything is computed
+    found = pool(records, suite, workloads=side.workloads)
+    if require and not found.calibration:
+        raise InputError("the history has no complete nightly runs for this baseline's workloads", path=baseline_path)
+    source = {"history": history, "tonight": list(tonight), "kept": NIGHTS_KEPT, "used": found.used,
+              "repeated": found.repeated, "not_nightly": found.not_nightly,
+              "created": _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()}
+    written = pool_nights(baseline_path, found.calibration, suite, source=source)
+    return found, written
+
+
+def describe(written: dict[str, dict[str, Calibration]]) -> list[str]:
+    """One line per workload: each speed metric's σ with its degrees of freedom split by source."""
+    lines = []
+    for workload_id, metrics in written.items():
+        parts = [f"{m} σ={c.sigma:.2%} (df {c.df}: {c.pair_df} from {c.pairs} A/A pairs, {c.night_df} from "
+                 f"{c.nights} nights)" for m, c in metrics.items()]
+        lines.append(f"{workload_id}: " + ", ".join(parts))
+    return lines

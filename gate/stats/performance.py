@@ -9,7 +9,7 @@ gate.stats.speed.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Sequence
 
 import numpy as np
@@ -28,6 +28,12 @@ class Calibration:
     differences of A/A pairs whose two arms ran in different jobs, about zero (cross_sum_sq over
     cross_diffs differences; cross_sum_h = Σ(1/n_a + 1/n_b) of those pairs). Runs flagged by
     gate.stats.outliers are left out of both, as `compare` leaves them out.
+
+    The within-job part may also pool the nightly jobs' own runs (gate.history.noise: each night's scored
+    runs are one more arm of the same commit): sigma, df, groups and set_aside are then the totals, and
+    the night_* fields say how much of each came from nights, so the A/A part can be recovered
+    (`without_nights`) and the nights' part replaced without touching the pairs'. The cross-job fields are
+    the pairs' alone: a night is one job and says nothing about the job effect.
     """
 
     sigma: float  # pooled within-arm SD of ln(value)
@@ -41,16 +47,46 @@ class Calibration:
     cross_sum_sq: float = 0.0
     cross_sum_h: float = 0.0
     set_aside: int = 0  # runs flagged and left out
+    nights: int = 0  # of `groups`: nights pooled in (one arm each)
+    night_df: int = 0  # of `df`: degrees of freedom from those nights
+    night_sum_sq: float = 0.0  # of sigma²·df: their sum of squares
+    night_set_aside: int = 0  # of `set_aside`: their runs left out
 
     @property
     def usable(self) -> bool:
         return self.df >= MIN_CALIBRATION_DF and math.isfinite(self.sigma)
 
+    @property
+    def pairs(self) -> int:
+        """Independent A/A pairs behind this calibration (within one job or across jobs)."""
+        return self.within_pairs + self.cross_pairs
+
+    @property
+    def pair_df(self) -> int:
+        """Degrees of freedom from A/A pairs (the rest are the nights')."""
+        return self.df - self.night_df
+
+    def without_nights(self) -> "Calibration | None":
+        """The A/A pairs' part alone; None when the nights are all there is."""
+        if self.night_df == 0 and self.nights == 0:
+            return self
+        df = self.df - self.night_df
+        if df <= 0:
+            return None
+        squares = max(self.sigma ** 2 * self.df - self.night_sum_sq, 0.0)
+        return replace(self, sigma=math.sqrt(squares / df), df=df, groups=max(self.groups - self.nights, 1),
+                       set_aside=max(self.set_aside - self.night_set_aside, 0), nights=0, night_df=0,
+                       night_sum_sq=0.0, night_set_aside=0)
+
     def to_dict(self) -> dict:
-        return {"sigma": self.sigma, "df": self.df, "groups": self.groups, "delta_sd": self.delta_sd,
+        data = {"sigma": self.sigma, "df": self.df, "groups": self.groups, "delta_sd": self.delta_sd,
                 "delta_df": self.delta_df, "within_pairs": self.within_pairs, "cross_pairs": self.cross_pairs,
                 "cross_diffs": self.cross_diffs, "cross_sum_sq": self.cross_sum_sq,
                 "cross_sum_h": self.cross_sum_h, "set_aside": self.set_aside}
+        if self.nights or self.night_df:
+            data.update(nights=self.nights, night_df=self.night_df, night_sum_sq=self.night_sum_sq,
+                        night_set_aside=self.night_set_aside)
+        return data
 
     @classmethod
     def from_dict(cls, data: dict) -> "Calibration":
@@ -60,7 +96,43 @@ class Calibration:
                    delta_df=None if data.get("delta_df") is None else int(data["delta_df"]),
                    within_pairs=int(data.get("within_pairs", 0)), cross_pairs=int(data.get("cross_pairs", 0)),
                    cross_diffs=int(data.get("cross_diffs", 0)), cross_sum_sq=float(data.get("cross_sum_sq", 0.0)),
-                   cross_sum_h=float(data.get("cross_sum_h", 0.0)), set_aside=int(data.get("set_aside", 0)))
+                   cross_sum_h=float(data.get("cross_sum_h", 0.0)), set_aside=int(data.get("set_aside", 0)),
+                   nights=int(data.get("nights", 0)), night_df=int(data.get("night_df", 0)),
+                   night_sum_sq=float(data.get("night_sum_sq", 0.0)),
+                   night_set_aside=int(data.get("night_set_aside", 0)))
+
+
+def with_nights(pairs: Calibration | None, nights: Calibration | None) -> Calibration | None:
+    """The within-job σ of A/A pairs and of nights together: sums of squares and degrees of freedom added.
+
+    `pairs` may already hold an earlier nights' part: it is replaced, never added to (a night is counted
+    once). `nights` is what `calibrate` returns for the nights' runs, one arm per night. The cross-job
+    fields stay the pairs'. None when neither has degrees of freedom.
+    """
+    base = pairs.without_nights() if pairs is not None else None
+    if nights is None or nights.df == 0:
+        return base
+    squares = nights.sigma ** 2 * nights.df
+    part = Calibration(sigma=nights.sigma, df=nights.df, groups=nights.groups, set_aside=nights.set_aside,
+                       nights=nights.groups, night_df=nights.df, night_sum_sq=squares,
+                       night_set_aside=nights.set_aside)
+    if base is None:
+        return part
+    df = base.df + nights.df
+    return replace(base, sigma=math.sqrt((base.sigma ** 2 * base.df + squares) / df), df=df,
+                   groups=base.groups + part.groups, set_aside=base.set_aside + part.set_aside, nights=part.nights,
+                   night_df=part.night_df, night_sum_sq=part.night_sum_sq, night_set_aside=part.night_set_aside)
+
+
+def evidence(calibrations: Sequence[Calibration]) -> str:
+    """Where a pooled σ's degrees of freedom come from, e.g. "3 A/A pairs + 14 nights"; empty without nights
+    (the A/A pairs are then all there is, and the report says nothing new)."""
+    nights = max((c.nights for c in calibrations), default=0)
+    if not nights:
+        return ""
+    pairs = max((c.pairs for c in calibrations), default=0)
+    parts = ([f"{pairs} A/A pair{'s' if pairs != 1 else ''}"] if pairs else []) + [f"{nights} night{'s' if nights != 1 else ''}"]
+    return " + ".join(parts)
 
 
 def calibrate(pairs: Sequence[tuple[Sequence[float], Sequence[float]]],
