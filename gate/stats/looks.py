@@ -5,9 +5,10 @@ the same job) when one of its gated rows has a change of at least half its floor
 q, within its family (speed or accuracy) of the model's first-look rows, at most EXTEND_Q: 0.05 for speed,
 0.1 for accuracy, whose widened first look is the weakest under correlated churn. (The issue's rule was a
 raw p <= 0.05: with six to sixteen gated rows a model, 13-26% of no-op models were extended and the hostile
-no-op PR averaged 7.7 scored runs a model; benchmarks/verdict_power.py measures this rule.) The pooled 6+6 then decides at Holm α₂ = 0.004. α₁ + α₂ = the family α (0.005), so the two looks
-together false-FAIL no more often than one look at the family α (union bound). A comparison of finished
-trees (by hand, or after the second look) is one FINAL decision at the family α.
+no-op PR averaged 7.7 scored runs a model; benchmarks/verdict_power.py measures this rule.) The pooled
+6+6 then decides at Holm α₂ = 0.004. α₁ + α₂ = the family α (0.005), so the two looks together
+false-FAIL no more often than one look at the family α (union bound). A comparison of finished trees
+(by hand, or after the second look) is one FINAL decision at the family α.
 
 `decide` and `decide_pooled` are pure: they read a report that `compare` made with
 `thresholds_for(Look.FIRST)` / `thresholds_for(Look.POOLED)` and return what the runner should do.
