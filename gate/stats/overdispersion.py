@@ -59,7 +59,7 @@ class Dispersion:
     def excess_df(self) -> float:
         """Degrees of freedom of `excess` as a chi-square: ss_total's df shrunk by how much of it the subtracted
         units' variance was, df·(1 − 1/φ)² (its variance is that of ss_total, relative to a smaller mean)."""
-        return excess_df(self.ss_total, self.ss_units, self.df)
+        return float(excess_df(self.ss_total, self.ss_units, self.df))
 
     @property
     def widens(self) -> bool:
