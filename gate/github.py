@@ -4,7 +4,7 @@ Everything here receives already-rendered markdown; it never renders, and never 
 from an uploaded artifact (gate.untrusted re-renders reports first). `base_url` is GITHUB_API_URL, so
 GitHub Enterprise Server works unchanged. API failures become one GitHubError line naming the
 call and the HTTP status; nothing here prints a traceback.
-Facts relied on: shared/reference/github-actions.md §3, §4, §7.
+Facts relied on: GitHub's REST API documentation for issue comments, check runs and commit statuses.
 """
 from __future__ import annotations
 
