@@ -18,7 +18,7 @@ runs or more) it is measured from the runs themselves, U = Σ_i (s²_i,base/R_ba
 (`run_variance`), which a real change does not inflate; otherwise it is the sign-flip's Σd², which also
 absorbs what differs between two jobs' outputs, but grows with a real change (d_i² of every changed
 utterance): under the benchmark's hostile model, +0.5 pp was caught 90% of the time with Σd², 96% with U
-from the runs. The excess is added rather than multiplied: a real diffuse change also puts d_i² into Σd²,
+from the runs (and the excess's smaller df, `excess_df`). The excess is added rather than multiplied: a real diffuse change also puts d_i² into Σd²,
 and multiplying it by φ would widen the test by the effect itself. Arms whose runs all gave identical errors
 record that transcripts are deterministic; with no nondeterminism there is nothing to widen.
 """
