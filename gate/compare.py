@@ -68,8 +68,9 @@ MAX_UTTERANCES_PER_ROW = 8
 class Thresholds:
     """Decision levels and floors (issue 10 "Decisions taken"; benchmarks/results/verdict_power.md measures them)."""
 
-    # Family-wise levels for FAIL (Holm), per family. Two families at 0.005 keep the union bound at 1% per
-    # report whatever their dependence. Inside `gate run`'s two-look plan the looks split it, 0.001 + 0.004
+    # Family-wise levels for FAIL (Holm), per family of each model. A model's two families at 0.005 keep the
+    # union bound at 1% per model's verdict whatever their dependence; what an all-model PR gets (0.3-0.5%
+    # false FAIL) is measured by benchmarks/verdict_power.py. Inside `gate run`'s two-look plan the looks split it, 0.001 + 0.004
     # (gate.stats.looks.thresholds_for).
     alpha: float = 0.005  # speed family
     quality_alpha: float = 0.005
