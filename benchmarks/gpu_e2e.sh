@@ -88,8 +88,9 @@ for model, look in looks.items():
     print(f"gate-run.json looks[{model}]:", json.dumps(look))
 report = subprocess.run([sys.executable, "-c", gate, "compare", str(W / "results/base"), str(W / "results/pr"),
                          "--models", "qwen3,whisper,fun", "--suite", str(suite)], capture_output=True, text=True)
-print(report.stdout[-2500:])
+print(report.stdout[-2500:], report.stderr[-2000:], f"gate compare exit {report.returncode}", sep="\n")
 assert run.returncode == 0, run.stderr[-2000:]
+assert report.returncode == 1 and "Looks: whisper: first look 3+3 → extend" in report.stdout
 assert looks["qwen3"]["first"]["action"] == "fail" and not looks["qwen3"]["extended"]
 assert looks["whisper"]["extended"] and looks["whisper"]["final"] in ("pass", "fail")
 assert looks["fun"]["first"]["action"] == "pass" and not looks["fun"]["extended"]
