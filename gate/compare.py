@@ -70,8 +70,8 @@ class Thresholds:
 
     # Family-wise levels for FAIL (Holm), per family of each model. A model's two families at 0.005 keep the
     # union bound at 1% per model's verdict whatever their dependence; what an all-model PR gets (0.3-0.5%
-    # false FAIL) is measured by benchmarks/verdict_power.py. Inside `gate run`'s two-look plan the looks split it, 0.001 + 0.004
-    # (gate.stats.looks.thresholds_for).
+    # false FAIL) is measured by benchmarks/verdict_power.py. Inside `gate run`'s two-look plan the looks
+    # split it, 0.001 + 0.004 (gate.stats.looks.thresholds_for).
     alpha: float = 0.005  # speed family
     quality_alpha: float = 0.005
     # WARN: Benjamini-Hochberg q at most this, with at least half the floor (both families). At 0.05 (and 0.02)
@@ -221,9 +221,9 @@ def compare(base: Side, cand: Side, suite: Suite, *, models: Sequence[str] | Non
                 utterances += _accuracy(row, workload, metric, wb, wc, suite, thresholds, seed,
                                         dispersion if isinstance(dispersion, Dispersion) else None, cross_job)
             else:
-                _speed(row, metric, _speed_noise(calibration or {}, suite, workload.model, metric.name), cross_job,
-                       stale_blockers, sources=_speed_evidence(calibration or {}, suite, workload.model,
-                                                               metric.name))
+                found = _model_calibrations(calibration or {}, suite, workload.model, metric.name)
+                # sources: "3 A/A pairs + 14 nights" when nightly runs are pooled into σ, else ""
+                _speed(row, metric, SpeedNoise.pooled(found), cross_job, stale_blockers, sources=evidence(found))
             if blocking and row.verdict is not Verdict.INCOMPLETE:
                 row.verdict = Verdict.NOT_COMPARABLE
                 row.family = None
@@ -460,16 +460,11 @@ def _notable(workload: Workload, measure: str, test, paired: _Paired) -> list[Ut
 
 # --- speed ------------------------------------------------------------------------------------------------------
 
-def _speed_noise(calibration: Mapping[str, Mapping[str, Any]], suite: Suite, model: str, metric: str) -> SpeedNoise | None:
-    """The metric's calibrations over all the model's workloads, pooled (far more df than one workload's)."""
+def _model_calibrations(calibration: Mapping[str, Mapping[str, Any]], suite: Suite, model: str,
+                        metric: str) -> list[Calibration]:
+    """The metric's speed calibrations over all the model's workloads (pooled: far more df than one's)."""
     found = [calibration.get(w.id, {}).get(metric) for w in suite.workloads_for((model,))]
-    return SpeedNoise.pooled([c for c in found if isinstance(c, Calibration)])
-
-
-def _speed_evidence(calibration: Mapping[str, Mapping[str, Any]], suite: Suite, model: str, metric: str) -> str:
-    """"3 A/A pairs + 14 nights" when nightly runs are pooled into σ (gate.history.noise), else ""."""
-    found = [calibration.get(w.id, {}).get(metric) for w in suite.workloads_for((model,))]
-    return evidence([c for c in found if isinstance(c, Calibration)])
+    return [c for c in found if isinstance(c, Calibration)]
 
 
 def _speed(row: _Draft, metric: MetricSpec, noise: SpeedNoise | None, cross_job: bool,
