@@ -196,6 +196,11 @@ def compare(base: Side, cand: Side, suite: Suite, *, models: Sequence[str] | Non
     differences = tuple(comparability.diff(base.fingerprint, cand.fingerprint, [w.id for w in workloads]))
     stale = bool(calibration_check and calibration_check.status == "stale" and cross_job)
     stale_blockers = (f"calibration stale: {'; '.join(calibration_check.reasons)}",) if calibration_check and stale else ()
+    if calibration_check and calibration_check.status == "stale" and not cross_job:
+        # In one job a stale σ is not used at all (as `gate run` does for its looks): the rows judge by what
+        # the job itself measured, and say why the calibration was left out.
+        calibration = {}
+        stale_blockers = (f"calibration stale, not used in this job: {'; '.join(calibration_check.reasons)}",)
 
     drafts: list[_Draft] = []
     coverage: list[CoverageEntry] = []
@@ -479,7 +484,7 @@ def _speed(row: _Draft, metric: MetricSpec, noise: SpeedNoise | None, cross_job:
         return
     row.floor_rel = metric.floor_rel or 0.0
     higher = metric.higher_is_better
-    row.fail_blockers = fail_blockers(noise, len(b), len(c), cross_job=cross_job) + (extra_blockers if noise else ())
+    row.fail_blockers = fail_blockers(noise, len(b), len(c), cross_job=cross_job) + extra_blockers
     if noise is not None and noise.usable:
         test = shift_test(np.log(np.asarray(b, dtype=float))[None], np.log(np.asarray(c, dtype=float))[None], noise,
                           higher_is_better=higher, cross_job=cross_job)

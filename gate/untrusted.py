@@ -1,9 +1,9 @@
 """Read what crossed a trust boundary (artifacts uploaded by a PR's benchmark job) as data only.
 
-The trusted report job reads raw RESULT TREES (`read_untrusted_side`), never a verdict: it checks
-the files (regular files and directories only, no symlinks, size, count and depth caps), checks that
-the runs match what the suite's plan asks for (gate-run.json and the run directories), and reads them
-with the result reader; the trusted job then runs compare itself.
+The trusted report job reads raw RESULT TREES, never a verdict: it checks the files (`check_tree_files`:
+regular files and directories only, no symlinks, size, count and depth caps) and that the runs match
+what the plan asks for (`check_plan`: gate-run.json and the run directories); the one judge
+(gate.judge) then reads and judges them.
 
 Reports (`load_untrusted_report`) are still read here for the fan-in and the nightly, which read
 reports written by their own workflow: a regular file (not a symlink to a credential file), under a
@@ -23,9 +23,8 @@ from typing import Any, Callable, Mapping, TypeVar
 
 from gate import typedjson
 from gate.config import Suite
-from gate.errors import GateError, InputError
-from gate.report import ModelLooks, Report
-from gate.side import Side
+from gate.errors import InputError
+from gate.report import Report
 from gate.typedjson import SchemaMismatch
 
 T = TypeVar("T")
@@ -129,49 +128,8 @@ def check_tree_files(root: str | Path) -> None:
 
 def planned_runs(suite: Suite, scored: tuple[str, ...] | None = None) -> tuple[str, ...]:
     """The run directories the plan asks for on one side: the warm run and every scored run (the
-    suite's, or those the recomputed two-look plan asks for: see `recompute_plan`)."""
+    suite's, or those the two-look plan asks for, as recomputed by gate.judge.first_look)."""
     return (f"run{suite.warm_run}", *(scored or tuple(f"run{r}" for r in suite.scored_runs)))
-
-
-@dataclass(frozen=True)
-class RecomputedPlan:
-    expected: tuple[str, ...]  # the scored runs each tree must hold
-    looks: ModelLooks  # the first look (and the pooled one, when the plan extended), as recomputed here
-
-
-def recompute_plan(trees: Path, suite: Suite, model: str, calibration: Path | None) -> RecomputedPlan:
-    """The scored runs an A/B pair of uploaded trees must hold: the first look's decision recomputed here
-    from their first 3+3 runs (gate.stats.looks.decide) says whether the job had to extend to run4..run6.
-    A pair holding other runs (a second look nobody asked for, or one left out) is refused. When the plan
-    extended, the pooled look is recomputed too (decide_pooled), so the report shows both looks as judged here.
-
-    The calibration is used as the runner used it: not at all when its stamp is stale against the base
-    tree's warm run (gate.freshness.calibration_for_plan), else the decisions would differ from the job's."""
-    from gate.freshness import calibration_for_plan
-    from gate.looks_record import recomputed
-    from gate.runner.looks import check_plan as check_looks
-    from gate.runner.looks import compare_trees
-    from gate.stats.looks import decide, decide_pooled
-
-    base, candidate = trees / "base", trees / "candidate"
-    for side in (base, candidate):
-        check_tree_files(side)
-    used = calibration_for_plan(calibration, base, suite)
-    try:
-        plan = check_looks(suite, base, candidate, model, decide=decide, calibration=used)
-    except GateError as exc:
-        raise UntrustedInputError(f"the run plan cannot be recomputed ({exc})", path=trees) from None
-    if plan.problems:
-        raise UntrustedInputError(plan.problems[0], path=trees)
-    pooled = None
-    if len(plan.expected) > len(plan.first_runs):
-        try:
-            pooled = decide_pooled(compare_trees(suite, base, candidate, model, used, look="pooled"), model)
-        except GateError as exc:
-            raise UntrustedInputError(f"the pooled look cannot be recomputed ({exc})", path=trees) from None
-    found = (plan.found[str(base)], plan.found[str(candidate)])
-    return RecomputedPlan(plan.expected, recomputed(model, plan.first_look, plan.first_reasons, found,
-                                                    plan.first_runs, pooled, plan.not_extended))
 
 
 def check_plan(side_dir: str | Path, suite: Suite, scored: tuple[str, ...] | None = None) -> None:
@@ -197,26 +155,6 @@ def check_plan(side_dir: str | Path, suite: Suite, scored: tuple[str, ...] | Non
     if sorted(on_disk) != sorted(planned):
         raise UntrustedInputError(f"tree holds run directories {_names(on_disk)}; the plan asks for "
                                   f"{_names(planned)}", path=side_dir)
-
-
-def read_untrusted_side(side_dir: str | Path, suite: Suite, model: str, scored: tuple[str, ...] | None = None) -> Side:
-    """One side of an uploaded result tree, for the trusted compare: files, plan, then the reader."""
-    check_tree_files(side_dir)
-    check_plan(side_dir, suite, scored)
-    try:
-        return read_side(Path(side_dir), suite, model)
-    except UntrustedInputError:
-        raise
-    except GateError as exc:  # the reader's own one-line errors name the file already
-        raise UntrustedInputError(str(exc)) from None
-
-
-def read_side(side_dir: Path, suite: Suite, model: str) -> Side:
-    """The one switch point to the strict reader (robustness helper); today the shared side loader.
-    Also reads the trusted baseline (a file or tree on the baseline branch)."""
-    from gate.sides import load_side
-
-    return load_side(side_dir, suite, (model,))
 
 
 def _names(names) -> str:

@@ -1,23 +1,17 @@
 """`gate compare BASE CANDIDATE`: judge a candidate against a baseline and print the report."""
 from __future__ import annotations
 
-import dataclasses
 import json
 import sys
 from pathlib import Path
 
 import click
 
-from gate import atomic, comparability, looks_record
-from gate.baseline import read_baseline, side_from_tree
-from gate.compare import compare
+from gate import atomic, comparability
 from gate.config import Suite, load_suite
-from gate.freshness import check_calibration
+from gate.judge import Request, judge
 from gate.render import render_comment, render_summary, render_terminal
 from gate.report import Report
-from gate.sample_cache import CachedSampleReader
-from gate.side import Side
-from gate.sides import load_side
 from gate.swap_check import RowOutcome, recorded, swap_warnings
 from gate.verdict import Verdict
 
@@ -80,8 +74,9 @@ def command(base: Path, candidate: Path, models: tuple[str, ...], allow_diff: tu
 
     The calibration's stamp (FILE.calibration-stamp.json beside the calibration file) is compared
     with the GPU, driver and packages the candidate's env.json and freeze.txt record: a stale
-    calibration is reported, and speed rows compared across jobs can then WARN at most. When the
-    candidate tree comes from `gate run --ab`, the report shows both looks its gate-run.json records.
+    calibration is reported; speed rows compared across jobs can then WARN at most, and inside one job
+    it is not used. Two trees from `gate run --ab` are judged by its two-look rule, recomputed from the
+    trees as the trusted CI job does, and the report shows both looks.
 
     \b
     Examples:
@@ -92,15 +87,8 @@ def command(base: Path, candidate: Path, models: tuple[str, ...], allow_diff: tu
     """
     suite = load_suite(suite_path)
     chosen = tuple(m for item in models for m in item.split(",") if m) or None
-    base_side = _load(base, suite, chosen, cache=not no_cache)
-    cand_side = _load(candidate, suite, chosen, cache=not no_cache)
-    calibration = read_baseline(calibration_path, suite).calibration if calibration_path else None
-    source = calibration_path or _calibration_file(base, base_side, candidate, cand_side)
-    chosen_models = chosen or cand_side.models or base_side.models
-    check = check_calibration(source, candidate, suite, chosen_models) if source is not None else None
-    report = compare(base_side, cand_side, suite, models=chosen, allow_diff=allow_diff, seed=seed,
-                     calibration=calibration, cross_job=cross_job, calibration_check=check)
-    report = dataclasses.replace(report, looks=looks_record.from_run_log(candidate, suite, report.models))
+    report = judge(Request(base=base, candidate=candidate, suite=suite, models=chosen, allow_diff=allow_diff,
+                           calibration=calibration_path, cross_job=cross_job, seed=seed, cache=not no_cache))
     for warning in swap_warnings(recorded(base), recorded(candidate), _row_outcomes(report)):
         click.echo(f"gate: warning: {warning}", err=True)
     _write(json_path, json.dumps(report.to_json(), indent=2, ensure_ascii=False) + "\n", "report")
@@ -114,21 +102,6 @@ def command(base: Path, candidate: Path, models: tuple[str, ...], allow_diff: tu
     elif output_format == "json":
         click.echo(json.dumps(report.to_json(), indent=2, ensure_ascii=False))
     raise SystemExit(report.exit_code)
-
-
-def _calibration_file(base: Path, base_side: Side, candidate: Path, cand_side: Side) -> Path | None:
-    """The baseline file whose calibration compare() takes by default (the baseline's, else the candidate's)."""
-    for path, side in ((base, base_side), (candidate, cand_side)):
-        if side.kind == "baseline" and side.calibration:
-            return path
-    return None
-
-
-def _load(path: Path, suite: Suite, models: tuple[str, ...] | None, *, cache: bool) -> Side:
-    """A side; a tree's per-utterance counts come through its cache unless `cache` is off."""
-    if cache and path.is_dir():
-        return side_from_tree(path, suite, models=models, sample_reader=CachedSampleReader(path))
-    return load_side(path, suite, models)
 
 
 def _trends(history_dir: Path | None, report: Report, suite: Suite) -> dict[tuple[str, str], str] | None:

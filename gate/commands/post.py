@@ -30,21 +30,14 @@ import click
 
 from gate import atomic, escape, publication
 from gate.config import Suite, load_suite
-from gate.errors import InputError
+from gate.errors import GateError, InputError
 from gate.event import read_trigger
 from gate.github import CheckState, Publisher, connect, default_retry
 from gate.render import Budget
-from gate.report import ModelLooks, Report
+from gate.report import Report
 from gate.settings import Settings
 from gate.trust import Acceptance, bind_trigger, find_acceptance, models_labelled_at_head
-from gate.untrusted import (
-    UntrustedInputError,
-    load_untrusted_report,
-    read_side,
-    read_untrusted_side,
-    recompute_plan,
-    render_report,
-)
+from gate.untrusted import UntrustedInputError, load_untrusted_report, render_report
 from gate.verdict import Verdict
 
 _TRACKING_TITLE = "ASR regression on main"
@@ -167,30 +160,32 @@ def command(trees, model, baseline, calibration, json_out, not_run, required_pat
 
 
 def judge(trees: Path, model: str, suite: Suite, *, baseline: Path | None, calibration: Path | None) -> Report:
-    """The trusted compare of one model: candidate from the uploaded trees, baseline from a trusted path.
-
-    In A/B mode the report carries the looks recomputed here (never the uploaded log's). A calibration whose
-    stamp does not match the candidate's GPU, driver or packages is reported stale (gate.freshness)."""
-    import dataclasses
-
+    """The trusted judgement of one model by the one judge (gate.judge): the candidate from the uploaded trees,
+    the baseline from a trusted path (the baseline branch) or, in A/B mode, the uploaded base tree. Uploaded
+    trees are read without their cache, and must hold exactly the runs the recomputed two-look plan asks for."""
     from gate.baseline import read_baseline
-    from gate.compare import compare
-    from gate.freshness import check_calibration
+    from gate.judge import Design, Request
+    from gate.judge import judge as one_judge
+    from gate.untrusted import check_plan, check_tree_files
 
-    looks: tuple[ModelLooks, ...] = ()
     if baseline is not None:
-        candidate = read_untrusted_side(trees / "candidate", suite, model)
-        base = read_side(baseline, suite, model)  # trusted: the baseline branch
-    else:  # A/B, both measured by the labelled job: the runs it made must be the ones the two-look plan asks for
-        plan = recompute_plan(trees, suite, model, calibration)
-        candidate = read_untrusted_side(trees / "candidate", suite, model, plan.expected)
-        base = read_untrusted_side(trees / "base", suite, model, plan.expected)
-        looks = (plan.looks,)
-    calib = read_baseline(calibration, suite, models=(model,)).calibration if calibration else None
-    source = calibration or (baseline if base.kind == "baseline" and base.calibration else None)
-    check = check_calibration(source, trees / "candidate", suite, (model,)) if source is not None else None
-    report = compare(base, candidate, suite, models=(model,), calibration=calib, calibration_check=check)
-    return dataclasses.replace(report, looks=looks)
+        read_baseline(baseline, suite, models=(model,))  # trusted: its errors are ours (exit 2), never a refusal
+        check_tree_files(trees / "candidate")
+        check_plan(trees / "candidate", suite)
+        request = Request(base=baseline, candidate=trees / "candidate", suite=suite, models=(model,),
+                          calibration=calibration, cache=False, design=Design.ONE_LOOK)
+    else:  # A/B, both measured by the labelled job
+        for side in (trees / "base", trees / "candidate"):
+            check_tree_files(side)
+        request = Request(base=trees / "base", candidate=trees / "candidate", suite=suite, models=(model,),
+                          calibration=calibration, cache=False, design=Design.TWO_LOOKS,
+                          check_side=lambda tree, expected: check_plan(tree, suite, expected))
+    try:
+        return one_judge(request)
+    except UntrustedInputError:
+        raise
+    except GateError as exc:  # the reader's own one-line errors name the file already
+        raise UntrustedInputError(str(exc)) from None
 
 
 def render_section(report: Report) -> str:

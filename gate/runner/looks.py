@@ -3,36 +3,38 @@
 First look: warm A, warm B, then 3+3 scored runs interleaved A,B,B,A,A,B. Each model is then decided
 by `decide(first_look_report, model)`: pass or fail stops it; extend runs 3+3 more for that model
 only, continuing the pattern (run4..run6: B,A,A,B,B,A), decided by `decide_pooled` on all six pairs.
-After every scored run, a run further than max(5 sigma, 8%) from its arm's median (any gated speed metric
-of the model) is re-measured once with a fresh server; the original is kept under
+After every scored run, a run the judge's outlier rule flags (gate.stats.outliers: further than max(5 sigma,
+8%) from its arm's median on a gated speed metric of the model) is re-measured once with a fresh server; the original is kept under
 outliers/run<R>/<model>/ (not a run* folder, so no reader counts it). At most one re-measure per
 arm and model, and never more than --max-runs scored runs per model (both arms, re-measures included).
 
 The decisions are statistics, not the runner's: a `Decider` is passed in. The real one
-(`tree_decider`) compares the two trees with the gate's own compare() and asks gate.stats.looks.
+(`tree_decider`) asks the one judge (gate.judge.decide), which the trusted job also uses to recompute
+the plan from the finished trees.
 """
 from __future__ import annotations
 
-import statistics
+import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Mapping, Protocol
 
+import numpy as np
+
+from gate.abplan import DEFAULT_MAX_RUNS, EXTENSION_RUNS  # noqa: F401 - re-exported for the runner
 from gate.config import Suite
 from gate.errors import GateError
 from gate.results import read_workload_run
-
-OUTLIER_SIGMAS = 5.0
-OUTLIER_MIN_REL = 0.08
-DEFAULT_MAX_RUNS = 14
-EXTENSION_RUNS = ("4", "5", "6")
 
 
 class Decision(Protocol):
     """gate.stats.looks.LookDecision's shape: action is "pass", "fail" or "extend"."""
 
-    action: str
-    reasons: tuple[str, ...]
+    @property
+    def action(self) -> str: ...
+
+    @property
+    def reasons(self) -> tuple[str, ...]: ...
 
 
 class Decider(Protocol):
@@ -90,73 +92,67 @@ def speed_values(run_dir: Path, suite: Suite, model: str) -> dict[tuple[str, str
 
 def find_outlier(arm: Mapping[str, Mapping[tuple[str, str], float]],
                  sigma: Callable[[str, str], float | None] = lambda w, m: None) -> Outlier | None:
-    """The run of one arm farthest beyond the rule on any speed row, or None. Needs three runs or more
-    (with two, both are equally far from their median)."""
-    if len(arm) < 3:
+    """The run of one arm farthest beyond the outlier rule on any speed row, or None. The rule is the one
+    `compare` applies (gate.stats.outliers), so a run the runner keeps is never set aside by the judge."""
+    from gate.stats.outliers import MIN_RUNS_TO_FLAG, flag_runs, outlier_limit
+
+    if len(arm) < MIN_RUNS_TO_FLAG:
         return None
     worst: Outlier | None = None
     rows = set().union(*(values.keys() for values in arm.values()))
     for row in sorted(rows):
-        values = {run: v[row] for run, v in arm.items() if row in v}
-        if len(values) < 3:
+        runs = [run for run, values in arm.items() if row in values]
+        if len(runs) < MIN_RUNS_TO_FLAG:
             continue
-        median = statistics.median(values.values())
-        s = sigma(*row)
-        threshold = max(OUTLIER_SIGMAS * s if s else 0.0, OUTLIER_MIN_REL)
-        for run, value in values.items():
-            deviation = abs(value / median - 1.0)
-            if deviation > threshold and (worst is None or deviation - threshold > worst.deviation - worst.threshold):
-                worst = Outlier(run, deviation, threshold, f"{row[0]} {row[1]}")
+        logs = np.log([arm[run][row] for run in runs])
+        s = sigma(*row) or 0.0
+        threshold = float(outlier_limit(s))
+        deviation = np.abs(np.expm1(logs - float(np.median(logs))))
+        for run, flagged, far in zip(runs, flag_runs(logs, s), deviation, strict=True):
+            if flagged and (worst is None or far - threshold > worst.deviation - worst.threshold):
+                worst = Outlier(run, float(far), threshold, f"{row[0]} {row[1]}")
     return worst
 
 
-class _TreeDecider:
-    """decide / decide_pooled on compare() of the two trees as they are on disk when asked (at the first
-    look the trees hold run1..run3 only; at the second, run1..run6)."""
+class _JudgeDecider:
+    """Look decisions by the one judge (gate.judge), on the two trees as they are on disk when asked (at the
+    first look they hold run1..run3; at the second, run1..run6)."""
 
-    def __init__(self, suite: Suite, base: Path, candidate: Path, calibration: Path | None,
-                 decide: Callable, decide_pooled: Callable, compare_trees: Callable) -> None:
-        self.suite, self.base, self.candidate, self.calibration = suite, base, candidate, calibration
-        self._decide, self._decide_pooled, self._compare = decide, decide_pooled, compare_trees
+    def __init__(self, suite: Suite, base: Path, candidate: Path, calibration: Path | None) -> None:
+        from gate import judge
+
+        self._judge = judge
+        self._request = judge.Request(base=base, candidate=candidate, suite=suite, calibration=calibration)
 
     def first(self, model: str) -> Decision:
-        report = self._compare(self.suite, self.base, self.candidate, model, self.calibration, look="first")
-        return self._decide(report, model)
+        from gate.stats.looks import Look
+
+        return self._judge.decide(self._judge_request(model), model, Look.FIRST)
 
     def pooled(self, model: str) -> Decision:
-        report = self._compare(self.suite, self.base, self.candidate, model, self.calibration, look="pooled")
-        return self._decide_pooled(report, model)
+        from gate.stats.looks import Look
+
+        return self._judge.decide(self._judge_request(model), model, Look.POOLED)
+
+    def _judge_request(self, model: str):
+        return dataclasses.replace(self._request, models=(model,))
 
 
 def decisions_missing() -> str | None:
     """Why the real decision functions cannot be used here (checked before any run), or None."""
     try:
-        import gate.stats.looks  # noqa: F401
+        import gate.judge  # noqa: F401
     except ImportError as exc:
-        return f"two looks need gate.stats.looks ({exc})"
+        return f"two looks need gate.judge ({exc})"
     return None
 
 
 def tree_decider(suite: Suite, base: Path, candidate: Path, calibration: Path | None) -> Decider:
-    """The real decider: the gate's compare() and gate.stats.looks. Imported here, lazily, so that a
-    one-look `gate run` never needs the statistics libraries."""
-    try:
-        from gate.stats.looks import decide, decide_pooled
-    except ImportError as exc:
-        raise GateError(f"two looks need gate.stats.looks ({exc}); run with --one-look") from None
-    return _TreeDecider(suite, base, candidate, calibration, decide, decide_pooled, compare_trees)
-
-
-def compare_trees(suite: Suite, base: Path, candidate: Path, model: str, calibration: Path | None, *,
-                  look: str = "final"):
-    """compare() of two result trees for one model, with the A/A calibration of a baseline file if given,
-    at the FAIL level of `look` ("first", "pooled" or "final": gate.stats.looks splits α over the two looks)."""
-    from gate.compare import compare
-    from gate.sides import load_side
-    from gate.stats.looks import Look, thresholds_for
-    table = load_side(calibration, suite, (model,)).calibration if calibration is not None else None
-    return compare(load_side(base, suite, (model,)), load_side(candidate, suite, (model,)), suite,
-                   models=(model,), calibration=table or None, thresholds=thresholds_for(Look(look)))
+    """The real decider: the one judge. Imported lazily, so that a one-look `gate run` never needs the
+    statistics libraries."""
+    if (missing := decisions_missing()) is not None:
+        raise GateError(f"{missing}; run with --one-look")
+    return _JudgeDecider(suite, base, candidate, calibration)
 
 
 def calibration_sigma(suite: Suite, calibration: Path | None, models: tuple[str, ...]) -> Callable[[str, str], float | None]:
@@ -172,69 +168,3 @@ def calibration_sigma(suite: Suite, calibration: Path | None, models: tuple[str,
         entry = table.get(workload_id, {}).get(metric)
         return entry.sigma if isinstance(entry, Calibration) and entry.usable else None
     return sigma
-
-
-# --- the trusted side checks the plan -------------------------------------------------------------
-
-@dataclass(frozen=True)
-class PlanCheck:
-    """What decide() on the first look asks for, against the runs a pair of trees holds for one model."""
-
-    model: str
-    first_look: str  # the recomputed first-look action
-    expected: tuple[str, ...]  # scored runs each side must hold
-    found: Mapping[str, tuple[str, ...]]  # side tree -> scored runs holding the model
-    problems: tuple[str, ...]
-    first_reasons: tuple[str, ...] = ()  # why the first look decided so
-    first_runs: tuple[str, ...] = ()  # the runs the first look saw on each side ("run1", ...)
-    not_extended: str | None = None  # an "extend" the --max-runs budget did not allow
-
-    @property
-    def ok(self) -> bool:
-        return not self.problems
-
-
-def runs_with_model(tree: Path, suite: Suite, model: str) -> tuple[str, ...]:
-    """Scored run folders (run<R>, not the warm run) of a tree that hold the model's folder, in order."""
-    found = [p.name for p in Path(tree).iterdir()
-             if p.is_dir() and p.name.startswith("run") and p.name != f"run{suite.warm_run}" and (p / model).is_dir()]
-    return tuple(sorted(found, key=lambda n: (0, int(n[3:]), "") if n[3:].isdigit() else (1, 0, n)))
-
-
-def check_plan(suite: Suite, base: Path, candidate: Path, model: str, *, decide: Callable,
-               first_runs: tuple[str, ...] = ("1", "2", "3"), extension: tuple[str, ...] = EXTENSION_RUNS,
-               max_runs: int = DEFAULT_MAX_RUNS, calibration: Path | None = None,
-               compare: Callable = compare_trees) -> PlanCheck:
-    """Recompute the first-look decision from the trees alone (their first 3+3 runs) and check that each
-    tree holds exactly the scored runs that decision asks for: a pure function of the trees, so the
-    trusted report job can reject an uploaded tree whose run count does not match the plan."""
-    import shutil
-    import tempfile
-
-    first = tuple(f"run{r}" for r in first_runs)
-    found = {str(tree): runs_with_model(tree, suite, model) for tree in (base, candidate)}
-    with tempfile.TemporaryDirectory(prefix="gate-plan-") as tmp:
-        views = []
-        for name, tree in (("base", base), ("candidate", candidate)):
-            view = Path(tmp) / name
-            for run in first:
-                if (Path(tree) / run).is_dir():
-                    shutil.copytree(Path(tree) / run, view / run)
-            view.mkdir(exist_ok=True)
-            views.append(view)
-        decision = decide(compare(suite, views[0], views[1], model, calibration, look="first"), model)
-    expected = first
-    not_extended = None
-    if decision.action == "extend":
-        remeasured = sum(1 for tree in (base, candidate) for run in first
-                         if (Path(tree) / "outliers" / run / model).is_dir())
-        made = 2 * len(first) + remeasured
-        if made + 2 * len(extension) <= max_runs:
-            expected = first + tuple(f"run{r}" for r in extension)
-        else:  # the runner's words (execute.py)
-            not_extended = f"--max-runs {max_runs}: {made} made, the second look needs {2 * len(extension)} more"
-    problems = tuple(f"{tree}: {model} has scored runs {', '.join(runs) or 'none'}; the first look "
-                     f"({decision.action}) asks for {', '.join(expected)}"
-                     for tree, runs in found.items() if runs != expected)
-    return PlanCheck(model, decision.action, expected, found, problems,
-                     first_reasons=tuple(getattr(decision, "reasons", ())), first_runs=first, not_extended=not_extended)

@@ -65,7 +65,7 @@ def test_outlier_rule_is_max_of_5_sigma_and_8_percent():
 
 
 @pytest.mark.slow
-def test_two_looks_extend_only_the_undecided_model_and_record_both_looks(bench, tmp_path):
+def test_two_looks_extend_only_the_undecided_model_and_record_both_looks(bench, tmp_path, monkeypatch):
     from standin.build import SMALL_COUNTS, make_checkout
     candidate = make_checkout(tmp_path / "candidate", knobs={"counts": SMALL_COUNTS})
     prelude = _scripted(bench, {"qwen3": ["fail", None], "whisper": ["extend", "pass"]})
@@ -88,19 +88,26 @@ def test_two_looks_extend_only_the_undecided_model_and_record_both_looks(bench, 
     for side in ("base", "pr"):  # decided models stop after the first look
         assert not (bench.out / side / "run4" / "qwen3").exists() and (bench.out / side / "run6" / "whisper").is_dir()
     assert "qwen3: fail (two-look decision" in done.stderr and "whisper: pass (two-look decision" in done.stderr
-    # The trusted side recomputes the first look from the trees (the real compare) and checks the run count.
+    # The one judge recomputes the first look from the trees (the real compare; the same script as the runner's
+    # decision, a TEST DOUBLE of gate.stats.looks) and checks the run count, for the trusted job and by hand alike.
     from types import SimpleNamespace
 
-    from gate.runner.looks import check_plan
+    from gate import judge
+    from gate.stats import looks as rule
     seen = []
 
-    def decide(report, model):  # a TEST DOUBLE of gate.stats.looks.decide: the script, after a real compare
+    def decide(report, model):
         seen.append({row.workload for row in report.rows})
-        return SimpleNamespace(action={"qwen3": "fail", "whisper": "extend"}[model], reasons=())
+        return SimpleNamespace(action={"qwen3": "fail", "whisper": "extend"}[model],
+                               reasons=(f"scripted first look: {'fail' if model == 'qwen3' else 'extend'}",))
+    monkeypatch.setattr(rule, "decide", decide)
+    monkeypatch.setattr(rule, "decide_pooled", lambda report, model: SimpleNamespace(
+        action="pass", reasons=("scripted pooled look: pass",)))
     base, pr = bench.out / "base", bench.out / "pr"
-    assert all(check_plan(bench.suite, base, pr, m, decide=decide).ok for m in ("qwen3", "whisper"))
+    request = judge.Request(base=base, candidate=pr, suite=bench.suite)
+    assert all(judge.first_look(request, m).problems == () for m in ("qwen3", "whisper"))
     assert seen[0] == {"qwen3/asr_en", "qwen3/asr_zh"}
-    # `gate compare` of the two trees shows both looks as gate-run.json records them, one line per model.
+    # `gate compare` of the two trees shows both looks as the judge recomputed them, one line per model.
     from click.testing import CliRunner
 
     from gate.cli import cli
@@ -108,19 +115,19 @@ def test_two_looks_extend_only_the_undecided_model_and_record_both_looks(bench, 
     shown = CliRunner().invoke(cli, ["compare", str(base), str(pr), "--suite", str(bench.suite_path), "--json", str(out)],
                                catch_exceptions=False)
     looks = {m["model"]: m for m in json.loads(out.read_text())["looks"]}
-    assert [(m["final"], m["source"]) for m in looks.values()] == [("fail", "gate-run.json"), ("pass", "gate-run.json")]
+    assert [(m["final"], m["source"]) for m in looks.values()] == [("fail", "recomputed"), ("pass", "recomputed")]
     assert [(look["name"], look["action"], look["base_runs"], look["candidate_runs"]) for look in looks["qwen3"]["looks"]] \
         == [("first", "fail", 3, 3)]
     assert [(look["name"], look["action"], look["base_runs"], look["candidate_runs"]) for look in looks["whisper"]["looks"]] \
         == [("first", "extend", 3, 3), ("pooled", "pass", 6, 6)]
-    assert "Looks: qwen3: first look 3+3 → FAIL (scripted first look: fail)\n" in shown.stdout
+    assert "Looks: qwen3: first look 3+3 → FAIL (scripted first look: fail) · recomputed from the trees\n" in shown.stdout
     assert ("Looks: whisper: first look 3+3 → extend (scripted first look: extend) → pooled 6+6: PASS "
-            "(scripted pooled look: pass)\n") in shown.stdout
+            "(scripted pooled look: pass) · recomputed from the trees\n") in shown.stdout
     import shutil
     shutil.rmtree(pr / "run6" / "whisper")  # a tree that stopped early
-    check = check_plan(bench.suite, base, pr, "whisper", decide=decide)
-    assert check.problems == (f"{pr}: whisper has scored runs run1, run2, run3, run4, run5; the first look (extend) "
-                              "asks for run1, run2, run3, run4, run5, run6",)
+    assert judge.first_look(request, "whisper").problems == (
+        "candidate: whisper has scored runs run1, run2, run3, run4, run5; the first look (extend) "
+        "asks for run1, run2, run3, run4, run5, run6",)
     assert (f"next: gate compare {bench.out / 'base'} {bench.out / 'pr'} --models qwen3,whisper --suite "
             f"{bench.suite_path}") in done.stderr
 
@@ -169,9 +176,10 @@ def test_a_slow_run_is_remeasured_once_and_set_aside(bench, tmp_path):
     assert log["calibration"]["used"] is False and log["calibration"]["stale"][0].startswith("GPU NVIDIA H100")
     stamp = json.loads((bench.out / "candidate" / "stamp.json").read_text())
     assert stamp["gpu"] is None and len(stamp["packages_sha256"]) == 64
-    # the real decider's input: the gate's own compare() of the two trees as they are on disk
-    from gate.runner.looks import compare_trees
-    report = compare_trees(bench.suite, bench.out / "base", bench.out / "candidate", "qwen3", None)
+    # the real decider's input: the one judge's report on the two trees as they are on disk
+    from gate import judge
+    report = judge.judge(judge.Request(base=bench.out / "base", candidate=bench.out / "candidate", suite=bench.suite,
+                                       models=("qwen3",)))
     assert {row.workload for row in report.rows} == {"qwen3/asr_en", "qwen3/asr_zh"}
 
 
@@ -204,12 +212,12 @@ def test_real_decider_fails_the_regressed_model_extends_the_undecided_and_stops_
     from click.testing import CliRunner
 
     from gate.cli import cli
-    from gate.runner.looks import check_plan
-    from gate.stats.looks import decide
+    from gate import judge
     base, pr = bench.out / "base", bench.out / "pr"
     shown = CliRunner().invoke(cli, ["compare", str(base), str(pr), "--suite", str(bench.suite_path)],
                                catch_exceptions=False)
     assert shown.exit_code == 1 and "Looks: qwen3: first look 3+3 → FAIL" in shown.stdout
     assert "whisper: first look 3+3 → extend (whisper/asr_en corpus_wer" in shown.stdout
     assert "→ pooled 6+6: PASS" in shown.stdout and "fun: first look 3+3 → PASS" in shown.stdout
-    assert all(check_plan(bench.suite, base, pr, m, decide=decide).ok for m in ("qwen3", "whisper", "fun"))
+    request = judge.Request(base=base, candidate=pr, suite=bench.suite)
+    assert all(judge.first_look(request, m).problems == () for m in ("qwen3", "whisper", "fun"))

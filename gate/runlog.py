@@ -1,0 +1,254 @@
+"""gate-run.json, the log `gate run` keeps at the root of each side's tree: its one typed owner.
+
+The runner writes it (gate.runner) after every step; everyone else reads it through `read`: the result
+reader (which runs were planned and made), the judge (was this an A/B with two looks), the trusted job
+(which runs completed), the swap check and the history importer (when the tree was made). One schema,
+one strict reader (gate.inputs + gate.typedjson): a log that is not what the runner writes is one
+InputError line naming the file (exit 2), never a silently different reading.
+
+A tree is one side's directory; the log of an A/B run names both sides, and each tree holds a copy.
+`RunLog.own_side(tree)` says which of the two the tree is (its directory name, else the log's order).
+Times are ISO-8601 with a UTC offset; a naive time is refused (its instant would be a guess).
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+from gate import inputs, typedjson
+from gate.errors import InputError
+
+FILE = "gate-run.json"
+SCHEMA_VERSION = 1
+STATUSES = ("running", "completed", "failed", "interrupted")
+RUN_STATUSES = ("pending", "running", "completed", "failed", "interrupted", "skipped", "re-measuring")
+LOOK_ACTIONS = ("pass", "fail", "extend")
+FINAL_ACTIONS = ("pass", "fail", "extend", "undecided")
+
+_TIME = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)"
+_TEXT = 20_000  # a step's message may carry a log tail
+_LABEL = {"max": 200}
+_RUN = {"pattern": r"run[A-Za-z0-9_-]{1,40}"}
+
+
+@dataclass(frozen=True)
+class Step:
+    """One step of the run as it started and finished (server start, a client, a look decision ...)."""
+
+    step: str = field(metadata={"max": 80})
+    side: str | None = field(metadata=_LABEL)
+    run: str | None = field(metadata={"max": 40})
+    model: str | None = field(metadata={"max": 80})
+    command: tuple[str, ...] | None = field(metadata={"max_items": 400, "items": {"max": 4000}})
+    start: str = field(metadata={"pattern": _TIME})
+    end: str | None = field(metadata={"pattern": _TIME})
+    seconds: float | None = field(metadata={"min": 0})
+    status: str = field(metadata={"max": 40})
+    exit_status: int | None
+    message: str | None = field(metadata={"max": _TEXT})
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The A/B plan of `gate run --ab`: the first look's steps, the runs a second look may add, and
+    whether decisions were made at all (`decider` None: one look, `one_look_because` says why)."""
+
+    first_look: tuple[str, ...] = field(metadata={"max_items": 2000, "items": _LABEL})
+    possible_extension: tuple[str, ...] = field(metadata={"max_items": 2000, "items": _LABEL})
+    decider: str | None = field(metadata={"max": 200})
+    one_look_because: str | None = field(metadata={"max": 400})
+    max_runs_per_model: int = field(metadata={"min": 1})
+    outlier_rule: str = field(metadata={"max": 1000})
+
+
+@dataclass(frozen=True)
+class LookDecision:
+    action: str = field(metadata={"max": 20})
+    reasons: tuple[str, ...] = field(metadata={"max_items": 200, "items": {"max": 2000}})
+
+
+@dataclass(frozen=True)
+class ModelLooks:
+    """What the runner decided for one model at each look (the report's looks are recomputed by the judge)."""
+
+    first: LookDecision
+    extended: bool
+    why_extended: tuple[str, ...] = field(metadata={"max_items": 200, "items": {"max": 2000}})
+    pooled: LookDecision | None
+    final: str = field(metadata={"max": 20})
+    not_extended: str | None = field(default=None, metadata={"max": 400})
+
+
+@dataclass(frozen=True)
+class Remeasure:
+    side: str = field(metadata=_LABEL)
+    run: str = field(metadata=_RUN)
+    model: str = field(metadata={"max": 80})
+    why: str = field(metadata={"max": 2000})
+    original: str = field(metadata={"max": 400})
+
+
+@dataclass(frozen=True)
+class StampRecord:
+    gpu: str | None = field(metadata={"max": 200})
+    driver: str | None = field(metadata={"max": 80})
+    packages_sha256: str | None = field(metadata={"pattern": "[0-9a-f]{64}"})
+
+
+@dataclass(frozen=True)
+class CalibrationUse:
+    """Whether the runner used the A/A calibration for its looks and outlier rule (a stale one is not used)."""
+
+    path: str = field(metadata={"max": 4000})
+    stamp: StampRecord | None
+    here: StampRecord
+    stale: tuple[str, ...] = field(metadata={"max_items": 20, "items": {"max": 2000}})
+    used: bool
+    stale_unknown: str | None = field(default=None, metadata={"max": 4000})
+
+
+@dataclass(frozen=True)
+class RunLog:
+    schema_version: int = field(metadata={"min": 1})
+    gate_version: str = field(metadata={"max": 80})
+    argv: tuple[str, ...] = field(metadata={"max_items": 400, "items": {"max": 4000}})
+    started: str = field(metadata={"pattern": _TIME})
+    ended: str | None = field(metadata={"pattern": _TIME})
+    status: str = field(metadata={"max": 20})
+    exit_code: int | None
+    message: str | None = field(metadata={"max": _TEXT})
+    sides: Mapping[str, str] = field(metadata={"max_items": 2, "items": {"max": 4000}})
+    previous_attempt: str | None = field(metadata={"max": 400})
+    runs: Mapping[str, str] = field(metadata={"max_items": 400, "items": {"max": 20}})
+    steps: tuple[Step, ...] = field(metadata={"max_items": 50_000})
+    scored_runs: Mapping[str, Mapping[str, tuple[str, ...]]] = field(
+        metadata={"max_items": 2, "items": {"max_items": 100, "items": {"max_items": 200, "items": _RUN}}})
+    plan: Plan | None = None
+    looks: Mapping[str, ModelLooks] | None = None
+    remeasured: tuple[Remeasure, ...] | None = field(default=None, metadata={"max_items": 2000})
+    calibration: CalibrationUse | None = None
+
+    @property
+    def started_at(self) -> _dt.datetime:
+        return _parse_time(self.started)
+
+    @property
+    def two_looks(self) -> bool:
+        """An A/B whose plan made look decisions (`gate run --ab` without --one-look)."""
+        return self.plan is not None and self.plan.decider is not None
+
+    def own_side(self, tree: Path) -> str | None:
+        """The side this tree is: its directory name when the log names it, else None."""
+        name = Path(tree).name
+        return name if name in self.sides else None
+
+    def side_order(self, tree: Path) -> tuple[str, str] | None:
+        """(base, candidate) side names of an A/B log, the tree's own name as the candidate when it is one of
+        the two, else the order `gate run --ab` writes (base first); None for a one-side log."""
+        names = list(self.sides)
+        if len(names) != 2:
+            return None
+        own = self.own_side(tree)
+        if own is None:
+            return names[0], names[1]
+        return names[1 - names.index(own)], own
+
+    def run_statuses(self, side: str) -> dict[str, str]:
+        """run<R> -> status, for the runs the log lists for `side`."""
+        out = {}
+        for label, status in self.runs.items():
+            owner, _, run = label.rpartition("/")
+            if owner == side:
+                out[run] = status
+        return out
+
+    def planned(self, tree: Path) -> tuple[str, ...]:
+        """The run directories listed for this tree's side (all labels when the tree was renamed)."""
+        own = self.own_side(tree)
+        labels = [label.rpartition("/") for label in self.runs]
+        runs = [run for owner, _, run in labels if owner == own] if own else []
+        return tuple(dict.fromkeys(runs or [run for _, _, run in labels]))
+
+    def made(self, side: str, model: str) -> tuple[str, ...] | None:
+        """The scored runs made for `model` on `side` (in order); None when the log does not say."""
+        per_model = self.scored_runs.get(side)
+        if per_model is None or model not in per_model:
+            return None
+        return per_model[model]
+
+
+def read(tree: str | Path) -> RunLog | None:
+    """The tree's run log, or None when the tree has none (a tree made by hand with the runbook).
+    Read once per file version: the same file is decoded once however many readers ask."""
+    path = Path(tree) / FILE
+    if not inputs.is_present(path):
+        return None
+    try:
+        info = os.stat(path)
+        key = (os.path.realpath(path), info.st_ino, info.st_mtime_ns, info.st_size)
+    except OSError:
+        key = None
+    if key is not None and key in _memo:
+        return _memo[key]
+    log = decode(inputs.load_json(path, inputs.RUN_LOG, root=tree), path)
+    if key is not None:
+        if len(_memo) > 64:
+            _memo.clear()
+        _memo[key] = log
+    return log
+
+
+def decode(data: Any, path: str | Path) -> RunLog:
+    """A parsed gate-run.json as a RunLog; InputError naming the file when it is not what the runner writes."""
+    if isinstance(data, dict):
+        data = {**{name: None for name in _OPTIONAL}, **data}
+        if isinstance(data.get("calibration"), dict):
+            data["calibration"] = {"stale_unknown": None, **data["calibration"]}
+        if isinstance(data.get("looks"), dict):
+            data["looks"] = {model: ({"not_extended": None, **record} if isinstance(record, dict) else record)
+                             for model, record in data["looks"].items()}
+    try:
+        log = typedjson.from_json(RunLog, data)
+        _check_values(log)
+    except typedjson.SchemaMismatch as exc:
+        raise InputError(f"{exc.where}: {exc.expected}; expected the run log `gate run` writes", path=path) from None
+    return log
+
+
+def encode(log: RunLog) -> dict[str, Any]:
+    return typedjson.to_json(log)
+
+
+def check(doc: Mapping[str, Any], path: str | Path) -> None:
+    """The writer's guard: what the runner is about to write decodes as a RunLog (writer and reader cannot drift)."""
+    decode(dict(doc), path)
+
+
+_OPTIONAL = ("plan", "looks", "remeasured", "calibration")
+_memo: dict[tuple, RunLog] = {}
+
+
+def _check_values(log: RunLog) -> None:
+    if log.schema_version != SCHEMA_VERSION:
+        raise typedjson.SchemaMismatch("$.schema_version", f"expected {SCHEMA_VERSION}, got {log.schema_version}")
+    if log.status not in STATUSES:
+        raise typedjson.SchemaMismatch("$.status", f"expected one of {', '.join(STATUSES)}")
+    for label, status in log.runs.items():
+        if status not in RUN_STATUSES:
+            raise typedjson.SchemaMismatch(typedjson.key_path("$.runs", label), f"expected one of {', '.join(RUN_STATUSES)}")
+    for model, record in (log.looks or {}).items():
+        where = typedjson.key_path("$.looks", model)
+        if record.first.action not in LOOK_ACTIONS:
+            raise typedjson.SchemaMismatch(f"{where}.first.action", f"expected one of {', '.join(LOOK_ACTIONS)}")
+        if record.final not in FINAL_ACTIONS:
+            raise typedjson.SchemaMismatch(f"{where}.final", f"expected one of {', '.join(FINAL_ACTIONS)}")
+
+
+def _parse_time(text: str) -> _dt.datetime:
+    when = _dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    if when.tzinfo is None:  # the pattern requires an offset; kept as a guard
+        raise InputError(f"time {text!r} has no UTC offset; expected the run log `gate run` writes", path=FILE)
+    return when.astimezone(_dt.timezone.utc)
