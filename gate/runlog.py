@@ -180,6 +180,17 @@ class RunLog:
         return per_model[model]
 
 
+def skeleton(sides: Mapping[str, str], runs: Mapping[str, str], *, started: str, status: str = "running",
+             scored_runs: Mapping[str, Mapping[str, list[str]]] | None = None, argv: tuple[str, ...] = ("gate", "run"),
+             gate_version: str = "0") -> dict[str, Any]:
+    """A run log with no step recorded yet (what `gate run` writes before its first step), as plain JSON:
+    the runner fills it in; tests build realistic logs from it."""
+    return {"schema_version": SCHEMA_VERSION, "gate_version": gate_version, "argv": list(argv), "started": started,
+            "ended": None, "status": status, "exit_code": None, "message": None, "sides": dict(sides),
+            "previous_attempt": None, "runs": dict(runs), "steps": [],
+            "scored_runs": {side: {m: list(r) for m, r in per.items()} for side, per in (scored_runs or {}).items()}}
+
+
 def read(tree: str | Path) -> RunLog | None:
     """The tree's run log, or None when the tree has none (a tree made by hand with the runbook).
     Read once per file version: the same file is decoded once however many readers ask."""

@@ -1,0 +1,106 @@
+"""One judge: the four entry points that turn trees into a verdict agree on the same trees.
+
+`gate compare` by hand, the trusted `gate post --trees`, the runner's look decision (`gate run --ab`'s
+decider) and the trusted plan recompute (`judge.first_look`) all go through gate/judge.py; on an A/B
+pair with the runner's own gate-run.json the two reports are byte-identical and the decisions match the
+looks the report records (docs/design.md §One judge).
+"""
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from gate import judge, runlog
+from gate.cli import cli
+from gate.config import load_suite
+from gate.examples import write_example_pair
+from gate.runner.looks import tree_decider
+from gate.stats import looks as rule
+
+SUITE = load_suite()
+MODELS = ("qwen3", "whisper")
+
+
+def _ab_log(side: str, models: tuple[str, ...]) -> dict:
+    """The gate-run.json `gate run --ab` leaves in each side's tree after a first look that decided every model."""
+    runs = {f"{s}/run{r}": "completed" for r in ("warm", "1", "2", "3") for s in ("base", "candidate")}
+    made = {s: {m: ["run1", "run2", "run3"] for m in models} for s in ("base", "candidate")}
+    log = runlog.skeleton({"base": "/checkouts/base", "candidate": "/checkouts/pr"}, runs, status="completed",
+                          started="2026-12-01T02:00:00.000+00:00", scored_runs=made)
+    log["plan"] = {"first_look": list(runs), "possible_extension": [], "decider": "decide / decide_pooled",
+                   "one_look_because": None, "max_runs_per_model": 14, "outlier_rule": "stats.outliers"}
+    log["looks"], log["remeasured"] = {}, []
+    log["exit_code"], log["ended"] = 0, "2026-12-01T03:00:00.000+00:00"
+    runlog.decode(log, side)  # what the runner writes is what the reader reads
+    return log
+
+
+@pytest.fixture(scope="module")
+def ab_trees(tmp_path_factory) -> Path:
+    """trees/base and trees/candidate: the example pair, laid out as a benchmark job uploads an A/B run."""
+    root = tmp_path_factory.mktemp("one-judge")
+    base, candidate = write_example_pair(root / "made", SUITE)
+    trees = root / "trees"
+    for name, tree in (("base", base), ("candidate", candidate)):
+        shutil.copytree(tree, trees / name, ignore=shutil.ignore_patterns(".gate-cache"))
+        (trees / name / "gate-run.json").write_text(json.dumps(_ab_log(name, tuple(SUITE.models))), encoding="utf-8")
+    return trees
+
+
+def _compare(trees: Path, model: str, out: Path) -> bytes:
+    result = CliRunner().invoke(cli, ["compare", str(trees / "base"), str(trees / "candidate"), "--models", model,
+                                      "--json", str(out), "--format", "none", "--no-cache"])
+    assert result.exit_code in (0, 1), result.output
+    return out.read_bytes()
+
+
+def _post(trees: Path, model: str, out: Path) -> bytes:
+    result = CliRunner().invoke(cli, ["post", "--trees", str(trees), "--model", model, "--dry-run", "--json", str(out)])
+    assert result.exit_code == 0, result.output
+    return out.read_bytes()
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_every_entry_point_gives_the_same_judgement(ab_trees, tmp_path, model):
+    by_hand = _compare(ab_trees, model, tmp_path / "compare.json")
+    trusted = _post(ab_trees, model, tmp_path / "post.json")
+    assert by_hand == trusted  # byte-identical report.json
+    report = json.loads(by_hand)
+    (looks,) = report["looks"]
+    assert looks["source"] == "recomputed" and looks["looks"][0]["name"] == "first"
+    request = judge.Request(base=ab_trees / "base", candidate=ab_trees / "candidate", suite=SUITE)
+    recomputed = judge.first_look(request, model)
+    runner = tree_decider(SUITE, ab_trees / "base", ab_trees / "candidate", None).first(model)
+    assert recomputed.decision.action == runner.action == looks["looks"][0]["action"]
+    assert recomputed.decision.reasons == runner.reasons
+    assert recomputed.problems == ()
+    # the report is published at the α of the look that decided (the first look here), not the family α
+    assert report["statistics"]["speed_alpha"] == rule.FIRST_ALPHA
+
+
+def test_the_planted_regression_fails_at_the_first_look_everywhere(ab_trees, tmp_path):
+    report = json.loads(_compare(ab_trees, "qwen3", tmp_path / "r.json"))
+    assert report["verdict"] == "fail" and report["looks"][0]["final"] == "fail"
+
+
+def test_a_tree_without_a_run_log_is_one_final_look(ab_trees, tmp_path):
+    """Two trees made by hand with the runbook (no gate-run.json): one look at the family α, no looks record."""
+    plain = tmp_path / "plain"
+    for name in ("base", "candidate"):
+        shutil.copytree(ab_trees / name, plain / name, ignore=shutil.ignore_patterns("gate-run.json", ".gate-cache"))
+    report = json.loads(_compare(plain, "whisper", tmp_path / "r.json"))
+    assert report["looks"] == [] and report["statistics"]["speed_alpha"] == rule.FAMILY_ALPHA
+
+
+def test_the_trusted_job_refuses_a_pair_whose_runs_are_not_the_plan(ab_trees, tmp_path):
+    """An extra scored run (best-of-N) is refused by the trusted job; by hand the same trees are judged as they
+    are and the looks note says the runs differ from the plan."""
+    trees = tmp_path / "trees"
+    shutil.copytree(ab_trees, trees)
+    shutil.copytree(trees / "candidate" / "run3", trees / "candidate" / "run4")
+    result = CliRunner().invoke(cli, ["post", "--trees", str(trees), "--model", "whisper", "--dry-run"])
+    assert result.exit_code == 2 and "whisper has scored runs run1, run2, run3, run4" in result.output
