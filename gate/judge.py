@@ -89,21 +89,24 @@ class FirstLook:
 def judge(request: Request) -> Report:
     """The report on request.candidate against request.base (see the module doc for the rules)."""
     _check_allowed(request.allow_diff)
-    base = _load(request.base, request)
-    cand = _load(request.candidate, request)
+    base = read_side(request.base, request)
+    cand = read_side(request.candidate, request)
     models = request.models or cand.models or base.models
     calibration, check = _calibration(request, base, cand, models)
     if _two_looks(request, base, cand):
         reports = [_two_look_report(request, base, cand, model, calibration, check) for model in models]
     else:
         reports = [_report(request, base, cand, (model,), rule.Look.FINAL, calibration, check) for model in models]
+        if (why := _one_look_because(request, base, cand)) is not None:
+            reports = [replace(r, looks=(ModelLooks(m, runlog.FILE, (), "one look", note=_clipped((why,))[0]),))
+                       for r, m in zip(reports, models, strict=True)]
     return reports[0] if len(reports) == 1 else Report.merge(reports)
 
 
 def decide(request: Request, model: str, look: rule.Look) -> rule.LookDecision:
     """The runner's decision at a look (FIRST: pass, fail or extend; POOLED: pass or fail), on the trees as
     they are on disk now: the same judgement the recompute makes of the finished trees."""
-    base, cand = _load(request.base, request), _load(request.candidate, request)
+    base, cand = read_side(request.base, request), read_side(request.candidate, request)
     calibration, check = _calibration(request, base, cand, (model,))
     report = _report(request, base, cand, (model,), look, calibration, check)
     return rule.decide(report, model) if look is rule.Look.FIRST else rule.decide_pooled(report, model)
@@ -156,6 +159,16 @@ def _two_looks(request: Request, base: Side, cand: Side) -> bool:
     return log is not None and log.two_looks
 
 
+def _one_look_because(request: Request, base: Side, cand: Side) -> str | None:
+    """Why an A/B of `gate run --ab` had one look (its log says), for the report; None for anything else."""
+    if request.design is not Design.AUTO or base.kind != "tree" or cand.kind != "tree":
+        return None
+    log = runlog.read(request.candidate)
+    if log is None or log.plan is None or log.plan.decider is not None:
+        return None
+    return log.plan.one_look_because or "one look"
+
+
 def _two_look_report(request: Request, base: Side, cand: Side, model: str, calibration: Mapping | None,
                      check: CalibrationCheck | None) -> Report:
     first = first_look(request, model)
@@ -201,7 +214,9 @@ def _report(request: Request, base: Side, cand: Side, models: Sequence[str], loo
                    calibration_check=check)
 
 
-def _load(path: Path, request: Request) -> Side:
+def read_side(path: Path, request: Request) -> Side:
+    """One side as the judge reads it: a result tree (through its per-utterance cache unless request.cache is
+    off) or a baseline file."""
     from gate.sides import load_side
 
     if request.cache and Path(path).is_dir():

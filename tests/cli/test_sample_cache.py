@@ -1,6 +1,7 @@
 """The per-utterance cache beside a tree: same results as scoring, a miss on any change, opt-out for untrusted trees."""
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -8,9 +9,9 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
+from gate import judge
 from gate.baseline import side_from_tree
 from gate.cli import cli
-from gate.commands import compare as compare_command
 from gate.config import load_suite
 from gate.examples import ExampleSpec, write_example_tree
 from gate.sample_cache import CACHE_DIR, CachedSampleReader
@@ -90,8 +91,9 @@ def test_no_cache_ignores_a_planted_entry(tree, suite):
     document = json.loads(entry.read_text())
     document["measures"]["wer"]["errors"] = [0] * len(document["measures"]["wer"]["errors"])
     entry.write_text(json.dumps(document))
-    trusted = compare_command._load(tree, suite, ("qwen3",), cache=False)
-    cached = compare_command._load(tree, suite, ("qwen3",), cache=True)
+    request = judge.Request(base=tree, candidate=tree, suite=suite, models=("qwen3",))
+    trusted = judge.read_side(tree, dataclasses.replace(request, cache=False))
+    cached = judge.read_side(tree, request)
     assert cached.workloads["qwen3/asr_en"].samples["wer"].errors[0].sum() == 0  # the forged counts, when trusted
     assert trusted.workloads["qwen3/asr_en"].samples["wer"].errors[0].sum() > 0  # scored from the files
 

@@ -6,6 +6,7 @@ import json
 
 from click.testing import CliRunner
 
+from gate import runlog
 from gate.cli import cli
 from gate.config import load_suite
 from gate.examples import ExampleSpec, write_example_tree
@@ -53,8 +54,10 @@ def test_compare_warns_on_swapped_sides_and_keeps_the_verdict(tmp_path):
     old = write_example_tree(tmp_path / "old", suite, ExampleSpec(models=("qwen3",), runs=("1", "2", "3"), seed=0))
     new = write_example_tree(tmp_path / "new", suite, ExampleSpec(models=("qwen3",), runs=("1", "2", "3"), seed=1,
                                                                   speed_factor={"qwen3/asr_en": 1.10}))
-    (old / "gate-run.json").write_text(json.dumps({"started": T0.isoformat()}))
-    (new / "gate-run.json").write_text(json.dumps({"started": LATER.isoformat()}))
+    for tree, started in ((old, T0), (new, LATER)):  # one-side runs of `gate run`
+        log = runlog.skeleton({tree.name: f"/checkouts/{tree.name}"}, {f"{tree.name}/run{r}": "completed" for r in "123"},
+                              started=started.isoformat(timespec="milliseconds"), status="completed")
+        (tree / "gate-run.json").write_text(json.dumps(log))
     runner = CliRunner()
     straight = runner.invoke(cli, ["compare", str(old), str(new), "--format", "json", "--no-cache"])
     swapped = runner.invoke(cli, ["compare", str(new), str(old), "--format", "json", "--no-cache"])

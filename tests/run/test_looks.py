@@ -211,8 +211,8 @@ def test_real_decider_fails_the_regressed_model_extends_the_undecided_and_stops_
     # The report shows both looks, and the trusted side's recomputation (the real decide) accepts the trees.
     from click.testing import CliRunner
 
-    from gate.cli import cli
     from gate import judge
+    from gate.cli import cli
     base, pr = bench.out / "base", bench.out / "pr"
     shown = CliRunner().invoke(cli, ["compare", str(base), str(pr), "--suite", str(bench.suite_path)],
                                catch_exceptions=False)
