@@ -105,7 +105,3 @@ _MEANINGS = {
                            "Possibly worse, rerun to confirm", "neutral", "success", "warning"),
     Verdict.PASS: _Meaning(4, 0, "✅", "pass", "no regression beyond noise", None, "success", "success", None),
 }
-
-# A tool error (no report at all) is not a verdict: "could not analyse", never success.
-ERROR_CHECK_CONCLUSION = "neutral"
-ERROR_STATUS_STATE = "error"
