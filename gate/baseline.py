@@ -293,7 +293,7 @@ def _workload_side(w: Any, key: str, workload: Any) -> WorkloadSide:
     for name, vals in schema.get(w, "metrics", OBJECT).items():
         if name not in specs:
             raise schema.Invalid(f"{key}.metrics.{name}", f"is not a metric of {workload.id}")
-        check = list_of(metric_check(specs[name]))
+        check = list_of(metric_check(specs[name], workload.expected_samples))
         check(vals, f"{key}.metrics.{name}")
         if len(vals) != len(runs):
             raise schema.Invalid(f"{key}.metrics.{name}", f"has {len(vals)} values; expected {len(runs)} values (one per run)")

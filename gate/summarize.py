@@ -240,7 +240,6 @@ class TreeSummary:
     commits: tuple[tuple[str, str | None], ...]  # (run, commit.txt)
     workloads: tuple[WorkloadSummary, ...]
     missing_workloads: tuple[str, ...]
-    tree_problems: tuple[Problem, ...]
     ignored: tuple[str, ...] = ()  # run* folders and result files that are not planned: reported, never read
 
     @property
@@ -250,7 +249,7 @@ class TreeSummary:
     @property
     def input_problems(self) -> tuple[Problem, ...]:
         """Problems that mean the input is unreadable (exit 2), not merely incomplete."""
-        found = list(self.tree_problems)
+        found: list[Problem] = []
         for w in self.workloads:
             for c in w.coverage:
                 found += [p for p in c.problems if p.code in _INPUT_CODES]
@@ -291,7 +290,7 @@ def summarize_tree(tree: ResultTree, suite: Suite, *, samples: bool = True) -> T
                                          tuple(checks)))
     return TreeSummary(root=tree.root, layout=tree.layout, runs=tree.run_names,
                        commits=tuple((r.name, r.commit) for r in tree.runs), workloads=tuple(summaries),
-                       missing_workloads=tree.missing_workloads, tree_problems=tree.problems, ignored=tree.ignored)
+                       missing_workloads=tree.missing_workloads, ignored=tree.ignored)
 
 
 # --- renderings ----------------------------------------------------------------------------------------
@@ -312,8 +311,6 @@ def render_table(summary: TreeSummary) -> str:
         if summary.missing_workloads:
             parts.append(f"{len(summary.missing_workloads)} missing ({', '.join(summary.missing_workloads)})")
         out.append("coverage: INCOMPLETE: " + "; ".join(parts))
-    for problem in summary.tree_problems:
-        out.append(f"problem: {problem}")
     for note in summary.ignored:
         out.append(f"ignored: {note}")
     for w in summary.workloads:
