@@ -222,7 +222,7 @@ def metric_check(metric: MetricSpec, expected_samples: int) -> schema.Check:
     def plausible(v: Any) -> bool:
         return sign.test(v) and v >= low and (high is None or v <= high) and (v == 0 or v >= MIN_NONZERO)
 
-    return optional(schema.Check(f"a plausible {metric.name}: {sign.expected} {span}{unit}", plausible))
+    return optional(schema.Check(f"{sign.expected} {span}{unit} (the plausible range of {metric.name})", plausible))
 
 
 def metric_value(data: Any, dotted: str, metric: MetricSpec, expected_samples: int) -> float | None:

@@ -76,7 +76,7 @@ __all__ = [
     "MISSING_METRIC", "MISSING_RUN", "MOSS_RESULTS_FILE", "MOSS_SPEED_FILE", "NO_SPEED", "NULL_METRIC", "RUN_LOG_FILE",
     "RUN_RECORD", "SKIPPED", "UNREADABLE", "WRONG_TOTAL", "Coverage", "Problem", "Provenance", "ResultTree", "RunInfo",
     "Unreadable", "WorkloadRun", "load_json", "lookup", "metric_check", "moss_results_path", "planned_runs",
-    "read_env", "read_tree", "read_workload_run",
+    "read_env", "read_run_log", "read_tree", "read_workload_run",
 ]
 
 RUN_LOG_FILE = "gate-run.json"  # written by `gate run` at the tree's root; lists the runs it planned
@@ -186,34 +186,47 @@ def planned_runs(root: Path, suite: Suite, models: tuple[str, ...] | None = None
 
 def _per_model_runs(root: Path, models: tuple[str, ...] | None) -> set[str] | None:
     """The runs gate-run.json says were made for `models` on this side; None when it does not say."""
-    log = Path(root) / RUN_LOG_FILE
-    if models is None or not inputs.is_present(log):
+    doc = read_run_log(root) if models is not None else None
+    if doc is None:
         return None
-    try:
-        doc = inputs.load_json(log, inputs.RUN_LOG, root=root)
-    except Unreadable:
-        return None  # _logged_runs has already refused an unreadable log
-    made = doc.get("scored_runs") if isinstance(doc, dict) else None
+    made = doc.get("scored_runs")
     side = made.get(Path(root).name) if isinstance(made, dict) else None
     if not isinstance(side, dict) or not all(isinstance(side.get(m, []), list) for m in models):
         return None
     return {str(run) for m in models for run in side.get(m, [])}
 
 
-def _logged_runs(root: Path, suite: Suite) -> tuple[str, ...]:
+def read_run_log(root: str | Path) -> dict | None:
+    """The tree's gate-run.json as a JSON object, None when the tree has none. A log that is not a regular
+    file, not strict JSON, not an object or of a non-integer schema_version is an InputError: what was
+    planned and how the run ended cannot be known. (The one place result-tree readers read the log.)"""
     log = Path(root) / RUN_LOG_FILE
     if not inputs.is_present(log):
-        return tuple(f"run{r}" for r in suite.scored_runs)
+        return None
+    expected = "expected the run log `gate run` writes (it lists the planned runs)"
     try:
         doc = inputs.load_json(log, inputs.RUN_LOG, root=root)
+    except Unreadable as exc:
+        raise InputError(f"{exc.reason}; {expected}", path=log) from None
+    if not isinstance(doc, dict):
+        raise InputError(f"not a JSON object; {expected}", path=log)
+    version = doc.get("schema_version", 1)
+    if type(version) is not int or version < 1:  # 1.0 and true are not versions
+        raise InputError(f"schema_version is {version!r}; {expected} (an integer schema_version)", path=log)
+    return doc
+
+
+def _logged_runs(root: Path, suite: Suite) -> tuple[str, ...]:
+    log = Path(root) / RUN_LOG_FILE
+    doc = read_run_log(root)
+    if doc is None:
+        return tuple(f"run{r}" for r in suite.scored_runs)
+    try:
         labels = schema.get_optional(doc, "runs", OBJECT)
         if labels is None:  # a run log that plans nothing (hand-made, or cut short before planning)
             return tuple(f"run{r}" for r in suite.scored_runs)
         for label in labels:
             NON_EMPTY_STRING(label, "runs")
-    except Unreadable as exc:
-        raise InputError(f"{exc.reason}; expected the run log `gate run` writes (it lists the planned runs)",
-                         path=log) from None
     except SchemaError as exc:
         raise InputError(f"{exc}; expected the run log `gate run` writes (runs: {{\"<side>/run<R>\": status}})",
                          path=log) from None

@@ -241,10 +241,11 @@ class TreeSummary:
     workloads: tuple[WorkloadSummary, ...]
     missing_workloads: tuple[str, ...]
     ignored: tuple[str, ...] = ()  # run* folders and result files that are not planned: reported, never read
+    run_log: tuple[Problem, ...] = ()  # what gate-run.json says went wrong (a run it marks failed is not complete)
 
     @property
     def complete(self) -> bool:
-        return not self.missing_workloads and all(w.complete for w in self.workloads)
+        return not self.missing_workloads and not self.run_log and all(w.complete for w in self.workloads)
 
     @property
     def input_problems(self) -> tuple[Problem, ...]:
@@ -290,7 +291,36 @@ def summarize_tree(tree: ResultTree, suite: Suite, *, samples: bool = True) -> T
                                          tuple(checks)))
     return TreeSummary(root=tree.root, layout=tree.layout, runs=tree.run_names,
                        commits=tuple((r.name, r.commit) for r in tree.runs), workloads=tuple(summaries),
-                       missing_workloads=tree.missing_workloads, ignored=tree.ignored)
+                       missing_workloads=tree.missing_workloads, ignored=tree.ignored,
+                       run_log=run_log_problems(tree))
+
+
+RUN_LOG = "run_log"  # the problem code of what gate-run.json says went wrong
+_ENDED_WELL = ("completed",)
+_RUN_FAILED = ("failed", "interrupted")
+
+
+def run_log_problems(tree: ResultTree) -> tuple[Problem, ...]:
+    """What the tree's gate-run.json says went wrong: the run as a whole not completed (failed,
+    interrupted, or still `running`: killed), or one of this side's scored runs marked failed or
+    interrupted. A tree without a run log (made by hand with the runbook) has nothing to say."""
+    doc = results.read_run_log(tree.root)
+    if doc is None:
+        return ()
+    path = str(Path(tree.root) / results.RUN_LOG_FILE)
+    found = []
+    status, message = doc.get("status"), doc.get("message")
+    if status is not None and status not in _ENDED_WELL:
+        why = f": {message}" if isinstance(message, str) and message else ""
+        found.append(Problem(RUN_LOG, f"`gate run` ended {status!r}{why}; expected 'completed'", path))
+    runs = doc.get("runs") if isinstance(doc.get("runs"), dict) else {}
+    side = Path(tree.root).name
+    for label, state in runs.items():
+        owner, _, run = label.rpartition("/")
+        if state in _RUN_FAILED and run in tree.run_names and owner in ("", side):
+            found.append(Problem(RUN_LOG, f"{label} is marked {state!r}; its files are not a finished measurement",
+                                 path))
+    return tuple(found)
 
 
 # --- renderings ----------------------------------------------------------------------------------------
@@ -310,7 +340,11 @@ def render_table(summary: TreeSummary) -> str:
             parts.append(f"{len(incomplete)} incomplete ({', '.join(incomplete)})")
         if summary.missing_workloads:
             parts.append(f"{len(summary.missing_workloads)} missing ({', '.join(summary.missing_workloads)})")
+        if summary.run_log:
+            parts.append("gate-run.json marks the run unfinished")
         out.append("coverage: INCOMPLETE: " + "; ".join(parts))
+    for problem in summary.run_log:
+        out.append(f"run log: {problem}")
     for note in summary.ignored:
         out.append(f"ignored: {note}")
     for w in summary.workloads:
@@ -358,6 +392,7 @@ def summary_json(summary: TreeSummary) -> dict[str, Any]:
         "exit_code": summary.exit_code,
         "missing_workloads": list(summary.missing_workloads),
         "problems": [_problem(p) for p in summary.input_problems],
+        "run_log": [_problem(p) for p in summary.run_log],
         "ignored": list(summary.ignored),
         "workloads": [
             {
