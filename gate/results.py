@@ -186,7 +186,9 @@ def planned_runs(root: Path, suite: Suite, models: tuple[str, ...] | None = None
 
 def _per_model_runs(root: Path, models: tuple[str, ...] | None) -> set[str] | None:
     """The runs gate-run.json says were made for `models` on this side; None when it does not say."""
-    doc = read_run_log(root) if models is not None else None
+    if models is None:
+        return None
+    doc = read_run_log(root)
     if doc is None:
         return None
     made = doc.get("scored_runs")

@@ -32,7 +32,6 @@ from gate.samples import MATCH, MISMATCH, read_run_samples
 
 SUMMARY_SCHEMA_VERSION = 1
 EXIT_COMPLETE = 0
-EXIT_UNREADABLE = 2  # the tree itself cannot be opened (raised as InputError before a summary exists)
 EXIT_INCOMPLETE = 3
 # Coverage problems that mean a file is broken (not merely an incomplete measurement); still exit 3.
 _INPUT_CODES = results.INPUT_CODES
@@ -313,7 +312,8 @@ def run_log_problems(tree: ResultTree) -> tuple[Problem, ...]:
     if status is not None and status not in _ENDED_WELL:
         why = f": {message}" if isinstance(message, str) and message else ""
         found.append(Problem(RUN_LOG, f"`gate run` ended {status!r}{why}; expected 'completed'", path))
-    runs = doc.get("runs") if isinstance(doc.get("runs"), dict) else {}
+    logged = doc.get("runs")
+    runs: dict = logged if isinstance(logged, dict) else {}
     side = Path(tree.root).name
     for label, state in runs.items():
         owner, _, run = label.rpartition("/")
