@@ -14,7 +14,9 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from gate import typedjson
 from gate.baseline_file import load_document, side_from_document, write_document
+from gate.baseline_record import noise_record
 from gate.config import Suite
 from gate.errors import InputError
 from gate.side import MeasureSamples, Side
@@ -105,15 +107,14 @@ def calibrate_baseline(baseline_path: str | Path, pairs: Sequence[tuple[Side, Si
             raise InputError(f"an A/A pair must be one commit twice; {a.path} is {a.commit}, {b.path} is {b.commit}",
                              path=b.path)
     check_independent(pairs)
-    data = load_document(path)
-    side_from_document(data, path, suite, None)  # the file must be a valid baseline before it is rewritten
+    document = load_document(path)
+    stored = side_from_document(document, path, suite, None)  # the file must be a valid baseline before it is rewritten
     calibration = calibration_from_pairs(pairs, suite, cross_job)
     if not any(isinstance(c, Calibration) for metrics in calibration.values() for c in metrics.values()):
         raise InputError("no complete speed values in the A/A pairs; nothing to calibrate", path=pairs[0][0].path)
-    calibration = _keep_nights(calibration, data.get("calibration") or {})
-    nights = (data.get("calibration_source") or {}).get("nights")
-    data["calibration"] = {w: {m: c.to_dict() for m, c in metrics.items()} for w, metrics in calibration.items()}
-    data["calibration_source"] = {
+    calibration = _keep_nights(calibration, stored.calibration)
+    nights = (document.calibration_source or {}).get("nights")
+    source: dict[str, Any] = {
         "pairs": [[a.path, b.path] for a, b in pairs],
         "independent_pairs": len(pairs),
         "within_job_pairs": sum(1 for c in cross_job if not c),
@@ -122,22 +123,20 @@ def calibrate_baseline(baseline_path: str | Path, pairs: Sequence[tuple[Side, Si
         "created": _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat(),
     }
     if nights is not None:
-        data["calibration_source"]["nights"] = nights
+        source["nights"] = nights
+    records = {w: {m: noise_record(c) for m, c in metrics.items()} for w, metrics in calibration.items()}
     # Never in place: a kill or a full disk during the write leaves the previous baseline valid.
-    write_document(path, data)
-    return data["calibration"]
+    write_document(path, replace(document, calibration=records, calibration_source=source))
+    return typedjson.to_json(records)
 
 
 def _keep_nights(calibration: dict[str, dict[str, Calibration | Dispersion]],
-                 stored: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Calibration | Dispersion]]:
+                 stored: Mapping[str, Mapping[str, Calibration | Dispersion]]) -> dict[str, dict[str, Calibration | Dispersion]]:
     """New A/A pairs replace the pairs' part of each speed entry; the nights' part already pooled in stays."""
     out = {w: dict(metrics) for w, metrics in calibration.items()}
     for workload_id, metrics in stored.items():
-        for metric, entry in metrics.items():
-            if not isinstance(entry, dict) or "sigma" not in entry:
-                continue
-            old = Calibration.from_dict(entry)
-            if not old.night_df:
+        for metric, old in metrics.items():
+            if not isinstance(old, Calibration) or not old.night_df:
                 continue
             new = out.get(workload_id, {}).get(metric)
             nights = _nights_part(old)
@@ -161,9 +160,9 @@ def pool_nights(baseline_path: str | Path, nights: Mapping[str, Mapping[str, Cal
     the part is recomputed from the current window each time, never accumulated. Written atomically;
     `source` is kept as calibration_source.nights. Returns the speed entries now stored."""
     path = Path(baseline_path)
-    data = load_document(path)
-    side = side_from_document(data, path, suite, None)  # the file must be a valid baseline before it is rewritten
-    stored = dict(data.get("calibration") or {})
+    document = load_document(path)
+    side = side_from_document(document, path, suite, None)  # the file must be a valid baseline before it is rewritten
+    stored = {w: dict(metrics) for w, metrics in document.calibration.items()}
     written: dict[str, dict[str, Calibration]] = {}
     for workload_id in side.workloads:
         metrics = dict(stored.get(workload_id) or {})
@@ -176,15 +175,14 @@ def pool_nights(baseline_path: str | Path, nights: Mapping[str, Mapping[str, Cal
             if merged is None:
                 metrics.pop(metric.name, None)
                 continue
-            metrics[metric.name] = merged.to_dict()
+            metrics[metric.name] = noise_record(merged)
             written.setdefault(workload_id, {})[metric.name] = merged
         if metrics:
             stored[workload_id] = metrics
         else:
             stored.pop(workload_id, None)
-    data["calibration"] = stored
-    data["calibration_source"] = dict(data.get("calibration_source") or {}, nights=dict(source))
-    write_document(path, data)
+    write_document(path, replace(document, calibration=stored,
+                                 calibration_source=dict(document.calibration_source or {}, nights=dict(source))))
     return written
 
 
@@ -196,7 +194,7 @@ def carry_calibration(side: Side, earlier: str | Path, suite: Suite, *,
                       models: tuple[str, ...] | None = None) -> tuple[Side, dict]:
     """`side` with the calibration of an earlier baseline file (a nightly refresh must not lose the noise
     floor), and the calibration_source to record: the earlier one's, plus where it was carried from."""
-    raw = load_document(Path(earlier))
-    old = side_from_document(raw, Path(earlier), suite, models)  # validated once; the same bytes give the source
-    source = dict(raw.get("calibration_source") or {}, carried_from=str(earlier))
+    document = load_document(Path(earlier))
+    old = side_from_document(document, Path(earlier), suite, models)  # validated once; the same bytes give the source
+    source = dict(document.calibration_source or {}, carried_from=str(earlier))
     return with_calibration(side, old.calibration), source

@@ -1,8 +1,12 @@
 """The baseline file: one side of a comparison (gate.side.Side) kept as one reviewed JSON file.
 
-`write_baseline` writes it, `read_baseline` reads it back (validated as a whole: any violation is
-one InputError naming the file and the field). The A/A calibration in it is written by
-gate.baseline_calibration through `load_document` / `write_document`, the same reader and writer.
+Its shape is `gate.baseline_record.BaselineDocument`: `write_document` is the one writer
+(typedjson.to_json, atomically) and `load_document` the one reader (gate.inputs, then
+typedjson.from_json: a missing or unknown key, a wrong type or a negative count is refused).
+`side_from_document` then checks what a type cannot say and builds the Side. `write_baseline` /
+`read_baseline` are the two ends for a Side; gate.baseline_calibration rewrites the calibration
+through the same reader and writer. Any violation is one InputError naming the file and the field:
+the baseline as a whole cannot be opened (exit 2); nothing in it is coerced or partly used.
 
 Baseline file, schema_version 1 (baselines/README.md documents it for reviewers):
 
@@ -26,84 +30,100 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator, Mapping
+from typing import Any, Mapping
 
 import numpy as np
 
-from gate import atomic, inputs, schema
+from gate import atomic, inputs, schema, typedjson
 from gate import samples as samples_module
+from gate.baseline_record import (
+    AccuracyNoiseRecord,
+    BaselineDocument,
+    FingerprintRecord,
+    SamplesRecord,
+    SourceRecord,
+    SpeedNoiseRecord,
+    WorkloadRecord,
+    noise_record,
+    upgrade,
+)
 from gate.comparability import Fingerprint
-from gate.config import Suite
+from gate.config import Suite, Workload
 from gate.errors import InputError
 from gate.results import metric_check
-from gate.schema import BOOL, COUNT, NON_EMPTY_STRING, OBJECT, POSITIVE_INT, STRING, SchemaError, list_of, optional
+from gate.schema import SchemaError
 from gate.side import MeasureSamples, Side, WorkloadSide
 from gate.stats.overdispersion import Dispersion
 from gate.stats.performance import Calibration
 
 BASELINE_SCHEMA_VERSION = 1
 BASELINE_KIND = "asr-gate-baseline"
-
-def side_to_dict(side: Side, *, source_calibration: Mapping[str, Any] | None = None) -> dict:
-    workloads = {}
-    for workload_id, w in side.workloads.items():
-        workloads[workload_id] = {
-            "runs": list(w.runs), "complete": w.complete, "problems": list(w.problems),
-            "metrics": {name: list(values) for name, values in w.values.items()},
-            "samples": {m: _samples_to_dict(s) for m, s in w.samples.items()},
-            "sample_notes": list(w.sample_notes), "evaluated": list(w.evaluated),
-            "run_complete": list(w.run_complete), "expected_runs": w.expected_runs,
-        }
-    return {
-        "schema_version": BASELINE_SCHEMA_VERSION, "kind": BASELINE_KIND, "suite": side.suite,
-        "created": _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat(),
-        "source": {"path": side.path, "commit": side.commit, "runs": list(side.runs)},
-        "missing": list(side.missing),
-        "fingerprint": side.fingerprint.to_dict(),
-        "workloads": workloads,
-        "calibration": {w: {m: c.to_dict() for m, c in metrics.items()} for w, metrics in side.calibration.items()},
-        "calibration_source": source_calibration,
-    }
-
-
-def _samples_to_dict(s: MeasureSamples) -> dict:
-    return {"ids": list(s.ids), "ref_len": s.ref_len.tolist(), "errors": s.errors.tolist(),
-            "invalid": [np.flatnonzero(~row).tolist() for row in s.valid],
-            "texts": {i: list(t) for i, t in s.texts.items()}}
-
-
-def write_baseline(side: Side, path: str | Path, *, calibration_source: Mapping[str, Any] | None = None) -> Path:
-    """Write `side` as a baseline file, atomically (a kill or a full disk leaves the old file intact)."""
-    return write_document(path, side_to_dict(side, source_calibration=calibration_source))
-
-
-def write_document(path: str | Path, data: Mapping[str, Any]) -> Path:
-    """The one writer of baseline files: compact JSON, atomically (a kill or a full disk leaves the
-    previous file intact)."""
-    return atomic.write_text(path, json.dumps(data, separators=(",", ":"), ensure_ascii=False) + "\n",
-                             what="baseline")
-
-
-def read_baseline(path: str | Path, suite: Suite, *, models: tuple[str, ...] | None = None) -> Side:
-    """Read and validate a baseline file. Any violation (unreadable file, wrong kind, schema version or
-    suite, a value of the wrong type or range, per-utterance errors that do not reproduce the stored
-    metric) is one InputError line naming the file and the field: the baseline as a whole cannot be
-    opened (exit 2); nothing in it is coerced or partly used."""
-    path = Path(path)
-    data = load_document(path)
-    return side_from_document(data, path, suite, models)
-
-
 MIN_SIGMA = 1e-4  # ln-scale run-to-run SD below 0.01 %: no real GPU measurement is that quiet
 MAX_SIGMA = 1.0  # above ~100 %: not a noise estimate
 _EXPECTED = f"expected schema_version {BASELINE_SCHEMA_VERSION} as documented in baselines/README.md"
 
 
-def load_document(path: str | Path) -> dict:
-    """The one reader of baseline files: a regular file (no FIFO, device or link to one) by the strict
-    rules of gate.inputs, of this kind and an integer schema_version this gate reads; else InputError."""
+# --- writing --------------------------------------------------------------------------------------------
+
+def document_from_side(side: Side, *, calibration_source: Mapping[str, Any] | None = None) -> BaselineDocument:
+    workloads = {
+        workload_id: WorkloadRecord(
+            runs=tuple(w.runs), complete=w.complete, problems=tuple(w.problems),
+            metrics={name: tuple(values) for name, values in w.values.items()},
+            samples={m: _samples_record(s) for m, s in w.samples.items()},
+            sample_notes=tuple(w.sample_notes), evaluated=tuple(w.evaluated), run_complete=tuple(w.run_complete),
+            expected_runs=w.expected_runs)
+        for workload_id, w in side.workloads.items()}
+    fingerprint = side.fingerprint.to_dict()
+    return BaselineDocument(
+        schema_version=BASELINE_SCHEMA_VERSION, kind=BASELINE_KIND, suite=side.suite,
+        created=_dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat(),
+        source=SourceRecord(path=side.path, commit=side.commit, runs=tuple(side.runs)),
+        missing=tuple(side.missing),
+        fingerprint=FingerprintRecord(gpu=fingerprint["gpu"], driver=fingerprint["driver"],
+                                      packages=fingerprint["packages"], workloads=fingerprint["workloads"]),
+        workloads=workloads,
+        calibration={w: {m: noise_record(c) for m, c in metrics.items()} for w, metrics in side.calibration.items()},
+        calibration_source=calibration_source)
+
+
+def side_to_dict(side: Side, *, source_calibration: Mapping[str, Any] | None = None) -> dict:
+    """The JSON form of `side` as a baseline file."""
+    return typedjson.to_json(document_from_side(side, calibration_source=source_calibration))
+
+
+def _samples_record(s: MeasureSamples) -> SamplesRecord:
+    return SamplesRecord(ids=tuple(s.ids), ref_len=tuple(s.ref_len.tolist()),
+                         errors=tuple(tuple(row) for row in s.errors.tolist()),
+                         invalid=tuple(tuple(np.flatnonzero(~row).tolist()) for row in s.valid),
+                         texts={i: (t[0], t[1]) for i, t in s.texts.items()})
+
+
+def write_baseline(side: Side, path: str | Path, *, calibration_source: Mapping[str, Any] | None = None) -> Path:
+    """Write `side` as a baseline file, atomically (a kill or a full disk leaves the old file intact)."""
+    return write_document(path, document_from_side(side, calibration_source=calibration_source))
+
+
+def write_document(path: str | Path, document: BaselineDocument) -> Path:
+    """The one writer of baseline files: compact JSON, atomically (a kill or a full disk leaves the
+    previous file intact)."""
+    text = json.dumps(typedjson.to_json(document), separators=(",", ":"), ensure_ascii=False) + "\n"
+    return atomic.write_text(path, text, what="baseline")
+
+
+# --- reading --------------------------------------------------------------------------------------------
+
+def read_baseline(path: str | Path, suite: Suite, *, models: tuple[str, ...] | None = None) -> Side:
+    """Read and validate a baseline file (see the module doc); only `models`' workloads are kept."""
+    path = Path(path)
+    return side_from_document(load_document(path), path, suite, models)
+
+
+def load_document(path: str | Path) -> BaselineDocument:
+    """The one reader of baseline files: a regular file (no FIFO, socket, device or link to one) by the
+    strict rules of gate.inputs, of this kind and the integer schema_version this gate reads, every key
+    of its type (gate.baseline_record); else InputError naming the file and the field."""
     path = Path(path)
     try:
         data = inputs.load_json(path, inputs.BASELINE)
@@ -115,140 +135,146 @@ def load_document(path: str | Path) -> dict:
     if type(version) is not int or version != BASELINE_SCHEMA_VERSION:  # 1.0 and true are not 1
         raise InputError(f"baseline schema_version is {version!r}, this gate reads the integer "
                          f"{BASELINE_SCHEMA_VERSION}; recreate it with `gate baseline create`", path=path)
-    return data
-
-
-def side_from_document(data: dict, path: Path, suite: Suite, models: tuple[str, ...] | None) -> Side:
-    if data.get("suite") != suite.name:
-        raise InputError(f"baseline is for suite {data.get('suite')!r}, expected {suite.name!r}", path=path)
+    data = upgrade(data)
     try:
-        return _validated_side(data, path, suite, models)
+        return typedjson.from_json(BaselineDocument, data)
+    except typedjson.SchemaMismatch as exc:
+        exc = _precise(exc, data)
+        raise InputError(f"malformed baseline: {exc.where}: {exc.expected}; {_EXPECTED}", path=path) from None
+
+
+def _precise(exc: typedjson.SchemaMismatch, data: dict) -> typedjson.SchemaMismatch:
+    """A calibration entry fits neither record: say what is wrong with it as the record its keys name."""
+    for workload_id, metrics in (data.get("calibration") or {}).items():
+        for metric, entry in (metrics if isinstance(metrics, dict) else {}).items():
+            where = typedjson.key_path(typedjson.key_path("$.calibration", workload_id), metric)
+            if exc.where != where or not isinstance(entry, dict):
+                continue
+            record = SpeedNoiseRecord if "sigma" in entry else AccuracyNoiseRecord
+            try:
+                typedjson.from_json(record, entry, where)
+            except typedjson.SchemaMismatch as inner:
+                return inner
+    return exc
+
+
+def side_from_document(document: BaselineDocument, path: Path, suite: Suite,
+                       models: tuple[str, ...] | None) -> Side:
+    """The Side a decoded baseline holds, after the checks a type cannot make; InputError otherwise."""
+    if document.suite != suite.name:
+        raise InputError(f"baseline is for suite {document.suite!r}, expected {suite.name!r}", path=path)
+    try:
+        return _checked_side(document, path, suite, models)
     except SchemaError as exc:
         raise InputError(f"malformed baseline: {exc}; {_EXPECTED}", path=path) from None
 
 
-def _validated_side(data: dict, path: Path, suite: Suite, models: tuple[str, ...] | None) -> Side:
+def _checked_side(document: BaselineDocument, path: Path, suite: Suite, models: tuple[str, ...] | None) -> Side:
     known = {w.id: w for w in suite.workloads}
     selected = {w.id for w in suite.workloads_for(models)}
-    source = schema.get(data, "source", OBJECT)
-    schema.get_optional(source, "path", STRING)
-    commit = schema.get_optional(data, "source.commit", STRING)
-    source_runs = schema.get_optional(data, "source.runs", list_of(NON_EMPTY_STRING), [])
-    missing = schema.get_optional(data, "missing", list_of(STRING), [])
-    for k, workload_id in enumerate(missing):
+    for k, workload_id in enumerate(document.missing):
         if workload_id not in known:
             raise schema.Invalid(f"missing[{k}]", f"is {workload_id!r}, expected a workload of suite {suite.name!r}")
+    if any(not run for run in document.source.runs):
+        raise schema.Invalid("source.runs", "has an empty run name, expected non-empty strings")
     workloads = {}
-    for workload_id, w in schema.get(data, "workloads", OBJECT).items():
+    for workload_id, record in document.workloads.items():
         key = f"workloads.{workload_id}"
         if workload_id not in known:
             raise schema.Invalid(key, f"is not a workload of suite {suite.name!r}")
-        with _within(key):
-            side = _workload_side(w, key, known[workload_id])
+        side = _workload_side(record, key, known[workload_id])
         if workload_id in selected:
             workloads[workload_id] = side
-    with _within("fingerprint"):
-        fingerprint = _fingerprint(schema.get_optional(data, "fingerprint", OBJECT, {}), known)
     calibration = {}
-    for workload_id, metrics in schema.get(data, "calibration", OBJECT).items():  # the writer writes {} for none
+    for workload_id, entries in document.calibration.items():
         key = f"calibration.{workload_id}"
         if workload_id not in known:
             raise schema.Invalid(key, f"is not a workload of suite {suite.name!r}")
-        OBJECT(metrics, key)
         kinds = {m.name: m.kind for m in known[workload_id].metrics if m.kind == "speed" or m.samples}
         parsed: dict[str, Calibration | Dispersion] = {}
-        for metric, entry in metrics.items():
+        for metric, entry in entries.items():
             if metric not in kinds:
                 raise schema.Invalid(f"{key}.{metric}", f"is not a speed or per-utterance metric of {workload_id}")
-            with _within(f"{key}.{metric}"):
-                parsed[metric] = (_calibration(entry, f"{key}.{metric}") if kinds[metric] == "speed"
-                                  else _dispersion(entry, f"{key}.{metric}"))
+            wanted = SpeedNoiseRecord if kinds[metric] == "speed" else AccuracyNoiseRecord
+            if not isinstance(entry, wanted):
+                raise schema.Invalid(f"{key}.{metric}", f"is a {'speed' if wanted is AccuracyNoiseRecord else 'per-utterance'} "
+                                                        f"calibration, expected one for a {kinds[metric]} metric")
+            parsed[metric] = (_calibration(entry, f"{key}.{metric}") if isinstance(entry, SpeedNoiseRecord)
+                              else entry.value())
         if workload_id in selected:
             calibration[workload_id] = parsed
-    schema.get_optional(data, "calibration_source", OBJECT)
-    return Side(kind="baseline", path=str(path), suite=data["suite"], commit=commit,
-                runs=tuple(source_runs), workloads=workloads,
-                missing=tuple(m for m in missing if m in selected),
+    fp = document.fingerprint
+    fingerprint = Fingerprint.from_dict({"gpu": fp.gpu, "driver": fp.driver, "packages": fp.packages,
+                                         "workloads": fp.workloads})
+    return Side(kind="baseline", path=str(path), suite=document.suite, commit=document.source.commit,
+                runs=tuple(document.source.runs), workloads=workloads,
+                missing=tuple(m for m in document.missing if m in selected),
                 fingerprint=fingerprint, calibration=calibration)
 
 
-def _workload_side(w: Any, key: str, workload: Any) -> WorkloadSide:
-    OBJECT(w, key)
-    runs = schema.get(w, "runs", list_of(NON_EMPTY_STRING))
-    if not runs or len(set(runs)) != len(runs):
-        raise schema.Invalid(f"{key}.runs", f"is {runs!r}, expected at least one scored run, each once")
-    problems = schema.get(w, "problems", list_of(STRING))
-    complete = schema.get(w, "complete", BOOL)
-    if complete == bool(problems):
-        raise schema.Invalid(f"{key}.complete", f"is {complete} with {len(problems)} problems; expected complete "
+def _workload_side(w: WorkloadRecord, key: str, workload: Workload) -> WorkloadSide:
+    runs = w.runs
+    if not runs or len(set(runs)) != len(runs) or not all(runs):
+        raise schema.Invalid(f"{key}.runs", f"is {list(runs)!r}, expected at least one scored run, each once")
+    if w.complete == bool(w.problems):
+        raise schema.Invalid(f"{key}.complete", f"is {w.complete} with {len(w.problems)} problems; expected complete "
                                                 f"exactly when there is no problem")
     specs = {m.name: m for m in workload.metrics}
     values = {}
-    for name, vals in schema.get(w, "metrics", OBJECT).items():
+    for name, vals in w.metrics.items():
         if name not in specs:
             raise schema.Invalid(f"{key}.metrics.{name}", f"is not a metric of {workload.id}")
-        check = list_of(metric_check(specs[name], workload.expected_samples))
-        check(vals, f"{key}.metrics.{name}")
+        check = metric_check(specs[name], workload.expected_samples)
+        for r, value in enumerate(vals):
+            check(value, f"{key}.metrics.{name}[{r}]")
         if len(vals) != len(runs):
             raise schema.Invalid(f"{key}.metrics.{name}", f"has {len(vals)} values; expected {len(runs)} values (one per run)")
-        values[name] = tuple(None if v is None else float(v) for v in vals)
-    evaluated = schema.get_optional(w, "evaluated", list_of(optional(COUNT)), [])
-    if evaluated and len(evaluated) != len(runs):
-        raise schema.Invalid(f"{key}.evaluated", f"has {len(evaluated)} values; expected {len(runs)} values (one per run)")
+        values[name] = vals
+    for name, column in (("evaluated", w.evaluated), ("run_complete", w.run_complete)):
+        if column and len(column) != len(runs):
+            raise schema.Invalid(f"{key}.{name}", f"has {len(column)} values; expected {len(runs)} values (one per run)")
     measures = {m.samples: m for m in workload.metrics if m.kind == "accuracy" and m.samples}
     samples = {}
-    for measure, s in schema.get_optional(w, "samples", OBJECT, {}).items():
+    for measure, s in w.samples.items():
         if measure not in measures:
             raise schema.Invalid(f"{key}.samples.{measure}", f"is not a per-utterance measure of {workload.id}")
-        with _within(f"samples.{measure}"):
-            samples[measure] = _samples_from_dict(measure, s, len(runs), f"{key}.samples.{measure}",
-                                              values.get(measures[measure].name), measures[measure].name)
-    run_complete = schema.get_optional(w, "run_complete", list_of(BOOL), [])
-    if run_complete and len(run_complete) != len(runs):
-        raise schema.Invalid(f"{key}.run_complete", f"has {len(run_complete)} values; expected {len(runs)} values "
-                                                    f"(one per run)")
-    if complete and not all(run_complete):
+        samples[measure] = _samples(measure, s, len(runs), f"{key}.samples.{measure}",
+                                    values.get(measures[measure].name), measures[measure].name)
+    if w.complete and not all(w.run_complete):
         raise schema.Invalid(f"{key}.run_complete", "has an incomplete run in a complete workload")
     # 0: not recorded (a Side built in memory, e.g. by a simulation); the runs stored are then all there are.
-    expected_runs = schema.get_optional(w, "expected_runs", COUNT, 0) or len(runs)
+    expected_runs = w.expected_runs or len(runs)
     if expected_runs < len(runs):
         raise schema.Invalid(f"{key}.expected_runs", f"is {expected_runs}, expected at least {len(runs)} (the runs stored)")
-    return WorkloadSide(workload_id=workload.id, runs=tuple(runs), values=values, complete=complete,
-                        problems=tuple(problems), samples=samples,
-                        sample_notes=tuple(schema.get_optional(w, "sample_notes", list_of(STRING), [])),
-                        evaluated=tuple(evaluated), run_complete=tuple(run_complete), expected_runs=expected_runs)
+    return WorkloadSide(workload_id=workload.id, runs=tuple(runs), values=values, complete=w.complete,
+                        problems=tuple(w.problems), samples=samples, sample_notes=tuple(w.sample_notes),
+                        evaluated=tuple(w.evaluated), run_complete=tuple(w.run_complete), expected_runs=expected_runs)
 
 
-def _samples_from_dict(measure: str, s: Any, n_runs: int, key: str, stored: tuple[float | None, ...] | None,
-                       metric: str) -> MeasureSamples:
-    """Per-utterance arrays, validated: shapes, counts >= 0, invalid indices in range and unique, and in
-    every run the corpus figure they give equal (to rounding) to the stored metric value."""
-    OBJECT(s, key)
-    ids = schema.get(s, "ids", list_of(NON_EMPTY_STRING))
+def _samples(measure: str, s: SamplesRecord, n_runs: int, key: str, stored: tuple[float | None, ...] | None,
+             metric: str) -> MeasureSamples:
+    """Per-utterance arrays: shapes, invalid indices in range and unique, and in every run the corpus
+    figure they give equal (to rounding) to the stored metric value."""
+    ids = s.ids
     n = len(ids)
-    if len(set(ids)) != n:
-        raise schema.Invalid(f"{key}.ids", "has duplicate ids, expected each utterance once")
-    ref_len = schema.get(s, "ref_len", list_of(COUNT))
-    errors = schema.get(s, "errors", list_of(list_of(COUNT)))
-    if len(ref_len) != n or len(errors) != n_runs or any(len(row) != n for row in errors):
-        raise schema.Invalid(key, f"has errors of shape {len(errors)}x{len(errors[0]) if errors else 0} and "
-                                  f"{len(ref_len)} ref_len; expected {n_runs}x{n} errors and one ref_len per id")
-    invalid = schema.get_optional(s, "invalid", list_of(list_of(COUNT)), [])
-    if len(invalid) > n_runs:
-        raise schema.Invalid(f"{key}.invalid", f"has {len(invalid)} rows, expected at most {n_runs} (one per run)")
+    if len(set(ids)) != n or not all(ids):
+        raise schema.Invalid(f"{key}.ids", "has duplicate or empty ids, expected each utterance once")
+    if len(s.ref_len) != n or len(s.errors) != n_runs or any(len(row) != n for row in s.errors):
+        raise schema.Invalid(key, f"has errors of shape {len(s.errors)}x{len(s.errors[0]) if s.errors else 0} and "
+                                  f"{len(s.ref_len)} ref_len; expected {n_runs}x{n} errors and one ref_len per id")
+    if len(s.invalid) > n_runs:
+        raise schema.Invalid(f"{key}.invalid", f"has {len(s.invalid)} rows, expected at most {n_runs} (one per run)")
     valid = np.ones((n_runs, n), dtype=bool)
-    for r, row in enumerate(invalid):
+    for r, row in enumerate(s.invalid):
         if any(i >= n for i in row) or len(set(row)) != len(row):
             raise schema.Invalid(f"{key}.invalid[{r}]", f"has an index out of range or twice; expected distinct "
                                                         f"indices below {n}")
-        valid[r, row] = False
-    texts = schema.get_optional(s, "texts", OBJECT, {})
-    known = set(ids)
-    for uid, pair in texts.items():
-        if uid not in known or not (isinstance(pair, list) and len(pair) == 2 and all(isinstance(t, str) for t in pair)):
-            raise schema.Invalid(f"{key}.texts.{uid[:40]}", "expected [reference, hypothesis] of a known id")
-    ref = np.asarray(ref_len, dtype=np.int64)
-    err = np.asarray(errors, dtype=np.int64).reshape(n_runs, n)
+        valid[r, list(row)] = False
+    unknown = next((uid for uid in s.texts if uid not in set(ids)), None)
+    if unknown is not None:
+        raise schema.Invalid(f"{key}.texts.{unknown[:40]}", "expected [reference, hypothesis] of a known id")
+    ref = np.asarray(s.ref_len, dtype=np.int64)
+    err = np.asarray(s.errors, dtype=np.int64).reshape(n_runs, n)
     for r in range(n_runs):
         reported = stored[r] if stored is not None else None
         words = int(ref[valid[r]].sum())
@@ -258,25 +284,22 @@ def _samples_from_dict(measure: str, s: Any, n_runs: int, key: str, stored: tupl
         if not samples_module.agrees(recomputed, reported):
             raise schema.Invalid(f"{key}.errors[{r}]", f"give {measure} {recomputed:.6f}, but the stored metric "
                                                        f"{metric} is {reported:.6f}; expected the same figure")
-    return MeasureSamples(measure=measure, ids=tuple(ids), ref_len=ref, errors=err, valid=valid,
-                          texts={uid: (pair[0], pair[1]) for uid, pair in texts.items()})
+    return MeasureSamples(measure=measure, ids=tuple(ids), ref_len=ref, errors=err, valid=valid, texts=dict(s.texts))
 
 
-def _calibration(entry: Any, key: str) -> Calibration:
-    """A speed metric's A/A noise: sigma and delta_sd in range, counts non-negative integers."""
-    OBJECT(entry, key)
+def _calibration(entry: SpeedNoiseRecord, key: str) -> Calibration:
+    """A speed metric's A/A noise: sigma and delta_sd in range, counts positive where they must be, and the
+    nights' part a part of the whole."""
     sigma_check = schema.Check(f"a number between {MIN_SIGMA:g} and {MAX_SIGMA:g}",
                                lambda v: schema.NUMBER.test(v) and MIN_SIGMA <= v <= MAX_SIGMA)
-    schema.get(entry, "sigma", sigma_check)
-    schema.get(entry, "df", POSITIVE_INT)
-    schema.get(entry, "groups", POSITIVE_INT)
-    schema.get_optional(entry, "delta_sd", sigma_check)
-    schema.get_optional(entry, "delta_df", POSITIVE_INT)
-    for name in ("within_pairs", "cross_pairs", "cross_diffs", "set_aside", "nights", "night_df", "night_set_aside"):
-        schema.get_optional(entry, name, COUNT)
-    for name in ("cross_sum_sq", "cross_sum_h", "night_sum_sq"):
-        schema.get_optional(entry, name, schema.NON_NEGATIVE)
-    calibration = Calibration.from_dict(entry)
+    sigma_check(entry.sigma, f"{key}.sigma")
+    if entry.delta_sd is not None:
+        sigma_check(entry.delta_sd, f"{key}.delta_sd")
+    for name in ("df", "groups"):
+        schema.POSITIVE_INT(getattr(entry, name), f"{key}.{name}")
+    if entry.delta_df is not None:
+        schema.POSITIVE_INT(entry.delta_df, f"{key}.delta_df")
+    calibration = entry.value()
     # The nights' part is a part: never more than the whole (else the A/A part would come out negative).
     squares = calibration.sigma ** 2 * calibration.df
     if (calibration.night_df > calibration.df or calibration.nights > calibration.groups
@@ -284,42 +307,3 @@ def _calibration(entry: Any, key: str) -> Calibration:
         raise schema.Invalid(key, "has a nights' part larger than the whole; expected night_df <= df, nights <= groups, "
                                   "night_set_aside <= set_aside and night_sum_sq <= sigma² · df")
     return calibration
-
-
-def _dispersion(entry: Any, key: str) -> Dispersion:
-    """A per-utterance measure's A/A over-dispersion: sums of squares non-negative, counts integers."""
-    OBJECT(entry, key)
-    for name in ("ss_total", "ss_units"):
-        schema.get(entry, name, schema.NON_NEGATIVE)
-    schema.get(entry, "df", COUNT)
-    schema.get(entry, "arms", POSITIVE_INT)
-    return Dispersion.from_dict(entry)
-
-
-def _fingerprint(data: dict, known: Mapping[str, Any]) -> Fingerprint:
-    text = optional(STRING)
-    schema.get_optional(data, "gpu", text)
-    schema.get_optional(data, "driver", text)
-    packages = schema.get_optional(data, "packages", OBJECT)
-    if packages is not None:
-        for name, version in packages.items():
-            STRING(version, f"fingerprint.packages.{name}")
-    for workload_id, facts in schema.get_optional(data, "workloads", OBJECT, {}).items():
-        OBJECT(facts, f"fingerprint.workloads.{workload_id}")
-        for fact, value in facts.items():
-            if value is not None and (isinstance(value, bool) or not isinstance(value, (str, int))):
-                raise schema.Invalid(f"fingerprint.workloads.{workload_id}.{fact}",
-                                     f"is {value!r}, expected a string, an integer or null")
-    return Fingerprint.from_dict(data)
-
-
-@contextmanager
-def _within(key: str) -> Iterator[None]:
-    """Name a nested field by its full path (workloads.<id>.runs, not runs) in the error."""
-    try:
-        yield
-    except SchemaError as exc:
-        if exc.field == key or exc.field.startswith(key + ".") or exc.field.startswith(key + "["):
-            raise
-        field = f"{key}.{exc.field}" if exc.field else key
-        raise type(exc)(field, exc.message) from None
