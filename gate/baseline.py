@@ -7,7 +7,8 @@ one reader) keep it in a file (schema below), together with the A/A calibration 
 `calibrate_baseline` (gate.baseline_calibration) adds. Either side of `gate compare` may be either.
 This module is the store's public face; each concern lives in the module named.
 
-Baseline file, schema_version 1 (baselines/README.md documents it for reviewers):
+Baseline file, schema_version 1 (gate/baseline_record.py is its shape; baselines/README.md documents it
+for reviewers):
 
     {"schema_version": 1, "kind": "asr-gate-baseline", "suite": "asr", "created": ISO-8601,
      "source": {"path", "commit", "runs": ["run1", ...]},
@@ -17,8 +18,9 @@ Baseline file, schema_version 1 (baselines/README.md documents it for reviewers)
                         "samples": {measure: {"ids": [...], "ref_len": [...], "errors": [[per run]],
                                               "invalid": [[indices per run]], "texts": {id: [ref, hyp]}}},
                         "sample_notes": [...], "evaluated": [count per run]}},
-     "calibration": {id: {metric: {"sigma", "df", "groups", "delta_sd", "delta_df", cross-job sums,
-                                   "nights", "night_df", "night_sum_sq", "night_set_aside"}}},
+     "calibration": {id: {speed metric: {"sigma", "df", "groups", "delta_sd", "delta_df", cross-job sums,
+                                         "set_aside", "nights", "night_df", "night_sum_sq", "night_set_aside"},
+                          accuracy metric: {"ss_total", "ss_units", "df", "arms", "phi", "identical"}}},
      "calibration_source": {"pairs": [[tree_a, tree_b], ...], "created": ISO-8601,
                             "nights": {"history", "tonight", "kept", "used", "repeated", "created"}} | null}
 

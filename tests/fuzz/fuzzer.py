@@ -7,7 +7,10 @@ errors), so its comparison against the baseline is FAIL; a *validity* mutation m
 that into PASS.
 
 A mutation edits a copy of a seed and says which file it broke; `Case.validity` marks the mutations
-that make the input invalid (the gate must refuse them), the others must be read as before.
+that make the input invalid (the gate must refuse them), the others must be read as before. Targets:
+"tree" (the candidate, through compare and every 4th case summarize), "baseline" (compare),
+"calibration" (a baseline given as a calibration file to compare, `baseline create
+--keep-calibration` and `baseline nights`), "summary" (summarize alone) and "report" (merge).
 """
 from __future__ import annotations
 
@@ -86,7 +89,7 @@ def small_suite(path: Path) -> Path:
 @dataclass(frozen=True)
 class Case:
     name: str
-    target: str  # "tree" (the candidate), "baseline" (baseline.json) or "report" (a compare report)
+    target: str  # "tree", "baseline", "calibration", "summary" or "report" (see the module doc)
     validity: bool  # True: the input is invalid and must be refused; False: it must read as before
     apply: Callable[[Path, np.random.Generator], str]  # edits the copy at the path; returns the file it broke
     field_level: bool = False  # a field the gate uses: that workload's own verdict must not be pass either
