@@ -270,7 +270,8 @@ def _samples(measure: str, s: SamplesRecord, n_runs: int, key: str, stored: tupl
             raise schema.Invalid(f"{key}.invalid[{r}]", f"has an index out of range or twice; expected distinct "
                                                         f"indices below {n}")
         valid[r, list(row)] = False
-    unknown = next((uid for uid in s.texts if uid not in set(ids)), None)
+    known = set(ids)
+    unknown = next((uid for uid in s.texts if uid not in known), None)
     if unknown is not None:
         raise schema.Invalid(f"{key}.texts.{unknown[:40]}", "expected [reference, hypothesis] of a known id")
     ref = np.asarray(s.ref_len, dtype=np.int64)
