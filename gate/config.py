@@ -7,6 +7,7 @@ is one line naming the file and the key path.
 from __future__ import annotations
 
 import importlib.resources
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
@@ -18,6 +19,11 @@ SUITE_SCHEMA_VERSION = 1
 METRIC_KINDS = ("accuracy", "speed", "count", "info")
 DIRECTIONS = ("lower", "higher")
 FORMATS = ("seedtts", "moss")
+# A metric's plausible range when the suite gives none: error rates up to 10 (an ASR error rate above
+# 1000 % is a broken file), counts up to the dataset size, speed and info figures of either sign's range.
+DEFAULT_PLAUSIBLE: dict[str, tuple[tuple[float, float | None], bool]] = {
+    "accuracy": ((0.0, 10.0), False), "count": ((0.0, None), True), "speed": ((0.0, None), False),
+    "info": ((0.0, None), False)}
 
 
 @dataclass(frozen=True)
@@ -31,6 +37,15 @@ class MetricSpec:
     floor_rel: float | None = None  # speed: smallest relative change worth failing
     samples: str | None = None  # accuracy: per-utterance measure (wer, cer, cp_cer)
     gate: bool = True  # False: tested and shown, never decides a verdict (mean latency, RTF)
+    # What a measurement can be (suite key `plausible: [min, max]`); max None: no upper bound, and
+    # `plausible_max_samples`: the upper bound is the workload's expected sample count (a count of samples).
+    plausible: tuple[float, float | None] = (0.0, None)
+    plausible_max_samples: bool = False
+
+    def bounds(self, expected_samples: int) -> tuple[float, float | None]:
+        """The plausible range of this metric in a workload of `expected_samples` samples."""
+        low, high = self.plausible
+        return low, (float(expected_samples) if self.plausible_max_samples else high)
 
     @property
     def higher_is_better(self) -> bool:
@@ -106,10 +121,9 @@ class DatasetSpec:
 
 @dataclass(frozen=True)
 class Policy:
-    """The maintainers' own tolerances, used when per-utterance data or calibration is missing."""
+    """The maintainers' own tolerances, used when per-utterance data is missing."""
 
     accuracy_tolerance_abs: Mapping[str, float]
-    speed_ratio: float
 
 
 @dataclass(frozen=True)
@@ -279,20 +293,25 @@ class _SuiteParser:
         )
 
     def _policy(self, value: Any) -> Policy:
-        p = self.mapping(value, "policy", ("accuracy_tolerance_abs", "speed_ratio"))
+        if isinstance(value, dict) and "speed_ratio" in value:
+            # Never read: speed is judged against measured noise and each metric's floor_rel.
+            raise SuiteError("policy.speed_ratio: no longer read (speed changes are judged against the measured "
+                             "noise and each speed metric's floor_rel); remove the key", path=self.source)
+        p = self.mapping(value, "policy", ("accuracy_tolerance_abs",))
         tolerances = self.mapping(p["accuracy_tolerance_abs"], "policy.accuracy_tolerance_abs", tuple(p["accuracy_tolerance_abs"] or ()))
         for name, tol in tolerances.items():
             self.positive(tol, f"policy.accuracy_tolerance_abs.{name}")
-        return Policy(accuracy_tolerance_abs=dict(tolerances), speed_ratio=self.positive(p["speed_ratio"], "policy.speed_ratio"))
+        return Policy(accuracy_tolerance_abs=dict(tolerances))
 
     def _metric(self, value: Any, key: str) -> MetricSpec:
-        m = self.mapping(value, key, ("name", "path", "unit", "direction", "kind"), ("file", "floor_rel", "samples", "gate"))
+        m = self.mapping(value, key, ("name", "path", "unit", "direction", "kind"), ("file", "floor_rel", "samples", "gate", "plausible"))
         kind = self.choice(m["kind"], f"{key}.kind", METRIC_KINDS)
         floor = m.get("floor_rel")
         if floor is not None:
             self.positive(floor, f"{key}.floor_rel")
         if kind == "speed" and floor is None:
             raise SuiteError(f"{key}.floor_rel: required for a speed metric", path=self.source)
+        plausible, per_samples = self._plausible(m.get("plausible"), f"{key}.plausible", kind)
         return MetricSpec(
             name=self.string(m["name"], f"{key}.name"),
             path=self.string(m["path"], f"{key}.path"),
@@ -303,7 +322,25 @@ class _SuiteParser:
             floor_rel=floor,
             samples=m.get("samples") and self.choice(m["samples"], f"{key}.samples", ("wer", "cer", "cp_cer")),
             gate=self._flag(m.get("gate", True), f"{key}.gate"),
+            plausible=plausible,
+            plausible_max_samples=per_samples,
         )
+
+    def _plausible(self, value: Any, key: str, kind: str) -> tuple[tuple[float, float | None], bool]:
+        """`plausible: [min, max]` (max a number, `samples` or null), else the kind's default range."""
+        if value is None:
+            return DEFAULT_PLAUSIBLE[kind]
+        if not isinstance(value, list) or len(value) != 2:
+            raise self.fail(key, "[min, max]", value)
+        low, high = value
+        if isinstance(low, bool) or not isinstance(low, (int, float)) or not math.isfinite(low) or low < 0:
+            raise self.fail(key, "[min, max] with min a non-negative number", value)
+        if high == "samples":
+            return (float(low), None), True
+        if high is not None and (isinstance(high, bool) or not isinstance(high, (int, float))
+                                 or not math.isfinite(high) or high <= low):
+            raise self.fail(key, "[min, max] with max a number above min, `samples` or null", value)
+        return (float(low), None if high is None else float(high)), False
 
     def _flag(self, value: Any, key: str) -> bool:
         if not isinstance(value, bool):

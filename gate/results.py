@@ -15,10 +15,11 @@ without a directory makes every workload incomplete (MISSING_RUN); any other run
 and keeps *why* a workload run is incomplete.
 
 Every file is read by gate.inputs (regular files inside the tree, size caps, strict JSON) and every
-value the gate uses is typed and ranged by gate.schema: counts are non-negative integers, speed
-metrics positive numbers, accuracy and other metrics non-negative numbers, provenance strings
-strings. A violation makes that workload's run INCOMPLETE (UNREADABLE or BAD_SCHEMA) with one
-line naming the file and the field; nothing is coerced. An env.json that cannot be read is kept
+value the gate uses is typed and ranged (gate.result_files: counts non-negative integers, metrics
+within the plausible range the suite gives them). A violation makes that workload's run INCOMPLETE
+(UNREADABLE, BAD_SCHEMA, MISSING_METRIC) with one line naming the file and the field; nothing is
+coerced. A metric that is null in one run but measured in another is that run's NULL_METRIC: a mean
+is never computed quietly from the other runs. An env.json that cannot be read is kept
 as `RunInfo.env_problem` (comparability then treats GPU and driver as unknown-but-different).
 
 The CI artifact layout (reference §2.3, §2.5) is read too, detected automatically when no run
@@ -35,135 +36,51 @@ that coverage rule cannot be checked there.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
-from typing import Any, Mapping
 
 from gate import inputs, schema
-from gate.config import MetricSpec, Suite, Workload
+from gate.config import Suite, Workload
 from gate.errors import InputError
 from gate.inputs import Unreadable
-from gate.schema import COUNT, NON_EMPTY_STRING, OBJECT, POSITIVE, POSITIVE_INT, STRING, SchemaError, optional
+from gate.result_files import ci_files, load_json, lookup, metric_check, moss_results_path, read_workload_run
+from gate.result_types import (
+    BAD_SCHEMA,
+    EVALUATED_NE_TOTAL,
+    FAILED_REQUESTS,
+    INPUT_CODES,
+    MAX_NEW_TOKENS_SET,
+    MISSING_FILE,
+    MISSING_METRIC,
+    MISSING_RUN,
+    MOSS_RESULTS_FILE,
+    MOSS_SPEED_FILE,
+    NO_SPEED,
+    NULL_METRIC,
+    RUN_RECORD,
+    SKIPPED,
+    UNREADABLE,
+    WRONG_TOTAL,
+    Coverage,
+    Problem,
+    Provenance,
+    ResultTree,
+    RunInfo,
+    WorkloadRun,
+)
+from gate.schema import NON_EMPTY_STRING, OBJECT, SchemaError
 
-SEEDTTS_SCHEMA_VERSION = 2
-MOSS_RESULTS_FILE = "transcribe_diarize_results.json"
-MOSS_SPEED_FILE = "transcribe_diarize_speed_results.json"
+# The names readers of a result tree use, in one place (the types and the file readers live beside).
+__all__ = [
+    "BAD_SCHEMA", "EVALUATED_NE_TOTAL", "FAILED_REQUESTS", "INPUT_CODES", "MAX_NEW_TOKENS_SET", "MISSING_FILE",
+    "MISSING_METRIC", "MISSING_RUN", "MOSS_RESULTS_FILE", "MOSS_SPEED_FILE", "NO_SPEED", "NULL_METRIC", "RUN_LOG_FILE",
+    "RUN_RECORD", "SKIPPED", "UNREADABLE", "WRONG_TOTAL", "Coverage", "Problem", "Provenance", "ResultTree", "RunInfo",
+    "Unreadable", "WorkloadRun", "load_json", "lookup", "metric_check", "moss_results_path", "planned_runs",
+    "read_env", "read_run_log", "read_tree", "read_workload_run",
+]
 
-# Why a workload run is not complete. Each code is a distinct runbook coverage rule.
-MISSING_FILE = "missing_file"  # a result file the workload needs is absent
-UNREADABLE = "unreadable"  # not JSON (truncated, empty), NaN/Infinity, not UTF-8
-BAD_SCHEMA = "bad_schema"  # JSON, but not the schema the client writes (keys, types, schema_version)
-EVALUATED_NE_TOTAL = "evaluated_ne_total"  # some samples were not evaluated
-SKIPPED = "skipped"  # SeedTTS counted skipped samples
-WRONG_TOTAL = "wrong_total"  # total is not the expected sample count (e.g. --max-samples)
-FAILED_REQUESTS = "failed_requests"  # MOSS speed.failed_requests > 0
-NO_SPEED = "no_speed"  # MOSS speed lacks throughput/latency/RTF: every request failed
-MAX_NEW_TOKENS_SET = "max_new_tokens_set"  # movies800times* sent a token budget (runbook Step 6)
-MISSING_RUN = "missing_run"  # a planned scored run (suite or gate-run.json) has no run directory
-RUN_RECORD = "run_record"  # the run's commit.txt or freeze.txt exists but cannot be read
-# Problems meaning a file is broken (not merely showing an incomplete measurement).
-INPUT_CODES = (UNREADABLE, BAD_SCHEMA, RUN_RECORD)
 RUN_LOG_FILE = "gate-run.json"  # written by `gate run` at the tree's root; lists the runs it planned
-
 _RUN_DIR = re.compile(r"^run(.+)$")
-
-
-@dataclass(frozen=True)
-class Problem:
-    code: str
-    message: str
-    path: str | None = None
-
-    def __str__(self) -> str:
-        return f"{self.path}: {self.message}" if self.path else self.message
-
-
-@dataclass(frozen=True)
-class Coverage:
-    expected: int
-    evaluated: int | None = None
-    total: int | None = None
-    skipped: int | None = None
-    failed_requests: int | None = None
-    problems: tuple[Problem, ...] = ()
-
-    @property
-    def complete(self) -> bool:
-        return not self.problems
-
-    @property
-    def codes(self) -> tuple[str, ...]:
-        return tuple(p.code for p in self.problems)
-
-
-@dataclass(frozen=True)
-class Provenance:
-    """What a workload run measured with: the facts comparability is judged on."""
-
-    dataset_id: str | None = None
-    dataset_revision: str | None = None
-    model_id: str | None = None
-    model_revision: str | None = None
-    evaluation_input_sha256: str | None = None
-    dependency_freeze_sha256: str | None = None
-    packages: Mapping[str, str | None] = field(default_factory=dict)
-    max_new_tokens: int | None = None
-    request_timeout_s: float | None = None
-    concurrency: int | None = None
-    stream: bool | None = None
-
-
-@dataclass(frozen=True)
-class WorkloadRun:
-    workload_id: str
-    run: str  # run directory name, e.g. "run1"
-    metrics: Mapping[str, float | None]  # metric name -> value; None when absent in the file
-    coverage: Coverage
-    provenance: Provenance
-    files: tuple[str, ...]  # the files read, for messages
-    samples_path: str | None = None  # per-sample source: SeedTTS raw JSONL directory, MOSS results file (gate.samples)
-
-    @property
-    def complete(self) -> bool:
-        return self.coverage.complete
-
-
-@dataclass(frozen=True)
-class RunInfo:
-    name: str  # "run1"
-    path: str
-    commit: str | None
-    freeze: tuple[str, ...] | None  # pip freeze lines
-    env: Mapping[str, Any] | None  # env.json written by `gate run`, if present and readable
-    present: bool = True  # False: a planned run with no directory
-    env_problem: str | None = None  # env.json exists but cannot be read or fails its schema (one line)
-    problems: tuple[Problem, ...] = ()  # commit.txt / freeze.txt present but unreadable: the run is invalid
-
-
-@dataclass(frozen=True)
-class ResultTree:
-    root: str
-    layout: str  # "runbook" or "ci"
-    runs: tuple[RunInfo, ...]  # planned scored runs, in numeric order (absent ones have present=False)
-    workloads: Mapping[str, tuple[WorkloadRun, ...]]  # workload id -> one entry per scored run, suite order
-    missing_workloads: tuple[str, ...]  # suite workloads with no file in any scored run
-    problems: tuple[Problem, ...] = ()  # tree-level problems (none today: kept for readers of old code)
-    ignored: tuple[str, ...] = ()  # run* directories and result files that are not planned: reported, never read
-    # workload id -> its planned scored runs, where that is fewer than `runs` (a second look extends
-    # only undecided models: a model that stopped after the first look has no run4..run6)
-    planned: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
-
-    def runs_of(self, workload_id: str) -> tuple[RunInfo, ...]:
-        names = self.planned.get(workload_id)
-        return self.runs if names is None else tuple(r for r in self.runs if r.name in names)
-
-    @property
-    def run_names(self) -> tuple[str, ...]:
-        return tuple(r.name for r in self.runs)
-
-    def complete(self, workload_id: str) -> bool:
-        runs = self.workloads.get(workload_id, ())
-        return bool(runs) and len(runs) == len(self.runs) and all(r.complete for r in runs)
 
 
 def read_tree(root: str | Path, suite: Suite, *, models: tuple[str, ...] | None = None) -> ResultTree:
@@ -202,7 +119,8 @@ def read_tree(root: str | Path, suite: Suite, *, models: tuple[str, ...] | None 
         infos = [info for info in runs if own is None or info.name in own]
         if len(infos) < len(runs):
             per_workload[workload.id] = tuple(info.name for info in infos)
-        found = [_planned_workload_run(info, Path(info.path), workload, model_id, root) for info in infos]
+        found = _inconsistent_nulls([_planned_workload_run(info, Path(info.path), workload, model_id, root)
+                                     for info in infos], workload)
         if all(r.coverage.codes and set(r.coverage.codes) <= {MISSING_FILE, MISSING_RUN} and not _has_any_file(r)
                for r in found):
             missing.append(workload.id)
@@ -221,6 +139,26 @@ def _planned_workload_run(info: RunInfo, run_dir: Path, workload: Workload, mode
     if info.problems:
         found = replace(found, coverage=replace(found.coverage, problems=found.coverage.problems + info.problems))
     return found
+
+
+def _inconsistent_nulls(found: list[WorkloadRun], workload: Workload) -> list[WorkloadRun]:
+    """A metric null in an otherwise complete run while another run of the workload measured it: that
+    run gets a NULL_METRIC problem (the client writes null only where nothing was measured, and then in
+    every run alike), so the other runs' values are never averaged as if they were all."""
+    out = []
+    for run in found:
+        problems = []
+        for metric in workload.metrics if run.complete else ():
+            if run.metrics.get(metric.name) is not None:
+                continue
+            measured = [r.run for r in found if r.metrics.get(metric.name) is not None]
+            if measured:
+                path = run.files[1] if metric.file == "speed" and len(run.files) > 1 else run.files[0]
+                problems.append(Problem(NULL_METRIC, f"{metric.path} is null, but {', '.join(measured)} measured it; "
+                                                     f"expected a value in every run or in none", path))
+        out.append(replace(run, coverage=replace(run.coverage, problems=run.coverage.problems + tuple(problems)))
+                   if problems else run)
+    return out
 
 
 def _has_any_file(run: WorkloadRun) -> bool:
@@ -248,34 +186,49 @@ def planned_runs(root: Path, suite: Suite, models: tuple[str, ...] | None = None
 
 def _per_model_runs(root: Path, models: tuple[str, ...] | None) -> set[str] | None:
     """The runs gate-run.json says were made for `models` on this side; None when it does not say."""
-    log = Path(root) / RUN_LOG_FILE
-    if models is None or not inputs.is_present(log):
+    if models is None:
         return None
-    try:
-        doc = inputs.load_json(log, inputs.RUN_LOG, root=root)
-    except Unreadable:
-        return None  # _logged_runs has already refused an unreadable log
-    made = doc.get("scored_runs") if isinstance(doc, dict) else None
+    doc = read_run_log(root)
+    if doc is None:
+        return None
+    made = doc.get("scored_runs")
     side = made.get(Path(root).name) if isinstance(made, dict) else None
     if not isinstance(side, dict) or not all(isinstance(side.get(m, []), list) for m in models):
         return None
     return {str(run) for m in models for run in side.get(m, [])}
 
 
-def _logged_runs(root: Path, suite: Suite) -> tuple[str, ...]:
+def read_run_log(root: str | Path) -> dict | None:
+    """The tree's gate-run.json as a JSON object, None when the tree has none. A log that is not a regular
+    file, not strict JSON, not an object or of a non-integer schema_version is an InputError: what was
+    planned and how the run ended cannot be known. (The one place result-tree readers read the log.)"""
     log = Path(root) / RUN_LOG_FILE
     if not inputs.is_present(log):
-        return tuple(f"run{r}" for r in suite.scored_runs)
+        return None
+    expected = "expected the run log `gate run` writes (it lists the planned runs)"
     try:
         doc = inputs.load_json(log, inputs.RUN_LOG, root=root)
+    except Unreadable as exc:
+        raise InputError(f"{exc.reason}; {expected}", path=log) from None
+    if not isinstance(doc, dict):
+        raise InputError(f"not a JSON object; {expected}", path=log)
+    version = doc.get("schema_version", 1)
+    if type(version) is not int or version < 1:  # 1.0 and true are not versions
+        raise InputError(f"schema_version is {version!r}; {expected} (an integer schema_version)", path=log)
+    return doc
+
+
+def _logged_runs(root: Path, suite: Suite) -> tuple[str, ...]:
+    log = Path(root) / RUN_LOG_FILE
+    doc = read_run_log(root)
+    if doc is None:
+        return tuple(f"run{r}" for r in suite.scored_runs)
+    try:
         labels = schema.get_optional(doc, "runs", OBJECT)
         if labels is None:  # a run log that plans nothing (hand-made, or cut short before planning)
             return tuple(f"run{r}" for r in suite.scored_runs)
         for label in labels:
             NON_EMPTY_STRING(label, "runs")
-    except Unreadable as exc:
-        raise InputError(f"{exc.reason}; expected the run log `gate run` writes (it lists the planned runs)",
-                         path=log) from None
     except SchemaError as exc:
         raise InputError(f"{exc}; expected the run log `gate run` writes (runs: {{\"<side>/run<R>\": status}})",
                          path=log) from None
@@ -302,12 +255,6 @@ def _run_dirs(root: Path, suite: Suite) -> list[Path]:
     return sorted(found, key=lambda p: _run_key(p.name))
 
 
-def scored_run_dirs(root: Path, suite: Suite) -> list[Path]:
-    """The planned scored run directories that exist, in run order."""
-    root = Path(root)
-    return [root / name for name in planned_runs(root, suite) if (root / name).is_dir()]
-
-
 def _unknown_results(run_dirs: list[Path], suite: Suite) -> list[str]:
     """Result files of workloads the suite does not have (reported, never read)."""
     known = {w.path for w in suite.workloads}
@@ -324,331 +271,6 @@ def _unknown_results(run_dirs: list[Path], suite: Suite) -> list[str]:
                 if rel not in known:
                     found.append(f"{run_dir.name}/{rel}: not a suite workload; ignored")
     return found
-
-
-def read_workload_run(run_dir: Path, workload: Workload, *, model_id: str | None = None,
-                      root: Path | None = None) -> WorkloadRun:
-    """One workload in one run directory, runbook layout or (when its runbook file is absent) CI artifacts.
-
-    `model_id` (the suite model's id) picks the CI SeedTTS file of the right model; without it any
-    model's file is accepted. Files must lie inside `root` (default: the run directory's parent,
-    the tree) after resolving links.
-    """
-    run_dir = Path(run_dir)
-    root = Path(root) if root is not None else run_dir.parent
-    if not inputs.is_present(run_dir / workload.path):
-        ci_name = _ci_name(workload)
-        ci_path = ci_files(run_dir).get(ci_name) if ci_name else None
-        if ci_path is not None:
-            if workload.format == "seedtts":
-                return _read_ci_seedtts(run_dir, ci_path, workload, model_id, root)
-            return _read_ci_moss(run_dir, ci_path, workload, root)
-    if workload.format == "seedtts":
-        return _read_seedtts(run_dir, workload, root)
-    return _read_moss(run_dir, workload, root)
-
-
-def moss_results_path(run_dir: Path, workload: Workload) -> Path:
-    """Where a MOSS workload's EvaluationPayload (with per_sample) is: the runbook file, else the CI artifact."""
-    runbook = Path(run_dir) / workload.path / MOSS_RESULTS_FILE
-    if inputs.is_present(runbook.parent):
-        return runbook
-    ci_name = _ci_name(workload)
-    return ci_files(Path(run_dir)).get(ci_name, runbook) if ci_name else runbook
-
-
-# --- CI artifacts ---------------------------------------------------------------------------------
-
-CI_FILES = {
-    "asr_seedtts_en_results.json": "asr_en",
-    "asr_seedtts_zh_results.json": "asr_zh",
-    "moss_transcribe_diarize_results.json": "movies800times",
-    "moss_transcribe_diarize_stream_results.json": "movies800times_stream",
-    "moss_transcribe_diarize_aishell4_long_results.json": "aishell4_long",
-    "moss_transcribe_diarize_googletime_results.json": "googletime",
-}
-_ATTEMPT_DIR = re.compile(r"^pytest-(\d+)$")
-
-
-def ci_files(directory: Path) -> dict[str, Path]:
-    """CI result files anywhere under `directory`, one per name: the latest attempt's."""
-    chosen: dict[str, tuple[tuple[int, float, str], Path]] = {}
-    for name in CI_FILES:
-        for path in Path(directory).rglob(name):
-            try:
-                info = path.lstat()
-            except OSError:
-                continue
-            attempt = max((int(m.group(1)) for part in path.parts if (m := _ATTEMPT_DIR.match(part))), default=-1)
-            key = (attempt, info.st_mtime, str(path))
-            if name not in chosen or key > chosen[name][0]:
-                chosen[name] = (key, path)  # a non-regular file is chosen too: the reader then names it
-    return {name: path for name, (_, path) in chosen.items()}
-
-
-def _ci_name(workload: Workload) -> str | None:
-    for name, workload_name in CI_FILES.items():
-        if workload_name == workload.name and (name.startswith("asr_") == (workload.format == "seedtts")):
-            return name
-    return None
-
-
-def _broken(run_dir: Path, workload: Workload, problem: Problem, files: tuple[str, ...],
-            samples_path: str | None = None) -> WorkloadRun:
-    return WorkloadRun(workload.id, run_dir.name, {m.name: None for m in workload.metrics},
-                       Coverage(expected=workload.expected_samples, problems=(problem,)), Provenance(), files,
-                       samples_path=samples_path)
-
-
-def _read_ci_seedtts(run_dir: Path, path: Path, workload: Workload, model_id: str | None, root: Path) -> WorkloadRun:
-    expected = "expected the CI SeedTTS result {model_path, summary, speed}"
-    try:
-        data = inputs.load_json(path, inputs.RESULT, root=root)
-        OBJECT(data, "top level")
-        schema.get(data, "summary", OBJECT)
-        schema.get(data, "speed", OBJECT)
-        model_path = schema.get_optional(data, "model_path", STRING)
-    except Unreadable as exc:
-        return _broken(run_dir, workload, Problem(UNREADABLE, exc.reason, str(path)), (str(path),))
-    except SchemaError as exc:
-        return _broken(run_dir, workload, Problem(BAD_SCHEMA, f"{exc}; {expected}", str(path)), (str(path),))
-    if model_id is not None and model_path != model_id:
-        # This CI run measured another model: for this workload the file is simply not there.
-        return _broken(run_dir, workload, Problem(MISSING_FILE, f"no CI result for {model_id} (this file is for "
-                                                                f"{model_path!r})", str(path)), ())
-    try:
-        evaluated = schema.get(data, "summary.evaluated", COUNT)
-        total = schema.get(data, "summary.total_samples", COUNT)
-        skipped = schema.get(data, "summary.skipped", COUNT)
-        # The suite's paths are the runbook file's (results[0].<name>.mean); the CI file keeps WER in
-        # summary and the speed figures in speed.
-        metrics: dict[str, float | None] = {}
-        for metric in workload.metrics:
-            match = re.fullmatch(r"results\[0\]\.(\w+)\.mean", metric.path)
-            name = match.group(1) if match else metric.name
-            metrics[metric.name] = metric_value(data, f"summary.{name}" if name == "corpus_wer" else f"speed.{name}",
-                                                metric)
-        concurrency = schema.get_optional(data, "speed.asr_concurrency", POSITIVE_INT)
-    except SchemaError as exc:
-        return _broken(run_dir, workload, Problem(BAD_SCHEMA, f"{exc}; {expected}", str(path)), (str(path),))
-    problems: list[Problem] = []
-    if evaluated != total:
-        problems.append(Problem(EVALUATED_NE_TOTAL, f"evaluated {evaluated} of {total} samples", str(path)))
-    if skipped > 0:
-        problems.append(Problem(SKIPPED, f"skipped {skipped} samples", str(path)))
-    if total != workload.expected_samples:
-        problems.append(Problem(WRONG_TOTAL, f"total_samples is {total}, expected {workload.expected_samples}", str(path)))
-    provenance = Provenance(model_id=model_path or None, concurrency=concurrency)
-    coverage = Coverage(expected=workload.expected_samples, evaluated=evaluated, total=total, skipped=skipped,
-                        problems=tuple(problems))
-    return WorkloadRun(workload.id, run_dir.name, metrics, coverage, provenance, (str(path),), samples_path=None)
-
-
-def _read_ci_moss(run_dir: Path, path: Path, workload: Workload, root: Path) -> WorkloadRun:
-    expected = "expected the CI MOSS-TD EvaluationPayload"
-    try:
-        data = inputs.load_json(path, inputs.RESULT, root=root)
-        OBJECT(data, "top level")
-        evaluated, total = _moss_counts(data)
-        failed = schema.get(data, "speed.failed_requests", COUNT)
-        schema.get(data, "speed", OBJECT)
-        metrics = {m.name: metric_value(data, m.path, m) for m in workload.metrics}
-        config = schema.get_optional(data, "config", OBJECT, {})
-        provenance = Provenance(dataset_id=schema.get_optional(config, "repo_id", STRING),
-                                model_id=schema.get_optional(config, "model_path", STRING),
-                                concurrency=schema.get_optional(config, "concurrency", POSITIVE_INT))
-    except Unreadable as exc:
-        return _broken(run_dir, workload, Problem(UNREADABLE, exc.reason, str(path)), (str(path),), str(path))
-    except SchemaError as exc:
-        return _broken(run_dir, workload, Problem(BAD_SCHEMA, f"{exc}; {expected}", str(path)), (str(path),), str(path))
-    problems: list[Problem] = []
-    if evaluated != total:
-        problems.append(Problem(EVALUATED_NE_TOTAL, f"evaluated {evaluated} of {total} samples", str(path)))
-    if total != workload.expected_samples:
-        problems.append(Problem(WRONG_TOTAL, f"total_samples is {total}, expected {workload.expected_samples}", str(path)))
-    if failed:
-        problems.append(Problem(FAILED_REQUESTS, f"{failed} failed requests", str(path)))
-    absent = [k for k in ("throughput_qps", "latency_mean_s", "rtf_mean") if k not in data["speed"]]
-    if absent:
-        problems.append(Problem(NO_SPEED, f"speed has no {', '.join(absent)} (every request failed?)", str(path)))
-    coverage = Coverage(expected=workload.expected_samples, evaluated=evaluated, total=total, failed_requests=failed,
-                        problems=tuple(problems))
-    return WorkloadRun(workload.id, run_dir.name, metrics, coverage, provenance, (str(path),), samples_path=str(path))
-
-
-# --- values -------------------------------------------------------------------------------------
-
-def metric_check(metric: MetricSpec) -> schema.Check:
-    """The range of a metric value: speed figures are positive (a zero or negative speed is not a
-    measurement), everything else (WER/CER, counts, DER) non-negative; null is allowed (absent)."""
-    return optional(POSITIVE if metric.kind == "speed" else schema.NON_NEGATIVE)
-
-
-def metric_value(data: Any, dotted: str, metric: MetricSpec) -> float | None:
-    """The metric at `dotted` as a float; None when absent or null (coverage rules judge absence).
-    A present value of the wrong type or range raises schema.Invalid."""
-    value = schema.get_optional(data, dotted, metric_check(metric))
-    return None if value is None else float(value)
-
-
-def lookup(data: Any, dotted: str) -> Any:
-    """Follow a path like 'results[0].corpus_wer.mean'. Raises KeyError naming the first missing step."""
-    try:
-        return schema.lookup(data, dotted)
-    except schema.Missing as exc:
-        raise KeyError(exc.field) from None
-
-
-def load_json(path: Path) -> Any:
-    """A result file by the strict rules of gate.inputs (kind RESULT). Raises Unreadable."""
-    return inputs.load_json(path, inputs.RESULT)
-
-
-def _moss_counts(data: Any) -> tuple[int, int]:
-    evaluated = schema.get(data, "summary.evaluated", COUNT)
-    total = schema.get(data, "summary.total_samples", COUNT)
-    schema.get(data, "diarization_metrics", OBJECT)
-    return evaluated, total
-
-
-# --- SeedTTS ------------------------------------------------------------------------------------
-
-def _read_seedtts(run_dir: Path, workload: Workload, root: Path) -> WorkloadRun:
-    path = run_dir / workload.path
-    raw = str(run_dir / workload.raw_dir) if workload.raw_dir else None
-    if not inputs.is_present(path):
-        return _broken(run_dir, workload, Problem(MISSING_FILE, "missing; expected the SeedTTS client's --output file",
-                                                  str(path)), (str(path),), raw)
-    try:
-        data = inputs.load_json(path, inputs.RESULT, root=root)
-        OBJECT(data, "top level")
-        schema.get(data, "schema_version", schema.one_of(SEEDTTS_SCHEMA_VERSION))
-        evaluated = schema.get(data, "results[0].evaluated", COUNT)
-        total = schema.get(data, "results[0].total", COUNT)
-        skipped = schema.get(data, "results[0].skipped", COUNT)
-        repeats = schema.get_optional(data, "results[0].repeats", POSITIVE_INT, 1)
-        metrics = {m.name: metric_value(data, m.path, m) for m in workload.metrics}
-        artifacts = schema.get_optional(data, "provenance.artifacts", OBJECT, {})
-        text = optional(STRING)
-        provenance = Provenance(
-            dataset_id=schema.get_optional(artifacts, "dataset_id", text) or None,
-            dataset_revision=schema.get_optional(artifacts, "dataset_revision", text) or None,
-            model_id=(schema.get_optional(artifacts, "requested_model_id", text)
-                      or schema.get_optional(data, "config.model_path", text) or None),
-            model_revision=schema.get_optional(artifacts, "declared_model_revision", text) or None,
-            evaluation_input_sha256=schema.get_optional(artifacts, "evaluation_input_sha256", text) or None,
-            dependency_freeze_sha256=schema.get_optional(data, "provenance.dependency_freeze_sha256", text) or None,
-            packages=_packages(schema.get_optional(data, "provenance.packages", OBJECT, {})),
-            concurrency=schema.get_optional(data, "results[0].concurrency", POSITIVE_INT),
-            stream=schema.get_optional(data, "config.stream", schema.BOOL),
-        )
-    except Unreadable as exc:
-        return _broken(run_dir, workload, Problem(UNREADABLE, exc.reason, str(path)), (str(path),), raw)
-    except SchemaError as exc:
-        return _broken(run_dir, workload, Problem(BAD_SCHEMA, f"{exc}; expected a SeedTTS result (schema_version 2)",
-                                                  str(path)), (str(path),), raw)
-    problems: list[Problem] = []
-    expected = workload.expected_samples
-    if evaluated != total:
-        problems.append(Problem(EVALUATED_NE_TOTAL, f"evaluated {evaluated} of {total} samples", str(path)))
-    if skipped > 0:
-        problems.append(Problem(SKIPPED, f"skipped {skipped} samples", str(path)))
-    if total != expected * repeats:
-        problems.append(Problem(WRONG_TOTAL, f"total is {total}, expected {expected * repeats} "
-                                             f"({expected} per repeat × {repeats})", str(path)))
-    coverage = Coverage(expected=expected, evaluated=evaluated, total=total, skipped=skipped, problems=tuple(problems))
-    return WorkloadRun(workload.id, run_dir.name, metrics, coverage, provenance, (str(path),), samples_path=raw)
-
-
-# --- MOSS-Transcribe-Diarize ----------------------------------------------------------------------
-
-def _read_moss(run_dir: Path, workload: Workload, root: Path) -> WorkloadRun:
-    directory = run_dir / workload.path
-    paths = {"results": directory / MOSS_RESULTS_FILE, "speed": directory / MOSS_SPEED_FILE}
-    files: dict[str, Any] = {}
-    problems: list[Problem] = []
-    for key, path in paths.items():
-        if not inputs.is_present(path):
-            problems.append(Problem(MISSING_FILE, "missing; expected the MOSS-TD client's output", str(path)))
-            continue
-        try:
-            data = inputs.load_json(path, inputs.RESULT, root=root)
-            OBJECT(data, "top level")
-        except Unreadable as exc:
-            problems.append(Problem(UNREADABLE, exc.reason, str(path)))
-            continue
-        except SchemaError as exc:
-            problems.append(Problem(BAD_SCHEMA, str(exc), str(path)))
-            continue
-        files[key] = data
-    expected = workload.expected_samples
-    evaluated = total = failed = None
-    results, speed_file = files.get("results"), files.get("speed")
-    text = optional(STRING)
-    metrics: dict[str, float | None] = {m.name: None for m in workload.metrics}
-    results_config: dict = {}
-    config: dict = {}
-    if results is not None:
-        try:
-            evaluated, total = _moss_counts(results)
-            for m in workload.metrics:
-                if m.file == "results":
-                    metrics[m.name] = metric_value(results, m.path, m)
-            results_config = schema.get_optional(results, "config", OBJECT, {})
-            for name in ("repo_id", "model_path"):
-                schema.get_optional(results_config, name, text)
-            schema.get_optional(results_config, "concurrency", POSITIVE_INT)
-        except SchemaError as exc:
-            problems.append(Problem(BAD_SCHEMA, f"{exc}; expected transcribe_diarize_results.json", str(paths["results"])))
-            evaluated = total = None
-            metrics = {m.name: None for m in workload.metrics}
-            results_config = {}
-    if speed_file is not None:
-        try:
-            schema.get(speed_file, "schema_version", schema.one_of(1))
-            schema.get(speed_file, "speed", OBJECT)
-            failed = schema.get(speed_file, "speed.failed_requests", COUNT)
-            for m in workload.metrics:
-                if m.file == "speed":
-                    metrics[m.name] = metric_value(speed_file, m.path, m)
-            config = schema.get_optional(speed_file, "config", OBJECT, {})
-            for name in ("repo_id", "model_path"):
-                schema.get_optional(config, name, text)
-            schema.get_optional(config, "concurrency", POSITIVE_INT)
-            schema.get_optional(config, "max_new_tokens", POSITIVE_INT)
-            schema.get_optional(config, "request_timeout_s", POSITIVE)
-        except SchemaError as exc:
-            problems.append(Problem(BAD_SCHEMA, f"{exc}; expected transcribe_diarize_speed_results.json",
-                                    str(paths["speed"])))
-            speed_file, failed, config = None, None, {}
-            metrics = {m.name: None for m in workload.metrics}
-    if evaluated is not None and total is not None:
-        if evaluated != total:
-            problems.append(Problem(EVALUATED_NE_TOTAL, f"evaluated {evaluated} of {total} samples", str(paths["results"])))
-        if total != expected:
-            problems.append(Problem(WRONG_TOTAL, f"total_samples is {total}, expected {expected}", str(paths["results"])))
-    if speed_file is not None:
-        if failed:
-            problems.append(Problem(FAILED_REQUESTS, f"{failed} failed requests", str(paths["speed"])))
-        speed = speed_file["speed"]
-        absent = [k for k in ("throughput_qps", "latency_mean_s", "rtf_mean") if k not in speed]
-        if absent:
-            problems.append(Problem(NO_SPEED, f"speed has no {', '.join(absent)} (every request failed?)", str(paths["speed"])))
-        if workload.require_null_max_new_tokens and config.get("max_new_tokens") is not None:
-            problems.append(Problem(MAX_NEW_TOKENS_SET, f"config.max_new_tokens is {config.get('max_new_tokens')!r}; "
-                                                        f"runbook Step 6 requires null for movies800times", str(paths["speed"])))
-    if problems and any(p.code in INPUT_CODES for p in problems):
-        metrics = {m.name: None for m in workload.metrics}  # a broken file: no value of this run is used
-    provenance = Provenance(
-        dataset_id=config.get("repo_id") or results_config.get("repo_id") or None,
-        model_id=config.get("model_path") or results_config.get("model_path") or None,
-        max_new_tokens=config.get("max_new_tokens"),
-        request_timeout_s=None if config.get("request_timeout_s") is None else float(config["request_timeout_s"]),
-        concurrency=config.get("concurrency") or results_config.get("concurrency"),
-    )
-    coverage = Coverage(expected=expected, evaluated=evaluated, total=total, failed_requests=failed, problems=tuple(problems))
-    return WorkloadRun(workload.id, run_dir.name, metrics, coverage, provenance, tuple(str(p) for p in paths.values()),
-                       samples_path=str(paths["results"]))
 
 
 # --- run directory files --------------------------------------------------------------------------
@@ -696,7 +318,3 @@ def _run_text(path: Path, kind: inputs.Kind, root: Path, problems: list[Problem]
     except Unreadable as exc:
         problems.append(Problem(RUN_RECORD, exc.reason, str(path)))
         return None
-
-
-def _packages(value: Any) -> dict[str, str | None]:
-    return {str(k): (v if isinstance(v, str) else None) for k, v in value.items()}

@@ -307,9 +307,15 @@ def _moss_errors(path: Path, data: Any, expected_rows: int | None) -> dict[str, 
         if error is not None and not isinstance(error, str):
             raise _Invalid(f"{where}: error is {error!r}; expected a string or null")
         reference = _field(row, "expected_text", str, where)
-        hypothesis = row.get("result_text") or ""
-        if not isinstance(hypothesis, str):
+        if "result_text" not in row:  # the client writes it for every sample ("" or null when the request failed)
+            raise _Invalid(f"{where}: result_text is missing; expected the transcript (a string, or null for a "
+                           f"failed request)")
+        hypothesis = row["result_text"]
+        if hypothesis is None and not error:
+            raise _Invalid(f"{where}: result_text is null for a successful request; expected the transcript")
+        if hypothesis is not None and not isinstance(hypothesis, str):
             raise _Invalid(f"{where}: result_text is {hypothesis!r}; expected a string")
+        hypothesis = hypothesis or ""
         ids.append(uid)
         refs.append(reference)
         hyps.append(hypothesis)

@@ -32,7 +32,6 @@ from gate.samples import MATCH, MISMATCH, read_run_samples
 
 SUMMARY_SCHEMA_VERSION = 1
 EXIT_COMPLETE = 0
-EXIT_UNREADABLE = 2  # the tree itself cannot be opened (raised as InputError before a summary exists)
 EXIT_INCOMPLETE = 3
 # Coverage problems that mean a file is broken (not merely an incomplete measurement); still exit 3.
 _INPUT_CODES = results.INPUT_CODES
@@ -240,17 +239,17 @@ class TreeSummary:
     commits: tuple[tuple[str, str | None], ...]  # (run, commit.txt)
     workloads: tuple[WorkloadSummary, ...]
     missing_workloads: tuple[str, ...]
-    tree_problems: tuple[Problem, ...]
     ignored: tuple[str, ...] = ()  # run* folders and result files that are not planned: reported, never read
+    run_log: tuple[Problem, ...] = ()  # what gate-run.json says went wrong (a run it marks failed is not complete)
 
     @property
     def complete(self) -> bool:
-        return not self.missing_workloads and all(w.complete for w in self.workloads)
+        return not self.missing_workloads and not self.run_log and all(w.complete for w in self.workloads)
 
     @property
     def input_problems(self) -> tuple[Problem, ...]:
         """Problems that mean the input is unreadable (exit 2), not merely incomplete."""
-        found = list(self.tree_problems)
+        found: list[Problem] = []
         for w in self.workloads:
             for c in w.coverage:
                 found += [p for p in c.problems if p.code in _INPUT_CODES]
@@ -291,7 +290,37 @@ def summarize_tree(tree: ResultTree, suite: Suite, *, samples: bool = True) -> T
                                          tuple(checks)))
     return TreeSummary(root=tree.root, layout=tree.layout, runs=tree.run_names,
                        commits=tuple((r.name, r.commit) for r in tree.runs), workloads=tuple(summaries),
-                       missing_workloads=tree.missing_workloads, tree_problems=tree.problems, ignored=tree.ignored)
+                       missing_workloads=tree.missing_workloads, ignored=tree.ignored,
+                       run_log=run_log_problems(tree))
+
+
+RUN_LOG = "run_log"  # the problem code of what gate-run.json says went wrong
+_ENDED_WELL = ("completed",)
+_RUN_FAILED = ("failed", "interrupted")
+
+
+def run_log_problems(tree: ResultTree) -> tuple[Problem, ...]:
+    """What the tree's gate-run.json says went wrong: the run as a whole not completed (failed,
+    interrupted, or still `running`: killed), or one of this side's scored runs marked failed or
+    interrupted. A tree without a run log (made by hand with the runbook) has nothing to say."""
+    doc = results.read_run_log(tree.root)
+    if doc is None:
+        return ()
+    path = str(Path(tree.root) / results.RUN_LOG_FILE)
+    found = []
+    status, message = doc.get("status"), doc.get("message")
+    if status is not None and status not in _ENDED_WELL:
+        why = f": {message}" if isinstance(message, str) and message else ""
+        found.append(Problem(RUN_LOG, f"`gate run` ended {status!r}{why}; expected 'completed'", path))
+    logged = doc.get("runs")
+    runs: dict = logged if isinstance(logged, dict) else {}
+    side = Path(tree.root).name
+    for label, state in runs.items():
+        owner, _, run = label.rpartition("/")
+        if state in _RUN_FAILED and run in tree.run_names and owner in ("", side):
+            found.append(Problem(RUN_LOG, f"{label} is marked {state!r}; its files are not a finished measurement",
+                                 path))
+    return tuple(found)
 
 
 # --- renderings ----------------------------------------------------------------------------------------
@@ -311,9 +340,11 @@ def render_table(summary: TreeSummary) -> str:
             parts.append(f"{len(incomplete)} incomplete ({', '.join(incomplete)})")
         if summary.missing_workloads:
             parts.append(f"{len(summary.missing_workloads)} missing ({', '.join(summary.missing_workloads)})")
+        if summary.run_log:
+            parts.append("gate-run.json marks the run unfinished")
         out.append("coverage: INCOMPLETE: " + "; ".join(parts))
-    for problem in summary.tree_problems:
-        out.append(f"problem: {problem}")
+    for problem in summary.run_log:
+        out.append(f"run log: {problem}")
     for note in summary.ignored:
         out.append(f"ignored: {note}")
     for w in summary.workloads:
@@ -361,6 +392,7 @@ def summary_json(summary: TreeSummary) -> dict[str, Any]:
         "exit_code": summary.exit_code,
         "missing_workloads": list(summary.missing_workloads),
         "problems": [_problem(p) for p in summary.input_problems],
+        "run_log": [_problem(p) for p in summary.run_log],
         "ignored": list(summary.ignored),
         "workloads": [
             {

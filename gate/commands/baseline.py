@@ -5,6 +5,7 @@ from pathlib import Path
 
 import click
 
+from gate import inputs
 from gate.baseline import calibrate_baseline, carry_calibration, side_from_tree, write_baseline
 from gate.config import load_suite
 from gate.errors import InputError
@@ -32,7 +33,8 @@ def command() -> None:
 @click.option("--models", "models", multiple=True, help="Only these suite models (repeat or comma-separate).")
 @click.option("--keep-calibration", "keep_from", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Carry the A/A calibration over from this earlier baseline file (the one the new file "
-                   "replaces); ignored when the file does not exist.")
+                   "replaces); skipped, with a note, when nothing exists at that path; anything else that is "
+                   "not a readable baseline file is an error.")
 @_SUITE
 def create(tree: Path, out: Path, models: tuple[str, ...], keep_from: Path | None, suite_path: Path | None) -> None:
     """Store result tree TREE as a baseline file: per-run metrics, per-utterance errors, fingerprint.
@@ -40,7 +42,8 @@ def create(tree: Path, out: Path, models: tuple[str, ...], keep_from: Path | Non
     \b
     Exit codes:
       0    written (a warning is printed when a workload is incomplete)
-      2    unreadable input, or OUT cannot be written
+      2    unreadable input (also a --keep-calibration path that is not a readable baseline), or OUT
+           cannot be written
 
     \b
     Example:
@@ -51,9 +54,13 @@ def create(tree: Path, out: Path, models: tuple[str, ...], keep_from: Path | Non
     chosen = tuple(m for item in models for m in item.split(",") if m) or None
     side = side_from_tree(tree, suite, models=chosen)
     source = None
-    if keep_from is not None and keep_from.is_file():
+    if keep_from is not None and inputs.is_present(keep_from):
+        # Anything there is read as a baseline (a FIFO, a device or a link to one is refused, exit 2): a
+        # calibration asked for is never dropped quietly. Only an absent file means "none yet".
         side, source = carry_calibration(side, keep_from, suite, models=chosen)
         click.echo(f"calibration carried over from {keep_from}")
+    elif keep_from is not None:
+        click.echo(f"no baseline at {keep_from} yet: no calibration to carry over")
     write_baseline(side, out, calibration_source=source)
     incomplete = [w for w, ws in side.workloads.items() if not ws.complete] + list(side.missing)
     paired = sum(len(ws.samples) for ws in side.workloads.values())

@@ -26,7 +26,10 @@ def test_the_packaged_suite_has_the_ten_runbook_workloads(suite):
     ("name: asr\n", "name: asr\nnmae: typo\n", "nmae: unknown key"),
     ("  port: 8000\n", "  port: 8000\n  prot: 1\n", "server.prot: unknown key"),
     ("expected_samples: 1088,", "expected_samples: -1,", "workloads[0].expected_samples: expected a positive integer"),
-    ("kind: accuracy, samples: wer}", "kind: acuracy, samples: wer}", "kind: expected one of"),
+    ("kind: accuracy, samples: wer,", "kind: acuracy, samples: wer,", "kind: expected one of"),
+    ("samples: wer, plausible: [0, 10]}", "samples: wer, plausible: [0]}", "metrics[0].plausible: expected [min, max]"),
+    ("samples: wer, plausible: [0, 10]}", "samples: wer, plausible: [1, 0.5]}", "max a number above min"),
+    ("    cp_cer: 0.001\n", "    cp_cer: 0.001\n  speed_ratio: 0.03\n", "policy.speed_ratio: no longer read"),
     ("schema_version: 1\n", "schema_version: 2\n", "schema_version: expected 1"),
     ("runs:\n  warm: warm\n", "runs: [\n  warm: warm\n", "not valid YAML at line"),
 ])
@@ -43,3 +46,11 @@ def test_cli_reports_a_bad_suite_in_one_line(tmp_path, invoke, complete_tree):
     result = invoke("summarize", complete_tree, "--suite", path)
     assert result.exit_code == 2
     assert result.stderr == f"gate: error: {path}: nmae: unknown key\n"
+
+
+def test_plausible_ranges_come_from_the_suite(suite):
+    qwen3 = suite.workload("qwen3/asr_en")
+    assert qwen3.metric("corpus_wer").bounds(qwen3.expected_samples) == (0.0, 10.0)
+    assert qwen3.metric("latency_p95_s").bounds(qwen3.expected_samples) == (0.0001, 86400.0)
+    moss = suite.workload("moss_td/googletime")
+    assert moss.metric("cer_valid_samples").bounds(moss.expected_samples) == (0.0, 25.0)  # at most the dataset

@@ -7,7 +7,10 @@ errors), so its comparison against the baseline is FAIL; a *validity* mutation m
 that into PASS.
 
 A mutation edits a copy of a seed and says which file it broke; `Case.validity` marks the mutations
-that make the input invalid (the gate must refuse them), the others must be read as before.
+that make the input invalid (the gate must refuse them), the others must be read as before. Targets:
+"tree" (the candidate, through compare and every 4th case summarize), "baseline" (compare),
+"calibration" (a baseline given as a calibration file to compare, `baseline create
+--keep-calibration` and `baseline nights`), "summary" (summarize alone) and "report" (merge).
 """
 from __future__ import annotations
 
@@ -15,6 +18,7 @@ import json
 import os
 import re
 import shutil
+import socket
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -33,6 +37,7 @@ REGRESSED = "qwen3/asr_en"
 BAD_NUMBERS = (-0.5, "0.5", True, [], {}, "NaN!", "Infinity!", "1e999!", "BIGINT!")
 BAD_COUNTS = (-1, 2.5, "1088", True, None, "BIGINT!")
 BAD_STRINGS = (5, True, [], {})
+ABSURD = (5e-324, 1e308)  # a denormal and a huge float: valid JSON numbers that no measurement gives
 # Literal JSON text for values json.dumps cannot produce (the markers above are replaced by these).
 LITERALS = {"NaN!": "NaN", "Infinity!": "Infinity", "1e999!": "1e999", "BIGINT!": "9" * 401}
 
@@ -84,7 +89,7 @@ def small_suite(path: Path) -> Path:
 @dataclass(frozen=True)
 class Case:
     name: str
-    target: str  # "tree" (the candidate), "baseline" (baseline.json) or "report" (a compare report)
+    target: str  # "tree", "baseline", "calibration", "summary" or "report" (see the module doc)
     validity: bool  # True: the input is invalid and must be refused; False: it must read as before
     apply: Callable[[Path, np.random.Generator], str]  # edits the copy at the path; returns the file it broke
     field_level: bool = False  # a field the gate uses: that workload's own verdict must not be pass either
@@ -115,7 +120,7 @@ def _set_field(path: Path, dotted: str, value: Any) -> None:
 
 
 def _bad_values(kind: str) -> tuple:
-    return {"number": BAD_NUMBERS, "positive": BAD_NUMBERS + (0, -0.0), "count": BAD_COUNTS,
+    return {"number": BAD_NUMBERS + ABSURD, "positive": BAD_NUMBERS + ABSURD + (0, -0.0), "count": BAD_COUNTS + ABSURD,
             "count_positive": (0, -1, 2.5, "16", True, "BIGINT!"), "string": BAD_STRINGS,
             "bool": ("true", 1, None), "version": (99, "2", True, None)}[kind]
 
@@ -159,6 +164,19 @@ def _outside(path: Path, root: Path) -> None:
     path.symlink_to(outside)
 
 
+def _socket(path: Path) -> None:
+    path.unlink()
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(str(path))  # the socket file stays after close
+    server.close()
+
+
+def _dev_null(path: Path) -> None:
+    """A link to a character device (mknod needs privileges; /dev/null is one everywhere)."""
+    path.unlink()
+    path.symlink_to("/dev/null")
+
+
 def _directory(path: Path) -> None:
     path.unlink()
     path.mkdir()
@@ -179,6 +197,48 @@ def _field_cases(relative: str, fields: dict[str, str], workload: str, runs: tup
                 _set_field(target, dotted, value)
                 return str(target.relative_to(root))
             cases.append(Case(f"{relative}:{dotted}={value!r}", "tree", True, apply, True, workload))
+    return cases
+
+
+def _delete(doc: Any, dotted: str) -> None:
+    keys = [int(k) if k.isdigit() else k for k in dotted.split(".")]
+    node = doc
+    for key in keys[:-1]:
+        node = node[key]
+    del node[keys[-1]]
+
+
+# Metric keys the client always writes, per file: deleting one from one run, or turning it to null in one
+# run while the others measured it, must make that run incomplete (never a quieter mean of the others).
+METRIC_KEYS = {
+    "qwen3/asr_en.json": ("results.0.corpus_wer.mean", "results.0.throughput_samples_per_s.mean",
+                          "results.0.latency_mean_s.mean", "results.0.latency_p95_s.mean", "results.0.rtf_mean.mean"),
+    "qwen3/asr_zh.json": ("results.0.throughput_samples_per_s.mean", "results.0.latency_p95_s.mean"),
+    "moss_td/googletime/transcribe_diarize_results.json": (
+        "diarization_metrics.cer", "diarization_metrics.cp_cer", "diarization_metrics.cer_valid_samples",
+        "diarization_metrics.cp_cer_valid_samples", "diarization_metrics.speaker_timestamp_der",
+        "diarization_metrics.speaker_timestamp_der_skipped_parse_error", "per_sample.2.result_text"),
+    "moss_td/googletime/transcribe_diarize_speed_results.json": (
+        "speed.throughput_qps", "speed.latency_mean_s", "speed.latency_p95_s", "speed.rtf_mean"),
+}
+
+
+def _metric_key_cases(runs: tuple[str, ...]) -> list[Case]:
+    workloads = {"qwen3/asr_en.json": REGRESSED, "qwen3/asr_zh.json": "qwen3/asr_zh"}
+    cases = []
+    for relative, keys in METRIC_KEYS.items():
+        workload = workloads.get(relative, "moss_td/googletime")
+        for dotted in keys:
+            for edit in ("deleted", "null"):
+                if edit == "null" and dotted.startswith("per_sample"):
+                    continue  # a null transcript is a failed request's: covered by the per-sample reader
+                def apply(root: Path, rng: np.random.Generator, relative=relative, dotted=dotted, edit=edit) -> str:
+                    target = root / f"run{rng.choice(runs)}" / relative
+                    doc = json.loads(target.read_text(encoding="utf-8"))
+                    _delete(doc, dotted) if edit == "deleted" else _set(doc, dotted, None)
+                    target.write_text(_dump(doc), encoding="utf-8")
+                    return str(target.relative_to(root))
+                cases.append(Case(f"{relative}:{dotted} {edit} in one run", "tree", True, apply, True, workload))
     return cases
 
 
@@ -340,9 +400,53 @@ def _baseline_cases() -> list[Case]:
                          ("no runs", no_runs), ("complete not a boolean", complete_string)):
         cases.append(Case(f"baseline {name}", "baseline", True, edit_json(change)))
     for name, edit in (("truncated", _truncate), ("duplicate key", lambda p, rng: _duplicate_key(p, "sigma")),
-                       ("deep nesting", _deep), ("FIFO", lambda p, rng: _fifo(p)),
-                       ("oversized", lambda p, rng: _oversize(p, BASELINE.max_bytes))):
+                       ("deep nesting", _deep), ("oversized", lambda p, rng: _oversize(p, BASELINE.max_bytes))):
         cases.append(Case(f"baseline {name}", "baseline", True, file_edit(edit)))
+    # Calibration files (a baseline given to --keep-calibration, compare, or nights): every command refuses them.
+    for name, edit in SPECIAL_FILES.items():
+        cases.append(Case(f"calibration file {name}", "calibration", True, file_edit(lambda p, rng, edit=edit: edit(p))))
+    for name, change in (("schema_version 1.0", lambda d, rng: d.update(schema_version=1.0)),
+                         ("schema_version true", lambda d, rng: d.update(schema_version=True)),
+                         ("calibration null", lambda d, rng: d.update(calibration=None)),
+                         ("calibration a list", lambda d, rng: d.update(calibration=[])),
+                         ("sigma denormal", lambda d, rng: d["calibration"][REGRESSED]["throughput_samples_per_s"]
+                          .update(sigma=5e-324))):
+        cases.append(Case(f"calibration file {name}", "calibration", True, edit_json(change)))
+    return cases
+
+
+SPECIAL_FILES: dict[str, Callable[[Path], None]] = {
+    "FIFO": _fifo, "socket": _socket, "link to a character device": _dev_null, "link to /dev/zero": _dev_zero}
+
+
+def _run_log_cases() -> list[Case]:
+    """gate-run.json (a gate-owned file beside the runs): special files and non-integer schema versions."""
+    def write_log(root: Path, doc: Any) -> None:
+        (root / "gate-run.json").write_text(_dump(doc), encoding="utf-8")
+
+    def plan(root: Path) -> dict:
+        return {"schema_version": 1, "status": "completed", "runs": {f"{root.name}/run{r}": "completed" for r in "123"}}
+
+    cases = []
+    for name, edit in SPECIAL_FILES.items():
+        def special(root: Path, rng: np.random.Generator, edit=edit) -> str:
+            write_log(root, plan(root))
+            edit(root / "gate-run.json")
+            return "gate-run.json"
+        cases.append(Case(f"run log {name}", "tree", True, special))
+    for name, version in (("schema_version 1.0", 1.0), ("schema_version true", True), ("schema_version '1'", "1")):
+        def versioned(root: Path, rng: np.random.Generator, version=version) -> str:
+            write_log(root, dict(plan(root), schema_version=version))
+            return "gate-run.json"
+        cases.append(Case(f"run log {name}", "tree", True, versioned))
+
+    def failed(root: Path, rng: np.random.Generator) -> str:
+        doc = plan(root)
+        doc["status"], doc["message"] = "failed", "server exited with status 1"
+        doc["runs"][f"{root.name}/run{rng.choice(list('123'))}"] = "failed"
+        write_log(root, doc)
+        return "gate-run.json"
+    cases.append(Case("run log marks the run failed", "summary", True, failed))
     return cases
 
 
@@ -387,5 +491,7 @@ def catalogue(runs: tuple[str, ...] = ("1", "2", "3")) -> list[Case]:
                           "moss_td/googletime", runs)
     cases += _field_cases("moss_td/googletime/transcribe_diarize_speed_results.json", MOSS_SPEED_FIELDS,
                           "moss_td/googletime", runs)
-    cases += _jsonl_cases(runs) + _file_cases(runs) + _run_cases(runs) + _baseline_cases() + _report_cases()
+    cases += _metric_key_cases(runs)
+    cases += _jsonl_cases(runs) + _file_cases(runs) + _run_cases(runs) + _run_log_cases() + _baseline_cases()
+    cases += _report_cases()
     return cases

@@ -106,7 +106,7 @@ def test_baseline_round_trip_gives_the_same_verdicts(make_tree, calibrated_basel
     (lambda d: d.update(suite="tts"), "suite 'tts'"),
     (lambda d: d.update(kind="something"), "not a baseline file"),
     (lambda d: d["workloads"][QWEN_EN]["metrics"].update(rtf_mean=[1.0]), "expected 3 values"),
-    (lambda d: d["workloads"][QWEN_EN].pop("runs"), "malformed baseline: workloads.qwen3/asr_en.runs is missing"),
+    (lambda d: d["workloads"][QWEN_EN].pop("runs"), 'malformed baseline: $.workloads["qwen3/asr_en"]: missing key \'runs\''),
 ])
 def test_bad_baseline_files_are_one_line_and_exit_2(make_tree, calibrated_baseline, tmp_path, mutation, message):
     data = json.loads(calibrated_baseline.read_text(encoding="utf-8"))
