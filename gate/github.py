@@ -205,15 +205,15 @@ class Publisher:
         """Workflow runs GitHub created for pull_request events with head `sha` (server-time evidence of the head)."""
         out = []
         with api_call(f"listing workflow runs of {sha[:12]} in {self.repository}"):
+            # Attributes from the list answer only: raw_data would fetch every run again.
             for run in self.repo.get_workflow_runs(head_sha=sha, event="pull_request"):
-                raw = run.raw_data
-                created = _time(raw.get("created_at"))
-                if created is None or not isinstance(raw.get("id"), int):
+                created = run.created_at
+                if created is None:
                     continue
-                out.append(HeadRun(id=raw["id"], head_sha=_text(raw.get("head_sha")) or "",
-                                   head_branch=_text(raw.get("head_branch")),
-                                   head_repo=_text(_mapping(raw.get("head_repository")).get("full_name")),
-                                   event=_text(raw.get("event")) or "", created_at=created))
+                repo = run.head_repository
+                out.append(HeadRun(id=run.id, head_sha=run.head_sha or "", head_branch=run.head_branch,
+                                   head_repo=repo.full_name if repo is not None else None, event=run.event or "",
+                                   created_at=created if created.tzinfo else created.replace(tzinfo=timezone.utc)))
         return out
 
     def merge_base(self, base: str, head: str) -> str:
@@ -322,15 +322,13 @@ class Publisher:
         out: list[CheckState] = []
         with api_call(f"listing check runs on {sha[:12]} in {self.repository}"):
             for run in self.repo.get_commit(sha).get_check_runs():
-                raw = run.raw_data
-                name = _text(raw.get("name")) or ""
-                if not name.startswith(prefix):
+                if not run.name.startswith(prefix):
                     continue
-                output = _mapping(raw.get("output"))
-                out.append(CheckState(name=name, conclusion=_text(raw.get("conclusion")), run_id=int(raw.get("id") or 0),
-                                      title=_text(output.get("title")) or "", summary=_text(output.get("summary")) or "",
-                                      external_id=_text(raw.get("external_id")),
-                                      app=_text(_mapping(raw.get("app")).get("slug"))))
+                output = run.output
+                out.append(CheckState(name=run.name, conclusion=run.conclusion, run_id=run.id,
+                                      title=(output.title or "") if output else "",
+                                      summary=(output.summary or "") if output else "",
+                                      external_id=run.external_id, app=run.app.slug if run.app is not None else None))
         return sorted(out, key=lambda state: -state.run_id)
 
     def publish_check(self, sha: str, *, name: str, conclusion: str, status_state: str, title: str, summary: str,

@@ -222,7 +222,13 @@ def check_consistency(trees: Path, suite: Suite, model: str, *, head_sha: str, b
                                           f"{'PR head' if name == 'candidate' else 'merge base'} is {expected}")
     if not ab:
         return
-    hashes = {name: run_hashes(load_side(trees / name, suite, (model,))) for name in ("base", "candidate")}
+    hashes = {}
+    for name in ("base", "candidate"):
+        side = load_side(trees / name, suite, (model,))
+        # Runs that hold only other models' results hash alike (nothing measured): they are not compared.
+        measured = {run for w in side.workloads.values() for i, run in enumerate(w.runs)
+                    if any(i < len(values) and values[i] is not None for values in w.values.values())}
+        hashes[name] = {run: digest for run, digest in run_hashes(side).items() if run in measured}
     by_hash = {digest: run for run, digest in hashes["base"].items()}
     for run, digest in hashes["candidate"].items():
         if digest in by_hash:
