@@ -257,10 +257,10 @@ class Publisher:
         body = fit_chars(body, COMMENT_MAX_CHARS)
         if marker not in body:  # the marker sits at the end and was cut off: put it back
             body = fit_chars(body, COMMENT_MAX_CHARS - len(marker) - 1) + "\n" + marker
-        existing = self.find_sticky(number, marker)
-        if existing is not None:
-            result = self._edit(existing, body)
-            self.dedupe(number, marker)  # duplicates left by an earlier run would keep stale text
+        found = self._stickies(number, marker)
+        if found:
+            result = self._edit(found[0], body)
+            self._delete(number, found[1:])  # duplicates left by an earlier run would keep stale text
             return result
         result = self._create(number, body, marker)
         keep = self.dedupe(number, marker)
@@ -287,14 +287,17 @@ class Publisher:
     def dedupe(self, number: int, marker: str) -> IssueComment | None:
         """Delete every bot comment with `marker` but the oldest; return the one kept."""
         found = self._stickies(number, marker)
-        for extra in found[1:]:
+        self._delete(number, found[1:])
+        return found[0] if found else None
+
+    def _delete(self, number: int, extras: list[IssueComment]) -> None:
+        for extra in extras:
             try:
                 with api_call(f"deleting duplicate comment {extra.id} on #{number}"):
                     extra.delete()
             except GitHubError as exc:
                 if exc.status != 404:  # another run deleted it first
                     raise
-        return found[0] if found else None
 
     def _edit(self, comment: IssueComment, body: str) -> CommentResult:
         if comment.body == body:

@@ -164,7 +164,7 @@ def command(trees, model, baseline, calibration, json_out, not_run, required_pat
             if report is None:
                 raise UntrustedInputError(refused or "the result trees were refused")
             if sha:  # the commit given: the candidate must be it
-                check_consistency(trees, model, suite, head_sha=sha, base_sha=None, ab=baseline is None,
+                check_consistency(trees, suite, model, head_sha=sha, base_sha=None, ab=baseline is None,
                                   calibration=calibration)
             plan = publication.model_check(model, report, render_section(report), None)
             click.echo(json.dumps({"verdict": report.verdict.value, "check": plan.__dict__}, indent=2,
@@ -191,7 +191,7 @@ def command(trees, model, baseline, calibration, json_out, not_run, required_pat
         try:  # the trees must be what GitHub says was measured
             pull = publisher.pull_request(number)
             base_sha = publisher.merge_base(pull.base_sha, sha) if baseline is None and pull.base_sha else None
-            check_consistency(trees, model, suite, head_sha=sha, base_sha=base_sha, ab=baseline is None,
+            check_consistency(trees, suite, model, head_sha=sha, base_sha=base_sha, ab=baseline is None,
                               calibration=calibration)
         except UntrustedInputError as exc:
             report, refused = None, str(exc)
