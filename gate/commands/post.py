@@ -158,7 +158,7 @@ def command(trees, model, baseline, calibration, json_out, not_run, required_pat
                                           "cancelled before uploading; its log says why)")
             report = judge(trees, model, suite, baseline=baseline, calibration=calibration)
         except UntrustedInputError as exc:  # published as a refusal (after binding), never as a pass
-            refused = str(exc)
+            refused = relative(str(exc), trees)
             log(f"result trees refused: {escape.plain(refused, 500)}")
         if dry_run:
             if report is None:
@@ -194,7 +194,7 @@ def command(trees, model, baseline, calibration, json_out, not_run, required_pat
             check_consistency(trees, suite, model, head_sha=sha, base_sha=base_sha, ab=baseline is None,
                               calibration=calibration)
         except UntrustedInputError as exc:
-            report, refused = None, str(exc)
+            report, refused = None, relative(str(exc), trees)
             log(f"result trees refused: {escape.plain(refused, 500)}")
     if report is not None and json_out:
         _write_json(json_out, report)
@@ -205,6 +205,13 @@ def command(trees, model, baseline, calibration, json_out, not_run, required_pat
         _write_acceptance(json_out.with_name("acceptance.json"), outcome.acceptance, model=model, sha=sha)
     if outcome.refused is not None:
         raise PostRefused(escape.plain(outcome.refused, 300))
+
+
+def relative(text: str, trees: Path) -> str:
+    """A refusal names files relative to the uploaded trees, never by the runner's absolute path."""
+    for root in sorted({str(trees.resolve()), str(trees.absolute()), str(trees)}, key=len, reverse=True):
+        text = text.replace(root.rstrip("/") + "/", "").replace(root, ".")
+    return text
 
 
 def judge(trees: Path, model: str, suite: Suite, *, baseline: Path | None, calibration: Path | None) -> Report:
