@@ -40,6 +40,7 @@ COMMAND_MODULES = (
     "event",
     "post",
     "merge",
+    "store",
     "action",
     "compare",
     "baseline",
@@ -59,6 +60,7 @@ SHORT_HELP = {
     "merge": "Merge REPORTS (each validated against the report schema) into one report.json.",
     "post": "Judge uploaded result trees and publish the check runs and the one sticky comment.",
     "run": "Run the ASR benchmarks of one checkout (or two, --ab) and write the runbook's result tree.",
+    "store": "Write tonight's baselines or history to the baseline branch, or refuse with one line.",
     "summarize": "Summarize one result tree TREE (runbook layout, or CI artifact files).",
 }
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -42,6 +43,8 @@ class Trigger:
     same_repo: bool | None = None  # PR head lives in the base repository (not a fork)
     # workflow_run only: the run whose artifact is to be reported, and its head.
     run_id: int | None = None
+    run_attempt: int | None = None
+    created_at: datetime | None = None  # when GitHub created the benchmark run (labels after it did not ask for it)
     conclusion: str | None = None
     head_branch: str | None = None
     head_repository: str | None = None
@@ -102,13 +105,10 @@ def _pull_request(event_name: str, payload: dict, suite: Suite) -> Trigger:
         return Trigger(event_name, run=True, reason=f"label {label} added", models=suite.models_for_labels([label]),
                        labels=(label,), **common)
     if action == "synchronize":
-        if not gate_labels:
-            return Trigger(event_name, run=False, reason="new commits, but no gate label on the PR", **common)
-        if not same_repo:
-            # A fork's new commits were not reviewed: a maintainer must add the label again.
-            return Trigger(event_name, run=False, reason="new commits on a fork PR need the label again", **common)
-        return Trigger(event_name, run=True, reason="new commits on a labelled same-repository PR",
-                       models=suite.models_for_labels(gate_labels), labels=gate_labels, **common)
+        # One label event is one judgement of the head it was added to (docs/trust-model.md): new commits,
+        # fork or not, need the label again; this run only lets the report set the required check.
+        reason = "new commits need a gate label again" if gate_labels else "new commits, but no gate label on the PR"
+        return Trigger(event_name, run=False, reason=reason, **common)
     return Trigger(event_name, run=False, reason=f"pull_request action {action!r} does not start the gate", **common)
 
 
@@ -138,11 +138,25 @@ def _workflow_run(payload: dict) -> Trigger:
     # against head_branch/head_repository, which come from GitHub, not from the artifact.
     prs = [p.get("number") for p in run.get("pull_requests") or [] if isinstance(p, dict)]
     head_repository = (run.get("head_repository") or {}).get("full_name")
-    common = dict(sha=head_sha, run_id=run_id, conclusion=conclusion, pr=prs[0] if len(prs) == 1 else None,
+    attempt = run.get("run_attempt", 1)
+    if not isinstance(attempt, int) or isinstance(attempt, bool) or attempt < 1:
+        raise EventError("workflow_run.run_attempt: expected a positive integer")
+    common = dict(sha=head_sha, run_id=run_id, run_attempt=attempt, created_at=_time(run.get("created_at")),
+                  conclusion=conclusion, pr=prs[0] if len(prs) == 1 else None,
                   head_branch=run.get("head_branch"), head_repository=head_repository)
     if conclusion not in _REPORTABLE_CONCLUSIONS:
         return Trigger("workflow_run", run=False, reason=f"benchmark run ended {conclusion!r}; nothing to report", **common)
     return Trigger("workflow_run", run=True, reason=f"benchmark run {run_id} ended {conclusion}", **common)
+
+
+def _time(value: Any) -> datetime | None:
+    if value is None:
+        return None
+    try:
+        parsed = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+    except ValueError:
+        raise EventError(f"workflow_run.created_at: expected an ISO 8601 time, got {str(value)[:40]!r}") from None
+    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=timezone.utc)
 
 
 def _dig(value: Any, *keys: str, kind: type, where: str | None = None) -> Any:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from typing import Iterator
 
 import requests
@@ -19,13 +20,14 @@ from github.IssueComment import IssueComment
 from github.Repository import Repository
 
 from gate.errors import GateError
-from gate.render import CHECK_SUMMARY_BUDGET, COMMENT_BUDGET
+from gate.trust import CheckState, HeadRun, PullInfo, TimelineEntry
 
-# GitHub rejects comment bodies over 65,536 characters and check-run summaries over 65,535 (counted in
-# UTF-8 bytes in at least one report); stay below both with room for the truncation note.
-# A last guard only: gate.render already fits each output within its own budget.
-COMMENT_MAX_CHARS = COMMENT_BUDGET.limit
-CHECK_SUMMARY_MAX_BYTES = CHECK_SUMMARY_BUDGET.limit
+__all__ = ["CheckState", "HeadRun", "PullInfo", "TimelineEntry", "Publisher", "GitHubError", "connect"]
+
+# GitHub's own limits, owned here (gate.render fits its outputs to these): comment bodies over 65,536
+# characters and check-run summaries over 65,535 (counted in UTF-8 bytes) are rejected with 422.
+COMMENT_MAX_CHARS = 65_536
+CHECK_SUMMARY_MAX_BYTES = 65_535
 CHECK_TITLE_MAX_CHARS = 250
 STATUS_DESCRIPTION_MAX_CHARS = 140
 TRUNCATION_NOTE = "\n\n_Cut to fit GitHub's size limit; the full report is in the workflow run's artifact._\n"
@@ -51,44 +53,6 @@ class CheckResult:
     kind: str  # "check_run" or "status"
     conclusion: str
     url: str | None
-
-
-@dataclass(frozen=True)
-class PullInfo:
-    """A pull request as GitHub (not an artifact) describes it now."""
-
-    number: int
-    head_sha: str
-    head_repo: str | None  # None when the fork was deleted
-    head_ref: str
-    base_repo: str
-    labels: tuple[str, ...]
-
-    @property
-    def same_repo(self) -> bool:
-        return self.head_repo == self.base_repo
-
-
-@dataclass(frozen=True)
-class TimelineEntry:
-    """One issue-timeline event, reduced to what the trigger binding needs."""
-
-    event: str  # "labeled", "unlabeled", "committed", "head_ref_force_pushed", ...
-    label: str | None = None
-    actor: str | None = None
-    sha: str | None = None  # committed: the commit; head_ref_force_pushed: the new head
-    body: str | None = None  # commented: the comment text
-
-
-@dataclass(frozen=True)
-class CheckState:
-    """The latest check run of one name on a commit: what the sticky comment rebuilds from."""
-
-    name: str
-    conclusion: str | None
-    title: str
-    summary: str
-    run_id: int
 
 
 def default_retry() -> GithubRetry:
@@ -149,6 +113,17 @@ def _text(value: object) -> str | None:
     return value if isinstance(value, str) else None
 
 
+def _time(value: object) -> datetime | None:
+    """GitHub's ISO 8601 UTC time ("2026-12-03T10:00:00Z"), or None."""
+    if not isinstance(value, str):
+        return None
+    try:
+        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=timezone.utc)
+
+
 def fit_chars(text: str, limit: int) -> str:
     """Cut to `limit` characters, ending with a note that says so."""
     if len(text) <= limit:
@@ -189,7 +164,7 @@ class Publisher:
             return PullInfo(number=pr.number, head_sha=pr.head.sha,
                             head_repo=pr.head.repo.full_name if pr.head.repo is not None else None,
                             head_ref=pr.head.ref, base_repo=pr.base.repo.full_name,
-                            labels=tuple(label.name for label in pr.labels))
+                            labels=tuple(label.name for label in pr.labels), base_sha=pr.base.sha)
 
     def find_pull_for_head(self, head_repo: str | None, head_branch: str | None, sha: str) -> int | None:
         """The open PR whose head is `head_repo:head_branch` at `sha` (fork runs carry no PR number)."""
@@ -207,18 +182,44 @@ class Publisher:
             return [f.filename for f in self.repo.get_pull(number).get_files()]
 
     def timeline(self, number: int) -> list[TimelineEntry]:
-        """The PR's issue timeline in order: label changes, pushed commits, force pushes."""
+        """The PR's issue timeline in order: label changes, pushed commits, force pushes, comments.
+
+        Server times (`created_at`) are kept for every event that has one; `committed` events carry only
+        the commit's own dates, which its author sets, so they get none."""
         out = []
         with api_call(f"reading the timeline of #{number} in {self.repository}"):
             for item in self.repo.get_issue(number).get_timeline():
                 raw = item.raw_data
                 event = _text(raw.get("event")) or ""
                 actor = _mapping(raw.get("actor")) or _mapping(raw.get("user"))  # "commented" events name a user
+                ident = raw.get("id")
                 out.append(TimelineEntry(
                     event=event, label=_text(_mapping(raw.get("label")).get("name")), actor=_text(actor.get("login")),
                     sha=_text(raw.get("sha") if event == "committed" else raw.get("commit_id")),
-                    body=_text(raw.get("body")) if event == "commented" else None))
+                    body=_text(raw.get("body")) if event == "commented" else None,
+                    id=ident if isinstance(ident, int) and not isinstance(ident, bool) else None,
+                    created_at=None if event == "committed" else _time(raw.get("created_at"))))
         return out
+
+    def head_runs(self, sha: str) -> list[HeadRun]:
+        """Workflow runs GitHub created for pull_request events with head `sha` (server-time evidence of the head)."""
+        out = []
+        with api_call(f"listing workflow runs of {sha[:12]} in {self.repository}"):
+            # Attributes from the list answer only: raw_data would fetch every run again.
+            for run in self.repo.get_workflow_runs(head_sha=sha, event="pull_request"):
+                created = run.created_at
+                if created is None:
+                    continue
+                repo = run.head_repository
+                out.append(HeadRun(id=run.id, head_sha=run.head_sha or "", head_branch=run.head_branch,
+                                   head_repo=repo.full_name if repo is not None else None, event=run.event or "",
+                                   created_at=created if created.tzinfo else created.replace(tzinfo=timezone.utc)))
+        return out
+
+    def merge_base(self, base: str, head: str) -> str:
+        """The merge base of `base` and `head`, as GitHub computes it (compare API)."""
+        with api_call(f"comparing {base[:12]}...{head[:12]} in {self.repository}"):
+            return self.repo.compare(base, head).merge_base_commit.sha
 
     def permission(self, login: str) -> str:
         """'admin', 'maintain', 'write', 'triage', 'read' or 'none' (404: not a collaborator)."""
@@ -256,9 +257,11 @@ class Publisher:
         body = fit_chars(body, COMMENT_MAX_CHARS)
         if marker not in body:  # the marker sits at the end and was cut off: put it back
             body = fit_chars(body, COMMENT_MAX_CHARS - len(marker) - 1) + "\n" + marker
-        existing = self.find_sticky(number, marker)
-        if existing is not None:
-            return self._edit(existing, body)  # a run that creates concurrently dedupes after its create
+        found = self._stickies(number, marker)
+        if found:
+            result = self._edit(found[0], body)
+            self._delete(number, found[1:])  # duplicates left by an earlier run would keep stale text
+            return result
         result = self._create(number, body, marker)
         keep = self.dedupe(number, marker)
         if keep is not None and keep.id != result.comment_id:
@@ -284,14 +287,17 @@ class Publisher:
     def dedupe(self, number: int, marker: str) -> IssueComment | None:
         """Delete every bot comment with `marker` but the oldest; return the one kept."""
         found = self._stickies(number, marker)
-        for extra in found[1:]:
+        self._delete(number, found[1:])
+        return found[0] if found else None
+
+    def _delete(self, number: int, extras: list[IssueComment]) -> None:
+        for extra in extras:
             try:
                 with api_call(f"deleting duplicate comment {extra.id} on #{number}"):
                     extra.delete()
             except GitHubError as exc:
                 if exc.status != 404:  # another run deleted it first
                     raise
-        return found[0] if found else None
 
     def _edit(self, comment: IssueComment, body: str) -> CommentResult:
         if comment.body == body:
@@ -313,26 +319,29 @@ class Publisher:
 
     # -- check run / commit status ----------------------------------------------------------------
 
-    def check_states(self, sha: str, *, prefix: str) -> dict[str, CheckState]:
-        """The latest check run per name starting with `prefix` on `sha` (GitHub lists newest first)."""
-        out: dict[str, CheckState] = {}
+    def check_runs(self, sha: str, *, prefix: str) -> list[CheckState]:
+        """Every check run on `sha` whose name starts with `prefix`, newest first, with who made it (`app`,
+        set by GitHub) and its `external_id` (settable only through the API)."""
+        out: list[CheckState] = []
         with api_call(f"listing check runs on {sha[:12]} in {self.repository}"):
             for run in self.repo.get_commit(sha).get_check_runs():
                 if not run.name.startswith(prefix):
                     continue
-                current = out.get(run.name)
-                if current is None or run.id > current.run_id:
-                    output = run.output
-                    out[run.name] = CheckState(name=run.name, conclusion=run.conclusion, run_id=run.id,
-                                               title=(output.title or "") if output else "",
-                                               summary=(output.summary or "") if output else "")
-        return out
+                output = run.output
+                out.append(CheckState(name=run.name, conclusion=run.conclusion, run_id=run.id,
+                                      title=(output.title or "") if output else "",
+                                      summary=(output.summary or "") if output else "",
+                                      external_id=run.external_id, app=run.app.slug if run.app is not None else None))
+        return sorted(out, key=lambda state: -state.run_id)
 
     def publish_check(self, sha: str, *, name: str, conclusion: str, status_state: str, title: str, summary: str,
-                      details_url: str | None = None, fallback_to_status: bool = True) -> CheckResult:
+                      details_url: str | None = None, fallback_to_status: bool = True,
+                      external_id: str | None = None) -> CheckResult:
         """A completed check run on `sha`; a commit status where check runs are not allowed (403)."""
         output: dict = {"title": title[:CHECK_TITLE_MAX_CHARS], "summary": fit_utf8(summary, CHECK_SUMMARY_MAX_BYTES)}
         extra: dict = {"details_url": details_url} if details_url else {}
+        if external_id:
+            extra["external_id"] = external_id
         try:
             with api_call(f"creating check run {name!r} on {sha[:12]} in {self.repository}"):
                 run = self.repo.create_check_run(name=name, head_sha=sha, status="completed",

@@ -7,9 +7,10 @@ every model's latest check run (conclusion and escaped title, read back from the
 comment's prose) plus the full section of the model just judged. The marker is a constant here,
 so nothing in an artifact can address a second comment.
 
-Another model's check-run *summary* is not copied into the comment: any workflow granted
-`checks: write` on the repository can create a check run of that name, so its text is not trusted
-markup; the table links to it instead.
+Only the gate's own check runs count (gate.trust.own_checks: created by the expected app and stamped
+with the gate's external_id); a look-alike, such as a fork's workflow job named `ASR gate / fun`, is
+ignored and named once in the overall check. Another model's check-run *summary* is not copied into
+the comment either; the table links to it instead.
 """
 from __future__ import annotations
 
@@ -17,13 +18,13 @@ from dataclasses import dataclass
 from typing import Mapping, Sequence
 
 from gate import escape
-from gate.github import CheckState
 from gate.report import Report
-from gate.trust import Acceptance
+from gate.trust import Acceptance, CheckState
 from gate.verdict import Verdict
 
 STICKY_MARKER = "<!-- asr-regression-gate: sticky -->"
 CHECK_PREFIX = "ASR gate"
+MODEL_PREFIX = CHECK_PREFIX + " / "
 COMMENT_BUDGET = 64_000  # characters; GitHub's limit is 65,536
 SECTION_BUDGET = 56_000  # the judged model's section; the table and header take the rest
 
@@ -50,7 +51,8 @@ def model_check(model: str, report: Report, section: str, acceptance: Acceptance
     title = verdict_title(report)
     conclusion, state = verdict.check_conclusion, verdict.status_state
     if acceptance is not None and verdict is Verdict.FAIL:
-        title = f"accepted by @{escape.plain(acceptance.by, 39)}: {escape.plain(acceptance.reason, 120)} ({title})"
+        title = (f"accepted by @{escape.plain(acceptance.by, 39)} at {escape.plain(acceptance.at, 20)}: "
+                 f"{escape.plain(acceptance.reason, 120)} ({title})")
         conclusion = state = "success"
     return CheckPlan(check_name(model), conclusion, state, title[:250],
                      acceptance_note(acceptance, verdict) + section)
@@ -79,13 +81,30 @@ def verdict_title(report: Report) -> str:
 def acceptance_note(acceptance: Acceptance | None, verdict: Verdict) -> str:
     if acceptance is None or verdict is not Verdict.FAIL:
         return ""
-    return (f"> **Regression accepted** by @{escape.md(acceptance.by, 39)} ({acceptance.via}): "
-            f"{escape.md(acceptance.reason, 200)}. The failing rows stay listed below.\n\n")
+    return (f"> **Regression accepted** by @{escape.md(acceptance.by, 39)} ({acceptance.via}, "
+            f"{escape.md(acceptance.at, 20)}): {escape.md(acceptance.reason, 200)}. "
+            "The failing rows stay listed below.\n\n")
 
 
-def overall_check(states: Mapping[str, CheckState], *, sha: str, expected: Sequence[str] = ()) -> CheckPlan:
-    """The required `ASR gate` check: the worst model conclusion on this commit. A model a label asked for
-    that has no check yet (still running, or its results never arrived) keeps it from passing."""
+def stale_check(plan: CheckPlan, head: str) -> CheckPlan:
+    """A result for a commit that is no longer the PR head: shown on the commit measured, never counted."""
+    title = f"not the PR head (now {head[:12]}): {plan.title}"
+    return CheckPlan(plan.name, plan.conclusion, plan.status_state, title[:250],
+                     f"_This commit is not the PR head any more (now `{head[:12]}`); the result is kept here for "
+                     "the record and does not count for the pull request._\n\n" + plan.summary)
+
+
+def foreign_note(foreign: Sequence[str]) -> str:
+    """One line per look-alike check name: seen, and ignored."""
+    return "".join(f"- a check named {escape.md(name, 80)} was not made by the gate; it is ignored\n"
+                   for name in foreign)
+
+
+def overall_check(states: Mapping[str, CheckState], *, sha: str, expected: Sequence[str] = (),
+                  foreign: Sequence[str] = (), notes: Sequence[str] = ()) -> CheckPlan:
+    """The required `ASR gate` check: the worst of the gate's own model checks on this commit. A model a label
+    asked for that has no check yet (still running, or its results never arrived) keeps it from passing.
+    `notes` (refusals) and look-alike checks are listed, one escaped line each."""
     conclusions = [s.conclusion or "neutral" for s in states.values()]
     waiting = [m for m in expected if check_name(m) not in states]
     if waiting:
@@ -95,18 +114,22 @@ def overall_check(states: Mapping[str, CheckState], *, sha: str, expected: Seque
     title = f"{len(states)} model(s): {models}" if states else "no model was judged"
     if waiting:
         title += f"; not judged (yet): {', '.join(waiting)}"
+    summary = (f"Overall result of the ASR gate on `{sha[:12]}`: the worst of the per-model checks.\n"
+               + "".join(f"- {escape.md(note, 300)}\n" for note in notes) + foreign_note(foreign))
     return CheckPlan(CHECK_PREFIX, worst, "failure" if worst in ("failure", "action_required") else "success",
-                     title[:250], f"Overall result of the ASR gate on `{sha[:12]}`: the worst of the per-model checks.\n")
+                     title[:250], summary)
 
 
-def not_run_check(*, reason: str, required: bool) -> CheckPlan:
-    """The overall check on a commit the gate did not measure (no label, or a push after the last run)."""
+def not_run_check(*, reason: str, required: bool, foreign: Sequence[str] = ()) -> CheckPlan:
+    """The overall check on a commit the gate did not measure (no label, a push after the last run, or a
+    post it refused): `reason` is one escaped line."""
     conclusion = "action_required" if required else "neutral"
-    return CheckPlan(CHECK_PREFIX, conclusion, "failure" if required else "success", reason[:250], reason + "\n")
+    return CheckPlan(CHECK_PREFIX, conclusion, "failure" if required else "success", escape.plain(reason, 250),
+                     escape.md(reason, 600) + "\n" + foreign_note(foreign))
 
 
 def sticky_body(states: Mapping[str, CheckState], *, sha: str, model: str, section: str,
-                expected: Sequence[str] = ()) -> str:
+                expected: Sequence[str] = (), foreign: Sequence[str] = ()) -> str:
     """One comment for every model: the table of latest check runs, then the judged model's section."""
     worst = overall_check(states, sha=sha, expected=expected).conclusion
     lines = [STICKY_MARKER, f"## {_CONCLUSION_ICONS.get(worst, '⚠️')} ASR regression gate on `{sha[:12]}`", "",
@@ -118,7 +141,7 @@ def sticky_body(states: Mapping[str, CheckState], *, sha: str, model: str, secti
         lines.append(f"| {escape.md(_model_of(name), 60)} | {icon} {conclusion} | {escape.md(state.title, 200)} |")
     for waiting in (m for m in expected if check_name(m) not in states):
         lines.append(f"| {escape.md(waiting, 60)} | ⏳ not judged | labelled on this head; no result yet |")
-    lines += ["", f"### {escape.md(model, 60)} (judged in this run)", ""]
+    lines += ["", foreign_note(foreign).rstrip("\n"), f"### {escape.md(model, 60)} (judged in this run)", ""]
     body = "\n".join(lines) + "\n"
     room = COMMENT_BUDGET - len(body) - 200
     if len(section) > room:

@@ -16,6 +16,9 @@ DEFAULT_API_URL = "https://api.github.com"
 DEFAULT_SERVER_URL = "https://github.com"
 # The login that owns comments posted with the Actions GITHUB_TOKEN (GET /user is 403 for that token).
 DEFAULT_BOT_LOGIN = "github-actions[bot]"
+# The GitHub App whose check runs are the gate's own (GitHub sets a check run's `app`; the Actions token's is
+# github-actions). A caller posting with its own GitHub App's token names that app's slug (GATE_APP_SLUG).
+DEFAULT_APP = "github-actions"
 _REPOSITORY = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
 
 
@@ -40,6 +43,7 @@ class Settings:
     output: str | None = None  # file to append step outputs to
     in_actions: bool = False
     bot_login: str = DEFAULT_BOT_LOGIN
+    app_slug: str = DEFAULT_APP
     # Inputs of action.yml, passed through `env:` with a GATE_ prefix (never `${{ }}` inside `run:`).
     command: str | None = None
     args: str = ""
@@ -75,6 +79,7 @@ class Settings:
             output=get("GITHUB_OUTPUT"),
             in_actions=get("GITHUB_ACTIONS") == "true",
             bot_login=get("GATE_BOT_LOGIN") or DEFAULT_BOT_LOGIN,
+            app_slug=get("GATE_APP_SLUG") or DEFAULT_APP,
             command=get("GATE_COMMAND"),
             args=get("GATE_ARGS") or "",
             report=get("GATE_REPORT"),

@@ -5,15 +5,17 @@ regular files and directories only, no symlinks, size, count and depth caps) and
 what the plan asks for (`check_plan`: gate-run.json and the run directories); the one judge
 (gate.judge) then reads and judges them.
 
+`check_consistency` then holds the trees to GitHub's own records: the candidate measured the PR head,
+the base its merge base, no run is a copy of a run of the other side, and every re-measure under
+outliers/ is one the outlier rule asks for.
+
 Reports (`load_untrusted_report`) are still read here for the fan-in and the nightly, which read
-reports written by their own workflow: a regular file (not a symlink to a credential file), under a
-size cap, strict UTF-8 JSON (no NaN, no duplicate keys, bounded nesting), then decoded by the strict
-typed reader (gate.typedjson), which refuses whatever gate/schemas/report.schema.json refuses: the
-schema and the reader are generated from the same dataclasses. Markdown is never taken from an artifact.
+reports written by their own workflow: through the one strict reader (gate.inputs: a regular file,
+never a link, size-capped, strict JSON), then the strict typed reader (gate.typedjson), which refuses
+whatever gate/schemas/report.schema.json refuses. Markdown is never taken from an artifact.
 """
 from __future__ import annotations
 
-import json
 import os
 import stat
 from dataclasses import dataclass, field, fields
@@ -21,23 +23,20 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Callable, Mapping, TypeVar
 
-from gate import typedjson
+from gate import inputs, typedjson
 from gate.config import Suite
-from gate.errors import InputError
+from gate.errors import GateError, InputError
 from gate.report import Report
 from gate.typedjson import SchemaMismatch
 
 T = TypeVar("T")
 
-MAX_REPORT_BYTES = 8 * 1024 * 1024  # a 10-workload report is ~100 kB; 8 MiB leaves room for per-row notes
-MAX_META_BYTES = 16 * 1024
-MAX_DEPTH = 32
+MAX_REPORT_BYTES = inputs.REPORT.max_bytes
 
 # Caps on an uploaded result tree (ten workloads x four runs with raw per-sample JSONL is ~100 MB).
 MAX_TREE_BYTES = 2 * 1024**3
 MAX_TREE_FILES = 20_000
 MAX_TREE_DEPTH = 8
-MAX_RUN_LOG_BYTES = 4 * 1024 * 1024
 
 META_SCHEMA_VERSION = 1
 
@@ -69,21 +68,14 @@ class UntrustedInputError(InputError):
     """An uploaded file is not what the gate accepts; nothing from it was used."""
 
 
-@dataclass(frozen=True)
-class Rendered:
-    comment: str  # markdown for the sticky PR comment, marker included
-    summary: str  # markdown for the job summary / check-run summary
-    marker: str  # hidden HTML comment that identifies this suite's sticky comment
-
-
-def load_untrusted_report(path: str | Path, *, max_bytes: int = MAX_REPORT_BYTES) -> Report:
+def load_untrusted_report(path: str | Path) -> Report:
     """The report at `path`, validated; any deviation is one UntrustedInputError line naming the file."""
-    data = _load_json(Path(path), max_bytes=max_bytes, what="report")
+    data = _load_json(Path(path), inputs.REPORT)
     return _decode(Report.from_json, data, Path(path), what="report")
 
 
 def load_untrusted_meta(path: str | Path) -> RunMeta:
-    data = _load_json(Path(path), max_bytes=MAX_META_BYTES, what="run metadata")
+    data = _load_json(Path(path), inputs.META)
     meta = _decode(partial(typedjson.from_json, RunMeta), data, Path(path), what="run metadata")
     if meta.schema_version != META_SCHEMA_VERSION:
         raise UntrustedInputError(f"run metadata does not match the schema at $.schema_version: expected "
@@ -132,29 +124,127 @@ def planned_runs(suite: Suite, scored: tuple[str, ...] | None = None) -> tuple[s
     return (f"run{suite.warm_run}", *(scored or tuple(f"run{r}" for r in suite.scored_runs)))
 
 
-def check_plan(side_dir: str | Path, suite: Suite, scored: tuple[str, ...] | None = None) -> None:
-    """The tree holds exactly the runs the plan asks for, each recorded as completed in gate-run.json.
+def check_plan(side_dir: str | Path, suite: Suite, model: str, scored: tuple[str, ...] | None = None) -> None:
+    """The runs of the tree that hold `model` are exactly the ones its plan asks for, each recorded as
+    completed in gate-run.json. Runs holding only other models (one of them extended, in a multi-model
+    A/B) are theirs to answer for: each model's plan is checked by its own post.
 
-    A tree with extra runs (best-of-N cherry-picking) or fewer runs is refused, whatever the files say.
+    A model with extra runs (best-of-N cherry-picking) or fewer runs is refused, whatever the files say.
     """
     side_dir = Path(side_dir)
     log_path = side_dir / "gate-run.json"
-    data = _load_json(log_path, max_bytes=MAX_RUN_LOG_BYTES, what="run log gate-run.json")
+    data = _load_json(log_path, inputs.RUN_LOG)
     log = _decode(_read_run_log, data, log_path, what="run log gate-run.json")
     side = side_dir.name
     recorded = {label.split("/", 1)[1]: status for label, status in log.runs.items()
                 if label.split("/", 1)[0] == side and "/" in label}
     planned = planned_runs(suite, scored)
-    if sorted(recorded) != sorted(planned):
-        raise UntrustedInputError(f"run log lists runs {_names(recorded)} for side {side!r}; the plan asks for "
-                                  f"{_names(planned)}", path=log_path)
-    unfinished = sorted(name for name, status in recorded.items() if status != "completed")
+    missing = sorted(set(planned) - set(recorded))
+    if missing:
+        raise UntrustedInputError(f"run log lists runs {_names(sorted(recorded))} for side {side!r}; the plan of "
+                                  f"{model} asks for {_names(planned)}", path=log_path)
+    unfinished = sorted(name for name in planned if recorded[name] != "completed")
     if unfinished:
         raise UntrustedInputError(f"run log says {_names(unfinished)} did not complete", path=log_path)
-    on_disk = sorted(p.name for p in side_dir.iterdir() if p.is_dir() and p.name.startswith("run"))
-    if sorted(on_disk) != sorted(planned):
-        raise UntrustedInputError(f"tree holds run directories {_names(on_disk)}; the plan asks for "
+    holding = sorted(p.name for p in side_dir.iterdir()
+                     if p.is_dir() and p.name.startswith("run") and (p / model).is_dir())
+    if holding != sorted(planned):
+        raise UntrustedInputError(f"tree holds {model} in run directories {_names(holding)}; its plan asks for "
                                   f"{_names(planned)}", path=side_dir)
+    unlogged = sorted(set(holding) - set(recorded))
+    if unlogged:
+        raise UntrustedInputError(f"run directories {_names(unlogged)} are not in the run log", path=side_dir)
+
+
+def check_consistency(trees: Path, suite: Suite, model: str, *, head_sha: str, base_sha: str | None, ab: bool,
+                      calibration: Path | None = None) -> None:
+    """Hold uploaded trees to what GitHub says was measured; the first mismatch is one UntrustedInputError line.
+
+    - every candidate run holding `model` names the PR head in commit.txt; in A/B mode every base run names
+      the merge base (`base_sha`, from the compare API);
+    - no scored run of one side is a copy of a run of the other (content hash of the measured values and
+      per-utterance errors, as the A/A calibration counts pairs);
+    - outliers/run<R>/<model>/ only where the outlier rule, recomputed, picks run<R> of that arm.
+    """
+    from gate.baseline import run_hashes
+    from gate.sides import load_side
+
+    sides = [("candidate", head_sha)] + ([("base", base_sha)] if ab else [])
+    for name, expected in sides:
+        if expected is None:
+            continue
+        for run_dir in _model_runs(trees / name, model):
+            commit = _commit_of(run_dir / "commit.txt")
+            if commit != expected:
+                raise UntrustedInputError(f"{name}/{run_dir.name}/commit.txt names {commit[:40] or 'nothing'!r}; the "
+                                          f"{'PR head' if name == 'candidate' else 'merge base'} is {expected}")
+    if not ab:
+        return
+    hashes = {}
+    for name in ("base", "candidate"):
+        side = load_side(trees / name, suite, (model,))
+        # Runs that hold only other models' results hash alike (nothing measured): they are not compared.
+        measured = {run for w in side.workloads.values() for i, run in enumerate(w.runs)
+                    if any(i < len(values) and values[i] is not None for values in w.values.values())}
+        hashes[name] = {run: digest for run, digest in run_hashes(side).items() if run in measured}
+    by_hash = {digest: run for run, digest in hashes["base"].items()}
+    for run, digest in hashes["candidate"].items():
+        if digest in by_hash:
+            raise UntrustedInputError(f"candidate/{run} measures exactly what base/{by_hash[digest]} measures (same "
+                                      "content hash): a copied run is not a measurement")
+    for name in ("base", "candidate"):
+        _check_remeasures(trees / name, name, suite, model, calibration)
+
+
+def _check_remeasures(tree: Path, side: str, suite: Suite, model: str, calibration: Path | None) -> None:
+    """Each outliers/run<R>/<model>/ holds the original run the outlier rule set aside: at most one per arm,
+    non-empty, and picked by find_outlier on the arm with the original put back (at the moment it was made)."""
+    from gate.freshness import calibration_for_plan
+    from gate.judge import runs_with_model
+    from gate.runner.looks import calibration_sigma, find_outlier, speed_values
+
+    folder = tree / "outliers"
+    if not folder.is_dir():
+        return
+    originals = sorted(p.name for p in folder.iterdir() if p.is_dir() and (p / model).is_dir())
+    if not originals:
+        return
+    if len(originals) > 1:
+        raise UntrustedInputError(f"{side}/outliers holds {len(originals)} re-measures of {model}; the runner makes "
+                                  "at most one per arm")
+    run = originals[0]
+    if not any(p.is_file() for p in (folder / run / model).rglob("*")):
+        raise UntrustedInputError(f"{side}/outliers/{run}/{model} is empty: no original run was set aside")
+    scored = runs_with_model(tree, suite, model)
+    if run not in scored:
+        raise UntrustedInputError(f"{side}/outliers/{run}/{model}: {run} is not a scored run of {model}")
+    try:
+        sigma = calibration_sigma(suite, calibration_for_plan(calibration, tree.parent / "base", suite), (model,))
+        values = {r: speed_values((folder if r == run else tree) / r, suite, model) for r in scored}
+    except GateError as exc:
+        raise UntrustedInputError(f"{side}/outliers/{run}/{model} cannot be read ({exc})") from None
+    for end in range(scored.index(run) + 1, len(scored) + 1):  # the arm after each scored run, as the runner saw it
+        arm = {r: values[r] for r in scored[:end]}
+        outlier = find_outlier(arm, sigma)
+        if outlier is not None:
+            if outlier.run == run:
+                return
+            break  # the rule picked another run first: this one was not the re-measure
+    raise UntrustedInputError(f"{side}/outliers/{run}/{model}: the outlier rule does not set {run} aside; a "
+                              "re-measure nobody asked for is refused")
+
+
+def _model_runs(side_dir: Path, model: str) -> list[Path]:
+    if not side_dir.is_dir():
+        return []
+    return sorted(p for p in side_dir.iterdir() if p.is_dir() and p.name.startswith("run") and (p / model).is_dir())
+
+
+def _commit_of(path: Path) -> str:
+    try:
+        return inputs.read_text(path, inputs.COMMIT, follow_links=False).strip()
+    except inputs.Unreadable:
+        return ""
 
 
 def _names(names) -> str:
@@ -162,63 +252,12 @@ def _names(names) -> str:
     return f"[{shown}{', ...' if len(list(names)) > 12 else ''}]"
 
 
-def render_report(report: Report, *, section_budget=None) -> Rendered:
-    """Comment and summary markdown re-rendered from a validated report (never from uploaded markdown).
-    `section_budget` (a gate.render.Budget) bounds the summary, e.g. to fit one section of a comment."""
-    from gate import render  # imported here: Jinja is needed only when something is rendered
-
-    marker = render.marker(report.suite)
-    summary = render.render_check_summary(report, **({"budget": section_budget} if section_budget else {}))
-    comment = render.render_comment(report)
-    return Rendered(comment=comment, summary=summary, marker=marker)
-
-
-def merge_reports(reports: list[Report], *, missing: dict[str, tuple[str, ...]] | None = None) -> Report:
-    """Fan-in of per-model reports (one per GPU runner) into one, validated again (bounds may be exceeded).
-
-    `missing` maps a model whose job produced no report to its workload ids: they are recorded as
-    incomplete coverage on both sides, so the verdict becomes INCOMPLETE instead of silently
-    covering fewer models.
-    """
+def _load_json(path: Path, kind: inputs.Kind) -> Any:
+    """The one strict reader (gate.inputs), never following a link; its refusal as an UntrustedInputError."""
     try:
-        merged = Report.merge(reports, expected_models=tuple(missing or ()), missing_workloads=missing or {})
-    except ValueError as exc:
-        raise UntrustedInputError(f"reports cannot be merged ({exc})", path="<merged report>") from None
-    _decode(Report.from_json, merged.to_json(), Path("<merged report>"), what="merged report")
-    return merged
-
-
-def _load_json(path: Path, *, max_bytes: int, what: str) -> Any:
-    try:
-        info = os.lstat(path)
-    except OSError as exc:
-        raise UntrustedInputError(f"cannot read the {what} ({exc.strerror})", path=path) from None
-    if stat.S_ISLNK(info.st_mode):
-        raise UntrustedInputError(f"expected the {what} as a regular file, got a symbolic link (not followed)", path=path)
-    if not stat.S_ISREG(info.st_mode):
-        raise UntrustedInputError(f"expected the {what} as a regular file", path=path)
-    if info.st_size > max_bytes:
-        raise UntrustedInputError(f"{what} is {info.st_size} bytes; expected at most {max_bytes}", path=path)
-    try:
-        with open(path, "rb") as handle:
-            raw = handle.read(max_bytes + 1)  # the file may have grown since lstat
-    except OSError as exc:
-        raise UntrustedInputError(f"cannot read the {what} ({exc.strerror})", path=path) from None
-    if len(raw) > max_bytes:
-        raise UntrustedInputError(f"{what} is larger than {max_bytes} bytes", path=path)
-    try:
-        data = json.loads(raw.decode("utf-8"), parse_constant=_reject_constant, object_pairs_hook=_unique_keys)
-    except UnicodeDecodeError:
-        raise UntrustedInputError(f"expected the {what} as UTF-8 JSON", path=path) from None
-    except json.JSONDecodeError as exc:
-        raise UntrustedInputError(f"expected the {what} as JSON ({exc.msg} at line {exc.lineno})", path=path) from None
-    except ValueError as exc:
-        raise UntrustedInputError(f"expected the {what} as strict JSON ({exc})", path=path) from None
-    except RecursionError:
-        raise UntrustedInputError(f"{what} is nested too deeply", path=path) from None
-    if _depth(data) > MAX_DEPTH:
-        raise UntrustedInputError(f"{what} is nested deeper than {MAX_DEPTH} levels", path=path)
-    return data
+        return inputs.load_json(path, kind, follow_links=False)
+    except inputs.Unreadable as exc:
+        raise UntrustedInputError(exc.reason, path=path) from None
 
 
 def _read_run_log(data: Any) -> RunLogPlan:
@@ -239,29 +278,3 @@ def _decode(read: Callable[[Any], T], data: Any, path: Path, *, what: str) -> T:
         if len(message) > 200:
             message = message[:200] + "..."
         raise UntrustedInputError(f"{what} does not match the schema at {where}: {message}", path=path) from None
-
-
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not allowed")
-
-
-def _unique_keys(pairs: list[tuple[str, Any]]) -> dict:
-    out: dict = {}
-    for key, value in pairs:
-        if key in out:
-            raise ValueError(f"duplicate key {key[:50]!r}")
-        out[key] = value
-    return out
-
-
-def _depth(value: Any) -> int:
-    """Nesting depth, iteratively (a hostile file must not exhaust the stack)."""
-    deepest, stack = 0, [(value, 1)]
-    while stack:
-        node, depth = stack.pop()
-        deepest = max(deepest, depth)
-        if depth > MAX_DEPTH:
-            break
-        children = node.values() if isinstance(node, dict) else node if isinstance(node, list) else ()
-        stack.extend((child, depth + 1) for child in children)
-    return deepest

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import shlex
+from dataclasses import dataclass
 from pathlib import Path
 
 import click
@@ -15,8 +16,9 @@ import click
 from gate import atomic
 from gate.actions_io import append_file, fit_summary, format_outputs, row_annotations
 from gate.errors import GateError
+from gate.report import Report
 from gate.settings import Settings, SettingsError
-from gate.untrusted import load_untrusted_report, render_report
+from gate.untrusted import load_untrusted_report
 from gate.verdict import Verdict
 
 ACTION_COMMANDS = ("run", "compare", "post", "merge", "summarize", "event", "baseline")
@@ -94,3 +96,18 @@ def _invoke(argv: list[str]) -> int:
     from gate.cli import run  # imported here: gate.cli imports this module
 
     return run(argv)
+
+
+@dataclass(frozen=True)
+class Rendered:
+    comment: str  # markdown for the sticky PR comment, marker included
+    summary: str  # markdown for the job summary / check-run summary
+    marker: str  # hidden HTML comment that identifies this suite's sticky comment
+
+
+def render_report(report: Report) -> Rendered:
+    """Comment and summary markdown re-rendered from a validated report (never from uploaded markdown)."""
+    from gate import render  # imported here: Jinja is needed only when something is rendered
+
+    return Rendered(comment=render.render_comment(report), summary=render.render_check_summary(report),
+                    marker=render.marker(report.suite))

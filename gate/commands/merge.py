@@ -9,7 +9,8 @@ import click
 from gate import atomic
 from gate.config import load_suite
 from gate.errors import InputError
-from gate.untrusted import load_untrusted_report, merge_reports
+from gate.report import Report
+from gate.untrusted import UntrustedInputError, load_untrusted_report
 
 
 @click.command("merge")
@@ -59,3 +60,23 @@ def _report_files(path: Path) -> list[Path]:
     if not found:
         raise InputError("expected report.json in this directory or one level below", path=path)
     return found
+
+
+def merge_reports(reports: list[Report], *, missing: dict[str, tuple[str, ...]] | None = None) -> Report:
+    """Fan-in of per-model reports (one per GPU runner) into one, validated again (bounds may be exceeded).
+
+    `missing` maps a model whose job produced no report to its workload ids: they are recorded as
+    incomplete coverage on both sides, so the verdict becomes INCOMPLETE instead of silently
+    covering fewer models.
+    """
+    from gate.typedjson import SchemaMismatch
+
+    try:
+        merged = Report.merge(reports, expected_models=tuple(missing or ()), missing_workloads=missing or {})
+        Report.from_json(merged.to_json())
+    except SchemaMismatch as exc:
+        raise UntrustedInputError(f"the merged report does not match the schema at {' '.join(exc.where.split())[:160]}",
+                                  path="<merged report>") from None
+    except ValueError as exc:
+        raise UntrustedInputError(f"reports cannot be merged ({exc})", path="<merged report>") from None
+    return merged

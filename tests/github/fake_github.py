@@ -12,7 +12,9 @@ import itertools
 import json
 import re
 import threading
+import uuid
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
@@ -20,6 +22,13 @@ from urllib.parse import parse_qs, unquote, urlsplit
 REPO = "sgl-project/sglang-omni"
 TOKEN = "test-token"
 BOT = "github-actions[bot]"
+APP = {"id": 15368, "slug": "github-actions", "name": "GitHub Actions"}  # the app behind the Actions token
+MERGE_BASE = "b" * 40
+START = datetime(2026, 12, 1, 9, 0, tzinfo=timezone.utc)
+
+
+def iso(when: datetime) -> str:
+    return when.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 @dataclass
@@ -50,6 +59,7 @@ class State:
     pulls: dict[int, dict[str, Any]] = field(default_factory=dict)  # number -> {head_sha, head_repo, head_ref, files}
     timeline: dict[int, list[dict[str, Any]]] = field(default_factory=dict)  # number -> issue-timeline events
     permissions: dict[str, str] = field(default_factory=dict)  # login -> admin/maintain/write/triage/read
+    workflow_runs: list[dict[str, Any]] = field(default_factory=list)  # runs GitHub created for pull_request events
 
 
 class FakeGitHub:
@@ -58,6 +68,7 @@ class FakeGitHub:
         self.requests: list[Recorded] = []
         self.failures: list[Failure] = []
         self.checks_forbidden = False
+        self.now = START  # the fake's clock: every recorded event advances it a minute
         self._ids = itertools.count(1000)
         self._lock = threading.Lock()
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
@@ -74,32 +85,92 @@ class FakeGitHub:
 
     # -- setup helpers -------------------------------------------------------------------------
 
+    def tick(self) -> datetime:
+        self.now += timedelta(minutes=1)
+        return self.now
+
     def add_pull(self, number: int, *, labels: tuple[str, ...] = (), head_sha: str = "a" * 40,
-                 head_repo: str | None = REPO, head_ref: str = "feature/x", files: tuple[str, ...] = ()) -> None:
-        """A PR whose timeline shows its head commit, then the given labels added by 'maintainer'."""
+                 head_repo: str | None = REPO, head_ref: str = "feature/x", files: tuple[str, ...] = (),
+                 run: bool = True) -> None:
+        """A PR opened at its head commit (a pull_request run records when), then the given labels added by
+        'maintainer' (who has write access)."""
+        self.state.permissions.setdefault("maintainer", "write")
         self.state.labels[number] = []
         self.state.pulls[number] = {"head_sha": head_sha, "head_repo": head_repo, "head_ref": head_ref,
                                     "files": list(files)}
-        self.state.timeline[number] = [{"event": "committed", "sha": head_sha}]
+        self.state.timeline[number] = []
+        self._commit_event(number, head_sha, None)
+        if run:
+            self.add_workflow_run(number, head_sha)
         for label in labels:
             self.add_label(number, label)
 
-    def push(self, number: int, sha: str) -> None:
-        """New commits on the PR: the head moves and the timeline records the commit."""
+    def push(self, number: int, sha: str, *, author_date: datetime | None = None, run: bool = True) -> None:
+        """New commits on the PR: the head moves, the timeline shows a `committed` event placed by the commit's
+        (author-set) date, and GitHub creates a pull_request (synchronize) run for the new head."""
         self.state.pulls[number]["head_sha"] = sha
-        self.state.timeline[number].append({"event": "committed", "sha": sha})
+        self._commit_event(number, sha, author_date)
+        if run:
+            self.add_workflow_run(number, sha)
 
-    def add_label(self, number: int, label: str, *, actor: str = "maintainer") -> None:
+    def force_push(self, number: int, sha: str, *, name_commit: bool = True, run: bool = True) -> None:
+        """A force push: a head_ref_force_pushed event with a server time (commit_id null when not named)."""
+        self.state.pulls[number]["head_sha"] = sha
+        self._event(number, {"event": "head_ref_force_pushed", "actor": self._user("contributor"),
+                             "commit_id": sha if name_commit else None})
+        if run:
+            self.add_workflow_run(number, sha)
+
+    def add_workflow_run(self, number: int, sha: str, *, event: str = "pull_request") -> dict[str, Any]:
+        p = self.state.pulls[number]
+        run = {"id": next(self._ids), "head_sha": sha, "head_branch": p["head_ref"], "event": event,
+               "head_repo": p["head_repo"], "created_at": self.tick()}
+        self.state.workflow_runs.append(run)
+        return run
+
+    def workflow_run_payload(self, number: int, sha: str, *, attempt: int = 1) -> dict[str, Any]:
+        """The benchmark run a label started, as the workflow_run event describes it (GitHub writes it)."""
+        run = self.add_workflow_run(number, sha)
+        return {"id": run["id"], "run_attempt": attempt, "created_at": run["created_at"]}
+
+    def add_label(self, number: int, label: str, *, actor: str = "maintainer") -> int:
         if label not in self.state.labels[number]:
             self.state.labels[number].append(label)
-        self.state.timeline[number].append({"event": "labeled", "label": {"name": label}, "actor": self._user(actor)})
+        return self._event(number, {"event": "labeled", "label": {"name": label, "color": "ededed"},
+                                    "actor": self._user(actor)})
+
+    def remove_label_as(self, number: int, label: str, *, actor: str) -> None:
+        """A person removes a label (an `unlabeled` event)."""
+        self.state.labels[number].remove(label)
+        self._event(number, {"event": "unlabeled", "label": {"name": label, "color": "ededed"},
+                             "actor": self._user(actor)})
 
     def comment_as(self, number: int, body: str, *, user: str) -> int:
-        """A comment by a person (shows in the timeline as a 'commented' event)."""
+        """A comment by a person (shows in the timeline as a 'commented' event, removed with the comment)."""
         cid = self.add_comment(number, body, user=user)
-        self.state.timeline.setdefault(number, []).append(
-            {"event": "commented", "id": cid, "body": body, "user": self._user(user), "actor": self._user(user)})
+        self._event(number, {"event": "commented", "id": cid, "body": body, "user": self._user(user),
+                             "actor": self._user(user), "author_association": "MEMBER"})
         return cid
+
+    def add_job_check(self, sha: str, name: str, conclusion: str = "success") -> None:
+        """A check run made by a workflow job named `name` (GitHub Actions sets a GUID external_id)."""
+        self.state.check_runs.append({"id": next(self._ids), "name": name, "head_sha": sha, "status": "completed",
+                                      "conclusion": conclusion, "external_id": str(uuid.uuid4()), "app": APP,
+                                      "output": {"title": "job", "summary": ""}})
+
+    def _event(self, number: int, event: dict[str, Any]) -> int:
+        eid = event.get("id") or next(self._ids)
+        self.state.timeline.setdefault(number, []).append(dict(event, id=eid, created_at=self.tick()))
+        return eid
+
+    def _commit_event(self, number: int, sha: str, author_date: datetime | None) -> None:
+        """GitHub sorts `committed` events by the commit's own date, which its author sets."""
+        date = author_date or self.tick()
+        event = {"event": "committed", "sha": sha, "author": {"name": "dev", "date": iso(date)},
+                 "committer": {"name": "dev", "date": iso(date)}, "message": "change", "_date": date}
+        events = self.state.timeline[number]
+        at = next((i for i, e in enumerate(events) if (e.get("_date") or e.get("created_at")) > date), len(events))
+        events.insert(at, event)
 
     def check_runs_on(self, sha: str) -> list[dict[str, Any]]:
         return [r for r in self.state.check_runs if r["head_sha"] == sha]
@@ -151,7 +222,7 @@ class FakeGitHub:
                 "url": f"{self.base_url}/repos/{REPO}/pulls/{number}",
                 "issue_url": f"{self.base_url}/repos/{REPO}/issues/{number}",
                 "head": {"sha": p["head_sha"], "ref": p["head_ref"], "repo": head_repo},
-                "base": {"sha": "b" * 40, "ref": "main", "repo": self._repo()},
+                "base": {"sha": "f" * 40, "ref": "main", "repo": self._repo()},
                 "labels": [{"name": n} for n in self.state.labels.get(number, [])]}
 
     # -- request handling ------------------------------------------------------------------------
@@ -208,6 +279,8 @@ class FakeGitHub:
             ("GET", r"/pulls/(\d+)/files", lambda m: self._pull_files(int(m[1]))),
             ("GET", r"/issues/(\d+)/timeline", lambda m: self._timeline(int(m[1]), query)),
             ("GET", r"/collaborators/([^/]+)/permission", lambda m: self._permission(unquote(m[1]))),
+            ("GET", r"/actions/runs", lambda m: self._list_workflow_runs(query)),
+            ("GET", r"/compare/([0-9a-f]{40})\.\.\.([0-9a-f]{40})", lambda m: self._compare(m[1], m[2])),
             ("GET", r"/commits/([0-9a-f]{40})/check-runs", lambda m: self._list_check_runs(m[1], query)),
             ("DELETE", r"/issues/comments/(\d+)", lambda m: self._delete_comment(int(m[1]))),
             ("GET", r"/issues/(\d+)", lambda m: self._get_issue(int(m[1]))),
@@ -259,7 +332,37 @@ class FakeGitHub:
     def _timeline(self, number: int, query: dict) -> tuple[int, Any, dict]:
         if number not in self.state.timeline:
             return 404, {"message": "Not Found"}, {}
-        return 200, [dict(e, id=i + 1, node_id=f"E{i}") for i, e in enumerate(self.state.timeline[number])], {}
+        out = []
+        for event in self.state.timeline[number]:
+            shaped = {k: v for k, v in event.items() if not k.startswith("_")}
+            if "created_at" in shaped:
+                shaped["created_at"] = iso(shaped["created_at"])
+                shaped["node_id"] = f"E{shaped['id']}"
+                shaped.setdefault("commit_id", None)
+                shaped["performed_via_github_app"] = None
+            out.append(shaped)
+        return 200, out, {}
+
+    def _list_workflow_runs(self, query: dict) -> tuple[int, Any, dict]:
+        head = query.get("head_sha", [None])[0]
+        event = query.get("event", [None])[0]
+        runs = [r for r in self.state.workflow_runs
+                if (head is None or r["head_sha"] == head) and (event is None or r["event"] == event)]
+        shaped = [{"id": r["id"], "name": "ASR gate", "head_sha": r["head_sha"], "head_branch": r["head_branch"],
+                   "event": r["event"], "status": "completed", "conclusion": "success", "run_attempt": 1,
+                   "created_at": iso(r["created_at"]), "updated_at": iso(r["created_at"]),
+                   "url": f"{self.base_url}/repos/{REPO}/actions/runs/{r['id']}",
+                   "head_repository": None if r["head_repo"] is None else {
+                       "full_name": r["head_repo"], "url": f"{self.base_url}/repos/{r['head_repo']}"}}
+                  for r in sorted(runs, key=lambda r: -r["id"])]
+        return 200, {"total_count": len(shaped), "workflow_runs": shaped}, {}
+
+    def _compare(self, base: str, head: str) -> tuple[int, Any, dict]:
+        commit = {"sha": MERGE_BASE, "url": f"{self.base_url}/repos/{REPO}/commits/{MERGE_BASE}"}
+        return 200, {"status": "ahead", "ahead_by": 1, "behind_by": 0, "total_commits": 1,
+                     "base_commit": {"sha": base, "url": f"{self.base_url}/repos/{REPO}/commits/{base}"},
+                     "merge_base_commit": commit, "commits": [], "files": [],
+                     "url": f"{self.base_url}/repos/{REPO}/compare/{base}...{head}"}, {}
 
     def _permission(self, login: str) -> tuple[int, Any, dict]:
         permission = self.state.permissions.get(login, "read")
@@ -279,14 +382,21 @@ class FakeGitHub:
     def _check_run(self, r: dict[str, Any]) -> dict[str, Any]:
         return {"id": r["id"], "name": r["name"], "head_sha": r["head_sha"], "status": r.get("status"),
                 "conclusion": r.get("conclusion"), "output": r.get("output"),
+                "external_id": r.get("external_id"), "app": r.get("app", APP),
                 "url": f"{self.base_url}/repos/{REPO}/check-runs/{r['id']}",
                 "html_url": f"https://github.test/{REPO}/runs/{r['id']}"}
 
     def _delete_comment(self, cid: int) -> tuple[int, Any, dict]:
         if cid not in self.state.comments:
             return 404, {"message": "Not Found"}, {}
-        del self.state.comments[cid]
+        self.delete_comment(cid)
         return 204, None, {}
+
+    def delete_comment(self, cid: int) -> None:
+        """A deleted comment leaves the timeline too."""
+        number = self.state.comments.pop(cid)["issue"]
+        self.state.timeline[number] = [e for e in self.state.timeline.get(number, [])
+                                       if not (e["event"] == "commented" and e["id"] == cid)]
 
     def _list_comments(self, number: int, query: dict) -> tuple[int, Any, dict]:
         if number not in self.state.labels and number not in self.state.issues:
@@ -324,8 +434,7 @@ class FakeGitHub:
         if name not in labels:
             return 404, {"message": "Label does not exist"}, {}
         labels.remove(name)
-        self.state.timeline.setdefault(number, []).append(
-            {"event": "unlabeled", "label": {"name": name}, "actor": self._user(BOT)})
+        self._event(number, {"event": "unlabeled", "label": {"name": name, "color": "ededed"}, "actor": self._user(BOT)})
         return 200, [{"name": n} for n in labels], {}
 
     def _create_check_run(self, body: Any) -> tuple[int, Any, dict]:
@@ -334,7 +443,7 @@ class FakeGitHub:
         for key in ("summary", "text"):
             if len((body.get("output") or {}).get(key, "").encode()) > 65535:
                 return 422, {"message": f"Invalid request. Only 65535 characters are allowed; {key}"}, {}
-        run = dict(body, id=next(self._ids))
+        run = dict(body, id=next(self._ids), app=APP)
         self.state.check_runs.append(run)
         return 201, self._check_run(run), {}
 

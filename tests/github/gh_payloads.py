@@ -45,12 +45,14 @@ def dispatch(models: str | None = None) -> dict[str, Any]:
 
 
 def workflow_run(*, conclusion: str = "success", prs: list[int] | None = None, head_sha: str = HEAD,
-                 fork: bool = False) -> dict[str, Any]:
+                 fork: bool = False, created_at: str = "2026-12-01T12:00:00Z", run_attempt: int = 1) -> dict[str, Any]:
     return {
         "action": "completed",
         "workflow_run": {
             "id": 123456789,
             "name": "ASR gate",
+            "run_attempt": run_attempt,
+            "created_at": created_at,  # after the fake GitHub's labels (its clock starts 2026-12-01T09:00Z)
             "event": "pull_request",
             "status": "completed",
             "conclusion": conclusion,

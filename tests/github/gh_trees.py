@@ -1,11 +1,15 @@
 """Result trees shaped like what the benchmark job uploads for one model (built from the synthetic examples)."""
 from __future__ import annotations
 
+HEAD = "a" * 40  # the PR head the fake GitHub serves
+MERGE_BASE = "b" * 40  # the merge base its compare API answers
 
-def make_trees(dest, example_reports, model, *, runs=None):
+
+def make_trees(dest, example_reports, model, *, runs=None, head=HEAD, base=MERGE_BASE):
     """The artifact a benchmark job uploads for one model: base/ and candidate/ with gate-run.json each.
 
-    Built from the session's synthetic trees; `runs` overrides the run labels gate-run.json records.
+    Built from the session's synthetic trees, each run's commit.txt naming the commit that side measured
+    (the merge base, the PR head); `runs` overrides the run labels gate-run.json records.
     """
     import json
     import shutil
@@ -19,9 +23,9 @@ def make_trees(dest, example_reports, model, *, runs=None):
         for run_dir in sorted(p for p in source.iterdir() if p.is_dir() and p.name.startswith("run")):
             target = dest / side / run_dir.name
             target.mkdir(parents=True)
-            for name in ("commit.txt", "freeze.txt"):
-                if (run_dir / name).is_file():
-                    shutil.copy(run_dir / name, target / name)
+            if (run_dir / "freeze.txt").is_file():
+                shutil.copy(run_dir / "freeze.txt", target / "freeze.txt")
+            (target / "commit.txt").write_text((base if side == "base" else head) + "\n", encoding="utf-8")
             shutil.copytree(run_dir / model, target / model)
         names = runs if runs is not None else planned_runs(suite)
         log = {"schema_version": 1, "status": "completed", "exit_code": 0,

@@ -133,7 +133,8 @@ def test_post_keeps_an_acceptance_beside_the_trusted_report(fake, tmp_path, qwen
     assert "FAIL of qwen3 accepted by @alice" in result.stdout
     record = json.loads((out.parent / "acceptance.json").read_text())
     assert record == {"model": "qwen3", "sha": p.HEAD, "by": "alice", "via": "comment",
-                      "reason": "decoder change, WER cost agreed in #41"}
+                      "reason": "decoder change, WER cost agreed in #41", "at": record["at"]}
+    assert record["at"].startswith("2026-12-01T09:")
     assert json.loads(out.read_text())["verdict"] == "fail"  # the report keeps the trusted verdict
 
 
@@ -246,7 +247,7 @@ def test_action_fails_the_step_on_regression_by_default(tmp_path, example_report
 def test_action_args_are_split_but_never_expanded(tmp_path):
     env = action_env(tmp_path, command="merge", args="'$HOME/*.json' --json out.json")
     result = invoke(["action"], **env)
-    assert result.exit_code == 2 and "$HOME/*.json: cannot read the report" in result.stderr
+    assert result.exit_code == 2 and "$HOME/*.json: missing; expected a report" in result.stderr
     assert outputs_of(tmp_path / "output")["exit-code"] == "2"
 
 
@@ -274,8 +275,8 @@ def test_merge_marks_a_model_without_report_incomplete(tmp_path, example_reports
     merged = json.loads(out.read_text())
     assert merged["verdict"] == "incomplete" and merged["exit_code"] == 3 and merged["models"] == ["whisper", "qwen3"]
     assert next(c for c in merged["coverage"] if c["workload"] == "qwen3/asr_en")["candidate"]["complete"] is False
+    from gate.commands.action import render_report
     from gate.report import Report
-    from gate.untrusted import render_report
     assert "no report for qwen3" in render_report(Report.from_json(merged)).comment
 
 

@@ -191,7 +191,7 @@ def test_duplicates_are_deleted_keeping_the_oldest(fake, publisher):
 def test_a_run_that_created_while_another_did_converges_on_one_comment(fake, publisher):
     fake.add_pull(42)
     # The other run's comment appears between our listing (none found) and our create.
-    original = publisher.find_sticky
+    original = publisher._stickies
     calls = []
 
     def racing_find(number, marker):
@@ -200,10 +200,18 @@ def test_a_run_that_created_while_another_did_converges_on_one_comment(fake, pub
             calls.append(fake.add_comment(42, f"{MARK}\nother run"))
         return found
 
-    publisher.find_sticky = racing_find
+    publisher._stickies = racing_find
     result = publisher.upsert_comment(42, f"{MARK}\nthis run", marker=MARK)
     mine = [c for c in fake.comments_on(42) if c["user"] == BOT]
     assert len(mine) == 1 and mine[0]["body"].endswith("this run") and result.comment_id == calls[0]
+
+
+def test_pre_existing_duplicate_stickies_are_deleted_when_the_oldest_is_edited(fake, publisher):
+    fake.add_pull(42)
+    first = fake.add_comment(42, f"old one\n{MARK}")
+    fake.add_comment(42, f"stale duplicate\n{MARK}")
+    result = publisher.upsert_comment(42, f"new\n{MARK}", marker=MARK)
+    assert result.comment_id == first and [c["body"] for c in fake.comments_on(42)] == [f"new\n{MARK}"]
 
 
 def test_timeline_and_permission(fake, publisher):
@@ -222,8 +230,9 @@ def test_check_states_keep_the_latest_run_per_name(fake, publisher):
         publisher.publish_check(SHA, name="ASR gate / qwen3", conclusion=conclusion, status_state="success",
                                 title=conclusion, summary="s")
     publisher.publish_check(SHA, name="ASR gate", conclusion="failure", status_state="failure", title="t", summary="s")
-    states = publisher.check_states(SHA, prefix="ASR gate / ")
-    assert list(states) == ["ASR gate / qwen3"] and states["ASR gate / qwen3"].conclusion == "success"
+    runs = publisher.check_runs(SHA, prefix="ASR gate / ")
+    assert [(r.name, r.conclusion, r.app) for r in runs] == [("ASR gate / qwen3", "success", "github-actions"),
+                                                              ("ASR gate / qwen3", "failure", "github-actions")]
 
 
 def test_tracking_issue_opens_updates_and_closes_once(fake, publisher):

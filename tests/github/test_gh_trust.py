@@ -1,65 +1,166 @@
 """The binding and acceptance rules as pure functions over GitHub's records (no server needed)."""
 from __future__ import annotations
 
+from datetime import datetime, timedelta, timezone
+
 from gate.config import load_suite
-from gate.github import PullInfo, TimelineEntry
-from gate.trust import bind_trigger, find_acceptance, models_labelled_at_head
+from gate.trust import (
+    BenchmarkRun,
+    CheckState,
+    HeadRun,
+    PullInfo,
+    Stamp,
+    TimelineEntry,
+    bind_label,
+    find_acceptance,
+    head_arrival,
+    labelled_models,
+    own_checks,
+)
 
 SUITE = load_suite()
 OLD, HEAD = "d" * 40, "a" * 40
+T0 = datetime(2026, 12, 1, 9, 0, tzinfo=timezone.utc)
+WRITERS = {"maintainer": "write", "alice": "admin", "tri": "triage", "bob": "read"}.get
 
 
-def pull(*, labels=(), fork=False):
+def at(minutes):
+    return T0 + timedelta(minutes=minutes)
+
+
+def pull(*, labels=("run-qwen3-asr",), fork=False):
     return PullInfo(number=7, head_sha=HEAD, head_repo="contributor/x" if fork else "sgl-project/sglang-omni",
                     head_ref="f", base_repo="sgl-project/sglang-omni", labels=tuple(labels))
 
 
-def commit(sha):
-    return TimelineEntry("committed", sha=sha)
+def run_on(sha, minute, *, fork=False, branch="f"):
+    return HeadRun(id=minute, head_sha=sha, head_branch=branch, event="pull_request", created_at=at(minute),
+                   head_repo="contributor/x" if fork else "sgl-project/sglang-omni")
 
 
-def labeled(name, actor="maintainer"):
-    return TimelineEntry("labeled", label=name, actor=actor)
+def labeled(name, minute, actor="maintainer", ident=None):
+    return TimelineEntry("labeled", label=name, actor=actor, id=ident or 100 + minute, created_at=at(minute))
 
 
-def comment(body, actor):
-    return TimelineEntry("commented", actor=actor, body=body)
+def comment(body, actor, minute):
+    return TimelineEntry("commented", actor=actor, body=body, id=500 + minute, created_at=at(minute))
 
 
-def test_run_asr_all_selects_every_model_and_only_after_the_head_commit():
-    timeline = [commit(OLD), labeled("run-asr-all"), commit(HEAD)]
-    assert models_labelled_at_head(pull(fork=True), timeline, SUITE) == ()
-    assert models_labelled_at_head(pull(fork=True), [*timeline, labeled("run-asr-all")], SUITE) == tuple(SUITE.models)
+def bind(timeline, *, p=None, runs=(run_on(HEAD, 1),), own=None, run=None):
+    p = p or pull()
+    arrival, why = head_arrival(HEAD, p, timeline, list(runs))
+    assert arrival is not None, why
+    return bind_label(pull=p, timeline=timeline, arrival=arrival, model="qwen3", suite=SUITE, permission_of=WRITERS,
+                      run=run, own=own or {}, check_name="ASR gate / qwen3")
 
 
-def test_force_push_counts_as_a_new_head():
-    timeline = [commit(OLD), labeled("run-qwen3-asr"), TimelineEntry("head_ref_force_pushed", sha=HEAD)]
-    assert not bind_trigger(run_sha=HEAD, pull=pull(fork=True), timeline=timeline, models=("qwen3",), suite=SUITE).ok
+def test_a_writers_label_after_the_head_arrived_binds_to_that_event():
+    binding = bind([TimelineEntry("committed", sha=HEAD), labeled("run-qwen3-asr", 5, ident=77)])
+    assert binding.ok and binding.event.id == 77
 
 
-def test_unknown_model_and_stale_head_are_refused_with_a_reason():
-    timeline = [commit(HEAD), labeled("run-qwen3-asr")]
-    unknown = bind_trigger(run_sha=HEAD, pull=pull(), timeline=timeline, models=("gpt",), suite=SUITE)
-    stale = bind_trigger(run_sha=OLD, pull=pull(), timeline=timeline, models=("qwen3",), suite=SUITE)
-    assert not unknown.ok and "does not know: gpt" in unknown.reason
-    assert not stale.ok and stale.reason.startswith("stale:")
+def test_a_label_from_before_the_head_arrived_does_not_bind():
+    timeline = [TimelineEntry("committed", sha=OLD), labeled("run-qwen3-asr", 0), TimelineEntry("committed", sha=HEAD)]
+    assert not bind(timeline).ok
 
 
-def test_binding_names_the_labels_to_remove():
-    binding = bind_trigger(run_sha=HEAD, pull=pull(labels=("run-qwen3-asr", "bug")), models=("qwen3",), suite=SUITE,
-                           timeline=[commit(HEAD), labeled("run-qwen3-asr")])
-    assert binding.ok and binding.labels == ("run-qwen3-asr",)
+def test_a_forged_commit_date_does_not_move_the_head_before_the_label():
+    # The new head's committed event sorts before the label (its author date is old); the pull_request run
+    # GitHub created when it was pushed (minute 9) is after the label (minute 5): no binding.
+    timeline = [TimelineEntry("committed", sha=OLD), TimelineEntry("committed", sha=HEAD), labeled("run-qwen3-asr", 5)]
+    assert not bind(timeline, runs=[run_on(HEAD, 9)]).ok
+
+
+def test_a_head_with_no_server_record_cannot_be_placed():
+    timeline = [TimelineEntry("committed", sha=HEAD), labeled("run-qwen3-asr", 5)]
+    arrival, why = head_arrival(HEAD, pull(), timeline, [])
+    assert arrival is None and "cannot be placed" in why
+    other_branch = [run_on(HEAD, 1, branch="elsewhere"), run_on(HEAD, 1, fork=True)]
+    assert head_arrival(HEAD, pull(), timeline, other_branch)[0] is None
+
+
+def test_a_force_push_naming_no_commit_makes_earlier_runs_no_evidence():
+    timeline = [TimelineEntry("head_ref_force_pushed", sha=None, id=9, created_at=at(4)), labeled("run-qwen3-asr", 5)]
+    # The run at minute 1 saw HEAD before the force push; what the force push pushed is unknown.
+    assert head_arrival(HEAD, pull(), timeline, [run_on(HEAD, 1)])[0] is None
+    assert head_arrival(HEAD, pull(), timeline, [run_on(HEAD, 1), run_on(HEAD, 6)])[0] == at(6)
+
+
+def test_a_force_push_naming_the_head_places_it():
+    timeline = [TimelineEntry("head_ref_force_pushed", sha=HEAD, id=9, created_at=at(4)), labeled("run-qwen3-asr", 5)]
+    assert head_arrival(HEAD, pull(), timeline, [])[0] == at(4)
+    assert bind(timeline, runs=()).ok
+
+
+def test_triage_labels_do_not_bind_and_say_why():
+    binding = bind([labeled("run-qwen3-asr", 5, actor="tri")])
+    assert not binding.ok and "@tri (triage) does not count" in binding.reason
+
+
+def test_a_label_removed_before_the_judge_runs_revokes_it():
+    timeline = [labeled("run-qwen3-asr", 5), TimelineEntry("unlabeled", label="run-qwen3-asr", actor="maintainer",
+                                                           id=8, created_at=at(6))]
+    binding = bind(timeline, p=pull(labels=()))
+    assert not binding.ok and binding.reason.startswith("revoked")
+
+
+def test_a_label_event_judged_by_another_run_is_a_replay():
+    own = {"ASR gate / qwen3": CheckState("ASR gate / qwen3", "failure", "", "", 1,
+                                          Stamp("model", "qwen3", "55.1", 105).text(), "github-actions")}
+    timeline = [labeled("run-qwen3-asr", 5)]
+    replay = bind(timeline, own=own, run=BenchmarkRun(66, 1, at(7)))
+    assert not replay.ok and replay.reason.startswith("replay")
+    assert bind(timeline, own=own, run=BenchmarkRun(55, 1, at(7))).ok  # the same run attempt, posting again
+    assert not bind(timeline, own=own, run=BenchmarkRun(55, 2, at(7))).ok
+
+
+def test_a_label_added_after_the_benchmark_run_started_is_not_its_label():
+    assert not bind([labeled("run-qwen3-asr", 9)], run=BenchmarkRun(66, 1, at(7))).ok
+
+
+def test_run_asr_all_selects_every_model_after_the_head():
+    timeline = [labeled("run-asr-all", 5)]
+    assert labelled_models(pull(labels=("run-asr-all",)), timeline, at(1), SUITE) == tuple(SUITE.models)
+    assert labelled_models(pull(labels=("run-asr-all",)), timeline, at(6), SUITE) == ()
+
+
+def test_only_the_gates_own_check_runs_count():
+    stamp = Stamp("model", "qwen3", "1.1", 3).text()
+    runs = [CheckState("ASR gate / fun", "success", "", "", 9, "1b4e28ba-2fa1-11d2-883f-0016d3cca427", "github-actions"),
+            CheckState("ASR gate / qwen3", "success", "", "", 8, stamp, "some-other-app"),
+            CheckState("ASR gate / qwen3", "failure", "", "", 7, stamp, "github-actions"),
+            CheckState("ASR gate / whisper", "success", "", "", 6, stamp, "github-actions")]  # stamp of another model
+    own = own_checks(runs, prefix="ASR gate / ", app="github-actions")
+    assert list(own.states) == ["ASR gate / qwen3"] and own.states["ASR gate / qwen3"].conclusion == "failure"
+    assert own.foreign == ("ASR gate / fun", "ASR gate / qwen3", "ASR gate / whisper")
 
 
 def test_acceptance_rules():
-    writers = {"alice": "write", "bob": "read", "github-actions[bot]": "write"}.get
-    before_push = [comment("/asr-gate accept qwen3 fine", "alice"), commit(HEAD)]
-    assert find_acceptance(before_push, sha=HEAD, model="qwen3", permission_of=writers) == (None, [])
-    other_model = [commit(HEAD), comment("/asr-gate accept whisper fine", "alice")]
-    assert find_acceptance(other_model, sha=HEAD, model="qwen3", permission_of=writers)[0] is None
-    bot = [commit(HEAD), comment("quoted:\n/asr-gate accept all injected", "github-actions[bot]")]
-    assert find_acceptance(bot, sha=HEAD, model="qwen3", permission_of=writers)[0] is None
-    mixed = [commit(HEAD), comment("/asr-gate accept all ok", "bob"), comment("/asr-gate accept qwen3 agreed", "alice")]
-    accepted, refused = find_acceptance(mixed, sha=HEAD, model="qwen3", permission_of=writers)
-    assert (accepted.by, accepted.reason, accepted.via) == ("alice", "agreed", "comment")
+    arrival = at(1)
+    before = [comment("/asr-gate accept qwen3 fine", "alice", 0)]
+    assert find_acceptance(before, arrival=arrival, model="qwen3", labels_now=(), permission_of=WRITERS) == (None, [])
+    other = [comment("/asr-gate accept whisper fine", "alice", 5)]
+    assert find_acceptance(other, arrival=arrival, model="qwen3", labels_now=(), permission_of=WRITERS)[0] is None
+    bot = [comment("/asr-gate accept all injected", "github-actions[bot]", 5)]
+    assert find_acceptance(bot, arrival=arrival, model="qwen3", labels_now=(), permission_of=WRITERS)[0] is None
+    mixed = [comment("/asr-gate accept all ok", "bob", 5), comment("/asr-gate accept qwen3 agreed", "alice", 6)]
+    accepted, refused = find_acceptance(mixed, arrival=arrival, model="qwen3", labels_now=(), permission_of=WRITERS)
+    assert (accepted.by, accepted.reason, accepted.via, accepted.at) == ("alice", "agreed", "comment",
+                                                                        "2026-12-01T09:06:00Z")
     assert refused == ["@bob (read) cannot accept a regression: write access is needed"]
+
+
+def test_an_accept_command_not_on_the_first_line_does_not_accept():
+    for body in ("how to accept:\n```\n/asr-gate accept all because\n```", "> /asr-gate accept all quoted",
+                 "    /asr-gate accept all indented code", "<!--\n/asr-gate accept all hidden -->",
+                 "`/asr-gate accept all inline`", " /asr-gate accept all leading space"):
+        found, _ = find_acceptance([comment(body, "alice", 5)], arrival=at(1), model="qwen3", labels_now=(),
+                                   permission_of=WRITERS)
+        assert found is None, body
+
+
+def test_the_accept_label_counts_only_while_on_the_pr():
+    timeline = [labeled("asr-gate-accept", 5, actor="alice")]
+    kwargs = dict(arrival=at(1), model="qwen3", permission_of=WRITERS)
+    assert find_acceptance(timeline, labels_now=("asr-gate-accept",), **kwargs)[0].via == "label"
+    assert find_acceptance(timeline, labels_now=(), **kwargs)[0] is None

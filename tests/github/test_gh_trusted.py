@@ -14,12 +14,12 @@ import threading
 
 import pytest
 from fake_github import BOT
-from gh_trees import make_trees
+from gh_trees import MERGE_BASE, make_trees
 
 from gate import publication
 from gate.commands.post import judge, post_model, post_not_run, render_section
 from gate.config import load_suite
-from gate.untrusted import UntrustedInputError
+from gate.untrusted import UntrustedInputError, check_consistency
 
 HEAD = "a" * 40
 SUITE = load_suite()
@@ -49,11 +49,18 @@ def trees(tmp_path, example_reports, pristine):
     return build
 
 
-def post(publisher, model, tree, *, pr=42, sha=HEAD):
+def post(publisher, model, tree, *, pr=42, sha=HEAD, run=None):
+    """What `gate post --trees` does: judge, hold the trees to GitHub's records, then bind and publish."""
     lines = []
-    report = judge(tree, model, SUITE, baseline=None, calibration=None)
-    outcome = post_model(publisher, SUITE, pr, sha=sha, model=model, report=report, section=render_section(report),
-                         details_url=None, log=lines.append)
+    report, refused = None, None
+    try:
+        report = judge(tree, model, SUITE, baseline=None, calibration=None)
+        check_consistency(tree, SUITE, model, head_sha=sha, base_sha=MERGE_BASE, ab=True)
+    except UntrustedInputError as exc:
+        report, refused = None, str(exc)
+    section = render_section(report) if report is not None else publication.refused_section(refused)
+    outcome = post_model(publisher, SUITE, pr, sha=sha, model=model, report=report, section=section,
+                         details_url=None, log=lines.append, refused=refused, run=run)
     return outcome.posted, report, lines
 
 
@@ -100,13 +107,9 @@ def test_extra_run_is_refused_and_published_as_a_failure(fake, publisher, trees)
     assert checks(fake)["ASR gate / qwen3"] == "failure" and "refused" in sticky(fake)
 
 
-@pytest.mark.parametrize("runs, words", [
-    (("runwarm", "run1", "run2"), "the plan asks for"),  # a run missing from the log
-    (("runwarm", "run1", "run2", "run3", "run4"), "the plan asks for"),
-])
-def test_run_log_must_match_the_plan(trees, runs, words):
-    with pytest.raises(UntrustedInputError, match=words):
-        judge(trees("qwen3", runs=runs), "qwen3", SUITE, baseline=None, calibration=None)
+def test_run_log_must_list_every_planned_run(trees):
+    with pytest.raises(UntrustedInputError, match="the plan of qwen3 asks for"):
+        judge(trees("qwen3", runs=("runwarm", "run1", "run2")), "qwen3", SUITE, baseline=None, calibration=None)
 
 
 def test_symlink_in_a_tree_is_refused(trees, tmp_path):
@@ -122,24 +125,37 @@ def test_symlink_in_a_tree_is_refused(trees, tmp_path):
 
 # -- binding to the trigger ----------------------------------------------------------------------------
 
-def test_no_label_posts_nothing(fake, publisher, trees):
+def overall(fake, sha=HEAD):
+    """The latest overall check run on `sha`."""
+    return [r for r in fake.check_runs_on(sha) if r["name"] == "ASR gate"][-1]
+
+
+def test_no_label_publishes_no_result_and_says_why_in_the_overall_check(fake, publisher, trees):
     fake.add_pull(42)  # labels: []
     posted, _, lines = post(publisher, "qwen3", trees("qwen3"))
-    assert not posted and not fake.state.check_runs and not fake.comments_on(42)
-    assert any("no gate label selecting qwen3" in line for line in lines)
+    assert not posted and not fake.comments_on(42)
+    assert checks(fake) == {"ASR gate": "action_required"}
+    assert overall(fake)["output"]["title"].startswith("refused: not bound: qwen3")
+    assert any("no gate label selecting it" in line for line in lines)
 
 
 def test_a_label_for_another_model_does_not_bind(fake, publisher, trees):
     fake.add_pull(42, labels=("run-whisper-asr",))
     posted, _, _ = post(publisher, "qwen3", trees("qwen3"))
-    assert not posted and not fake.state.check_runs
+    assert not posted and "ASR gate / qwen3" not in checks(fake)
 
 
-def test_push_after_the_label_makes_the_run_stale(fake, publisher, trees):
+def test_push_after_the_label_keeps_the_result_on_the_commit_measured(fake, publisher, trees):
     fake.add_pull(42, labels=("run-qwen3-asr",))
     fake.push(42, "e" * 40)
     posted, _, lines = post(publisher, "qwen3", trees("qwen3"))
-    assert not posted and not fake.state.check_runs and any(line.startswith("stale") for line in lines)
+    assert not posted and any(line.startswith("stale") for line in lines)
+    measured = [r for r in fake.check_runs_on(HEAD) if r["name"] == "ASR gate / qwen3"]
+    assert len(measured) == 1 and measured[0]["output"]["title"].startswith("not the PR head (now eeeeeeeeeeee)")
+    assert measured[0]["external_id"].startswith("asr-gate:stale:")  # never counted for the PR
+    assert "ASR gate" not in checks(fake)  # no overall check on a commit that is not the head
+    assert checks(fake, "e" * 40) == {"ASR gate": "action_required"}  # the new head: label again
+    assert not fake.comments_on(42)
 
 
 def test_fork_label_from_before_the_head_commit_does_not_bind(fake, publisher, trees):
@@ -147,14 +163,17 @@ def test_fork_label_from_before_the_head_commit_does_not_bind(fake, publisher, t
     fake.add_pull(42, labels=("run-qwen3-asr",), head_sha="d" * 40, head_repo="contributor/sglang-omni")
     fake.push(42, HEAD)
     posted, _, lines = post(publisher, "qwen3", trees("qwen3"))
-    assert not posted and any("after its head commit" in line for line in lines)
+    assert not posted and any("after the head commit arrived" in line for line in lines)
     fake.add_label(42, "run-qwen3-asr")  # a maintainer labels HEAD: now it binds
     assert post(publisher, "qwen3", trees("qwen3"))[0]
 
 
-def test_same_repo_label_still_present_binds_after_a_push(fake, publisher, trees):
+def test_new_commits_on_a_same_repo_pr_need_the_label_again(fake, publisher, trees):
     fake.add_pull(42, labels=("run-qwen3-asr",), head_sha="d" * 40)
-    fake.push(42, HEAD)  # the synchronize run of a labelled same-repository PR
+    fake.push(42, HEAD)  # the label is still on the PR, but it was added to the earlier head
+    assert not post(publisher, "qwen3", trees("qwen3"))[0]
+    fake.remove_label_as(42, "run-qwen3-asr", actor="maintainer")
+    fake.add_label(42, "run-qwen3-asr")
     assert post(publisher, "qwen3", trees("qwen3"))[0]
     assert "run-qwen3-asr" not in fake.state.labels[42]  # one-shot label removed after posting
 
@@ -239,7 +258,8 @@ def test_acceptance_by_a_writer_turns_the_check_green_and_keeps_the_fail_rows(fa
     assert post(publisher, "qwen3", trees("qwen3"))[0]
     assert checks(fake) == {"ASR gate / qwen3": "success", "ASR gate": "success"}
     title = [r for r in fake.check_runs_on(HEAD) if r["name"] == "ASR gate / qwen3"][-1]["output"]["title"]
-    assert title.startswith("accepted by @alice: the new decoder trades 1% WER for 2x speed (FAIL:")
+    assert title.startswith("accepted by @alice at 2026-12-01T09:0")
+    assert "the new decoder trades 1% WER for 2x speed (FAIL:" in title
     body = sticky(fake)
     assert "Regression accepted" in body and "FAIL" in body and "❌" in body
 

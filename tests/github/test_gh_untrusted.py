@@ -8,13 +8,13 @@ from pathlib import Path
 import pytest
 
 from gate import typedjson
+from gate.commands.action import render_report
+from gate.commands.merge import merge_reports
 from gate.report import REPORT_SCHEMA_VERSION
 from gate.untrusted import (
     UntrustedInputError,
     load_untrusted_meta,
     load_untrusted_report,
-    merge_reports,
-    render_report,
 )
 
 HOSTILE = ("</details></details><script>alert(1)</script> @everyone @sgl-project/maintainers "
@@ -36,10 +36,13 @@ def test_real_report_validates(example_reports):
     assert report.verdict == "fail" and report.models == ("qwen3",)
 
 
-def test_oversize_report_is_refused_before_parsing(tmp_path):
+def test_oversize_report_is_refused_before_parsing(tmp_path, monkeypatch):
+    from gate import inputs
+
+    monkeypatch.setattr(inputs, "REPORT", inputs.Kind("report", 1000))
     path = write(tmp_path, "[" + "0," * 600 + "0]")
-    with pytest.raises(UntrustedInputError, match=r"report is 1203 bytes; expected at most 1000"):
-        load_untrusted_report(path, max_bytes=1000)
+    with pytest.raises(UntrustedInputError, match=r"1203 bytes; expected a report of at most 1000 bytes"):
+        load_untrusted_report(path)
 
 
 def test_symlink_is_not_followed(tmp_path, example_reports):
@@ -50,10 +53,12 @@ def test_symlink_is_not_followed(tmp_path, example_reports):
 
 
 @pytest.mark.parametrize("text, words", [
-    ("{not json", "expected the report as JSON"),
-    ('{"verdict": NaN}', "NaN is not allowed"),
-    ('{"a": 1, "a": 2}', "duplicate key 'a'"),
-    ("[" * 40 + "]" * 40, "nested deeper than 32"),
+    ("{not json", "not valid JSON"),
+    ('{"verdict": NaN}', "NaN"),
+    ('{"a": 1, "a": 2}', "duplicate key"),
+    ("[" * 70 + "]" * 70, "nested deeper than 64"),
+    ('{"n": 1' + "0" * 30 + "}", "digits"),  # the one strict reader bounds integers, as the old one did not
+    ('{"x": 1e999}', "out of range"),
 ])
 def test_malformed_json_is_one_line(tmp_path, text, words):
     with pytest.raises(UntrustedInputError, match=words) as err:
@@ -182,8 +187,8 @@ def test_each_kind_of_violation_is_refused_with_one_line(tmp_path, example_repor
 
 
 @pytest.mark.parametrize("text, words", [
-    ('1e999', "$.rows[0].delta_rel: expected a finite number or null"),  # Python's parser reads it as inf
-    ('-1e999', "$.rows[0].delta_rel: expected a finite number or null"),
+    ('1e999', "the number 1e999 is out of range"),  # Python's parser would read it as inf
+    ('-1e999', "the number -1e999 is out of range"),
 ])
 def test_an_overflowing_number_is_refused(tmp_path, example_reports, text, words):
     report = report_copy(example_reports["qwen3"])
@@ -205,7 +210,7 @@ def test_the_run_log_is_read_strictly_where_the_plan_reads_it(tmp_path):
                        ({"runs": {f"r{i}": "completed" for i in range(201)}, "status": "ok"}, "$.runs: expected an object of at most 200 keys")]:
         (side / "gate-run.json").write_text(json.dumps(bad), encoding="utf-8")
         with pytest.raises(UntrustedInputError, match=re.escape(f"run log gate-run.json does not match the schema at {words}")):
-            check_plan(side, load_suite())
+            check_plan(side, load_suite(), "qwen3")
 
 
 # -- parity with the shipped schema: whatever report.schema.json refuses, the strict reader refuses too

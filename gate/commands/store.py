@@ -1,0 +1,118 @@
+"""`gate store`: write the nightly's baselines or history to the baseline branch (gate.store), or refuse."""
+from __future__ import annotations
+
+import base64
+import os
+from pathlib import Path
+
+import click
+
+from gate.config import load_suite
+from gate.errors import InputError
+from gate.settings import Settings
+from gate.store import Night, StoredEntry, SubprocessGit, baseline_change, history_change, write
+
+
+@click.group("store")
+def command() -> None:
+    """Write tonight's baselines or history to the baseline branch, or refuse with one line.
+
+    Runs in the trusted nightly/calibration jobs with `contents: write`. The branch is fetched, changed,
+    committed and pushed here; a push rejected because another writer moved the branch is applied again
+    on the new tip. What may be stored is checked against the branch itself (gate/store.py).
+
+    \b
+    Exit codes:
+      0    pushed, or nothing changed
+      2    refused (no PASS report of the same night, a calibration dropped or shrunk, a missing input),
+           or git failed; nothing was pushed
+
+    \b
+    Examples:
+      gate store baselines new-baselines --runner-class h200 --sha "$SHA" --report result/report.json
+      gate store history history --runner-class h200 --sha "$SHA"
+    """
+
+
+_REMOTE = click.option("--remote", help="Repository to push to (default: GITHUB_SERVER_URL/GITHUB_REPOSITORY).")
+_BRANCH = click.option("--branch", default="asr-gate-baselines", show_default=True, help="The baseline branch.")
+_CLASS = click.option("--runner-class", "runner_class", required=True, help="GPU class folder, e.g. h200.")
+_SHA = click.option("--sha", required=True, help="The main commit measured tonight.")
+
+
+@command.command("baselines")
+@click.argument("folder", type=click.Path(path_type=Path))
+@_CLASS
+@_SHA
+@click.option("--report", "report_path", type=click.Path(path_type=Path),
+              help="Tonight's merged report. Required (and must be PASS) for every model the branch has a baseline of.")
+@click.option("--update", type=click.Choice(["on-pass", "always"]), default="on-pass", show_default=True,
+              help="always: a maintainer's dispatch moves the baseline past an intended change (still needs the report).")
+@_REMOTE
+@_BRANCH
+@click.option("--suite", "suite_path", type=click.Path(dir_okay=False), help="Suite YAML (default: the bundled asr suite).")
+def baselines(folder: Path, runner_class: str, sha: str, report_path: Path | None, update: str, remote: str | None,
+              branch: str, suite_path: str | None) -> None:
+    """Store FOLDER/<model>.json as <runner-class>/<model>.json on the baseline branch.
+
+    \b
+    Exit codes:
+      0    pushed, or nothing changed
+      2    refused or git failed; nothing was pushed
+    """
+    from gate.baseline import read_baseline
+    from gate.untrusted import load_untrusted_report
+
+    suite = load_suite(suite_path)
+    if not folder.is_dir():
+        raise InputError("expected tonight's baseline files in this directory (missing)", path=folder)
+    new = {p.stem: p for p in sorted(folder.glob("*.json")) if p.is_file()}
+    unknown = sorted(set(new) - set(suite.models))
+    if unknown:
+        raise InputError(f"baseline files for model(s) the suite does not know: {', '.join(unknown)}", path=folder)
+    night = None
+    if report_path is not None:
+        if not report_path.exists():
+            raise InputError("tonight's report is missing; nothing is stored without it", path=report_path)
+        report = load_untrusted_report(report_path)
+        night = Night(report.verdict.value, report.candidate.commit, tuple(report.models))
+    for model, path in new.items():
+        read_baseline(path, suite, models=(model,))  # each new file must read back before anything is pushed
+
+    def entries_of(path: Path, model: str) -> dict[tuple[str, str], StoredEntry]:
+        side = read_baseline(path, suite, models=(model,))
+        return {(workload, metric): StoredEntry(int(entry.df))
+                for workload, metrics in side.calibration.items() for metric, entry in metrics.items()}
+
+    change = baseline_change(runner_class=runner_class, new=new, night=night, sha=sha, update=update,
+                             entries_of=entries_of)
+    _write(change, remote, branch)
+
+
+@command.command("history")
+@click.argument("folder", type=click.Path(path_type=Path))
+@_CLASS
+@_SHA
+@_REMOTE
+@_BRANCH
+def history(folder: Path, runner_class: str, sha: str, remote: str | None, branch: str) -> None:
+    """Merge FOLDER (tonight's history files) into history/ on the baseline branch, line by line.
+
+    \b
+    Exit codes:
+      0    pushed, or nothing changed
+      2    refused (no history) or git failed; nothing was pushed
+    """
+    _write(history_change(runner_class=runner_class, source=folder, sha=sha), remote, branch)
+
+
+def _write(change, remote: str | None, branch: str) -> None:
+    settings = Settings.from_environ(os.environ)
+    url = remote or f"{settings.server_url}/{settings.require('repository')}.git"
+    config: tuple[str, ...] = ()
+    if settings.token and url.startswith("https://"):  # the token goes to git's command line, never .git/config
+        auth = base64.b64encode(f"x-access-token:{settings.token}".encode()).decode()
+        config = (f"http.extraheader=AUTHORIZATION: basic {auth}",)
+    done = write(change, remote=url, branch=branch, make_git=lambda cwd: SubprocessGit(cwd, config),
+                 log=lambda line: click.echo(f"gate: {line}"))
+    click.echo(f"gate: store {done}")

@@ -1,0 +1,207 @@
+"""The baseline branch, written in Python: what a night may store there, and how it gets there.
+
+The branch (default `asr-gate-baselines`) holds `<runner-class>/<model>.json` (one baseline per GPU class and
+model) and `history/` (append-only JSONL lines, one per night and workload). Two writers share it (the
+nightly and the calibration workflow), so every write is: fetch the tip, apply, commit, push; a rejected
+push (another writer got there first) fetches the new tip and applies again, a few times.
+
+What may be written is decided against the branch itself, never against a checkout a workflow step made
+(a failed checkout must not look like a first night):
+- a model's baseline replaces the stored one only with a report of the same night (its candidate is the
+  measured commit) whose verdict is PASS (or with `always`, a maintainer's dispatch); a model with no
+  stored baseline yet (the first night) needs no report;
+- the new file keeps every calibration entry the stored one had, and no entry's degrees of freedom
+  shrink (σ pooled from fewer runs is a silent loss of evidence);
+- history files are merged line by line (a line already there stays, a new one is appended).
+
+Git runs through an injected collaborator (`Git`), as py-cov-action's storage does, so the rules are
+tested against a real local bare repository.
+"""
+from __future__ import annotations
+
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Mapping, Protocol, Sequence
+
+from gate.errors import GateError
+
+PUSH_ATTEMPTS = 4
+BOT_NAME = "github-actions[bot]"
+BOT_EMAIL = "41898282+github-actions[bot]@users.noreply.github.com"
+
+
+class StoreError(GateError):
+    """The store refuses a write, or git failed; nothing was pushed."""
+
+
+class Git(Protocol):
+    """The git commands the store needs, in one working directory."""
+
+    def __call__(self, *args: str, check: bool = True) -> subprocess.CompletedProcess: ...
+
+
+@dataclass
+class SubprocessGit:
+    """`git` in `cwd`; `config` adds `-c key=value` pairs (an auth header) without writing them to .git/config."""
+
+    cwd: Path
+    config: Sequence[str] = ()
+
+    def __call__(self, *args: str, check: bool = True) -> subprocess.CompletedProcess:
+        command = ["git", *(part for pair in self.config for part in ("-c", pair)), *args]
+        result = subprocess.run(command, cwd=self.cwd, capture_output=True, text=True, check=False)
+        if check and result.returncode != 0:
+            detail = " ".join((result.stderr or result.stdout).split())[:300]
+            raise StoreError(f"git {args[0]} failed ({result.returncode}): {detail}")
+        return result
+
+
+@dataclass(frozen=True)
+class Change:
+    """One write to the branch: `apply(root)` edits the checked-out tree (raising StoreError to refuse)."""
+
+    message: str
+    apply: Callable[[Path], None]
+
+
+def write(change: Change, *, remote: str, branch: str, make_git: Callable[[Path], Git],
+          log: Callable[[str], None] = lambda _: None) -> str:
+    """Apply `change` on the branch's tip and push; on a rejected push fetch again and re-apply.
+    Returns "pushed" or "unchanged". The checks inside `apply` run again on every new tip."""
+    with tempfile.TemporaryDirectory(prefix="gate-store-") as tmp:
+        work = Path(tmp) / "store"
+        work.mkdir()
+        git = make_git(work)
+        git("init", "--quiet")
+        git("remote", "add", "origin", remote)
+        for attempt in range(1, PUSH_ATTEMPTS + 1):
+            _checkout_tip(git, work, branch)
+            change.apply(work)
+            git("add", "--all", ".")
+            if git("diff", "--cached", "--quiet", check=False).returncode == 0:
+                log("store: nothing changed")
+                return "unchanged"
+            git("-c", f"user.name={BOT_NAME}", "-c", f"user.email={BOT_EMAIL}", "commit", "--quiet", "-m",
+                change.message)
+            pushed = git("push", "--quiet", "origin", f"HEAD:refs/heads/{branch}", check=False)
+            if pushed.returncode == 0:
+                log(f"store: pushed to {branch} (attempt {attempt})")
+                return "pushed"
+            log(f"store: push rejected (attempt {attempt}); fetching the new tip and applying again")
+        raise StoreError(f"the push to {branch} was rejected {PUSH_ATTEMPTS} times (another writer keeps moving it)")
+
+
+def _checkout_tip(git: Git, work: Path, branch: str) -> None:
+    """The branch's tip as the working tree (an empty orphan when the branch does not exist yet)."""
+    found = git("ls-remote", "--exit-code", "--heads", "origin", branch, check=False)
+    if found.returncode == 0:
+        git("fetch", "--quiet", "--depth=1", "origin", branch)
+        git("checkout", "--quiet", "--force", "-B", branch, "FETCH_HEAD")
+        git("clean", "-fdxq")
+    elif found.returncode == 2:  # no such branch: the first write creates it
+        git("checkout", "--quiet", "--orphan", branch)
+        git("rm", "-r", "--quiet", "--cached", "--ignore-unmatch", ".")
+        git("clean", "-fdxq")
+    else:
+        detail = " ".join(found.stderr.split())[:300]
+        raise StoreError(f"cannot read the baseline branch {branch} ({detail or 'git ls-remote failed'})")
+
+
+# -- baselines ---------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Night:
+    """What tonight's report says, as the store needs it (read by the command through the strict readers)."""
+
+    verdict: str  # "pass", "warn", ...
+    commit: str | None  # the report's candidate commit
+    models: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class StoredEntry:
+    """One calibration entry of a baseline: its degrees of freedom (σ's df, or the dispersion's)."""
+
+    df: int
+
+
+def baseline_change(*, runner_class: str, new: Mapping[str, Path], night: Night | None, sha: str, update: str,
+                    entries_of: Callable[[Path, str], dict[tuple[str, str], StoredEntry]]) -> Change:
+    """Tonight's baseline files (model -> file), checked against what the branch holds when applied.
+
+    `entries_of(path, model)` reads a baseline's calibration entries ((workload, metric) -> df) through
+    the strict baseline reader."""
+    if update not in ("on-pass", "always"):
+        raise StoreError(f"--update: expected on-pass or always, got {update!r}")
+    if not new:
+        raise StoreError("no baseline files to store")
+
+    def apply(root: Path) -> None:
+        folder = root / runner_class
+        for model, path in sorted(new.items()):
+            stored = folder / f"{model}.json"
+            if stored.is_file():
+                _check_night(model, night, sha, update)
+                _check_calibration(model, entries_of(stored, model), entries_of(path, model))
+            folder.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(path, stored)
+
+    verdict = night.verdict if night is not None else "first night"
+    return Change(f"ASR baseline ({runner_class}): main at {sha}, nightly verdict {verdict}", apply)
+
+
+def _check_night(model: str, night: Night | None, sha: str, update: str) -> None:
+    if night is None:
+        raise StoreError(f"{model}: a baseline is stored already and tonight has no report: nothing that was not "
+                         "judged replaces it")
+    if night.commit != sha:
+        raise StoreError(f"{model}: the report is of {night.commit or 'an unknown commit'}, not of tonight's {sha}")
+    if model not in night.models:
+        raise StoreError(f"{model}: tonight's report does not cover it")
+    if update == "on-pass" and night.verdict != "pass":
+        raise StoreError(f"{model}: tonight's verdict is {night.verdict}; only a PASS night moves the baseline "
+                         "(a maintainer's dispatch with update-baseline: always moves it past an intended change)")
+
+
+def _check_calibration(model: str, old: Mapping[tuple[str, str], StoredEntry],
+                       new: Mapping[tuple[str, str], StoredEntry]) -> None:
+    dropped = sorted(key for key in old if key not in new)
+    if dropped:
+        workload, metric = dropped[0]
+        raise StoreError(f"{model}: the new baseline drops the calibration of {workload} {metric} "
+                         f"({len(dropped)} entr{'y' if len(dropped) == 1 else 'ies'} in all)")
+    shrunk = sorted(key for key in old if new[key].df < old[key].df)
+    if shrunk:
+        workload, metric = shrunk[0]
+        raise StoreError(f"{model}: the calibration of {workload} {metric} would go from df {old[(workload, metric)].df} "
+                         f"to {new[(workload, metric)].df}; fewer degrees of freedom are not stored silently")
+
+
+# -- history -----------------------------------------------------------------------------------------------
+
+def history_change(*, runner_class: str, source: Path, sha: str) -> Change:
+    """Union of tonight's history files into history/: lines already on the branch stay, new ones are appended."""
+    if not source.is_dir():
+        raise StoreError("expected the night's history as a directory", path=source)
+    files = sorted(p for p in source.rglob("*") if p.is_file() and not p.is_symlink())
+    if not files:
+        raise StoreError("the night's history holds no file", path=source)
+
+    def apply(root: Path) -> None:
+        for path in files:
+            relative = path.relative_to(source)
+            target = root / "history" / relative
+            target.parent.mkdir(parents=True, exist_ok=True)
+            old = target.read_text(encoding="utf-8").splitlines() if target.is_file() else []
+            seen = set(old)
+            lines = list(old)
+            for line in path.read_text(encoding="utf-8").splitlines():
+                if line not in seen:
+                    seen.add(line)
+                    lines.append(line)
+            target.write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
+
+    return Change(f"ASR history ({runner_class}): main at {sha}", apply)
