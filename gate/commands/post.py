@@ -163,6 +163,8 @@ def command(trees, model, baseline, calibration, json_out, not_run, required_pat
             if sha:  # the commit given: the candidate must be it
                 check_consistency(trees, suite, model, head_sha=sha, base_sha=None, ab=baseline is None,
                                   calibration=calibration)
+            if json_out:
+                _write_json(json_out, report)
             plan = publication.model_check(model, report, render_section(report), None)
             click.echo(json.dumps({"verdict": report.verdict.value, "check": plan.__dict__}, indent=2,
                                   ensure_ascii=False))
