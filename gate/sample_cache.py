@@ -20,7 +20,6 @@ import hashlib
 import json
 import os
 import stat
-import tempfile
 from dataclasses import dataclass, fields
 from importlib import metadata
 from pathlib import Path
@@ -28,8 +27,9 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
-from gate import __version__, results, samples
+from gate import __version__, atomic, results, samples
 from gate.config import Workload
+from gate.errors import OutputError
 from gate.samples import CrossCheck, UtteranceErrors
 
 CACHE_DIR = ".gate-cache"
@@ -87,12 +87,9 @@ class CachedSampleReader:
             self.directory.mkdir(exist_ok=True)
             for stale in self.directory.glob(entry.name.rsplit("--", 1)[0] + "--*.json"):
                 stale.unlink()  # an older entry for the same run and workload: its files have changed since
-            handle, temp = tempfile.mkstemp(dir=self.directory, prefix=".tmp-", suffix=".json")
-            with os.fdopen(handle, "w", encoding="utf-8") as out:
-                json.dump(document, out, ensure_ascii=False, separators=(",", ":"))
-            os.replace(temp, entry)
-        except OSError:
-            return False  # a read-only tree: not cached, nothing else changes
+            atomic.write_text(entry, json.dumps(document, ensure_ascii=False, separators=(",", ":")), what="cache entry")
+        except (OSError, OutputError):
+            return False  # a read-only tree or a full disk: not cached (atomic left no temporary file), nothing else changes
         return True
 
 
