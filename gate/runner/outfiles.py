@@ -51,6 +51,8 @@ def write_text(path: Path, text: str) -> None:
         with contextlib.suppress(OSError):
             tmp.unlink()
         raise
+    finally:
+        boundary.reached(f"wrote {path.name}")
 
 
 class Writes:
@@ -72,8 +74,6 @@ class Writes:
                 return  # held (a stop runs), or the run is already failing on this disk: the first one is reported
             self._raised = True
             raise
-        finally:
-            boundary.reached(f"wrote {path.name}")
 
     @contextmanager
     def quiet(self) -> Iterator[None]:
