@@ -10,6 +10,7 @@ import dataclasses
 import os
 import shlex
 import sys
+import tempfile
 from pathlib import Path
 
 import click
@@ -19,8 +20,20 @@ from gate.errors import InputError
 from gate.runner.execute import Cancelled, Runner, RunRequest
 from gate.runner.gpu import NoGpu, NvmlGpu
 from gate.runner.looks import DEFAULT_MAX_RUNS, EXTENSION_RUNS, LookPlan
+from gate.runner.outfiles import describe
 from gate.runner.plan import Setup, Side, dry_run_lines
 from gate.runner.preflight import preflight_lines
+
+
+def check_out_dir(out: Path) -> None:
+    """--out must be a folder the gate can create and write (exit 2 before anything runs, one line)."""
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        probe = tempfile.NamedTemporaryFile(dir=out, prefix=".gate-write-check.", delete=True)
+        probe.close()
+    except OSError as exc:
+        raise InputError(f"cannot create or write the out dir ({describe(exc)}); expected a writable folder",
+                         path=out) from None
 
 
 def _csv(value: str | None) -> tuple[str, ...]:
@@ -225,14 +238,18 @@ def command(checkout, ab, out, name, names, models, labels, runs, one_look, max_
             click.echo(f"gate run: warning: {missing}; this A/B runs one look only", err=True)
             request = dataclasses.replace(request, looks=dataclasses.replace(
                 looks, decider=None, one_look_because=missing))
+    check_out_dir(out)
     gpu = NoGpu() if no_gpu else NvmlGpu()
     runner = Runner(request, gpu=gpu, base_env=dict(os.environ))
     try:
         outcome = runner.run()
     except Cancelled as exc:
-        logs = ", ".join(str(out / side.name / "gate-run.json") for side in sides)
-        click.echo(f"gate: interrupted by {exc}; server and clients stopped, completed runs kept (see {logs})",
-                   err=True)
+        if runner.log is None:  # preflight or the locks: nothing started, no gate-run.json of this attempt
+            click.echo(f"gate: interrupted by {exc} before any run started (nothing to stop)", err=True)
+        else:
+            logs = ", ".join(str(out / side.name / "gate-run.json") for side in sides)
+            click.echo(f"gate: interrupted by {exc}; server and clients stopped, completed runs kept (see {logs})",
+                       err=True)
         sys.exit(exc.exit_code)
     done = ", ".join(outcome.completed) or "none"
     skipped = f"; skipped (already complete): {', '.join(outcome.skipped)}" if outcome.skipped else ""

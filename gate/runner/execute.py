@@ -207,8 +207,8 @@ class Runner(ServerCycles, TwoLooks):
             for m in step.models:
                 self.progress.remaining.remove(m.model)
         else:
-            self.log.set_run(step.label, "running")
-            try:
+            try:  # entered first: a signal as the status is written still marks the run interrupted
+                self.log.set_run(step.label, "running")
                 self._one_run(step)
             except Cancelled:
                 self.log.set_run(step.label, "interrupted")

@@ -141,9 +141,9 @@ class TwoLooks:
             os.replace(model_step.model_dir, original)
         self.log.doc["remeasured"].append({"side": side.name, "run": f"run{run}", "model": model, "why": why,
                                            "original": str(original.relative_to(self.request.setup.out / side.name))})
-        self.log.set_run(step.label, "re-measuring")
         env = self._env(step)
         try:
+            self.log.set_run(step.label, "re-measuring")
             with self.log.step("gpu-free", run=step):
                 self._wait_gpu_free()
             began = time.monotonic()
