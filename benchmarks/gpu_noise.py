@@ -208,7 +208,7 @@ def main(argv: list[str] | None = None) -> int:
         if unknown:
             print(f"gpu_noise: --configs: unknown {unknown}; known {list(served.CONFIGS)}", file=sys.stderr)
             return 2
-        study = served.measure(args.out, args.runs, args.lease, configs)
+        study = served.measure(args.out, args.runs, args.lease, configs, budget_s=args.budget_s or 3600.0)
         print((args.out / f"served-{args.lease}.md").read_text(encoding="utf-8"))
         return 0 if all(c["exit"] == 0 for c in study["configs"]) else 1
     return measure(args)

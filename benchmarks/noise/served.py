@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -35,6 +36,7 @@ CONFIGS = {
     "eager-b1": (1, False, 16),
 }
 WORKLOADS = ("asr_en", "asr_zh")
+GATE_EXTRA: list[str] = []  # e.g. ["--no-gpu"] to try the study's plumbing on a machine without a GPU
 GATE_RUN = "import sys\nfrom gate.cli import main\nsys.argv = ['gate', 'run', *sys.argv[1:]]\nmain()\n"
 
 
@@ -51,7 +53,7 @@ def build(dest: Path, batch: int, graphs: bool, count: int) -> None:
     make_hf_hub(dest / "hf_hub", load_suite(dest / "suite.yaml"))
 
 
-def run_config(work: Path, name: str, runs: int, port: int) -> dict:
+def run_config(work: Path, name: str, runs: int, port: int, timeout_s: float = 300) -> dict:
     batch, graphs, count = CONFIGS[name]
     dest = work / name
     build(dest, batch, graphs, count)
@@ -59,10 +61,17 @@ def run_config(work: Path, name: str, runs: int, port: int) -> dict:
     command = [sys.executable, "-c", GATE_RUN, "--checkout", str(dest / "checkout"), "--out", str(dest / "results"),
                "--suite", str(dest / "suite.yaml"), "--hf-hub", str(dest / "hf_hub"), "--port", str(port),
                "--lock-dir", str(dest), "--no-dataset-fingerprints", "--models", "whisper",
-               "--runs", ",".join(run_names)]
+               "--runs", ",".join(run_names), *GATE_EXTRA]
     began = time.perf_counter()
-    done = subprocess.run(command, capture_output=True, text=True, cwd=REPO,
-                          env={**os.environ, "PYTHONPATH": str(REPO)})
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO,
+                            env={**os.environ, "PYTHONPATH": str(REPO)})
+    try:
+        _, stderr = proc.communicate(timeout=timeout_s)
+    except subprocess.TimeoutExpired:  # SIGTERM: the gate stops its server and keeps the runs it completed
+        proc.send_signal(signal.SIGTERM)
+        _, stderr = proc.communicate(timeout=120)
+        stderr += f"\n(study: stopped by SIGTERM at its {timeout_s:.0f} s share of the budget)"
+    done = subprocess.CompletedProcess(command, proc.returncode, "", stderr)
     record: dict = {"name": name, "batch": batch, "graphs": graphs, "utterances": count, "exit": done.returncode,
                     "wall_s": round(time.perf_counter() - began, 1), "stderr_tail": done.stderr[-3000:], "runs": []}
     tree = dest / "results" / "main"
@@ -99,13 +108,16 @@ def _mean(value):
     return value.get("mean") if isinstance(value, dict) else value
 
 
-def measure(out: Path, runs: int, lease: str, configs: list[str], port: int = 18800) -> dict:
+def measure(out: Path, runs: int, lease: str, configs: list[str], port: int = 18800, budget_s: float = 3600) -> dict:
+    """Each config gets an equal share of what is left of the budget; past it, the gate is sent SIGTERM."""
     work = out / "work"
     study: dict = {"schema": SCHEMA, "lease": lease, "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                    "command": "python benchmarks/gpu_noise.py " + " ".join(sys.argv[1:]), "host_cpus": os.cpu_count(),
                    "gpu": _smi("name,driver_version,clocks.max.sm,clocks.applications.graphics"), "configs": []}
+    began = time.perf_counter()
     for index, name in enumerate(configs):
-        study["configs"].append(run_config(work, name, runs, port + index))
+        share = max(60.0, (budget_s - (time.perf_counter() - began)) / (len(configs) - index))
+        study["configs"].append(run_config(work, name, runs, port + index, timeout_s=share))
         study["summary"] = summarise(study)
         (out / f"served-{lease}.json").write_text(json.dumps(study, indent=1) + "\n")
         print(f"{name}: exit {study['configs'][-1]['exit']}, {study['configs'][-1]['wall_s']} s", flush=True)
