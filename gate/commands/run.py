@@ -199,8 +199,14 @@ def command(checkout, ab, out, name, names, models, labels, runs, one_look, max_
         raise InputError(f"--runs: {bad[0]!r} is not a plain run name (like warm, 1, 2); runs go to OUT/NAME/run<R>")
     if len(set(run_names)) != len(run_names):
         raise InputError(f"--runs: duplicate run names in {runs!r}")
-    if calibration is not None and not Path(calibration).is_file():
-        raise InputError("no such file; expected a baseline JSON file with an A/A calibration", path=calibration)
+    if calibration is not None:
+        if not Path(calibration).is_file():
+            raise InputError("no such file; expected a baseline JSON file with an A/A calibration", path=calibration)
+        try:
+            Path(calibration).open("rb").close()
+        except OSError as exc:
+            raise InputError(f"cannot read it ({describe(exc)}); expected a readable baseline JSON file",
+                             path=calibration) from None
     out = Path(out).resolve()
     hub, home = _hf_paths(hf_hub, hf_home)
     setup = Setup(out=out, port=port or suite.server.port, hf_hub=hub, hf_home=home,

@@ -7,6 +7,7 @@ undecided get 3+3 more runs, within --max-runs, then decide_pooled().
 """
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import time
@@ -116,12 +117,13 @@ class TwoLooks:
             outlier = find_outlier(arm, self._looks_sigma())
             if outlier is None:
                 continue
+            why = outlier.describe() + contention(tree / outlier.run)
             if self._runs_of_model(model.model) + 1 > looks.max_runs:
                 with self.log.step("remeasure", run=step, model=model.model) as entry:
-                    entry.update(status="skipped", message=f"{outlier.describe()}; not re-measured: --max-runs "
+                    entry.update(status="skipped", message=f"{why}; not re-measured: --max-runs "
                                                            f"{looks.max_runs} reached")
                 continue
-            self._remeasure(side, outlier.run[3:], model.model, outlier.describe(), outcome)
+            self._remeasure(side, outlier.run[3:], model.model, why, outcome)
 
     def _remeasure(self, side: Side, run: str, model: str, why: str, outcome: RunOutcome) -> None:
         """Measure one model of one run again with a fresh server; keep the original under outliers/."""
@@ -204,6 +206,28 @@ class TwoLooks:
                                  final=decision.action)
             outcome.decisions[model] = decision.action
         self.log.write()
+
+
+def contention(run_dir: Path) -> str:
+    """What the run's telemetry says about its GPU and host, for the outlier's record: throttling, the lowest SM
+    clock, host load and stolen CPU time ("" when the run has no telemetry)."""
+    try:
+        summary = json.loads((run_dir / "telemetry.json").read_text())["summary"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return ""
+    if not isinstance(summary, dict):
+        return ""
+    facts = []
+    if isinstance(summary.get("throttled_share"), (int, float)):
+        reasons = ", ".join(sorted(summary.get("throttle_reasons") or {})) or "none"
+        facts.append(f"GPU throttled {summary['throttled_share']:.0%} of samples ({reasons})")
+    if isinstance(summary.get("sm_clock_mhz_min"), (int, float)):
+        facts.append(f"SM clock min {summary['sm_clock_mhz_min']:.0f} MHz")
+    if isinstance(summary.get("load1_max"), (int, float)):
+        facts.append(f"host load1 max {summary['load1_max']:.1f} on {summary.get('host_cpus')} CPUs")
+    if isinstance(summary.get("cpu_steal_share"), (int, float)):
+        facts.append(f"CPU steal {summary['cpu_steal_share']:.1%}")
+    return f" [telemetry: {'; '.join(facts)}]" if facts else ""
 
 
 def read_text_or_none(path: Path) -> str | None:

@@ -59,3 +59,26 @@ def test_a_hurried_stop_says_how_long_it_took():
     assert stop_message("kill", 5.0, 1.73, hurried=True) == "SIGKILL after 1.7 s (second signal: no grace)"
     assert stop_message("kill", 5.0, 5.02, hurried=False) == "SIGKILL after 5 s grace"
     assert stop_message("term", 5.0, 0.2, hurried=False) == "stopped by SIGTERM"
+
+
+def test_the_outlier_record_cites_the_runs_telemetry(tmp_path):
+    import json
+
+    from gate.runner.telemetry import summarize
+    from gate.runner.twolooks import contention
+    samples = [{"sm_clock_mhz": 1980, "throttle_reasons": [], "load1": 2.0, "cpu_jiffies": 1000, "steal_jiffies": 10},
+               {"sm_clock_mhz": 1410, "throttle_reasons": ["sw_power_cap"], "load1": 9.5, "cpu_jiffies": 3000,
+                "steal_jiffies": 110}]
+    summary = summarize(samples, duration_s=2.0)
+    assert summary["cpu_steal_share"] == 0.05 and summary["load1_max"] == 9.5
+    (tmp_path / "telemetry.json").write_text(json.dumps({"summary": summary}))
+    text = contention(tmp_path)
+    assert "SM clock min 1410 MHz" in text and "host load1 max 9.5" in text and "CPU steal 5.0%" in text
+    assert "sw_power_cap" in text
+    assert contention(tmp_path / "missing") == ""
+
+
+def test_host_samples_are_read_from_this_machine():
+    from gate.runner.telemetry import host_sample
+    sample = host_sample()
+    assert sample["load1"] >= 0 and sample["cpu_jiffies"] > 0 and sample["steal_jiffies"] >= 0
