@@ -82,3 +82,20 @@ def test_host_samples_are_read_from_this_machine():
     from gate.runner.telemetry import host_sample
     sample = host_sample()
     assert sample["load1"] >= 0 and sample["cpu_jiffies"] > 0 and sample["steal_jiffies"] >= 0
+
+
+def test_the_templates_load_from_a_source_checkout():
+    """PYTHONPATH=<checkout> without an install: gate.templates is no package there; templates/ is found beside gate/."""
+    import subprocess
+    import sys
+    from pathlib import Path
+    repo = Path(__file__).resolve().parents[2]
+    code = ("import sys\n"
+            "sys.meta_path[:] = [f for f in sys.meta_path if 'editable' not in repr(f).lower()]\n"
+            f"sys.path.insert(0, {str(repo)!r})\n"
+            "import importlib.util\n"
+            "assert importlib.util.find_spec('gate.templates') is None, 'an install maps gate.templates'\n"
+            "from gate.render import environment\n"
+            "print(environment().get_template('terminal.txt.j2').name)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd="/")
+    assert done.returncode == 0 and done.stdout.strip() == "terminal.txt.j2", done.stderr
