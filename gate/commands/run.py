@@ -1,7 +1,8 @@
 """`gate run`: the runbook (Steps 3-6) as code on one GPU.
 
-Exit codes: 0 every run complete; 2 bad input or preflight failure; 3 a run failed (server died or
-hung, client failed, coverage incomplete, GPU not freed); 4 another gate holds the GPU or the out dir;
+Exit codes: 0 every run complete; 2 bad input or preflight failure (an --out that cannot be created or
+written included); 3 a run failed (server died or hung, client failed, coverage incomplete, GPU not freed,
+a file under --out could not be written: full disk, named with its errno, once everything is stopped); 4 another gate holds the GPU or the out dir;
 128+N interrupted by signal N (130 SIGINT, 143 SIGTERM). Completed runs are always kept.
 """
 from __future__ import annotations
@@ -163,8 +164,9 @@ def command(checkout, ab, out, name, names, models, labels, runs, one_look, max_
     \b
     Exit codes:
       0    every run complete (then: gate summarize, or gate compare after --ab)
-      2    bad input or a preflight problem (one line each)
-      3    a run failed: server died or hung, client failed, coverage incomplete, GPU not freed
+      2    bad input or a preflight problem (one line each), --out not writable
+      3    a run failed: server died or hung, client failed, coverage incomplete, GPU not freed,
+           or a file under --out could not be written (full disk: path and errno; all stopped first)
       4    another gate run holds this GPU (or this out dir)
       130  interrupted by SIGINT, 143 by SIGTERM (the server and clients are stopped first)
     Completed runs are always kept.
