@@ -3,6 +3,11 @@
     python benchmarks/gpu_noise.py --device cuda --runs 24 --budget-s 380 --out benchmarks/results   # GPU study
     python benchmarks/gpu_noise.py --device cpu --runs 3 --out /tmp/noise                            # CPU smoke
     python benchmarks/gpu_noise.py --reanalyse benchmarks/results/gpu_noise.json --out /tmp/noise     # no torch
+    python benchmarks/gpu_noise.py --served --runs 5 --lease A --out /tmp/served     # gate run, Whisper-shaped
+    python benchmarks/gpu_noise.py --served-combine A.json B.json --out /tmp/served  # between two leases
+
+--served is the study where it matters (issue 23): `gate run` drives a Whisper-large-v3-shaped decoder behind
+the stand-in server, eager and with CUDA graphs, batch 1 and 32, a fresh server per run (noise/served.py).
 
 Each run is this script started again as a child process (`--child`), as the runbook starts a fresh server
 per run: it builds a random-initialised decoder (fixed seed), serves the fixed request set once unscored
@@ -48,6 +53,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         help="stop launching runs when the next one would end past this many seconds")
     parser.add_argument("--reanalyse", type=Path, default=None,
                         help="recompute summary and table from an existing gpu_noise.json (no runs, no torch)")
+    parser.add_argument("--served", action="store_true",
+                        help="gate run against a Whisper-shaped decoder server (needs torch, CUDA and the gate)")
+    parser.add_argument("--lease", default="A", help="--served: the lease's label in the output names")
+    parser.add_argument("--configs", default=None,
+                        help="--served: comma-separated configs (default all: graphs-b32,eager-b32,graphs-b1,eager-b1)")
+    parser.add_argument("--served-combine", nargs="+", type=Path, default=None, metavar="STUDY_JSON",
+                        help="put two --served studies (two leases) side by side")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--config-json", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -55,6 +67,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         return args
     if args.out is None:
         parser.error("--out is required")
+    if args.served or args.served_combine:
+        return args
     if args.reanalyse is None and args.runs < report.MIN_RUNS:
         parser.error(f"--runs must be at least {report.MIN_RUNS}")
     if args.requests is not None and args.requests < 1:
@@ -184,6 +198,19 @@ def main(argv: list[str] | None = None) -> int:
         return run_child(args)
     if args.reanalyse is not None:
         return reanalyse(args)
+    if args.served or args.served_combine:
+        from noise import served
+        if args.served_combine:
+            print(served.combine(args.served_combine, args.out))
+            return 0
+        configs = [c.strip() for c in (args.configs or ",".join(served.CONFIGS)).split(",") if c.strip()]
+        unknown = [c for c in configs if c not in served.CONFIGS]
+        if unknown:
+            print(f"gpu_noise: --configs: unknown {unknown}; known {list(served.CONFIGS)}", file=sys.stderr)
+            return 2
+        study = served.measure(args.out, args.runs, args.lease, configs, budget_s=args.budget_s or 3600.0)
+        print((args.out / f"served-{args.lease}.md").read_text(encoding="utf-8"))
+        return 0 if all(c["exit"] == 0 for c in study["configs"]) else 1
     return measure(args)
 
 

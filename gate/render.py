@@ -22,6 +22,7 @@ import difflib
 import importlib.resources
 import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 import jinja2
@@ -468,7 +469,10 @@ def environment() -> jinja2.Environment:
     """The one Jinja environment: templates from gate.templates, strict undefined, filters registered once."""
     global _ENV
     if _ENV is None:
-        root = importlib.resources.files("gate.templates")
+        try:
+            root = importlib.resources.files("gate.templates")
+        except ModuleNotFoundError:  # a source checkout on PYTHONPATH: templates/ sits beside gate/ (issue 23)
+            root = Path(__file__).resolve().parents[1] / "templates"  # type: ignore[assignment]
         env = jinja2.Environment(
             loader=jinja2.FunctionLoader(lambda name: (root / name).read_text(encoding="utf-8")),
             undefined=jinja2.StrictUndefined, autoescape=False, trim_blocks=True, lstrip_blocks=True,

@@ -1,7 +1,8 @@
 """`gate run`: the runbook (Steps 3-6) as code on one GPU.
 
-Exit codes: 0 every run complete; 2 bad input or preflight failure; 3 a run failed (server died or
-hung, client failed, coverage incomplete, GPU not freed); 4 another gate holds the GPU or the out dir;
+Exit codes: 0 every run complete; 2 bad input or preflight failure (an --out that cannot be created or
+written included); 3 a run failed (server died or hung, client failed, coverage incomplete, GPU not freed,
+a file under --out could not be written: full disk, named with its errno, once everything is stopped); 4 another gate holds the GPU or the out dir;
 128+N interrupted by signal N (130 SIGINT, 143 SIGTERM). Completed runs are always kept.
 """
 from __future__ import annotations
@@ -10,6 +11,7 @@ import dataclasses
 import os
 import shlex
 import sys
+import tempfile
 from pathlib import Path
 
 import click
@@ -19,8 +21,20 @@ from gate.errors import InputError
 from gate.runner.execute import Cancelled, Runner, RunRequest
 from gate.runner.gpu import NoGpu, NvmlGpu
 from gate.runner.looks import DEFAULT_MAX_RUNS, EXTENSION_RUNS, LookPlan
+from gate.runner.outfiles import describe
 from gate.runner.plan import Setup, Side, dry_run_lines
 from gate.runner.preflight import preflight_lines
+
+
+def check_out_dir(out: Path) -> None:
+    """--out must be a folder the gate can create and write (exit 2 before anything runs, one line)."""
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        probe = tempfile.NamedTemporaryFile(dir=out, prefix=".gate-write-check.", delete=True)
+        probe.close()
+    except OSError as exc:
+        raise InputError(f"cannot create or write the out dir ({describe(exc)}); expected a writable folder",
+                         path=out) from None
 
 
 def _csv(value: str | None) -> tuple[str, ...]:
@@ -150,8 +164,9 @@ def command(checkout, ab, out, name, names, models, labels, runs, one_look, max_
     \b
     Exit codes:
       0    every run complete (then: gate summarize, or gate compare after --ab)
-      2    bad input or a preflight problem (one line each)
-      3    a run failed: server died or hung, client failed, coverage incomplete, GPU not freed
+      2    bad input or a preflight problem (one line each), --out not writable
+      3    a run failed: server died or hung, client failed, coverage incomplete, GPU not freed,
+           or a file under --out could not be written (full disk: path and errno; all stopped first)
       4    another gate run holds this GPU (or this out dir)
       130  interrupted by SIGINT, 143 by SIGTERM (the server and clients are stopped first)
     Completed runs are always kept.
@@ -186,8 +201,14 @@ def command(checkout, ab, out, name, names, models, labels, runs, one_look, max_
         raise InputError(f"--runs: {bad[0]!r} is not a plain run name (like warm, 1, 2); runs go to OUT/NAME/run<R>")
     if len(set(run_names)) != len(run_names):
         raise InputError(f"--runs: duplicate run names in {runs!r}")
-    if calibration is not None and not Path(calibration).is_file():
-        raise InputError("no such file; expected a baseline JSON file with an A/A calibration", path=calibration)
+    if calibration is not None:
+        if not Path(calibration).is_file():
+            raise InputError("no such file; expected a baseline JSON file with an A/A calibration", path=calibration)
+        try:
+            Path(calibration).open("rb").close()
+        except OSError as exc:
+            raise InputError(f"cannot read it ({describe(exc)}); expected a readable baseline JSON file",
+                             path=calibration) from None
     out = Path(out).resolve()
     hub, home = _hf_paths(hf_hub, hf_home)
     setup = Setup(out=out, port=port or suite.server.port, hf_hub=hub, hf_home=home,
@@ -225,14 +246,18 @@ def command(checkout, ab, out, name, names, models, labels, runs, one_look, max_
             click.echo(f"gate run: warning: {missing}; this A/B runs one look only", err=True)
             request = dataclasses.replace(request, looks=dataclasses.replace(
                 looks, decider=None, one_look_because=missing))
+    check_out_dir(out)
     gpu = NoGpu() if no_gpu else NvmlGpu()
     runner = Runner(request, gpu=gpu, base_env=dict(os.environ))
     try:
         outcome = runner.run()
     except Cancelled as exc:
-        logs = ", ".join(str(out / side.name / "gate-run.json") for side in sides)
-        click.echo(f"gate: interrupted by {exc}; server and clients stopped, completed runs kept (see {logs})",
-                   err=True)
+        if runner.log is None:  # preflight or the locks: nothing started, no gate-run.json of this attempt
+            click.echo(f"gate: interrupted by {exc} before any run started (nothing to stop)", err=True)
+        else:
+            logs = ", ".join(str(out / side.name / "gate-run.json") for side in sides)
+            click.echo(f"gate: interrupted by {exc}; server and clients stopped, completed runs kept (see {logs})",
+                       err=True)
         sys.exit(exc.exit_code)
     done = ", ".join(outcome.completed) or "none"
     skipped = f"; skipped (already complete): {', '.join(outcome.skipped)}" if outcome.skipped else ""

@@ -6,11 +6,17 @@ gpu.py        pynvml facts, GPU-free waits, telemetry samples, the per-GPU lock
 procgroup.py  process groups the gate starts: new session, tag, TERM-then-KILL, leftovers by tag, subreaper
 ledger.py     <out>/gate-processes.json: every group recorded before it starts; leftovers stopped next time
 cancel.py     SIGINT/SIGTERM: never abandon a stop; a second signal KILLs at once
+boundary.py   named step boundaries (a no-op hook in production; tests signal the gate at each one)
+outfiles.py   every file the runner writes under --out: atomic, errno named, exit 3, held during a stop
 waits.py      say what a long wait waits for
 server.py     port check, server start, /health wait with backoff (fail fast), stop, probe-free log tail
 clients.py    one client run with a timeout while the server is watched; progress from its tqdm lines
 looks.py      A/B two looks: extension plan, --max-runs, outlier rule, the decider (compare + gate.stats.looks)
 stamp.py      where a measurement was made (GPU, driver, packages); stale calibrations
-telemetry.py  ~1 Hz GPU sampling thread and its summary (telemetry.json)
-execute.py    the orchestration: runs, resume, signals, progress, looks, re-measures, gate-run.json
+telemetry.py  ~1 Hz GPU and host (load, CPU steal) sampling thread and its summary (telemetry.json)
+logbook.py    gate-run.json: every step as it starts and ends, earlier attempts kept
+progress.py   progress lines and the ETA (with the second look's runs until it is decided)
+cycle.py      one server cycle: port, spawn under a signal shield, clients, shielded stop, GPU free
+twolooks.py   A/B: calibration check, outlier re-measures (citing telemetry), the second look
+execute.py    the orchestration: preflight, locks, runs in order, resume, one run's files, the outcome
 """

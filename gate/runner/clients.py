@@ -7,15 +7,16 @@ While it runs, its progress is read from its own log (tqdm's "N/M [" counter) an
 """
 from __future__ import annotations
 
+import contextlib
 import re
 import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Mapping
+from typing import Callable, ContextManager, Mapping
 
 from gate.errors import GateError
-from gate.runner import procgroup
+from gate.runner import boundary, procgroup
 from gate.runner.plan import ClientStep
 from gate.runner.server import log_tail
 from gate.runner.waits import Say, Ticker, quiet
@@ -72,18 +73,26 @@ def _stop(group: procgroup.Group) -> str:
 def run_client(step: ClientStep, *, cwd: Path, env: Mapping[str, str], server_alive: Callable[[], bool],
                server_report: Callable[[], str], on_start: Callable[[procgroup.Group], None] = lambda g: None,
                tag: str | None = None, stop_group: Callable[[procgroup.Group], str] = _stop,
+               shield: Callable[[], ContextManager[None]] = contextlib.nullcontext,
+               before_start: Callable[[], None] = lambda: None,
                say: Say = quiet, progress_every_s: float = PROGRESS_EVERY_S) -> ClientResult:
     """Run the client; raise ClientFailed when it times out, exits non-zero, writes no output, or the server dies.
 
+    `before_start`, the spawn and `on_start` run inside `shield()` (the runner's defers signals), and the
+    `try` that stops the group is entered before it: no moment exists where the client runs unguarded.
     `stop_group` stops the client's group on every way out (the runner's makes it signal-safe)."""
     step.log.unlink(missing_ok=True)
     start = time.monotonic()
-    group = procgroup.start(step.argv, cwd=cwd, env=env, log=step.log, tag=tag)
-    on_start(group)
-    ticker = Ticker(say, f"client {step.workload.id}", limit_s=step.timeout_s, first_s=min(5.0, progress_every_s),
-                    every_s=progress_every_s)
-    ticker.detail = lambda: describe_progress(step.log, time.monotonic() - start)
+    group: procgroup.Group | None = None
     try:
+        with shield():
+            before_start()
+            group = procgroup.start(step.argv, cwd=cwd, env=env, log=step.log, tag=tag)
+            boundary.reached("client spawned")
+            on_start(group)
+        ticker = Ticker(say, f"client {step.workload.id}", limit_s=step.timeout_s,
+                        first_s=min(5.0, progress_every_s), every_s=progress_every_s)
+        ticker.detail = lambda: describe_progress(step.log, time.monotonic() - start)
         while group.proc.poll() is None:
             elapsed = time.monotonic() - start
             if not server_alive():
@@ -100,7 +109,8 @@ def run_client(step: ClientStep, *, cwd: Path, env: Mapping[str, str], server_al
             except subprocess.TimeoutExpired:
                 pass
     finally:
-        stop_group(group)  # children it left behind
+        if group is not None:
+            stop_group(group)  # children it left behind
     seconds = time.monotonic() - start
     code = group.proc.returncode
     if not server_alive():  # the client's own error would hide the cause

@@ -18,6 +18,7 @@ from typing import Any, Callable, Sequence
 
 from gate.errors import GateError
 from gate.runner import procgroup
+from gate.runner.outfiles import Writes
 
 LEDGER_NAME = "gate-processes.json"
 LOCK_NAME = ".gate-run.lock"
@@ -30,7 +31,8 @@ class OutDirBusy(GateError):
 
 
 class Ledger:
-    def __init__(self, out: Path) -> None:
+    def __init__(self, out: Path, writes: Writes | None = None) -> None:
+        self.writes = writes or Writes()  # a failed write raises OutputFailed (exit 3), or is held during a stop
         self.path = Path(out) / LEDGER_NAME
         self.entries: dict[str, dict[str, Any]] = {}  # tag -> entry
         self._lock_fd: int | None = None
@@ -80,14 +82,9 @@ class Ledger:
             self._write()
 
     def _write(self) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_name(self.path.name + ".tmp")
-        with open(tmp, "w") as handle:
-            json.dump({"schema_version": 1, "processes": list(self.entries.values())}, handle, indent=1)
-            handle.write("\n")
-            handle.flush()
-            os.fsync(handle.fileno())  # the record must survive the SIGKILL that makes it useful
-        os.replace(tmp, self.path)
+        # fsync'd: the record must survive the SIGKILL that makes it useful
+        doc = {"schema_version": 1, "processes": list(self.entries.values())}
+        self.writes.text(self.path, json.dumps(doc, indent=1) + "\n")
 
     # --- leftovers of an earlier gate run ------------------------------------------------------
 

@@ -15,14 +15,14 @@ import socket
 import subprocess
 import time
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
 import httpx
 
 from gate.errors import GateError
-from gate.runner import procgroup
+from gate.runner import outfiles, procgroup
 from gate.runner.waits import Say, Ticker, quiet
 
 HEALTH_POLL_S = 0.05  # first probe interval; doubled after every probe up to HEALTH_POLL_MAX_S
@@ -46,6 +46,7 @@ class Server:
     port: int
     log: Path
     pid_file: Path
+    argv: list[str] = field(default_factory=list)
 
     @property
     def alive(self) -> bool:
@@ -90,16 +91,32 @@ def _answers_health(port: int) -> bool:
         return False
 
 
-def start(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], port: int, log: Path, pid_file: Path,
+def spawn(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], port: int, log: Path, pid_file: Path,
           tag: str | None = None) -> Server:
-    """Start the server like the runbook's setsid line and record it: server.pid holds the pid (= process
-    group, so `kill -- -$(cat server.pid)` works by hand) and server.gate.json the tag to find it again."""
+    """Start the server like the runbook's setsid line (nothing recorded yet: see `record`)."""
     log.unlink(missing_ok=True)
     group = procgroup.start(argv, cwd=cwd, env=env, log=log, tag=tag)
-    pid_file.write_text(f"{group.pgid}\n")
-    record = {"pid": group.pgid, "tag": group.tag, "port": port, "argv": list(argv)}
-    pid_file.with_name("server.gate.json").write_text(json.dumps(record, indent=1) + "\n")
-    return Server(group, port, log, pid_file)
+    return Server(group, port, log, pid_file, list(argv))
+
+
+def record(server: Server) -> None:
+    """server.pid holds the pid (= process group, so `kill -- -$(cat server.pid)` works by hand) and
+    server.gate.json the tag to find it again. OutputFailed if they cannot be written."""
+    outfiles.write_text(server.pid_file, f"{server.group.pgid}\n")
+    doc = {"pid": server.group.pgid, "tag": server.group.tag, "port": server.port, "argv": server.argv}
+    outfiles.write_text(server.pid_file.with_name("server.gate.json"), json.dumps(doc, indent=1) + "\n")
+
+
+def start(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], port: int, log: Path, pid_file: Path,
+          tag: str | None = None) -> Server:
+    """spawn + record; a server whose record cannot be written is stopped before the error is raised."""
+    server = spawn(argv, cwd=cwd, env=env, port=port, log=log, pid_file=pid_file, tag=tag)
+    try:
+        record(server)
+    except BaseException:
+        procgroup.stop(server.group, grace_s=5.0)
+        raise
+    return server
 
 
 def wait_healthy(server: Server, *, timeout_s: float, poll_s: float = HEALTH_POLL_S,

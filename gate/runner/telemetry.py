@@ -1,10 +1,13 @@
 """GPU telemetry during a run: a background thread samples the GPU about once a second.
 
 The summary lets a report flag a run that was throttled or shared: minimum and mean SM clock,
-the share of samples with a slowdown reason (power cap, thermal, HW slowdown...), peak memory.
+the share of samples with a slowdown reason (power cap, thermal, HW slowdown...), peak memory, and
+the host's contention: 1-minute load average and the share of CPU time stolen by the hypervisor
+(/proc/stat "steal", non-zero on a shared VM), sampled with the GPU.
 """
 from __future__ import annotations
 
+import os
 import statistics
 import threading
 import time
@@ -39,7 +42,8 @@ class Telemetry:
             began = time.monotonic()
             try:
                 sample = self.gpu.sample(self.index)
-                self.samples.append({"t_s": round(began - self._start, 3), "time": time.time(), **sample})
+                self.samples.append({"t_s": round(began - self._start, 3), "time": time.time(), **sample,
+                                     **host_sample()})
             except Exception as exc:  # an NVML hiccup must not kill the run; it is recorded instead
                 if len(self.errors) < 10:
                     self.errors.append(f"{type(exc).__name__}: {exc}")
@@ -61,6 +65,32 @@ class Telemetry:
         doc["samples"] = self.samples
         doc["summary"] = summarize(self.samples, duration_s=(self._end or time.monotonic()) - self._start)
         return doc
+
+
+def host_sample() -> dict[str, Any]:
+    """Load average and cumulative CPU jiffies (total, steal) of the host; empty where /proc is missing."""
+    out: dict[str, Any] = {}
+    try:
+        out["load1"] = round(os.getloadavg()[0], 2)
+    except OSError:
+        pass
+    try:
+        with open("/proc/stat") as handle:
+            fields = [int(v) for v in handle.readline().split()[1:]]
+        out["cpu_jiffies"] = sum(fields[:8])  # user nice system idle iowait irq softirq steal (guest is in user)
+        out["steal_jiffies"] = fields[7] if len(fields) > 7 else 0
+    except (OSError, ValueError, IndexError):
+        pass
+    return out
+
+
+def steal_share(samples: list[dict[str, Any]]) -> float | None:
+    """Share of all CPU time the hypervisor stole between the first and last sample."""
+    with_stat = [s for s in samples if isinstance(s.get("cpu_jiffies"), int) and isinstance(s.get("steal_jiffies"), int)]
+    if len(with_stat) < 2:
+        return None
+    total = with_stat[-1]["cpu_jiffies"] - with_stat[0]["cpu_jiffies"]
+    return round((with_stat[-1]["steal_jiffies"] - with_stat[0]["steal_jiffies"]) / total, 4) if total > 0 else None
 
 
 def summarize(samples: list[dict[str, Any]], *, duration_s: float) -> dict[str, Any]:
@@ -88,4 +118,8 @@ def summarize(samples: list[dict[str, Any]], *, duration_s: float) -> dict[str, 
         "memory_used_mib_max": agg(max, "memory_used_mib"),
         "throttled_share": round(throttled / len(with_reasons), 4) if with_reasons else None,
         "throttle_reasons": {k: round(v / len(with_reasons), 4) for k, v in sorted(shares.items())},
+        "load1_max": agg(max, "load1"),
+        "load1_mean": agg(statistics.fmean, "load1"),
+        "cpu_steal_share": steal_share(samples),
+        "host_cpus": os.cpu_count(),
     }

@@ -14,7 +14,8 @@ environment, so it carries no trace of the gate), ignore_term, fail_every (every
 answers HTTP 500), access_log (a uvicorn-style access line per request, /health probes included),
 log_line (one line the server prints once it listens, e.g. its last words before a hang),
 request_delay_s (every transcription takes that long, on every start), slow_request_s (added delay:
-a slow server start, e.g. with on_call).
+a slow server start, e.g. with on_call). Not a fault: decoder {"module_dir", "batch", "graphs"} decodes each
+transcription with a Whisper-large-v3-shaped decoder on the GPU first (benchmarks/noise/asr_decoder.py).
 """
 from __future__ import annotations
 
@@ -78,6 +79,7 @@ def main(argv) -> int:
         print(_standin.timing_line("server-exit", _T0, time.time()), flush=True)
         return 1
 
+    decoder = _start_decoder(section["decoder"]) if section.get("decoder") else None
     ready_at = time.monotonic() + float(faults.get("start_delay_s", 0.0))
     state = {"requests": 0, "lock": threading.Lock()}
     model_name = args.model_name or args.model_path
@@ -107,7 +109,8 @@ def main(argv) -> int:
             self.wfile.write(data)
 
         def do_GET(self):
-            healthy = not faults.get("never_healthy") and time.monotonic() >= ready_at
+            healthy = (not faults.get("never_healthy") and time.monotonic() >= ready_at
+                       and (decoder is None or decoder.ready.is_set()))
             if self.path == "/health":
                 self._send(200 if healthy else 503, {"status": "healthy" if healthy else "unhealthy"})
             elif self.path == "/v1/models":
@@ -151,6 +154,8 @@ def main(argv) -> int:
             if len(words) > 1 and zlib.crc32(text.encode()) % 1000 < 1000 * drop_share:  # knob drop_word
                 words = words[:-1]
             text = " ".join(words)
+            if decoder is not None:  # knob decoder: really decode on the GPU before answering
+                decoder.generate(decoder_tokens(text), seed=zlib.crc32(text.encode()))
             usage = {"type": "duration", "seconds": max(1, int(duration + 0.999))}
             if fields.get("stream") == "true":
                 events = [{"type": "transcript.text.delta", "delta": text},
@@ -201,6 +206,33 @@ def main(argv) -> int:
     finally:
         del holder
     return 0
+
+
+def _start_decoder(knob: dict):
+    """Knob decoder {"module_dir": DIR, "batch": B, "graphs": bool}: a Whisper-large-v3-shaped decoder on the GPU
+    (DIR/asr_decoder.py, the repository's benchmarks/noise) that every transcription waits for."""
+    global decoder_tokens
+    sys.path.insert(0, knob["module_dir"])
+    import asr_decoder
+
+    began = time.perf_counter()
+    engine = asr_decoder.Decoder(int(knob.get("batch", 32)), graphs=bool(knob.get("graphs", True))).start()
+    decoder_tokens = asr_decoder.tokens_for
+
+    def watch():
+        engine.ready.wait(timeout=600)
+        print(f"[standin] decoder batch={engine.batch} graphs={engine.graphs} ready after "
+              f"{time.perf_counter() - began:.2f} s ({engine.setup_s})", flush=True)
+        while engine.failed is None:
+            time.sleep(0.2)
+        print(f"RuntimeError: decoder failed: {engine.failed!r}", flush=True)
+        os._exit(1)
+    threading.Thread(target=watch, daemon=True).start()
+    return engine
+
+
+def decoder_tokens(text: str) -> int:  # replaced by asr_decoder.tokens_for once the decoder is loaded
+    raise RuntimeError("no decoder")
 
 
 def _hold_gpu(mib: int):

@@ -1,0 +1,144 @@
+"""gate-run.json: the log of one gate run, rewritten atomically after every step into each side's tree.
+
+Every step goes in as it starts and as it finishes, so a crash or a signal leaves an accurate log; an
+earlier attempt's log is kept under <name>/attempts/. Keys are read by gate.runlog; add, never rename.
+A write that fails (full disk, permissions) is a failed run (outfiles.OutputFailed, exit 3); the log
+then says so if it can still be written, and otherwise the next --resume redoes every run it did not
+record as completed.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+import time
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, Iterator
+
+from gate.env import gate_version
+from gate.runner.cancel import Cancelled
+from gate.runner.outfiles import Writes, output_failed
+
+if TYPE_CHECKING:
+    from gate.runner.execute import RunRequest
+    from gate.runner.plan import RunStep
+
+RUN_LOG_SCHEMA_VERSION = 1
+
+
+def now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="milliseconds")
+
+
+class RunLog:
+    def __init__(self, request: RunRequest, steps: tuple[RunStep, ...], writes: Writes | None = None) -> None:
+        self.writes = writes or Writes()
+        self.paths = [request.setup.out / side.name / "gate-run.json" for side in request.sides]
+        self.previous_runs: dict[str, str] = {}  # run label -> status in the attempt before this one
+        self.previous_cycle_s: dict[str, float] = {}  # model -> mean seconds of one server cycle, last attempt
+        archived = [self._archive(path) for path in self.paths]
+        self.doc: dict[str, Any] = {
+            "schema_version": RUN_LOG_SCHEMA_VERSION, "gate_version": gate_version(), "argv": list(request.argv),
+            "started": now(), "ended": None, "status": "running", "exit_code": None, "message": None,
+            "sides": {s.name: str(s.checkout) for s in request.sides},
+            "previous_attempt": next((a for a in archived if a), None),
+            "runs": {step.label: "pending" for step in steps}, "steps": [],
+        }
+        if request.looks is not None:
+            self.doc["plan"] = {
+                "first_look": [step.label for step in steps],
+                "possible_extension": [step.label for step in request.extension_steps(request.models)],
+                "decider": "decide / decide_pooled" if request.looks.decider is not None else None,
+                "one_look_because": request.looks.one_look_because,
+                "max_runs_per_model": request.looks.max_runs,
+                "outlier_rule": "re-measure once per arm and model a run more than max(5 sigma, 8%) from its arm's "
+                                "median on a gated speed metric; the original goes to outliers/run<R>/<model>/",
+            }
+            self.doc["looks"] = {}
+            self.doc["remeasured"] = []
+        self.doc["scored_runs"] = {}  # side -> model -> the scored runs made, in order (what readers should accept)
+
+    def made(self, side: str, model: str, run: str) -> None:
+        runs = self.doc["scored_runs"].setdefault(side, {}).setdefault(model, [])
+        if f"run{run}" not in runs:
+            runs.append(f"run{run}")
+        self.write()
+
+    def _archive(self, path) -> str | None:
+        """Keep an earlier attempt's log under attempts/ (never overwrite it) and remember its run statuses."""
+        if not path.is_file():
+            return None
+        try:
+            doc = json.loads(path.read_text())
+            runs = doc.get("runs", {})
+            if isinstance(runs, dict):
+                self.previous_runs.update({k: v for k, v in runs.items() if isinstance(v, str)})
+            self.previous_cycle_s.update(cycle_durations(doc.get("steps", [])))
+        except (OSError, ValueError, AttributeError, TypeError):
+            pass
+        attempts = path.parent / "attempts"
+        try:
+            attempts.mkdir(exist_ok=True)
+            number = 1 + sum(1 for _ in attempts.glob("gate-run.*.json"))
+            target = attempts / f"gate-run.{number}.json"
+            os.replace(path, target)
+        except OSError as exc:
+            raise output_failed(path, exc, "keep the earlier attempt's log") from None
+        return str(target.relative_to(path.parent))
+
+    def set_run(self, label: str, status: str) -> None:
+        self.doc["runs"][label] = status
+        self.write()
+
+    @contextmanager
+    def step(self, name: str, *, run: RunStep | None = None, model: str | None = None,
+             command: list[str] | None = None) -> Iterator[dict]:
+        entry: dict[str, Any] = {"step": name, "side": run.side.name if run else None, "run": run.run if run else None,
+                                 "model": model, "command": command, "start": now(), "end": None,
+                                 "seconds": None, "status": "running", "exit_status": None, "message": None}
+        self.doc["steps"].append(entry)
+        self.write()  # a step in progress is visible (and stays so after a SIGKILL)
+        began = time.monotonic()
+        try:
+            yield entry
+        except Cancelled as exc:
+            entry.update(status="interrupted", message=f"interrupted by {exc}")
+            raise
+        except BaseException as exc:
+            entry.update(status="failed", message=str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+            raise
+        else:
+            entry["status"] = "ok" if entry["status"] == "running" else entry["status"]
+        finally:
+            entry["end"] = now()
+            entry["seconds"] = round(time.monotonic() - began, 3)
+            self.write()
+
+    def finish(self, status: str, exit_code: int, message: str | None) -> None:
+        self.doc.update(status=status, exit_code=exit_code, message=message, ended=now())
+        if self.writes.error is not None:
+            self.doc["output_error"] = str(self.writes.error)  # added key: the write that failed the run
+        with self.writes.quiet():  # the last word: never replaces the error being reported
+            self.write()
+
+    def write(self) -> None:
+        text = json.dumps(self.doc, indent=1) + "\n"
+        for path in self.paths:
+            self.writes.text(path, text)
+
+
+def cycle_durations(steps: list) -> dict[str, float]:
+    """Mean seconds of one completed server cycle (port check to GPU free) per model, from a gate-run.json's steps."""
+    cycles: dict[tuple, float] = {}
+    finished: set[tuple] = set()
+    for entry in steps:
+        if not isinstance(entry, dict) or not entry.get("model") or not isinstance(entry.get("seconds"), (int, float)):
+            continue
+        key = (entry.get("side"), entry.get("run"), entry["model"])
+        cycles[key] = cycles.get(key, 0.0) + float(entry["seconds"])
+        if entry.get("step") == "server-stop":
+            finished.add(key)
+    per_model: dict[str, list[float]] = {}
+    for key in finished:
+        per_model.setdefault(key[2], []).append(cycles[key])
+    return {model: sum(v) / len(v) for model, v in per_model.items()}
