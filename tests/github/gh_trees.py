@@ -1,7 +1,6 @@
 """Result trees shaped like what the benchmark job uploads for one model (built from the synthetic examples)."""
 from __future__ import annotations
 
-
 HEAD = "a" * 40  # the PR head the fake GitHub serves
 MERGE_BASE = "b" * 40  # the merge base its compare API answers
 

@@ -275,8 +275,8 @@ def test_merge_marks_a_model_without_report_incomplete(tmp_path, example_reports
     merged = json.loads(out.read_text())
     assert merged["verdict"] == "incomplete" and merged["exit_code"] == 3 and merged["models"] == ["whisper", "qwen3"]
     assert next(c for c in merged["coverage"] if c["workload"] == "qwen3/asr_en")["candidate"]["complete"] is False
-    from gate.report import Report
     from gate.commands.action import render_report
+    from gate.report import Report
     assert "no report for qwen3" in render_report(Report.from_json(merged)).comment
 
 

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from gate import typedjson
-from gate.report import REPORT_SCHEMA_VERSION
 from gate.commands.action import render_report
 from gate.commands.merge import merge_reports
+from gate.report import REPORT_SCHEMA_VERSION
 from gate.untrusted import (
     UntrustedInputError,
     load_untrusted_meta,
