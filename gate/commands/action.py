@@ -21,7 +21,7 @@ from gate.settings import Settings, SettingsError
 from gate.untrusted import load_untrusted_report
 from gate.verdict import Verdict
 
-ACTION_COMMANDS = ("run", "compare", "post", "merge", "summarize", "event", "baseline")
+ACTION_COMMANDS = ("run", "compare", "post", "merge", "summarize", "event", "baseline", "store")
 # Exit codes that mean "the gate judged: regression / incomplete / not comparable" (gate compare).
 VERDICT_EXIT_CODES = tuple(sorted({v.exit_code for v in Verdict if v.exit_code}))
 

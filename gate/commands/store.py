@@ -59,6 +59,10 @@ def baselines(folder: Path, runner_class: str, sha: str, report_path: Path | Non
     Exit codes:
       0    pushed, or nothing changed
       2    refused or git failed; nothing was pushed
+
+    \b
+    Example:
+      gate store baselines new-baselines --runner-class h200 --sha "$SHA" --report result/report.json
     """
     from gate.baseline import read_baseline
     from gate.untrusted import load_untrusted_report
@@ -102,6 +106,10 @@ def history(folder: Path, runner_class: str, sha: str, remote: str | None, branc
     Exit codes:
       0    pushed, or nothing changed
       2    refused (no history) or git failed; nothing was pushed
+
+    \b
+    Example:
+      gate store history history-night --runner-class h200 --sha "$SHA"
     """
     _write(history_change(runner_class=runner_class, source=folder, sha=sha), remote, branch)
 

@@ -6,9 +6,11 @@ Markdown built here contains only trusted values (numbers, commit hashes, suite 
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Sequence
 
+from gate import escape
 from gate.github import COMMENT_MAX_CHARS, Publisher, api_call, fit_chars
 from gate.history.analysis import ChangePoint
 
@@ -37,26 +39,31 @@ def issue_title(cp: ChangePoint) -> str:
     return f"ASR {what} on main: {cp.workload} {cp.metric} {format_change(cp).split(' (')[0]} since {cp.night[:10]}"
 
 
+_HEX = re.compile(r"[0-9a-f]{7,40}")
+
+
 def issue_body(cp: ChangePoint, *, repository: str | None, server_url: str, chart_url: str | None,
                run_url: str | None) -> str:
     def commit(sha: str | None) -> str:
         if not sha:
             return "unknown"
+        if not _HEX.fullmatch(sha):  # the history's commit is data: anything but a hash is shown escaped, unlinked
+            return escape.md(sha, 60)
         return f"[`{sha[:10]}`]({server_url}/{repository}/commit/{sha})" if repository else f"`{sha[:10]}`"
 
     compare = ""
-    if repository and cp.previous_commit and cp.commit:
+    if repository and cp.previous_commit and cp.commit and _HEX.fullmatch(cp.previous_commit) and _HEX.fullmatch(cp.commit):
         compare = f" ([diff]({server_url}/{repository}/compare/{cp.previous_commit}...{cp.commit}))"
     lines = [
-        f"## {'📉' if cp.worse else '📈'} Change point on main: {cp.workload} · {cp.metric}",
+        f"## {'📉' if cp.worse else '📈'} Change point on main: {escape.md(cp.workload, 80)} · {escape.md(cp.metric, 60)}",
         "",
         "| | |",
         "|---|---|",
         f"| Change | **{format_change(cp)}** ({'worse' if cp.worse else 'better'}) |",
         f"| Level | {format_level(cp.before, cp)} → {format_level(cp.after, cp)} |",
-        f"| First night on the new level | {cp.night} |",
+        f"| First night on the new level | {escape.md(cp.night, 40)} |",
         f"| Commit range | {commit(cp.previous_commit)} (last night before) … {commit(cp.commit)} (first night after){compare} |",
-        f"| Reported | {cp.reported} (p = {cp.p_value:.1g}) |",
+        f"| Reported | {escape.md(cp.reported, 40)} (p = {cp.p_value:.1g}) |",
         "",
     ]
     if chart_url:

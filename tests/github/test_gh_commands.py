@@ -308,3 +308,48 @@ def test_event_from_meta_refuses_what_the_suite_does_not_know(tmp_path, models, 
     meta.write_text(json.dumps({"schema_version": 1, "pr": 42, "sha": p.HEAD, "labels": [], "models": models}))
     result = invoke(["event", "--from-meta", str(meta)])
     assert result.exit_code == 2 and words in result.stderr
+
+
+def test_a_refused_post_exits_non_zero_and_names_files_relative_to_the_trees(fake, tmp_path, qwen3_trees, unthrottled):
+    fake.add_pull(42, labels=("run-qwen3-asr",))
+    (qwen3_trees / "candidate" / "run2" / "commit.txt").write_text("c" * 40 + "\n")  # not the PR head
+    env = github_env(fake, tmp_path, p.workflow_run(prs=[42]))
+    result = invoke(["post", "--trees", str(qwen3_trees), "--model", "qwen3"], **env)
+    assert result.exit_code == 0, result.output  # bound: the refusal is the model's (failing) check
+    check = next(r for r in fake.state.check_runs if r["name"] == "ASR gate / qwen3")
+    assert check["conclusion"] == "failure" and "candidate/run2/commit.txt names" in check["output"]["summary"]
+    for run in fake.state.check_runs:
+        assert str(tmp_path) not in str(run["output"]) and "/tmp/" not in str(run["output"])
+    fake.push(42, "e" * 40)  # unbound now: the overall check says why, and the command fails
+    result = invoke(["post", "--trees", str(qwen3_trees), "--model", "qwen3", "--sha", "e" * 40], **env)
+    assert result.exit_code == 2 and "gate: error: not bound: qwen3" in result.stderr
+
+
+def test_hostile_why_through_merge_stays_escaped(tmp_path, example_reports):
+    from gate.commands.action import render_report
+    from gate.report import Report
+
+    data = json.loads(example_reports["qwen3"].read_text())
+    assert data["utterances"], "the example lists changed utterances"
+    for utterance in data["utterances"]:
+        utterance["why"] = "<img src=x onerror=alert(1)> @team #4"
+    path = tmp_path / "report.json"
+    path.write_text(json.dumps(data))
+    out = tmp_path / "merged.json"
+    assert invoke(["merge", str(path), "--json", str(out)]).exit_code == 0
+    rendered = render_report(Report.from_json(json.loads(out.read_text())))
+    for text in (rendered.comment, rendered.summary):
+        assert "<img" not in text and "@team" not in text
+
+
+def test_hostile_history_fields_are_escaped_in_the_tracking_issue():
+    from gate.history.analysis import ChangePoint
+    from gate.history.tracking import issue_body
+
+    hostile = "<img src=x onerror=alert(1)> @team #4"
+    cp = ChangePoint(workload=hostile, metric=hostile, unit="samples/s", log=True, worse=True, night=hostile,
+                     commit=hostile, previous_commit="a" * 40, reported=hostile, before=10.0, after=9.0, change=-0.1,
+                     ci=(-0.12, -0.08), p_value=0.001)
+    body = issue_body(cp, repository="o/r", server_url="https://github.test", chart_url=None, run_url=None)
+    assert "<img" not in body and "&lt;img" in body and "@team" not in body and "/commit/&lt;" not in body
+    assert "compare/" not in body  # no diff link built from a commit that is not a hash

@@ -16,6 +16,7 @@ from gate.examples.spec import BASELINE_COMMIT
 from gate.untrusted import UntrustedInputError, check_consistency
 
 SUITE = load_suite()
+pytestmark = pytest.mark.slow  # real example trees and judges (multimodel), real git (store)
 SIX = ("warm", *"123456")
 
 

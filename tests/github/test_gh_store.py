@@ -16,6 +16,7 @@ from gate.examples import CANDIDATE_COMMIT, ExampleSpec, write_example_tree
 from gate.store import Change, StoreError, SubprocessGit, write
 
 SUITE = load_suite()
+pytestmark = pytest.mark.slow  # real example trees and judges (multimodel), real git (store)
 BRANCH = "asr-gate-baselines"
 
 

@@ -335,7 +335,8 @@ def poison_tree(root):
     """Hostile text appended to every string of every file, and a hostile line in every text file."""
     counter = [0]
     for path in root.rglob("*"):
-        if not path.is_file() or path.name == "gate-run.json":
+        # commit.txt is held to the PR head (check_consistency): a poisoned one is refused, never rendered.
+        if not path.is_file() or path.name in ("gate-run.json", "commit.txt"):
             continue
         text = path.read_text(encoding="utf-8")
         if path.suffix == ".json":
