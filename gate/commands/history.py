@@ -1,7 +1,8 @@
 """`gate history`: the nightly history of main: trends, change points, noise, charts and a static site.
 
     gate history [--history DIR] [--nights N] [--json]   table: last N nights, sparklines, change points
-    gate history import TREE...                          append result trees (oldest first) to the history
+    gate history import TREE...                          store result trees (rerunnable: a night is stored once)
+    gate history repair                                  move unreadable lines aside to <file>.rejected
     gate history detect [--track]                        tonight's change points; --track files the issues
     gate history noise                                   run-to-run and night-to-night σ since the last change
     gate history plot DIR [--candidate TREE]             PNG charts (needs the `plot` extra)
@@ -30,10 +31,11 @@ _SUITE = click.option("--suite", "suite_path", type=click.Path(dir_okay=False, p
                       help="Suite YAML (default: the packaged gate/suites/asr.yaml).")
 
 
-def _read(history_dir: Path, runner_class: str | None):
+def _read(history_dir: Path, runner_class: str | None, suite=None):
+    """The history; every line or file it skips is named on stderr (gate: warning: FILE:LINE: why)."""
     from gate.history.store import HistoryStore
 
-    history = HistoryStore(history_dir).read(runner_class=runner_class)
+    history = HistoryStore(history_dir, suite=suite).read(runner_class=runner_class)
     if not history.records:
         raise InputError("the history holds no records; expected <runner-class>/<YYYY-MM>.jsonl lines "
                          "(append some with `gate history import TREE...`)", path=history_dir)
@@ -66,7 +68,7 @@ def command(ctx: click.Context, history_dir: Path, runner_class: str | None, nig
     from gate.history.render import table, trends_json
 
     suite = load_suite(suite_path)
-    history = _read(history_dir, runner_class)
+    history = _read(history_dir, runner_class, suite)
     found = trends(history, suite, runner_class=runner_class, lookback=max(LOOKBACK, nights))
     if as_json:
         click.echo(json.dumps(trends_json(found, nights=nights, history=str(history_dir)), indent=1))
@@ -81,11 +83,17 @@ def command(ctx: click.Context, history_dir: Path, runner_class: str | None, nig
 @click.option("--kind", type=click.Choice(["nightly", "calibration", "accepted"]), default="nightly", show_default=True)
 @click.option("--report", "report_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="The night's gate report JSON: its per-workload verdicts are stored with the values.")
-@click.option("--time", "when", default=None, help="ISO-8601 time of the night (default: from the tree's commit.txt).")
+@click.option("--time", "when", default=None,
+              help="ISO-8601 time of the night, for trees that do not record their start in gate-run.json "
+                   "(default: their newest commit.txt). Stored in UTC.")
 @_SUITE
 def import_(trees: tuple[Path, ...], history_dir: Path, runner_class: str, kind: str, report_path: Path | None,
             when: str | None, suite_path: Path | None) -> None:
-    """Append result trees to the history, in date order; a tree already imported is skipped.
+    """Store result trees in the history: one record per night × workload; rerunnable.
+
+    A tree already stored (same measured values) is skipped whatever --time says; a rerun of a night
+    (same commit and UTC date, new values) replaces it. Month files are rewritten whole under a lock on
+    the store, so a crash or a full disk leaves the previous file and concurrent imports cannot duplicate.
 
     \b
     Example:
@@ -96,26 +104,48 @@ def import_(trees: tuple[Path, ...], history_dir: Path, runner_class: str, kind:
       0  appended (or already there)
       2  unreadable tree or history
     """
-    import datetime as _dt
-
     from gate.history.importer import records_from_tree, workload_verdicts
+    from gate.history.records import utc_time
     from gate.history.store import HistoryStore
 
-    if when is not None:
-        try:
-            if _dt.datetime.fromisoformat(when).tzinfo is None:
-                raise ValueError
-        except ValueError:
-            raise InputError(f"--time {when!r}: expected ISO-8601 with a UTC offset, e.g. 2026-11-03T02:00:00+00:00") from None
+    if when is not None and utc_time(when) is None:
+        raise InputError(f"--time {when[:60]!r}: expected ISO-8601 with a UTC offset, e.g. 2026-11-03T02:00:00+00:00")
     suite = load_suite(suite_path)
     verdicts = workload_verdicts(report_path) if report_path else None
     records = [r for tree in trees for r in records_from_tree(tree, suite, runner_class=runner_class, kind=kind,
                                                               time=when, verdicts=verdicts)]
     records.sort(key=lambda r: r.time)
-    written = HistoryStore(history_dir).append(records)
+    written = HistoryStore(history_dir, suite=suite).append(records)
     nights = len({r.time for r in records})
     click.echo(f"{history_dir}: {written} new records from {len(trees)} trees ({nights} nights, "
                f"{len(records) - written} already there)")
+
+
+@command.command("repair")
+@_HISTORY
+@_CLASS
+@_SUITE
+def repair_(history_dir: Path, runner_class: str | None, suite_path: Path | None) -> None:
+    """Move every unreadable line of the month files to <file>.rejected; the files keep the rest.
+
+    \b
+    Example:
+      gate history repair --history history
+
+    \b
+    Exit codes:
+      0  repaired (or nothing to repair)
+      2  no history, or a file that cannot be written
+    """
+    from gate.history.store import HistoryStore
+
+    if not history_dir.is_dir():
+        raise InputError("no such history directory; expected <history>/<runner-class>/<YYYY-MM>.jsonl", path=history_dir)
+    moved = HistoryStore(history_dir, suite=load_suite(suite_path)).repair(runner_class=runner_class)
+    for item in moved:
+        click.echo(f"{item.path}:{item.line}: {item.reason}; moved to {Path(item.path).name}.rejected")
+    click.echo(f"{history_dir}: {len(moved)} unreadable line(s) moved aside" if moved else
+               f"{history_dir}: every line is readable; nothing to repair")
 
 
 @command.command("detect")
@@ -146,7 +176,7 @@ def detect_(history_dir: Path, runner_class: str | None, recent: int, json_path:
     from gate.history.plot import chart_file
 
     suite = load_suite(suite_path)
-    history = _read(history_dir, runner_class)
+    history = _read(history_dir, runner_class, suite)
     found = trends(history, suite, runner_class=runner_class)
     nights = sorted({r.time for r in history.select(runner_class=runner_class)})
     recent_nights = set(nights[-recent:])
@@ -209,7 +239,7 @@ def noise_(history_dir: Path, runner_class: str | None, as_json: bool, baseline_
     from gate.history.render import noise_table
 
     suite = load_suite(suite_path)
-    history = _read(history_dir, runner_class)
+    history = _read(history_dir, runner_class, suite)
     found = [noise(t) for t in trends(history, suite, runner_class=runner_class)]
     if baseline_path is not None:
         from gate.history.noise import describe, write_calibration
@@ -249,7 +279,7 @@ def plot_(out: Path, history_dir: Path, runner_class: str | None, nights: int, c
     from gate.history.plot import candidate_values, write_charts
 
     suite = load_suite(suite_path)
-    found = trends(_read(history_dir, runner_class), suite, runner_class=runner_class, lookback=nights)
+    found = trends(_read(history_dir, runner_class, suite), suite, runner_class=runner_class, lookback=nights)
     cand = candidate_values(candidate, suite) if candidate else None
     written = write_charts(found, out, nights=nights, candidate=cand)
     click.echo(f"{len(written)} charts written to {out}")
@@ -281,7 +311,7 @@ def publish_(out: Path, history_dir: Path, runner_class: str | None, nights: int
 
     settings = Settings.from_environ(os.environ)
     suite = load_suite(suite_path)
-    found = trends(_read(history_dir, runner_class), suite, runner_class=runner_class, lookback=nights)
+    found = trends(_read(history_dir, runner_class, suite), suite, runner_class=runner_class, lookback=nights)
     pages = publish_site(found, out, suite=suite, nights=nights, repository=repository or settings.repository,
                          server_url=settings.server_url)
     click.echo(f"{len(pages)} pages written to {out} (open {out / 'index.html'})")
