@@ -155,48 +155,59 @@ def repair_(history_dir: Path, runner_class: str | None, suite_path: Path | None
               help="Change points first reported in the last N nights count as new.")
 @click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Write the new change points here.")
-@click.option("--track", is_flag=True, help="Open or update one GitHub issue per new change point.")
+@click.option("--track", is_flag=True,
+              help="Open or update one GitHub issue per step (workload) that moved a gated metric, for every "
+                   "stored step without one yet (also those a GitHub error kept from being filed before).")
 @click.option("--chart-url", default=None,
-              help="Base URL of the published site: the issue links <URL>/charts/<workload>-<metric>.png.")
+              help="Base URL of the published dashboard: each issue links <URL>/<model>.html#<workload>.")
 @_SUITE
 def detect_(history_dir: Path, runner_class: str | None, recent: int, json_path: Path | None, track: bool,
             chart_url: str | None, suite_path: Path | None) -> None:
-    """Tonight's change points on main (re-analyses the recent window only).
+    """Tonight's change points on main; every change point found is stored in the history
+    (<runner-class>/change-points.jsonl) and shown from then on, whatever the analysis window.
 
     \b
     Example:
-      gate history detect --history history --track
+      gate history detect --history history --runner-class h100 --track
 
     \b
     Exit codes:
       0  analysed (change points or not)
-      2  unreadable history, or a GitHub API error with --track
+      2  unreadable history, several runner classes without --runner-class, or a GitHub API error with
+         --track (the change points are stored before any issue is filed)
     """
+    import dataclasses
+
     from gate.history.analysis import trends
-    from gate.history.plot import chart_file
+    from gate.history.store import HistoryStore
+    from gate.history.tracking import format_change
 
     suite = load_suite(suite_path)
     history = _read(history_dir, runner_class, suite)
-    found = trends(history, suite, runner_class=runner_class)
-    nights = sorted({r.time for r in history.select(runner_class=runner_class)})
+    classes = history.runner_classes()
+    if runner_class is None and len(classes) > 1:
+        raise InputError(f"the history holds runner classes {', '.join(classes)}; expected --runner-class",
+                         path=history_dir)
+    cls = runner_class or classes[0]
+    found = trends(history, suite, runner_class=cls)
+    store = HistoryStore(history_dir, suite=suite)
+    stored = store.record_change_points(cls, [cp for t in found for cp in t.change_points])
+    nights = sorted({r.time for r in history.select(runner_class=cls)})
     recent_nights = set(nights[-recent:])
-    new = [cp for t in found for cp in t.change_points if cp.reported in recent_nights]
+    new = [cp for cp in stored if cp.reported in recent_nights]
     for cp in new:
-        from gate.history.tracking import format_change
-
         click.echo(f"change point: {cp.workload} {cp.metric} {format_change(cp)} from {cp.night[:10]} "
-                   f"({(cp.previous_commit or '?')[:10]}..{(cp.commit or '?')[:10]}), {'worse' if cp.worse else 'better'}")
+                   f"({(cp.previous_commit or '?')[:10]}..{(cp.commit or '?')[:10]}), {'worse' if cp.worse else 'better'}"
+                   f"{'' if cp.gated else ' (not gated)'}")
     if not new:
-        click.echo(f"no new change point in the last {recent} night(s)")
+        click.echo(f"no new change point in the last {recent} night(s); {len(stored)} stored")
     if json_path is not None:
-        try:
-            json_path.parent.mkdir(parents=True, exist_ok=True)
-            json_path.write_text(json.dumps([cp.to_json() for cp in new], indent=1) + "\n", encoding="utf-8")
-        except OSError as exc:
-            raise InputError(f"cannot write ({exc.strerror})", path=json_path) from None
+        from gate import atomic
+
+        atomic.write_text(json_path, json.dumps([cp.to_json() for cp in new], indent=1) + "\n", what="change points")
     if track:
         from gate.github import Publisher, connect, default_retry
-        from gate.history.tracking import file_change_points
+        from gate.history.tracking import file_steps, group_steps, step_key
         from gate.settings import Settings
 
         settings = Settings.from_environ(os.environ)
@@ -205,10 +216,15 @@ def detect_(history_dir: Path, runner_class: str | None, recent: int, json_path:
                               bot_login=settings.bot_login)
         charts = None
         if chart_url:
-            charts = {cp.key: f"{chart_url.rstrip('/')}/charts/{chart_file(cp.workload, cp.metric)}" for cp in new}
-        for filed in file_change_points(publisher, new, server_url=settings.server_url, chart_urls=charts,
-                                        run_url=settings.run_url):
-            click.echo(f"issue {filed.action}: {filed.key}" + (f" (#{filed.number})" if filed.number else ""))
+            charts = {step_key(s): f"{chart_url.rstrip('/')}/{suite.workload(s[0].workload).model}.html"
+                                   f"#{s[0].workload.replace('/', '-')}" for s in group_steps(stored)}
+        filed, numbers = file_steps(publisher, stored, server_url=settings.server_url, chart_urls=charts,
+                                    run_url=settings.run_url)
+        if numbers:
+            store.record_change_points(cls, [dataclasses.replace(cp, issue=numbers[cp.key]) for cp in stored
+                                             if cp.key in numbers])
+        for done in filed:
+            click.echo(f"issue {done.action}: {done.key}" + (f" (#{done.number})" if done.number else ""))
 
 
 @command.command("noise")

@@ -29,7 +29,7 @@ import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable, Iterator, Mapping
+from typing import Callable, Iterable, Iterator, Mapping, Sequence
 
 from gate import atomic, inputs
 from gate.errors import InputError
@@ -48,6 +48,7 @@ from gate.history.records import (
 __all__ = ["KINDS", "SCHEMA_VERSION", "Record", "History", "HistoryStore", "mean_of_runs", "Skipped"]
 
 GITATTRIBUTES = "*.jsonl merge=union\n"
+CHANGE_POINTS = "change-points.jsonl"
 MONTH_FILE = re.compile(r"\d{4}-\d{2}\.jsonl")
 CLASS_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 
@@ -78,6 +79,7 @@ class History:
     root: str
     records: tuple[Record, ...] = field(default_factory=tuple)
     skipped: tuple[Skipped, ...] = ()
+    change_points: tuple = ()  # gate.history.analysis.ChangePoint, as stored by `gate history detect`
 
     def runner_classes(self) -> tuple[str, ...]:
         return tuple(sorted({r.runner_class for r in self.records}))
@@ -147,11 +149,51 @@ class HistoryStore:
                 continue
             records.extend(month.records)
             skipped.extend(month.bad)
+        points = []
+        for cls, folder in self.class_dirs():
+            if runner_class is None or cls == runner_class:
+                found, bad = self._read_change_points(folder / CHANGE_POINTS)
+                points.extend(found)
+                skipped.extend(bad)
         kept, _ = merge(records)  # union merges and hand copies may repeat a line across files
         for item in skipped:
             if warn is not None:
                 warn(str(item))
-        return History(root=str(self.root), records=tuple(kept), skipped=tuple(skipped))
+        from gate.history.changes import merge as merge_points
+
+        return History(root=str(self.root), records=tuple(kept), skipped=tuple(skipped),
+                       change_points=tuple(merge_points(points)))
+
+    def _read_change_points(self, path: Path) -> tuple[list, list[Skipped]]:
+        from gate.history import changes
+
+        if not os.path.lexists(path):
+            return [], []
+        try:
+            found, bad = changes.read(path, root=self.root)
+        except inputs.Unreadable as exc:
+            return [], [Skipped(str(path), 0, exc.reason)]
+        lines = inputs.read_text(path, inputs.HISTORY, root=self.root).split("\n") if bad else []
+        return found, [Skipped(str(path), n, reason, lines[n - 1]) for n, reason in bad]
+
+    def record_change_points(self, runner_class: str, points: Sequence) -> list:
+        """Store change points found tonight beside those found before (a step re-placed by a later window
+        is not added twice; an issue number is kept); returns every change point of the class."""
+        from gate.history import changes
+
+        path = self.root / runner_class / CHANGE_POINTS
+        with self.locked():
+            present = os.path.lexists(path)
+            stored, bad = self._read_change_points(path) if present else ([], [])
+            if bad and bad[0].line == 0:
+                raise InputError(f"{bad[0].reason}; the change points must be a regular file to be written",
+                                 path=path)
+            kept = changes.combine(stored, points)
+            text = "".join(changes.to_line(cp) + "\n" for cp in kept) + "".join(f"{s.text}\n" for s in bad)
+            old = inputs.read_text(path, inputs.HISTORY, root=self.root) if present else ""
+            if text != old:
+                atomic.write_text(path, text, what="change points")
+        return kept
 
     def _read_file(self, path: Path, runner_class: str) -> _MonthFile:
         good, bad_lines = inputs.load_jsonl_lines(path, inputs.HISTORY, max_line_bytes=inputs.HISTORY_LINE_BYTES,
