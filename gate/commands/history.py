@@ -5,8 +5,8 @@
     gate history repair                                  move unreadable lines aside to <file>.rejected
     gate history detect [--track]                        tonight's change points; --track files the issues
     gate history noise                                   run-to-run and night-to-night σ since the last change
-    gate history plot DIR [--candidate TREE]             PNG charts (needs the `plot` extra)
-    gate history publish OUT                             static dashboard for GitHub Pages (`plot` extra)
+    gate history plot DIR [--candidate TREE]             SVG charts
+    gate history publish OUT                             static dashboard for GitHub Pages
     gate history example-nights OUT                      synthetic nights with a planted step
 
 Exit codes: 0 done; 2 bad input (unreadable history or tree, missing extra, GitHub error).
@@ -280,7 +280,7 @@ def noise_(history_dir: Path, runner_class: str | None, as_json: bool, baseline_
 @_SUITE
 def plot_(out: Path, history_dir: Path, runner_class: str | None, nights: int, candidate: Path | None,
           suite_path: Path | None) -> None:
-    """PNG charts per workload × metric: nightly runs, level and noise band, change points.
+    """SVG charts per workload × metric: nightly runs, level and noise band, the gate's floor, change points.
 
     \b
     Example:
@@ -289,7 +289,7 @@ def plot_(out: Path, history_dir: Path, runner_class: str | None, nights: int, c
     \b
     Exit codes:
       0  charts written
-      2  unreadable history, or matplotlib missing (pip install 'asr-regression-gate[plot]')
+      2  unreadable history or candidate, or charts that cannot be written
     """
     from gate.history.analysis import trends
     from gate.history.plot import candidate_values, write_charts
@@ -297,7 +297,7 @@ def plot_(out: Path, history_dir: Path, runner_class: str | None, nights: int, c
     suite = load_suite(suite_path)
     found = trends(_read(history_dir, runner_class, suite), suite, runner_class=runner_class, lookback=nights)
     cand = candidate_values(candidate, suite) if candidate else None
-    written = write_charts(found, out, nights=nights, candidate=cand)
+    written = write_charts(found, out, suite=suite, nights=nights, candidate=cand)
     click.echo(f"{len(written)} charts written to {out}")
 
 
@@ -310,7 +310,8 @@ def plot_(out: Path, history_dir: Path, runner_class: str | None, nights: int, c
 @_SUITE
 def publish_(out: Path, history_dir: Path, runner_class: str | None, nights: int, repository: str | None,
              suite_path: Path | None) -> None:
-    """A self-contained static site: one page per model (charts, change points, latest verdicts).
+    """A self-contained static site: an overview (status, trend, change points, σ per workload) and one page
+    per model (charts with night, commit and value on hover; change points; latest verdicts).
 
     \b
     Example:
@@ -319,7 +320,7 @@ def publish_(out: Path, history_dir: Path, runner_class: str | None, nights: int
     \b
     Exit codes:
       0  site written
-      2  unreadable history, or matplotlib missing (pip install 'asr-regression-gate[plot]')
+      2  unreadable history, or pages that cannot be written
     """
     from gate.history.analysis import trends
     from gate.history.publish import publish_site
