@@ -79,8 +79,11 @@ class Outcome:
 @click.option("--pr", type=int, help="PR number (default: from the workflow_run event, else looked up by head).")
 @click.option("--suite", "suite_path", type=click.Path(dir_okay=False), help="Suite YAML (default: the bundled asr suite).")
 @click.option("--dry-run", is_flag=True, help="Judge and print the model's check as JSON; contact nothing.")
+@click.option("--history", "history_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="The nightly history on the baseline branch (trusted): each non-passing row shows main's "
+                   "last nights, where the candidate lands against their band, and an open step's issue.")
 def command(trees, model, baseline, calibration, json_out, not_run, required_paths, report_path, tracking_issue,
-            sha, pr, suite_path, dry_run) -> None:
+            sha, pr, suite_path, dry_run, history_dir=None) -> None:
     """Judge uploaded result trees and publish the check runs and the one sticky comment.
 
     Run in the trusted workflow only: the trees are untrusted data and are judged here (their
@@ -136,7 +139,8 @@ def command(trees, model, baseline, calibration, json_out, not_run, required_pat
             log(f"result trees refused: {escape.plain(refused, 500)}")
         if report is not None and json_out:
             _write_json(json_out, report)
-        section = render_section(report) if report is not None else publication.refused_section(refused or "")
+        trends = _history_trends(history_dir, report, suite) if report is not None else None
+        section = render_section(report, trends) if report is not None else publication.refused_section(refused or "")
         if dry_run and report is None:
             raise UntrustedInputError(refused or "the result trees were refused")
         if dry_run:
@@ -193,10 +197,24 @@ def judge(trees: Path, model: str, suite: Suite, *, baseline: Path | None, calib
     return dataclasses.replace(report, looks=looks)
 
 
-def render_section(report: Report) -> str:
-    """The judged model's markdown section: the check summary rendering (no marker), within its budget."""
+def render_section(report: Report, trends: dict | None = None) -> str:
+    """The judged model's markdown section: the check summary rendering (no marker), within its budget;
+    `trends` (gate.history.pr.row_trends) adds the nightly trend beside each non-passing row."""
+    if trends:
+        from gate.render import render_check_summary
+
+        return render_check_summary(report, budget=Budget(publication.SECTION_BUDGET, "characters"), trends=trends)
     rendered = render_report(report, section_budget=Budget(publication.SECTION_BUDGET, "characters"))
     return rendered.summary
+
+
+def _history_trends(history_dir: Path | None, report: Report, suite: Suite) -> dict | None:
+    """The trusted store's trends for the PR comment (history helper, issue 25 item 7); None without --history."""
+    if history_dir is None or not history_dir.is_dir():
+        return None
+    from gate.history.pr import row_trends
+
+    return row_trends(history_dir, report, suite)
 
 
 def post_model(publisher: Publisher, suite: Suite, number: int, *, sha: str, model: str, report: Report | None,

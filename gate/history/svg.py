@@ -69,7 +69,7 @@ def _tick_text(value: float, step: float) -> str:
     return f"{value:.{min(decimals, 6)}f}"
 
 
-def chart(trend: Trend, floor: tuple[float, bool], *, nights: int = 90, width: int = 720, height: int = 260,
+def chart(trend: Trend, floor_rule: tuple[float, bool], *, nights: int = 90, width: int = 720, height: int = 260,
           chart_id: str = "", candidate: Sequence[float] | None = None, small: bool = False) -> str:
     """One chart as an <svg> element; `floor` from floor_of. `small`: the overview's thumbnail (no axes
     text, no legend)."""
@@ -85,7 +85,7 @@ def chart(trend: Trend, floor: tuple[float, bool], *, nights: int = 90, width: i
     if not present:
         return (f'<svg role="img" width="{width}" height="{height}" viewBox="0 0 {width} {height}">'
                 f"<title>{escape(title)}: no values</title></svg>")
-    floor, relative = floor
+    floor, relative = floor_rule
     times = [n.time for n in shown]
     cuts = [0] + sorted({i for cp in trend.change_points for i, t in enumerate(times) if t == cp.night}) + [len(shown)]
     segments = []
@@ -137,14 +137,15 @@ def chart(trend: Trend, floor: tuple[float, bool], *, nights: int = 90, width: i
     for i, r in enumerate(runs):
         for v in r:
             out.append(f'<circle cx="{x(i):.1f}" cy="{y(v):.1f}" r="{1.2 if small else 1.8}" fill="{COLORS["runs"]}"/>')
-    path = []
-    for i, v in enumerate(values):
-        if v is not None:
-            path.append(f"{'M' if not path or values[i - 1] is None else 'L'}{x(i):.1f},{y(v):.1f}")
+    path: list[str] = []
+    for i, value in enumerate(values):
+        if value is not None:
+            path.append(f"{'M' if not path or values[i - 1] is None else 'L'}{x(i):.1f},{y(value):.1f}")
     out.append(f'<path d="{" ".join(path)}" fill="none" stroke="{COLORS["night"]}" stroke-width="1.4"/>')
-    for i, (night, v) in enumerate(zip(shown, values)):
-        if v is None:
+    for i, (night, night_value) in enumerate(zip(shown, values)):
+        if night_value is None:
             continue
+        v = night_value
         tip = (f"{night.time[:16].replace('T', ' ')} UTC · commit {(night.commit or 'unknown')[:12]} · "
                f"{display_value(night.value or 0.0, unit)}"
                + (f" (runs: {', '.join(display_value(r, unit) for r in night.runs if r is not None)})" if night.runs else "")
