@@ -187,16 +187,21 @@ def load_jsonl_lines(path: str | Path, kind: Kind, *, max_line_bytes: int, root:
                      ) -> tuple[list[tuple[int, Any]], list[tuple[int, str]]]:
     """A JSON Lines file read line by line with the same rules, for stores that must survive a bad line:
     (line number, value) of every readable line, and (line number, reason) of every refused one (a torn
-    last line, a line over `max_line_bytes`, a duplicate key...). The file itself must pass `read_text`."""
-    text = read_text(path, kind, root=root)
+    last line, a line that is not UTF-8 or over `max_line_bytes`, a duplicate key...). The file itself must
+    pass `read_bytes` (regular, within the cap)."""
+    raw = read_bytes(path, kind, root=root)
     good: list[tuple[int, Any]] = []
     bad: list[tuple[int, str]] = []
-    for number, line in enumerate(text.split("\n"), start=1):
-        if not line.strip():
+    for number, chunk in enumerate(raw.split(b"\n"), start=1):
+        if not chunk.strip():
             continue
-        size = len(line.encode("utf-8"))
-        if size > max_line_bytes:
-            bad.append((number, f"a line of {size} bytes (at most {max_line_bytes} accepted)"))
+        if len(chunk) > max_line_bytes:
+            bad.append((number, f"a line of {len(chunk)} bytes (at most {max_line_bytes} accepted)"))
+            continue
+        try:
+            line = chunk.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            bad.append((number, f"not UTF-8 text (byte {exc.start} of the line)"))
             continue
         try:
             good.append((number, parse_json(line, source=path, what=kind.what)))

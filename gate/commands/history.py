@@ -126,7 +126,9 @@ def import_(trees: tuple[Path, ...], history_dir: Path, runner_class: str, kind:
 @_CLASS
 @_SUITE
 def repair_(history_dir: Path, runner_class: str | None, suite_path: Path | None) -> None:
-    """Move every unreadable line of the month files to <file>.rejected; the files keep the rest.
+    """Move every unreadable line of the history files to <file>.rejected; the files keep the rest.
+
+    A whole file that cannot be read (a FIFO, a device, over the size cap) is named and left alone.
 
     \b
     Example:
@@ -141,9 +143,11 @@ def repair_(history_dir: Path, runner_class: str | None, suite_path: Path | None
 
     if not history_dir.is_dir():
         raise InputError("no such history directory; expected <history>/<runner-class>/<YYYY-MM>.jsonl", path=history_dir)
-    moved = HistoryStore(history_dir, suite=load_suite(suite_path)).repair(runner_class=runner_class)
+    moved, unreadable = HistoryStore(history_dir, suite=load_suite(suite_path)).repair(runner_class=runner_class)
     for item in moved:
         click.echo(f"{item.path}:{item.line}: {item.reason}; moved to {Path(item.path).name}.rejected")
+    for item in unreadable:
+        click.echo(f"gate: warning: {item.path}: {item.reason}; left alone (move or delete it by hand)", err=True)
     click.echo(f"{history_dir}: {len(moved)} unreadable line(s) moved aside" if moved else
                f"{history_dir}: every line is readable; nothing to repair")
 

@@ -64,7 +64,7 @@ class Skipped:
 
     def __str__(self) -> str:
         where = f"{self.path}:{self.line}" if self.line else self.path
-        what = "line skipped" if self.line else "file skipped"
+        what = "line not read" if self.line else "file not read"
         return f"{where}: {self.reason}; {what} (gate history repair moves bad lines aside)"
 
 
@@ -173,7 +173,7 @@ class HistoryStore:
             found, bad = changes.read(path, root=self.root)
         except inputs.Unreadable as exc:
             return [], [Skipped(str(path), 0, exc.reason)]
-        lines = inputs.read_text(path, inputs.HISTORY, root=self.root).split("\n") if bad else []
+        lines = _raw_lines(path, self.root) if bad else []
         return found, [Skipped(str(path), n, reason, lines[n - 1]) for n, reason in bad]
 
     def record_change_points(self, runner_class: str, points: Sequence) -> list:
@@ -190,18 +190,18 @@ class HistoryStore:
                                  path=path)
             kept = changes.combine(stored, points)
             text = "".join(changes.to_line(cp) + "\n" for cp in kept) + "".join(f"{s.text}\n" for s in bad)
-            old = inputs.read_text(path, inputs.HISTORY, root=self.root) if present else ""
+            old = "\n".join(_raw_lines(path, self.root)) if present else ""
             if text != old:
-                atomic.write_text(path, text, what="change points")
+                _write(path, text, "change points")
         return kept
 
     def _read_file(self, path: Path, runner_class: str) -> _MonthFile:
         good, bad_lines = inputs.load_jsonl_lines(path, inputs.HISTORY, max_line_bytes=inputs.HISTORY_LINE_BYTES,
                                                   root=self.root)
-        lines = None
+        lines: list[str] | None = None
         bad = []
         if bad_lines:
-            lines = inputs.read_text(path, inputs.HISTORY, root=self.root).split("\n")
+            lines = _raw_lines(path, self.root)
             bad = [Skipped(str(path), n, reason, lines[n - 1]) for n, reason in bad_lines]
         kinds = self.metric_kinds
         records = []
@@ -210,7 +210,7 @@ class HistoryStore:
                 records.append(record_from_json(data, runner_class, kinds))
             except BadRecord as exc:
                 if lines is None:
-                    lines = inputs.read_text(path, inputs.HISTORY, root=self.root).split("\n")
+                    lines = _raw_lines(path, self.root)
                 bad.append(Skipped(str(path), number, str(exc), lines[number - 1]))
         bad.sort(key=lambda s: s.line)
         return _MonthFile(records, bad)
@@ -229,7 +229,7 @@ class HistoryStore:
         finally:
             os.close(fd)  # closing releases the lock
 
-    def append(self, records: Iterable[Record]) -> int:
+    def append(self, records: Iterable[Record], *, warn: Callable[[str], None] | None = warn_stderr) -> int:
         """Store `records` (a rerun of a night replaces it, a repeat is a no-op); returns how many records
         are new or replaced. Each month file is rewritten whole (atomic) under the store lock."""
         kinds = self.metric_kinds
@@ -249,6 +249,7 @@ class HistoryStore:
             by_file.setdefault(self.root / record.runner_class / f"{record.month}.jsonl", []).append(record)
         written = 0
         with self.locked():
+            self.read(warn=warn)  # names every line or file the store cannot use (kept as they are)
             attributes = self.root / ".gitattributes"
             if not os.path.lexists(attributes):
                 atomic.write_text(attributes, GITATTRIBUTES, what="history attributes")
@@ -260,7 +261,7 @@ class HistoryStore:
         present = os.path.lexists(path)
         try:
             month = self._read_file(path, path.parent.name) if present else _MonthFile([], [])
-            old_text = inputs.read_text(path, inputs.HISTORY, root=self.root) if present else ""
+            old_text = "\n".join(_raw_lines(path, self.root)) if present else ""
         except inputs.Unreadable as exc:
             raise InputError(f"{exc.reason}; the history month file must be a regular file to be written "
                              "(nothing was stored)", path=path) from None
@@ -268,32 +269,57 @@ class HistoryStore:
         kept, _ = merge(month.records + new)
         text = "".join(r.line() + "\n" for r in kept) + "".join((s.text or "") + "\n" for s in month.bad)
         if text != old_text:  # also rewrites a file left without its final newline, or with an old time spelling
-            atomic.write_text(path, text, what="history month file")  # OutputError: the old file is unchanged
+            _write(path, text, "history month file")  # OutputError: the old file is unchanged
         return sum(1 for r in kept if r.digest not in before)
 
-    def repair(self, *, runner_class: str | None = None) -> list[Skipped]:
-        """Move every unreadable line of every month file to `<file>.rejected` (appended there) and rewrite
-        the file without it; returns the lines moved. Whole files that cannot be read are left alone."""
+    def repair(self, *, runner_class: str | None = None) -> tuple[list[Skipped], list[Skipped]]:
+        """Move every unreadable line of every month and change-point file to `<file>.rejected` (appended
+        there) and rewrite the file without it. Returns (lines moved, whole files that cannot be read: left
+        alone, named)."""
+        from gate.history import changes
+
         moved: list[Skipped] = []
+        unreadable: list[Skipped] = []
         with self.locked():
-            for cls, path in self.files():
+            targets = [(cls, p) for cls, p in self.files()]
+            targets += [(cls, folder / CHANGE_POINTS) for cls, folder in self.class_dirs()
+                        if os.path.lexists(folder / CHANGE_POINTS)]
+            for cls, path in targets:
                 if runner_class is not None and cls != runner_class:
                     continue
-                try:
-                    month = self._read_file(path, cls)
-                except inputs.Unreadable:
-                    continue
-                if not month.bad:
+                if path.name == CHANGE_POINTS:
+                    points, bad = self._read_change_points(path)
+                    if bad and bad[0].line == 0:
+                        unreadable.append(bad[0])
+                        continue
+                    good = "".join(changes.to_line(cp) + "\n" for cp in points)
+                else:
+                    try:
+                        month = self._read_file(path, cls)
+                    except inputs.Unreadable as exc:
+                        unreadable.append(Skipped(str(path), 0, exc.reason))
+                        continue
+                    bad = month.bad
+                    good = "".join(r.line() + "\n" for r in merge(month.records)[0])
+                if not bad:
                     continue
                 rejected = path.with_name(path.name + ".rejected")
-                old = inputs.read_text(rejected, inputs.HISTORY, root=self.root) if os.path.lexists(rejected) else ""
+                old = "\n".join(_raw_lines(rejected, self.root)) if os.path.lexists(rejected) else ""
                 if old and not old.endswith("\n"):
                     old += "\n"
-                atomic.write_text(rejected, old + "".join(f"{s.text}\n" for s in month.bad), what="rejected lines")
-                kept, _ = merge(month.records)
-                atomic.write_text(path, "".join(r.line() + "\n" for r in kept), what="history month file")
-                moved.extend(month.bad)
-        return moved
+                _write(rejected, old + "".join(f"{s.text}\n" for s in bad), "rejected lines")
+                _write(path, good, "history file")
+                moved.extend(bad)
+        return moved, unreadable
+
+
+def _raw_lines(path: Path, root: Path) -> list[str]:
+    """The file's lines as they are (bytes that are not UTF-8 kept as surrogates, written back unchanged)."""
+    return inputs.read_bytes(path, inputs.HISTORY, root=root).decode("utf-8", "surrogateescape").split("\n")
+
+
+def _write(path: Path, text: str, what: str) -> None:
+    atomic.write_bytes(path, text.encode("utf-8", "surrogateescape"), what=what)
 
 
 def _replace_time(record: Record, time: str) -> Record:
