@@ -4,6 +4,7 @@
     gate history import TREE...                          store result trees (rerunnable: a night is stored once)
     gate history repair                                  move unreadable lines aside to <file>.rejected
     gate history detect [--track]                        tonight's change points; --track files the issues
+    gate history guard TREE...                           may tonight become the baseline? (drift guard)
     gate history noise                                   run-to-run and night-to-night σ since the last change
     gate history plot DIR [--candidate TREE]             SVG charts
     gate history publish OUT                             static dashboard for GitHub Pages
@@ -229,6 +230,47 @@ def detect_(history_dir: Path, runner_class: str | None, recent: int, json_path:
                                              if cp.key in numbers])
         for done in filed:
             click.echo(f"issue {done.action}: {done.key}" + (f" (#{done.number})" if done.number else ""))
+
+
+@command.command("guard")
+@click.argument("trees", nargs=-1, required=True, type=click.Path(path_type=Path))
+@_HISTORY
+@click.option("--runner-class", default="default", show_default=True, help="Runner class the trees ran on.")
+@click.option("--nights", default=14, show_default=True, type=click.IntRange(3, 1000),
+              help="Nights of main tonight is compared with.")
+@click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help='Write {"block": true|false, "findings": [...]} here.')
+@_SUITE
+def guard_(trees: tuple[Path, ...], history_dir: Path, runner_class: str, nights: int, json_path: Path | None,
+           suite_path: Path | None) -> None:
+    """May tonight's trees become the baseline? Not when a gated metric is worse than main's own recent
+    level (beyond the floor and the nights' band), or a worse step on a gated metric is not yet accepted
+    (accept with `gate history import --kind accepted TREE`). Prints each reason; --json for the workflow.
+
+    \b
+    Example:
+      gate history guard results/nightly --history history --runner-class h100 --json guard.json
+
+    \b
+    Exit codes:
+      0  judged (block or not: see the output)
+      2  unreadable history or tree
+    """
+    from gate import atomic
+    from gate.history.guard import guard
+    from gate.history.importer import records_from_tree
+
+    suite = load_suite(suite_path)
+    history = _read(history_dir, runner_class, suite)
+    tonight = [r for tree in trees for r in records_from_tree(tree, suite, runner_class=runner_class)]
+    findings = guard(history, tonight, suite, runner_class=runner_class, nights=nights)
+    for finding in findings:
+        click.echo(f"blocks the baseline move: {finding.text}")
+    click.echo("the baseline may move to tonight" if not findings else
+               f"{len(findings)} reason(s): the baseline stays until a maintainer accepts")
+    if json_path is not None:
+        atomic.write_text(json_path, json.dumps({"block": bool(findings), "findings": [f.to_json() for f in findings]},
+                                                indent=1) + "\n", what="guard result")
 
 
 @command.command("noise")
