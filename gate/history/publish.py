@@ -30,6 +30,8 @@ from gate.history.tracking import format_change, group_steps
 PR_RUNS = 3  # runs per side of a PR's first look (the plan's 3+3)
 POWER_Z = 1.959964 + 0.841621  # two-sided 5%, 80% power
 TREND_NIGHTS = 7  # the arrow compares the last 7 nights with the 14 before them
+ARROW_Z = 3.0  # ... and points only past 3 standard errors of that difference of medians
+MEDIAN_SE = 1.2533  # standard error of a median over that of a mean, normal nights
 
 _STYLE = """
 body { font-family: system-ui, sans-serif; margin: 20px; color: #1f2328; background: #fff; max-width: 1180px; }
@@ -106,7 +108,11 @@ def arrow(trend: Trend, floor: tuple[float, bool]) -> tuple[str, str, float | No
     now = sorted(recent)[len(recent) // 2]
     limit, relative = floor
     change = (now / mid - 1) if relative and mid > 0 else (now - mid)
-    if abs(change) < limit / 2:
+    xs = [math.log(v) for v in before] if relative else before
+    mean = sum(xs) / len(xs)
+    sigma = math.sqrt(sum((x - mean) ** 2 for x in xs) / (len(xs) - 1))
+    noise_limit = ARROW_Z * MEDIAN_SE * sigma * math.sqrt(1 / len(recent) + 1 / len(before))
+    if abs(change) < max(limit / 2, noise_limit):  # steady: within half the floor, or within the nights' noise
         return "→", "steady", change
     up = change > 0
     worse = up if trend.metric.direction == "lower" else not up
@@ -187,7 +193,7 @@ def publish_site(trends: Sequence[Trend], out: Path, *, suite: Suite, nights: in
     overview = ["<h1>ASR regression gate: nightly history of main</h1>",
                 f'<p class="note">{escape(span)} ({len(times)} in the history). Status: the latest night\'s '
                 "verdict against the stored baseline. Trend: the median of the last 7 nights against the 14 before "
-                "(→ within half the gate's floor). σ: spread of ln(throughput) since the last change point; "
+                "(→ within half the gate's floor or 3 standard errors of the nights' noise). σ: spread of ln(throughput) since the last change point; "
                 "detectable: the change a PR's 3+3 runs detect with 80% power (never below the floor).</p>",
                 "<table><tr><th>Workload</th><th>Latest night</th><th>Status</th><th>Trend (gated)</th>"
                 f"<th>Last {len(shown)} nights</th><th>Change points</th><th>σ</th><th>Detectable</th></tr>",
