@@ -193,7 +193,8 @@ def publish_site(trends: Sequence[Trend], out: Path, *, suite: Suite, nights: in
     overview = ["<h1>ASR regression gate: nightly history of main</h1>",
                 f'<p class="note">{escape(span)} ({len(times)} in the history). Status: the latest night\'s '
                 "verdict against the stored baseline. Trend: the median of the last 7 nights against the 14 before "
-                "(→ within half the gate's floor or 3 standard errors of the nights' noise). σ: spread of ln(throughput) since the last change point; "
+                "(→ within half the gate's floor or 3 standard errors of the nights' noise). "
+                "σ: spread of ln(throughput) since the last change point; "
                 "detectable: the change a PR's 3+3 runs detect with 80% power (never below the floor).</p>",
                 "<table><tr><th>Workload</th><th>Latest night</th><th>Status</th><th>Trend (gated)</th>"
                 f"<th>Last {len(shown)} nights</th><th>Change points</th><th>σ</th><th>Detectable</th></tr>",
