@@ -192,9 +192,8 @@ def load_jsonl_lines(path: str | Path, kind: Kind, *, max_line_bytes: int, root:
     raw = read_bytes(path, kind, root=root)
     good: list[tuple[int, Any]] = []
     bad: list[tuple[int, str]] = []
-    for number, chunk in enumerate(raw.split(b"\n"), start=1):
-        if not chunk.strip():
-            continue
+    numbered = [(n, chunk) for n, chunk in enumerate(raw.split(b"\n"), start=1) if chunk.strip()]
+    for number, chunk in numbered:
         if len(chunk) > max_line_bytes:
             bad.append((number, f"a line of {len(chunk)} bytes (at most {max_line_bytes} accepted)"))
             continue
