@@ -64,8 +64,9 @@ class Skipped:
 
     def __str__(self) -> str:
         where = f"{self.path}:{self.line}" if self.line else self.path
-        what = "line not read" if self.line else "file not read"
-        return f"{where}: {self.reason}; {what} (gate history repair moves bad lines aside)"
+        if self.line:
+            return f"{where}: {self.reason}; line not read (gate history repair moves bad lines aside)"
+        return f"{where}: {self.reason}; file not read (move or delete it by hand)"
 
 
 def warn_stderr(message: str) -> None:
