@@ -63,6 +63,8 @@ FREEZE = Kind("pip freeze", 4 * MiB)
 SUITE = Kind("suite file", 1 * MiB)
 META = Kind("run metadata", 16 * 1024)
 STAMP = Kind("calibration stamp", 16 * 1024)  # <model>.calibration-stamp.json: three short strings
+HISTORY = Kind("history month file", 64 * MiB)  # <history>/<class>/<YYYY-MM>.jsonl: ~1 kB a line, ~300 lines a month
+HISTORY_LINE_BYTES = 1 * MiB  # one history line (a record of 100 runs × 50 metrics is ~60 kB)
 
 
 class Unreadable(InputError):
@@ -179,6 +181,32 @@ def load_jsonl(path: str | Path, kind: Kind, *, root: str | Path | None = None) 
         except Unreadable as exc:
             raise Unreadable(f"line {number}: {exc.reason}", path=path) from None
     return rows
+
+
+def load_jsonl_lines(path: str | Path, kind: Kind, *, max_line_bytes: int, root: str | Path | None = None
+                     ) -> tuple[list[tuple[int, Any]], list[tuple[int, str]]]:
+    """A JSON Lines file read line by line with the same rules, for stores that must survive a bad line:
+    (line number, value) of every readable line, and (line number, reason) of every refused one (a torn
+    last line, a line that is not UTF-8 or over `max_line_bytes`, a duplicate key...). The file itself must
+    pass `read_bytes` (regular, within the cap)."""
+    raw = read_bytes(path, kind, root=root)
+    good: list[tuple[int, Any]] = []
+    bad: list[tuple[int, str]] = []
+    numbered = [(n, chunk) for n, chunk in enumerate(raw.split(b"\n"), start=1) if chunk.strip()]
+    for number, chunk in numbered:
+        if len(chunk) > max_line_bytes:
+            bad.append((number, f"a line of {len(chunk)} bytes (at most {max_line_bytes} accepted)"))
+            continue
+        try:
+            line = chunk.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            bad.append((number, f"not UTF-8 text (byte {exc.start} of the line)"))
+            continue
+        try:
+            good.append((number, parse_json(line, source=path, what=kind.what)))
+        except Unreadable as exc:
+            bad.append((number, exc.reason))
+    return good, bad
 
 
 class _StrictYamlLoader(yaml.SafeLoader):

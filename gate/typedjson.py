@@ -15,6 +15,7 @@ each value of a mapping).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import math
 import re
@@ -72,8 +73,9 @@ def key_path(where: str, key: str) -> str:
     return f"{where}[{json.dumps(shown)}]"  # json.dumps escapes newlines and control characters
 
 
+@functools.lru_cache(maxsize=None)
 def _hints(cls: type) -> dict[str, Any]:
-    return typing.get_type_hints(cls)
+    return typing.get_type_hints(cls)  # cached: resolving the hints costs more than reading a small object
 
 
 def _read(hint: Any, data: Any, where: str, metadata: Mapping[str, Any]) -> Any:

@@ -1,11 +1,13 @@
 """`gate history`: the nightly history of main: trends, change points, noise, charts and a static site.
 
     gate history [--history DIR] [--nights N] [--json]   table: last N nights, sparklines, change points
-    gate history import TREE...                          append result trees (oldest first) to the history
+    gate history import TREE...                          store result trees (rerunnable: a night is stored once)
+    gate history repair                                  move unreadable lines aside to <file>.rejected
     gate history detect [--track]                        tonight's change points; --track files the issues
+    gate history guard TREE...                           may tonight become the baseline? (drift guard)
     gate history noise                                   run-to-run and night-to-night σ since the last change
-    gate history plot DIR [--candidate TREE]             PNG charts (needs the `plot` extra)
-    gate history publish OUT                             static dashboard for GitHub Pages (`plot` extra)
+    gate history plot DIR [--candidate TREE]             SVG charts
+    gate history publish OUT                             static dashboard for GitHub Pages
     gate history example-nights OUT                      synthetic nights with a planted step
 
 Exit codes: 0 done; 2 bad input (unreadable history or tree, missing extra, GitHub error).
@@ -30,10 +32,11 @@ _SUITE = click.option("--suite", "suite_path", type=click.Path(dir_okay=False, p
                       help="Suite YAML (default: the packaged gate/suites/asr.yaml).")
 
 
-def _read(history_dir: Path, runner_class: str | None):
+def _read(history_dir: Path, runner_class: str | None, suite=None):
+    """The history; every line or file it skips is named on stderr (gate: warning: FILE:LINE: why)."""
     from gate.history.store import HistoryStore
 
-    history = HistoryStore(history_dir).read(runner_class=runner_class)
+    history = HistoryStore(history_dir, suite=suite).read(runner_class=runner_class)
     if not history.records:
         raise InputError("the history holds no records; expected <runner-class>/<YYYY-MM>.jsonl lines "
                          "(append some with `gate history import TREE...`)", path=history_dir)
@@ -66,7 +69,7 @@ def command(ctx: click.Context, history_dir: Path, runner_class: str | None, nig
     from gate.history.render import table, trends_json
 
     suite = load_suite(suite_path)
-    history = _read(history_dir, runner_class)
+    history = _read(history_dir, runner_class, suite)
     found = trends(history, suite, runner_class=runner_class, lookback=max(LOOKBACK, nights))
     if as_json:
         click.echo(json.dumps(trends_json(found, nights=nights, history=str(history_dir)), indent=1))
@@ -81,11 +84,17 @@ def command(ctx: click.Context, history_dir: Path, runner_class: str | None, nig
 @click.option("--kind", type=click.Choice(["nightly", "calibration", "accepted"]), default="nightly", show_default=True)
 @click.option("--report", "report_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="The night's gate report JSON: its per-workload verdicts are stored with the values.")
-@click.option("--time", "when", default=None, help="ISO-8601 time of the night (default: from the tree's commit.txt).")
+@click.option("--time", "when", default=None,
+              help="ISO-8601 time of the night, for trees that do not record their start in gate-run.json "
+                   "(default: their newest commit.txt). Stored in UTC.")
 @_SUITE
 def import_(trees: tuple[Path, ...], history_dir: Path, runner_class: str, kind: str, report_path: Path | None,
             when: str | None, suite_path: Path | None) -> None:
-    """Append result trees to the history, in date order; a tree already imported is skipped.
+    """Store result trees in the history: one record per night × workload; rerunnable.
+
+    A tree already stored (same measured values) is skipped whatever --time says; a rerun of a night
+    (same commit and UTC date, new values) replaces it. Month files are rewritten whole under a lock on
+    the store, so a crash or a full disk leaves the previous file and concurrent imports cannot duplicate.
 
     \b
     Example:
@@ -96,26 +105,52 @@ def import_(trees: tuple[Path, ...], history_dir: Path, runner_class: str, kind:
       0  appended (or already there)
       2  unreadable tree or history
     """
-    import datetime as _dt
-
     from gate.history.importer import records_from_tree, workload_verdicts
+    from gate.history.records import utc_time
     from gate.history.store import HistoryStore
 
-    if when is not None:
-        try:
-            if _dt.datetime.fromisoformat(when).tzinfo is None:
-                raise ValueError
-        except ValueError:
-            raise InputError(f"--time {when!r}: expected ISO-8601 with a UTC offset, e.g. 2026-11-03T02:00:00+00:00") from None
+    if when is not None and utc_time(when) is None:
+        raise InputError(f"--time {when[:60]!r}: expected ISO-8601 with a UTC offset, e.g. 2026-11-03T02:00:00+00:00")
     suite = load_suite(suite_path)
     verdicts = workload_verdicts(report_path) if report_path else None
     records = [r for tree in trees for r in records_from_tree(tree, suite, runner_class=runner_class, kind=kind,
                                                               time=when, verdicts=verdicts)]
     records.sort(key=lambda r: r.time)
-    written = HistoryStore(history_dir).append(records)
+    written = HistoryStore(history_dir, suite=suite).append(records)
     nights = len({r.time for r in records})
     click.echo(f"{history_dir}: {written} new records from {len(trees)} trees ({nights} nights, "
                f"{len(records) - written} already there)")
+
+
+@command.command("repair")
+@_HISTORY
+@_CLASS
+@_SUITE
+def repair_(history_dir: Path, runner_class: str | None, suite_path: Path | None) -> None:
+    """Move every unreadable line of the history files to <file>.rejected; the files keep the rest.
+
+    A whole file that cannot be read (a FIFO, a device, over the size cap) is named and left alone.
+
+    \b
+    Example:
+      gate history repair --history history
+
+    \b
+    Exit codes:
+      0  repaired (or nothing to repair)
+      2  no history, or a file that cannot be written
+    """
+    from gate.history.store import HistoryStore
+
+    if not history_dir.is_dir():
+        raise InputError("no such history directory; expected <history>/<runner-class>/<YYYY-MM>.jsonl", path=history_dir)
+    moved, unreadable = HistoryStore(history_dir, suite=load_suite(suite_path)).repair(runner_class=runner_class)
+    for item in moved:
+        click.echo(f"{item.path}:{item.line}: {item.reason}; moved to {Path(item.path).name}.rejected")
+    for item in unreadable:
+        click.echo(f"gate: warning: {item.path}: {item.reason}; left alone (move or delete it by hand)", err=True)
+    click.echo(f"{history_dir}: {len(moved)} unreadable line(s) moved aside" if moved else
+               f"{history_dir}: every line is readable; nothing to repair")
 
 
 @command.command("detect")
@@ -125,48 +160,59 @@ def import_(trees: tuple[Path, ...], history_dir: Path, runner_class: str, kind:
               help="Change points first reported in the last N nights count as new.")
 @click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Write the new change points here.")
-@click.option("--track", is_flag=True, help="Open or update one GitHub issue per new change point.")
+@click.option("--track", is_flag=True,
+              help="Open or update one GitHub issue per step (workload) that moved a gated metric, for every "
+                   "stored step without one yet (also those a GitHub error kept from being filed before).")
 @click.option("--chart-url", default=None,
-              help="Base URL of the published site: the issue links <URL>/charts/<workload>-<metric>.png.")
+              help="Base URL of the published dashboard: each issue links <URL>/<model>.html#<workload>.")
 @_SUITE
 def detect_(history_dir: Path, runner_class: str | None, recent: int, json_path: Path | None, track: bool,
             chart_url: str | None, suite_path: Path | None) -> None:
-    """Tonight's change points on main (re-analyses the recent window only).
+    """Tonight's change points on main; every change point found is stored in the history
+    (<runner-class>/change-points.jsonl) and shown from then on, whatever the analysis window.
 
     \b
     Example:
-      gate history detect --history history --track
+      gate history detect --history history --runner-class h100 --track
 
     \b
     Exit codes:
       0  analysed (change points or not)
-      2  unreadable history, or a GitHub API error with --track
+      2  unreadable history, several runner classes without --runner-class, or a GitHub API error with
+         --track (the change points are stored before any issue is filed)
     """
+    import dataclasses
+
     from gate.history.analysis import trends
-    from gate.history.plot import chart_file
+    from gate.history.store import HistoryStore
+    from gate.history.tracking import format_change
 
     suite = load_suite(suite_path)
-    history = _read(history_dir, runner_class)
-    found = trends(history, suite, runner_class=runner_class)
-    nights = sorted({r.time for r in history.select(runner_class=runner_class)})
+    history = _read(history_dir, runner_class, suite)
+    classes = history.runner_classes()
+    if runner_class is None and len(classes) > 1:
+        raise InputError(f"the history holds runner classes {', '.join(classes)}; expected --runner-class",
+                         path=history_dir)
+    cls = runner_class or classes[0]
+    found = trends(history, suite, runner_class=cls)
+    store = HistoryStore(history_dir, suite=suite)
+    stored = store.record_change_points(cls, [cp for t in found for cp in t.change_points])
+    nights = sorted({r.time for r in history.select(runner_class=cls)})
     recent_nights = set(nights[-recent:])
-    new = [cp for t in found for cp in t.change_points if cp.reported in recent_nights]
+    new = [cp for cp in stored if cp.reported in recent_nights]
     for cp in new:
-        from gate.history.tracking import format_change
-
         click.echo(f"change point: {cp.workload} {cp.metric} {format_change(cp)} from {cp.night[:10]} "
-                   f"({(cp.previous_commit or '?')[:10]}..{(cp.commit or '?')[:10]}), {'worse' if cp.worse else 'better'}")
+                   f"({(cp.previous_commit or '?')[:10]}..{(cp.commit or '?')[:10]}), {'worse' if cp.worse else 'better'}"
+                   f"{'' if cp.gated else ' (not gated)'}")
     if not new:
-        click.echo(f"no new change point in the last {recent} night(s)")
+        click.echo(f"no new change point in the last {recent} night(s); {len(stored)} stored")
     if json_path is not None:
-        try:
-            json_path.parent.mkdir(parents=True, exist_ok=True)
-            json_path.write_text(json.dumps([cp.to_json() for cp in new], indent=1) + "\n", encoding="utf-8")
-        except OSError as exc:
-            raise InputError(f"cannot write ({exc.strerror})", path=json_path) from None
+        from gate import atomic
+
+        atomic.write_text(json_path, json.dumps([cp.to_json() for cp in new], indent=1) + "\n", what="change points")
     if track:
         from gate.github import Publisher, connect, default_retry
-        from gate.history.tracking import file_change_points
+        from gate.history.tracking import file_steps, group_steps, step_key
         from gate.settings import Settings
 
         settings = Settings.from_environ(os.environ)
@@ -175,10 +221,56 @@ def detect_(history_dir: Path, runner_class: str | None, recent: int, json_path:
                               bot_login=settings.bot_login)
         charts = None
         if chart_url:
-            charts = {cp.key: f"{chart_url.rstrip('/')}/charts/{chart_file(cp.workload, cp.metric)}" for cp in new}
-        for filed in file_change_points(publisher, new, server_url=settings.server_url, chart_urls=charts,
-                                        run_url=settings.run_url):
-            click.echo(f"issue {filed.action}: {filed.key}" + (f" (#{filed.number})" if filed.number else ""))
+            charts = {step_key(s): f"{chart_url.rstrip('/')}/{suite.workload(s[0].workload).model}.html"
+                                   f"#{s[0].workload.replace('/', '-')}" for s in group_steps(stored)}
+        filed, numbers = file_steps(publisher, stored, server_url=settings.server_url, chart_urls=charts,
+                                    run_url=settings.run_url)
+        if numbers:
+            store.record_change_points(cls, [dataclasses.replace(cp, issue=numbers[cp.key]) for cp in stored
+                                             if cp.key in numbers])
+        for done in filed:
+            click.echo(f"issue {done.action}: {done.key}" + (f" (#{done.number})" if done.number else ""))
+
+
+@command.command("guard")
+@click.argument("trees", nargs=-1, required=True, type=click.Path(path_type=Path))
+@_HISTORY
+@click.option("--runner-class", default="default", show_default=True, help="Runner class the trees ran on.")
+@click.option("--nights", default=14, show_default=True, type=click.IntRange(3, 1000),
+              help="Nights of main tonight is compared with.")
+@click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help='Write {"block": true|false, "findings": [...]} here.')
+@_SUITE
+def guard_(trees: tuple[Path, ...], history_dir: Path, runner_class: str, nights: int, json_path: Path | None,
+           suite_path: Path | None) -> None:
+    """May tonight's trees become the baseline? Not when a gated metric is worse than main's own recent
+    level (beyond the floor and the nights' band), or a worse step on a gated metric is not yet accepted
+    (accept with `gate history import --kind accepted TREE`). Prints each reason; --json for the workflow.
+
+    \b
+    Example:
+      gate history guard results/nightly --history history --runner-class h100 --json guard.json
+
+    \b
+    Exit codes:
+      0  judged (block or not: see the output)
+      2  unreadable history or tree
+    """
+    from gate import atomic
+    from gate.history.guard import guard
+    from gate.history.importer import records_from_tree
+
+    suite = load_suite(suite_path)
+    history = _read(history_dir, runner_class, suite)
+    tonight = [r for tree in trees for r in records_from_tree(tree, suite, runner_class=runner_class)]
+    findings = guard(history, tonight, suite, runner_class=runner_class, nights=nights)
+    for finding in findings:
+        click.echo(f"blocks the baseline move: {finding.text}")
+    click.echo("the baseline may move to tonight" if not findings else
+               f"{len(findings)} reason(s): the baseline stays until a maintainer accepts")
+    if json_path is not None:
+        atomic.write_text(json_path, json.dumps({"block": bool(findings), "findings": [f.to_json() for f in findings]},
+                                                indent=1) + "\n", what="guard result")
 
 
 @command.command("noise")
@@ -209,7 +301,7 @@ def noise_(history_dir: Path, runner_class: str | None, as_json: bool, baseline_
     from gate.history.render import noise_table
 
     suite = load_suite(suite_path)
-    history = _read(history_dir, runner_class)
+    history = _read(history_dir, runner_class, suite)
     found = [noise(t) for t in trends(history, suite, runner_class=runner_class)]
     if baseline_path is not None:
         from gate.history.noise import describe, write_calibration
@@ -234,7 +326,7 @@ def noise_(history_dir: Path, runner_class: str | None, as_json: bool, baseline_
 @_SUITE
 def plot_(out: Path, history_dir: Path, runner_class: str | None, nights: int, candidate: Path | None,
           suite_path: Path | None) -> None:
-    """PNG charts per workload × metric: nightly runs, level and noise band, change points.
+    """SVG charts per workload × metric: nightly runs, level and noise band, the gate's floor, change points.
 
     \b
     Example:
@@ -243,15 +335,15 @@ def plot_(out: Path, history_dir: Path, runner_class: str | None, nights: int, c
     \b
     Exit codes:
       0  charts written
-      2  unreadable history, or matplotlib missing (pip install 'asr-regression-gate[plot]')
+      2  unreadable history or candidate, or charts that cannot be written
     """
     from gate.history.analysis import trends
     from gate.history.plot import candidate_values, write_charts
 
     suite = load_suite(suite_path)
-    found = trends(_read(history_dir, runner_class), suite, runner_class=runner_class, lookback=nights)
+    found = trends(_read(history_dir, runner_class, suite), suite, runner_class=runner_class, lookback=nights)
     cand = candidate_values(candidate, suite) if candidate else None
-    written = write_charts(found, out, nights=nights, candidate=cand)
+    written = write_charts(found, out, suite=suite, nights=nights, candidate=cand)
     click.echo(f"{len(written)} charts written to {out}")
 
 
@@ -264,7 +356,8 @@ def plot_(out: Path, history_dir: Path, runner_class: str | None, nights: int, c
 @_SUITE
 def publish_(out: Path, history_dir: Path, runner_class: str | None, nights: int, repository: str | None,
              suite_path: Path | None) -> None:
-    """A self-contained static site: one page per model (charts, change points, latest verdicts).
+    """A self-contained static site: an overview (status, trend, change points, σ per workload) and one page
+    per model (charts with night, commit and value on hover; change points; latest verdicts).
 
     \b
     Example:
@@ -273,7 +366,7 @@ def publish_(out: Path, history_dir: Path, runner_class: str | None, nights: int
     \b
     Exit codes:
       0  site written
-      2  unreadable history, or matplotlib missing (pip install 'asr-regression-gate[plot]')
+      2  unreadable history, or pages that cannot be written
     """
     from gate.history.analysis import trends
     from gate.history.publish import publish_site
@@ -281,7 +374,7 @@ def publish_(out: Path, history_dir: Path, runner_class: str | None, nights: int
 
     settings = Settings.from_environ(os.environ)
     suite = load_suite(suite_path)
-    found = trends(_read(history_dir, runner_class), suite, runner_class=runner_class, lookback=nights)
+    found = trends(_read(history_dir, runner_class, suite), suite, runner_class=runner_class, lookback=nights)
     pages = publish_site(found, out, suite=suite, nights=nights, repository=repository or settings.repository,
                          server_url=settings.server_url)
     click.echo(f"{len(pages)} pages written to {out} (open {out / 'index.html'})")

@@ -99,8 +99,11 @@ class PostRefused(GateError):
 @click.option("--pr", type=int, help="PR number (default: from the workflow_run event, else looked up by head).")
 @click.option("--suite", "suite_path", type=click.Path(dir_okay=False), help="Suite YAML (default: the bundled asr suite).")
 @click.option("--dry-run", is_flag=True, help="Judge and print the model's check as JSON; contact nothing.")
+@click.option("--history", "history_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="The nightly history on the baseline branch (trusted): each non-passing row shows main's "
+                   "last nights, where the candidate lands against their band, and an open step's issue.")
 def command(trees, model, baseline, calibration, json_out, not_run, required_paths, report_path, tracking_issue,
-            sha, pr, suite_path, dry_run) -> None:
+            sha, pr, suite_path, dry_run, history_dir=None) -> None:
     """Judge uploaded result trees and publish the check runs and the one sticky comment.
 
     Run in the trusted workflow only: the trees are untrusted data and are judged here (their
@@ -165,7 +168,8 @@ def command(trees, model, baseline, calibration, json_out, not_run, required_pat
                                   calibration=calibration)
             if json_out:
                 _write_json(json_out, report)
-            plan = publication.model_check(model, report, render_section(report), None)
+            plan = publication.model_check(model, report, render_section(report, _history_trends(history_dir, report, suite)),
+                                           None)
             click.echo(json.dumps({"verdict": report.verdict.value, "check": plan.__dict__}, indent=2,
                                   ensure_ascii=False))
             return
@@ -197,7 +201,8 @@ def command(trees, model, baseline, calibration, json_out, not_run, required_pat
             log(f"result trees refused: {escape.plain(refused, 500)}")
     if report is not None and json_out:
         _write_json(json_out, report)
-    section = render_section(report) if report is not None else publication.refused_section(refused or "")
+    trends = _history_trends(history_dir, report, suite) if report is not None else None
+    section = render_section(report, trends) if report is not None else publication.refused_section(refused or "")
     outcome = post_model(publisher, suite, number, sha=sha, model=model, report=report, section=section,
                          details_url=details_url, log=log, refused=refused, run=run, app=settings.app_slug)
     if outcome.acceptance is not None and json_out:
@@ -242,11 +247,22 @@ def judge(trees: Path, model: str, suite: Suite, *, baseline: Path | None, calib
         raise UntrustedInputError(str(exc)) from None
 
 
-def render_section(report: Report) -> str:
-    """The judged model's markdown section: the check summary rendering (no marker), within its budget."""
+def render_section(report: Report, trends: dict | None = None) -> str:
+    """The judged model's markdown section: the check summary rendering (no marker), within its budget;
+    `trends` (gate.history.pr.row_trends) adds the nightly trend beside each non-passing row."""
     from gate import render  # imported here: Jinja is needed only when something is rendered
 
-    return render.render_check_summary(report, budget=Budget(publication.SECTION_BUDGET, "characters"))
+    return render.render_check_summary(report, budget=Budget(publication.SECTION_BUDGET, "characters"),
+                                       **({"trends": trends} if trends else {}))
+
+
+def _history_trends(history_dir: Path | None, report: Report, suite: Suite) -> dict | None:
+    """The trusted store's trends for the PR comment (history helper, issue 25 item 7); None without --history."""
+    if history_dir is None or not history_dir.is_dir():
+        return None
+    from gate.history.pr import row_trends
+
+    return row_trends(history_dir, report, suite)
 
 
 def post_model(publisher: Publisher, suite: Suite, number: int, *, sha: str, model: str, report: Report | None,

@@ -69,6 +69,8 @@ class ChangePoint:
     change: float  # relative (speed) or absolute (accuracy) change
     ci: tuple[float, float]  # 95% CI of `change`, same units
     p_value: float
+    gated: bool = False  # the metric decides verdicts (only gated metrics open tracking issues)
+    issue: int | None = None  # tracking issue, once filed (stored in change-points.jsonl)
 
     @property
     def key(self) -> str:
@@ -80,7 +82,7 @@ class ChangePoint:
                 "worse": self.worse, "night": self.night, "commit": self.commit,
                 "previous_commit": self.previous_commit, "reported": self.reported, "before": self.before,
                 "after": self.after, "change": self.change, "ci": list(self.ci), "p_value": self.p_value,
-                "key": self.key}
+                "gated": self.gated, "issue": self.issue, "key": self.key}
 
 
 @dataclass(frozen=True)
@@ -129,7 +131,13 @@ def trend(history: History, suite: Suite, workload_id: str, metric_name: str, *,
         points.append(ChangePoint(workload=workload_id, metric=metric_name, unit=metric.unit, log=log, worse=worse,
                                   night=first.time, commit=first.commit,
                                   previous_commit=previous.commit if previous else None, reported=reported.time,
-                                  before=before, after=after, change=change, ci=ci, p_value=split.p_value))
+                                  before=before, after=after, change=change, ci=ci, p_value=split.p_value,
+                                  gated=metric.gated))
+    if history.change_points:  # found by earlier nights, whatever the window: they stay
+        from gate.history.changes import combine
+
+        stored = [cp for cp in history.change_points if (cp.workload, cp.metric) == (workload_id, metric_name)]
+        points = combine(stored, points)
     return Trend(workload=workload_id, metric=metric, nights=nights, change_points=tuple(points))
 
 
@@ -182,7 +190,7 @@ def noise(trend_: Trend, *, kinds_note: str = "") -> Noise:
     start = 0
     if trend_.change_points:
         first = trend_.change_points[-1].night
-        start = next(i for i, n in enumerate(trend_.nights) if n.time == first)
+        start = next((i for i, n in enumerate(trend_.nights) if n.time >= first), len(trend_.nights))
     nights = trend_.nights[start:]
     log = trend_.metric.kind == "speed"
     squares, df, means, runs_per_night = 0.0, 0, [], []

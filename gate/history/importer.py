@@ -2,8 +2,9 @@
 
 Trees are read with the gate's own reader (gate.results.read_tree), so anything `gate compare` can
 read can be imported, in either layout. The night's time is the start `gate run` recorded in the
-tree's gate-run.json, else the newest modification time of its runs' commit.txt (written at the start
-of each run by runbook Step 4), unless the caller gives one.
+tree's gate-run.json (what was measured decides the night, so a rerun of the import with another
+`--time` cannot make it a second night), else the time the caller gives, else the newest modification
+time of its runs' commit.txt (written at the start of each run by runbook Step 4). Times are UTC.
 """
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from gate import inputs
 from gate.comparability import fingerprint_of_tree
 from gate.config import Suite
 from gate.errors import InputError
-from gate.history.store import KINDS, Record
+from gate.history.records import KINDS, Record, utc_time
 from gate.results import RUN_LOG_FILE, ResultTree, Unreadable, load_json, read_tree
 
 _SEVERITY = ("incomplete", "not_comparable", "fail", "warn", "pass")  # most severe first (gate.verdict precedence)
@@ -81,7 +82,7 @@ def records_from_tree(path: str | Path, suite: Suite, *, runner_class: str, kind
     if kind not in KINDS:
         raise InputError(f"kind {kind!r}: expected one of {', '.join(KINDS)}")
     tree = read_tree(path, suite, models=models)
-    when = time or tree_time(tree)
+    when = _run_log_start(Path(tree.root)) or (utc_time(time) if time else None) or tree_time(tree)
     commits = sorted({r.commit for r in tree.runs if r.commit})
     commit = commits[0] if len(commits) == 1 else (" | ".join(commits) or None)
     digest = env_digest(tree, suite)

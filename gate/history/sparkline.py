@@ -9,13 +9,16 @@ GAP = " "  # a night without a value
 BREAK = "│"  # drawn before the first night of a change point
 
 
-def sparkline(values: Sequence[float | None], *, breaks: Iterable[int] = ()) -> str:
-    """One bar per value, scaled between the series' min and max; `breaks`: indices to mark with │ before them."""
+def sparkline(values: Sequence[float | None], *, breaks: Iterable[int] = (), low: float | None = None,
+              high: float | None = None) -> str:
+    """One bar per value, scaled between `low` and `high` (default: the series' min and max; values outside
+    are clipped); `breaks`: indices to mark with │ before them."""
     present = [v for v in values if v is not None and math.isfinite(v)]
     marks = set(breaks)
     if not present:
         return "".join((BREAK if i in marks else "") + GAP for i in range(len(values)))
-    low, high = min(present), max(present)
+    low = min(present) if low is None else low
+    high = max(present) if high is None else high
     span = high - low
     out = []
     for i, v in enumerate(values):
@@ -26,5 +29,5 @@ def sparkline(values: Sequence[float | None], *, breaks: Iterable[int] = ()) -> 
         elif span == 0:
             out.append(BARS[len(BARS) // 2])
         else:
-            out.append(BARS[min(len(BARS) - 1, int((v - low) / span * len(BARS)))])
+            out.append(BARS[max(0, min(len(BARS) - 1, int((v - low) / span * len(BARS))))])
     return "".join(out)

@@ -1,112 +1,86 @@
-"""The history store: append-only JSON lines, one file per runner class and month.
+"""The history store: JSON lines, one file per runner class and month, that its own writer cannot break.
 
 Layout (on the baseline branch, beside the baseline files):
 
-    <history>/<runner-class>/<YYYY-MM>.jsonl     one line per night × workload, oldest first
-    <history>/.gitattributes                     "*.jsonl merge=union": two appends merge cleanly
+    <history>/<runner-class>/<YYYY-MM>.jsonl        one line per night × workload (gate.history.records)
+    <history>/<runner-class>/change-points.jsonl    change points once found (gate.history.changes)
+    <history>/.gitattributes                        "*.jsonl merge=union": two appends merge cleanly
 
-One line (schema_version 1), compact and diff-friendly:
+Reading is as strict as a result tree (gate.inputs): regular files only, a size cap per file and per
+line, links that leave the store refused, every line decoded by the typed record format. A line that
+cannot be read (a torn last line after a crash, a hand edit, a loose type) is *named and skipped*:
+the nightly keeps running on the rest; `gate history repair` moves such lines to `<file>.rejected`.
+A whole file that cannot be read (a FIFO, a device, over the cap) is named and skipped by readers and
+refused by writers (they would overwrite what they could not read).
 
-    {"v": 1, "time": "2026-11-03T02:10:00+00:00", "kind": "nightly", "commit": "5b0c1f3…",
-     "workload": "qwen3/asr_en", "runs": ["run1", "run2", "run3"],
-     "values": {"corpus_wer": [0.0138, 0.0138, 0.0137], "throughput_samples_per_s": [98.1, 97.7, 99.0], …},
-     "verdict": "pass", "env": "3f2a…" (fingerprint digest), "complete": true}
-
-`kind` is nightly (main, every night whatever the verdict), calibration (an A/A arm) or accepted
-(a regression a maintainer accepted). Only trusted jobs write: the nightly, calibration and the
-report job. A line is identified by (time, kind, workload, commit): appending it again is a no-op,
-so `gate history import` can be rerun.
+Writing never appends in place: under an exclusive lock on the store directory (fcntl, so concurrent
+imports serialise), each month file touched is read, merged with the new records (see
+records.merge: a rerun replaces, a repeat is a no-op), and written whole to a temporary file that is
+renamed over it (gate.atomic). A full disk leaves the old file as it was; a kill leaves the old or the
+new one. Lines the reader skipped are carried over verbatim (a writer never deletes what it did not
+write), each on its own line.
 """
 from __future__ import annotations
 
-import datetime as _dt
-import json
-import math
+import contextlib
+import fcntl
+import os
+import re
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Mapping
+from typing import Callable, Iterable, Iterator, Mapping, Sequence
 
+from gate import atomic, inputs
 from gate.errors import InputError
+from gate.history.records import (
+    KINDS,
+    SCHEMA_VERSION,
+    BadRecord,
+    Record,
+    checked,
+    merge,
+    metric_kinds_of,
+    record_from_json,
+    utc_time,
+)
 
-SCHEMA_VERSION = 1
-KINDS = ("nightly", "calibration", "accepted")
+__all__ = ["KINDS", "SCHEMA_VERSION", "Record", "History", "HistoryStore", "mean_of_runs", "Skipped"]
+
 GITATTRIBUTES = "*.jsonl merge=union\n"
-_INFINITE = (math.inf, -math.inf)
+CHANGE_POINTS = "change-points.jsonl"
+MONTH_FILE = re.compile(r"\d{4}-\d{2}\.jsonl")
+CLASS_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 
 
 @dataclass(frozen=True)
-class Record:
-    """One workload of one night (or calibration arm): every metric's value per scored run."""
+class Skipped:
+    """A line (or a whole file, line 0) the reader could not use, and why."""
 
-    time: str  # ISO-8601 with offset, when the runs were made
-    kind: str
-    commit: str | None
-    workload: str
-    runs: tuple[str, ...]
-    values: Mapping[str, tuple[float | None, ...]]  # metric -> one value per run
-    verdict: str | None = None
-    env: str | None = None  # fingerprint digest: a change of machine or packages shows as a new digest
-    complete: bool = True
-    runner_class: str = "default"  # from the file's folder, not stored in the line
+    path: str
+    line: int
+    reason: str
+    text: str | None = None  # the line as it was (kept by writers), None for a whole file
 
-    @property
-    def key(self) -> tuple:
-        return (self.time, self.kind, self.workload, self.commit)
-
-    @property
-    def month(self) -> str:
-        return self.time[:7]
-
-    def to_json(self) -> dict:
-        return {"v": SCHEMA_VERSION, "time": self.time, "kind": self.kind, "commit": self.commit,
-                "workload": self.workload, "runs": list(self.runs),
-                "values": {m: list(v) for m, v in self.values.items()}, "verdict": self.verdict,
-                "env": self.env, "complete": self.complete}
+    def __str__(self) -> str:
+        where = f"{self.path}:{self.line}" if self.line else self.path
+        if self.line:
+            return f"{where}: {self.reason}; line not read (gate history repair moves bad lines aside)"
+        return f"{where}: {self.reason}; file not read (move or delete it by hand)"
 
 
-def record_from_json(data: object, runner_class: str, where: str) -> Record:
-    """Validate one parsed line; InputError names `where` (file:line) and what was expected."""
-    expected = "expected a history record {v: 1, time, kind, commit, workload, runs, values, ...}"
-    if not isinstance(data, dict) or data.get("v") != SCHEMA_VERSION:
-        raise InputError(f"not a schema_version {SCHEMA_VERSION} record; {expected}", path=where)
-    try:
-        time, kind, workload = data["time"], data["kind"], data["workload"]
-        runs, values = data["runs"], data["values"]
-    except KeyError as exc:
-        raise InputError(f"{exc.args[0]} is missing; {expected}", path=where) from None
-    if kind not in KINDS:
-        raise InputError(f"kind is {kind!r}, expected one of {', '.join(KINDS)}", path=where)
-    if not isinstance(time, str) or not _is_time(time):
-        raise InputError(f"time is {time!r}, expected ISO-8601 with a UTC offset", path=where)
-    if not isinstance(runs, list) or not isinstance(values, dict) or not isinstance(workload, str):
-        raise InputError(f"runs/values/workload have the wrong type; {expected}", path=where)
-    checked = {}
-    for metric, per_run in values.items():  # hot loop when reading years: plain type checks, no helpers
-        if type(per_run) is not list or len(per_run) != len(runs):
-            raise InputError(f"values.{metric} must list one number (or null) per run", path=where)
-        for v in per_run:
-            if v is not None and (type(v) not in (float, int) or v != v or v in _INFINITE):
-                raise InputError(f"values.{metric} must list one number (or null) per run", path=where)
-        checked[metric] = tuple(per_run)
-    commit = data.get("commit")
-    return Record(time=time, kind=kind, commit=commit if isinstance(commit, str) else None, workload=workload,
-                  runs=tuple(str(r) for r in runs), values=checked, verdict=data.get("verdict"),
-                  env=data.get("env"), complete=bool(data.get("complete", True)), runner_class=runner_class)
-
-
-def _is_time(text: str) -> bool:
-    try:
-        return _dt.datetime.fromisoformat(text).tzinfo is not None
-    except ValueError:
-        return False
+def warn_stderr(message: str) -> None:
+    print(f"gate: warning: {message}", file=sys.stderr)
 
 
 @dataclass(frozen=True)
 class History:
-    """Every record read, oldest first."""
+    """Every record read, oldest first, and what was skipped."""
 
     root: str
     records: tuple[Record, ...] = field(default_factory=tuple)
+    skipped: tuple[Skipped, ...] = ()
+    change_points: tuple = ()  # gate.history.analysis.ChangePoint, as stored by `gate history detect`
 
     def runner_classes(self) -> tuple[str, ...]:
         return tuple(sorted({r.runner_class for r in self.records}))
@@ -121,85 +95,244 @@ class History:
                      and (runner_class is None or r.runner_class == runner_class))
 
 
+@dataclass
+class _MonthFile:
+    records: list[Record]
+    bad: list[Skipped]
+
+
 class HistoryStore:
-    """Reads and appends the JSON-lines files under one history directory."""
+    """Reads and writes the month files under one history directory."""
 
-    def __init__(self, root: str | Path) -> None:
+    def __init__(self, root: str | Path, *, suite=None) -> None:
         self.root = Path(root)
+        self._suite = suite
 
-    def files(self) -> list[tuple[str, Path]]:
+    @property
+    def metric_kinds(self) -> Mapping[str, str]:
+        if self._suite is None:
+            from gate.config import load_suite
+
+            self._suite = load_suite()
+        return metric_kinds_of(self._suite)
+
+    def class_dirs(self) -> list[tuple[str, Path]]:
+        """(runner class, folder) of every runner-class folder (real directories only, never links)."""
         if not self.root.is_dir():
             return []
-        return sorted((d.name, f) for d in self.root.iterdir() if d.is_dir() for f in d.glob("*.jsonl"))
+        out = []
+        for entry in sorted(os.scandir(self.root), key=lambda e: e.name):
+            if entry.is_dir(follow_symlinks=False) and CLASS_NAME.fullmatch(entry.name):
+                out.append((entry.name, Path(entry.path)))
+        return out
 
-    def read(self, *, runner_class: str | None = None) -> History:
-        """All records (of one runner class when given), sorted by time. Missing directory: InputError."""
+    def files(self) -> list[tuple[str, Path]]:
+        """(runner class, path) of every month file, whatever it is (the reader checks each one)."""
+        return [(cls, Path(e.path)) for cls, folder in self.class_dirs()
+                for e in sorted(os.scandir(folder), key=lambda e: e.name) if MONTH_FILE.fullmatch(e.name)]
+
+    def read(self, *, runner_class: str | None = None,
+             warn: Callable[[str], None] | None = warn_stderr) -> History:
+        """All records (of one runner class when given), sorted by time; each skipped line or file is
+        passed to `warn` (stderr by default) and listed in History.skipped. Missing directory: InputError."""
         if not self.root.is_dir():
             raise InputError("no such history directory; expected <history>/<runner-class>/<YYYY-MM>.jsonl "
                              "(create one with `gate history import`)", path=self.root)
         records: list[Record] = []
+        skipped: list[Skipped] = []
         for cls, path in self.files():
             if runner_class is not None and cls != runner_class:
                 continue
-            records.extend(_read_file(path, cls))
-        records.sort(key=lambda r: (r.time, r.kind, r.workload))
-        return History(root=str(self.root), records=tuple(records))
+            try:
+                month = self._read_file(path, cls)
+            except inputs.Unreadable as exc:
+                skipped.append(Skipped(str(path), 0, exc.reason))
+                continue
+            records.extend(month.records)
+            skipped.extend(month.bad)
+        points = []
+        for cls, folder in self.class_dirs():
+            if runner_class is None or cls == runner_class:
+                found, bad = self._read_change_points(folder / CHANGE_POINTS)
+                points.extend(found)
+                skipped.extend(bad)
+        kept, _ = merge(records)  # union merges and hand copies may repeat a line across files
+        for item in skipped:
+            if warn is not None:
+                warn(str(item))
+        from gate.history.changes import merge as merge_points
 
-    def append(self, records: Iterable[Record]) -> int:
-        """Append records not yet stored (same key); returns how many lines were written."""
-        by_file: dict[Path, list[Record]] = {}
-        for record in records:
-            if record.kind not in KINDS:
-                raise InputError(f"record kind {record.kind!r} is not one of {', '.join(KINDS)}")
-            by_file.setdefault(self.root / record.runner_class / f"{record.month}.jsonl", []).append(record)
-        written = 0
+        return History(root=str(self.root), records=tuple(kept), skipped=tuple(skipped),
+                       change_points=tuple(merge_points(points)))
+
+    def _read_change_points(self, path: Path) -> tuple[list, list[Skipped]]:
+        from gate.history import changes
+
+        if not os.path.lexists(path):
+            return [], []
+        try:
+            found, bad = changes.read(path, root=self.root)
+        except inputs.Unreadable as exc:
+            return [], [Skipped(str(path), 0, exc.reason)]
+        lines = _raw_lines(path, self.root) if bad else []
+        return found, [Skipped(str(path), n, reason, lines[n - 1]) for n, reason in bad]
+
+    def record_change_points(self, runner_class: str, points: Sequence) -> list:
+        """Store change points found tonight beside those found before (a step re-placed by a later window
+        is not added twice; an issue number is kept); returns every change point of the class."""
+        from gate.history import changes
+
+        path = self.root / runner_class / CHANGE_POINTS
+        with self.locked():
+            present = os.path.lexists(path)
+            stored, bad = self._read_change_points(path) if present else ([], [])
+            if bad and bad[0].line == 0:
+                raise InputError(f"{bad[0].reason}; the change points must be a regular file to be written",
+                                 path=path)
+            kept = changes.combine(stored, points)
+            text = "".join(changes.to_line(cp) + "\n" for cp in kept) + "".join(f"{s.text}\n" for s in bad)
+            old = "\n".join(_raw_lines(path, self.root)) if present else ""
+            if text != old:
+                _write(path, text, "change points")
+        return kept
+
+    def _read_file(self, path: Path, runner_class: str) -> _MonthFile:
+        good, bad_lines = inputs.load_jsonl_lines(path, inputs.HISTORY, max_line_bytes=inputs.HISTORY_LINE_BYTES,
+                                                  root=self.root)
+        lines: list[str] | None = None
+        bad = []
+        if bad_lines:
+            lines = _raw_lines(path, self.root)
+            bad = [Skipped(str(path), n, reason, lines[n - 1]) for n, reason in bad_lines]
+        kinds = self.metric_kinds
+        records = []
+        for number, data in good:
+            try:
+                records.append(record_from_json(data, runner_class, kinds))
+            except BadRecord as exc:
+                if lines is None:
+                    lines = _raw_lines(path, self.root)
+                bad.append(Skipped(str(path), number, str(exc), lines[number - 1]))
+        bad.sort(key=lambda s: s.line)
+        return _MonthFile(records, bad)
+
+    @contextlib.contextmanager
+    def locked(self) -> Iterator[None]:
+        """Exclusive lock on the store directory: one writer at a time (imports, repair, change points)."""
         try:
             self.root.mkdir(parents=True, exist_ok=True)
-            attributes = self.root / ".gitattributes"
-            if not attributes.exists():
-                attributes.write_text(GITATTRIBUTES, encoding="utf-8")
-            for path, new in sorted(by_file.items()):
-                path.parent.mkdir(parents=True, exist_ok=True)
-                known = {r.key for r in _read_file(path, path.parent.name)} if path.exists() else set()
-                lines = []
-                for record in sorted(new, key=lambda r: (r.time, r.kind, r.workload)):
-                    if record.key not in known:
-                        known.add(record.key)
-                        lines.append(json.dumps(record.to_json(), separators=(",", ":"), allow_nan=False))
-                if lines:
-                    with path.open("a", encoding="utf-8") as handle:
-                        handle.write("\n".join(lines) + "\n")
-                    written += len(lines)
+            fd = os.open(self.root, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
         except OSError as exc:
-            raise InputError(f"cannot write the history ({exc.strerror})", path=exc.filename or self.root) from None
+            raise InputError(f"cannot open the history directory ({exc.strerror})", path=self.root) from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)  # closing releases the lock
+
+    def append(self, records: Iterable[Record], *, warn: Callable[[str], None] | None = warn_stderr) -> int:
+        """Store `records` (a rerun of a night replaces it, a repeat is a no-op); returns how many records
+        are new or replaced. Each month file is rewritten whole (atomic) under the store lock."""
+        kinds = self.metric_kinds
+        by_file: dict[Path, list[Record]] = {}
+        for record in records:
+            if not CLASS_NAME.fullmatch(record.runner_class):
+                raise InputError(f"runner class {record.runner_class!r}: expected letters, digits, '.', '_' or '-'")
+            time = utc_time(record.time)
+            if time is None:
+                raise InputError(f"{record.workload}: time {record.time!r} is not ISO-8601 with a UTC offset")
+            if time != record.time:
+                record = _replace_time(record, time)
+            try:
+                checked(record, kinds)
+            except BadRecord as exc:
+                raise InputError(f"{record.workload}: {exc}; nothing was stored") from None
+            by_file.setdefault(self.root / record.runner_class / f"{record.month}.jsonl", []).append(record)
+        written = 0
+        with self.locked():
+            self.read(warn=warn)  # names every line or file the store cannot use (kept as they are)
+            attributes = self.root / ".gitattributes"
+            if not os.path.lexists(attributes):
+                atomic.write_text(attributes, GITATTRIBUTES, what="history attributes")
+            for path, new in sorted(by_file.items()):
+                written += self._merge_into(path, new)
         return written
 
+    def _merge_into(self, path: Path, new: list[Record]) -> int:
+        present = os.path.lexists(path)
+        try:
+            month = self._read_file(path, path.parent.name) if present else _MonthFile([], [])
+            old_text = "\n".join(_raw_lines(path, self.root)) if present else ""
+        except inputs.Unreadable as exc:
+            raise InputError(f"{exc.reason}; the history month file must be a regular file to be written "
+                             "(nothing was stored)", path=path) from None
+        before = {r.digest for r in month.records}
+        kept, _ = merge(month.records + new)
+        text = "".join(r.line() + "\n" for r in kept) + "".join((s.text or "") + "\n" for s in month.bad)
+        if text != old_text:  # also rewrites a file left without its final newline, or with an old time spelling
+            _write(path, text, "history month file")  # OutputError: the old file is unchanged
+        return sum(1 for r in kept if r.digest not in before)
 
-def _read_file(path: Path, runner_class: str) -> list[Record]:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read ({getattr(exc, 'strerror', None) or 'not UTF-8'})", path=path) from None
-    lines = text.splitlines()
-    try:  # one parse for the whole file: ~10x faster than a json.loads per line
-        parsed = json.loads("[" + ",".join(line for line in lines if line.strip()) + "]")
-    except json.JSONDecodeError:
-        parsed = None
-    if parsed is None:  # find the bad line to name it
-        parsed = []
-        for number, line in enumerate(lines, 1):
-            if not line.strip():
-                continue
-            try:
-                parsed.append(json.loads(line))
-            except json.JSONDecodeError as exc:
-                raise InputError(f"line {number} is not valid JSON ({exc.msg}); expected one record per line",
-                                 path=path) from None
-    return [record_from_json(item, runner_class, f"{path}:{n}") for n, item in enumerate(parsed, 1)]
+    def repair(self, *, runner_class: str | None = None) -> tuple[list[Skipped], list[Skipped]]:
+        """Move every unreadable line of every month and change-point file to `<file>.rejected` (appended
+        there) and rewrite the file without it. Returns (lines moved, whole files that cannot be read: left
+        alone, named)."""
+        from gate.history import changes
+
+        moved: list[Skipped] = []
+        unreadable: list[Skipped] = []
+        with self.locked():
+            targets = [(cls, p) for cls, p in self.files()]
+            targets += [(cls, folder / CHANGE_POINTS) for cls, folder in self.class_dirs()
+                        if os.path.lexists(folder / CHANGE_POINTS)]
+            for cls, path in targets:
+                if runner_class is not None and cls != runner_class:
+                    continue
+                if path.name == CHANGE_POINTS:
+                    points, bad = self._read_change_points(path)
+                    if bad and bad[0].line == 0:
+                        unreadable.append(bad[0])
+                        continue
+                    good = "".join(changes.to_line(cp) + "\n" for cp in points)
+                else:
+                    try:
+                        month = self._read_file(path, cls)
+                    except inputs.Unreadable as exc:
+                        unreadable.append(Skipped(str(path), 0, exc.reason))
+                        continue
+                    bad = month.bad
+                    good = "".join(r.line() + "\n" for r in merge(month.records)[0])
+                if not bad:
+                    continue
+                rejected = path.with_name(path.name + ".rejected")
+                old = "\n".join(_raw_lines(rejected, self.root)) if os.path.lexists(rejected) else ""
+                if old and not old.endswith("\n"):
+                    old += "\n"
+                _write(rejected, old + "".join(f"{s.text}\n" for s in bad), "rejected lines")
+                _write(path, good, "history file")
+                moved.extend(bad)
+        return moved, unreadable
+
+
+def _raw_lines(path: Path, root: Path) -> list[str]:
+    """The file's lines as they are (bytes that are not UTF-8 kept as surrogates, written back unchanged)."""
+    return inputs.read_bytes(path, inputs.HISTORY, root=root).decode("utf-8", "surrogateescape").split("\n")
+
+
+def _write(path: Path, text: str, what: str) -> None:
+    atomic.write_bytes(path, text.encode("utf-8", "surrogateescape"), what=what)
+
+
+def _replace_time(record: Record, time: str) -> Record:
+    import dataclasses
+
+    return dataclasses.replace(record, time=time)
 
 
 def mean_of_runs(values: Iterable[float | None], *, log: bool) -> float | None:
     """The night's value: geometric mean of the runs for speed (log=True), arithmetic for accuracy."""
+    import math
+
     present = [v for v in values if v is not None and (v > 0 or not log)]
     if not present:
         return None

@@ -1,11 +1,19 @@
-"""One GitHub issue per change point on main: opened when first reported, updated (never duplicated) after.
+"""One GitHub issue per step on main and workload, listing every metric that moved with it.
 
-The issue is found again by a hidden marker naming the change point (workload, metric, first night),
-among the bot's issues in any state: a change point a maintainer closed stays closed.
-Markdown built here contains only trusted values (numbers, commit hashes, suite names).
+A step usually moves several metrics of one workload at once (a throughput step moves mean latency,
+p95 and RTF too): their change points within SAME_STEP_DAYS of each other are one step, one issue.
+Only a step that moved a gated metric opens an issue (mean latency and RTF are shown, never gated);
+the issue lists the gated metrics first, then the others.
+
+The issue is found again by a hidden marker naming the step (workload and first night), among the
+bot's issues in any state: a step a maintainer closed stays closed. Its number is stored with the
+change points (gate.history.changes), so a step whose issue could not be filed one night (a GitHub
+error) is filed the next night, and a filed one costs no API call. Markdown built here contains only
+trusted values (numbers, commit hashes, suite names).
 """
 from __future__ import annotations
 
+import datetime as _dt
 import re
 from dataclasses import dataclass
 from typing import Sequence
@@ -13,8 +21,9 @@ from typing import Sequence
 from gate import escape
 from gate.github import COMMENT_MAX_CHARS, Publisher, api_call, fit_chars
 from gate.history.analysis import ChangePoint
+from gate.history.changes import SAME_STEP_DAYS
 
-MARKER = "<!-- asr-gate-changepoint: {key} -->"
+MARKER = "<!-- asr-gate-step: {key} -->"
 
 
 @dataclass(frozen=True)
@@ -34,15 +43,38 @@ def format_level(value: float, cp: ChangePoint) -> str:
     return f"{value * 100:.2f}%" if cp.unit == "fraction" else f"{value:.4g} {cp.unit}"
 
 
-def issue_title(cp: ChangePoint) -> str:
-    what = "regression" if cp.worse else "improvement"
-    return f"ASR {what} on main: {cp.workload} {cp.metric} {format_change(cp).split(' (')[0]} since {cp.night[:10]}"
+def group_steps(points: Sequence[ChangePoint]) -> list[tuple[ChangePoint, ...]]:
+    """Change points of one workload within SAME_STEP_DAYS of the step's first night: one step each."""
+    steps: list[list[ChangePoint]] = []
+    for cp in sorted(points, key=lambda c: (c.workload, c.night, not c.gated, c.metric)):
+        here = steps[-1] if steps and steps[-1][0].workload == cp.workload else None
+        if here is not None and _days(here[0].night, cp.night) <= SAME_STEP_DAYS:
+            here.append(cp)
+        else:
+            steps.append([cp])
+    return [tuple(sorted(s, key=lambda c: (not c.gated, c.metric))) for s in steps]
 
 
 _HEX = re.compile(r"[0-9a-f]{7,40}")
 
 
-def issue_body(cp: ChangePoint, *, repository: str | None, server_url: str, chart_url: str | None,
+def _days(a: str, b: str) -> float:
+    return abs((_dt.datetime.fromisoformat(b) - _dt.datetime.fromisoformat(a)).total_seconds()) / 86400
+
+
+def step_key(step: Sequence[ChangePoint]) -> str:
+    first = min(cp.night for cp in step)
+    return f"{step[0].workload}:{first[:10]}"
+
+
+def issue_title(step: Sequence[ChangePoint]) -> str:
+    lead = step[0]
+    what = "regression" if lead.worse else "improvement"
+    moved = ", ".join(f"{cp.metric} {format_change(cp).split(' (')[0]}" for cp in step if cp.gated)
+    return f"ASR {what} on main: {lead.workload} {moved} since {min(cp.night for cp in step)[:10]}"
+
+
+def issue_body(step: Sequence[ChangePoint], *, repository: str | None, server_url: str, chart_url: str | None,
                run_url: str | None) -> str:
     def commit(sha: str | None) -> str:
         if not sha:
@@ -51,23 +83,29 @@ def issue_body(cp: ChangePoint, *, repository: str | None, server_url: str, char
             return escape.md(sha, 60)
         return f"[`{sha[:10]}`]({server_url}/{repository}/commit/{sha})" if repository else f"`{sha[:10]}`"
 
+    lead = step[0]
     compare = ""
-    if repository and cp.previous_commit and cp.commit and _HEX.fullmatch(cp.previous_commit) and _HEX.fullmatch(cp.commit):
-        compare = f" ([diff]({server_url}/{repository}/compare/{cp.previous_commit}...{cp.commit}))"
+    if repository and lead.previous_commit and lead.commit and _HEX.fullmatch(lead.previous_commit) \
+            and _HEX.fullmatch(lead.commit):
+        compare = f" ([diff]({server_url}/{repository}/compare/{lead.previous_commit}...{lead.commit}))"
     lines = [
-        f"## {'📉' if cp.worse else '📈'} Change point on main: {escape.md(cp.workload, 80)} · {escape.md(cp.metric, 60)}",
+        f"## {'📉' if lead.worse else '📈'} Step on main: {escape.md(lead.workload, 80)}, from {escape.md(lead.night[:10], 20)}",
         "",
-        "| | |",
-        "|---|---|",
-        f"| Change | **{format_change(cp)}** ({'worse' if cp.worse else 'better'}) |",
-        f"| Level | {format_level(cp.before, cp)} → {format_level(cp.after, cp)} |",
-        f"| First night on the new level | {escape.md(cp.night, 40)} |",
-        f"| Commit range | {commit(cp.previous_commit)} (last night before) … {commit(cp.commit)} (first night after){compare} |",
-        f"| Reported | {escape.md(cp.reported, 40)} (p = {cp.p_value:.1g}) |",
+        f"Commit range: {commit(lead.previous_commit)} (last night on the old level) … {commit(lead.commit)} "
+        f"(first night on the new level){compare}",
         "",
+        "| Metric | Change (95% CI) | Level before → after | First night | p |",
+        "|---|---|---|---|---|",
     ]
+    for cp in step:
+        role = "gated" if cp.gated else "shown, not gated"
+        lines.append(f"| {escape.md(cp.metric, 60)} ({role}) | **{format_change(cp)}** {'worse' if cp.worse else 'better'} | "
+                     f"{format_level(cp.before, cp)} → {format_level(cp.after, cp)} | "
+                     f"{escape.md(cp.night[:16].replace('T', ' '), 20)} "
+                     f"UTC | {cp.p_value:.1g} |")
+    lines.append("")
     if chart_url:
-        lines += [f"![{cp.workload} {cp.metric} over the nights]({chart_url})", "", f"[Chart]({chart_url})", ""]
+        lines += [f"[Charts of {lead.workload} on the dashboard]({chart_url})", ""]
     if run_url:
         lines += [f"Detected by [this nightly run]({run_url}).", ""]
     lines += ["E-divisive means places the step, a winsorized Student t test decides it (`gate history`, README "
@@ -75,31 +113,43 @@ def issue_body(cp: ChangePoint, *, repository: str | None, server_url: str, char
     return "\n".join(lines)
 
 
-def file_change_points(publisher: Publisher, change_points: Sequence[ChangePoint], *, server_url: str,
-                       chart_urls: dict[str, str] | None = None, run_url: str | None = None) -> list[Filed]:
-    """Open or update one issue per change point."""
-    if not change_points:
-        return []
+def to_file(points: Sequence[ChangePoint]) -> list[tuple[ChangePoint, ...]]:
+    """Steps that need an issue: one of their metrics is gated and one of their change points has none yet."""
+    return [s for s in group_steps(points) if any(cp.gated for cp in s) and any(cp.issue is None for cp in s)]
+
+
+def file_steps(publisher: Publisher, points: Sequence[ChangePoint], *, server_url: str,
+               chart_urls: dict[str, str] | None = None, run_url: str | None = None
+               ) -> tuple[list[Filed], dict[str, int]]:
+    """Open or update one issue per step that needs one; returns what was done and change-point key ->
+    issue number (to be stored with the change points)."""
+    steps = to_file(points)
+    if not steps:
+        return [], {}
     with api_call("listing the bot's issues"):
         existing = [i for i in publisher.repo.get_issues(state="all", creator=publisher.bot_login)  # type: ignore[arg-type]
                     if i.pull_request is None]
-    filed = []
-    for cp in change_points:
-        marker = MARKER.format(key=cp.key)
-        body = fit_chars(issue_body(cp, repository=publisher.repository, server_url=server_url,
-                                    chart_url=(chart_urls or {}).get(cp.key), run_url=run_url),
+    filed, numbers = [], {}
+    for step in steps:
+        key = step_key(step)
+        marker = MARKER.format(key=key)
+        body = fit_chars(issue_body(step, repository=publisher.repository, server_url=server_url,
+                                    chart_url=(chart_urls or {}).get(key), run_url=run_url),
                          COMMENT_MAX_CHARS - len(marker) - 1) + "\n" + marker
-        issue = next((i for i in existing if marker in (i.body or "")), None)
+        known = next((cp.issue for cp in step if cp.issue is not None), None)
+        issue = next((i for i in existing if (known is not None and i.number == known)
+                      or marker in (i.body or "")), None)
         if issue is None:
-            with api_call(f"opening the issue for {cp.key}"):
-                created = publisher.repo.create_issue(title=issue_title(cp)[:250], body=body)
-            filed.append(Filed(cp.key, "opened", created.number))
+            with api_call(f"opening the issue for {key}"):
+                created = publisher.repo.create_issue(title=issue_title(step)[:250], body=body)
+            filed.append(Filed(key, "opened", created.number))
         elif issue.state == "closed":
-            filed.append(Filed(cp.key, "closed-by-maintainer", issue.number))
+            filed.append(Filed(key, "closed-by-maintainer", issue.number))
         elif issue.body == body:
-            filed.append(Filed(cp.key, "unchanged", issue.number))
+            filed.append(Filed(key, "unchanged", issue.number))
         else:
-            with api_call(f"updating issue #{issue.number} for {cp.key}"):
-                issue.edit(title=issue_title(cp)[:250], body=body)
-            filed.append(Filed(cp.key, "updated", issue.number))
-    return filed
+            with api_call(f"updating issue #{issue.number} for {key}"):
+                issue.edit(title=issue_title(step)[:250], body=body)
+            filed.append(Filed(key, "updated", issue.number))
+        numbers.update({cp.key: filed[-1].number for cp in step if filed[-1].number is not None})
+    return filed, numbers

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 
@@ -85,12 +86,12 @@ def test_base_install_does_not_import_matplotlib(history_dir):
     subprocess.run([sys.executable, "-c", code], check=True, capture_output=True)
 
 
-def test_plot_without_matplotlib_is_one_clear_line(history_dir, tmp_path):
+def test_plot_needs_no_matplotlib(history_dir, tmp_path):
     code = ("import sys; sys.modules['matplotlib'] = None; from gate.cli import main; "
             "sys.argv=['gate','history','plot',%r,'--history',%r]; main()" % (str(tmp_path / "c"), str(history_dir)))
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert result.returncode == 2
-    assert result.stderr.strip() == "gate: error: charts need matplotlib: pip install 'asr-regression-gate[plot]'"
+    assert result.returncode == 0, result.stderr
+    assert len(list((tmp_path / "c").glob("*.svg"))) == 3
 
 
 def test_noise_refreshes_a_baseline_calibration(history_dir, tmp_path):
@@ -113,7 +114,8 @@ def test_noise_refreshes_a_baseline_calibration(history_dir, tmp_path):
 
 
 def test_plot_with_a_candidate(history_dir, tmp_path):
-    pytest.importorskip("matplotlib")
+    import xml.etree.ElementTree as ET
+
     from gate.config import load_suite
     from gate.examples import ExampleSpec, write_example_tree
 
@@ -121,15 +123,16 @@ def test_plot_with_a_candidate(history_dir, tmp_path):
     result = CliRunner().invoke(cli, ["history", "plot", str(tmp_path / "charts"), "--history", str(history_dir),
                                       "--candidate", str(tree)])
     assert result.exit_code == 0, result.output
-    charts = sorted(p.name for p in (tmp_path / "charts").glob("*.png"))
-    assert charts == ["qwen3-asr_en-corpus_wer.png", "qwen3-asr_en-latency_mean_s.png",
-                      "qwen3-asr_en-throughput_samples_per_s.png"]
-    import matplotlib.image
-
-    pixels = matplotlib.image.imread(str(tmp_path / "charts" / charts[2]))
-    assert pixels.shape[:2] == (320, 800)
-    orange = (abs(pixels[..., 0] - 1.0) < 0.05) & (abs(pixels[..., 1] - 0.5) < 0.06) & (pixels[..., 2] < 0.15)
-    assert orange.sum() > 20  # the candidate's runs are drawn (#ff7f0e diamonds)
+    charts = sorted(p.name for p in (tmp_path / "charts").glob("*.svg"))
+    assert charts == ["qwen3-asr_en-corpus_wer.svg", "qwen3-asr_en-latency_mean_s.svg",
+                      "qwen3-asr_en-throughput_samples_per_s.svg"]
+    svg = ET.parse(tmp_path / "charts" / charts[2]).getroot()  # well-formed standalone SVG
+    texts = [t.text or "" for t in svg.iter("{http://www.w3.org/2000/svg}text")]
+    assert "throughput (samples/s)" in texts and "candidate runs" in texts
+    assert any(t.startswith("2026-09-") for t in texts)  # x ticks are dates with the year
+    assert any(re.match(r"-[56]\.\d% from 2026-09-\d\d \(0{7}\.\.0{7}\)", t) for t in texts), texts  # change point
+    titles = [t.text or "" for t in svg.iter("{http://www.w3.org/2000/svg}title")]
+    assert sum(t.startswith("candidate run: ") for t in titles) == 3
 
 
 def test_import_stores_each_workloads_worst_verdict_from_the_report(tmp_path):

@@ -3,6 +3,7 @@ the candidate placed after │ on the same scale; passing rows get none; cmark-g
 from __future__ import annotations
 
 import importlib.util
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -43,10 +44,45 @@ def test_non_passing_rows_get_the_nights_and_the_candidate(history_dir, slow_rep
     suite, report = slow_report
     trends = row_trends(history_dir, report, suite)
     assert list(trends) == [("qwen3/asr_en", "throughput_samples_per_s")]  # the one failing row
-    line = trends[("qwen3/asr_en", "throughput_samples_per_s")]
+    cell = trends[("qwen3/asr_en", "throughput_samples_per_s")]
+    line = cell.split("`")[1]
     nights, candidate = line.split(BREAK)
     assert len(nights) == NIGHTS and len(candidate) == 1
-    assert candidate in "▁▂▃" and nights[0] in "▅▆▇█"  # before the step the nights were high; the candidate is low
+    # The history's last 14 nights sit ~6% below 98 (its step); the candidate is 6% below 98 too: same level.
+    assert abs("▁▂▃▄▅▆▇█".index(candidate) - "▁▂▃▄▅▆▇█".index(sorted(nights)[len(nights) // 2])) <= 1
+    assert re.search(r" [+-]\d\.\d% vs the last 14 nights' band of ±\d\.\d%", cell), cell
+    assert "baseline " in cell  # the baseline's bar on the same scale
+
+
+def test_nightly_noise_does_not_fill_the_sparkline(tmp_path, slow_report):
+    """1% of nightly noise stays within a few bars: the scale spans at least twice the gate's floor."""
+    from conftest import synthetic_records
+
+    from gate.history.store import HistoryStore
+
+    suite, report = slow_report
+    HistoryStore(tmp_path / "h").append(synthetic_records(nights=20, step_night=99))  # flat nights, 1% noise
+    cell = row_trends(tmp_path / "h", report, suite)[("qwen3/asr_en", "throughput_samples_per_s")]
+    nights = cell.split("`")[1].split(BREAK)[0]
+    levels = ["▁▂▃▄▅▆▇█".index(c) for c in nights]
+    assert max(levels) - min(levels) <= 3, nights  # min–max scaling would use all eight
+
+
+def test_an_open_step_of_the_workload_names_its_issue(tmp_path, slow_report):
+    import dataclasses
+
+    from conftest import synthetic_records
+
+    from gate.history.analysis import trends
+    from gate.history.store import HistoryStore
+
+    suite, report = slow_report
+    store = HistoryStore(tmp_path / "h")
+    store.append(synthetic_records(nights=30, step_night=22))
+    found = [cp for t in trends(store.read(), suite) for cp in t.change_points]
+    store.record_change_points("h100", [dataclasses.replace(cp, issue=41) for cp in found])
+    cell = row_trends(tmp_path / "h", report, suite)[("qwen3/asr_en", "throughput_samples_per_s")]
+    assert cell.endswith("step since 2026-09-23 #41"), cell
 
 
 def test_the_comment_shows_the_trend_beside_the_row_and_cmark_keeps_the_table(history_dir, slow_report):
@@ -61,3 +97,40 @@ def test_the_comment_shows_the_trend_beside_the_row_and_cmark_keeps_the_table(hi
     table = html.split("What changed", 1)[1].split("</table>", 1)[0]
     assert table.count("<th>") == 5 and table.count("<td>") % 5 == 0 and BREAK in table
     assert "<script" not in html and "&lt;!-- asr" not in html
+
+
+def test_the_trusted_jobs_pr_comment_shows_the_trend(tmp_path, history_dir, monkeypatch):
+    """`gate post --history` (the trusted report job) against the GitHub fake: the sticky comment has the trend."""
+    import json as _json
+    import os
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "github"))
+    import gh_payloads as p
+    from click.testing import CliRunner
+    from fake_github import REPO, TOKEN, FakeGitHub
+    from gh_trees import make_trees
+
+    import gate.commands.post as post_module
+    from gate.cli import cli
+    from gate.config import load_suite as _load
+    from gate.examples import write_example_pair
+    from gate.github import connect
+
+    monkeypatch.setattr(post_module, "connect", lambda **kw: connect(**kw, throttle=False))
+    baseline, candidate = write_example_pair(tmp_path / "pair", _load())
+    trees = make_trees(tmp_path / "trees", {"trees": (baseline, candidate)}, "qwen3")
+    event = tmp_path / "wr.json"
+    event.write_text(_json.dumps(p.workflow_run(conclusion="success", prs=[], fork=True)))
+    with FakeGitHub() as fake:
+        fake.add_pull(42, labels=("run-qwen3-asr",), head_repo="contributor/sglang-omni")
+        env = {k: None for k in os.environ if k.startswith(("GITHUB_", "GATE_", "RUNNER_"))}
+        env.update({"GITHUB_API_URL": fake.base_url, "GITHUB_TOKEN": TOKEN, "GITHUB_REPOSITORY": REPO,
+                    "GITHUB_SERVER_URL": "https://github.test", "GITHUB_RUN_ID": "555",
+                    "GITHUB_EVENT_NAME": "workflow_run", "GITHUB_EVENT_PATH": str(event)})
+        result = CliRunner().invoke(cli, ["post", "--trees", str(trees), "--model", "qwen3", "--history",
+                                          str(history_dir)], env=env, catch_exceptions=False)
+        assert result.exit_code == 0, result.output
+        (comment,) = fake.comments_on(42)
+    row = next(line for line in comment["body"].splitlines() if "throughput" in line and BREAK in line)
+    assert re.search(r"`[▁▂▃▄▅▆▇█]{14}│[▁▂▃▄▅▆▇█]` [+-]\d+\.\d% vs the last 14 nights' band of ±\d+\.\d%", row), row

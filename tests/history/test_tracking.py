@@ -1,6 +1,7 @@
 """Tracking issues against the loopback GitHub fake (tests/github/fake_github.py), through `gate history detect --track`."""
 from __future__ import annotations
 
+import json
 import re
 
 from click.testing import CliRunner
@@ -20,31 +21,45 @@ def detect(history_dir, fake, *extra):
                                     "--chart-url", "https://pages.test/asr", *extra], env=env(fake))
 
 
-def test_one_issue_per_change_point_then_updates_never_duplicates(history_dir):
+def test_one_issue_per_step_listing_its_metrics_then_updates_never_duplicate(history_dir):
     with FakeGitHub() as fake:
         first = detect(history_dir, fake)
         assert first.exit_code == 0, first.output
         issues = fake.state.issues
-        # throughput -6% and latency +6% from the same night: two metrics, two change points, two issues
-        assert len(issues) == 2, first.output
-        titles = sorted(i["title"] for i in issues.values())
-        assert titles[0].startswith("ASR regression on main: qwen3/asr_en latency_mean_s +")
-        assert titles[1].startswith("ASR regression on main: qwen3/asr_en throughput_samples_per_s -")
-        body = next(i["body"] for i in issues.values() if "throughput" in i["title"])
+        # throughput -6% (gated) and mean latency +6% (shown, not gated) from the same night: one step, one issue
+        assert len(issues) == 1, first.output
+        [issue] = issues.values()
+        assert issue["title"].startswith("ASR regression on main: qwen3/asr_en throughput_samples_per_s -")
+        assert "latency_mean_s" not in issue["title"]  # not gated: listed in the body only
+        body = issue["body"]
+        assert "| throughput_samples_per_s (gated) |" in body and "| latency_mean_s (shown, not gated) |" in body
         assert f"https://github.test/{REPO}/compare/{commit(STEP_NIGHT - 1)}...{commit(STEP_NIGHT)}" in body
-        assert "95% CI" in body and "| Change |" in body
-        assert "https://pages.test/asr/charts/qwen3-asr_en-throughput_samples_per_s.png" in body
+        assert "95% CI" in body
+        assert "https://pages.test/asr/qwen3.html#qwen3-asr_en" in body
         assert "https://github.test/sgl-project/sglang-omni/actions/runs/77" in body
-        assert re.search(r"<!-- asr-gate-changepoint: qwen3/asr_en:throughput_samples_per_s:2026-09-\d\d -->", body)
+        assert re.search(r"<!-- asr-gate-step: qwen3/asr_en:2026-09-\d\d -->", body)
+        stored = [json.loads(line) for line in (history_dir / "h100" / "change-points.jsonl").read_text().splitlines()]
+        number = next(iter(issues))
+        assert {p["metric"]: p["issue"] for p in stored} == {"throughput_samples_per_s": number,
+                                                             "latency_mean_s": number}
 
         again = detect(history_dir, fake)
-        assert again.exit_code == 0 and again.output.count("issue unchanged") == 2
-        assert len(fake.state.issues) == 2 and not fake.calls("PATCH", r"/issues/\d+$")
+        assert again.exit_code == 0 and "issue" not in again.output.replace("stored", "")  # filed: no API call
+        assert len(fake.state.issues) == 1 and not fake.calls("PATCH", r"/issues/\d+$")
 
-        number = next(n for n, i in fake.state.issues.items() if "latency" in i["title"])
-        fake.state.issues[number]["state"] = "closed"  # a maintainer closed it: it stays closed
-        third = detect(history_dir, fake)
-        assert "issue closed-by-maintainer" in third.output and len(fake.state.issues) == 2
+
+def test_a_github_error_keeps_the_change_points_and_the_next_night_files_them(history_dir):
+    with FakeGitHub() as fake:
+        fake.fail("POST", r"/issues$", 502, times=100)
+        failed = detect(history_dir, fake)
+        assert failed.exit_code == 2 and "GitHub" in failed.output.splitlines()[-1]
+        stored = (history_dir / "h100" / "change-points.jsonl").read_text().splitlines()
+        assert len(stored) == 2 and all(json.loads(line)["issue"] is None for line in stored)
+    with FakeGitHub() as fake:
+        later = CliRunner().invoke(cli, ["history", "detect", "--history", str(history_dir), "--recent", "1",
+                                         "--track"], env=env(fake))
+        assert later.exit_code == 0 and "issue opened" in later.output, later.output
+        assert len(fake.state.issues) == 1
 
 
 def test_nothing_new_touches_no_issue(history_dir):
@@ -52,7 +67,10 @@ def test_nothing_new_touches_no_issue(history_dir):
         result = CliRunner().invoke(cli, ["history", "detect", "--history", str(history_dir), "--recent", "1",
                                           "--track"], env=env(fake))
         assert result.exit_code == 0 and "no new change point" in result.output
-        assert fake.state.issues == {} and not fake.calls("POST")
+        assert len(fake.state.issues) == 1  # the stored step had no issue yet: filed once
+        again = CliRunner().invoke(cli, ["history", "detect", "--history", str(history_dir), "--recent", "1",
+                                         "--track"], env=env(fake))
+        assert again.exit_code == 0 and len(fake.state.issues) == 1 and len(fake.calls("POST")) == 1
 
 
 def test_github_error_is_one_line(history_dir):
@@ -73,3 +91,4 @@ def test_detect_writes_the_new_change_points_as_json(history_dir, tmp_path):
     points = json.loads(out.read_text())
     assert {p["metric"] for p in points} == {"throughput_samples_per_s", "latency_mean_s"}
     assert all(p["commit"] == commit(STEP_NIGHT) for p in points)
+    assert {p["metric"]: p["gated"] for p in points} == {"throughput_samples_per_s": True, "latency_mean_s": False}

@@ -1,0 +1,90 @@
+"""The drift guard: may tonight become the baseline?
+
+A baseline that follows main night by night walks onto a regression: tonight's compare against
+yesterday's baseline sees only tonight's share of a slow drift, and a step PASSes once the baseline has
+moved to it. So before the nightly moves the baseline, tonight is also judged against main's own recent
+level, and against the steps the history has recorded:
+
+- level: for each gated metric, tonight's value against the median of the last LEVEL_NIGHTS nightly
+  records since the last change point; worse by more than max(the gate's floor, the nights' ±2σ band) blocks;
+- steps: a stored change point on a gated metric, in the worse direction, blocks until a maintainer
+  accepts it. Acceptance is a record of kind "accepted" for that workload from the step's night on
+  (`gate history import --kind accepted TREE`, from the same dispatch run that moves the baseline past
+  an intended change: the rule PRs follow, a maintainer's explicit act).
+
+Nothing here writes; the nightly reads `block` from `gate history guard --json` to skip the baseline move.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Sequence
+
+from gate.config import Suite
+from gate.history.analysis import ChangePoint, Trend, trends
+from gate.history.records import Record
+from gate.history.store import History, mean_of_runs
+from gate.history.svg import display_value, floor_of
+from gate.history.tracking import format_change
+
+LEVEL_NIGHTS = 14
+
+
+@dataclass(frozen=True)
+class Finding:
+    workload: str
+    metric: str
+    kind: str  # "level" or "step"
+    text: str  # one line, for the log and the tracking issue
+
+    def to_json(self) -> dict:
+        return {"workload": self.workload, "metric": self.metric, "kind": self.kind, "text": self.text}
+
+
+def accepted(cp: ChangePoint, history: History) -> bool:
+    return any(r.kind == "accepted" and r.workload == cp.workload and r.time >= cp.night for r in history.records)
+
+
+def level_finding(t: Trend, tonight: Record, suite: Suite, nights: int = LEVEL_NIGHTS) -> Finding | None:
+    """Tonight's value against the last `nights` nights of main (tonight's own record excluded)."""
+    floor, relative = floor_of(t, suite)
+    value = mean_of_runs(tonight.values.get(t.metric.name, ()), log=relative)
+    since = max((cp.night for cp in t.change_points), default="")  # the level since the last step
+    before = [n.value for n in t.nights if n.value is not None and since <= n.time < tonight.time][-nights:]
+    if value is None or len(before) < 3 or (relative and (value <= 0 or min(before) <= 0)):
+        return None
+    level = sorted(before)[len(before) // 2]
+    xs = [math.log(v) for v in before] if relative else before
+    mean = sum(xs) / len(xs)
+    band = 2 * math.sqrt(sum((x - mean) ** 2 for x in xs) / (len(xs) - 1))
+    change = value / level - 1 if relative else value - level
+    limit = max(floor, math.expm1(band) if relative else band)
+    worse = change > 0 if t.metric.direction == "lower" else change < 0
+    if not worse or abs(change) <= limit:
+        return None
+    amount = f"{change:+.1%}" if relative else f"{change * 100:+.2f} pp"
+    bound = f"±{limit:.1%}" if relative else f"±{limit * 100:.2f} pp"
+    return Finding(t.workload, t.metric.name, "level",
+                   f"{t.workload} {t.metric.name}: tonight {display_value(value, t.metric.unit)} is {amount} against "
+                   f"the last {len(before)} nights' level {display_value(level, t.metric.unit)} (beyond {bound})")
+
+
+def guard(history: History, tonight: Sequence[Record], suite: Suite, *, runner_class: str | None = None,
+          nights: int = LEVEL_NIGHTS) -> list[Finding]:
+    """Why tonight must not become the baseline (empty: it may)."""
+    found = []
+    by_workload = {r.workload: r for r in tonight}
+    for t in trends(history, suite, runner_class=runner_class):
+        if not t.metric.gated:
+            continue
+        if t.workload in by_workload:
+            level = level_finding(t, by_workload[t.workload], suite, nights)
+            if level is not None:
+                found.append(level)
+        for cp in t.change_points:
+            if cp.worse and not accepted(cp, history):
+                issue = f" (#{cp.issue})" if cp.issue else ""
+                found.append(Finding(cp.workload, cp.metric, "step",
+                                     f"{cp.workload} {cp.metric}: step {format_change(cp).split(' (')[0]} from "
+                                     f"{cp.night[:10]}{issue} not accepted"))
+    return found
