@@ -28,7 +28,7 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
-from gate import __version__, results, samples
+from gate import __version__, atomic, results, samples
 from gate.config import Workload
 from gate.samples import CrossCheck, UtteranceErrors
 
@@ -88,6 +88,7 @@ class CachedSampleReader:
             for stale in self.directory.glob(entry.name.rsplit("--", 1)[0] + "--*.json"):
                 stale.unlink()  # an older entry for the same run and workload: its files have changed since
             handle, temp = tempfile.mkstemp(dir=self.directory, prefix=".tmp-", suffix=".json")
+            os.fchmod(handle, 0o666 & ~atomic.UMASK)  # readable like the tree's other files (mkstemp gives 0600)
             with os.fdopen(handle, "w", encoding="utf-8") as out:
                 json.dump(document, out, ensure_ascii=False, separators=(",", ":"))
             os.replace(temp, entry)
