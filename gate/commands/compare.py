@@ -5,21 +5,19 @@ import dataclasses
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
-from gate import atomic, comparability, looks_record
-from gate.baseline import read_baseline, side_from_tree
-from gate.compare import compare
-from gate.config import Suite, load_suite
-from gate.freshness import check_calibration
-from gate.render import render_comment, render_summary, render_terminal
-from gate.report import Report
-from gate.sample_cache import CachedSampleReader
-from gate.side import Side
-from gate.sides import load_side
+from gate import atomic, comparability
+from gate.sides import require_present
 from gate.swap_check import RowOutcome, recorded, swap_warnings
 from gate.verdict import Verdict
+
+if TYPE_CHECKING:  # the library loads in the command's body: --help and usage errors never import scipy
+    from gate.config import Suite
+    from gate.report import Report
+    from gate.side import Side
 
 
 @click.command("compare")
@@ -90,6 +88,15 @@ def command(base: Path, candidate: Path, models: tuple[str, ...], allow_diff: tu
       gate compare results/base results/candidate --json - --format none | jq .verdict
       gate compare baseline.json candidate --history history --comment comment.md
     """
+    for path in (base, candidate):
+        require_present(path)  # a missing side is a usage error, answered before the heavy imports
+    from gate import looks_record
+    from gate.baseline import read_baseline
+    from gate.compare import compare
+    from gate.config import load_suite
+    from gate.freshness import check_calibration
+    from gate.render import render_comment, render_summary, render_terminal
+
     suite = load_suite(suite_path)
     chosen = tuple(m for item in models for m in item.split(",") if m) or None
     base_side = _load(base, suite, chosen, cache=not no_cache)
@@ -101,7 +108,7 @@ def command(base: Path, candidate: Path, models: tuple[str, ...], allow_diff: tu
     report = compare(base_side, cand_side, suite, models=chosen, allow_diff=allow_diff, seed=seed,
                      calibration=calibration, cross_job=cross_job, calibration_check=check)
     report = dataclasses.replace(report, looks=looks_record.from_run_log(candidate, suite, report.models))
-    for warning in swap_warnings(recorded(base), recorded(candidate), _row_outcomes(report)):
+    for warning in swap_warnings(recorded(base, git=not no_cache), recorded(candidate, git=not no_cache), _row_outcomes(report)):
         click.echo(f"gate: warning: {warning}", err=True)
     _write(json_path, json.dumps(report.to_json(), indent=2, ensure_ascii=False) + "\n", "report")
     trends = _trends(history_dir, report, suite)
@@ -126,6 +133,10 @@ def _calibration_file(base: Path, base_side: Side, candidate: Path, cand_side: S
 
 def _load(path: Path, suite: Suite, models: tuple[str, ...] | None, *, cache: bool) -> Side:
     """A side; a tree's per-utterance counts come through its cache unless `cache` is off."""
+    from gate.baseline import side_from_tree
+    from gate.sample_cache import CachedSampleReader
+    from gate.sides import load_side
+
     if cache and path.is_dir():
         return side_from_tree(path, suite, models=models, sample_reader=CachedSampleReader(path))
     return load_side(path, suite, models)
