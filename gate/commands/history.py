@@ -301,7 +301,7 @@ def example_nights(out: Path, nights: int, suite_path: Path | None) -> None:
     \b
     Exit codes:
       0  written
-      2  OUT exists, is not empty and was not written by an example command, or cannot be written
+      2  OUT exists, is not empty and was not written by this command, or cannot be written
     """
     from gate.examples import SYNTHETIC_NOTICE
     from gate.examples.folder import write_replaceable  # rerunnable: replaces a folder an example command wrote

@@ -9,7 +9,6 @@ import click
 from gate import atomic
 from gate.config import load_suite
 from gate.errors import InputError
-from gate.untrusted import load_untrusted_report, merge_reports
 
 
 @click.command("merge")
@@ -32,6 +31,8 @@ def command(reports: tuple[str, ...], json_out: str, expect_models: str, suite_p
     Example:
       gate merge reports/ --expect-models qwen3,moss_td --json out/report.json
     """
+    from gate.untrusted import load_untrusted_report, merge_reports  # here: usage errors answer before scipy loads
+
     suite = load_suite(suite_path)
     expected = tuple(m for m in expect_models.replace(",", " ").split() if m)
     suite.workloads_for(expected)  # unknown model names are one line, not a silent pass

@@ -25,7 +25,7 @@ def write_replaceable(out: Path, write: Callable[[Path], T], *, command: str, te
 
     `texts`: files (relative to OUT) whose text names the folder they were written in; the staging
     folder's name in them becomes OUT's."""
-    check_replaceable(out)
+    check_replaceable(out, command)
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
         staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.gate-example-", dir=out.parent))
@@ -46,16 +46,16 @@ def write_replaceable(out: Path, write: Callable[[Path], T], *, command: str, te
     return result
 
 
-def check_replaceable(out: Path) -> None:
+def check_replaceable(out: Path, command: str) -> None:
     if out.name in ("", ".", ".."):
         raise InputError("expected a folder to create or replace, like example-out (it is built beside itself)",
                          path=out)
     if out.is_symlink() or (out.exists() and not out.is_dir()):
-        raise InputError("exists and is not a directory; expected a new directory or one an example command wrote",
+        raise InputError(f"exists and is not a directory; expected a new directory or one `{command}` wrote",
                          path=out)
     if out.is_dir() and any(out.iterdir()) and not (out / MARKER).is_file():
-        raise InputError(f"exists, is not empty and was not written by an example command (no {MARKER} file); "
-                         "expected a new or empty directory, or one an example command wrote", path=out)
+        raise InputError(f"exists, is not empty and was not written by `{command}` (no {MARKER} file); "
+                         f"expected a new or empty directory, or one `{command}` wrote", path=out)
 
 
 def _move_into_place(staging: Path, out: Path) -> None:
