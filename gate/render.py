@@ -398,8 +398,8 @@ def _context(report: Report, folded: tuple[str, ...] = (), trends: Mapping[tuple
             complete_by_model.setdefault(model, []).append(name or model)
     differences = list(report.environment_diff)
     packages = [d for d in differences if d.kind == "freeze"]
-    # Changed utterances of workloads with a failing or warning accuracy row come first (and alone in the terminal).
-    flagged = {r.workload for r in not_passing if r.kind == "accuracy" and r.verdict in (Verdict.FAIL, Verdict.WARN)}
+    # Changed utterances are shown for the workloads that did not pass only.
+    flagged = {r.workload for r in changed}
     utterances = sorted(report.utterances, key=lambda u: u.workload not in flagged)
     # Outputs show the changed utterances of those workloads only; the JSON report keeps them all.
     shown_utterances = [] if "utterances" in folded else [u for u in utterances if u.workload in flagged]
@@ -413,7 +413,7 @@ def _context(report: Report, folded: tuple[str, ...] = (), trends: Mapping[tuple
         "changed": changed,
         "incomplete_workloads": incomplete_workloads,
         "leads": _leads(not_passing, models),
-        "why_lines": _why_lines(not_passing),
+        "why_lines": _why_lines(changed),
         "notes": notes,
         "coverage": coverage,
         "incomplete_coverage": incomplete_coverage,
@@ -473,7 +473,10 @@ def _leads(rows: Sequence[Row], models: dict[str, list[Row]]) -> list[dict]:
     for row in rows:
         leads.setdefault(row.verdict, {}).setdefault(row.workload, []).append(row.metric)
     return [{"verdict": verdict,
-             "workloads": [{"workload": w, "metrics": m, "all": len(m) == per_workload[w]} for w, m in workloads.items()]}
+             "workloads": [{"workload": w, "metrics": m, "all": len(m) == per_workload[w]} for w, m in workloads.items()],
+             # every check of every workload (a GPU mismatch): one phrase instead of the list
+             "every": len(workloads) > 2 and len(workloads) == len(per_workload)
+             and all(len(m) == per_workload[w] for w, m in workloads.items())}
             for verdict, workloads in leads.items()]
 
 
@@ -579,7 +582,8 @@ def render_summary(report: Report, *, budget: Budget = JOB_SUMMARY_BUDGET, trend
 def render_terminal(report: Report, *, show_all: bool = False) -> str:
     """Terminal text: the rows that are not a pass (every row with show_all), coverage, verdict."""
     context = _context(report)
-    shown = list(report.rows) if show_all else sorted((r for r in report.rows if not r.verdict.is_pass),
+    # Untested rows (incomplete, not comparable) are explained by the coverage and difference lines instead.
+    shown = list(report.rows) if show_all else sorted((r for r in report.rows if r.verdict in (Verdict.FAIL, Verdict.WARN)),
                                                       key=lambda r: r.verdict.precedence)
     return environment().get_template("terminal.txt.j2").render(
         **context, show_all=show_all, table=_terminal_table(shown) if shown else "")
