@@ -196,8 +196,8 @@ def test_each_output_fits_its_own_budget_dropping_excerpts_before_rows(report):
     assert "changed-utterance excerpts" in comment.split("<details>")[0] and "z0" not in comment
     check = render_check_summary(big)
     assert len(check.encode("utf-8")) <= CHECK_SUMMARY_BUDGET.limit
-    tiny = render_comment(big, budget=Budget(900, "characters"))  # below even the fully folded comment
-    assert len(tiny) <= 900 and tiny.startswith(COMMENT_MARKER.format(suite="asr")) and "Cut to fit" in tiny
+    tiny = render_comment(big, budget=Budget(1150, "characters"))  # below even the fully folded comment
+    assert len(tiny) <= 1150 and tiny.startswith(COMMENT_MARKER.format(suite="asr")) and "Cut to fit" in tiny
     assert "qwen3/asr\\_en · throughput" in tiny  # the failing rows come first and survive the cut
 
 
