@@ -178,6 +178,12 @@ def env_kind(kind: str) -> str:
     return ENV_KINDS.get(kind, kind.replace("_", " "))
 
 
+def html_text(value: Any) -> str:
+    """An outside string inside raw HTML (<summary>), where GitHub renders no markdown: md()'s entities and
+    zero-width spaces, without its backslash escapes (they would show)."""
+    return re.sub(r"\\(.)", r"\1", md(value))
+
+
 def env_item(kind: str, item: str) -> str:
     """What differs, in words: "GPU name" for kind gpu, item "gpu name"."""
     if item == kind:
@@ -526,7 +532,7 @@ def environment() -> jinja2.Environment:
                            commit=short_commit, all_of=all_of, excerpt=md_excerpt, means=fmt_means,
                            coverage_side=fmt_coverage_side, changed_words=changed_words, num=_num_filter, pct=_pct_filter,
                            looks_line=fmt_looks, metric=metric_name, env_kind=env_kind, reason=reason_words,
-                           env_item=env_item)
+                           env_item=env_item, html=html_text)
         _ENV = env
     return _ENV
 
