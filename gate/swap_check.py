@@ -5,8 +5,8 @@ Signs, each enough, and each warning names the path that looks like the base:
     tree is the folder of one side: BASE is that run's candidate, or CANDIDATE its base;
   - CANDIDATE's commit is an ancestor of BASE's, by `git merge-base --is-ancestor` in a checkout the
     run log names (when git and the checkout are there; never for trees from an untrusted source);
-  - BASE was recorded after CANDIDATE: a tree's `gate-run.json` "started", a baseline file's
-    "created" (two trees from one `gate run --ab` share their start and say nothing);
+  - BASE was recorded after CANDIDATE, both trees (`gate-run.json` "started") or both baseline files
+    ("created"); two trees from one `gate run --ab` share their start and say nothing;
   - CANDIDATE is a baseline file while BASE is a result tree (baselines are what a tree is judged against);
   - every gated row that was tested improved beyond noise (a real change rarely improves everything).
 
@@ -81,7 +81,9 @@ def swap_warnings(base: Recorded, cand: Recorded, rows: Iterable[RowOutcome]) ->
     ancestor = _candidate_is_older(base, cand)
     if ancestor:
         reasons.append(ancestor)
-    if base.when and cand.when and base.when > cand.when:
+    # Times of one kind only: a baseline's "created" is when it was stored, not measured (a nightly refresh
+    # stores one after a PR's trees were made).
+    if base.kind == cand.kind and base.when and cand.when and base.when > cand.when:
         reasons.append(f"BASE was recorded after CANDIDATE ({base.source} {base.when:%Y-%m-%d %H:%M} UTC, "
                        f"{cand.source} {cand.when:%Y-%m-%d %H:%M} UTC)")
     if cand.kind == "baseline" and base.kind == "tree":

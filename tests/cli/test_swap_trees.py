@@ -65,3 +65,12 @@ def test_commit_order_from_git_in_the_checkout_the_log_names(tmp_path):
     assert f"so {older} looks like the base" in warnings[0]
     untrusted = swap_warnings(recorded(newer, git=False), recorded(older, git=False), [])
     assert untrusted == []  # trees from an untrusted source: git never runs in a folder they name
+
+
+def test_a_baseline_stored_after_the_candidate_ran_is_not_a_sign(tmp_path):
+    """A nightly refresh stores a baseline after a PR's trees were made: times of different kinds do not count."""
+    tree = _tree(tmp_path / "candidate", "b" * 40, None)
+    (tree / "gate-run.json").write_text(json.dumps({"started": "2026-11-02T03:00:00+00:00"}))
+    baseline = tmp_path / "baseline.json"
+    baseline.write_text(json.dumps({"created": "2026-11-05T03:00:00+00:00"}))
+    assert swap_warnings(recorded(baseline), recorded(tree), []) == []
