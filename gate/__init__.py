@@ -1,3 +1,3 @@
 """ASR regression gate for SGLang-Omni: runs the runbook's benchmarks, judges them against baselines, reports on PRs."""
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"

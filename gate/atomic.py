@@ -17,8 +17,8 @@ from pathlib import Path
 
 from gate.errors import OutputError
 
-_UMASK = os.umask(0o022)
-os.umask(_UMASK)  # read once: a new file gets the usual 0666 & ~umask (mkstemp alone would give 0600)
+UMASK = os.umask(0o022)
+os.umask(UMASK)  # read once: a new file gets the usual 0666 & ~umask (mkstemp alone would give 0600)
 
 
 def write_text(path: str | Path, text: str, *, what: str = "output") -> Path:
@@ -44,7 +44,7 @@ def write_bytes(path: str | Path, data: bytes, *, what: str = "output") -> Path:
         if existed:
             _keep_mode(path, tmp)
         else:
-            os.chmod(tmp, 0o666 & ~_UMASK)
+            os.chmod(tmp, 0o666 & ~UMASK)
         os.replace(tmp, path)
         tmp = None
         _fsync_dir(path.parent)

@@ -107,6 +107,8 @@ class _GateGroup(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
+        except KeyboardInterrupt:  # past click's own handler, which would print an empty line first
+            raise _Interrupted(SIGINT_EXIT) from None
         except GateError as exc:
             click.echo(f"gate: error: {exc}", err=True)
             ctx.exit(exc.exit_code)
@@ -164,15 +166,22 @@ def run(argv: list[str] | None = None) -> int:
         click.echo(f"gate: error: {_one_line(exc.format_message())}", err=True)
         return exc.exit_code
     except (KeyboardInterrupt, click.exceptions.Abort):
-        click.echo("gate: interrupted", err=True)
-        return SIGINT_EXIT
+        return _interrupted()
     except _Interrupted as exc:
+        if exc.exit_code == SIGINT_EXIT:
+            return _interrupted()
         click.echo("gate: terminated", err=True)
         return exc.exit_code
     except Exception as exc:  # noqa: BLE001 - a bug: one line and its own code, never a traceback and never 1
         click.echo(f"gate: internal error: {type(exc).__name__}: {_one_line(str(exc))}; please report", err=True)
         return INTERNAL_ERROR_EXIT
     return result if isinstance(result, int) else 0
+
+
+def _interrupted() -> int:
+    """One line for Ctrl-C: on a terminal it overwrites the "^C" the terminal echoed."""
+    click.echo(("\r" if sys.stderr.isatty() else "") + "gate: interrupted", err=True)
+    return SIGINT_EXIT
 
 
 def _usage_error(exc: click.UsageError) -> int:

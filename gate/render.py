@@ -61,15 +61,13 @@ JOB_SUMMARY_BUDGET = Budget(1_048_576, "bytes")
 # Parts of a rendering, least important first: each level leaves out one more (see _fit).
 FOLD_LEVELS: tuple[tuple[str, ...], ...] = (
     (),
-    ("passing_utterances",),
-    ("passing_utterances", "per_run"),
-    ("passing_utterances", "per_run", "packages"),
-    ("passing_utterances", "per_run", "packages", "passing_rows"),
-    ("passing_utterances", "per_run", "packages", "passing_rows", "utterances"),
-    ("passing_utterances", "per_run", "packages", "passing_rows", "utterances", "coverage_ok", "statistics"),
+    ("per_run",),
+    ("per_run", "packages"),
+    ("per_run", "packages", "passing_rows"),
+    ("per_run", "packages", "passing_rows", "utterances"),
+    ("per_run", "packages", "passing_rows", "utterances", "coverage_ok", "statistics"),
 )
-FOLD_WORDS = {"passing_utterances": "changed-utterance excerpts of passing workloads",
-              "utterances": "changed-utterance excerpts", "per_run": "per-run values",
+FOLD_WORDS = {"utterances": "changed-utterance excerpts", "per_run": "per-run values",
               "packages": "the full package diff", "passing_rows": "the tables of all checks and of the paired tests",
               "coverage_ok": "complete-coverage lines", "statistics": "the statistics section"}
 CUT_NOTE = "\n\n_Cut to fit the size limit; the full report is in the workflow run's artifact._\n"
@@ -153,6 +151,61 @@ def _first_difference(a: str, b: str) -> int | None:
 
 def _one_line(value: Any) -> str:
     return plain(value) if value is not None else ""
+
+
+# --- words for readers (the report keeps the metric ids and reason codes) -----------------------------------
+
+METRIC_NAMES = {
+    "corpus_wer": "WER", "cer": "CER", "cp_cer": "cpCER",
+    "throughput_samples_per_s": "throughput (samples/s)", "throughput_qps": "throughput (req/s)",
+    "latency_mean_s": "mean latency", "latency_p95_s": "p95 latency", "rtf_mean": "RTF (mean)",
+    "cer_valid_samples": "CER-valid samples", "cp_cer_valid_samples": "cpCER-valid samples",
+    "speaker_timestamp_der": "speaker DER", "speaker_timestamp_der_skipped_parse_error": "DER parse errors skipped",
+    "failed_requests": "failed requests",
+}
+ENV_KINDS = {"gpu": "GPU", "driver": "driver", "freeze": "packages", "dataset": "dataset",
+             "evaluation_input": "evaluation input", "model": "model", "max_new_tokens": "token budget"}
+# "run1: evaluated_ne_total: /abs/tree/run1/qwen3/asr_zh.json: evaluated 2015 of 2020 samples": the code goes
+# (the message says it in words) and the path keeps only its part inside the run folder.
+_CODE = re.compile(r"^[a-z]+(?:_[a-z]+)*$")
+
+
+def metric_name(metric: str) -> str:
+    """The name a reader knows a metric by: "throughput (samples/s)" for throughput_samples_per_s."""
+    return METRIC_NAMES.get(metric, metric.replace("_", " "))
+
+
+def env_kind(kind: str) -> str:
+    return ENV_KINDS.get(kind, kind.replace("_", " "))
+
+
+def html_text(value: Any) -> str:
+    """An outside string inside raw HTML (<summary>), where GitHub renders no markdown: md()'s entities and
+    zero-width spaces, without its backslash escapes (they would show)."""
+    return re.sub(r"\\(.)", r"\1", md(value))
+
+
+def env_item(kind: str, item: str) -> str:
+    """What differs, in words: "GPU name" for kind gpu, item "gpu name"."""
+    if item == kind:
+        return env_kind(kind)
+    if item.startswith(kind + " "):
+        return env_kind(kind) + item[len(kind):]
+    return f"{env_kind(kind)}: {item}"
+
+
+def reason_words(reason: str) -> str:
+    """A coverage reason without its internal code, its path from inside the run folder on."""
+    parts = reason.split(": ", 2)
+    if len(parts) < 3 or not parts[0].startswith("run") or not _CODE.match(parts[1]):
+        return reason
+    run, _, rest = parts
+    path, sep, message = rest.partition(": ")
+    if sep and "/" in path:
+        inside = path.split(f"/{run}/", 1)
+        shown = inside[1] + ": " if len(inside) == 2 else ("" if path.endswith(f"/{run}") else path + ": ")
+        return f"{run}: {shown}{message}"
+    return f"{run}: {rest}"
 
 
 # --- number formatting (all tolerate None) ----------------------------------------------------------------
@@ -254,7 +307,8 @@ def fmt_why(row: Row) -> str:
     if row.verdict is Verdict.INCOMPLETE:
         return "not tested: incomplete coverage (see Coverage)"
     if row.verdict is Verdict.NOT_COMPARABLE:  # its test result would not mean anything
-        return f"{row.notes[0] if row.notes else 'not comparable'} (see Environment)"
+        note = row.notes[0] if row.notes else "the setups differ"
+        return f"{note.removeprefix('not comparable: ')} (see Environment)"
     parts = list(row.notes)
     method = row.method
     if row.p_adjusted is not None:
@@ -266,7 +320,7 @@ def fmt_why(row: Row) -> str:
         parts.append(f"floors {row.floor_abs * 100:.2f} pp and {row.floor_rel:.0%}")
     elif row.basis is Basis.CALIBRATED and row.floor_rel is not None:
         parts.append(f"floor {row.floor_rel:.0%}")
-    elif row.tolerance is not None:
+    elif row.tolerance is not None and row.basis is not Basis.UNCALIBRATED:  # its method names the floor already
         parts.append(f"tolerance {row.tolerance * 100:.2f} pp" if row.kind == "accuracy" else f"tolerance {row.tolerance:.0%}")
     return "; ".join(parts)
 
@@ -338,7 +392,8 @@ def _context(report: Report, folded: tuple[str, ...] = (), trends: Mapping[tuple
         models.setdefault(row.model, []).append(row)
     # What changed: every row that is not a pass, most severe first; an incomplete workload is one line.
     not_passing = sorted((r for r in rows if not r.verdict.is_pass), key=lambda r: r.verdict.precedence)
-    changed = [r for r in not_passing if r.verdict is not Verdict.INCOMPLETE]
+    # Incomplete and not-comparable rows were not tested: Coverage and "Not comparable" explain them instead.
+    changed = [r for r in not_passing if r.verdict in (Verdict.FAIL, Verdict.WARN)]
     incomplete_workloads = _incomplete_workloads(not_passing, models)
     notes = _notes([r for r in rows if r.notes and (not r.verdict.is_pass or r.basis is not Basis.IDENTICAL)])
     coverage = list(report.coverage)
@@ -350,15 +405,11 @@ def _context(report: Report, folded: tuple[str, ...] = (), trends: Mapping[tuple
             complete_by_model.setdefault(model, []).append(name or model)
     differences = list(report.environment_diff)
     packages = [d for d in differences if d.kind == "freeze"]
-    # Changed utterances of workloads with a failing or warning accuracy row come first (and alone in the terminal).
-    flagged = {r.workload for r in not_passing if r.kind == "accuracy" and r.verdict in (Verdict.FAIL, Verdict.WARN)}
+    # Changed utterances are shown for the workloads that did not pass only.
+    flagged = {r.workload for r in changed}
     utterances = sorted(report.utterances, key=lambda u: u.workload not in flagged)
-    if "utterances" in folded:
-        shown_utterances: list[Utterance] = []
-    elif "passing_utterances" in folded:
-        shown_utterances = [u for u in utterances if u.workload in flagged]
-    else:
-        shown_utterances = utterances
+    # Outputs show the changed utterances of those workloads only; the JSON report keeps them all.
+    shown_utterances = [] if "utterances" in folded else [u for u in utterances if u.workload in flagged]
     return {
         "report": report,
         "verdict": report.verdict,
@@ -369,7 +420,7 @@ def _context(report: Report, folded: tuple[str, ...] = (), trends: Mapping[tuple
         "changed": changed,
         "incomplete_workloads": incomplete_workloads,
         "leads": _leads(not_passing, models),
-        "why_lines": _why_lines(not_passing),
+        "why_lines": _why_lines(changed),
         "notes": notes,
         "coverage": coverage,
         "incomplete_coverage": incomplete_coverage,
@@ -378,6 +429,8 @@ def _context(report: Report, folded: tuple[str, ...] = (), trends: Mapping[tuple
         "differences": [d for d in differences if d.kind != "freeze"],
         "packages": packages,
         "blocking": [d for d in differences if d.blocking],
+        "allow_flags": " ".join(f"--allow-diff {kind}" for kind in dict.fromkeys(d.kind for d in differences if d.blocking)),
+        "improved_rows": [r for r in rows if r.improved],
         "folded": folded,
         "folded_words": [FOLD_WORDS[f] for f in folded if _present(f, report, packages, incomplete_coverage, flagged)],
         "utterances": [(u, excerpt_start(u, EXCERPT_CHARS)) for u in shown_utterances],
@@ -410,8 +463,6 @@ def _present(part: str, report: Report, packages: list, incomplete_coverage: lis
     """Whether a foldable part had anything in it (the note names only what was really left out)."""
     if part == "utterances":
         return any(u.workload in flagged for u in report.utterances)
-    if part == "passing_utterances":
-        return any(u.workload not in flagged for u in report.utterances)
     if part == "packages":
         return bool(packages)
     if part == "coverage_ok":
@@ -429,7 +480,10 @@ def _leads(rows: Sequence[Row], models: dict[str, list[Row]]) -> list[dict]:
     for row in rows:
         leads.setdefault(row.verdict, {}).setdefault(row.workload, []).append(row.metric)
     return [{"verdict": verdict,
-             "workloads": [{"workload": w, "metrics": m, "all": len(m) == per_workload[w]} for w, m in workloads.items()]}
+             "workloads": [{"workload": w, "metrics": m, "all": len(m) == per_workload[w]} for w, m in workloads.items()],
+             # every check of every workload (a GPU mismatch): one phrase instead of the list
+             "every": len(workloads) > 2 and len(workloads) == len(per_workload)
+             and all(len(m) == per_workload[w] for w, m in workloads.items())}
             for verdict, workloads in leads.items()]
 
 
@@ -481,7 +535,8 @@ def environment() -> jinja2.Environment:
                            p=fmt_p, share=fmt_share, pcol=fmt_pcol, why=fmt_why, errors=fmt_errors,
                            commit=short_commit, all_of=all_of, excerpt=md_excerpt, means=fmt_means,
                            coverage_side=fmt_coverage_side, changed_words=changed_words, num=_num_filter, pct=_pct_filter,
-                           looks_line=fmt_looks)
+                           looks_line=fmt_looks, metric=metric_name, env_kind=env_kind, reason=reason_words,
+                           env_item=env_item, html=html_text)
         _ENV = env
     return _ENV
 
@@ -537,7 +592,8 @@ def render_summary(report: Report, *, budget: Budget = JOB_SUMMARY_BUDGET, trend
 def render_terminal(report: Report, *, show_all: bool = False) -> str:
     """Terminal text: the rows that are not a pass (every row with show_all), coverage, verdict."""
     context = _context(report)
-    shown = list(report.rows) if show_all else sorted((r for r in report.rows if not r.verdict.is_pass),
+    # Untested rows (incomplete, not comparable) are explained by the coverage and difference lines instead.
+    shown = list(report.rows) if show_all else sorted((r for r in report.rows if r.verdict in (Verdict.FAIL, Verdict.WARN)),
                                                       key=lambda r: r.verdict.precedence)
     return environment().get_template("terminal.txt.j2").render(
         **context, show_all=show_all, table=_terminal_table(shown) if shown else "")

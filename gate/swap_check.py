@@ -1,10 +1,17 @@
 """Do BASE and CANDIDATE of `gate compare` look swapped? A warning only: it never changes the verdict.
 
-Three signs, each enough:
-  - BASE was recorded after CANDIDATE: a tree's `gate-run.json` "started", a baseline file's
-    "created" (two trees from one `gate run --ab` share their start and say nothing);
+Signs, each enough, and each warning names the path that looks like the base:
+  - a tree's `gate-run.json` lists the sides of the `gate run --ab` that made it, base first, and the
+    tree is the folder of one side: BASE is that run's candidate, or CANDIDATE its base;
+  - CANDIDATE's commit is an ancestor of BASE's, by `git merge-base --is-ancestor` in a checkout the
+    run log names (when git and the checkout are there; never for trees from an untrusted source);
+  - BASE was recorded after CANDIDATE, both trees (`gate-run.json` "started") or both baseline files
+    ("created"); two trees from one `gate run --ab` share their start and say nothing;
   - CANDIDATE is a baseline file while BASE is a result tree (baselines are what a tree is judged against);
   - every gated row that was tested improved beyond noise (a real change rarely improves everything).
+
+The run log is read leniently here (a warning is optional): a log that cannot be read gives no sign,
+and the verdict's own readers report what is wrong with it.
 """
 from __future__ import annotations
 
@@ -12,21 +19,27 @@ import datetime as _dt
 import json
 import os
 import stat
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
 RUN_LOG = "gate-run.json"
 _MAX_BYTES = 64 << 20  # a baseline file is a few MB; anything larger is not read for a warning
+_GIT_SECONDS = 5
 
 
 @dataclass(frozen=True)
 class Recorded:
-    """When a comparison side was recorded, and from what."""
+    """What a comparison side says about itself: when it was recorded, from what, and its place in a run."""
 
     kind: str  # "tree" or "baseline"
     when: _dt.datetime | None
     source: str  # "gate-run.json started", "baseline created", or why unknown
+    path: str = ""
+    role: str | None = None  # "base" or "candidate": the tree's side in the `gate run --ab` that made it
+    commit: str | None = None  # the tree's run*/commit.txt
+    checkouts: tuple[str, ...] = ()  # git checkouts the run log names, for the commit order
 
 
 @dataclass(frozen=True)
@@ -37,22 +50,40 @@ class RowOutcome:
     improved: bool
 
 
-def recorded(path: str | Path) -> Recorded:
-    """When the tree or baseline file at `path` was recorded; `when` is None when nothing says."""
+def recorded(path: str | Path, *, git: bool = True) -> Recorded:
+    """What the tree or baseline file at `path` says about itself; `git=False` leaves out the checkouts
+    (trees from an untrusted source could name any folder, and git reads a folder's own config)."""
     path = Path(path)
     if path.is_dir():
         document = _small_json(path / RUN_LOG)
-        when = _time(document.get("started")) if isinstance(document, dict) else None
-        return Recorded("tree", when, f"{RUN_LOG} started" if when else f"no {RUN_LOG}")
+        log = document if isinstance(document, dict) else {}
+        when = _time(log.get("started"))
+        sides = log.get("sides")
+        names = [name for name in sides if isinstance(name, str)] if isinstance(sides, dict) else []
+        role = None
+        if len(names) == 2 and path.resolve().name in names:
+            role = ("base", "candidate")[names.index(path.resolve().name)]
+        checkouts = tuple(str(c) for c in sides.values() if isinstance(c, str)) if git and isinstance(sides, dict) else ()
+        return Recorded("tree", when, f"{RUN_LOG} started" if when else f"no {RUN_LOG}", str(path), role,
+                        _tree_commit(path), checkouts)
     document = _small_json(path)
     when = _time(document.get("created")) if isinstance(document, dict) else None
-    return Recorded("baseline", when, "baseline created" if when else "no creation time")
+    return Recorded("baseline", when, "baseline created" if when else "no creation time", str(path))
 
 
 def swap_warnings(base: Recorded, cand: Recorded, rows: Iterable[RowOutcome]) -> list[str]:
     """One line per sign that BASE and CANDIDATE were given the wrong way round (empty when none)."""
     reasons = []
-    if base.when and cand.when and base.when > cand.when:
+    if (base.role, cand.role) in (("candidate", "base"), ("candidate", None), (None, "base")):
+        told = " and ".join(f"{side.path} is the {side.role} tree" for side in (base, cand) if side.role)
+        reasons.append(f"{told} of the `gate run --ab` that made it ({RUN_LOG} lists the base first), "
+                       f"so {cand.path} looks like the base")
+    ancestor = _candidate_is_older(base, cand)
+    if ancestor:
+        reasons.append(ancestor)
+    # Times of one kind only: a baseline's "created" is when it was stored, not measured (a nightly refresh
+    # stores one after a PR's trees were made).
+    if base.kind == cand.kind and base.when and cand.when and base.when > cand.when:
         reasons.append(f"BASE was recorded after CANDIDATE ({base.source} {base.when:%Y-%m-%d %H:%M} UTC, "
                        f"{cand.source} {cand.when:%Y-%m-%d %H:%M} UTC)")
     if cand.kind == "baseline" and base.kind == "tree":
@@ -60,8 +91,48 @@ def swap_warnings(base: Recorded, cand: Recorded, rows: Iterable[RowOutcome]) ->
     gated = [row for row in rows if row.gated]
     if len(gated) >= 2 and all(row.improved for row in gated):
         reasons.append(f"all {len(gated)} gated rows improved beyond noise")
-    return [f"arguments may be swapped: {reason}; `gate compare` takes BASE first, then CANDIDATE "
+    fix = f"gate compare {cand.path} {base.path}" if cand.path and base.path else "gate compare BASE CANDIDATE"
+    return [f"arguments may be swapped: {reason}; `gate compare` takes BASE first, then CANDIDATE: {fix} "
             "(the verdict is unchanged)" for reason in reasons]
+
+
+def _candidate_is_older(base: Recorded, cand: Recorded) -> str | None:
+    """A reason when git, in a checkout a run log names, says CANDIDATE's commit precedes BASE's."""
+    if not base.commit or not cand.commit or base.commit == cand.commit:
+        return None
+    for checkout in dict.fromkeys((*cand.checkouts, *base.checkouts)):
+        if not os.path.isdir(checkout):
+            continue
+        try:
+            done = subprocess.run(["git", "-c", "core.fsmonitor=false", "-C", checkout, "merge-base", "--is-ancestor",
+                                   cand.commit, base.commit], capture_output=True, timeout=_GIT_SECONDS,
+                                  env={**os.environ, "GIT_TERMINAL_PROMPT": "0"})
+        except (OSError, subprocess.SubprocessError):
+            return None  # no git: the other signs still count
+        if done.returncode == 0:
+            return (f"CANDIDATE's commit {cand.commit[:10]} is an ancestor of BASE's {base.commit[:10]} "
+                    f"(git in {checkout}), so {cand.path} looks like the base")
+        if done.returncode == 1:
+            return None  # git knows both commits and the order is right
+    return None
+
+
+def _tree_commit(tree: Path) -> str | None:
+    """The commit the tree's first scored run recorded (runbook: run<R>/commit.txt, one line)."""
+    try:
+        runs = sorted(p for p in tree.iterdir() if p.name.startswith("run") and p.is_dir())
+    except OSError:
+        return None
+    for run in runs:
+        document = run / "commit.txt"
+        try:
+            if stat.S_ISREG(os.stat(document).st_mode) and os.stat(document).st_size < 256:
+                text = document.read_text(encoding="utf-8").strip()
+                if text and all(c in "0123456789abcdef" for c in text):
+                    return text
+        except (OSError, ValueError):
+            continue
+    return None
 
 
 def _small_json(path: Path) -> object:

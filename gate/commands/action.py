@@ -18,7 +18,6 @@ from gate.actions_io import append_file, fit_summary, format_outputs, row_annota
 from gate.errors import GateError
 from gate.report import Report
 from gate.settings import Settings, SettingsError
-from gate.untrusted import load_untrusted_report
 from gate.verdict import Verdict
 
 ACTION_COMMANDS = ("run", "compare", "post", "merge", "summarize", "event", "baseline", "store")
@@ -76,6 +75,8 @@ def command() -> None:
 
 def report_outputs(report_path: str, *, settings: Settings) -> dict[str, str]:
     """Render the report's summary into GITHUB_STEP_SUMMARY, print annotations, and return the outputs."""
+    from gate.untrusted import load_untrusted_report, render_report  # here: usage errors answer before scipy loads
+
     report = load_untrusted_report(report_path)
     rendered = render_report(report)
     comment_path = Path(report_path).with_suffix(".comment.md")

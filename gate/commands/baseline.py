@@ -6,7 +6,6 @@ from pathlib import Path
 import click
 
 from gate import inputs
-from gate.baseline import calibrate_baseline, carry_calibration, side_from_tree, write_baseline
 from gate.config import load_suite
 from gate.errors import InputError
 
@@ -50,6 +49,10 @@ def create(tree: Path, out: Path, models: tuple[str, ...], keep_from: Path | Non
       gate baseline create results/main --out baselines/h200-qwen3.json --models qwen3 \\
         --keep-calibration baselines/h200-qwen3.json
     """
+    if not tree.exists():  # answered before scipy loads (the usage-error budget)
+        raise InputError("no such directory; expected a result tree <tree>/run<R>/...", path=tree)
+    from gate.baseline import carry_calibration, side_from_tree, write_baseline
+
     suite = load_suite(suite_path)
     chosen = tuple(m for item in models for m in item.split(",") if m) or None
     side = side_from_tree(tree, suite, models=chosen)
@@ -103,6 +106,11 @@ def calibrate(trees: tuple[Path, ...], baseline_path: Path, cross: tuple[tuple[P
         raise InputError(f"expected pairs of trees (TREE_A TREE_B ...), got {len(trees)} trees")
     if not trees and not cross:
         raise InputError("expected at least one A/A pair (TREE_A TREE_B, or --cross-job TREE_A TREE_B)")
+    for tree in (*trees, *(t for pair in cross for t in pair)):
+        if not tree.exists():  # answered before scipy loads (the usage-error budget)
+            raise InputError("no such directory; expected a result tree <tree>/run<R>/...", path=tree)
+    from gate.baseline import calibrate_baseline, side_from_tree
+
     suite = load_suite(suite_path)
     within = list(zip(trees[0::2], trees[1::2]))
     chosen = within + list(cross)

@@ -4,16 +4,18 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from gate import atomic, comparability
-from gate.config import Suite, load_suite
-from gate.judge import Request, judge
-from gate.render import render_comment, render_summary, render_terminal
-from gate.report import Report
+from gate.sides import require_present
 from gate.swap_check import RowOutcome, recorded, swap_warnings
 from gate.verdict import Verdict
+
+if TYPE_CHECKING:  # the library loads in the command's body: --help and usage errors never import scipy
+    from gate.config import Suite
+    from gate.report import Report
 
 
 @click.command("compare")
@@ -85,11 +87,18 @@ def command(base: Path, candidate: Path, models: tuple[str, ...], allow_diff: tu
       gate compare results/base results/candidate --json - --format none | jq .verdict
       gate compare baseline.json candidate --history history --comment comment.md
     """
+    for path in (base, candidate):
+        require_present(path)  # a missing side is a usage error, answered before the heavy imports
+    from gate.config import load_suite
+    from gate.judge import Request, judge
+    from gate.render import render_comment, render_summary, render_terminal
+
     suite = load_suite(suite_path)
     chosen = tuple(m for item in models for m in item.split(",") if m) or None
     report = judge(Request(base=base, candidate=candidate, suite=suite, models=chosen, allow_diff=allow_diff,
                            calibration=calibration_path, cross_job=cross_job, seed=seed, cache=not no_cache))
-    for warning in swap_warnings(recorded(base), recorded(candidate), _row_outcomes(report)):
+    for warning in swap_warnings(recorded(base, git=not no_cache), recorded(candidate, git=not no_cache),
+                                 _row_outcomes(report)):
         click.echo(f"gate: warning: {warning}", err=True)
     _write(json_path, json.dumps(report.to_json(), indent=2, ensure_ascii=False) + "\n", "report")
     trends = _trends(history_dir, report, suite)

@@ -12,7 +12,6 @@ from gate.actions_io import append_file, format_outputs
 from gate.config import Suite, load_suite
 from gate.event import EventError, Trigger, read_trigger
 from gate.settings import Settings
-from gate.untrusted import load_untrusted_meta
 
 
 @click.command("event")
@@ -70,6 +69,8 @@ def _emit(outputs: dict[str, str], settings: Settings) -> None:
 def meta_outputs(path: str, suite: Suite) -> dict[str, str]:
     """Which models the benchmark run says it measured. Only picks the report job's matrix: each model's
     post is still bound through the API to a label selecting it on the PR head."""
+    from gate.untrusted import load_untrusted_meta  # here: usage errors answer before scipy loads
+
     if not Path(path).exists():
         return {"run": "false", "reason": "the benchmark run measured nothing (no run metadata)",
                 "models": "[]", "matrix": json.dumps({"model": []})}

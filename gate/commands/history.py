@@ -394,18 +394,16 @@ def example_nights(out: Path, nights: int, suite_path: Path | None) -> None:
     \b
     Exit codes:
       0  written
-      2  OUT exists and is not empty, or cannot be written
+      2  OUT exists, is not empty and was not written by this command, or cannot be written
     """
     from gate.examples import SYNTHETIC_NOTICE
+    from gate.examples.folder import write_replaceable  # rerunnable: replaces a folder an example command wrote
     from gate.history.examples import STEP_NIGHT, STEP_WORKLOAD, write_example_nights
 
-    if out.exists() and (not out.is_dir() or any(out.iterdir())):
-        raise InputError("already exists and is not an empty directory; expected a new or empty directory", path=out)
     suite = load_suite(suite_path)
-    try:
-        trees = write_example_nights(out, suite, nights=nights)
-    except OSError as exc:
-        raise InputError(f"cannot write ({exc.strerror})", path=exc.filename or out) from None
+    trees = [out / tree.name for tree in write_replaceable(
+        out, lambda staging: write_example_nights(staging, suite, nights=nights), command="gate history example-nights",
+        texts=("README.txt",))]
     click.echo(SYNTHETIC_NOTICE)
     click.echo(f"{len(trees)} nights in {out}; {STEP_WORKLOAD} is 5% slower from night {STEP_NIGHT + 1} on")
     click.echo(f"next: gate history import --history {out}/history {out}/night-* && gate history --history {out}/history")

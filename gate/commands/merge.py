@@ -3,14 +3,16 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from gate import atomic
 from gate.config import load_suite
 from gate.errors import InputError
-from gate.report import Report
-from gate.untrusted import UntrustedInputError, load_untrusted_report
+
+if TYPE_CHECKING:
+    from gate.report import Report
 
 
 @click.command("merge")
@@ -33,6 +35,8 @@ def command(reports: tuple[str, ...], json_out: str, expect_models: str, suite_p
     Example:
       gate merge reports/ --expect-models qwen3,moss_td --json out/report.json
     """
+    from gate.untrusted import load_untrusted_report, merge_reports  # here: usage errors answer before scipy loads
+
     suite = load_suite(suite_path)
     expected = tuple(m for m in expect_models.replace(",", " ").split() if m)
     suite.workloads_for(expected)  # unknown model names are one line, not a silent pass
@@ -69,7 +73,9 @@ def merge_reports(reports: list[Report], *, missing: dict[str, tuple[str, ...]] 
     incomplete coverage on both sides, so the verdict becomes INCOMPLETE instead of silently
     covering fewer models.
     """
+    from gate.report import Report
     from gate.typedjson import SchemaMismatch
+    from gate.untrusted import UntrustedInputError
 
     try:
         merged = Report.merge(reports, expected_models=tuple(missing or ()), missing_workloads=missing or {})

@@ -9,7 +9,6 @@ import click
 from gate import atomic
 from gate.config import load_suite
 from gate.results import read_tree
-from gate.summarize import render_table, runbook_summary, summarize_tree, summary_json
 
 
 @click.command("summarize")
@@ -47,12 +46,17 @@ def command(tree: Path, output_format: str, json_path: Path | None, models: tupl
     suite = load_suite(suite_path)
     chosen = tuple(m for item in models for m in item.split(",") if m) or None
     if output_format == "runbook":
+        from gate.summarize import runbook_summary  # imported here: usage errors answer before numpy loads
+
         result = runbook_summary(tree)
         click.echo(result.text, nl=False)
         exit_code = result.exit_code
         if json_path is None:
             raise SystemExit(exit_code)
-    summary = summarize_tree(read_tree(tree, suite, models=chosen), suite, samples=not no_samples)
+    read = read_tree(tree, suite, models=chosen)  # a bad path fails here, before the per-sample readers load
+    from gate.summarize import render_table, summarize_tree, summary_json
+
+    summary = summarize_tree(read, suite, samples=not no_samples)
     if output_format == "table":
         if str(json_path) != "-":
             click.echo(render_table(summary), nl=False)

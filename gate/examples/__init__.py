@@ -19,24 +19,24 @@ Error injection is exact by construction: an utterance either only loses words (
 only gets novel tokens substituted or inserted (tokens that never occur in a reference), so the
 edit distance equals the number of injected edits.
 """
-from gate.examples.ci import write_example_ci_artifacts
-from gate.examples.dataset import utterance_ids
-from gate.examples.spec import (
-                                AA_PAIRS,
-                                AA_SEEDS_FROM,
-                                BASELINE_COMMIT,
-                                CANDIDATE_COMMIT,
-                                DEFAULT_FREEZE,
-                                DUPLICATE_IDS,
-                                MISSING_IDS,
-                                MOSS_DEFECTS,
-                                NAN,
-                                SEEDTTS_DEFECTS,
-                                SYNTHETIC_NOTICE,
-                                ExampleSpec,
-)
-from gate.examples.trees import write_example_baseline, write_example_pair, write_example_tree
+from __future__ import annotations
 
-__all__ = ["AA_PAIRS", "AA_SEEDS_FROM", "BASELINE_COMMIT", "CANDIDATE_COMMIT", "DEFAULT_FREEZE", "DUPLICATE_IDS",
-           "MISSING_IDS", "MOSS_DEFECTS", "NAN", "SEEDTTS_DEFECTS", "SYNTHETIC_NOTICE", "ExampleSpec", "utterance_ids",
-           "write_example_baseline", "write_example_ci_artifacts", "write_example_pair", "write_example_tree"]
+import importlib
+from typing import Any
+
+# Loaded on first use (PEP 562): `gate example --help` and gate.examples.folder must not import numpy.
+_WHERE = {"write_example_ci_artifacts": "ci", "utterance_ids": "dataset",
+          "write_example_baseline": "trees", "write_example_pair": "trees", "write_example_tree": "trees",
+          **{name: "spec" for name in ("AA_PAIRS", "AA_SEEDS_FROM", "BASELINE_COMMIT", "CANDIDATE_COMMIT",
+                                       "DEFAULT_FREEZE", "DUPLICATE_IDS", "MISSING_IDS", "MOSS_DEFECTS", "NAN",
+                                       "SEEDTTS_DEFECTS", "SYNTHETIC_NOTICE", "ExampleSpec")}}
+
+__all__ = sorted(_WHERE)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _WHERE:
+        raise AttributeError(f"module 'gate.examples' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"gate.examples.{_WHERE[name]}"), name)
+    globals()[name] = value  # a monkeypatched attribute (tests) stays patched: later lookups find it here
+    return value

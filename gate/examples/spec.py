@@ -9,8 +9,7 @@ from typing import Any, Mapping
 
 from gate import results
 
-# "(gate/examples.py)": the package's former path, kept so that every generated file stays byte-identical.
-SYNTHETIC_NOTICE = ("SYNTHETIC EXAMPLE DATA written by `gate example` (gate/examples.py). "
+SYNTHETIC_NOTICE = ("SYNTHETIC EXAMPLE DATA written by `gate example` (gate/examples/). "
                     "Not a measurement of any GPU, model or commit.")
 
 BASELINE_COMMIT = "5b0c1f3e9a7d4c2b8e6f1a3d5c7b9e0f2a4c6e8d"

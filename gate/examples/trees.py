@@ -1,6 +1,7 @@
 """Whole example trees: one tree from a spec, the README's baseline/candidate pair, a calibrated baseline file."""
 from __future__ import annotations
 
+import json
 import shutil
 from dataclasses import replace
 from pathlib import Path
@@ -61,6 +62,7 @@ def write_example_pair(out: Path, suite: Suite, *, shown_as: Path | None = None)
     baseline = write_example_tree(out / "baseline", suite, ExampleSpec(seed=0, commit=BASELINE_COMMIT))
     candidate = write_example_tree(out / "candidate", suite, ExampleSpec(
         seed=1, commit=CANDIDATE_COMMIT, speed_factor={"qwen3/asr_en": 0.94}, extra_errors={"qwen3/asr_en": 40}))
+    _write_ab_run_log((baseline, candidate), suite)
     (out / "README.txt").write_text(
         SYNTHETIC_NOTICE + "\n\n"
         "baseline/   commit " + BASELINE_COMMIT + "\n"
@@ -100,6 +102,26 @@ def write_example_baseline(out: Path, suite: Suite, *, pairs: int = AA_PAIRS, sh
             "               were removed after calibration). Compared against it, speed rows get p-values:\n\n"
             f"Try: gate compare {shown / 'baseline.json'} {shown / 'candidate'}\n")
     return baseline_file
+
+
+# The pair is shaped as one `gate run --ab` job makes it: its run log, in both trees, lists the sides base first.
+AB_STARTED = "2026-11-02T03:00:00.000+00:00"
+AB_ENDED = "2026-11-02T07:41:12.000+00:00"
+
+
+def _write_ab_run_log(trees: tuple[Path, Path], suite: Suite) -> None:
+    """gate-run.json as `gate run --ab A B --names baseline,candidate` writes it (one look, no steps kept)."""
+    runs = (suite.warm_run, *suite.scored_runs)
+    names = [tree.name for tree in trees]
+    doc = {"schema_version": 1, "gate_version": "synthetic", "argv": ["gate", "run", "--ab", "checkout-a", "checkout-b",
+                                                                     "--names", ",".join(names), "--one-look"],
+           "started": AB_STARTED, "ended": AB_ENDED, "status": "completed", "exit_code": 0, "message": None,
+           "sides": {name: f"synthetic-checkout-{name}" for name in names}, "previous_attempt": None,
+           "runs": {f"{name}/run{run}": "completed" for run in runs for name in names}, "steps": [],
+           "scored_runs": {name: {model: [f"run{run}" for run in suite.scored_runs] for model in suite.models}
+                           for name in names}}
+    for tree in trees:
+        (tree / "gate-run.json").write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
 
 
 def _speed_only(run_dir: Path, workload: Workload) -> dict:  # calibration reads speed values, not per-utterance data

@@ -41,10 +41,10 @@ def test_recorded_reads_run_log_and_baseline_created(tmp_path):
     tree.mkdir()
     assert recorded(tree).when is None
     (tree / "gate-run.json").write_text(json.dumps({"started": "2026-11-01T12:00:00.000+00:00"}))
-    assert recorded(tree) == Recorded("tree", T0, "gate-run.json started")
+    assert (recorded(tree).when, recorded(tree).source) == (T0, "gate-run.json started")
     baseline = tmp_path / "b.json"
     baseline.write_text(json.dumps({"created": "2026-11-01T15:00:00+00:00"}))
-    assert recorded(baseline) == Recorded("baseline", LATER, "baseline created")
+    assert (recorded(baseline).kind, recorded(baseline).when, recorded(baseline).source) == ("baseline", LATER, "baseline created")
     (tmp_path / "garbage.json").write_text("{not json")
     assert recorded(tmp_path / "garbage.json").when is None
 

@@ -49,7 +49,7 @@ def test_interrupted_run_leaves_the_old_folder(tmp_path, monkeypatch, capsys, in
 
     def stop(*args, **kwargs):
         raise interrupt
-    monkeypatch.setattr(example_command, "write_example_baseline", stop)
+    monkeypatch.setattr("gate.examples.write_example_baseline", stop)  # imported by the command when it runs
     assert cli_module.run(["example", str(out)]) == code
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]  # no half-written sibling
     assert sorted(p.name for p in out.iterdir()) == [example_command.MARKER, "old.txt"]

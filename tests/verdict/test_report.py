@@ -109,7 +109,8 @@ def test_no_consumer_parses_prose(report):
     edited = replace(report, rows=lying)
     for r in (report, edited):
         assert sum(1 for row in r.rows if row.improved) == 1
-        assert "(1 improved)" in render_comment(r) and "1 improved" in render_terminal(r)
+        assert "**Improved:** qwen3/asr\\_zh throughput (samples/s) +" in render_comment(r)  # named, from row.improved
+        assert "1 improved" in render_terminal(r)
         assert check_title(r).startswith("FAIL: ")
         assert r.verdict.check_conclusion == "failure"
         assert [a.level for a in row_annotations(r.rows)] == ["error", "error"]
@@ -184,20 +185,28 @@ def test_md_escapes_each_dangerous_character():
     assert md("x" * 50, limit=10) == "x" * 9 + "…"
 
 
-def test_each_output_fits_its_own_budget_dropping_passing_excerpts_first(report):
+def test_each_output_fits_its_own_budget_dropping_excerpts_before_rows(report):
     flagged = [u for u in report.utterances if u.workload == "qwen3/asr_en"]
     assert flagged, "the regressed workload has changed utterances"
-    passing = [replace(flagged[0], workload="qwen3/asr_zh", id=f"z{i}", reference="词" * 590,
-                       baseline_hypothesis="词" * 590, candidate_hypothesis="语" * 590) for i in range(400)]
-    big = replace(report, utterances=tuple(flagged) + tuple(passing))
+    many = [replace(flagged[0], id=f"z{i}", reference="词" * 590, baseline_hypothesis="词" * 590,
+                    candidate_hypothesis="语" * 590) for i in range(400)]
+    big = replace(report, utterances=tuple(flagged) + tuple(many))
     comment = render_comment(big)
     assert len(comment) <= COMMENT_BUDGET.limit < len(render_summary(big))  # characters, GitHub's unit
-    assert "excerpts of passing workloads" in comment and flagged[0].id in comment and "z0" not in comment
+    assert "changed-utterance excerpts" in comment.split("<details>")[0] and "z0" not in comment
     check = render_check_summary(big)
     assert len(check.encode("utf-8")) <= CHECK_SUMMARY_BUDGET.limit
-    tiny = render_comment(big, budget=Budget(1500, "characters"))
-    assert len(tiny) <= 1500 and tiny.startswith(COMMENT_MARKER.format(suite="asr")) and "Cut to fit" in tiny
+    tiny = render_comment(big, budget=Budget(1150, "characters"))  # below even the fully folded comment
+    assert len(tiny) <= 1150 and tiny.startswith(COMMENT_MARKER.format(suite="asr")) and "Cut to fit" in tiny
     assert "qwen3/asr\\_en · throughput" in tiny  # the failing rows come first and survive the cut
+
+
+def test_changed_utterances_of_passing_workloads_stay_in_the_json_only(report):
+    passing = tuple(replace(u, workload="qwen3/asr_zh", id=f"p{i}") for i, u in enumerate(report.utterances[:3]))
+    both = replace(report, utterances=report.utterances + passing)
+    assert both.to_json()["utterances"][-1]["id"] == "p2"
+    for text in (render_comment(both), render_summary(both), render_terminal(both, show_all=False)):
+        assert "p0" not in text and "qwen3/asr\\_zh** · p" not in text
 
 
 def test_partial_data_is_labelled_truthfully(suite, sides):
@@ -221,8 +230,9 @@ def test_partial_data_is_labelled_truthfully(suite, sides):
     assert zh_row.candidate.mean == pytest.approx(np.mean(values["qwen3/asr_zh"]["throughput_samples_per_s"][1:]))
     text = render_comment(result)
     assert "(2 of 3 runs × 2020)" in text and "3 runs, 1 incomplete" in text and "2 of 3 runs, 1 missing" in text
-    assert "partial" not in text.split("### Coverage")[0]
-    assert text.index("### Coverage") < text.index("### What changed") < text.index("<details>")
+    assert "partial" not in text.split("### ⛔ Coverage")[0]
+    assert text.index("### ⛔ Coverage") < text.index("<details>")
+    assert "### What changed" not in text  # nothing was tested: the coverage table is the explanation
 
 
 def test_no_local_paths_are_rendered(report):

@@ -1,0 +1,76 @@
+"""Swapped result trees are named from the run log's sides and from the commits' order in git."""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from gate.swap_check import recorded, swap_warnings
+
+
+def _tree(root: Path, commit: str, sides: dict[str, str] | None) -> Path:
+    (root / "run1").mkdir(parents=True)
+    (root / "run1" / "commit.txt").write_text(commit + "\n")
+    if sides is not None:
+        log = {"started": "2026-11-02T03:00:00+00:00", "sides": sides}
+        (root / "gate-run.json").write_text(json.dumps(log))
+    return root
+
+
+def test_ab_trees_given_the_wrong_way_round_name_the_base(tmp_path):
+    sides = {"base": "/nowhere/a", "candidate": "/nowhere/b"}
+    base = _tree(tmp_path / "base", "a" * 40, sides)
+    cand = _tree(tmp_path / "candidate", "b" * 40, sides)
+    assert swap_warnings(recorded(base), recorded(cand), []) == []
+    warnings = swap_warnings(recorded(cand), recorded(base), [])
+    assert len(warnings) == 1
+    assert f"so {base} looks like the base" in warnings[0]
+    assert f"gate compare {base} {cand}" in warnings[0]  # the fix, ready to run
+
+
+def test_one_tree_with_a_log_is_enough_and_trees_of_two_runs_are_not_a_sign(tmp_path):
+    cand_of_run = _tree(tmp_path / "x" / "candidate", "b" * 40, {"base": "/n/a", "candidate": "/n/b"})
+    plain = _tree(tmp_path / "plain", "a" * 40, None)
+    assert len(swap_warnings(recorded(cand_of_run), recorded(plain), [])) == 1
+    other_base = _tree(tmp_path / "y" / "base", "c" * 40, {"base": "/n/c", "candidate": "/n/d"})
+    first_base = _tree(tmp_path / "z" / "base", "d" * 40, {"base": "/n/e", "candidate": "/n/f"})
+    assert swap_warnings(recorded(first_base), recorded(other_base), []) == []  # two bases of two runs
+    nightly = _tree(tmp_path / "main", "e" * 40, {"main": "/n/main"})
+    assert recorded(nightly).role is None  # a one-side run has no base or candidate
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+def test_commit_order_from_git_in_the_checkout_the_log_names(tmp_path):
+    repo = tmp_path / "checkout"
+    repo.mkdir()
+
+    def git(*args: str) -> str:
+        return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True,
+                              env={"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
+                                   "GIT_COMMITTER_EMAIL": "t@t", "HOME": str(tmp_path)}).stdout.strip()
+    git("init", "-q")
+    git("commit", "-q", "--allow-empty", "-m", "old")
+    old = git("rev-parse", "HEAD")
+    git("commit", "-q", "--allow-empty", "-m", "new")
+    new = git("rev-parse", "HEAD")
+    # Two nightly trees (one side each, so the log gives no roles): only the commits tell the order.
+    older = _tree(tmp_path / "night-1" / "main", old, {"main": str(repo)})
+    newer = _tree(tmp_path / "night-2" / "main", new, {"main": str(repo)})
+    assert swap_warnings(recorded(older), recorded(newer), []) == []
+    warnings = swap_warnings(recorded(newer), recorded(older), [])
+    assert len(warnings) == 1 and f"{old[:10]} is an ancestor of BASE's {new[:10]}" in warnings[0]
+    assert f"so {older} looks like the base" in warnings[0]
+    untrusted = swap_warnings(recorded(newer, git=False), recorded(older, git=False), [])
+    assert untrusted == []  # trees from an untrusted source: git never runs in a folder they name
+
+
+def test_a_baseline_stored_after_the_candidate_ran_is_not_a_sign(tmp_path):
+    """A nightly refresh stores a baseline after a PR's trees were made: times of different kinds do not count."""
+    tree = _tree(tmp_path / "candidate", "b" * 40, None)
+    (tree / "gate-run.json").write_text(json.dumps({"started": "2026-11-02T03:00:00+00:00"}))
+    baseline = tmp_path / "baseline.json"
+    baseline.write_text(json.dumps({"created": "2026-11-05T03:00:00+00:00"}))
+    assert swap_warnings(recorded(baseline), recorded(tree), []) == []
