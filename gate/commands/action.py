@@ -75,7 +75,7 @@ def command() -> None:
 
 def report_outputs(report_path: str, *, settings: Settings) -> dict[str, str]:
     """Render the report's summary into GITHUB_STEP_SUMMARY, print annotations, and return the outputs."""
-    from gate.untrusted import load_untrusted_report, render_report  # here: usage errors answer before scipy loads
+    from gate.untrusted import load_untrusted_report  # here: usage errors answer before scipy loads
 
     report = load_untrusted_report(report_path)
     rendered = render_report(report)

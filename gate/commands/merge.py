@@ -35,7 +35,7 @@ def command(reports: tuple[str, ...], json_out: str, expect_models: str, suite_p
     Example:
       gate merge reports/ --expect-models qwen3,moss_td --json out/report.json
     """
-    from gate.untrusted import load_untrusted_report, merge_reports  # here: usage errors answer before scipy loads
+    from gate.untrusted import load_untrusted_report  # here: usage errors answer before scipy loads
 
     suite = load_suite(suite_path)
     expected = tuple(m for m in expect_models.replace(",", " ").split() if m)
