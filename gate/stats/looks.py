@@ -42,7 +42,7 @@ class Look(enum.Enum):
 def thresholds_for(look: Look, base: Any = None) -> Any:
     """`compare`'s Thresholds with both families' FAIL level set to this look's α."""
     if base is None:
-        from gate.compare import Thresholds  # late: compare imports the stats package
+        from gate.stats.thresholds import Thresholds
 
         base = Thresholds()
     return dataclasses.replace(base, alpha=look.alpha, quality_alpha=look.alpha)
