@@ -93,7 +93,7 @@ def robust_sd(log_values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarra
         sigma = np.nanmedian(flat, axis=-1) / _START_SCALE
     keep, df = present, np.zeros(y.shape[:-2], dtype=int)
     for _ in range(_TRIM_ITERATIONS):
-        keep = present & ~flag_runs(y, np.where(np.isnan(sigma), np.inf, sigma))
+        keep = present & ~flag_runs(y, np.where(np.isnan(sigma), np.inf, sigma)[..., None])
         n = keep.sum(axis=-1)
         with np.errstate(all="ignore"):
             mean = np.where(keep, y, 0.0).sum(axis=-1) / n
