@@ -23,14 +23,20 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from power import matrix  # noqa: E402
 from power import noise as noise_module  # noqa: E402
 from power import simulate  # noqa: E402
 
 FIELDS = ("any_fail", "any_warn", "target_thr_fail", "target_wer_fail", "target_wer_warn_or_fail")
 
 
+def all_scenarios() -> tuple:
+    """The committed scenarios of noise.py, then the issue-21 noise matrix (power/matrix.py)."""
+    return noise_module.scenarios() + matrix.scenarios()
+
+
 def run_scenario(key: str, prs: int, chunk: int, seed: int, pairs: int | None = None) -> dict:
-    scenario = next(s for s in noise_module.scenarios() if s.key == key)
+    scenario = next(s for s in all_scenarios() if s.key == key)
     rules = simulate.Rules.from_gate() if pairs is None else simulate.Rules.from_gate(pairs)
     test_sets = noise_module.draw_test_sets(seed)
     counts = {f: 0 for f in FIELDS}
@@ -101,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--smoke", action="store_true", help="a few PRs per scenario, for CI")
     parser.add_argument("--out", type=Path, default=None, help="write verdict_power.md and .json here")
     args = parser.parse_args(argv)
-    keys = [s.key for s in noise_module.scenarios()]
+    keys = [s.key for s in all_scenarios()]
     if args.scenarios:
         unknown = sorted(set(args.scenarios.split(",")) - set(keys))
         if unknown:
