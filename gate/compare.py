@@ -220,7 +220,7 @@ def compare(base: Side, cand: Side, suite: Suite, *, models: Sequence[str] | Non
             else:
                 found = _model_calibrations(calibration or {}, suite, workload.model, metric.name)
                 # sources: "3 A/A pairs + 14 nights" when nightly runs are pooled into σ, else ""
-                own = None if cross_job else _own_arms(base, cand, suite, workload.model, metric.name)
+                own = _own_arms(base, cand, suite, workload.model, metric.name)
                 _speed(row, metric, SpeedNoise.pooled(found), cross_job, stale_blockers, sources=evidence(found),
                        own_arms=own, stale=bool(calibration_check and calibration_check.status == "stale"))
             if blocking and row.verdict is not Verdict.INCOMPLETE:
@@ -519,6 +519,12 @@ def _speed(row: _Draft, metric: MetricSpec, noise: SpeedNoise | None, cross_job:
         row.fail_blockers = fail_blockers(noise, len(b), len(c), cross_job=False)
     else:
         row.fail_blockers = fail_blockers(noise, len(b), len(c), cross_job=cross_job) + (extra_blockers if noise else ())
+        if noise is not None and noise.usable and own_arms is not None and own_arms.size:
+            # Across jobs too, the sides' own spread must agree with the calibration's σ for a FAIL.
+            _, code, agreement = own_noise(own_arms, noise)
+            if int(code) == OWN_DISAGREES:
+                row.fail_blockers += (f"the sides' own spread disagrees with the calibration's σ (F test p = "
+                                      f"{float(agreement):.2g} < {AGREEMENT_P})",)
     if noise is not None and noise.usable:
         test = shift_test(np.log(np.asarray(b, dtype=float))[None], np.log(np.asarray(c, dtype=float))[None], noise,
                           higher_is_better=higher, cross_job=cross_job)

@@ -26,7 +26,7 @@ from gate.stats.multiplicity import bh_array
 from gate.stats.outliers import flag_runs, robust_sd
 from gate.stats.overdispersion import excess_df, widened_p_arrays
 from gate.stats.quality import catastrophic_masks, sign_flip_p_batch
-from gate.stats.speed import ADVISED_PAIRS, POWER, SENSITIVITY_FACTOR, SpeedNoise, mde, own_noise, shift_test
+from gate.stats.speed import ADVISED_PAIRS, OWN_DISAGREES, POWER, SENSITIVITY_FACTOR, SpeedNoise, mde, own_noise, shift_test
 
 from .noise import MODELS, TARGET, WORKLOADS, NoiseModel, Scenario, TestSet
 
@@ -452,6 +452,9 @@ def _speed_look(chunk: Chunk, rows, noises, slots, rules: Rules, *, cross_job: b
         ok = (np.asarray(noise.sigma_df) >= 4) & ~test.favourable_set_aside & ~shaky
         if cross_job:
             ok = ok & (noise.cross_pairs >= ADVISED_PAIRS) & (not stale)
+            model_arms = np.concatenate([np.take_along_axis(chunk.speed[w][metric], slots[model], axis=2)
+                                         for w in chunk.speed if w.split("/")[0] == model], axis=1)
+            ok = ok & (own_noise(model_arms, noise)[1] != OWN_DISAGREES)
         can_fail.append(np.broadcast_to(ok, test.p.shape))
         unstable.append(shaky)
         se.append(test.se)
