@@ -87,6 +87,7 @@ class Outcome:
     any_fail: np.ndarray  # (B,)
     any_warn: np.ndarray  # (B,) WARN shown (and no FAIL)
     target_thr_fail: np.ndarray
+    target_thr_warn_or_fail: np.ndarray
     target_wer_fail: np.ndarray
     target_wer_warn_or_fail: np.ndarray
     runs_per_model: np.ndarray  # (B, models)
@@ -317,6 +318,7 @@ def judge(chunk: Chunk, test_sets: dict[str, TestSet], rules: Rules) -> Outcome:
         tgt = [i for i, r in enumerate(rows) if r[0] == TARGET]
         tq = next(i for i, r in enumerate(qrows) if r[0] == TARGET)
         return Outcome(any_fail=fail, any_warn=warn, target_thr_fail=(verdict_s[:, tgt] == FAIL).any(1),
+                       target_thr_warn_or_fail=(verdict_s[:, tgt] >= WARN).any(1),
                        target_wer_fail=verdict_q[:, tq] == FAIL, target_wer_warn_or_fail=verdict_q[:, tq] >= WARN,
                        runs_per_model=np.full((batch, len(MODELS)), 2 * RUNS), slots=slots,
                        extended=np.zeros((batch, len(MODELS)), bool),
@@ -381,6 +383,7 @@ def judge(chunk: Chunk, test_sets: dict[str, TestSet], rules: Rules) -> Outcome:
     return Outcome(
         any_fail=fail, any_warn=warn,
         target_thr_fail=(vs1[:, tgt] == FAIL).any(1) | (vs2[:, tgt] == FAIL).any(1),
+        target_thr_warn_or_fail=(vs1[:, tgt] == FAIL).any(1) | (vs2[:, tgt] >= WARN).any(1),
         target_wer_fail=(vq1[:, tq] == FAIL) | (vq2[:, tq] == FAIL),
         target_wer_warn_or_fail=(vq1[:, tq] == FAIL) | (vq2[:, tq] >= WARN),
         runs_per_model=runs, slots={"first": slots1, "pooled": slots2}, extended=extend,
