@@ -23,9 +23,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from power import matrix  # noqa: E402
+from power import matrix, simulate  # noqa: E402
 from power import noise as noise_module  # noqa: E402
-from power import simulate  # noqa: E402
 
 FIELDS = ("any_fail", "any_warn", "target_thr_fail", "target_thr_warn_or_fail", "target_wer_fail",
           "target_wer_warn_or_fail")

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Any, Sequence, cast
 
 import numpy as np
 from scipy import stats
@@ -190,7 +190,8 @@ def own_noise(arms: np.ndarray, calibration: SpeedNoise | None, *, stale: bool =
     ss_own = np.where(df_own > 0, np.nan_to_num(sigma_own) ** 2 * df_own, 0.0)
     if calibration is None or stale:
         code = np.full(np.shape(df_own), OWN_STALE if calibration is not None else OWN_NO_CALIBRATION)
-        return SpeedNoise(sigma=sigma_own, sigma_df=df_own), code, np.full(np.shape(df_own), np.nan)
+        # sigma and sigma_df batch like the leading axes (arrays), as the power benchmark's SpeedNoise do
+        return SpeedNoise(sigma=cast(Any, sigma_own), sigma_df=cast(Any, df_own)), code, np.full(np.shape(df_own), np.nan)
     sigma_cal = np.asarray(calibration.sigma, dtype=float)
     df_cal = np.asarray(calibration.sigma_df, dtype=float)
     usable = (df_cal >= MIN_CALIBRATION_DF) & np.isfinite(sigma_cal) & (sigma_cal > 0)
@@ -204,7 +205,7 @@ def own_noise(arms: np.ndarray, calibration: SpeedNoise | None, *, stale: bool =
         sigma = np.where(pool, np.sqrt((np.where(usable, sigma_cal, 0.0) ** 2 * df_cal + ss_own)
                                        / np.where(df > 0, df, 1)), sigma_own)
     code = np.where(pool, POOLED, np.where(usable, OWN_DISAGREES, OWN_NO_CALIBRATION))
-    return SpeedNoise(sigma=sigma, sigma_df=df.astype(int)), code, agreement
+    return SpeedNoise(sigma=cast(Any, sigma), sigma_df=cast(Any, df.astype(int))), code, agreement
 
 
 def mde(se: np.ndarray | float, df: np.ndarray | float, alpha: np.ndarray | float) -> np.ndarray:
