@@ -110,3 +110,24 @@ def test_thresholds_live_in_the_stats_layer_and_compare_reexports_them():
     from gate.compare import Thresholds as FromCompare
 
     assert FromCompare is Thresholds and Thresholds().alpha == 0.005
+
+
+def test_an_uncalibrated_in_job_ab_of_a_six_percent_slower_build_fails(suite, sides):
+    """Issue 21 item 7: on an H200 an uncalibrated `gate run --ab` of a 6.7% slower build ended WARN. In one job
+    the A/B's own runs carry σ, so the row can FAIL without a calibration file, and says where σ came from."""
+    from gate.compare import compare
+
+    rng = np.random.default_rng(12)
+    workloads = ("qwen3/asr_en", "qwen3/asr_zh")
+    base = sides.memory_side(suite, values={w: sides.seedtts_values(rng, n_runs=6) for w in workloads})
+    cand = sides.memory_side(suite, values={w: sides.seedtts_values(rng, n_runs=6, tput_factor=1 / 1.06)
+                                            if w == workloads[0] else sides.seedtts_values(rng, n_runs=6)
+                                            for w in workloads}, label="cand")
+    report = compare(base, cand, suite, cross_job=False, calibration={})
+    row = next(r for r in report.rows if r.workload == workloads[0] and r.metric == "throughput_samples_per_s")
+    assert row.verdict.value == "fail" and "own runs (no usable calibration)" in row.method
+    assert row.mde is not None and row.mde < 0.06
+    # Across jobs the calibration stays required: the same numbers can WARN at most.
+    across = compare(base, cand, suite, cross_job=True, calibration={})
+    row = next(r for r in across.rows if r.workload == workloads[0] and r.metric == "throughput_samples_per_s")
+    assert row.verdict.value == "warn"
