@@ -9,7 +9,11 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from .noise import CLEAN, NoiseModel, Scenario
+import numpy as np
+
+from .noise import CLEAN, NoiseModel, Scenario, TestSet
+
+RUNS = 3  # per arm per look (simulate.RUNS)
 
 SIGMAS = (0.01, 0.02, 0.05, 0.10, 0.20)
 # Throughput changes judged per σ: the headline goals at σ 1%, and changes near the printed MDE elsewhere.
@@ -66,3 +70,36 @@ def scenarios() -> tuple[Scenario, ...]:
         out.append(Scenario(f"m-uncal-thr-6-s{round(sigma * 100)}", f"throughput −6%, {uncal.name}", uncal, "two-look",
                             throughput_change=-0.06))
     return tuple(out)
+
+
+# --- the draws these cells need (used by simulate.draw_chunk) ---------------------------------------------
+
+def standard_noise(rng, tails: str, shape: tuple) -> np.ndarray:
+    if tails == "t3":
+        return rng.standard_t(3, shape) / np.sqrt(3.0)
+    return rng.standard_normal(shape)
+
+
+def intermittent_slots(rng, batch: int, share: float) -> np.ndarray:
+    """(B, 2 * RUNS + 1) 0/1: which candidate run slots are slow. Each look's three runs hold share×3 slow runs, rounded
+    at random to keep the share (⅓: one of three; ½: one or two); the spare slot is slow with probability share."""
+    out = np.zeros((batch, 2 * RUNS + 1))
+    for start in (0, RUNS):
+        low = int(np.floor(share * RUNS))
+        count = low + (rng.random(batch) < share * RUNS - low)
+        rank = np.argsort(rng.random((batch, RUNS)), axis=1).argsort(axis=1)
+        out[:, start:start + RUNS] = rank < count[:, None]
+    out[:, 2 * RUNS] = rng.random(batch) < share
+    return out
+
+
+def neutral_change(rng, ts: TestSet, k: int, batch: int) -> np.ndarray:
+    """(B, n): k utterances one error worse and k with errors one better (Δ 0), the same in every run."""
+    n = ts.ref_len.shape[0]
+    base = ts.errors[ts.workload.measures[0][1]]
+    keys = np.where((base > 0)[None, :], rng.random((batch, n)), 2.0 + rng.random((batch, n)))
+    order = np.argsort(keys, axis=1)
+    out = np.zeros((batch, n), dtype=np.int16)
+    np.put_along_axis(out, order[:, :k], -1, axis=1)
+    np.put_along_axis(out, order[:, -k:], 1, axis=1)
+    return out

@@ -23,11 +23,13 @@ from scipy import stats
 from gate.stats import looks
 from gate.stats.decision import FAIL, WARN, decide_family
 from gate.stats.multiplicity import bh_array
-from gate.stats.outliers import flag_runs, robust_sd
+from gate.stats.outliers import flag_runs
 from gate.stats.overdispersion import excess_df, widened_p_arrays
 from gate.stats.quality import catastrophic_masks, sign_flip_p_batch
-from gate.stats.speed import ADVISED_PAIRS, OWN_DISAGREES, POWER, SENSITIVITY_FACTOR, SpeedNoise, mde, own_noise, shift_test
+from gate.stats.speed import ADVISED_PAIRS, OWN_DISAGREES, POWER, SENSITIVITY_FACTOR, mde, own_noise, shift_test
 
+from .calibration import dispersion, speed_calibration
+from .matrix import intermittent_slots, neutral_change, standard_noise
 from .noise import MODELS, TARGET, WORKLOADS, NoiseModel, Scenario, TestSet
 
 RUNS = 3  # per arm per look
@@ -117,7 +119,7 @@ def draw_chunk(rng: np.random.Generator, scenario: Scenario, test_sets: dict[str
             thr_w[:, 1] += shift
             p95_w[:, 1] -= shift
             if w.workload_id == TARGET and noise.intermittent_share:
-                slow = np.log(noise.intermittent_factor) * _intermittent(rng, batch, noise.intermittent_share)
+                slow = np.log(noise.intermittent_factor) * intermittent_slots(rng, batch, noise.intermittent_share)
                 if not noise.intermittent_p95_only:
                     thr_w[:, 1] += slow
                 p95_w[:, 1] -= slow
@@ -136,7 +138,7 @@ def draw_chunk(rng: np.random.Generator, scenario: Scenario, test_sets: dict[str
             if extra is not None:
                 arm_runs[:, 1] += extra[:, None, :]
             if w.workload_id == TARGET and noise.neutral_changes and measure == w.measures[0][1]:
-                arm_runs[:, 1] += _neutral(rng, ts, noise.neutral_changes, batch)[:, None, :]
+                arm_runs[:, 1] += neutral_change(rng, ts, noise.neutral_changes, batch)[:, None, :]
                 np.maximum(arm_runs, 0, out=arm_runs)
             cal_runs = base + cal
             if ts.workload.sessions:  # a Skellam jitter could in principle go below zero
@@ -153,7 +155,7 @@ def _speed_runs(rng, noise: NoiseModel, shape: tuple, n_wl: int, *, arm_jobs: bo
     full = shape + (n_wl,)
     sigma = noise.sigma_run if sigma is None else sigma
     own = noise.p95_own * sigma / noise.sigma_run
-    s = sigma * _standard(rng, noise.tails, full)
+    s = sigma * standard_noise(rng, noise.tails, full)
     slow = np.where(rng.random(full) < noise.slow_prob, np.log(noise.slow_factor), 0.0)
     job_shape = shape[:-1] + (1, n_wl) if arm_jobs else shape[:-2] + (1, 1, n_wl)
     shared = rng.standard_normal(job_shape[:-1] + (1,))
@@ -164,39 +166,8 @@ def _speed_runs(rng, noise: NoiseModel, shape: tuple, n_wl: int, *, arm_jobs: bo
         order = 2 * np.arange(shape[-1])[:, None] + np.arange(2)[:, None, None]  # (2 arms, slots, 1)
         job = job + noise.drift * order
     thr = -s - job + slow
-    p95 = s + job - slow + own * _standard(rng, noise.tails, full)
+    p95 = s + job - slow + own * standard_noise(rng, noise.tails, full)
     return thr, p95
-
-
-def _standard(rng, tails: str, shape: tuple) -> np.ndarray:
-    if tails == "t3":
-        return rng.standard_t(3, shape) / np.sqrt(3.0)
-    return rng.standard_normal(shape)
-
-
-def _intermittent(rng, batch: int, share: float) -> np.ndarray:
-    """(B, SLOTS) 0/1: which candidate run slots are slow. Each look's three runs hold share×3 slow runs, rounded
-    at random to keep the share (⅓: one of three; ½: one or two); the spare slot is slow with probability share."""
-    out = np.zeros((batch, SLOTS))
-    for start in (0, RUNS):
-        low = int(np.floor(share * RUNS))
-        count = low + (rng.random(batch) < share * RUNS - low)
-        rank = np.argsort(rng.random((batch, RUNS)), axis=1).argsort(axis=1)
-        out[:, start:start + RUNS] = rank < count[:, None]
-    out[:, 2 * RUNS] = rng.random(batch) < share
-    return out
-
-
-def _neutral(rng, ts: TestSet, k: int, batch: int) -> np.ndarray:
-    """(B, n): k utterances one error worse and k with errors one better (Δ 0), the same in every run."""
-    n = ts.ref_len.shape[0]
-    base = ts.errors[ts.workload.measures[0][1]]
-    keys = np.where((base > 0)[None, :], rng.random((batch, n)), 2.0 + rng.random((batch, n)))
-    order = np.argsort(keys, axis=1)
-    out = np.zeros((batch, n), dtype=np.int16)
-    np.put_along_axis(out, order[:, :k], -1, axis=1)
-    np.put_along_axis(out, order[:, -k:], 1, axis=1)
-    return out
 
 
 @dataclass(frozen=True)
@@ -245,51 +216,6 @@ def _diffuse(rng, ts: TestSet, pp: float, batch: int) -> np.ndarray | None:
     worse_keys = np.where((base > 0)[None, :] & (extra == 0), keys, 2.0)
     np.put_along_axis(extra, np.argsort(worse_keys, axis=1)[:, :down], -1, axis=1)
     return extra
-
-
-# --- calibration (as gate.stats.performance.calibrate / overdispersion.from_arms, batched) --------------------------
-
-def speed_calibration(cal: dict, workloads: list[str], metric: str, cross_job: bool) -> SpeedNoise | None:
-    """Per PR (B,), the model's pooled SpeedNoise for one metric, from its workloads' A/A runs (None without)."""
-    ss = df = cross_sq = cross_h = 0.0
-    cross_diffs = 0
-    pairs = next(iter(cal.values()))[metric].shape[1]
-    if pairs == 0:
-        return None
-    for wid in workloads:
-        y = cal[wid][metric]  # (B, K, 2, RUNS)
-        keep = robust_sd(y.reshape(y.shape[0], -1, y.shape[-1]))[2].reshape(y.shape)
-        n = keep.sum(axis=-1)
-        mean = np.where(keep, y, 0.0).sum(axis=-1) / n
-        arm_ss = np.where(keep, (y - mean[..., None]) ** 2, 0.0).sum(axis=-1)
-        ss = ss + np.where(n >= 2, arm_ss, 0.0).sum(axis=(1, 2))
-        df = df + np.where(n >= 2, n - 1, 0).sum(axis=(1, 2))
-        if cross_job:
-            delta = mean[..., 1] - mean[..., 0]
-            cross_sq = cross_sq + (delta ** 2).sum(axis=1)
-            cross_h = cross_h + (1 / n[..., 0] + 1 / n[..., 1]).sum(axis=1)
-            cross_diffs += y.shape[1]
-    return SpeedNoise(sigma=np.sqrt(ss / df), sigma_df=df, cross_pairs=pairs if cross_job else 0,
-                      cross_msd=cross_sq / cross_diffs if cross_diffs else 0.0,
-                      cross_h=cross_h / cross_diffs if cross_diffs else 0.0, cross_df=cross_diffs)
-
-
-def dispersion(cal_errors: dict, workloads: list[str], measure: str) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-    """Per PR: one measure's (ss_total, ss_units, df) over these workloads' A/A arms (overdispersion.from_arms)."""
-    total = units = 0.0
-    df = 0
-    if next(iter(cal_errors[workloads[0]].values())).shape[1] == 0:
-        return None
-    for wid in workloads:
-        if measure in cal_errors[wid]:
-            e = cal_errors[wid][measure]  # (B, K, 2, RUNS, n) int
-            c = e - e[..., :1, :]  # variances are shift-invariant: small integers, cheap to square
-            sums, squares = c.sum(axis=-2), (c * c).sum(axis=-2)
-            units = units + ((squares - sums * sums / RUNS).sum(axis=-1) / (RUNS - 1)).sum(axis=(1, 2)) * (RUNS - 1)
-            totals = c.sum(axis=-1).astype(float)
-            total = total + totals.var(axis=-1, ddof=1).sum(axis=(1, 2)) * (RUNS - 1)
-            df += e.shape[1] * e.shape[2] * (RUNS - 1)
-    return total, units, np.full(np.shape(total), df)
 
 
 # --- judging -------------------------------------------------------------------------------------------------------
