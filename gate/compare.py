@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
+from scipy import stats
 
 from gate import comparability
 from gate.config import MetricSpec, Suite, Workload
@@ -55,35 +56,25 @@ from gate.report import (
 )
 from gate.side import MeasureSamples, Side, WorkloadSide
 from gate.stats import decision
-from gate.stats.overdispersion import Dispersion, run_variance, widened_p
+from gate.stats.overdispersion import Dispersion, widened_p
 from gate.stats.performance import MIN_CALIBRATION_DF, Calibration, evidence, ratio_policy
-from gate.stats.quality import CATASTROPHIC_MIN_JUMP, DEFAULT_BOOTSTRAP, DEFAULT_FLIPS, paired_quality_test
-from gate.stats.speed import SpeedNoise, fail_blockers, shift_test
+from gate.stats.quality import CATASTROPHIC_MIN_JUMP, paired_quality_test
+from gate.stats.speed import (
+    AGREEMENT_P,
+    OWN_DISAGREES,
+    POWER,
+    SENSITIVITY_FACTOR,
+    SOURCE_TEXT,
+    SpeedNoise,
+    fail_blockers,
+    mde,
+    own_noise,
+    shift_test,
+)
+from gate.stats.thresholds import Thresholds  # re-exported: callers import it from here for now
 from gate.verdict import Verdict
 
 MAX_UTTERANCES_PER_ROW = 8
-
-
-@dataclass(frozen=True)
-class Thresholds:
-    """Decision levels and floors (issue 10 "Decisions taken"; benchmarks/results/verdict_power.md measures them)."""
-
-    # Family-wise levels for FAIL (Holm), per family of each model. A model's two families at 0.005 keep the
-    # union bound at 1% per model's verdict whatever their dependence; what an all-model PR gets (0.3-0.5%
-    # false FAIL) is measured by benchmarks/verdict_power.py. Inside `gate run`'s two-look plan the looks
-    # split it, 0.001 + 0.004 (gate.stats.looks.thresholds_for).
-    alpha: float = 0.005  # speed family
-    quality_alpha: float = 0.005
-    # WARN: Benjamini-Hochberg q at most this, with at least half the floor (both families). At 0.05 (and 0.02)
-    # a simulated all-model no-op PR showed a WARN more than 5% of the time (benchmarks/results/verdict_power.md).
-    warn_q: float = 0.01
-    warn_alpha: float = 0.05  # accuracy: the "significant but below the floors" note
-    quality_floor_abs: float = 0.001  # ΔWER/CER of at least 0.1 pp ...
-    quality_floor_rel: float = 0.03  # ... and at least 3% of the baseline rate
-    small_set_size: int = 30  # sets this small (MOSS 20/25 sessions) ...
-    small_set_floor_abs: float = 0.005  # ... need 0.5 pp
-    n_boot: int = DEFAULT_BOOTSTRAP
-    n_flips: int = DEFAULT_FLIPS
 
 
 @dataclass
@@ -120,6 +111,11 @@ class _Draft:
     above_half_floor: bool = False  # accuracy: Δ reaches half of both floors
     fail_blockers: tuple[str, ...] = ()  # speed: why this row can WARN at most
     base_rate: float | None = None  # accuracy: the baseline's corpus rate over the paired units
+    se: float | None = None  # the test's standard error (speed: of Δ ln; accuracy: of Σd_i, in errors)
+    can_fail: bool = True  # accuracy: False when churn is possible and no A/A dispersion record says how much
+    unstable: bool = False  # speed: a worse candidate run set aside, or the candidate's runs split in two
+    mde: float | None = None  # smallest worsening caught with 80% power (speed: relative; accuracy: absolute)
+    blind: bool = False  # mde above SENSITIVITY_FACTOR × the floor
 
     def freeze(self) -> Row:
         return Row(workload=self.workload.id, model=self.workload.model, metric=self.metric.name,
@@ -131,7 +127,8 @@ class _Draft:
                    q_value=_num(self.q_value), ci=_pair_of_nums(self.ci), ci_kind=self.ci_kind,
                    floor_abs=self.floor_abs, floor_rel=self.floor_rel, tolerance=self.tolerance,
                    p_degradation=_num(self.p_degradation), n_worse=self.n_worse, n_better=self.n_better,
-                   new_catastrophic=self.new_catastrophic, sigma=_num(self.sigma), df=self.df)
+                   new_catastrophic=self.new_catastrophic, sigma=_num(self.sigma), df=self.df,
+                   mde=_num(self.mde), blind=self.blind, unstable=self.unstable)
 
 
 def _improved(row: _Draft) -> bool:
@@ -228,7 +225,9 @@ def compare(base: Side, cand: Side, suite: Suite, *, models: Sequence[str] | Non
             else:
                 found = _model_calibrations(calibration or {}, suite, workload.model, metric.name)
                 # sources: "3 A/A pairs + 14 nights" when nightly runs are pooled into σ, else ""
-                _speed(row, metric, SpeedNoise.pooled(found), cross_job, stale_blockers, sources=evidence(found))
+                own = _own_arms(base, cand, suite, workload.model, metric.name)
+                _speed(row, metric, SpeedNoise.pooled(found), cross_job, stale_blockers, sources=evidence(found),
+                       own_arms=own, stale=bool(calibration_check and calibration_check.status == "stale"))
             if blocking and row.verdict is not Verdict.INCOMPLETE:
                 row.verdict = Verdict.NOT_COMPARABLE
                 row.family = None
@@ -365,18 +364,21 @@ def _accuracy(row: _Draft, workload: Workload, metric: MetricSpec, wb: WorkloadS
     row.p_value, row.ci, row.ci_kind = test.p_value, test.ci, "delta_abs"
     row.p_degradation = test.p_degradation
     row.method = f"paired {test.p_method} over {n} {unit}"
+    r_b, r_c = paired.base_errors.shape[0], paired.cand_errors.shape[0]
+    units = float((test.d ** 2).sum())  # the sign-flip's null variance of Σd; never dropped (issue 21)
+    row.se = math.sqrt(units) / paired.ref_len.sum()
     if dispersion is not None and dispersion.widens:
-        # Same-commit runs churn together (A/A calibration): their covariance widens the null. In one job the
-        # utterances' own variance comes from the runs (a real change does not inflate it); across jobs, or
-        # with a single run on a side, from Σd² (gate.stats.overdispersion).
-        r_b, r_c = paired.base_errors.shape[0], paired.cand_errors.shape[0]
-        from_runs = not cross_job and min(r_b, r_c) >= 2
-        units = (float(run_variance(paired.base_errors, paired.cand_errors)) if from_runs
-                 else float((test.d ** 2).sum()))
+        # Same-commit runs churn together (A/A calibration): their covariance widens the null, added to Σd²
+        # (gate.stats.overdispersion).
         row.p_value = widened_p(float(test.d.sum()), units, dispersion, 1 / r_b + 1 / r_c)
+        row.se = math.sqrt(units + (1 / r_b + 1 / r_c) * dispersion.excess) / paired.ref_len.sum()
         row.method = (f"paired test widened for correlated churn (φ {dispersion.phi:.2f}, {dispersion.arms} A/A "
-                      f"arms, df {dispersion.df}; utterance variance from {'the runs' if from_runs else 'Σd²'}) "
-                      f"over {n} {unit}")
+                      f"arms, df {dispersion.df}; Σd² + excess) over {n} {unit}")
+    elif dispersion is None and _churn_possible(paired):
+        # Nothing says how much the utterances churn together: the sign-flip's independence is an assumption.
+        row.can_fail = False
+        row.notes.append("can WARN at most: no A/A dispersion record and same-commit transcripts not shown "
+                         "identical (correlated churn would make the sign-flip test too liberal)")
     row.family = "quality"
     if test.new_catastrophic:
         # What was found and its evidence, on its own: the row's p-value speaks of the whole set, not of this.
@@ -390,6 +392,11 @@ def _accuracy(row: _Draft, workload: Workload, metric: MetricSpec, wb: WorkloadS
     if test.catastrophic_sign_p is not None:
         row.notes.append(f"sign test, new vs no-longer catastrophic: p={test.catastrophic_sign_p:.3g}")
     return _notable(workload, metric.samples or "", test, paired)
+
+
+def _churn_possible(paired: _Paired) -> bool:
+    """Churn is possible unless each side ran twice or more and its runs gave identical errors everywhere."""
+    return any(e.shape[0] < 2 or bool((e != e[:1]).any()) for e in (paired.base_errors, paired.cand_errors))
 
 
 def _reaches(test, floor_abs: float, floor_rel: float, share: float) -> bool:
@@ -472,8 +479,29 @@ def _model_calibrations(calibration: Mapping[str, Mapping[str, Any]], suite: Sui
     return [c for c in found if isinstance(c, Calibration)]
 
 
+def _own_arms(base: Side, cand: Side, suite: Suite, model: str, metric: str) -> np.ndarray:
+    """ln(value) of every complete run of the model's workloads on both sides, (arms, runs), NaN-padded: the
+    A/B's own evidence about σ in one job (gate.stats.speed.own_noise)."""
+    arms = []
+    for w in suite.workloads_for((model,)):
+        for side in (base, cand):
+            ws = side.workloads.get(w.id)
+            if ws is None or not ws.complete:
+                continue
+            complete = set(ws.complete_runs())
+            values = [v for i, v in enumerate(ws.values.get(metric, ())) if i in complete]
+            if values and all(v is not None and v > 0 and math.isfinite(v) for v in values):
+                arms.append(np.log(np.asarray(values, dtype=float)))
+    width = max((len(a) for a in arms), default=0)
+    out = np.full((len(arms), width), np.nan)
+    for k, arm in enumerate(arms):
+        out[k, :len(arm)] = arm
+    return out
+
+
 def _speed(row: _Draft, metric: MetricSpec, noise: SpeedNoise | None, cross_job: bool,
-           extra_blockers: tuple[str, ...] = (), *, sources: str = "") -> None:
+           extra_blockers: tuple[str, ...] = (), *, sources: str = "", own_arms: np.ndarray | None = None,
+           stale: bool = False) -> None:
     b, c = row.baseline.present, row.candidate.present
     _plain_delta(row)
     missing = [name for name, values in (("baseline", b), ("candidate", c)) if not values or any(v <= 0 for v in values)]
@@ -484,7 +512,25 @@ def _speed(row: _Draft, metric: MetricSpec, noise: SpeedNoise | None, cross_job:
         return
     row.floor_rel = metric.floor_rel or 0.0
     higher = metric.higher_is_better
-    row.fail_blockers = fail_blockers(noise, len(b), len(c), cross_job=cross_job) + extra_blockers
+    source = ""
+    if not cross_job and own_arms is not None and own_arms.size:
+        # One job: the A/B's own runs carry σ; a fresh calibration that agrees adds degrees of freedom.
+        usable = noise if noise is not None and noise.usable else None
+        in_use, code, agreement = own_noise(own_arms, usable, stale=stale and usable is not None)
+        source = SOURCE_TEXT[int(code)]
+        if int(code) == OWN_DISAGREES:
+            source += f" (F test p = {float(agreement):.2g} < {AGREEMENT_P})"
+        noise = in_use if in_use.sigma_df > 0 else None
+        row.fail_blockers = fail_blockers(noise, len(b), len(c), cross_job=False)
+        row.notes.extend(extra_blockers)  # in one job: why a stale calibration was left out (it blocks nothing)
+    else:
+        row.fail_blockers = fail_blockers(noise, len(b), len(c), cross_job=cross_job) + (extra_blockers if noise else ())
+        if noise is not None and noise.usable and own_arms is not None and own_arms.size:
+            # Across jobs too, the sides' own spread must agree with the calibration's σ for a FAIL.
+            _, code, agreement = own_noise(own_arms, noise)
+            if int(code) == OWN_DISAGREES:
+                row.fail_blockers += (f"the sides' own spread disagrees with the calibration's σ (F test p = "
+                                      f"{float(agreement):.2g} < {AGREEMENT_P})",)
     if noise is not None and noise.usable:
         test = shift_test(np.log(np.asarray(b, dtype=float))[None], np.log(np.asarray(c, dtype=float))[None], noise,
                           higher_is_better=higher, cross_job=cross_job)
@@ -493,16 +539,24 @@ def _speed(row: _Draft, metric: MetricSpec, noise: SpeedNoise | None, cross_job:
         row.p_value, row.ci, row.ci_kind = float(test.p[0]), (float(low[0]), float(high[0])), "ratio"
         row.worse_rel = float(test.worse_rel[0])
         row.delta_rel = math.exp(-float(test.worse[0]) if higher else float(test.worse[0])) - 1
-        row.sigma, row.df = noise.sigma, int(round(float(test.df[0])))
+        row.sigma, row.df, row.se = float(noise.sigma), int(round(float(test.df[0]))), float(test.se[0])
         row.family = "speed" if metric.gated else None
-        where = "across jobs" if cross_job else "one job"
-        row.method = (f"log-scale t, run-to-run σ {noise.sigma:.2%} pooled over the model's workloads "
-                      f"({sources + ', ' if sources else ''}df {noise.sigma_df}), {where}")
+        if source:
+            row.method = (f"log-scale t, run-to-run σ {float(noise.sigma):.2%} from {source}, "
+                          f"df {int(noise.sigma_df)}, one job")
+        else:
+            row.method = (f"log-scale t, run-to-run σ {float(noise.sigma):.2%} pooled over the model's workloads "
+                          f"({sources + ', ' if sources else ''}df {noise.sigma_df}), across jobs")
         if test.favourable_set_aside[0]:
             row.fail_blockers += ("a candidate run better than the others was set aside: its runs disagree; "
                                   "re-measure",)
+        if test.worse_set_aside[0] or test.split_cand[0]:
+            row.unstable = True
+            row.fail_blockers += ("unstable: " + ("a candidate run worse than the others was set aside"
+                                                  if test.worse_set_aside[0] else
+                                                  "the candidate's runs fall in two clusters") + "; WARN at least",)
         for side, values, kept in (("baseline", b, test.kept_base[0]), ("candidate", c, test.kept_cand[0])):
-            median = float(np.quantile(np.asarray(values, dtype=float), 0.5, method="lower"))
+            median = float(np.median(np.asarray(values, dtype=float)))
             for index in np.flatnonzero(~kept):
                 row.notes.append(f"{side} run {index + 1} set aside ({values[index]:.4g}, {values[index] / median - 1:+.0%} "
                                  "from its arm's median): one wild run must not decide")
@@ -542,8 +596,9 @@ def _decide_quality(quality: list[_Draft], thresholds: Thresholds) -> None:
         return
     result = decision.decide_family(
         np.array([[r.p_value for r in quality]], dtype=float), np.array([[r.above_floor for r in quality]]),
-        np.array([[r.above_half_floor for r in quality]]), np.ones((1, len(quality)), bool),
+        np.array([[r.above_half_floor for r in quality]]), np.array([[r.can_fail for r in quality]]),
         alpha=thresholds.quality_alpha, warn_q=thresholds.warn_q)
+    level = thresholds.quality_alpha / len(quality)  # Holm's first step: what a single regressed row must reach
     for k, row in enumerate(quality):
         assert row.p_value is not None
         row.p_adjusted, row.q_value = float(result.p_adjusted[0, k]), float(result.q_value[0, k])
@@ -552,6 +607,9 @@ def _decide_quality(quality: list[_Draft], thresholds: Thresholds) -> None:
             row.verdict = Verdict.WARN
         if row.verdict is Verdict.PASS and row.p_value <= thresholds.warn_alpha and not row.above_half_floor:
             row.notes.append("significant but below the floors")
+        if row.se is not None:
+            row.mde = (stats.norm.isf(level) + stats.norm.ppf(POWER)) * row.se
+            _sensitivity(row, max(row.floor_abs or 0.0, (row.floor_rel or 0.0) * (row.base_rate or 0.0)), "pp", 100)
 
 
 def _decide_speed(speed: list[_Draft], thresholds: Thresholds) -> None:
@@ -562,9 +620,25 @@ def _decide_speed(speed: list[_Draft], thresholds: Thresholds) -> None:
     result = decision.decide_family(
         np.array([[r.p_value for r in speed]], dtype=float), worse >= floors, worse >= floors / 2,
         np.array([[not r.fail_blockers for r in speed]]), alpha=thresholds.alpha, warn_q=thresholds.warn_q)
+    level = thresholds.alpha / len(speed)  # Holm's first step: what a single regressed row must reach
     for k, row in enumerate(speed):
         row.p_adjusted, row.q_value = float(result.p_adjusted[0, k]), float(result.q_value[0, k])
         row.verdict = _VERDICT[int(result.verdict[0, k])]
+        if row.unstable and row.verdict is Verdict.PASS:
+            row.verdict = Verdict.WARN
+        if row.se is not None and row.df is not None:
+            row.mde = float(mde(row.se, row.df, level))
+            _sensitivity(row, row.floor_rel or 0.0, "%", 100)
+
+
+def _sensitivity(row: _Draft, floor: float, unit: str, scale: float) -> None:
+    """Say what the row could not see: blind below its MDE when that exceeds SENSITIVITY_FACTOR × the floor."""
+    if row.mde is None or not math.isfinite(row.mde) or floor <= 0:
+        return
+    row.blind = bool(row.mde > SENSITIVITY_FACTOR * floor)
+    if row.blind:
+        row.notes.append(f"blind below {row.mde * scale:.2g}{unit}: a worsening smaller than that is caught less than "
+                         f"80% of the time at this look (floor {floor * scale:.2g}{unit}); a PASS here is a caveat")
 
 
 _VERDICT = {decision.PASS: Verdict.PASS, decision.WARN: Verdict.WARN, decision.FAIL: Verdict.FAIL}

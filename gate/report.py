@@ -112,6 +112,11 @@ class Row:
     new_catastrophic: int = 0
     sigma: float | None = None  # speed: the run-to-run σ of ln(value) the test used
     df: int | None = None  # its degrees of freedom
+    # Sensitivity (issue 21): the smallest worsening this row could catch with 80% power at its level (speed:
+    # relative, like worse_rel; accuracy: absolute, like delta_abs); blind when that is above twice the floor.
+    mde: float | None = None
+    blind: bool = False
+    unstable: bool = False  # speed: a worse candidate run set aside, or the candidate's runs split: WARN at least
 
     @property
     def short_workload(self) -> str:

@@ -77,6 +77,18 @@ class NoiseModel:
     churn_range: tuple[float, float] = (0.01, 0.01)
     shared_churn: float = 0.0
     session_jitter: float = 0.005
+    # The issue-21 noise matrix (benchmarks/power/matrix.py); the defaults leave the models above unchanged.
+    tails: str = "normal"  # "t3": Student-t with 3 df, scaled to SD sigma_run
+    drift: float = 0.0  # ln change per run slot, in run order (A and B interleaved: slot k of arm a at 2k + a)
+    slow_job_prob: float = 0.0  # a whole job is slow (every run of it ÷ slow_job_factor), per job
+    slow_job_factor: float = 0.90
+    calibration_sigma: float | None = None  # the A/A calibration's runs drawn at this σ (stale calibration)
+    stale_known: bool = False  # the freshness check says the calibration is stale
+    intermittent_share: float = 0.0  # share of the TARGET's candidate runs that are slow ...
+    intermittent_factor: float = 1.0  # ... by this factor (throughput × it, latency ÷ it)
+    intermittent_p95_only: bool = False
+    neutral_changes: int = 0  # TARGET's candidate: this many utterances +1 error and as many −1 (Δ 0), every run
+    calibrated: bool = True  # False: no A/A calibration and no dispersion record at all
 
 
 CLEAN = NoiseModel("clean")

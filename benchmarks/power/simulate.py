@@ -24,10 +24,12 @@ from gate.stats import looks
 from gate.stats.decision import FAIL, WARN, decide_family
 from gate.stats.multiplicity import bh_array
 from gate.stats.outliers import flag_runs
-from gate.stats.overdispersion import excess_df, run_variance, widened_p_arrays
+from gate.stats.overdispersion import excess_df, widened_p_arrays
 from gate.stats.quality import catastrophic_masks, sign_flip_p_batch
-from gate.stats.speed import ADVISED_PAIRS, SpeedNoise, shift_test
+from gate.stats.speed import ADVISED_PAIRS, OWN_DISAGREES, POWER, SENSITIVITY_FACTOR, mde, own_noise, shift_test
 
+from .calibration import dispersion, speed_calibration
+from .matrix import intermittent_slots, neutral_change, standard_noise
 from .noise import MODELS, TARGET, WORKLOADS, NoiseModel, Scenario, TestSet
 
 RUNS = 3  # per arm per look
@@ -77,6 +79,7 @@ class Chunk:
     errors: dict  # workload -> {measure: (B, 2 arms, SLOTS, n) error counts}
     cal_errors: dict  # workload -> {measure: (B, pairs, 2, RUNS, n)}
     cross_job_calibration: bool
+    noise: NoiseModel | None = None
 
 
 @dataclass(eq=False)
@@ -86,6 +89,7 @@ class Outcome:
     any_fail: np.ndarray  # (B,)
     any_warn: np.ndarray  # (B,) WARN shown (and no FAIL)
     target_thr_fail: np.ndarray
+    target_thr_warn_or_fail: np.ndarray
     target_wer_fail: np.ndarray
     target_wer_warn_or_fail: np.ndarray
     runs_per_model: np.ndarray  # (B, models)
@@ -102,23 +106,30 @@ def draw_chunk(rng: np.random.Generator, scenario: Scenario, test_sets: dict[str
     noise = scenario.noise
     cross = scenario.design == "cross-job"
     speed, cal_speed, errors, cal_errors = {}, {}, {}, {}
+    pairs = pairs if noise.calibrated else 0
     for model in MODELS:
         wls = [w for w in WORKLOADS if w.model == model]
         # PR arms: (B, 2, SLOTS, W). Same job for both arms in the two-look design; a job per arm across jobs.
         thr, p95 = _speed_runs(rng, noise, (batch, 2, SLOTS), len(wls), arm_jobs=cross)
-        cal_thr, cal_p95 = _speed_runs(rng, noise, (batch, pairs, 2, RUNS), len(wls), arm_jobs=cross)
+        cal_thr, cal_p95 = _speed_runs(rng, noise, (batch, pairs, 2, RUNS), len(wls), arm_jobs=cross,
+                                       sigma=noise.calibration_sigma)
         for k, w in enumerate(wls):
             shift = np.log1p(scenario.throughput_change) if w.workload_id == TARGET else 0.0
             thr_w, p95_w = thr[..., k].copy(), p95[..., k].copy()
             thr_w[:, 1] += shift
             p95_w[:, 1] -= shift
+            if w.workload_id == TARGET and noise.intermittent_share:
+                slow = np.log(noise.intermittent_factor) * intermittent_slots(rng, batch, noise.intermittent_share)
+                if not noise.intermittent_p95_only:
+                    thr_w[:, 1] += slow
+                p95_w[:, 1] -= slow
             speed[w.workload_id] = {"throughput": thr_w, "latency_p95_s": p95_w}
             cal_speed[w.workload_id] = {"throughput": cal_thr[..., k], "latency_p95_s": cal_p95[..., k]}
     for w in WORKLOADS:
         ts = test_sets[w.workload_id]
         churn = _churn(rng, noise, ts, batch)
         runs = churn.draw(rng, (batch, 2, SLOTS))
-        cal = churn.draw(rng, (batch, pairs, 2, RUNS))
+        cal = churn.draw(rng, (batch, pairs if noise.calibrated else 0, 2, RUNS))
         extra = _diffuse(rng, ts, scenario.wer_change_pp, batch) if w.workload_id == TARGET else None
         errors[w.workload_id], cal_errors[w.workload_id] = {}, {}
         for _, measure, _ in w.measures:
@@ -126,25 +137,36 @@ def draw_chunk(rng: np.random.Generator, scenario: Scenario, test_sets: dict[str
             arm_runs = base + runs
             if extra is not None:
                 arm_runs[:, 1] += extra[:, None, :]
+            if w.workload_id == TARGET and noise.neutral_changes and measure == w.measures[0][1]:
+                arm_runs[:, 1] += neutral_change(rng, ts, noise.neutral_changes, batch)[:, None, :]
+                np.maximum(arm_runs, 0, out=arm_runs)
             cal_runs = base + cal
             if ts.workload.sessions:  # a Skellam jitter could in principle go below zero
                 np.maximum(arm_runs, 0, out=arm_runs)
                 np.maximum(cal_runs, 0, out=cal_runs)
             errors[w.workload_id][measure] = arm_runs
             cal_errors[w.workload_id][measure] = cal_runs
-    return Chunk(speed, cal_speed, errors, cal_errors, cross)
+    return Chunk(speed, cal_speed, errors, cal_errors, cross, noise)
 
 
-def _speed_runs(rng, noise: NoiseModel, shape: tuple, n_wl: int, *, arm_jobs: bool):
-    """ln throughput and ln p95 relative to the truth, shape + (W,). The job axis is shape[-2] (the arm)."""
+def _speed_runs(rng, noise: NoiseModel, shape: tuple, n_wl: int, *, arm_jobs: bool, sigma: float | None = None):
+    """ln throughput and ln p95 relative to the truth, shape + (W,). The job axis is shape[-2] (the arm); the
+    last axis of `shape` is the run slot (run order for drift: slot k of arm a ran at 2k + a)."""
     full = shape + (n_wl,)
-    s = noise.sigma_run * rng.standard_normal(full)
+    sigma = noise.sigma_run if sigma is None else sigma
+    own = noise.p95_own * sigma / noise.sigma_run
+    s = sigma * standard_noise(rng, noise.tails, full)
     slow = np.where(rng.random(full) < noise.slow_prob, np.log(noise.slow_factor), 0.0)
     job_shape = shape[:-1] + (1, n_wl) if arm_jobs else shape[:-2] + (1, 1, n_wl)
     shared = rng.standard_normal(job_shape[:-1] + (1,))
     job = noise.tau * np.sqrt(0.5) * (shared + rng.standard_normal(job_shape))
+    if noise.slow_job_prob:
+        job = job - np.where(rng.random(job_shape[:-1] + (1,)) < noise.slow_job_prob, np.log(noise.slow_job_factor), 0.0)
+    if noise.drift:
+        order = 2 * np.arange(shape[-1])[:, None] + np.arange(2)[:, None, None]  # (2 arms, slots, 1)
+        job = job + noise.drift * order
     thr = -s - job + slow
-    p95 = s + job - slow + noise.p95_own * rng.standard_normal(full)
+    p95 = s + job - slow + own * standard_noise(rng, noise.tails, full)
     return thr, p95
 
 
@@ -196,59 +218,6 @@ def _diffuse(rng, ts: TestSet, pp: float, batch: int) -> np.ndarray | None:
     return extra
 
 
-# --- calibration (as gate.stats.performance.calibrate / overdispersion.from_arms, batched) --------------------------
-
-def speed_calibration(cal: dict, workloads: list[str], metric: str, cross_job: bool) -> SpeedNoise:
-    """Per PR (B,), the model's pooled SpeedNoise for one metric, from its workloads' A/A runs."""
-    ss = df = cross_sq = cross_h = 0.0
-    cross_diffs = 0
-    for wid in workloads:
-        y = cal[wid][metric]  # (B, K, 2, RUNS)
-        first = _pooled_sd(y)
-        keep = ~flag_runs(y, first[:, None, None])
-        n = keep.sum(axis=-1)
-        mean = np.where(keep, y, 0.0).sum(axis=-1) / n
-        arm_ss = np.where(keep, (y - mean[..., None]) ** 2, 0.0).sum(axis=-1)
-        ss = ss + np.where(n >= 2, arm_ss, 0.0).sum(axis=(1, 2))
-        df = df + np.where(n >= 2, n - 1, 0).sum(axis=(1, 2))
-        if cross_job:
-            delta = mean[..., 1] - mean[..., 0]
-            cross_sq = cross_sq + (delta ** 2).sum(axis=1)
-            cross_h = cross_h + (1 / n[..., 0] + 1 / n[..., 1]).sum(axis=1)
-            cross_diffs += y.shape[1]
-    pairs = next(iter(cal.values()))[metric].shape[1]
-    return SpeedNoise(sigma=np.sqrt(ss / df), sigma_df=df, cross_pairs=pairs if cross_job else 0,
-                      cross_msd=cross_sq / cross_diffs if cross_diffs else 0.0,
-                      cross_h=cross_h / cross_diffs if cross_diffs else 0.0, cross_df=cross_diffs)
-
-
-def _pooled_sd(y: np.ndarray) -> np.ndarray:
-    """performance.calibrate's first pass: pooled SD over runs within 8% of their arm's median."""
-    keep = ~flag_runs(y, 0.0)
-    n = keep.sum(axis=-1)
-    mean = np.where(keep, y, 0.0).sum(axis=-1) / n
-    ss = np.where(keep, (y - mean[..., None]) ** 2, 0.0).sum(axis=-1)
-    ss = np.where(n >= 2, ss, 0.0).sum(axis=(1, 2))
-    df = np.where(n >= 2, n - 1, 0).sum(axis=(1, 2))
-    return np.sqrt(ss / df)
-
-
-def dispersion(cal_errors: dict, workloads: list[str], measure: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per PR: one measure's (ss_total, ss_units, df) over these workloads' A/A arms (overdispersion.from_arms)."""
-    total = units = 0.0
-    df = 0
-    for wid in workloads:
-        if measure in cal_errors[wid]:
-            e = cal_errors[wid][measure]  # (B, K, 2, RUNS, n) int
-            c = e - e[..., :1, :]  # variances are shift-invariant: small integers, cheap to square
-            sums, squares = c.sum(axis=-2), (c * c).sum(axis=-2)
-            units = units + ((squares - sums * sums / RUNS).sum(axis=-1) / (RUNS - 1)).sum(axis=(1, 2)) * (RUNS - 1)
-            totals = c.sum(axis=-1).astype(float)
-            total = total + totals.var(axis=-1, ddof=1).sum(axis=(1, 2)) * (RUNS - 1)
-            df += e.shape[1] * e.shape[2] * (RUNS - 1)
-    return total, units, np.full(np.shape(total), df)
-
-
 # --- judging -------------------------------------------------------------------------------------------------------
 
 def judge(chunk: Chunk, test_sets: dict[str, TestSet], rules: Rules) -> Outcome:
@@ -275,6 +244,7 @@ def judge(chunk: Chunk, test_sets: dict[str, TestSet], rules: Rules) -> Outcome:
         tgt = [i for i, r in enumerate(rows) if r[0] == TARGET]
         tq = next(i for i, r in enumerate(qrows) if r[0] == TARGET)
         return Outcome(any_fail=fail, any_warn=warn, target_thr_fail=(verdict_s[:, tgt] == FAIL).any(1),
+                       target_thr_warn_or_fail=(verdict_s[:, tgt] >= WARN).any(1),
                        target_wer_fail=verdict_q[:, tq] == FAIL, target_wer_warn_or_fail=verdict_q[:, tq] >= WARN,
                        runs_per_model=np.full((batch, len(MODELS)), 2 * RUNS), slots=slots,
                        extended=np.zeros((batch, len(MODELS)), bool),
@@ -285,9 +255,11 @@ def judge(chunk: Chunk, test_sets: dict[str, TestSet], rules: Rules) -> Outcome:
     # First look: slots 0-2, a flagged run re-measured once per arm (slot 6 replaces it).
     slots1, spare_used = {}, {}
     for m in MODELS:
-        slots1[m], spare_used[m] = _remeasure(chunk, by_model[m], noises, m, np.tile(np.arange(RUNS), (batch, 2, 1)),
-                                              np.zeros((batch, 2), bool))
-    sp1 = _speed_look(chunk, rows, noises, slots1, rules, cross_job=False)
+        start = np.tile(np.arange(RUNS), (batch, 2, 1))
+        slots1[m], spare_used[m] = _remeasure(chunk, by_model[m], _in_job(chunk, by_model, noises, {m: start}, m), m,
+                                              start, np.zeros((batch, 2), bool))
+    used1 = {k: v for m in MODELS for k, v in _in_job(chunk, by_model, noises, slots1, m).items()}
+    sp1 = _speed_look(chunk, rows, used1, slots1, rules, cross_job=False)
     qu1 = _quality_look(chunk, test_sets, qrows, disp, slots1, rules)
     vs1 = _family(sp1, rules.first_alpha, rules, sg)
     vq1 = _family(qu1, rules.first_alpha, rules, qg, catastrophic=qu1["catastrophic"])
@@ -302,22 +274,27 @@ def judge(chunk: Chunk, test_sets: dict[str, TestSet], rules: Rules) -> Outcome:
         q_speed, q_quality = bh_array(sp1["p"][:, si]), bh_array(qu1["p"][:, qi])
         near = ((np.nan_to_num(q_speed, nan=1.0) <= rules.extend_q_speed) & sp1["half"][:, si]).any(1) | \
                ((np.nan_to_num(q_quality, nan=1.0) <= rules.extend_q_quality) & qu1["half"][:, qi]).any(1)
+        # looks.decide: a model blind at the first look (an MDE above twice a gated row's floor) extends too
+        near |= _blind(sp1, rules.first_alpha, si).any(1) | _blind(qu1, rules.first_alpha, qi).any(1)
         extend[:, k] = ~fail1[:, k] & near
 
     # Pooled look for the extended models: slots 3-5 added, then at most one re-measure per arm in all.
     slots2 = {}
     for k, m in enumerate(MODELS):
         more = np.concatenate([slots1[m], np.tile(np.arange(RUNS, 2 * RUNS), (batch, 2, 1))], axis=2)
-        slots2[m], _ = _remeasure(chunk, by_model[m], noises, m, more, spare_used[m])
+        slots2[m], _ = _remeasure(chunk, by_model[m], _in_job(chunk, by_model, noises, {m: more}, m), m, more,
+                                  spare_used[m])
     ext_rows = np.stack([extend[:, MODELS.index(r[1])] for r in rows], axis=1)
     ext_q = np.stack([extend[:, MODELS.index(r[1])] for r in qrows], axis=1)
-    sp2 = _speed_look(chunk, rows, noises, slots2, rules, cross_job=False)
+    used2 = {k: v for m in MODELS for k, v in _in_job(chunk, by_model, noises, slots2, m).items()}
+    sp2 = _speed_look(chunk, rows, used2, slots2, rules, cross_job=False)
     qu2 = _quality_look(chunk, test_sets, qrows, disp, slots2, rules)
     # The pooled report of an extended model compares its 6+6 runs; the other models keep their first
     # look. Holm and BH run over the model's gated rows at both looks: that is what keeps α₁ + α₂ a bound.
     for look, first, member in ((sp2, sp1, ext_rows), (qu2, qu1, ext_q)):
         for key in look:
-            look[key] = np.where(member, look[key], first[key])
+            if key != "kind":
+                look[key] = np.where(member, look[key], first[key])
     vs2 = _family(sp2, rules.pooled_alpha, rules, sg)
     vq2 = _family(qu2, rules.pooled_alpha, rules, qg, catastrophic=qu2["catastrophic"])
     fail = fail1.any(1) | (vs2 == FAIL).any(1) | (vq2 == FAIL).any(1)
@@ -332,6 +309,7 @@ def judge(chunk: Chunk, test_sets: dict[str, TestSet], rules: Rules) -> Outcome:
     return Outcome(
         any_fail=fail, any_warn=warn,
         target_thr_fail=(vs1[:, tgt] == FAIL).any(1) | (vs2[:, tgt] == FAIL).any(1),
+        target_thr_warn_or_fail=(vs1[:, tgt] == FAIL).any(1) | (vs2[:, tgt] >= WARN).any(1),
         target_wer_fail=(vq1[:, tq] == FAIL) | (vq2[:, tq] == FAIL),
         target_wer_warn_or_fail=(vq1[:, tq] == FAIL) | (vq2[:, tq] >= WARN),
         runs_per_model=runs, slots={"first": slots1, "pooled": slots2}, extended=extend,
@@ -341,17 +319,37 @@ def judge(chunk: Chunk, test_sets: dict[str, TestSet], rules: Rules) -> Outcome:
                      **{(r[0], r[3]): vq2[:, i] for i, r in enumerate(qrows)}})
 
 
+def _in_job(chunk: Chunk, by_model: dict, calibrations: dict, slots: dict, model: str) -> dict:
+    """(model, metric) -> the σ an in-job row uses (gate.stats.speed.own_noise over the model's workloads' runs in
+    these slots, pooled with the calibration when it is fresh and agrees)."""
+    out = {}
+    stale = bool(chunk.noise is not None and chunk.noise.stale_known)
+    for metric in SPEED_ROWS:
+        arms = np.concatenate([np.take_along_axis(chunk.speed[wid][metric], slots[model], axis=2)
+                               for wid in by_model[model]], axis=1)
+        cal = calibrations[(model, metric)]
+        out[(model, metric)] = own_noise(arms, cal, stale=stale and cal is not None)[0]
+    return out
+
+
 def _remeasure(chunk: Chunk, workloads: list[str], noises: dict, model: str, slots: np.ndarray,
                used: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """gate run re-measures the first flagged run of an arm (any gated speed metric of any of the model's
-    workloads), once per arm over the whole plan: the spare slot takes its place."""
+    workloads), once per arm over the whole plan: the spare slot takes its place. A candidate run flagged as
+    WORSE stays (the row is then unstable, WARN at least: an intermittent regression must not be re-measured
+    away)."""
     flagged = np.zeros(slots.shape, bool)
+    worse = np.zeros(slots.shape, bool)
     for wid in workloads:
         for metric in SPEED_ROWS:
             y = np.take_along_axis(chunk.speed[wid][metric], slots, axis=2)
-            flagged |= flag_runs(y, noises[(model, metric)].sigma[:, None])
-    redo = flagged.any(-1) & ~used
-    first = flagged.argmax(-1)
+            flags = flag_runs(y, noises[(model, metric)].sigma[:, None])
+            flagged |= flags
+            slower = y < np.median(y, axis=-1, keepdims=True) if metric == "throughput" else \
+                y > np.median(y, axis=-1, keepdims=True)
+            worse[:, 1] |= (flags & slower)[:, 1]
+    redo = (flagged & ~worse).any(-1) & ~worse.any(-1) & ~used
+    first = (flagged & ~worse).argmax(-1)
     slots = slots.copy()
     b, a = np.nonzero(redo)
     slots[b, a, first[b, a]] = 2 * RUNS
@@ -359,26 +357,44 @@ def _remeasure(chunk: Chunk, workloads: list[str], noises: dict, model: str, slo
 
 
 def _speed_look(chunk: Chunk, rows, noises, slots, rules: Rules, *, cross_job: bool) -> dict:
-    p, above, half, can_fail = [], [], [], []
+    p, above, half, can_fail, unstable, se, df, floors = [], [], [], [], [], [], [], []
+    stale = bool(chunk.noise is not None and chunk.noise.stale_known)
+    batch = slots[rows[0][1]].shape[0]
     for wid, model, metric in rows:
         y = np.take_along_axis(chunk.speed[wid][metric], slots[model], axis=2)
         noise = noises[(model, metric)]
+        floor = rules.floor_thr if metric == "throughput" else rules.floor_p95
+        floors.append(np.full(batch, floor))
+        if noise is None:  # across jobs without a calibration: the ratio policy, WARN at most (not modelled: PASS)
+            p.append(np.full(batch, np.nan))
+            for lst in (above, half, can_fail, unstable):
+                lst.append(np.zeros(batch, bool))
+            se.append(np.full(batch, np.nan))
+            df.append(np.full(batch, np.nan))
+            continue
         test = shift_test(y[:, 0], y[:, 1], noise, higher_is_better=metric == "throughput",
                           cross_job=cross_job)
-        floor = rules.floor_thr if metric == "throughput" else rules.floor_p95
         p.append(test.p)
         above.append(test.worse_rel >= floor)
         half.append(test.worse_rel >= floor / 2)
-        ok = (noise.sigma_df >= 4) & ~test.favourable_set_aside
+        shaky = test.worse_set_aside | test.split_cand
+        ok = (np.asarray(noise.sigma_df) >= 4) & ~test.favourable_set_aside & ~shaky
         if cross_job:
-            ok = ok & (noise.cross_pairs >= ADVISED_PAIRS)
+            ok = ok & (noise.cross_pairs >= ADVISED_PAIRS) & (not stale)
+            model_arms = np.concatenate([np.take_along_axis(chunk.speed[w][metric], slots[model], axis=2)
+                                         for w in chunk.speed if w.split("/")[0] == model], axis=1)
+            ok = ok & (own_noise(model_arms, noise)[1] != OWN_DISAGREES)
         can_fail.append(np.broadcast_to(ok, test.p.shape))
+        unstable.append(shaky)
+        se.append(test.se)
+        df.append(np.broadcast_to(test.df, test.p.shape))
     return {"p": np.stack(p, 1), "above": np.stack(above, 1), "half": np.stack(half, 1),
-            "can_fail": np.stack(can_fail, 1)}
+            "can_fail": np.stack(can_fail, 1), "unstable": np.stack(unstable, 1), "se": np.stack(se, 1),
+            "df": np.stack(df, 1), "floor": np.stack(floors, 1), "kind": "speed"}
 
 
 def _quality_look(chunk: Chunk, test_sets, qrows, disp, slots, rules: Rules) -> dict:
-    p, above, half, cat = [], [], [], []
+    p, above, half, cat, can_fail, se, floors = [], [], [], [], [], [], []
     for wid, model, measure, _ in qrows:
         ts = test_sets[wid]
         e = chunk.errors[wid][measure]  # (B, 2, SLOTS, n)
@@ -395,11 +411,21 @@ def _quality_look(chunk: Chunk, test_sets, qrows, disp, slots, rules: Rules) -> 
         ok_rel = lambda share: (base_rate == 0) | (delta >= share * rules.quality_floor_rel * base_rate)  # noqa: E731
         above.append((delta >= floor_abs - 1e-15) & ok_rel(1.0))
         half.append((delta >= floor_abs / 2 - 1e-15) & ok_rel(0.5))
+        floors.append(np.maximum(floor_abs, rules.quality_floor_rel * base_rate))
         identical = ~scaled.any(axis=1)
-        total, units, df = disp[(wid, measure)]
-        widen = (units > 0) & (total > units)  # Dispersion.widens
         d = scaled / (r_b * r_c)
         sum_sq = (d ** 2).sum(axis=1)
+        found = disp[(wid, measure)]
+        if found is None:
+            total = units = df = np.zeros(len(d))
+            widen = np.zeros(len(d), bool)
+            # no dispersion record: FAIL only when each side's runs were identical (no churn seen)
+            deterministic = ~(runs != runs[:, :, :1]).any(axis=(2, 3))
+            can_fail.append(deterministic.all(axis=1))
+        else:
+            total, units, df = found
+            widen = (units > 0) & (total > units)  # Dispersion.widens
+            can_fail.append(np.ones(len(d), bool))
         with np.errstate(all="ignore"):
             approx = stats.norm.sf(d.sum(axis=1) / np.sqrt(sum_sq))
         # The exact null only where it can matter: a p above 0.1 decides nothing (not the row's FAIL, WARN or
@@ -409,15 +435,31 @@ def _quality_look(chunk: Chunk, test_sets, qrows, disp, slots, rules: Rules) -> 
         need = ~identical & ~widen & (approx < 0.3)
         if need.any():
             exact[need] = sign_flip_p_batch(scaled[need])
-        # compare's utterance variance: from the runs in one job, Σd² across jobs
-        own = sum_sq if chunk.cross_job_calibration else run_variance(runs[:, 0], runs[:, 1])
+        a = 1 / r_b + 1 / r_c
         with np.errstate(all="ignore"):
-            wide = widened_p_arrays(d.sum(axis=1), own, (total - units) / df, excess_df(total, units, df),
-                                    1 / r_b + 1 / r_c)
+            excess = np.where(widen, (total - units) / np.where(df > 0, df, 1), 0.0)
+            wide = widened_p_arrays(d.sum(axis=1), sum_sq, excess, excess_df(total, units, df), a)
+            se.append(np.sqrt(sum_sq + a * np.maximum(excess, 0.0)) / n_total)
         p.append(np.where(identical, np.nan, np.where(widen, wide, exact)))
         cat.append(catastrophic_masks(runs[:, 0], runs[:, 1], ts.ref_len)[0].sum(axis=1))
+    batch = len(p[0])
     return {"p": np.stack(p, 1), "above": np.stack(above, 1), "half": np.stack(half, 1),
-            "can_fail": np.ones((len(p[0]), len(p)), bool), "catastrophic": np.stack(cat, 1)}
+            "can_fail": np.stack(can_fail, 1), "catastrophic": np.stack(cat, 1),
+            "unstable": np.zeros((batch, len(p)), bool), "se": np.stack(se, 1), "floor": np.stack(floors, 1),
+            "kind": "quality"}
+
+
+def _blind(look: dict, alpha: float, cols) -> np.ndarray:
+    """Rows (of these columns) whose MDE at this look exceeds SENSITIVITY_FACTOR × their floor (compare's `blind`)."""
+    p = look["p"][:, cols]
+    m = np.maximum((~np.isnan(p)).sum(axis=1, keepdims=True), 1)
+    level = alpha / m
+    with np.errstate(all="ignore"):
+        if look["kind"] == "speed":
+            size = mde(look["se"][:, cols], look["df"][:, cols], level)
+        else:
+            size = (stats.norm.isf(level) + stats.norm.ppf(POWER)) * look["se"][:, cols]
+        return ~np.isnan(p) & (size > SENSITIVITY_FACTOR * look["floor"][:, cols])
 
 
 def _family(look: dict, alpha: float, rules: Rules, groups: list[np.ndarray],
@@ -428,6 +470,8 @@ def _family(look: dict, alpha: float, rules: Rules, groups: list[np.ndarray],
     for cols in groups:
         verdict[:, cols] = decide_family(look["p"][:, cols], look["above"][:, cols], look["half"][:, cols],
                                          look["can_fail"][:, cols], alpha=alpha, warn_q=rules.warn_q).verdict
+    tested = ~np.isnan(look["p"])
     if catastrophic is not None:  # a newly catastrophic utterance is at least a WARN (tested rows only)
-        verdict = np.where((catastrophic > 0) & ~np.isnan(look["p"]) & (verdict < WARN), WARN, verdict)
-    return verdict
+        verdict = np.where((catastrophic > 0) & tested & (verdict < WARN), WARN, verdict)
+    # an unstable speed row (a worse candidate run set aside, or split runs) is at least a WARN
+    return np.where(look["unstable"] & tested & (verdict < WARN), WARN, verdict)

@@ -16,14 +16,23 @@ from gate.baseline import calibration_from_pairs
 from gate.comparability import Fingerprint
 from gate.compare import compare
 from gate.config import load_suite
+from gate.report import CalibrationCheck
 from gate.side import MeasureSamples, Side, WorkloadSide
 from gate.stats import looks
 
 from . import simulate
-from .noise import MODELS, WORKLOADS, draw_test_sets, scenarios
+from .matrix import scenarios as matrix_scenarios
+from .noise import MODELS, WORKLOADS, draw_test_sets
+from .noise import scenarios as committed_scenarios
 
 VALIDATED = ("noop-clean", "noop-hostile", "thr-3-hostile", "wer+0.3-clean", "wer+0.15-hostile", "cross-noop-tau1",
-             "cross-thr-5-tau1")
+             "cross-thr-5-tau1",
+             # the issue-21 noise matrix (power/matrix.py): every kind of cell
+             "m-noop-s2-t3", "m-noop-s10-normal", "m-thr-10-s5-normal", "m-noop-s20-t3", "m-cross-noop-s10",
+             "m-noop-slow6", "m-noop-slow15", "m-noop-drift", "m-noop-slowjob", "m-cross-noop-slowjob",
+             "m-intermittent-third", "m-intermittent-p95", "m-noop-stale-known", "m-noop-stale-unknown",
+             "m-cross-noop-stale-unknown", "m-noop-neutral-wer", "m-noop-neutral-wer-hostile", "m-uncal-noop-s1",
+             "m-uncal-thr-6-s2")
 _CODES = {"pass": 0, "warn": 1, "fail": 2}
 
 
@@ -31,7 +40,7 @@ def check(keys, n: int, seed: int, rules: simulate.Rules) -> dict:
     suite = load_suite()
     test_sets = draw_test_sets(seed)
     out = {"prs": 0, "rows": 0, "mismatches": [], "scenarios": [], "looks": 0}
-    for scenario in scenarios():
+    for scenario in committed_scenarios() + matrix_scenarios():
         if scenario.key not in keys or scenario.key not in VALIDATED:
             continue
         rng = np.random.default_rng([seed, 99, len(out["scenarios"])])
@@ -41,7 +50,7 @@ def check(keys, n: int, seed: int, rules: simulate.Rules) -> dict:
         for pr in range(n):
             out["prs"] += 1
             for model in MODELS:
-                rows, mismatches, looked = _judge_one(suite, chunk, outcome, test_sets, pr, model, scenario.design)
+                rows, mismatches, looked = _judge_one(suite, chunk, outcome, test_sets, pr, model, scenario)
                 out["rows"] += rows
                 out["looks"] += looked
                 out["mismatches"] += [f"{scenario.key} PR {pr}: {m}" for m in mismatches]
@@ -55,21 +64,25 @@ def describe(result: dict) -> str:
             f"verdicts; {len(result['mismatches'])} differ.{shown}")
 
 
-def _judge_one(suite, chunk, outcome, test_sets, pr: int, model: str, design: str):
+def _judge_one(suite, chunk, outcome, test_sets, pr: int, model: str, scenario):
     workloads = [w for w in WORKLOADS if w.model == model]
-    cross = design == "cross-job"
-    calibration = calibration_from_pairs(_aa_sides(suite, chunk, test_sets, pr, workloads), suite,
-                                         cross_job=[cross] * chunk.cal_speed[workloads[0].workload_id]["throughput"].shape[1])
+    cross = scenario.design == "cross-job"
+    pairs = chunk.cal_speed[workloads[0].workload_id]["throughput"].shape[1]
+    calibration = (calibration_from_pairs(_aa_sides(suite, chunk, test_sets, pr, workloads), suite,
+                                          cross_job=[cross] * pairs) if pairs else {})
+    check = (CalibrationCheck(source="calibration.json", models=(model,), status="stale", reasons=("simulated",))
+             if scenario.noise.stale_known else None)
     mismatches, rows, looked = [], 0, 0
     if cross:
         slots = outcome.slots[model][pr]
         report = compare(*_sides(suite, chunk, test_sets, pr, workloads, slots, cross), suite, models=(model,),
-                         calibration=calibration, thresholds=looks.thresholds_for(looks.Look.FINAL), cross_job=True)
+                         calibration=calibration, thresholds=looks.thresholds_for(looks.Look.FINAL), cross_job=True,
+                         calibration_check=check)
         rows, mism = _diff(report, outcome.rows_first, pr)
         return rows, mism, 1
     first = compare(*_sides(suite, chunk, test_sets, pr, workloads, outcome.slots["first"][model][pr], False), suite,
                     models=(model,), calibration=calibration, thresholds=looks.thresholds_for(looks.Look.FIRST),
-                    cross_job=False)
+                    cross_job=False, calibration_check=check)
     rows, mismatches = _diff(first, outcome.rows_first, pr)
     looked = 1
     action = looks.decide(first, model).action
@@ -79,7 +92,7 @@ def _judge_one(suite, chunk, outcome, test_sets, pr: int, model: str, design: st
     if action == "extend":
         pooled = compare(*_sides(suite, chunk, test_sets, pr, workloads, outcome.slots["pooled"][model][pr], False),
                          suite, models=(model,), calibration=calibration,
-                         thresholds=looks.thresholds_for(looks.Look.POOLED), cross_job=False)
+                         thresholds=looks.thresholds_for(looks.Look.POOLED), cross_job=False, calibration_check=check)
         more, mism = _diff(pooled, outcome.rows_pooled, pr)
         rows, mismatches, looked = rows + more, mismatches + mism, 2
         looks.decide_pooled(pooled, model)

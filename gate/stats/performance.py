@@ -14,7 +14,7 @@ from typing import Sequence
 
 import numpy as np
 
-from gate.stats.outliers import flag_runs
+from gate.stats.outliers import robust_sd
 
 # Below this many degrees of freedom a calibration is not used (one A/A pair of 3+3 runs gives 4).
 MIN_CALIBRATION_DF = 4
@@ -139,18 +139,24 @@ def calibrate(pairs: Sequence[tuple[Sequence[float], Sequence[float]]],
               cross_job: Sequence[bool] | None = None) -> Calibration | None:
     """Pool the within-arm variance of ln(value) over A/A pairs [(arm_a_runs, arm_b_runs), ...].
 
-    `cross_job[k]` says pair k's arms ran in different jobs (default: all in one job). Runs more than
-    max(5σ, 8%) from their arm's median are set aside (σ from a first pass without runs beyond 8%). Arms with
+    `cross_job[k]` says pair k's arms ran in different jobs (default: all in one job). Runs the outlier rule
+    flags at the calibration's own scale-free σ are set aside (gate.stats.outliers.robust_sd). Arms with
     fewer than two kept values add no degrees of freedom. Returns None when nothing could be pooled.
     """
     cross_job = list(cross_job) if cross_job is not None else [False] * len(pairs)
     logged = [(_logs(a), _logs(b)) for a, b in pairs]
-    # First pass: σ over runs within 8% of their arm's median (a slow restart must not inflate the σ that
-    # decides what is wild); second pass: the full max(5σ, 8%) rule with that σ.
-    first = _pooled_sd([arm[~flag_runs(arm, 0.0)] for pair in logged for arm in pair if arm is not None])
+    # σ and the runs set aside by the one outlier rule at that σ, scale-free (gate.stats.outliers.robust_sd):
+    # no fixed window decides what is wild.
+    arms = [arm for pair in logged for arm in pair if arm is not None and len(arm)]
+    width = max((len(a) for a in arms), default=0)
+    padded = np.full((len(arms), width), np.nan)
+    for k, arm in enumerate(arms):
+        padded[k, :len(arm)] = arm
+    kept = robust_sd(padded)[2] if arms else padded.astype(bool)
     squares, df, groups, set_aside = 0.0, 0, 0, 0
     deltas: list[float] = []
     cross: list[tuple[float, float]] = []
+    index = 0
     for (y_a, y_b), across in zip(logged, cross_job):
         means: list[float | None] = []
         sizes: list[int] = []
@@ -158,7 +164,8 @@ def calibrate(pairs: Sequence[tuple[Sequence[float], Sequence[float]]],
             if y is None or len(y) == 0:
                 means.append(None)
                 continue
-            keep = y[~flag_runs(y, first if math.isfinite(first) else 0.0)]
+            keep = y[kept[index, :len(y)]]
+            index += 1
             set_aside += len(y) - len(keep)
             if len(keep) >= 2:
                 squares += float(((keep - keep.mean()) ** 2).sum())
@@ -179,12 +186,6 @@ def calibrate(pairs: Sequence[tuple[Sequence[float], Sequence[float]]],
                        within_pairs=sum(1 for c in cross_job if not c), cross_pairs=sum(1 for c in cross_job if c),
                        cross_diffs=len(cross), cross_sum_sq=float(sum(d * d for d, _ in cross)),
                        cross_sum_h=float(sum(h for _, h in cross)), set_aside=set_aside)
-
-
-def _pooled_sd(arms: list[np.ndarray]) -> float:
-    ss = sum(float(((y - y.mean()) ** 2).sum()) for y in arms if len(y) >= 2)
-    df = sum(len(y) - 1 for y in arms if len(y) >= 2)
-    return math.sqrt(ss / df) if df else math.nan
 
 
 def ratio_policy(base_values: Sequence[float], cand_values: Sequence[float], *, higher_is_better: bool,

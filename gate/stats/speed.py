@@ -16,24 +16,49 @@ Per gated row, on y = ln(value) of the runs kept by `gate.stats.outliers`:
       so workloads of one pair are not independent evidence). Never clipped at zero: an estimate of
       2τ² that happens to come out small must not turn into a σ-only test with σ's many df.
   p = one-sided t tail of worse/SE.
-A row may FAIL only with a usable calibration, at least two runs per side, across jobs at least
-ADVISED_PAIRS cross-job A/A pairs, and when no candidate run better than the others was set aside;
-otherwise it can WARN at most (`fail_blockers` and ShiftTest.favourable_set_aside say why).
+In one job (interleaved A/B) the A/B's own runs carry a valid estimate of σ (issue 21): their pooled
+within-arm spread over the model's workloads (`own_noise`). With a fresh calibration whose σ agrees with
+it (a one-sided F test at AGREEMENT_P), the two are pooled (more df); without a calibration, with a stale
+one, or when the A/B's spread is larger than the calibration's beyond chance, the row stands on its own
+runs alone and says so. Across jobs the calibration stays required (the job effect needs A/A pairs).
+
+A row may FAIL only with at least MIN_CALIBRATION_DF degrees of freedom behind its σ, at least two runs per
+side, across jobs at least ADVISED_PAIRS cross-job A/A pairs, and when no candidate run was set aside;
+otherwise it can WARN at most (`fail_blockers` and ShiftTest.set_aside_cand say why). A candidate run set
+aside as WORSE makes the row unstable: WARN at least (an intermittent regression must not pass silently).
+
+`mde` is the smallest worsening the row could have caught with 80% power at its level, from the σ and df
+in use; above SENSITIVITY_FACTOR × the floor the row is blind there and says so.
 """
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Any, Sequence, cast
 
 import numpy as np
 from scipy import stats
 
-from gate.stats.outliers import flag_runs
+from gate.stats.outliers import flag_runs, robust_sd, split_arms
 from gate.stats.performance import MIN_CALIBRATION_DF, Calibration
 
 # A/A pairs the docs advise per runner class; across jobs, fewer cross-job pairs than this cannot FAIL.
 ADVISED_PAIRS = 3
+# The A/B's own spread disagrees with the calibration when F = σ²_own/σ²_cal is this unlikely under equal σ.
+AGREEMENT_P = 0.05
+POWER = 0.8
+# A row is blind when its MDE exceeds this multiple of its floor. FAIL also needs the estimate past the floor,
+# so a change AT the floor is caught at most half the time at any σ (statistics.md §9 "Floors"); the gate's
+# stated goals sit at 1.5× the floor over the whole two-look plan, and a first look at σ 1% reaches about 2×
+# (benchmarks/results/verdict_power.md). Past 2.5× the look says it is blind, and the first look extends.
+SENSITIVITY_FACTOR = 2.5
+
+# Where the σ of an in-job row came from (own_noise); the codes batch.
+POOLED, OWN_NO_CALIBRATION, OWN_STALE, OWN_DISAGREES = 0, 1, 2, 3
+SOURCE_TEXT = {POOLED: "calibration and the A/B's own runs pooled",
+               OWN_NO_CALIBRATION: "the A/B's own runs (no usable calibration)",
+               OWN_STALE: "the A/B's own runs (calibration stale)",
+               OWN_DISAGREES: "the A/B's own runs (their spread disagrees with the calibration's σ)"}
 
 
 @dataclass(frozen=True)
@@ -81,6 +106,8 @@ class ShiftTest:
     # in the candidate's favour (two slow restarts out of three make the one good run look wild). Such a
     # row can WARN at most.
     favourable_set_aside: np.ndarray
+    worse_set_aside: np.ndarray  # a candidate run worse than the kept ones was set aside: unstable, WARN at least
+    split_cand: np.ndarray  # the candidate's runs fall in two clusters too even to set either aside: unstable
 
     def ratio_ci(self, higher_is_better: bool, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
         """Two-sided CI of the ratio candidate / baseline (natural direction)."""
@@ -93,8 +120,9 @@ def shift_test(base_log: np.ndarray, cand_log: np.ndarray, noise: SpeedNoise, *,
                cross_job: bool) -> ShiftTest:
     """ln(value) per run along the last axis (NaN = absent run) -> one-sided test per batch entry."""
     yb, yc = np.asarray(base_log, dtype=float), np.asarray(cand_log, dtype=float)
-    kb = ~np.isnan(yb) & ~flag_runs(yb, noise.sigma)
-    kc = ~np.isnan(yc) & ~flag_runs(yc, noise.sigma)
+    sigma = np.asarray(noise.sigma, dtype=float)  # flag_runs broadcasts it against the batch axes
+    kb = ~np.isnan(yb) & ~flag_runs(yb, sigma)
+    kc = ~np.isnan(yc) & ~flag_runs(yc, sigma)
     nb, nc = kb.sum(axis=-1), kc.sum(axis=-1)
     with np.errstate(all="ignore"):
         shift = np.where(kc, yc, 0.0).sum(axis=-1) / nc - np.where(kb, yb, 0.0).sum(axis=-1) / nb
@@ -104,9 +132,11 @@ def shift_test(base_log: np.ndarray, cand_log: np.ndarray, noise: SpeedNoise, *,
         p = np.where(se > 0, stats.t.sf(worse / np.where(se > 0, se, 1.0), df), np.where(worse > 0, 0.0, 1.0))
         kept_mean = np.where(kc, yc, 0.0).sum(axis=-1, keepdims=True) / nc[..., None]
         better = (yc > kept_mean) if higher_is_better else (yc < kept_mean)
-    favourable = (~kc & ~np.isnan(yc) & better).any(axis=-1)
+    aside = ~kc & ~np.isnan(yc)
+    favourable = (aside & better).any(axis=-1)
     return ShiftTest(worse=worse, worse_rel=np.expm1(worse), se=se, df=df, p=p, kept_base=kb, kept_cand=kc,
-                     favourable_set_aside=favourable)
+                     favourable_set_aside=favourable, worse_set_aside=(aside & ~better).any(axis=-1),
+                     split_cand=split_arms(yc, sigma))
 
 
 def standard_error(noise: SpeedNoise, a: np.ndarray | float, *, cross_job: bool) -> tuple[np.ndarray, np.ndarray]:
@@ -133,15 +163,54 @@ def standard_error(noise: SpeedNoise, a: np.ndarray | float, *, cross_job: bool)
 
 
 def fail_blockers(noise: SpeedNoise | None, n_base_runs: int, n_cand_runs: int, *, cross_job: bool) -> tuple[str, ...]:
-    """Why a speed row cannot FAIL (it can WARN at most); empty when it can."""
+    """Why a speed row cannot FAIL (it can WARN at most); empty when it can. In one job `noise` is the σ in use
+    (`own_noise`); across jobs, the calibration."""
     reasons = []
     if noise is None:
-        reasons.append("no A/A calibration")
+        reasons.append("no A/A calibration" if cross_job else "no σ: fewer than two runs in every arm")
     elif not noise.usable:
-        reasons.append(f"calibration has {noise.sigma_df} degrees of freedom (< {MIN_CALIBRATION_DF})")
+        reasons.append(f"σ has {noise.sigma_df} degrees of freedom (< {MIN_CALIBRATION_DF})")
     if min(n_base_runs, n_cand_runs) < 2:
         reasons.append("a side has a single run")
     if cross_job and noise is not None and noise.cross_pairs < ADVISED_PAIRS:
         reasons.append(f"across jobs: {noise.cross_pairs} of the {ADVISED_PAIRS} cross-job A/A pairs a FAIL needs "
                        f"({ADVISED_PAIRS - noise.cross_pairs} missing)")
     return tuple(reasons)
+
+
+def own_noise(arms: np.ndarray, calibration: SpeedNoise | None, *, stale: bool = False) -> tuple[SpeedNoise, np.ndarray,
+                                                                                                   np.ndarray]:
+    """The σ an in-job row uses: the A/B's own runs, pooled with a fresh calibration that agrees with them.
+
+    `arms`: ln(value) as (..., arms, runs), NaN = absent run: both arms of every workload of the model, for
+    one metric. Returns (noise, source code, agreement p): `noise.sigma`/`sigma_df` batch like the leading
+    axes; the source says which of SOURCE_TEXT applies; the agreement p is NaN without a calibration.
+    """
+    sigma_own, df_own, _ = robust_sd(np.asarray(arms, dtype=float))
+    ss_own = np.where(df_own > 0, np.nan_to_num(sigma_own) ** 2 * df_own, 0.0)
+    if calibration is None or stale:
+        code = np.full(np.shape(df_own), OWN_STALE if calibration is not None else OWN_NO_CALIBRATION)
+        # sigma and sigma_df batch like the leading axes (arrays), as the power benchmark's SpeedNoise do
+        return SpeedNoise(sigma=cast(Any, sigma_own), sigma_df=cast(Any, df_own)), code, np.full(np.shape(df_own), np.nan)
+    sigma_cal = np.asarray(calibration.sigma, dtype=float)
+    df_cal = np.asarray(calibration.sigma_df, dtype=float)
+    usable = (df_cal >= MIN_CALIBRATION_DF) & np.isfinite(sigma_cal) & (sigma_cal > 0)
+    with np.errstate(all="ignore"):
+        ratio = ss_own / np.where(df_own > 0, df_own, 1) / np.where(usable, sigma_cal, 1.0) ** 2
+        agreement = np.where(usable & (df_own > 0), stats.f.sf(ratio, np.maximum(df_own, 1), np.maximum(df_cal, 1)),
+                             np.where(usable, 1.0, np.nan))
+    pool = usable & (agreement >= AGREEMENT_P)
+    df = np.where(pool, df_cal + df_own, df_own)
+    with np.errstate(all="ignore"):
+        sigma = np.where(pool, np.sqrt((np.where(usable, sigma_cal, 0.0) ** 2 * df_cal + ss_own)
+                                       / np.where(df > 0, df, 1)), sigma_own)
+    code = np.where(pool, POOLED, np.where(usable, OWN_DISAGREES, OWN_NO_CALIBRATION))
+    return SpeedNoise(sigma=cast(Any, sigma), sigma_df=cast(Any, df.astype(int))), code, agreement
+
+
+def mde(se: np.ndarray | float, df: np.ndarray | float, alpha: np.ndarray | float) -> np.ndarray:
+    """The relative worsening a one-sided t test at level `alpha` catches with POWER, for this SE and df."""
+    se, df = np.asarray(se, dtype=float), np.asarray(df, dtype=float)
+    with np.errstate(all="ignore"):
+        shift = (stats.t.isf(alpha, df) + stats.t.ppf(POWER, df)) * se
+    return np.where(np.isfinite(shift) & (df > 0), np.expm1(shift), np.nan)

@@ -1,0 +1,56 @@
+"""The A/A calibration of simulated PRs, batched: what `gate baseline calibrate` computes for each PR
+(gate.stats.performance.calibrate through gate.stats.outliers.robust_sd; gate.stats.overdispersion.from_arms).
+benchmarks/power/validate.py feeds the same runs to the real code and checks the verdicts agree."""
+from __future__ import annotations
+
+import numpy as np
+
+from gate.stats.outliers import robust_sd
+from gate.stats.speed import SpeedNoise
+
+RUNS = 3  # per arm per look (simulate.RUNS)
+
+
+def speed_calibration(cal: dict, workloads: list[str], metric: str, cross_job: bool) -> SpeedNoise | None:
+    """Per PR (B,), the model's pooled SpeedNoise for one metric, from its workloads' A/A runs (None without)."""
+    ss = df = cross_sq = cross_h = 0.0
+    cross_diffs = 0
+    pairs = next(iter(cal.values()))[metric].shape[1]
+    if pairs == 0:
+        return None
+    for wid in workloads:
+        y = cal[wid][metric]  # (B, K, 2, RUNS)
+        keep = robust_sd(y.reshape(y.shape[0], -1, y.shape[-1]))[2].reshape(y.shape)
+        n = keep.sum(axis=-1)
+        mean = np.where(keep, y, 0.0).sum(axis=-1) / n
+        arm_ss = np.where(keep, (y - mean[..., None]) ** 2, 0.0).sum(axis=-1)
+        ss = ss + np.where(n >= 2, arm_ss, 0.0).sum(axis=(1, 2))
+        df = df + np.where(n >= 2, n - 1, 0).sum(axis=(1, 2))
+        if cross_job:
+            delta = mean[..., 1] - mean[..., 0]
+            cross_sq = cross_sq + (delta ** 2).sum(axis=1)
+            cross_h = cross_h + (1 / n[..., 0] + 1 / n[..., 1]).sum(axis=1)
+            cross_diffs += y.shape[1]
+    return SpeedNoise(sigma=np.sqrt(ss / df), sigma_df=df, cross_pairs=pairs if cross_job else 0,
+                      cross_msd=cross_sq / cross_diffs if cross_diffs else 0.0,
+                      cross_h=cross_h / cross_diffs if cross_diffs else 0.0, cross_df=cross_diffs)
+
+
+def dispersion(cal_errors: dict, workloads: list[str], measure: str) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """Per PR: one measure's (ss_total, ss_units, df) over these workloads' A/A arms (overdispersion.from_arms)."""
+    total = units = 0.0
+    df = 0
+    if next(iter(cal_errors[workloads[0]].values())).shape[1] == 0:
+        return None
+    for wid in workloads:
+        if measure in cal_errors[wid]:
+            e = cal_errors[wid][measure]  # (B, K, 2, RUNS, n) int
+            c = e - e[..., :1, :]  # variances are shift-invariant: small integers, cheap to square
+            sums, squares = c.sum(axis=-2), (c * c).sum(axis=-2)
+            units = units + ((squares - sums * sums / RUNS).sum(axis=-1) / (RUNS - 1)).sum(axis=(1, 2)) * (RUNS - 1)
+            totals = c.sum(axis=-1).astype(float)
+            total = total + totals.var(axis=-1, ddof=1).sum(axis=(1, 2)) * (RUNS - 1)
+            df += e.shape[1] * e.shape[2] * (RUNS - 1)
+    return total, units, np.full(np.shape(total), df)
+
+

@@ -1,0 +1,31 @@
+"""Decision levels and floors of `gate compare` (issue 10 "Decisions taken"; issue 21).
+
+benchmarks/results/verdict_power.md measures them. `gate.compare` re-exports `Thresholds`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gate.stats.quality import DEFAULT_BOOTSTRAP, DEFAULT_FLIPS
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """Decision levels and floors (issue 10 "Decisions taken"; benchmarks/results/verdict_power.md measures them)."""
+
+    # Family-wise levels for FAIL (Holm), per family of each model. A model's two families at 0.005 keep the
+    # union bound at 1% per model's verdict whatever their dependence; what an all-model PR gets is measured
+    # by benchmarks/verdict_power.py. Inside `gate run`'s two-look plan the looks split it, 0.001 + 0.004
+    # (gate.stats.looks.thresholds_for).
+    alpha: float = 0.005  # speed family
+    quality_alpha: float = 0.005
+    # WARN: Benjamini-Hochberg q at most this, with at least half the floor (both families). At 0.05 (and 0.02)
+    # a simulated all-model no-op PR showed a WARN more than 5% of the time (benchmarks/results/verdict_power.md).
+    warn_q: float = 0.01
+    warn_alpha: float = 0.05  # accuracy: the "significant but below the floors" note
+    quality_floor_abs: float = 0.001  # ΔWER/CER of at least 0.1 pp ...
+    quality_floor_rel: float = 0.03  # ... and at least 3% of the baseline rate
+    small_set_size: int = 30  # sets this small (MOSS 20/25 sessions) ...
+    small_set_floor_abs: float = 0.005  # ... need 0.5 pp
+    n_boot: int = DEFAULT_BOOTSTRAP
+    n_flips: int = DEFAULT_FLIPS

@@ -1,0 +1,133 @@
+"""Issue 21: the verdict under real GPU noise. Scale-free σ, the one outlier rule, the A/B standing on its own
+runs, the agreement check, MDE. Levels under heavy tails and large σ are measured by
+benchmarks/verdict_power.py (the noise matrix); these tests pin the mechanisms."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from gate.stats.outliers import flag_runs, robust_sd, split_arms
+from gate.stats.performance import calibrate
+from gate.stats.speed import (
+    OWN_DISAGREES,
+    OWN_NO_CALIBRATION,
+    OWN_STALE,
+    POOLED,
+    SpeedNoise,
+    mde,
+    own_noise,
+    shift_test,
+)
+from gate.stats.thresholds import Thresholds
+
+
+@pytest.mark.parametrize("sigma", [0.01, 0.10, 0.20])
+def test_robust_sigma_is_scale_free(sigma):
+    """The old fixed 8% first pass gave σ̂/σ 0.36 at σ 20%; the robust σ is unbiased at every σ."""
+    rng = np.random.default_rng(1)
+    y = sigma * rng.standard_normal((4000, 12, 3))
+    s, df, _ = robust_sd(y)
+    assert np.sqrt(np.mean(s ** 2)) / sigma == pytest.approx(1.0, abs=0.03)
+    assert df.mean() > 23.9
+
+
+def test_robust_sigma_sets_aside_a_slow_restart_at_any_scale():
+    rng = np.random.default_rng(2)
+    for sigma in (0.01, 0.05):
+        y = sigma * rng.standard_normal((12, 3))
+        y[0, 0] -= 12 * sigma  # one run far slower than the rest
+        s, df, kept = robust_sd(y)
+        assert not kept[0, 0] and kept.sum() == 35 and df == 23
+        assert s == pytest.approx(sigma, rel=0.35)
+
+
+def test_calibration_at_large_sigma_is_not_truncated():
+    rng = np.random.default_rng(3)
+    pairs = [tuple(list(np.exp(0.2 * rng.standard_normal(3))) for _ in range(2)) for _ in range(200)]
+    cal = calibrate(pairs)
+    assert cal.sigma == pytest.approx(0.2, rel=0.08) and cal.set_aside <= 2
+
+
+def test_outlier_rule_uses_the_plain_median_and_keeps_even_clusters():
+    """Half the runs +12%: the lower median sat in the fast cluster and flagged the slow half; the plain
+    median flags neither, and the arm is reported split (the row is unstable)."""
+    y = np.log([1.0, 1.12, 1.0, 1.12, 1.0, 1.12])
+    assert not flag_runs(y, 0.01).any()
+    assert split_arms(y, 0.01)
+    one_slow = np.log([1.0, 1.0, 0.88])
+    assert flag_runs(one_slow, 0.01).tolist() == [False, False, True]
+    assert not split_arms(one_slow, 0.01)
+    assert not flag_runs(np.log([1.0, 1.0, 0.98]), 0.001).any()  # 2% is never wild (3% floor)
+
+
+def test_a_worse_candidate_run_set_aside_makes_the_row_unstable():
+    noise = SpeedNoise(sigma=0.01, sigma_df=30)
+    base = np.log([[100.0, 100.5, 99.5]])
+    test = shift_test(base, np.log([[100.0, 100.4, 88.0]]), noise, higher_is_better=True, cross_job=False)
+    assert test.worse_set_aside[0] and not test.favourable_set_aside[0]
+    test = shift_test(base, np.log([[100.0, 100.4, 112.0]]), noise, higher_is_better=True, cross_job=False)
+    assert test.favourable_set_aside[0] and not test.worse_set_aside[0]
+
+
+def test_own_noise_pools_an_agreeing_calibration_and_drops_one_that_disagrees():
+    rng = np.random.default_rng(4)
+    arms = 0.01 * rng.standard_normal((4, 3))  # two workloads × two arms, σ 1%
+    calibration = SpeedNoise(sigma=0.01, sigma_df=24)
+    noise, code, p = own_noise(arms, calibration)
+    assert int(code) == POOLED and int(noise.sigma_df) == 24 + 8 and p > 0.05
+    wide = 0.04 * rng.standard_normal((4, 3))  # the A/B's runs are four times noisier than the calibration says
+    noise, code, p = own_noise(wide, calibration)
+    assert int(code) == OWN_DISAGREES and int(noise.sigma_df) == 8 and p < 0.05
+    noise, code, _ = own_noise(arms, None)
+    assert int(code) == OWN_NO_CALIBRATION and int(noise.sigma_df) == 8
+    noise, code, _ = own_noise(arms, calibration, stale=True)
+    assert int(code) == OWN_STALE and int(noise.sigma_df) == 8
+
+
+def test_own_noise_batches_like_the_power_benchmark():
+    rng = np.random.default_rng(5)
+    arms = 0.02 * rng.standard_normal((50, 4, 6))
+    calibration = SpeedNoise(sigma=np.full(50, 0.02), sigma_df=np.full(50, 24))
+    noise, code, _ = own_noise(arms, calibration)
+    single = own_noise(arms[7], SpeedNoise(sigma=0.02, sigma_df=24))[0]
+    assert noise.sigma.shape == (50,) and noise.sigma[7] == pytest.approx(float(single.sigma))
+
+
+def test_mde_is_the_change_caught_80_percent_of_the_time():
+    """Simulated: a shift of the printed MDE is caught by the one-sided t test at its level ~80% of the time."""
+    rng = np.random.default_rng(6)
+    sigma, df, alpha = 0.05, 30, 0.001
+    se = sigma * np.sqrt(2 / 6)
+    size = float(mde(se, df, alpha))
+    estimate = np.log1p(size) + se * rng.standard_normal(200_000)
+    sigma_hat = sigma * np.sqrt(rng.chisquare(df, 200_000) / df)
+    caught = stats.t.sf(estimate / (sigma_hat * np.sqrt(2 / 6)), df) <= alpha
+    assert caught.mean() == pytest.approx(0.8, abs=0.02)
+
+
+def test_thresholds_live_in_the_stats_layer_and_compare_reexports_them():
+    from gate.compare import Thresholds as FromCompare
+
+    assert FromCompare is Thresholds and Thresholds().alpha == 0.005
+
+
+def test_an_uncalibrated_in_job_ab_of_a_six_percent_slower_build_fails(suite, sides):
+    """Issue 21 item 7: on an H200 an uncalibrated `gate run --ab` of a 6.7% slower build ended WARN. In one job
+    the A/B's own runs carry σ, so the row can FAIL without a calibration file, and says where σ came from."""
+    from gate.compare import compare
+
+    rng = np.random.default_rng(12)
+    workloads = ("qwen3/asr_en", "qwen3/asr_zh")
+    base = sides.memory_side(suite, values={w: sides.seedtts_values(rng, n_runs=6) for w in workloads})
+    cand = sides.memory_side(suite, values={w: sides.seedtts_values(rng, n_runs=6, tput_factor=1 / 1.06)
+                                            if w == workloads[0] else sides.seedtts_values(rng, n_runs=6)
+                                            for w in workloads}, label="cand")
+    report = compare(base, cand, suite, cross_job=False, calibration={})
+    row = next(r for r in report.rows if r.workload == workloads[0] and r.metric == "throughput_samples_per_s")
+    assert row.verdict.value == "fail" and "own runs (no usable calibration)" in row.method
+    assert row.mde is not None and row.mde < 0.06
+    # Across jobs the calibration stays required: the same numbers can WARN at most.
+    across = compare(base, cand, suite, cross_job=True, calibration={})
+    row = next(r for r in across.rows if r.workload == workloads[0] and r.metric == "throughput_samples_per_s")
+    assert row.verdict.value == "warn"
