@@ -1,0 +1,136 @@
+"""Speed rows (docs/design.md §Speed): log-scale tests with σ from the A/B's own runs in one job, the A/A
+calibration across jobs; the ratio policy without either."""
+from __future__ import annotations
+
+import math
+from typing import Any, Mapping
+
+import numpy as np
+
+from gate.config import MetricSpec, Suite
+from gate.draft import Draft, plain_delta
+from gate.report import (
+    Basis,
+)
+from gate.side import Side
+from gate.stats.performance import Calibration, ratio_policy
+from gate.stats.speed import (
+    AGREEMENT_P,
+    OWN_DISAGREES,
+    SOURCE_TEXT,
+    SpeedNoise,
+    fail_blockers,
+    own_noise,
+    shift_test,
+)
+from gate.verdict import Verdict
+
+# --- speed ------------------------------------------------------------------------------------------------------
+
+def model_calibrations(calibration: Mapping[str, Mapping[str, Any]], suite: Suite, model: str,
+                        metric: str) -> list[Calibration]:
+    """The metric's speed calibrations over all the model's workloads (pooled: far more df than one's)."""
+    found = [calibration.get(w.id, {}).get(metric) for w in suite.workloads_for((model,))]
+    return [c for c in found if isinstance(c, Calibration)]
+
+
+def arms_of_model(base: Side, cand: Side, suite: Suite, model: str, metric: str) -> np.ndarray:
+    """ln(value) of every complete run of the model's workloads on both sides, (arms, runs), NaN-padded: the
+    A/B's own evidence about σ in one job (gate.stats.speed.own_noise)."""
+    arms = []
+    for w in suite.workloads_for((model,)):
+        for side in (base, cand):
+            ws = side.workloads.get(w.id)
+            if ws is None or not ws.complete:
+                continue
+            complete = set(ws.complete_runs())
+            values = [v for i, v in enumerate(ws.values.get(metric, ())) if i in complete]
+            if values and all(v is not None and v > 0 and math.isfinite(v) for v in values):
+                arms.append(np.log(np.asarray(values, dtype=float)))
+    width = max((len(a) for a in arms), default=0)
+    out = np.full((len(arms), width), np.nan)
+    for k, arm in enumerate(arms):
+        out[k, :len(arm)] = arm
+    return out
+
+
+def judge_speed(row: Draft, metric: MetricSpec, noise: SpeedNoise | None, cross_job: bool,
+           extra_blockers: tuple[str, ...] = (), *, sources: str = "", own_arms: np.ndarray | None = None,
+           stale: bool = False) -> None:
+    b, c = row.baseline.present, row.candidate.present
+    plain_delta(row)
+    missing = [name for name, values in (("baseline", b), ("candidate", c)) if not values or any(v <= 0 for v in values)]
+    if missing:
+        row.verdict = Verdict.INCOMPLETE
+        row.method = "not tested: missing values"
+        row.notes.append(f"{' and '.join(missing)}: a run has no positive value for {metric.name}")
+        return
+    row.floor_rel = metric.floor_rel or 0.0
+    higher = metric.higher_is_better
+    source = ""
+    if not cross_job and own_arms is not None and own_arms.size:
+        # One job: the A/B's own runs carry σ; a fresh calibration that agrees adds degrees of freedom.
+        usable = noise if noise is not None and noise.usable else None
+        in_use, code, agreement = own_noise(own_arms, usable, stale=stale and usable is not None)
+        source = SOURCE_TEXT[int(code)]
+        if int(code) == OWN_DISAGREES:
+            source += f" (F test p = {float(agreement):.2g} < {AGREEMENT_P})"
+        noise = in_use if in_use.sigma_df > 0 else None
+        row.fail_blockers = fail_blockers(noise, len(b), len(c), cross_job=False)
+        row.notes.extend(extra_blockers)  # in one job: why a stale calibration was left out (it blocks nothing)
+    else:
+        row.fail_blockers = fail_blockers(noise, len(b), len(c), cross_job=cross_job) + (extra_blockers if noise else ())
+        if noise is not None and noise.usable and own_arms is not None and own_arms.size:
+            # Across jobs too, the sides' own spread must agree with the calibration's σ for a FAIL.
+            _, code, agreement = own_noise(own_arms, noise)
+            if int(code) == OWN_DISAGREES:
+                row.fail_blockers += (f"the sides' own spread disagrees with the calibration's σ (F test p = "
+                                      f"{float(agreement):.2g} < {AGREEMENT_P})",)
+    if noise is not None and noise.usable:
+        test = shift_test(np.log(np.asarray(b, dtype=float))[None], np.log(np.asarray(c, dtype=float))[None], noise,
+                          higher_is_better=higher, cross_job=cross_job)
+        low, high = test.ratio_ci(higher)
+        row.basis = Basis.CALIBRATED
+        row.p_value, row.ci, row.ci_kind = float(test.p[0]), (float(low[0]), float(high[0])), "ratio"
+        row.worse_rel = float(test.worse_rel[0])
+        row.delta_rel = math.exp(-float(test.worse[0]) if higher else float(test.worse[0])) - 1
+        row.sigma, row.df, row.se = float(noise.sigma), int(round(float(test.df[0]))), float(test.se[0])
+        row.family = "speed" if metric.gated else None
+        if source:
+            row.method = (f"log-scale t, run-to-run σ {float(noise.sigma):.2%} from {source}, "
+                          f"df {int(noise.sigma_df)}, one job")
+        else:
+            row.method = (f"log-scale t, run-to-run σ {float(noise.sigma):.2%} pooled over the model's workloads "
+                          f"({sources + ', ' if sources else ''}df {noise.sigma_df}), across jobs")
+        if test.favourable_set_aside[0]:
+            row.fail_blockers += ("a candidate run better than the others was set aside: its runs disagree; "
+                                  "re-measure",)
+        if test.worse_set_aside[0] or test.split_cand[0]:
+            row.unstable = True
+            row.fail_blockers += ("unstable: " + ("a candidate run worse than the others was set aside"
+                                                  if test.worse_set_aside[0] else
+                                                  "the candidate's runs fall in two clusters") + "; WARN at least",)
+        for side, values, kept in (("baseline", b, test.kept_base[0]), ("candidate", c, test.kept_cand[0])):
+            median = float(np.median(np.asarray(values, dtype=float)))
+            for index in np.flatnonzero(~kept):
+                row.notes.append(f"{side} run {index + 1} set aside ({values[index]:.4g}, {values[index] / median - 1:+.0%} "
+                                 "from its arm's median): one wild run must not decide")
+        if not metric.gated:
+            row.notes.append("shown, not gated")
+        elif row.fail_blockers:
+            row.notes.append("can WARN at most: " + "; ".join(row.fail_blockers))
+        return
+    ratio, _ = ratio_policy(b, c, higher_is_better=higher, tolerance=row.floor_rel)
+    row.basis = Basis.UNCALIBRATED
+    row.method = f"uncalibrated: ratio of means against the {row.floor_rel:.0%} floor"
+    row.tolerance = row.floor_rel
+    row.delta_rel = ratio - 1
+    row.worse_rel = (1 / ratio - 1) if higher else ratio - 1
+    if not metric.gated:
+        row.notes.append("shown, not gated")
+    else:
+        row.notes.append("can WARN at most: " + "; ".join(row.fail_blockers))
+        if row.worse_rel >= row.floor_rel:
+            row.verdict = Verdict.WARN
+
+
