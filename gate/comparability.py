@@ -1,4 +1,4 @@
-"""Are the two sides measuring the same thing? Fingerprints and their diff (ARCHITECTURE "Decisions").
+"""Are the two sides measuring the same thing? Fingerprints and their diff (docs/design.md §Coverage and comparability).
 
 A fingerprint is what a result depends on besides the code under test: the GPU and its driver, the
 installed packages (pip freeze), and per workload the dataset (id, revision, loaded fingerprint), the

@@ -1,6 +1,6 @@
 """Read a result tree into typed runs: per workload, per scored run, its metrics, coverage and provenance.
 
-The runbook layout (ARCHITECTURE.md "Decisions already taken"):
+The runbook layout (docs/design.md §Flow):
 
     <tree>/run<R>/commit.txt, freeze.txt            written by runbook Step 4 (env.json by `gate run`)
     <tree>/run<R>/<model>/asr_{en,zh}.json          SeedTTS client --output (schema_version 2)

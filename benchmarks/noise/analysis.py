@@ -1,4 +1,4 @@
-"""Noise statistics of a series of A/A runs, on y = ln(metric) (statistics.md 4.2 works on the log scale).
+"""Noise statistics of a series of A/A runs, on y = ln(metric) (docs/statistics.md works on the log scale).
 
 Each function takes the runs in the order they were made. Pure numpy/scipy, no torch, so the study's
 raw runs can be re-analysed anywhere (`gpu_noise.py --reanalyse`).
@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-# statistics.md 4.2: minimum detectable effect at 80% power, 3 + 3 runs, one-sided z = 3.09, known σ.
+# docs/statistics.md: minimum detectable effect at 80% power, 3 + 3 runs, one-sided z = 3.09, known σ.
 MDE_3V3_FACTOR = 3.21
 
 

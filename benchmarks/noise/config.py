@@ -28,7 +28,7 @@ class WorkloadConfig:
 
 
 # Sizes: "gpu" is a ~0.5B-parameter decoder (8 layers, d 2048) serving 800 requests at concurrency 32,
-# the SeedTTS stage's concurrency and about its request count (p95 over >= 800 requests, statistics.md 4.3).
+# the SeedTTS stage's concurrency and about its request count (p95 over >= 800 requests, docs/statistics.md).
 # Prompt lengths stay within 129 values because each new prefill shape costs ~40 ms of kernel selection in
 # the warm-up pass (measured on an H200): 20+ runs must fit one lease. "tiny" is for the CPU smoke test.
 PRESETS = {

@@ -132,6 +132,6 @@ def markdown(study: dict) -> str:
         f"{det['requests_changed_vs_warmup_median']:g}, max {det['requests_changed_vs_warmup_max']}.",
         "",
         "3+3 MDE: the smallest change 3 + 3 interleaved runs detect at 80% power, one-sided z 3.09, "
-        "σ known (3.21·σ_run, statistics.md 4.2).",
+        "σ known (3.21·σ_run, docs/statistics.md).",
     ]
     return "\n".join(lines) + "\n"

@@ -1,7 +1,7 @@
 """Change points in a nightly series: E-divisive means places a split, a robust Student t test decides it.
 
 The method follows Matteson & James (arXiv 1306.4933) as used for performance CI by MongoDB and
-Apache Otava (reference/change-points.md, statistics.md §4.4): the split of a window that maximises
+Apache Otava (docs/design.md §History): the split of a window that maximises
 the energy-distance statistic q̂(τ) is the candidate change point, and a two-sample Student t test
 on the two segments decides it (Otava's choice over permutations: deterministic, which the Hunter
 paper names as a requirement for CI). Plain, that test is pulled around by an occasional slow night

@@ -1,4 +1,4 @@
-"""The verdict over one family of gated rows (statistics.md §4.3, issue 10 "Decisions taken").
+"""The verdict over one family of gated rows (docs/design.md §Decision).
 
 FAIL: Holm-adjusted p <= alpha AND the change reaches the row's floor AND the row is allowed to fail.
 WARN: not FAIL, Benjamini-Hochberg q <= warn_q AND the change reaches half the floor. A row that meets

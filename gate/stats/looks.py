@@ -1,4 +1,4 @@
-"""Two looks inside `gate run`'s A/B plan (issue 10; statistics.md §9 "Two looks").
+"""Two looks inside `gate run`'s A/B plan (issue 10; docs/statistics.md).
 
 First look: 3+3 runs, FAIL at Holm α₁ = 0.001 (with the floors). A model is extended (3+3 more runs in
 the same job) when one of its gated rows has a change of at least half its floor and a Benjamini-Hochberg

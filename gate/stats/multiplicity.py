@@ -1,4 +1,4 @@
-"""Multiple-comparison adjustments over a family of one-sided p-values (statistics.md §1.7, §4.3).
+"""Multiple-comparison adjustments over a family of one-sided p-values (docs/statistics.md).
 
 Holm controls the family-wise error rate under any dependence: it decides FAIL. Benjamini-Hochberg
 controls the false discovery rate (valid for positively dependent tests, which ours are): it only

@@ -1,5 +1,5 @@
 """The one outlier rule: which runs of one arm are wild (set aside by `compare`; the runner applies the same
-rule to choose what to re-measure). statistics.md §9, issue 21.
+rule to choose what to re-measure). docs/statistics.md, issue 21.
 
 A run further than max(OUTLIER_SIGMAS·σ, OUTLIER_MIN_REL) from its arm's PLAIN median is flagged, σ being
 the run-to-run SD of ln(value) in use for the row. The plain median (with an even count, the midpoint of

@@ -1,4 +1,4 @@
-"""The accuracy null when decoding is not deterministic (statistics.md §9 "Correlated decoding churn").
+"""The accuracy null when decoding is not deterministic (docs/statistics.md).
 
 The paired sign-flip test assumes utterances flip independently: under H0 it takes Var(Σd_i) = Σd_i².
 When nondeterminism is run-level (batch composition, kernels), many utterances move together and the

@@ -1,4 +1,4 @@
-"""A/A calibration of speed metrics (statistics.md §4.2, §9) and the uncalibrated ratio of means.
+"""A/A calibration of speed metrics (docs/statistics.md) and the uncalibrated ratio of means.
 
 The run is the unit: requests inside a run share clocks, GPU state and co-tenancy, so only whole runs
 replicate. Three runs cannot estimate their own spread (§4.1), so σ comes from A/A calibration: the

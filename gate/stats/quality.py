@@ -1,4 +1,4 @@
-"""Paired per-utterance tests for corpus error rates (WER, CER, cpCER): statistics.md §1.2-1.6.
+"""Paired per-utterance tests for corpus error rates (WER, CER, cpCER): docs/statistics.md
 
 Both sides scored the same utterances, so the natural unit is the utterance and the test is paired:
 d_i = ē_i(candidate) − ē_i(baseline), where ē_i is the utterance's error count averaged over a side's
@@ -99,7 +99,7 @@ def paired_quality_test(base_errors: np.ndarray, cand_errors: np.ndarray, ref_le
 
 
 def sign_flip_p(d: np.ndarray, *, scale: int = 1, n_flips: int = DEFAULT_FLIPS, seed: int = 0) -> tuple[float, str]:
-    """One-sided p = P(Σ s_i d_i >= Σ d_i) over independent fair signs s_i (statistics.md §1.2).
+    """One-sided p = P(Σ s_i d_i >= Σ d_i) over independent fair signs s_i (docs/statistics.md).
 
     `scale` makes the d_i integers (R_base × R_cand for means of integer counts); when it does, the
     null is computed exactly, otherwise by `n_flips` random sign vectors with p = (1 + #≥)/(B + 1).

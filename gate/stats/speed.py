@@ -1,4 +1,4 @@
-"""The speed test of statistics.md §4.2 with the lessons of §9: calibrated σ pooled over a model's
+"""The speed test of docs/statistics.md: calibrated σ pooled over a model's
 workloads, a between-job variance for comparisons across jobs, and arms summarized without wild runs.
 
 Everything works on batches (leading axes) so that `gate compare` (a batch of one row) and the power
@@ -48,7 +48,7 @@ ADVISED_PAIRS = 3
 AGREEMENT_P = 0.05
 POWER = 0.8
 # A row is blind when its MDE exceeds this multiple of its floor. FAIL also needs the estimate past the floor,
-# so a change AT the floor is caught at most half the time at any σ (statistics.md §9 "Floors"); the gate's
+# so a change AT the floor is caught at most half the time at any σ (docs/statistics.md); the gate's
 # stated goals sit at 1.5× the floor over the whole two-look plan, and a first look at σ 1% reaches about 2×
 # (benchmarks/results/verdict_power.md). Past 2.5× the look says it is blind, and the first look extends.
 SENSITIVITY_FACTOR = 2.5

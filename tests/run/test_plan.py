@@ -10,7 +10,7 @@ from gate.config import load_suite
 from gate.errors import SuiteError
 from gate.runner.plan import Setup, Side, expand, plan_run, run_order
 
-# Copied verbatim from shared/seed/asr-benchmark-runbook.md, Steps 5 and 6 (line continuations joined).
+# Copied verbatim from the maintainers' ASR benchmark runbook, Steps 5 and 6 (line continuations joined).
 RUNBOOK_SERVERS = {
     "qwen3": ".venv/bin/sgl-omni serve --model-path $QWEN3_ASR --model-name Qwen/Qwen3-ASR-1.7B --port 8000",
     "whisper": ".venv/bin/sgl-omni serve --model-path $WHISPER --model-name openai/whisper-large-v3 --port 8000",

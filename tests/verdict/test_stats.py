@@ -1,4 +1,4 @@
-"""Known-answer tests for gate.stats on synthetic arrays (statistics.md worked examples)."""
+"""Known-answer tests for gate.stats on synthetic arrays (the worked examples of docs/statistics.md)."""
 from __future__ import annotations
 
 import itertools
@@ -87,7 +87,7 @@ def test_identical_outputs_short_circuit():
 
 
 def test_diffuse_regression_is_significant():
-    # statistics.md §1.5: 30 utterances +1 error, 12 utterances -1 -> randomization p ~ 0.005.
+    # docs/statistics.md: 30 utterances +1 error, 12 utterances -1 -> randomization p ~ 0.005.
     ref, base = _seedtts_like()
     cand = base.copy()
     cand[:30] += 1

@@ -92,7 +92,7 @@ def test_same_job_se_is_the_calibrated_sigma_and_cross_job_adds_the_aa_spread():
 
 
 def test_the_t_test_matches_statistics_worked_example():
-    # statistics.md §4.6: main [100.2, 99.5, 100.8], PR [97.1, 96.5, 97.9], σ 1.2% on 40 df: t = -3.10, p = 0.00175.
+    # docs/statistics.md: main [100.2, 99.5, 100.8], PR [97.1, 96.5, 97.9], σ 1.2% on 40 df: t = -3.10, p = 0.00175.
     noise = SpeedNoise(sigma=0.012, sigma_df=40)
     test = shift_test(np.log([[100.2, 99.5, 100.8]]), np.log([[97.1, 96.5, 97.9]]), noise, higher_is_better=True,
                       cross_job=False)
