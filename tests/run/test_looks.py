@@ -221,3 +221,45 @@ def test_real_decider_fails_the_regressed_model_extends_the_undecided_and_stops_
     assert "→ pooled 6+6: PASS" in shown.stdout and "fun: first look 3+3 → PASS" in shown.stdout
     request = judge.Request(base=base, candidate=pr, suite=bench.suite)
     assert all(judge.first_look(request, m).problems == () for m in ("qwen3", "whisper", "fun"))
+
+
+def _uncalibrated_ab_of_a_slower_build(bench, tmp_path, server: dict):
+    """Issue 21: an interleaved A/B carries its own estimate of run-to-run noise, so a build 6% slower FAILs
+    without any calibration file (before, such an A/B could WARN at most)."""
+    from standin.build import SMALL_COUNTS, make_checkout
+
+    from gate import judge
+    delay = 0.5  # seconds per request: throughput is set by it (long enough that start-up jitter is small)
+    bench.knobs({"server": {"request_delay_s": delay, **server}})
+    candidate = make_checkout(tmp_path / "candidate", knobs={"counts": SMALL_COUNTS,
+                                                             "server": {"request_delay_s": delay / 0.94, **server}})
+    done = bench.run("--ab", str(bench.checkout), str(candidate), "--names", "base,pr", "--models", "qwen3",
+                     "--no-remeasure", checkout=False, timeout=300)
+    assert done.returncode == 0, done.stderr
+    report = judge.judge(judge.Request(base=bench.out / "base", candidate=bench.out / "pr", suite=bench.suite))
+    throughput = [r for r in report.rows if r.metric == "throughput_samples_per_s"]
+    print([(r.workload, r.verdict.value, f"{r.worse_rel:.3f}", f"σ {r.sigma:.3%}", r.method) for r in throughput])
+    assert throughput and all(r.verdict.value == "fail" for r in throughput), [(r.workload, r.verdict, r.notes)
+                                                                              for r in throughput]
+    assert all(r.worse_rel is not None and 0.03 < r.worse_rel < 0.10 for r in throughput)
+    assert report.looks[0].looks[0].action == "fail" and not report.calibration_checks
+
+
+@pytest.mark.slow
+def test_an_uncalibrated_ab_of_a_slower_build_fails(bench, tmp_path):
+    _uncalibrated_ab_of_a_slower_build(bench, tmp_path, {})
+
+
+@pytest.mark.gpu
+@pytest.mark.slow
+def test_an_uncalibrated_ab_of_a_slower_build_fails_on_the_gpu(bench, tmp_path):
+    """The same with the real GPU: NVML waits, telemetry, and stand-in servers that hold GPU memory."""
+    pytest.importorskip("torch")
+    try:
+        from gate.runner.gpu import NvmlGpu
+        if not NvmlGpu().devices():
+            pytest.skip("NVML sees no GPU")
+    except Exception as exc:  # GateError when NVML is missing
+        pytest.skip(f"no NVIDIA GPU/pynvml here: {exc}")
+    bench.no_gpu = False
+    _uncalibrated_ab_of_a_slower_build(bench, tmp_path, {"gpu_mib": 2048})
