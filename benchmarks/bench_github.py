@@ -17,11 +17,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "github")
 from fake_github import BOT, REPO, TOKEN, FakeGitHub  # noqa: E402
 
 from gate.commands.action import render_report  # noqa: E402
-from gate.commands.post import judge, post_model, render_section  # noqa: E402
 from gate.compare import compare  # noqa: E402
 from gate.config import load_suite  # noqa: E402
 from gate.examples import write_example_pair  # noqa: E402
 from gate.github import Publisher, connect  # noqa: E402
+from gate.posting import judge, post_model, render_section  # noqa: E402
 from gate.sides import load_side  # noqa: E402
 from gate.untrusted import MAX_REPORT_BYTES, UntrustedInputError, load_untrusted_report, planned_runs  # noqa: E402
 

@@ -13,21 +13,22 @@ import shlex
 import sys
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
+from gate.abplan import DEFAULT_MAX_RUNS, EXTENSION_RUNS
 from gate.config import Suite, load_suite
 from gate.errors import InputError
-from gate.runner.execute import Cancelled, Runner, RunRequest
-from gate.runner.gpu import NoGpu, NvmlGpu
-from gate.runner.looks import DEFAULT_MAX_RUNS, EXTENSION_RUNS, LookPlan
-from gate.runner.outfiles import describe
-from gate.runner.plan import Setup, Side, dry_run_lines
-from gate.runner.preflight import preflight_lines
+
+if TYPE_CHECKING:
+    from gate.runner.plan import Side
 
 
 def check_out_dir(out: Path) -> None:
     """--out must be a folder the gate can create and write (exit 2 before anything runs, one line)."""
+    from gate.runner.outfiles import describe
+
     try:
         out.mkdir(parents=True, exist_ok=True)
         probe = tempfile.NamedTemporaryFile(dir=out, prefix=".gate-write-check.", delete=True)
@@ -171,6 +172,14 @@ def command(checkout, ab, out, name, names, models, labels, runs, one_look, max_
       130  interrupted by SIGINT, 143 by SIGTERM (the server and clients are stopped first)
     Completed runs are always kept.
     """
+    # The runner loads here: --help and usage errors answer before httpx and numpy are imported.
+    from gate.runner.execute import Cancelled, Runner, RunRequest
+    from gate.runner.gpu import NoGpu, NvmlGpu
+    from gate.runner.looks import LookPlan
+    from gate.runner.outfiles import describe
+    from gate.runner.plan import Setup, Side, dry_run_lines
+    from gate.runner.preflight import preflight_lines
+
     suite = _with_timeouts(load_suite(suite_path), startup_timeout, client_timeout)
     if bool(checkout) == bool(ab):
         raise InputError("give exactly one of --checkout DIR or --ab BASE CANDIDATE")

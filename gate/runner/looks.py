@@ -19,8 +19,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Mapping, Protocol
 
-import numpy as np
-
 from gate.abplan import DEFAULT_MAX_RUNS, EXTENSION_RUNS  # noqa: F401 - re-exported for the runner
 from gate.config import Suite
 from gate.errors import GateError
@@ -94,6 +92,8 @@ def find_outlier(arm: Mapping[str, Mapping[tuple[str, str], float]],
                  sigma: Callable[[str, str], float | None] = lambda w, m: None) -> Outlier | None:
     """The run of one arm farthest beyond the outlier rule on any speed row, or None. The rule is the one
     `compare` applies (gate.stats.outliers), so a run the runner keeps is never set aside by the judge."""
+    import numpy as np
+
     from gate.stats.outliers import MIN_RUNS_TO_FLAG, flag_runs, outlier_limit
 
     if len(arm) < MIN_RUNS_TO_FLAG:

@@ -11,8 +11,8 @@ from fake_github import BOT, MERGE_BASE
 from gh_trees import make_trees
 
 from gate import publication
-from gate.commands.post import judge, post_model, post_not_run, render_section
 from gate.config import load_suite
+from gate.posting import judge, post_model, post_not_run, render_section
 from gate.trust import BenchmarkRun
 from gate.untrusted import UntrustedInputError, check_consistency
 

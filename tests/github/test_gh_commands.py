@@ -72,7 +72,7 @@ def test_event_without_actions_environment(tmp_path):
 @pytest.fixture
 def unthrottled(monkeypatch):
     """PyGithub waits a second between writes by default; the loopback fake needs no such courtesy."""
-    import gate.commands.post as post_module
+    import gate.posting as post_module
     from gate.github import connect
 
     monkeypatch.setattr(post_module, "connect", lambda **kw: connect(**kw, throttle=False))

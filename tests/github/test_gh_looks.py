@@ -11,9 +11,9 @@ import pytest
 from click.testing import CliRunner
 
 from gate.cli import cli
-from gate.commands.post import judge, render_section
 from gate.config import load_suite
 from gate.examples import CANDIDATE_COMMIT, ExampleSpec, write_example_tree
+from gate.posting import judge, render_section
 from gate.untrusted import UntrustedInputError
 
 SUITE = load_suite()

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from gate.commands.post import judge
 from gate.config import load_suite
 from gate.examples import CANDIDATE_COMMIT, ExampleSpec, write_example_tree
 from gate.examples.spec import BASELINE_COMMIT
+from gate.posting import judge
 from gate.untrusted import UntrustedInputError, check_consistency
 
 SUITE = load_suite()

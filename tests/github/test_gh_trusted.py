@@ -17,8 +17,8 @@ from fake_github import BOT
 from gh_trees import MERGE_BASE, make_trees
 
 from gate import publication
-from gate.commands.post import judge, post_model, post_not_run, render_section
 from gate.config import load_suite
+from gate.posting import judge, post_model, post_not_run, render_section
 from gate.untrusted import UntrustedInputError, check_consistency
 
 HEAD = "a" * 40

@@ -111,7 +111,7 @@ def test_the_trusted_jobs_pr_comment_shows_the_trend(tmp_path, history_dir, monk
     from fake_github import REPO, TOKEN, FakeGitHub
     from gh_trees import make_trees
 
-    import gate.commands.post as post_module
+    import gate.posting as post_module
     from gate.cli import cli
     from gate.config import load_suite as _load
     from gate.examples import write_example_pair
