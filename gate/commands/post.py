@@ -51,8 +51,9 @@ def command(trees, model, baseline, calibration, json_out, not_run, required_pat
       gate post --report nightly/report.json --tracking-issue
     """
     if sum(bool(x) for x in (trees, not_run, report_path)) != 1:  # answered before the library loads
-        raise click.UsageError("give exactly one of --trees DIR (with --model), --not-run, or --report FILE "
-                               "--tracking-issue")
+        from gate.errors import InputError
+
+        raise InputError("give exactly one of --trees DIR (with --model), --not-run, or --report FILE --tracking-issue")
     from gate.posting import run
 
     run(trees, model, baseline, calibration, json_out, not_run, required_paths, report_path, tracking_issue,

@@ -9,7 +9,9 @@ def make_trees(dest, example_reports, model, *, runs=None, head=HEAD, base=MERGE
     """The artifact a benchmark job uploads for one model: base/ and candidate/ with gate-run.json each.
 
     Built from the session's synthetic trees, each run's commit.txt naming the commit that side measured
-    (the merge base, the PR head); `runs` overrides the run labels gate-run.json records.
+    (the merge base, the PR head); `runs` overrides the run labels gate-run.json records. When the first
+    look (recomputed by the one judge) asks for the second look, run4..run6 are added as `gate run --ab`
+    adds them (here: run1..run3 measured again, each side its own), so honest trees follow the plan.
     """
     import json
     import shutil
@@ -31,4 +33,24 @@ def make_trees(dest, example_reports, model, *, runs=None, head=HEAD, base=MERGE
         log = {"schema_version": 1, "status": "completed", "exit_code": 0,
                "runs": {f"{side}/{name}": "completed" for name in names}}
         (dest / side / "gate-run.json").write_text(json.dumps(log), encoding="utf-8")
+    if runs is None:
+        _add_the_second_look(dest, suite, model)
     return dest
+
+
+def _add_the_second_look(dest, suite, model):
+    import json
+    import shutil
+
+    from gate import judge
+
+    request = judge.Request(base=dest / "base", candidate=dest / "candidate", suite=suite, design=judge.Design.TWO_LOOKS)
+    first = judge.first_look(request, model)
+    extra = [run for run in first.expected if not (dest / "base" / run).exists()]
+    for side in ("base", "candidate"):
+        for run in extra:
+            shutil.copytree(dest / side / f"run{int(run[3:]) - 3}", dest / side / run)
+        log_path = dest / side / "gate-run.json"
+        log = json.loads(log_path.read_text(encoding="utf-8"))
+        log["runs"].update({f"{side}/{run}": "completed" for run in extra})
+        log_path.write_text(json.dumps(log), encoding="utf-8")

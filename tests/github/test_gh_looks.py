@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from gate import judge as gate_judge
 from gate.cli import cli
 from gate.config import load_suite
 from gate.examples import CANDIDATE_COMMIT, ExampleSpec, write_example_tree
@@ -88,13 +89,15 @@ def test_the_report_carries_the_recomputed_looks_never_the_uploaded_ones(tmp_pat
 
 def test_a_stale_calibration_is_left_out_of_the_recomputed_plan_as_the_runner_leaves_it_out(calibration, slower,
                                                                                           tmp_path):
-    # Measured on an H100, the runner (on an H200) did not use it: its first look passed whisper after 3+3 runs.
-    report = judge(slower, "whisper", SUITE, baseline=None, calibration=stamped(calibration, tmp_path, H100_STAMP))
-    assert [(m.looks[0].action, m.final) for m in report.looks] == [("pass", "pass")]
-    (check,) = report.calibration_checks
-    assert check.status == "stale" and check.reasons[0] == "GPU NVIDIA H100 80GB HBM3 then, NVIDIA H200 now"
-    assert not check.blocks_fail  # the two trees ran in one job
-    assert "Calibration stale" in render_section(report)
+    """Measured on an H100 while the trees ran on an H200: the calibration is left out, the first look judges by
+    the A/B's own 3+3 runs, which cannot see a change the size of the floor (blind), so the plan asks for the
+    second look and trees without it are refused, as the runner would have extended them."""
+    first = gate_judge.first_look(gate_judge.Request(base=slower / "base", candidate=slower / "candidate", suite=SUITE,
+                                                     calibration=stamped(calibration, tmp_path, H100_STAMP),
+                                                     design=gate_judge.Design.TWO_LOOKS), "whisper")
+    assert first.decision.action == "extend"
+    with pytest.raises(UntrustedInputError, match=r"the first look \(extend\) asks for run1, run2, run3, run4"):
+        judge(slower, "whisper", SUITE, baseline=None, calibration=stamped(calibration, tmp_path, H100_STAMP))
 
 
 def test_a_fresh_calibration_is_used_and_then_the_same_trees_lack_the_second_look(calibration, slower, tmp_path):
