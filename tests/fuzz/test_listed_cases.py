@@ -39,7 +39,7 @@ def test_a_negative_wer_in_one_run_is_incomplete_not_averaged(seeds, tree):
     _edit(same / "run2/qwen3/asr_zh.json", lambda d: d["results"][0]["corpus_wer"].__setitem__("mean", -0.02))
     result = _compare(seeds, tree, same, "--models", "qwen3")
     assert result.exit_code == 3, result.output
-    assert "run2/qwen3/asr_zh.json: results[0].corpus_wer.mean is -0.02, expected a non-negative number" in result.output
+    assert "run2: qwen3/asr_zh.json: results[0].corpus_wer.mean is -0.02, expected a non-negative number" in result.output
     summary = _invoke("summarize", same, "--suite", seeds["suite"])
     assert summary.exit_code == 3 and "asr_zh.json" in summary.output
 

@@ -46,10 +46,14 @@ def test_history_job_shape():
     assert upload["if"] == "always()"  # a failed tracking step does not lose the night
     store = all_jobs["store-history"]
     assert "needs.history.result" not in store["if"] and "always()" in store["if"]
-    assert store["permissions"] == {"contents": "write"}
+    assert store["permissions"] == {"actions": "read", "contents": "write"}
     assert store["concurrency"]["group"] == all_jobs["update-baseline"]["concurrency"]["group"]
-    for s in store["steps"]:  # the job that can push runs no gate code and keeps no token in .git/config
-        assert "gate-venv" not in (s.get("run") or "") and not (s.get("uses") or "").startswith("./")
+    # The job that can push runs only the gate's own pinned action (`gate store history`, tested against a real
+    # bare repository in tests/github/test_gh_store.py), never PR code, and keeps no token in .git/config.
+    gate_steps = [s for s in store["steps"] if (s.get("uses") or "").startswith("./")]
+    assert gate_steps and all(s["uses"] == "./.gate" and s["with"]["command"] == "store" and s["with"]["args"].startswith("history")
+                              for s in gate_steps)
+    for s in store["steps"]:
         assert (s.get("with") or {}).get("persist-credentials", False) is False
 
 

@@ -32,7 +32,7 @@ def test_one_issue_per_step_listing_its_metrics_then_updates_never_duplicate(his
         assert issue["title"].startswith("ASR regression on main: qwen3/asr_en throughput_samples_per_s -")
         assert "latency_mean_s" not in issue["title"]  # not gated: listed in the body only
         body = issue["body"]
-        assert "| throughput_samples_per_s (gated) |" in body and "| latency_mean_s (shown, not gated) |" in body
+        assert "| throughput\\_samples\\_per\\_s (gated) |" in body and "| latency\\_mean\\_s (shown, not gated) |" in body
         assert f"https://github.test/{REPO}/compare/{commit(STEP_NIGHT - 1)}...{commit(STEP_NIGHT)}" in body
         assert "95% CI" in body
         assert "https://pages.test/asr/qwen3.html#qwen3-asr_en" in body

@@ -79,9 +79,9 @@ def test_the_looks_are_recomputed_from_the_trees_not_read_from_the_log(ab, tmp_p
     looks = {m.model: m for m in report.looks}
     assert sorted(looks) == list(MODELS) and all(m.source == "recomputed" for m in looks.values())
     for m in looks.values():
-        (first,) = m.looks
+        first = m.looks[0]
         assert (first.name, first.base_runs, first.candidate_runs) == ("first", 3, 3)
-        assert first.action in ("pass", "fail") and m.final == first.action
+        assert first.action in ("pass", "fail", "extend") and m.final in ("pass", "fail", "undecided")
         assert HOSTILE not in first.reasons
     assert all(text.count("**Looks**") == 1 and "<img" not in text for text in outputs.values())
     assert sum(line.startswith("Looks: ") for line in result.stdout.splitlines()) == len(MODELS)
