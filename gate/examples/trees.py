@@ -88,7 +88,7 @@ def write_example_baseline(out: Path, suite: Suite, *, pairs: int = AA_PAIRS, sh
     trees = [write_example_tree(aa_root / f"pair{k // 2 + 1}-{'ab'[k % 2]}", suite,
                                 ExampleSpec(seed=AA_SEEDS_FROM + k, commit=BASELINE_COMMIT, runs=("1", "2", "3")))
              for k in range(2 * pairs)]
-    sides = [replace(side_from_tree(tree, suite, sample_reader=_speed_only), path=str(shown / tree.relative_to(out)))
+    sides = [replace(side_from_tree(tree, suite), path=str(shown / tree.relative_to(out)))
              for tree in trees]
     # Every synthetic tree is generated on its own, as separate jobs would measure them: the pairs count as
     # cross-job pairs, which a comparison against baseline.json (another job) needs before it may FAIL on speed.
@@ -122,10 +122,6 @@ def _write_ab_run_log(trees: tuple[Path, Path], suite: Suite) -> None:
                            for name in names}}
     for tree in trees:
         (tree / "gate-run.json").write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
-
-
-def _speed_only(run_dir: Path, workload: Workload) -> dict:  # calibration reads speed values, not per-utterance data
-    return {}
 
 
 

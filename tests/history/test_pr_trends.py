@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import synthetic_records
 
 from gate.compare import compare
 from gate.config import load_suite
@@ -56,7 +57,6 @@ def test_non_passing_rows_get_the_nights_and_the_candidate(history_dir, slow_rep
 
 def test_nightly_noise_does_not_fill_the_sparkline(tmp_path, slow_report):
     """1% of nightly noise stays within a few bars: the scale spans at least twice the gate's floor."""
-    from conftest import synthetic_records
 
     from gate.history.store import HistoryStore
 
@@ -70,8 +70,6 @@ def test_nightly_noise_does_not_fill_the_sparkline(tmp_path, slow_report):
 
 def test_an_open_step_of_the_workload_names_its_issue(tmp_path, slow_report):
     import dataclasses
-
-    from conftest import synthetic_records
 
     from gate.history.analysis import trends
     from gate.history.store import HistoryStore

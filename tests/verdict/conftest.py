@@ -74,3 +74,21 @@ def seedtts_values(rng: np.random.Generator, *, wer: float = 0.02, tput: float =
 class _Builders:
     memory_side = staticmethod(memory_side)
     seedtts_values = staticmethod(seedtts_values)
+
+
+@pytest.fixture(scope="session")
+def golden():
+    """golden(name, text): `text` must equal tests/verdict/golden/<name>. With GATE_UPDATE_GOLDEN=1 the file is
+    rewritten instead (review the diff before committing it): `GATE_UPDATE_GOLDEN=1 pytest tests/verdict`."""
+    import os
+
+    folder = Path(__file__).parent / "golden"
+
+    def check(name: str, text: str) -> None:
+        path = folder / name
+        if os.environ.get("GATE_UPDATE_GOLDEN") == "1":
+            path.write_text(text, encoding="utf-8")
+            return
+        assert text == path.read_text(encoding="utf-8"), (
+            f"{name}: the rendering changed; review it and regenerate with GATE_UPDATE_GOLDEN=1")
+    return check

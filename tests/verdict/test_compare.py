@@ -59,14 +59,16 @@ def test_identical_trees_pass(suite, make_tree):
     assert all(r.verdict == PASS for r in result.rows)
 
 
-def test_diffuse_wer_regression_fails(suite, make_tree):
-    # ~+0.15 pp: 22 utterances with one extra word (the tree has ~15k reference words) plus run noise.
+def test_diffuse_wer_regression_is_flagged_and_says_why_it_cannot_fail(suite, make_tree):
+    # ~+0.15 pp: 22 utterances with one extra word (the tree has ~15k reference words) plus run noise. The
+    # calibration carries no A/A dispersion record and same-commit transcripts are not shown identical, so
+    # correlated churn cannot be ruled out: the row can WARN at most, and says so (issue 21).
     base = load_side(make_tree("base"), suite)
     cand = load_side(make_tree("diffuse", seed=1, extra_errors={QWEN_EN: 22}), suite)
     result = compare(base, cand, suite, calibration=_calibration())
     row = next(r for r in result.rows if r.workload == QWEN_EN and r.metric == "corpus_wer")
     assert 0.0010 < row.delta_abs < 0.0020
-    assert row.verdict == FAIL, row.notes
+    assert row.verdict == WARN and any("no A/A dispersion record" in n for n in row.notes), row.notes
     assert row.ci[0] > 0 and row.p_adjusted <= 0.05 and row.basis is Basis.PAIRED
     assert next(r for r in result.rows if r.workload == "qwen3/asr_zh" and r.metric == "corpus_wer").verdict == PASS
 
@@ -116,14 +118,23 @@ def test_unknown_allow_diff_kind_is_an_error(suite, make_tree):
         compare(side, side, suite, allow_diff=("weather",))
 
 
-def test_uncalibrated_speed_uses_the_ratio_policy(suite, make_tree):
+def test_uncalibrated_speed_uses_the_ratio_policy_across_jobs(suite, make_tree):
     base = load_side(make_tree("base"), suite)
     cand = load_side(make_tree("slow", seed=1, speed_factor={QWEN_EN: 0.94}), suite)
-    result = compare(base, cand, suite)
+    result = compare(base, cand, suite, cross_job=True)
     row = next(r for r in result.rows if r.workload == QWEN_EN and r.metric == "throughput_samples_per_s")
-    # Without a calibration speed can WARN at most (issue 10), and the row says so.
+    # Across jobs without a calibration speed can WARN at most, and the row says so.
     assert row.verdict == WARN and row.basis is Basis.UNCALIBRATED and row.p_value is None
     assert "can WARN at most: no A/A calibration" in row.notes
+
+
+def test_in_one_job_the_ab_stands_on_its_own_runs(suite, make_tree):
+    """Issue 21: an interleaved A/B carries its own run-to-run noise; a 6% slowdown FAILs without calibration."""
+    base = load_side(make_tree("base"), suite)
+    cand = load_side(make_tree("slow", seed=1, speed_factor={QWEN_EN: 0.94}), suite)
+    row = next(r for r in compare(base, cand, suite, cross_job=False).rows
+               if r.workload == QWEN_EN and r.metric == "throughput_samples_per_s")
+    assert row.verdict == FAIL and row.basis is Basis.CALIBRATED and "own runs" in row.method
 
 
 def test_per_sample_ids_that_do_not_match_fall_back(suite, make_tree):
@@ -173,9 +184,9 @@ def test_too_few_degrees_of_freedom_fall_back_and_say_so(suite, sides):
     base = sides.memory_side(suite, values={QWEN_EN: sides.seedtts_values(rng)})
     cand = sides.memory_side(suite, values={QWEN_EN: sides.seedtts_values(rng)})
     cal = {QWEN_EN: {m: Calibration(sigma=0.01, df=2, groups=2) for m in SPEED}}
-    result = compare(base, cand, suite, calibration=cal)
+    result = compare(base, cand, suite, calibration=cal, cross_job=True)
     row = next(r for r in result.rows if r.metric == "throughput_samples_per_s")
-    assert row.basis is Basis.UNCALIBRATED and "2 degrees of freedom" in "; ".join(row.notes)
+    assert row.verdict is not FAIL and "2 degrees of freedom" in "; ".join(row.notes)
 
 
 def test_single_run_sides_are_said_so(suite, sides):

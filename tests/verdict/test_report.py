@@ -196,8 +196,8 @@ def test_each_output_fits_its_own_budget_dropping_excerpts_before_rows(report):
     assert "changed-utterance excerpts" in comment.split("<details>")[0] and "z0" not in comment
     check = render_check_summary(big)
     assert len(check.encode("utf-8")) <= CHECK_SUMMARY_BUDGET.limit
-    tiny = render_comment(big, budget=Budget(1150, "characters"))  # below even the fully folded comment
-    assert len(tiny) <= 1150 and tiny.startswith(COMMENT_MARKER.format(suite="asr")) and "Cut to fit" in tiny
+    tiny = render_comment(big, budget=Budget(1300, "characters"))  # below even the fully folded comment
+    assert len(tiny) <= 1300 and tiny.startswith(COMMENT_MARKER.format(suite="asr")) and "Cut to fit" in tiny
     assert "qwen3/asr\\_en · throughput" in tiny  # the failing rows come first and survive the cut
 
 
@@ -241,9 +241,8 @@ def test_no_local_paths_are_rendered(report):
         assert "/work/" not in text and "/tmp/" not in text
 
 
-def test_rendering_is_stable_and_matches_the_golden_file(report):
+def test_rendering_is_stable_and_matches_the_golden_file(report, golden):
     first = render_comment(report)
     assert render_comment(Report.from_json(json.loads(json.dumps(report.to_json())))) == first
-    golden = GOLDEN / "comment_qwen3.md"
-    assert first == golden.read_text(encoding="utf-8"), "templates changed: review and update tests/verdict/golden"
-    assert render_terminal(report) == (GOLDEN / "terminal_qwen3.txt").read_text(encoding="utf-8")
+    golden("comment_qwen3.md", first)
+    golden("terminal_qwen3.txt", render_terminal(report))
