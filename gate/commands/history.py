@@ -66,7 +66,7 @@ def command(ctx: click.Context, history_dir: Path, runner_class: str | None, nig
     if ctx.invoked_subcommand is not None:
         return
     if not Path(history_dir).is_dir():  # answered before the statistics load
-        raise InputError("no such directory; expected a history store (`gate history import TREE...` makes one)",
+        raise InputError("no such history directory; expected a history store (`gate history import TREE...` makes one)",
                          path=history_dir)
     from gate.history.analysis import LOOKBACK, trends
     from gate.history.render import table, trends_json

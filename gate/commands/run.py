@@ -173,12 +173,17 @@ def command(checkout, ab, out, name, names, models, labels, runs, one_look, max_
     Completed runs are always kept.
     """
     # The runner loads here: --help and usage errors answer before httpx and numpy are imported.
-    from gate.runner.execute import Cancelled, Runner, RunRequest
-    from gate.runner.gpu import NoGpu, NvmlGpu
-    from gate.runner.looks import LookPlan
-    from gate.runner.outfiles import describe
-    from gate.runner.plan import Setup, Side, dry_run_lines
-    from gate.runner.preflight import preflight_lines
+    try:
+        from gate.runner.execute import Cancelled, Runner, RunRequest
+        from gate.runner.gpu import NoGpu, NvmlGpu
+        from gate.runner.looks import LookPlan
+        from gate.runner.outfiles import describe
+        from gate.runner.plan import Setup, Side, dry_run_lines
+        from gate.runner.preflight import preflight_lines
+    except ModuleNotFoundError as exc:  # the [runner] extra is not installed: one line naming it
+        from gate.cli import missing_extra
+
+        raise missing_extra("run", exc) from None
 
     suite = _with_timeouts(load_suite(suite_path), startup_timeout, client_timeout)
     if bool(checkout) == bool(ab):
