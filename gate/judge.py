@@ -35,7 +35,7 @@ from gate import abplan, comparability, runlog
 from gate.compare import compare
 from gate.config import Suite
 from gate.errors import InputError
-from gate.report import CalibrationCheck, Look, ModelLooks, Report
+from gate.report import MAX_TEXT, CalibrationCheck, Look, ModelLooks, Report, clip
 from gate.side import Side
 from gate.stats import looks as rule
 
@@ -98,7 +98,7 @@ def judge(request: Request) -> Report:
     else:
         reports = [_report(request, base, cand, (model,), rule.Look.FINAL, calibration, check) for model in models]
         if (why := _one_look_because(request, base, cand)) is not None:
-            reports = [replace(r, looks=(ModelLooks(m, runlog.FILE, (), "one look", note=_clipped((why,))[0]),))
+            reports = [replace(r, looks=(ModelLooks(m, runlog.FILE, (), "one look", note=_clipped_note(why)),))
                        for r, m in zip(reports, models, strict=True)]
     return reports[0] if len(reports) == 1 else Report.merge(reports)
 
@@ -188,10 +188,10 @@ def _two_look_report(request: Request, base: Side, cand: Side, model: str, calib
     if extended:
         pooled = rule.decide_pooled(report, model)
         second = Look("pooled", pooled.action, _clipped(pooled.reasons), len(first.found[0]), len(first.found[1]))
-        looks = ModelLooks(model, RECOMPUTED, (first_record, second), pooled.action, note=_clipped((note,))[0] if note else None)
+        looks = ModelLooks(model, RECOMPUTED, (first_record, second), pooled.action, note=_clipped_note(note))
     else:
         final = "undecided" if first.decision.action == "extend" else first.decision.action
-        looks = ModelLooks(model, RECOMPUTED, (first_record,), final, note=_clipped((note,))[0] if note else None)
+        looks = ModelLooks(model, RECOMPUTED, (first_record,), final, note=_clipped_note(note))
     return replace(report, looks=(looks,))
 
 
@@ -252,6 +252,8 @@ def _check_allowed(allowed: Sequence[str]) -> None:
 
 
 def _clipped(reasons: Sequence[str]) -> tuple[str, ...]:
-    from gate.report import MAX_TEXT, clip
-
     return tuple(clip(r, MAX_TEXT) for r in list(reasons)[:20])
+
+
+def _clipped_note(note: str | None) -> str | None:
+    return clip(note, MAX_TEXT) if note else None

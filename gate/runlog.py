@@ -7,12 +7,10 @@ one strict reader (gate.inputs + gate.typedjson): a log that is not what the run
 InputError line naming the file (exit 2), never a silently different reading.
 
 A tree is one side's directory; the log of an A/B run names both sides, and each tree holds a copy.
-`RunLog.own_side(tree)` says which of the two the tree is (its directory name, else the log's order).
 Times are ISO-8601 with a UTC offset; a naive time is refused (its instant would be a guess).
 """
 from __future__ import annotations
 
-import datetime as _dt
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -132,52 +130,9 @@ class RunLog:
     calibration: CalibrationUse | None = None
 
     @property
-    def started_at(self) -> _dt.datetime:
-        return _parse_time(self.started)
-
-    @property
     def two_looks(self) -> bool:
         """An A/B whose plan made look decisions (`gate run --ab` without --one-look)."""
         return self.plan is not None and self.plan.decider is not None
-
-    def own_side(self, tree: Path) -> str | None:
-        """The side this tree is: its directory name when the log names it, else None."""
-        name = Path(tree).name
-        return name if name in self.sides else None
-
-    def side_order(self, tree: Path) -> tuple[str, str] | None:
-        """(base, candidate) side names of an A/B log, the tree's own name as the candidate when it is one of
-        the two, else the order `gate run --ab` writes (base first); None for a one-side log."""
-        names = list(self.sides)
-        if len(names) != 2:
-            return None
-        own = self.own_side(tree)
-        if own is None:
-            return names[0], names[1]
-        return names[1 - names.index(own)], own
-
-    def run_statuses(self, side: str) -> dict[str, str]:
-        """run<R> -> status, for the runs the log lists for `side`."""
-        out = {}
-        for label, status in self.runs.items():
-            owner, _, run = label.rpartition("/")
-            if owner == side:
-                out[run] = status
-        return out
-
-    def planned(self, tree: Path) -> tuple[str, ...]:
-        """The run directories listed for this tree's side (all labels when the tree was renamed)."""
-        own = self.own_side(tree)
-        labels = [label.rpartition("/") for label in self.runs]
-        runs = [run for owner, _, run in labels if owner == own] if own else []
-        return tuple(dict.fromkeys(runs or [run for _, _, run in labels]))
-
-    def made(self, side: str, model: str) -> tuple[str, ...] | None:
-        """The scored runs made for `model` on `side` (in order); None when the log does not say."""
-        per_model = self.scored_runs.get(side)
-        if per_model is None or model not in per_model:
-            return None
-        return per_model[model]
 
 
 def skeleton(sides: Mapping[str, str], runs: Mapping[str, str], *, started: str, status: str = "running",
@@ -229,15 +184,6 @@ def decode(data: Any, path: str | Path) -> RunLog:
     return log
 
 
-def encode(log: RunLog) -> dict[str, Any]:
-    return typedjson.to_json(log)
-
-
-def check(doc: Mapping[str, Any], path: str | Path) -> None:
-    """The writer's guard: what the runner is about to write decodes as a RunLog (writer and reader cannot drift)."""
-    decode(dict(doc), path)
-
-
 _OPTIONAL = ("plan", "looks", "remeasured", "calibration")
 _memo: dict[tuple, RunLog] = {}
 
@@ -257,9 +203,3 @@ def _check_values(log: RunLog) -> None:
         if record.final not in FINAL_ACTIONS:
             raise typedjson.SchemaMismatch(f"{where}.final", f"expected one of {', '.join(FINAL_ACTIONS)}")
 
-
-def _parse_time(text: str) -> _dt.datetime:
-    when = _dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
-    if when.tzinfo is None:  # the pattern requires an offset; kept as a guard
-        raise InputError(f"time {text!r} has no UTC offset; expected the run log `gate run` writes", path=FILE)
-    return when.astimezone(_dt.timezone.utc)

@@ -207,16 +207,8 @@ class Runner(ServerCycles, TwoLooks):
             for m in step.models:
                 self.progress.remaining.remove(m.model)
         else:
-            try:  # entered first: a signal as the status is written still marks the run interrupted
-                self.log.set_run(step.label, "running")
+            with self.log.run(step.label):
                 self._one_run(step)
-            except Cancelled:
-                self.log.set_run(step.label, "interrupted")
-                raise
-            except BaseException:
-                self.log.set_run(step.label, "failed")
-                raise
-            self.log.set_run(step.label, "completed")
             outcome.completed.append(step.label)
             write_stamp(self.request.setup.out / step.side.name / STAMP_NAME, self._stamp(step))
         if step.side == self.request.sides[0] and self.request.looks is not None:

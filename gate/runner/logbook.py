@@ -91,6 +91,21 @@ class RunLog:
         self.write()
 
     @contextmanager
+    def run(self, label: str, started: str = "running") -> Iterator[None]:
+        """A run's status from start to end: `started` as it begins (inside the guard, so a signal as the status
+        is written still marks it), then completed, failed or interrupted."""
+        try:
+            self.set_run(label, started)
+            yield
+        except Cancelled:
+            self.set_run(label, "interrupted")
+            raise
+        except BaseException:
+            self.set_run(label, "failed")
+            raise
+        self.set_run(label, "completed")
+
+    @contextmanager
     def step(self, name: str, *, run: RunStep | None = None, model: str | None = None,
              command: list[str] | None = None) -> Iterator[dict]:
         entry: dict[str, Any] = {"step": name, "side": run.side.name if run else None, "run": run.run if run else None,

@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping
 
 from gate.config import Suite
-from gate.runner.cancel import Cancelled
 from gate.runner.cycle import RunFailed
 from gate.runner.logbook import RunLog
 from gate.runner.looks import Decider, LookPlan, Sigma, find_outlier, speed_values
@@ -144,8 +143,7 @@ class TwoLooks:
         self.log.doc["remeasured"].append({"side": side.name, "run": f"run{run}", "model": model, "why": why,
                                            "original": str(original.relative_to(self.request.setup.out / side.name))})
         env = self._env(step)
-        try:
-            self.log.set_run(step.label, "re-measuring")
+        with self.log.run(step.label, "re-measuring"):
             with self.log.step("gpu-free", run=step):
                 self._wait_gpu_free()
             began = time.monotonic()
@@ -154,13 +152,6 @@ class TwoLooks:
             problems = self._coverage(step, model_step)
             if problems:
                 raise RunFailed(f"{step.label} (re-measure): coverage incomplete:\n  " + "\n  ".join(problems))
-        except Cancelled:
-            self.log.set_run(step.label, "interrupted")
-            raise
-        except BaseException:
-            self.log.set_run(step.label, "failed")
-            raise
-        self.log.set_run(step.label, "completed")
         outcome.remeasured.append(f"{step.label} {model}")
 
     def _second_look(self, looks: LookPlan, outcome: RunOutcome) -> None:

@@ -203,7 +203,7 @@ def test_real_decider_fails_the_regressed_model_extends_the_undecided_and_stops_
     looks = json.loads((bench.out / "pr" / "gate-run.json").read_text())["looks"]
     assert looks["qwen3"]["first"]["action"] == "fail" and not looks["qwen3"]["extended"]
     assert looks["whisper"]["first"]["action"] == "extend" and looks["whisper"]["extended"]
-    assert "whisper/asr_en corpus_wer" in looks["whisper"]["why_extended"][0]
+    assert any("whisper/asr_en corpus_wer" in why for why in looks["whisper"]["why_extended"])  # beside any noisy speed row
     assert looks["whisper"]["pooled"]["action"] == looks["whisper"]["final"] == "pass"  # 6 of 30: p 1/64 > Holm α₂
     # fun is unchanged: it passes, at the first look or, when its 3+3 runs are too few to see its floor
     # (blind, issue 21), after the second look
