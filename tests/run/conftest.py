@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import random
-import socket
 import subprocess
 import sys
 import uuid
@@ -18,44 +16,12 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tests"))
 
 from standin.build import SMALL_COUNTS, make_checkout, make_hf_hub, small_suite, write_knobs  # noqa: E402
+from standin.procs import free_port, our_processes  # noqa: E402
 
 from gate.config import load_suite  # noqa: E402
 
 # `gate run` through the real CLI group (gate.cli imports a command's module only when it runs).
 GATE_RUN = "import sys\nfrom gate.cli import main\nsys.argv = ['gate', 'run', *sys.argv[1:]]\nmain()\n"
-
-
-def free_port() -> int:
-    """A free port below Linux's ephemeral range (32768+), so no outgoing connection of a concurrent process
-    can take it between this check and the server's bind."""
-    for _ in range(200):
-        port = random.randint(20000, 32000)
-        with socket.socket() as s:
-            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            try:
-                s.bind(("0.0.0.0", port))
-            except OSError:
-                continue
-            return port
-    raise RuntimeError("no free port in 20000-32000")
-
-
-def our_processes(marker: str) -> list[int]:
-    """Live processes whose environment carries this test's marker: anything the gate started for it."""
-    found = []
-    needle = f"STANDIN_TEST_MARKER={marker}".encode()
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-            if stat[stat.rindex(")") + 2] == "Z":
-                continue
-            if needle in (entry / "environ").read_bytes().split(b"\0"):
-                found.append(int(entry.name))
-        except (OSError, ValueError):
-            continue
-    return found
 
 
 @dataclass
