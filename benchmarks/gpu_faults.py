@@ -98,7 +98,7 @@ def _client_logs_say(out: Path, text: str) -> bool:
     return any(text in p.read_text(errors="replace") for p in out.glob("main/run*/*/*.client.log"))
 
 
-def run_case(case: Case, work: Path, hub: Path, gpu_mib: int, no_gpu: bool) -> dict:
+def run_case(case: Case, work: Path, hub: Path, gpu_mib: int, no_gpu: bool, case_timeout_s: float = 120) -> dict:
     root = work / case.name
     counts = dict(SMALL_COUNTS)
     knobs = {"counts": counts, **case.knobs}
@@ -122,7 +122,7 @@ def run_case(case: Case, work: Path, hub: Path, gpu_mib: int, no_gpu: bool) -> d
                             stderr=subprocess.PIPE, text=True)
     signalled = None
     if case.signal:
-        deadline = time.monotonic() + 120
+        deadline = time.monotonic() + case_timeout_s / 2
         while proc.poll() is None and time.monotonic() < deadline and not _client_logs_say(root / "results",
                                                                                              case.signal_on):
             time.sleep(0.1)
@@ -130,11 +130,11 @@ def run_case(case: Case, work: Path, hub: Path, gpu_mib: int, no_gpu: bool) -> d
             proc.send_signal(case.signal)
             signalled = round(time.monotonic() - began, 2)
     try:
-        _, stderr = proc.communicate(timeout=300)
+        _, stderr = proc.communicate(timeout=case_timeout_s)
     except subprocess.TimeoutExpired:
         proc.kill()
         _, stderr = proc.communicate()
-        stderr += "\n(benchmark: gate run did not end in 300 s and was killed)"
+        stderr += f"\n(benchmark: gate run did not end in {case_timeout_s} s and was killed)"
     wall = round(time.monotonic() - began, 2)
     if blocker is not None:
         blocker.close()
@@ -159,6 +159,7 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=None, help="folder for gpu_faults.json and gpu_faults.md")
     parser.add_argument("--gpu-mib", type=int, default=2048, help="GPU memory each stand-in server holds")
     parser.add_argument("--no-gpu", action="store_true", help="CPU smoke: gate run --no-gpu, no GPU memory held")
+    parser.add_argument("--case-timeout-s", type=float, default=120, help="kill a case's gate run after this")
     parser.add_argument("--cases", default="", help="comma-separated case names (default: all)")
     args = parser.parse_args()
     chosen = [c for c in CASES if not args.cases or c.name in args.cases.split(",")]
@@ -169,13 +170,16 @@ def main() -> int:
         suite = small_suite(work / "hub-suite.yaml")
         hub = make_hf_hub(work / "hf_hub", load_suite(suite))
         for case in chosen:
-            row = run_case(case, work, hub, args.gpu_mib, args.no_gpu)
+            row = run_case(case, work, hub, args.gpu_mib, args.no_gpu, args.case_timeout_s)
             gpu = row["gpu_after"]
             row["gpu_released"] = (not gpu) or (not gpu["compute_apps"] and
                                                 gpu["memory_used_mib"] <= before.get("memory_used_mib", 0) + 64)
             row["ok"] = (row["exit"] == row["expected_exit"] and row["said"] and not row["leftover_pids"]
                          and not row["port_answers"] and row["gpu_released"])
             rows.append(row)
+            if args.out:  # row by row, so a run cut short still leaves what it measured
+                args.out.mkdir(parents=True, exist_ok=True)
+                (args.out / "gpu_faults.json").write_text(json.dumps({"before": before, "rows": rows}, indent=1) + "\n")
             print(f"{row['case']:22} exit {row['exit']:>3} (want {row['expected_exit']:>3})  "
                   f"{'ok ' if row['ok'] else 'BAD'} left {len(row['leftover_pids'])}  "
                   f"gpu {gpu.get('memory_used_mib', '-')} MiB  {row['wall_s']:6.1f} s  | {row['message'][:110]}",
@@ -192,7 +196,6 @@ def main() -> int:
     print(summary)
     if args.out:
         args.out.mkdir(parents=True, exist_ok=True)
-        (args.out / "gpu_faults.json").write_text(json.dumps({"before": before, "rows": rows}, indent=1) + "\n")
         (args.out / "gpu_faults.md").write_text("\n".join([f"`{' '.join(sys.argv)}`", "", *table, "", summary]) + "\n")
     return 0 if all(r["ok"] for r in rows) else 1
 

@@ -266,5 +266,7 @@ def test_an_uncalibrated_ab_of_a_slower_build_fails_on_the_gpu(bench, tmp_path):
             pytest.skip("NVML sees no GPU")
     except Exception as exc:  # GateError when NVML is missing
         pytest.skip(f"no NVIDIA GPU/pynvml here: {exc}")
-    bench.no_gpu = False
+    from standin.build import small_suite
+    bench.no_gpu = False  # servers that import torch and take GPU memory need more than the CPU suite's 2 s to start
+    bench.suite_path = small_suite(tmp_path / "gpu-suite.yaml", startup_timeout_s=90, stop_grace_s=3, client_timeout_s=120)
     _uncalibrated_ab_of_a_slower_build(bench, tmp_path, {"gpu_mib": 2048})
