@@ -70,7 +70,7 @@ def members(session: int, tag: str | None = None) -> list[int]:
             stat = (entry / "stat").read_text()
             # Fields after the ")" that closes the command name: state ppid pgrp session ...
             fields = stat[stat.rindex(")") + 2:].split()
-            if fields[0] == "Z":
+            if fields[0] == "Z" and not _threads_left(entry):
                 continue
             in_session = session > 0 and int(fields[3]) == session
             if needle is None:
@@ -82,6 +82,16 @@ def members(session: int, tag: str | None = None) -> list[int]:
             continue  # exited while we looked, or not ours to read
         found.append(int(entry.name))
     return found
+
+
+def _threads_left(entry: Path) -> bool:
+    """A process whose main thread has exited reads "Z" while its other threads still run (a CUDA process
+    tearing down its context does this for a second or more). It still holds its GPU memory, and its
+    children are re-parented to the gate only once the last thread is gone: it is not gone yet."""
+    try:
+        return sum(1 for _ in (entry / "task").iterdir()) > 1
+    except OSError:
+        return False
 
 
 def _signal_all(pids: list[int], sig: int) -> None:

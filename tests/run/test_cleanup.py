@@ -103,6 +103,19 @@ def test_a_process_that_escapes_group_and_tag_is_reported_and_killed(bench):
     assert len(steps) == 1 and steps[0]["status"] == "warning"
 
 
+def test_an_escaped_process_is_found_when_the_server_exits_slowly_like_a_cuda_process(bench):
+    """Found on the H200 (benchmarks/gpu_faults.py): a server's main thread exits at once while CUDA tears
+    down in another thread; /proc shows "Z" but the process lives, and its escaped child is re-parented to
+    the gate only at the end. The stop must wait for that, or the escaped child keeps its GPU memory."""
+    bench.knobs({"server": {"leave_child": True, "child_clear_env": True, "exit_linger_s": 1.5}})
+    done = bench.run("--models", "qwen3", "--runs", "1")
+    assert done.returncode == 0, done.stderr
+    log = (bench.out / "main" / "run1" / "qwen3" / "server.log").read_text()
+    child = int(log.split("left a child process behind: pid ")[1].split()[0])
+    assert "escaped the server's process group and its tag" in done.stderr and f"pid {child}" in done.stderr
+    assert not os.path.exists(f"/proc/{child}") or open(f"/proc/{child}/stat").read().split()[2] == "Z"
+
+
 def test_every_models_coverage_is_reported_when_a_later_client_fails(bench):
     # qwen3's server fails every 4th request (coverage short); whisper's first client then exits 7
     bench.knobs({"server": {"fail_every": 4, "on_call": 1}, "client": {"exit_code": 7, "on_call": 3}})

@@ -63,6 +63,8 @@ def main(argv) -> int:
         return 1
     if faults.get("ignore_term"):
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    elif faults.get("exit_linger_s"):
+        signal.signal(signal.SIGTERM, lambda *a: _exit_lingering(float(faults["exit_linger_s"])))
     else:
         signal.signal(signal.SIGTERM, lambda *a: sys.exit(0))
     strict = os.environ.get("SGLANG_OMNI_STRICT_PORT") == "1"
@@ -233,6 +235,15 @@ def _start_decoder(knob: dict):
 
 def decoder_tokens(text: str) -> int:  # replaced by asr_decoder.tokens_for once the decoder is loaded
     raise RuntimeError("no decoder")
+
+
+def _exit_lingering(seconds: float) -> None:
+    """Exit the way a CUDA process does: the main thread ends at once ("Z" in /proc) while another thread
+    tears down for `seconds`; the process, its memory and its children's parentage last until then."""
+    import ctypes
+
+    threading.Thread(target=lambda: (time.sleep(seconds), os._exit(0))).start()
+    ctypes.CDLL(None).pthread_exit(None)
 
 
 def _hold_gpu(mib: int):
