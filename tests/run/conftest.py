@@ -51,7 +51,8 @@ class Bench:
         return (["--checkout", str(self.checkout)] if checkout else []) + base + list(extra)
 
     def env(self) -> dict:
-        return {**os.environ, "STANDIN_TEST_MARKER": self.marker, "PYTHONPATH": str(REPO)}
+        path = os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH", "")) if p)  # keep a --target site
+        return {**os.environ, "STANDIN_TEST_MARKER": self.marker, "PYTHONPATH": path}
 
     def start(self, *extra: str, checkout: bool = True, python_prelude: str = "") -> subprocess.Popen:
         return subprocess.Popen([sys.executable, "-c", python_prelude + GATE_RUN, *self.args(*extra, checkout=checkout)],

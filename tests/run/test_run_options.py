@@ -78,3 +78,15 @@ def test_help_has_examples_and_exit_codes():
     done = subprocess.run([sys.executable, "-c", GATE_RUN, "--help"], cwd=REPO, capture_output=True, text=True)
     assert "Examples:\n    gate run --checkout" in done.stdout and "gate run --ab base candidate" in done.stdout
     assert "130  interrupted by SIGINT" in done.stdout
+
+
+def test_ab_without_the_judges_libraries_stops_before_any_gpu_cycle(bench, tmp_path):
+    """Found on the H200: a Python without jiwer ran all eight first-look cycles, then exited 70 at the
+    decision. The two-look plan needs the judge, so a broken install is bad input at the start."""
+    from standin.build import SMALL_COUNTS, make_checkout
+    candidate = make_checkout(tmp_path / "candidate", knobs={"counts": SMALL_COUNTS})
+    done = bench.run("--ab", str(bench.checkout), str(candidate), "--names", "base,pr", "--models", "qwen3",
+                     checkout=False, python_prelude="import sys\nsys.modules['jiwer'] = None\n")
+    assert done.returncode == 2, done.stderr
+    assert "decides its looks with the gate's own judge, which needs jiwer" in done.stderr
+    assert not (bench.out / "base" / "runwarm").exists()
