@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from gate.config import load_suite
-from gate.render import env_item, html_text, metric_name, reason_words
+from gate.render_cells import env_item, html_text, metric_name, reason_words
 
 
 def test_every_gated_metric_of_the_suite_has_a_display_name():
