@@ -1,16 +1,19 @@
 """gate-run.json, the log `gate run` keeps at the root of each side's tree: its one typed owner.
 
-The runner writes it (gate.runner) after every step; everyone else reads it through `read`: the result
-reader (which runs were planned and made), the judge (was this an A/B with two looks), the trusted job
-(which runs completed), the swap check and the history importer (when the tree was made). One schema,
-one strict reader (gate.inputs + gate.typedjson): a log that is not what the runner writes is one
-InputError line naming the file (exit 2), never a silently different reading.
+The runner writes it (gate.runner.logbook, which checks every document against this model before it
+writes); everyone else reads it through `read`: the result reader (which runs were planned and made, so
+`summarize`, `baseline create` and `history import` too), the judge (was this an A/B with two looks), the
+trusted job (which runs completed), the swap check and the history importer (when the tree was made). One
+schema, one strict reader (gate.inputs + gate.typedjson), links refused: a log that is not what the runner
+writes (null, a list, a wrong type, an unknown key or status) is one InputError line naming the file
+(exit 2), never a silently different reading.
 
 A tree is one side's directory; the log of an A/B run names both sides, and each tree holds a copy.
 Times are ISO-8601 with a UTC offset; a naive time is refused (its instant would be a guess).
 """
 from __future__ import annotations
 
+import datetime as _dt
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -128,11 +131,17 @@ class RunLog:
     looks: Mapping[str, ModelLooks] | None = None
     remeasured: tuple[Remeasure, ...] | None = field(default=None, metadata={"max_items": 2000})
     calibration: CalibrationUse | None = None
+    output_error: str | None = field(default=None, metadata={"max": _TEXT})  # the write that failed the run
 
     @property
     def two_looks(self) -> bool:
         """An A/B whose plan made look decisions (`gate run --ab` without --one-look)."""
         return self.plan is not None and self.plan.decider is not None
+
+    @property
+    def started_utc(self) -> _dt.datetime:
+        """When the run started, in UTC (the pattern guarantees an offset)."""
+        return _dt.datetime.fromisoformat(self.started).astimezone(_dt.timezone.utc)
 
 
 def skeleton(sides: Mapping[str, str], runs: Mapping[str, str], *, started: str, status: str = "running",
@@ -148,18 +157,19 @@ def skeleton(sides: Mapping[str, str], runs: Mapping[str, str], *, started: str,
 
 def read(tree: str | Path) -> RunLog | None:
     """The tree's run log, or None when the tree has none (a tree made by hand with the runbook).
+    The runner writes a regular file: a link is refused (as in an uploaded tree), like a FIFO or a device.
     Read once per file version: the same file is decoded once however many readers ask."""
     path = Path(tree) / FILE
     if not inputs.is_present(path):
         return None
     try:
-        info = os.stat(path)
-        key = (os.path.realpath(path), info.st_ino, info.st_mtime_ns, info.st_size)
+        info = os.lstat(path)
+        key = (os.path.realpath(path), info.st_dev, info.st_ino, info.st_mtime_ns, info.st_size)
     except OSError:
         key = None
     if key is not None and key in _memo:
         return _memo[key]
-    log = decode(inputs.load_json(path, inputs.RUN_LOG, root=tree), path)
+    log = decode(inputs.load_json(path, inputs.RUN_LOG, follow_links=False), path)
     if key is not None:
         if len(_memo) > 64:
             _memo.clear()
@@ -180,11 +190,15 @@ def decode(data: Any, path: str | Path) -> RunLog:
         log = typedjson.from_json(RunLog, data)
         _check_values(log)
     except typedjson.SchemaMismatch as exc:
-        raise InputError(f"{exc.where}: {exc.expected}; expected the run log `gate run` writes", path=path) from None
+        # Both parts can echo keys and values from the file (an uploaded tree's too): one line, bounded.
+        where = " ".join(exc.where.split())[:160]
+        expected = " ".join(exc.expected.split())
+        expected = expected if len(expected) <= 200 else expected[:200] + "..."
+        raise InputError(f"{where}: {expected}; expected the run log `gate run` writes", path=path) from None
     return log
 
 
-_OPTIONAL = ("plan", "looks", "remeasured", "calibration")
+_OPTIONAL = ("plan", "looks", "remeasured", "calibration", "output_error")
 _memo: dict[tuple, RunLog] = {}
 
 
