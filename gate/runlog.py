@@ -179,6 +179,32 @@ def read(tree: str | Path) -> RunLog | None:
 
 def decode(data: Any, path: str | Path) -> RunLog:
     """A parsed gate-run.json as a RunLog; InputError naming the file when it is not what the runner writes."""
+    try:
+        return _decoded(data)
+    except typedjson.SchemaMismatch as exc:
+        # Both parts can echo keys and values from the file (an uploaded tree's too): one line, bounded.
+        where = " ".join(exc.where.split())[:160]
+        expected = " ".join(exc.expected.split())
+        expected = expected if len(expected) <= 200 else expected[:200] + "..."
+        raise InputError(f"{where}: {expected}; expected the run log `gate run` writes", path=path) from None
+
+
+class WriterBug(RuntimeError):
+    """The runner was about to write a log its own readers would refuse: a bug of the gate (exit 70)."""
+
+
+def check_written(doc: Mapping[str, Any], *, whole: bool) -> None:
+    """The writer's check before each write: `doc` decodes with this model. `whole=False` checks the header
+    and the last step only (what a write adds; ~1 ms, cheap enough for every write); the runner checks the
+    whole log as it finishes. A mismatch raises WriterBug naming the field."""
+    data = doc if whole else {**doc, "steps": list(doc.get("steps", ()))[-1:]}
+    try:
+        _decoded(data)
+    except typedjson.SchemaMismatch as exc:
+        raise WriterBug(f"the run log about to be written does not decode: {exc.where}: {exc.expected}") from None
+
+
+def _decoded(data: Any) -> RunLog:
     if isinstance(data, dict):
         data = {**{name: None for name in _OPTIONAL}, **data}
         if isinstance(data.get("calibration"), dict):
@@ -186,15 +212,8 @@ def decode(data: Any, path: str | Path) -> RunLog:
         if isinstance(data.get("looks"), dict):
             data["looks"] = {model: ({"not_extended": None, **record} if isinstance(record, dict) else record)
                              for model, record in data["looks"].items()}
-    try:
-        log = typedjson.from_json(RunLog, data)
-        _check_values(log)
-    except typedjson.SchemaMismatch as exc:
-        # Both parts can echo keys and values from the file (an uploaded tree's too): one line, bounded.
-        where = " ".join(exc.where.split())[:160]
-        expected = " ".join(exc.expected.split())
-        expected = expected if len(expected) <= 200 else expected[:200] + "..."
-        raise InputError(f"{where}: {expected}; expected the run log `gate run` writes", path=path) from None
+    log = typedjson.from_json(RunLog, data)
+    _check_values(log)
     return log
 
 
