@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from gate import inputs, typedjson
+from gate.calibration_stamp import Stamp
 from gate.errors import InputError
 
 FILE = "gate-run.json"
@@ -93,19 +94,12 @@ class Remeasure:
 
 
 @dataclass(frozen=True)
-class StampRecord:
-    gpu: str | None = field(metadata={"max": 200})
-    driver: str | None = field(metadata={"max": 80})
-    packages_sha256: str | None = field(metadata={"pattern": "[0-9a-f]{64}"})
-
-
-@dataclass(frozen=True)
 class CalibrationUse:
     """Whether the runner used the A/A calibration for its looks and outlier rule (a stale one is not used)."""
 
     path: str = field(metadata={"max": 4000})
-    stamp: StampRecord | None
-    here: StampRecord
+    stamp: Stamp | None  # the calibration's stamp (gate.calibration_stamp), None when it has none
+    here: Stamp
     stale: tuple[str, ...] = field(metadata={"max_items": 20, "items": {"max": 2000}})
     used: bool
     stale_unknown: str | None = field(default=None, metadata={"max": 4000})
