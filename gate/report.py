@@ -267,9 +267,6 @@ class Report:
     def counts(self) -> dict[Verdict, int]:
         return {v: sum(1 for r in self.rows if r.verdict is v) for v in Verdict.by_severity()}
 
-    def rows_of(self, model: str) -> tuple[Row, ...]:
-        return tuple(r for r in self.rows if r.model == model)
-
     def to_json(self) -> dict[str, Any]:
         data = typedjson.to_json(self)
         # For tools reading report.json (DERIVED_KEYS): from_json checks them against the verdict and rows.
