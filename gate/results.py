@@ -8,10 +8,10 @@ The runbook layout (docs/design.md §Flow):
     <tree>/run<R>/moss_td/<dataset>/transcribe_diarize_{results,speed_results}.json
 
 Runs are what was planned: the scored runs are the suite's (run1..run3), or exactly those the
-tree's `gate-run.json` lists (read by its one owner, gate.runlog) (`gate run` may plan more, e.g. second-look runs). A planned run
-without a directory makes every workload incomplete (MISSING_RUN); any other run* directory
-(run1.bak, a copy) and any result file of a workload the suite does not have is reported in
-`ResultTree.ignored` and never read. Coverage follows the runbook's "Coverage" section exactly
+tree's `gate-run.json` lists, as its one owner gate.runlog reads it (`gate run` may plan more, e.g.
+second-look runs). A planned run without a directory makes every workload incomplete (MISSING_RUN);
+any other run* directory (run1.bak, a copy) and any result file of a workload the suite does not have
+is reported in `ResultTree.ignored` and never read. Coverage follows the runbook's "Coverage" section exactly
 and keeps *why* a workload run is incomplete.
 
 Every file is read by gate.inputs (regular files inside the tree, size caps, strict JSON) and every
