@@ -44,8 +44,9 @@ META_SCHEMA_VERSION = 1
 
 @dataclass(frozen=True)
 class RunMeta:
-    """The small record the benchmark job writes beside its trees (meta.json): which PR and labels it ran
-    for. Every field is re-checked against GitHub by `gate post` before it is acted on."""
+    """The small record the benchmark job writes beside its trees (meta.json, by `gate event --write-meta`
+    from this type): which PR and labels it ran for. Every field is re-checked against GitHub by `gate post`
+    before it is acted on."""
 
     schema_version: int
     pr: int | None = field(metadata={"min": 1})
