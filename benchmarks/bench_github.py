@@ -16,6 +16,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "github")
 
 from fake_github import BOT, REPO, TOKEN, FakeGitHub  # noqa: E402
 
+from gate import runlog  # noqa: E402
 from gate.commands.action import render_report  # noqa: E402
 from gate.compare import compare  # noqa: E402
 from gate.config import load_suite  # noqa: E402
@@ -81,7 +82,9 @@ def main() -> None:
                 if run_dir.is_dir():
                     run_dir.rename(trees / side / run_dir.name)
             runs = {f"{side}/{name}": "completed" for name in planned_runs(suite)}
-            (trees / side / "gate-run.json").write_text(json.dumps({"status": "completed", "runs": runs}))
+            log = runlog.skeleton({"base": "/checkouts/base", "candidate": "/checkouts/pr"}, runs,
+                                  started="2026-11-02T03:00:00+00:00", status="completed")
+            (trees / side / runlog.FILE).write_text(json.dumps(log))
         judged, t_judge = timed(lambda: judge(trees, "qwen3", suite, baseline=None, calibration=None))
         section = render_section(judged)
         print(f"trusted judge of qwen3 (tree checks + compare): {t_judge:.2f} s, verdict {judged.verdict.value}")

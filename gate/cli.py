@@ -19,18 +19,13 @@ from typing import Any, NoReturn
 import click
 
 from gate import __version__
-from gate.errors import GateError
-
-USAGE_EXIT = 2
-INTERNAL_ERROR_EXIT = 70  # EX_SOFTWARE (sysexits.h): never 1, which is FAIL for `gate compare`
-SIGINT_EXIT = 128 + signal.SIGINT  # 130
-SIGTERM_EXIT = 128 + signal.SIGTERM  # 143
+from gate.errors import EXIT_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_TERMINATED, GateError
 
 # The exit codes every command shares; each command's --help ends with this block after its own codes.
 COMMON_EXIT_CODES = ("  2    usage error or unreadable input (one line: gate: error: ...)\n"
-                     f"  {INTERNAL_ERROR_EXIT}   internal error (a bug: please report it)\n"
-                     f"  {SIGINT_EXIT}  interrupted (Ctrl-C)\n"
-                     f"  {SIGTERM_EXIT}  terminated (SIGTERM)")
+                     f"  {EXIT_INTERNAL}   internal error (a bug: please report it)\n"
+                     f"  {EXIT_INTERRUPTED}  interrupted (Ctrl-C)\n"
+                     f"  {EXIT_TERMINATED}  terminated (SIGTERM)")
 
 # Module name in gate/commands -> the click command it defines as `command`.
 COMMAND_MODULES = (
@@ -108,7 +103,7 @@ class _GateGroup(click.Group):
         try:
             return super().invoke(ctx)
         except KeyboardInterrupt:  # past click's own handler, which would print an empty line first
-            raise _Interrupted(SIGINT_EXIT) from None
+            raise _Interrupted(EXIT_INTERRUPTED) from None
         except GateError as exc:
             click.echo(f"gate: error: {exc}", err=True)
             ctx.exit(exc.exit_code)
@@ -141,8 +136,8 @@ def _name(module: str) -> str:
 
 @click.group(cls=_GateGroup, context_settings={"help_option_names": ["-h", "--help"]},
              epilog="Exit codes: each command's --help lists its own; every command shares "
-                    f"2 usage error or bad input, {INTERNAL_ERROR_EXIT} internal error, "
-                    f"{SIGINT_EXIT} Ctrl-C, {SIGTERM_EXIT} SIGTERM.\n\n"
+                    f"2 usage error or bad input, {EXIT_INTERNAL} internal error, "
+                    f"{EXIT_INTERRUPTED} Ctrl-C, {EXIT_TERMINATED} SIGTERM.\n\n"
                     "Example: gate example example-out && gate compare example-out/baseline.json "
                     "example-out/candidate")
 @click.version_option(__version__, prog_name="gate")
@@ -151,7 +146,7 @@ def cli() -> None:
 
 
 def _raise_sigterm(signum: int, frame: Any) -> NoReturn:
-    raise _Interrupted(SIGTERM_EXIT)
+    raise _Interrupted(EXIT_TERMINATED)
 
 
 def run(argv: list[str] | None = None) -> int:
@@ -173,20 +168,20 @@ def run(argv: list[str] | None = None) -> int:
     except (KeyboardInterrupt, click.exceptions.Abort):
         return _interrupted()
     except _Interrupted as exc:
-        if exc.exit_code == SIGINT_EXIT:
+        if exc.exit_code == EXIT_INTERRUPTED:
             return _interrupted()
         click.echo("gate: terminated", err=True)
         return exc.exit_code
     except Exception as exc:  # noqa: BLE001 - a bug: one line and its own code, never a traceback and never 1
         click.echo(f"gate: internal error: {type(exc).__name__}: {_one_line(str(exc))}; please report", err=True)
-        return INTERNAL_ERROR_EXIT
+        return EXIT_INTERNAL
     return result if isinstance(result, int) else 0
 
 
 def _interrupted() -> int:
     """One line for Ctrl-C: on a terminal it overwrites the "^C" the terminal echoed."""
     click.echo(("\r" if sys.stderr.isatty() else "") + "gate: interrupted", err=True)
-    return SIGINT_EXIT
+    return EXIT_INTERRUPTED
 
 
 def _usage_error(exc: click.UsageError) -> int:
@@ -194,7 +189,7 @@ def _usage_error(exc: click.UsageError) -> int:
     if exc.ctx is not None and exc.ctx.command_path:
         where = f" ({exc.ctx.command_path} --help for usage)"
     click.echo(f"gate: error: {_one_line(exc.format_message())}{where}", err=True)
-    return USAGE_EXIT
+    return EXIT_INPUT
 
 
 def _one_line(text: str) -> str:

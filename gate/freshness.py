@@ -1,7 +1,7 @@
 """Is an A/A calibration from where the candidate was measured? (issue 11: calibrations expire.)
 
 The calibration workflow keeps the stamp of the A/A pair it measured beside the calibration file
-(<model>.calibration-stamp.json: GPU name, driver, digest of `pip freeze`; gate.runner.stamp). The
+(<model>.calibration-stamp.json: GPU name, driver, digest of `pip freeze`; gate.calibration_stamp). The
 "current" stamp is built from the candidate tree's own records, the way `gate run` builds it: each
 scored run's env.json (GPU name and driver) and freeze.txt (digest). A difference makes the
 calibration stale (the report says why; speed rows compared across jobs cannot FAIL). A missing stamp,
@@ -17,10 +17,10 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 from gate import inputs
+from gate.calibration_stamp import Stamp, calibration_stamp_path, packages_digest, read_stamp, stale_reasons
 from gate.config import Suite
 from gate.report import MAX_ID, MAX_TEXT, CalibrationCheck, clip
 from gate.results import planned_runs, read_env
-from gate.runner.stamp import Stamp, calibration_stamp_path, packages_digest, read_stamp, stale_reasons
 
 FRESH, STALE, UNKNOWN = "fresh", "stale", "unknown"
 

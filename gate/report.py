@@ -19,6 +19,8 @@ from gate.verdict import Verdict
 REPORT_SCHEMA_VERSION = 3  # 3: looks and calibration_checks
 MAX_ID = 200  # characters of a workload, metric or utterance id kept in a report
 MAX_TEXT = 600  # characters of a note, reason or transcript excerpt kept in a report
+_PROBABILITY = {"min": 0, "max": 1}  # p-values, q-values, α levels: a report with p = 2 is not one the gate wrote
+_AT_LEAST_0 = {"min": 0}  # σ, floors, tolerances, counts
 CUT_MARK = "…[cut]"  # ends any string that was cut to fit the report schema
 DERIVED_KEYS = ("exit_code", "counts")  # written by to_json for other tools; from_json checks them, never reads them
 
@@ -98,20 +100,20 @@ class Row:
     delta_abs: float | None = None
     delta_rel: float | None = None  # candidate mean / baseline mean - 1
     worse_rel: float | None = None  # speed: relative worsening (positive = worse)
-    p_value: float | None = None
-    p_adjusted: float | None = None  # Holm
-    q_value: float | None = None  # Benjamini-Hochberg
+    p_value: float | None = field(default=None, metadata=_PROBABILITY)
+    p_adjusted: float | None = field(default=None, metadata=_PROBABILITY)  # Holm
+    q_value: float | None = field(default=None, metadata=_PROBABILITY)  # Benjamini-Hochberg
     ci: tuple[float, float] | None = None
     ci_kind: str | None = field(default=None, metadata={"max": 20})  # "delta_abs" (accuracy) or "ratio" (speed)
-    floor_abs: float | None = None  # accuracy: Δ must reach this (fraction) ...
-    floor_rel: float | None = None  # ... and this share of the baseline rate; speed: relative floor
-    tolerance: float | None = None  # uncalibrated / fallback: the maintainers' tolerance
-    p_degradation: float | None = None  # accuracy: bootstrap share of resamples with Δ > 0
-    n_worse: int | None = None
-    n_better: int | None = None
-    new_catastrophic: int = 0
-    sigma: float | None = None  # speed: the run-to-run σ of ln(value) the test used
-    df: int | None = None  # its degrees of freedom
+    floor_abs: float | None = field(default=None, metadata=_AT_LEAST_0)  # accuracy: Δ must reach this (fraction) ...
+    floor_rel: float | None = field(default=None, metadata=_AT_LEAST_0)  # ... and this share of the baseline rate; speed: relative floor
+    tolerance: float | None = field(default=None, metadata=_AT_LEAST_0)  # uncalibrated / fallback: the maintainers' tolerance
+    p_degradation: float | None = field(default=None, metadata=_PROBABILITY)  # accuracy: bootstrap share of resamples with Δ > 0
+    n_worse: int | None = field(default=None, metadata=_AT_LEAST_0)
+    n_better: int | None = field(default=None, metadata=_AT_LEAST_0)
+    new_catastrophic: int = field(default=0, metadata=_AT_LEAST_0)
+    sigma: float | None = field(default=None, metadata=_AT_LEAST_0)  # speed: the run-to-run σ of ln(value) the test used
+    df: int | None = field(default=None, metadata=_AT_LEAST_0)  # its degrees of freedom
     # Sensitivity (issue 21): the smallest worsening this row could catch with 80% power at its level (speed:
     # relative, like worse_rel; accuracy: absolute, like delta_abs); blind when that is above twice the floor.
     mde: float | None = None
@@ -189,20 +191,20 @@ class Utterance:
 class Statistics:
     """The decision levels a report was judged with: numbers only (the templates say what they mean)."""
 
-    quality_alpha: float
-    quality_warn_alpha: float
-    quality_floor_abs: float
-    quality_floor_rel: float
-    small_set_size: int
-    small_set_floor_abs: float
-    quality_family_size: int
-    speed_alpha: float
-    warn_q: float  # WARN (both families): Benjamini-Hochberg q at most this, with at least half the floor
-    speed_family_size: int
-    min_calibration_df: int
-    n_boot: int
-    seed: int
-    merged_from: int = 1  # per-model reports merged into this one (multiplicity stays per model)
+    quality_alpha: float = field(metadata=_PROBABILITY)
+    quality_warn_alpha: float = field(metadata=_PROBABILITY)
+    quality_floor_abs: float = field(metadata=_AT_LEAST_0)
+    quality_floor_rel: float = field(metadata=_AT_LEAST_0)
+    small_set_size: int = field(metadata=_AT_LEAST_0)
+    small_set_floor_abs: float = field(metadata=_AT_LEAST_0)
+    quality_family_size: int = field(metadata=_AT_LEAST_0)
+    speed_alpha: float = field(metadata=_PROBABILITY)
+    warn_q: float = field(metadata=_PROBABILITY)  # WARN (both families): BH q at most this, with at least half the floor
+    speed_family_size: int = field(metadata=_AT_LEAST_0)
+    min_calibration_df: int = field(metadata=_AT_LEAST_0)
+    n_boot: int = field(metadata=_AT_LEAST_0)
+    seed: int = field(metadata=_AT_LEAST_0)
+    merged_from: int = field(default=1, metadata={"min": 1})  # per-model reports merged into this one (multiplicity stays per model)
 
 
 @dataclass(frozen=True)
@@ -264,9 +266,6 @@ class Report:
     @property
     def counts(self) -> dict[Verdict, int]:
         return {v: sum(1 for r in self.rows if r.verdict is v) for v in Verdict.by_severity()}
-
-    def rows_of(self, model: str) -> tuple[Row, ...]:
-        return tuple(r for r in self.rows if r.model == model)
 
     def to_json(self) -> dict[str, Any]:
         data = typedjson.to_json(self)

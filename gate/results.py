@@ -8,10 +8,10 @@ The runbook layout (docs/design.md §Flow):
     <tree>/run<R>/moss_td/<dataset>/transcribe_diarize_{results,speed_results}.json
 
 Runs are what was planned: the scored runs are the suite's (run1..run3), or exactly those the
-tree's `gate-run.json` lists (`gate run` may plan more, e.g. second-look runs). A planned run
-without a directory makes every workload incomplete (MISSING_RUN); any other run* directory
-(run1.bak, a copy) and any result file of a workload the suite does not have is reported in
-`ResultTree.ignored` and never read. Coverage follows the runbook's "Coverage" section exactly
+tree's `gate-run.json` lists, as its one owner gate.runlog reads it (`gate run` may plan more, e.g.
+second-look runs). A planned run without a directory makes every workload incomplete (MISSING_RUN);
+any other run* directory (run1.bak, a copy) and any result file of a workload the suite does not have
+is reported in `ResultTree.ignored` and never read. Coverage follows the runbook's "Coverage" section exactly
 and keeps *why* a workload run is incomplete.
 
 Every file is read by gate.inputs (regular files inside the tree, size caps, strict JSON) and every
@@ -39,7 +39,7 @@ import re
 from dataclasses import replace
 from pathlib import Path
 
-from gate import inputs, schema
+from gate import inputs, runlog
 from gate.config import Suite, Workload
 from gate.errors import InputError
 from gate.inputs import Unreadable
@@ -68,18 +68,17 @@ from gate.result_types import (
     RunInfo,
     WorkloadRun,
 )
-from gate.schema import NON_EMPTY_STRING, OBJECT, SchemaError
+from gate.schema import SchemaError
 
 # The names readers of a result tree use, in one place (the types and the file readers live beside).
 __all__ = [
     "BAD_SCHEMA", "EVALUATED_NE_TOTAL", "FAILED_REQUESTS", "INPUT_CODES", "MAX_NEW_TOKENS_SET", "MISSING_FILE",
-    "MISSING_METRIC", "MISSING_RUN", "MOSS_RESULTS_FILE", "MOSS_SPEED_FILE", "NO_SPEED", "NULL_METRIC", "RUN_LOG_FILE",
+    "MISSING_METRIC", "MISSING_RUN", "MOSS_RESULTS_FILE", "MOSS_SPEED_FILE", "NO_SPEED", "NULL_METRIC",
     "RUN_RECORD", "SKIPPED", "UNREADABLE", "WRONG_TOTAL", "Coverage", "Problem", "Provenance", "ResultTree", "RunInfo",
     "Unreadable", "WorkloadRun", "load_json", "lookup", "metric_check", "moss_results_path", "planned_runs",
-    "read_env", "read_run_log", "read_tree", "read_workload_run",
+    "read_env", "read_tree", "read_workload_run",
 ]
 
-RUN_LOG_FILE = "gate-run.json"  # written by `gate run` at the tree's root; lists the runs it planned
 _RUN_DIR = re.compile(r"^run(.+)$")
 
 
@@ -166,9 +165,8 @@ def _has_any_file(run: WorkloadRun) -> bool:
 
 
 def planned_runs(root: Path, suite: Suite, models: tuple[str, ...] | None = None) -> tuple[str, ...]:
-    """The scored run names of a tree: those gate-run.json plans (without the warm run), else the suite's
-    (also when gate-run.json has no `runs`). An unreadable gate-run.json, or `runs` of the wrong shape,
-    is an InputError: what was planned cannot be known.
+    """The scored run names of a tree: those gate-run.json plans (without the warm run), else (no log) the
+    suite's. A log gate.runlog refuses is an InputError: what was planned cannot be known.
 
     gate-run.json lists runs as "<side>/run<R>"; a tree is one side's directory, so labels of the
     directory's own side are used (all labels when none match, e.g. after a rename). A second look
@@ -188,55 +186,22 @@ def _per_model_runs(root: Path, models: tuple[str, ...] | None) -> set[str] | No
     """The runs gate-run.json says were made for `models` on this side; None when it does not say."""
     if models is None:
         return None
-    doc = read_run_log(root)
-    if doc is None:
+    log = runlog.read(root)
+    side = log.scored_runs.get(Path(root).name) if log is not None else None
+    if side is None:
         return None
-    made = doc.get("scored_runs")
-    side = made.get(Path(root).name) if isinstance(made, dict) else None
-    if not isinstance(side, dict) or not all(isinstance(side.get(m, []), list) for m in models):
-        return None
-    return {str(run) for m in models for run in side.get(m, [])}
-
-
-def read_run_log(root: str | Path) -> dict | None:
-    """The tree's gate-run.json as a JSON object, None when the tree has none. A log that is not a regular
-    file, not strict JSON, not an object or of a non-integer schema_version is an InputError: what was
-    planned and how the run ended cannot be known. (The one place result-tree readers read the log.)"""
-    log = Path(root) / RUN_LOG_FILE
-    if not inputs.is_present(log):
-        return None
-    expected = "expected the run log `gate run` writes (it lists the planned runs)"
-    try:
-        doc = inputs.load_json(log, inputs.RUN_LOG, root=root)
-    except Unreadable as exc:
-        raise InputError(f"{exc.reason}; {expected}", path=log) from None
-    if not isinstance(doc, dict):
-        raise InputError(f"not a JSON object; {expected}", path=log)
-    version = doc.get("schema_version", 1)
-    if type(version) is not int or version < 1:  # 1.0 and true are not versions
-        raise InputError(f"schema_version is {version!r}; {expected} (an integer schema_version)", path=log)
-    return doc
+    return {run for m in models for run in side.get(m, ())}
 
 
 def _logged_runs(root: Path, suite: Suite) -> tuple[str, ...]:
-    log = Path(root) / RUN_LOG_FILE
-    doc = read_run_log(root)
-    if doc is None:
+    log = runlog.read(root)
+    if log is None:  # a tree made by hand with the runbook: the suite's runs
         return tuple(f"run{r}" for r in suite.scored_runs)
-    try:
-        labels = schema.get_optional(doc, "runs", OBJECT)
-        if labels is None:  # a run log that plans nothing (hand-made, or cut short before planning)
-            return tuple(f"run{r}" for r in suite.scored_runs)
-        for label in labels:
-            NON_EMPTY_STRING(label, "runs")
-    except SchemaError as exc:
-        raise InputError(f"{exc}; expected the run log `gate run` writes (runs: {{\"<side>/run<R>\": status}})",
-                         path=log) from None
-    split = [label.rsplit("/", 1) if "/" in label else ["", label] for label in labels]
+    split = [label.rsplit("/", 1) if "/" in label else ["", label] for label in log.runs]
     own = [run for side, run in split if side == Path(root).name] or [run for _, run in split]
     names = [run for run in dict.fromkeys(own) if _RUN_DIR.match(run) and run != f"run{suite.warm_run}"]
     if not names:
-        raise InputError("lists no scored run; expected the run log `gate run` writes", path=log)
+        raise InputError("lists no scored run; expected the run log `gate run` writes", path=Path(root) / runlog.FILE)
     return tuple(sorted(names, key=_run_key))
 
 

@@ -1,22 +1,26 @@
 """gate-run.json, the log `gate run` keeps at the root of each side's tree: its one typed owner.
 
-The runner writes it (gate.runner) after every step; everyone else reads it through `read`: the result
-reader (which runs were planned and made), the judge (was this an A/B with two looks), the trusted job
-(which runs completed), the swap check and the history importer (when the tree was made). One schema,
-one strict reader (gate.inputs + gate.typedjson): a log that is not what the runner writes is one
-InputError line naming the file (exit 2), never a silently different reading.
+The runner writes it (gate.runner.logbook, which checks every document against this model before it
+writes); everyone else reads it through `read`: the result reader (which runs were planned and made, so
+`summarize`, `baseline create` and `history import` too), the judge (was this an A/B with two looks), the
+trusted job (which runs completed), the swap check and the history importer (when the tree was made). One
+schema, one strict reader (gate.inputs + gate.typedjson), links refused: a log that is not what the runner
+writes (null, a list, a wrong type, an unknown key or status) is one InputError line naming the file
+(exit 2), never a silently different reading.
 
 A tree is one side's directory; the log of an A/B run names both sides, and each tree holds a copy.
 Times are ISO-8601 with a UTC offset; a naive time is refused (its instant would be a guess).
 """
 from __future__ import annotations
 
+import datetime as _dt
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
 from gate import inputs, typedjson
+from gate.calibration_stamp import Stamp
 from gate.errors import InputError
 
 FILE = "gate-run.json"
@@ -90,19 +94,12 @@ class Remeasure:
 
 
 @dataclass(frozen=True)
-class StampRecord:
-    gpu: str | None = field(metadata={"max": 200})
-    driver: str | None = field(metadata={"max": 80})
-    packages_sha256: str | None = field(metadata={"pattern": "[0-9a-f]{64}"})
-
-
-@dataclass(frozen=True)
 class CalibrationUse:
     """Whether the runner used the A/A calibration for its looks and outlier rule (a stale one is not used)."""
 
     path: str = field(metadata={"max": 4000})
-    stamp: StampRecord | None
-    here: StampRecord
+    stamp: Stamp | None  # the calibration's stamp (gate.calibration_stamp), None when it has none
+    here: Stamp
     stale: tuple[str, ...] = field(metadata={"max_items": 20, "items": {"max": 2000}})
     used: bool
     stale_unknown: str | None = field(default=None, metadata={"max": 4000})
@@ -128,11 +125,17 @@ class RunLog:
     looks: Mapping[str, ModelLooks] | None = None
     remeasured: tuple[Remeasure, ...] | None = field(default=None, metadata={"max_items": 2000})
     calibration: CalibrationUse | None = None
+    output_error: str | None = field(default=None, metadata={"max": _TEXT})  # the write that failed the run
 
     @property
     def two_looks(self) -> bool:
         """An A/B whose plan made look decisions (`gate run --ab` without --one-look)."""
         return self.plan is not None and self.plan.decider is not None
+
+    @property
+    def started_utc(self) -> _dt.datetime:
+        """When the run started, in UTC (the pattern guarantees an offset)."""
+        return _dt.datetime.fromisoformat(self.started).astimezone(_dt.timezone.utc)
 
 
 def skeleton(sides: Mapping[str, str], runs: Mapping[str, str], *, started: str, status: str = "running",
@@ -148,18 +151,19 @@ def skeleton(sides: Mapping[str, str], runs: Mapping[str, str], *, started: str,
 
 def read(tree: str | Path) -> RunLog | None:
     """The tree's run log, or None when the tree has none (a tree made by hand with the runbook).
+    The runner writes a regular file: a link is refused (as in an uploaded tree), like a FIFO or a device.
     Read once per file version: the same file is decoded once however many readers ask."""
     path = Path(tree) / FILE
     if not inputs.is_present(path):
         return None
     try:
-        info = os.stat(path)
-        key = (os.path.realpath(path), info.st_ino, info.st_mtime_ns, info.st_size)
+        info = os.lstat(path)
+        key = (os.path.realpath(path), info.st_dev, info.st_ino, info.st_mtime_ns, info.st_size)
     except OSError:
         key = None
     if key is not None and key in _memo:
         return _memo[key]
-    log = decode(inputs.load_json(path, inputs.RUN_LOG, root=tree), path)
+    log = decode(inputs.load_json(path, inputs.RUN_LOG, follow_links=False), path)
     if key is not None:
         if len(_memo) > 64:
             _memo.clear()
@@ -169,6 +173,32 @@ def read(tree: str | Path) -> RunLog | None:
 
 def decode(data: Any, path: str | Path) -> RunLog:
     """A parsed gate-run.json as a RunLog; InputError naming the file when it is not what the runner writes."""
+    try:
+        return _decoded(data)
+    except typedjson.SchemaMismatch as exc:
+        # Both parts can echo keys and values from the file (an uploaded tree's too): one line, bounded.
+        where = " ".join(exc.where.split())[:160]
+        expected = " ".join(exc.expected.split())
+        expected = expected if len(expected) <= 200 else expected[:200] + "..."
+        raise InputError(f"{where}: {expected}; expected the run log `gate run` writes", path=path) from None
+
+
+class WriterBug(RuntimeError):
+    """The runner was about to write a log its own readers would refuse: a bug of the gate (exit 70)."""
+
+
+def check_written(doc: Mapping[str, Any], *, whole: bool) -> None:
+    """The writer's check before each write: `doc` decodes with this model. `whole=False` checks the header
+    and the last step only (what a write adds; ~1 ms, cheap enough for every write); the runner checks the
+    whole log as it finishes. A mismatch raises WriterBug naming the field."""
+    data = doc if whole else {**doc, "steps": list(doc.get("steps", ()))[-1:]}
+    try:
+        _decoded(data)
+    except typedjson.SchemaMismatch as exc:
+        raise WriterBug(f"the run log about to be written does not decode: {exc.where}: {exc.expected}") from None
+
+
+def _decoded(data: Any) -> RunLog:
     if isinstance(data, dict):
         data = {**{name: None for name in _OPTIONAL}, **data}
         if isinstance(data.get("calibration"), dict):
@@ -176,15 +206,12 @@ def decode(data: Any, path: str | Path) -> RunLog:
         if isinstance(data.get("looks"), dict):
             data["looks"] = {model: ({"not_extended": None, **record} if isinstance(record, dict) else record)
                              for model, record in data["looks"].items()}
-    try:
-        log = typedjson.from_json(RunLog, data)
-        _check_values(log)
-    except typedjson.SchemaMismatch as exc:
-        raise InputError(f"{exc.where}: {exc.expected}; expected the run log `gate run` writes", path=path) from None
+    log = typedjson.from_json(RunLog, data)
+    _check_values(log)
     return log
 
 
-_OPTIONAL = ("plan", "looks", "remeasured", "calibration")
+_OPTIONAL = ("plan", "looks", "remeasured", "calibration", "output_error")
 _memo: dict[tuple, RunLog] = {}
 
 

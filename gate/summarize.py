@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gate import results
+from gate import results, runlog
 from gate.config import Suite
 from gate.errors import IncompleteInput, InputError
 from gate.results import Problem, ResultTree
@@ -303,19 +303,16 @@ def run_log_problems(tree: ResultTree) -> tuple[Problem, ...]:
     """What the tree's gate-run.json says went wrong: the run as a whole not completed (failed,
     interrupted, or still `running`: killed), or one of this side's scored runs marked failed or
     interrupted. A tree without a run log (made by hand with the runbook) has nothing to say."""
-    doc = results.read_run_log(tree.root)
-    if doc is None:
+    log = runlog.read(tree.root)
+    if log is None:
         return ()
-    path = str(Path(tree.root) / results.RUN_LOG_FILE)
+    path = str(Path(tree.root) / runlog.FILE)
     found = []
-    status, message = doc.get("status"), doc.get("message")
-    if status is not None and status not in _ENDED_WELL:
-        why = f": {message}" if isinstance(message, str) and message else ""
-        found.append(Problem(RUN_LOG, f"`gate run` ended {status!r}{why}; expected 'completed'", path))
-    logged = doc.get("runs")
-    runs: dict = logged if isinstance(logged, dict) else {}
+    if log.status not in _ENDED_WELL:
+        why = f": {log.message}" if log.message else ""
+        found.append(Problem(RUN_LOG, f"`gate run` ended {log.status!r}{why}; expected 'completed'", path))
     side = Path(tree.root).name
-    for label, state in runs.items():
+    for label, state in log.runs.items():
         owner, _, run = label.rpartition("/")
         if state in _RUN_FAILED and run in tree.run_names and owner in ("", side):
             found.append(Problem(RUN_LOG, f"{label} is marked {state!r}; its files are not a finished measurement",

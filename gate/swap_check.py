@@ -10,13 +10,13 @@ Signs, each enough, and each warning names the path that looks like the base:
   - CANDIDATE is a baseline file while BASE is a result tree (baselines are what a tree is judged against);
   - every gated row that was tested improved beyond noise (a real change rarely improves everything).
 
-The run log is read leniently here (a warning is optional): a log that cannot be read gives no sign,
-and the verdict's own readers report what is wrong with it.
+The run log and the baseline file are read by their one owners (gate.runlog, gate.baseline_file), as
+strictly as the verdict reads them (and from the same memo, for the run log): a file they refuse is the
+same one-line InputError here.
 """
 from __future__ import annotations
 
 import datetime as _dt
-import json
 import os
 import stat
 import subprocess
@@ -24,8 +24,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
-RUN_LOG = "gate-run.json"
-_MAX_BYTES = 64 << 20  # a baseline file is a few MB; anything larger is not read for a warning
+from gate import runlog
+
+RUN_LOG = runlog.FILE
 _GIT_SECONDS = 5
 
 
@@ -55,19 +56,19 @@ def recorded(path: str | Path, *, git: bool = True) -> Recorded:
     (trees from an untrusted source could name any folder, and git reads a folder's own config)."""
     path = Path(path)
     if path.is_dir():
-        document = _small_json(path / RUN_LOG)
-        log = document if isinstance(document, dict) else {}
-        when = _time(log.get("started"))
-        sides = log.get("sides")
-        names = [name for name in sides if isinstance(name, str)] if isinstance(sides, dict) else []
+        log = runlog.read(path)
+        when = log.started_utc if log is not None else None
+        names = list(log.sides) if log is not None else []
         role = None
         if len(names) == 2 and path.resolve().name in names:
             role = ("base", "candidate")[names.index(path.resolve().name)]
-        checkouts = tuple(str(c) for c in sides.values() if isinstance(c, str)) if git and isinstance(sides, dict) else ()
+        checkouts = tuple(log.sides.values()) if git and log is not None else ()
         return Recorded("tree", when, f"{RUN_LOG} started" if when else f"no {RUN_LOG}", str(path), role,
                         _tree_commit(path), checkouts)
-    document = _small_json(path)
-    when = _time(document.get("created")) if isinstance(document, dict) else None
+    from gate.baseline_file import load_document  # numpy: only when a side is a baseline file
+
+    created = load_document(path).created
+    when = _time(created)
     return Recorded("baseline", when, "baseline created" if when else "no creation time", str(path))
 
 
@@ -133,17 +134,6 @@ def _tree_commit(tree: Path) -> str | None:
         except (OSError, ValueError):
             continue
     return None
-
-
-def _small_json(path: Path) -> object:
-    """A regular file's JSON, or None: never blocks on a FIFO, never reads a huge file (a warning is optional)."""
-    try:
-        info = os.stat(path)
-        if not stat.S_ISREG(info.st_mode) or info.st_size > _MAX_BYTES:
-            return None
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError, RecursionError):
-        return None
 
 
 def _time(value: object) -> _dt.datetime | None:

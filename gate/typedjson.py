@@ -8,9 +8,9 @@ bound, a number under its minimum), so the gate needs no JSON-schema library at 
 
 Supported hints: str, int, float, bool, None unions, Enum subclasses, tuple[X, ...], fixed tuples,
 Mapping[str, X] and nested dataclasses. Bounds come from field metadata: `max` (characters of a
-string), `max_items` (items of a tuple or mapping), `min` (smallest number), `pattern` (a regular
-expression the whole string must match), and `items` (the same keys for each item of a tuple or
-each value of a mapping).
+string; the largest value of a number), `max_items` (items of a tuple or mapping), `min` (smallest
+number), `pattern` (a regular expression the whole string must match), and `items` (the same keys for
+each item of a tuple or each value of a mapping).
 """
 from __future__ import annotations
 
@@ -200,8 +200,16 @@ def _read_string(data: Any, where: str, metadata: Mapping[str, Any]) -> str:
 
 
 def _check_minimum(value: float, where: str, metadata: Mapping[str, Any]) -> None:
+    """The number's bounds (`min`, and `max`, which for a number is its largest value)."""
     if "min" in metadata and value < metadata["min"]:
         raise SchemaMismatch(where, f"expected at least {metadata['min']}, got {value}")
+    if "max" in metadata and value > metadata["max"]:
+        raise SchemaMismatch(where, f"expected at most {metadata['max']}, got {value}")
+
+
+def _number_bounds(metadata: Mapping[str, Any]) -> dict:
+    return {**({"minimum": metadata["min"]} if "min" in metadata else {}),
+            **({"maximum": metadata["max"]} if "max" in metadata else {})}
 
 
 def quoted(value: Any) -> str:
@@ -249,9 +257,9 @@ def _schema(hint: Any, metadata: Mapping[str, Any]) -> dict:
     if hint is bool:
         return {"type": "boolean"}
     if hint is int:
-        return {"type": "integer", **({"minimum": metadata["min"]} if "min" in metadata else {})}
+        return {"type": "integer", **_number_bounds(metadata)}
     if hint is float:
-        return {"type": "number", **({"minimum": metadata["min"]} if "min" in metadata else {})}
+        return {"type": "number", **_number_bounds(metadata)}
     if hint is str:
         return {"type": "string", "maxLength": metadata.get("max", DEFAULT_MAX_STRING),
                 # ECMA-262's `$` ends the string (Python's would also allow a trailing newline): whole-string match

@@ -2,7 +2,8 @@
 
 The trusted report job reads raw RESULT TREES, never a verdict: it checks the files (`check_tree_files`:
 regular files and directories only, no symlinks, size, count and depth caps) and that the runs match
-what the plan asks for (`check_plan`: gate-run.json and the run directories); the one judge
+what the plan asks for (`check_plan`: gate-run.json, read by its one owner gate.runlog, and the run
+directories); the one judge
 (gate.judge) then reads and judges them.
 
 `check_consistency` then holds the trees to GitHub's own records: the candidate measured the PR head,
@@ -18,12 +19,12 @@ from __future__ import annotations
 
 import os
 import stat
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Any, Callable, Mapping, TypeVar
+from typing import Any, Callable, TypeVar
 
-from gate import inputs, typedjson
+from gate import inputs, runlog, typedjson
 from gate.config import Suite
 from gate.errors import GateError, InputError
 from gate.report import Report
@@ -43,25 +44,15 @@ META_SCHEMA_VERSION = 1
 
 @dataclass(frozen=True)
 class RunMeta:
-    """The small record the benchmark job writes beside its trees (meta.json): which PR and labels it ran
-    for. Every field is re-checked against GitHub by `gate post` before it is acted on."""
+    """The small record the benchmark job writes beside its trees (meta.json, by `gate event --write-meta`
+    from this type): which PR and labels it ran for. Every field is re-checked against GitHub by `gate post`
+    before it is acted on."""
 
     schema_version: int
     pr: int | None = field(metadata={"min": 1})
     sha: str = field(metadata={"pattern": "[0-9a-f]{40}"})
     labels: tuple[str, ...] = field(metadata={"max_items": 20, "items": {"pattern": "[A-Za-z0-9._/-]{1,50}"}})
     models: tuple[str, ...] = field(metadata={"max_items": 20, "items": {"pattern": "[A-Za-z0-9_]{1,40}"}})
-
-
-@dataclass(frozen=True)
-class RunLogPlan:
-    """What the trusted job reads of a side's gate-run.json (its other keys are not read): each run's status."""
-
-    runs: Mapping[str, str] = field(metadata={"max_items": 200, "items": {"max": 40}})
-    status: str = field(metadata={"max": 40})
-
-
-_RUN_LOG_KEYS = frozenset(f.name for f in fields(RunLogPlan))
 
 
 class UntrustedInputError(InputError):
@@ -132,9 +123,13 @@ def check_plan(side_dir: str | Path, suite: Suite, model: str, scored: tuple[str
     A model with extra runs (best-of-N cherry-picking) or fewer runs is refused, whatever the files say.
     """
     side_dir = Path(side_dir)
-    log_path = side_dir / "gate-run.json"
-    data = _load_json(log_path, inputs.RUN_LOG)
-    log = _decode(_read_run_log, data, log_path, what="run log gate-run.json")
+    log_path = side_dir / runlog.FILE
+    try:
+        log = runlog.read(side_dir)
+    except InputError as exc:
+        raise UntrustedInputError(str(exc)) from None
+    if log is None:
+        raise UntrustedInputError("missing; expected the run log `gate run` writes beside the runs", path=log_path)
     side = side_dir.name
     recorded = {label.split("/", 1)[1]: status for label, status in log.runs.items()
                 if label.split("/", 1)[0] == side and "/" in label}
@@ -258,13 +253,6 @@ def _load_json(path: Path, kind: inputs.Kind) -> Any:
         return inputs.load_json(path, kind, follow_links=False)
     except inputs.Unreadable as exc:
         raise UntrustedInputError(exc.reason, path=path) from None
-
-
-def _read_run_log(data: Any) -> RunLogPlan:
-    """Only the keys RunLogPlan names; the rest of gate-run.json (argv, versions, timings) is not read."""
-    if isinstance(data, dict):
-        data = {key: value for key, value in data.items() if key in _RUN_LOG_KEYS}
-    return typedjson.from_json(RunLogPlan, data)
 
 
 def _decode(read: Callable[[Any], T], data: Any, path: Path, *, what: str) -> T:

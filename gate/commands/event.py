@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from gate import atomic
+from gate import atomic, typedjson
 from gate.actions_io import append_file, format_outputs
 from gate.config import Suite, load_suite
 from gate.event import EventError, Trigger, read_trigger
@@ -54,9 +54,10 @@ def command(event_name: str | None, event_path: str | None, suite_path: str | No
     if write_meta:
         if not trigger.sha:
             raise EventError("no commit to record: the event has none and GITHUB_SHA/--sha is not set")
-        meta = {"schema_version": 1, "pr": trigger.pr, "sha": trigger.sha, "labels": list(trigger.labels),
-                "models": list(trigger.models)}
-        atomic.write_text(write_meta, json.dumps(meta, indent=2) + "\n", what="run metadata")
+        from gate.untrusted import META_SCHEMA_VERSION, RunMeta  # the one type its reader decodes
+
+        meta = RunMeta(META_SCHEMA_VERSION, trigger.pr, trigger.sha, tuple(trigger.labels), tuple(trigger.models))
+        atomic.write_text(write_meta, json.dumps(typedjson.to_json(meta), indent=2) + "\n", what="run metadata")
 
 
 def _emit(outputs: dict[str, str], settings: Settings) -> None:

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from gate import atomic
+from gate import atomic, inputs
 from gate.config import load_suite
 from gate.errors import InputError
 
@@ -29,7 +29,8 @@ def command(reports: tuple[str, ...], json_out: str, expect_models: str, suite_p
     \b
     Exit codes:
       0    merged (whatever the verdict)
-      2    a report is unreadable, oversize or off-schema, or no report was found at all
+      2    a report is unreadable, oversize or off-schema (a value out of its range, e.g. a p-value
+           above 1, included), not a regular file (a FIFO, a directory, a link), or no report was found
 
     \b
     Example:
@@ -58,9 +59,11 @@ def command(reports: tuple[str, ...], json_out: str, expect_models: str, suite_p
 
 
 def _report_files(path: Path) -> list[Path]:
+    """Every report.json found, whatever it is: the strict reader names one that is a FIFO, a directory or a
+    link (exit 2) rather than this listing skipping it silently."""
     if not path.is_dir():
         return [path]
-    found = sorted(p for p in [path / "report.json", *path.glob("*/report.json")] if p.is_file() or p.is_symlink())
+    found = sorted(p for p in [path / "report.json", *path.glob("*/report.json")] if inputs.is_present(p))
     if not found:
         raise InputError("expected report.json in this directory or one level below", path=path)
     return found

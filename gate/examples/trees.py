@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from gate import results
+from gate import results, runlog
 from gate.baseline import calibrate_baseline, side_from_tree, write_baseline
 from gate.config import Suite, Workload
 from gate.examples.dataset import utterance_ids
@@ -113,15 +113,16 @@ def _write_ab_run_log(trees: tuple[Path, Path], suite: Suite) -> None:
     """gate-run.json as `gate run --ab A B --names baseline,candidate` writes it (one look, no steps kept)."""
     runs = (suite.warm_run, *suite.scored_runs)
     names = [tree.name for tree in trees]
-    doc = {"schema_version": 1, "gate_version": "synthetic", "argv": ["gate", "run", "--ab", "checkout-a", "checkout-b",
-                                                                     "--names", ",".join(names), "--one-look"],
-           "started": AB_STARTED, "ended": AB_ENDED, "status": "completed", "exit_code": 0, "message": None,
-           "sides": {name: f"synthetic-checkout-{name}" for name in names}, "previous_attempt": None,
-           "runs": {f"{name}/run{run}": "completed" for run in runs for name in names}, "steps": [],
-           "scored_runs": {name: {model: [f"run{run}" for run in suite.scored_runs] for model in suite.models}
-                           for name in names}}
+    doc = runlog.skeleton({name: f"synthetic-checkout-{name}" for name in names},
+                          {f"{name}/run{run}": "completed" for run in runs for name in names},
+                          started=AB_STARTED, status="completed", gate_version="synthetic",
+                          argv=("gate", "run", "--ab", "checkout-a", "checkout-b", "--names", ",".join(names),
+                                "--one-look"),
+                          scored_runs={name: {model: [f"run{run}" for run in suite.scored_runs] for model in suite.models}
+                                       for name in names})
+    doc.update(ended=AB_ENDED, exit_code=0)
     for tree in trees:
-        (tree / "gate-run.json").write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
+        (tree / runlog.FILE).write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
 
 
 

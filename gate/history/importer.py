@@ -14,12 +14,12 @@ import json
 from pathlib import Path
 from typing import Mapping
 
-from gate import inputs
+from gate import runlog
 from gate.comparability import fingerprint_of_tree
 from gate.config import Suite
 from gate.errors import InputError
 from gate.history.records import KINDS, Record, utc_time
-from gate.results import RUN_LOG_FILE, ResultTree, Unreadable, load_json, read_tree
+from gate.results import ResultTree, read_tree
 
 _SEVERITY = ("incomplete", "not_comparable", "fail", "warn", "pass")  # most severe first (gate.verdict precedence)
 
@@ -37,17 +37,10 @@ def tree_time(tree: ResultTree) -> str:
 
 
 def _run_log_start(root: Path) -> str | None:
-    log = root / RUN_LOG_FILE
-    if not inputs.is_present(log):
-        return None
-    try:
-        started = inputs.load_json(log, inputs.RUN_LOG, root=root).get("started")
-        moment = _dt.datetime.fromisoformat(started)
-    except (inputs.Unreadable, AttributeError, TypeError, ValueError):
-        return None  # read_tree has already refused an unreadable log; a log without a start says nothing
-    if moment.tzinfo is None:
-        return None
-    return moment.astimezone(_dt.timezone.utc).replace(microsecond=0).isoformat()
+    """The start gate.runlog read from the tree's log (it refuses a log that is not the runner's, naive
+    times included), in UTC; None for a tree without one."""
+    log = runlog.read(root)
+    return None if log is None else log.started_utc.replace(microsecond=0).isoformat()
 
 
 def env_digest(tree: ResultTree, suite: Suite) -> str:
@@ -57,21 +50,15 @@ def env_digest(tree: ResultTree, suite: Suite) -> str:
 
 
 def workload_verdicts(report_path: str | Path) -> dict[str, str]:
-    """workload -> its most severe row verdict, from a gate report JSON."""
-    try:
-        report = load_json(Path(report_path))
-    except Unreadable as exc:
-        raise InputError(f"{exc}; expected a gate report JSON", path=report_path) from None
-    rows = report.get("rows") if isinstance(report, dict) else None
-    if not isinstance(rows, list):
-        raise InputError("no rows; expected a gate report JSON (gate compare --json)", path=report_path)
+    """workload -> its most severe row verdict, from a gate report JSON read by the one typed report reader
+    (a report that is not what `gate compare --json` writes is one line naming the file, exit 2)."""
+    from gate.untrusted import load_untrusted_report  # the report model pulls in the stats layer: only when asked
+
     verdicts: dict[str, str] = {}
-    for row in rows:
-        if not isinstance(row, dict) or row.get("verdict") not in _SEVERITY or not isinstance(row.get("workload"), str):
-            continue
-        known = verdicts.get(row["workload"])
-        if known is None or _SEVERITY.index(row["verdict"]) < _SEVERITY.index(known):
-            verdicts[row["workload"]] = row["verdict"]
+    for row in load_untrusted_report(report_path).rows:
+        known = verdicts.get(row.workload)
+        if known is None or _SEVERITY.index(row.verdict.value) < _SEVERITY.index(known):
+            verdicts[row.workload] = row.verdict.value
     return verdicts
 
 

@@ -8,10 +8,9 @@ polls to skip the rest of its grace and KILL the group at once.
 from __future__ import annotations
 
 import signal
-import sys
 import threading
 from contextlib import contextmanager
-from typing import Callable, Iterator, TextIO
+from typing import Callable, Iterator
 
 
 class Cancelled(BaseException):
@@ -83,9 +82,3 @@ def installed(cancellation: Cancellation) -> Iterator[Cancellation]:
     finally:
         for s, h in previous.items():
             signal.signal(s, h)
-
-
-def stderr_say(stream: TextIO | None = None) -> Callable[[str], None]:
-    def say(line: str) -> None:
-        print(f"gate run: {line}", file=stream or sys.stderr, flush=True)
-    return say

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping, TextIO
 
+from gate.calibration_stamp import STAMP_NAME, write_stamp
 from gate.config import Suite
 from gate.env import build_env, cached_dataset_ref
 from gate.errors import GateError, OutputError
@@ -37,7 +38,6 @@ from gate.runner.outfiles import OutputFailed, Writes, describe, output_failed
 from gate.runner.plan import RunStep, Setup, Side, plan_run, run_order
 from gate.runner.preflight import Preflight, PreflightFailed, run_preflight
 from gate.runner.progress import Progress
-from gate.runner.stamp import STAMP_NAME, write_stamp
 from gate.runner.telemetry import Telemetry
 from gate.runner.twolooks import TwoLooks, read_text_or_none
 

@@ -1,7 +1,8 @@
 """gate-run.json: the log of one gate run, rewritten atomically after every step into each side's tree.
 
 Every step goes in as it starts and as it finishes, so a crash or a signal leaves an accurate log; an
-earlier attempt's log is kept under <name>/attempts/. Keys are read by gate.runlog; add, never rename.
+earlier attempt's log is kept under <name>/attempts/. gate.runlog owns the format: every write is checked
+against its typed model first (a mismatch is a bug, exit 70), and an earlier attempt's log is read by it.
 A write that fails (full disk, permissions) is a failed run (outfiles.OutputFailed, exit 3); the log
 then says so if it can still be written, and otherwise the next --resume redoes every run it did not
 record as completed.
@@ -15,15 +16,15 @@ import time
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Iterator
 
+from gate import runlog
 from gate.env import gate_version
+from gate.errors import InputError
 from gate.runner.cancel import Cancelled
 from gate.runner.outfiles import Writes, output_failed
 
 if TYPE_CHECKING:
     from gate.runner.execute import RunRequest
     from gate.runner.plan import RunStep
-
-RUN_LOG_SCHEMA_VERSION = 1
 
 
 def now() -> str:
@@ -33,12 +34,12 @@ def now() -> str:
 class RunLog:
     def __init__(self, request: RunRequest, steps: tuple[RunStep, ...], writes: Writes | None = None) -> None:
         self.writes = writes or Writes()
-        self.paths = [request.setup.out / side.name / "gate-run.json" for side in request.sides]
+        self.paths = [request.setup.out / side.name / runlog.FILE for side in request.sides]
         self.previous_runs: dict[str, str] = {}  # run label -> status in the attempt before this one
         self.previous_cycle_s: dict[str, float] = {}  # model -> mean seconds of one server cycle, last attempt
         archived = [self._archive(path) for path in self.paths]
         self.doc: dict[str, Any] = {
-            "schema_version": RUN_LOG_SCHEMA_VERSION, "gate_version": gate_version(), "argv": list(request.argv),
+            "schema_version": runlog.SCHEMA_VERSION, "gate_version": gate_version(), "argv": list(request.argv),
             "started": now(), "ended": None, "status": "running", "exit_code": None, "message": None,
             "sides": {s.name: str(s.checkout) for s in request.sides},
             "previous_attempt": next((a for a in archived if a), None),
@@ -69,13 +70,12 @@ class RunLog:
         if not path.is_file():
             return None
         try:
-            doc = json.loads(path.read_text())
-            runs = doc.get("runs", {})
-            if isinstance(runs, dict):
-                self.previous_runs.update({k: v for k, v in runs.items() if isinstance(v, str)})
-            self.previous_cycle_s.update(cycle_durations(doc.get("steps", [])))
-        except (OSError, ValueError, AttributeError, TypeError):
-            pass
+            earlier = runlog.read(path.parent)
+        except InputError:
+            earlier = None  # not a log this gate reads: every run it lists is redone
+        if earlier is not None:
+            self.previous_runs.update(earlier.runs)
+            self.previous_cycle_s.update(cycle_durations(earlier.steps))
         attempts = path.parent / "attempts"
         try:
             attempts.mkdir(exist_ok=True)
@@ -133,25 +133,27 @@ class RunLog:
         self.doc.update(status=status, exit_code=exit_code, message=message, ended=now())
         if self.writes.error is not None:
             self.doc["output_error"] = str(self.writes.error)  # added key: the write that failed the run
+        runlog.check_written(self.doc, whole=True)
         with self.writes.quiet():  # the last word: never replaces the error being reported
             self.write()
 
     def write(self) -> None:
+        runlog.check_written(self.doc, whole=False)
         text = json.dumps(self.doc, indent=1) + "\n"
         for path in self.paths:
             self.writes.text(path, text)
 
 
-def cycle_durations(steps: list) -> dict[str, float]:
+def cycle_durations(steps: tuple[runlog.Step, ...]) -> dict[str, float]:
     """Mean seconds of one completed server cycle (port check to GPU free) per model, from a gate-run.json's steps."""
     cycles: dict[tuple, float] = {}
     finished: set[tuple] = set()
     for entry in steps:
-        if not isinstance(entry, dict) or not entry.get("model") or not isinstance(entry.get("seconds"), (int, float)):
+        if not entry.model or entry.seconds is None:
             continue
-        key = (entry.get("side"), entry.get("run"), entry["model"])
-        cycles[key] = cycles.get(key, 0.0) + float(entry["seconds"])
-        if entry.get("step") == "server-stop":
+        key = (entry.side, entry.run, entry.model)
+        cycles[key] = cycles.get(key, 0.0) + entry.seconds
+        if entry.step == "server-stop":
             finished.add(key)
     per_model: dict[str, list[float]] = {}
     for key in finished:

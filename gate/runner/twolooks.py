@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping
 
+from gate.calibration_stamp import Stamp, calibration_stamp_path, packages_digest, read_stamp, stale_reasons
 from gate.config import Suite
 from gate.runner.cycle import RunFailed
 from gate.runner.logbook import RunLog
@@ -21,7 +22,6 @@ from gate.runner.looks import Decider, LookPlan, Sigma, find_outlier, speed_valu
 from gate.runner.plan import ModelStep, RunStep, Side, plan_run
 from gate.runner.preflight import Preflight
 from gate.runner.progress import Progress
-from gate.runner.stamp import Stamp, calibration_stamp_path, packages_digest, read_stamp, stale_reasons
 
 if TYPE_CHECKING:
     from gate.runner.execute import RunOutcome, RunRequest

@@ -13,6 +13,7 @@ import pytest
 from gate import __version__
 from gate import cli as cli_module
 from gate.cli import COMMAND_MODULES, SHORT_HELP, cli
+from gate.errors import EXIT_INTERNAL
 
 HEAVY = ("scipy", "numpy", "github", "jiwer")
 
@@ -76,7 +77,7 @@ def test_internal_error_is_70_one_line(monkeypatch, capsys):
     def broken(*args, **kwargs):
         raise ZeroDivisionError("a bug")
     monkeypatch.setattr("gate.commands.summarize.load_suite", broken)
-    assert cli_module.run(["summarize", "anything"]) == cli_module.INTERNAL_ERROR_EXIT == 70
+    assert cli_module.run(["summarize", "anything"]) == EXIT_INTERNAL == 70
     assert capsys.readouterr().err == "gate: internal error: ZeroDivisionError: a bug; please report\n"
 
 

@@ -4,11 +4,14 @@ from __future__ import annotations
 import datetime as dt
 import json
 
+import pytest
 from click.testing import CliRunner
 
 from gate import runlog
+from gate.baseline import side_from_tree, write_baseline
 from gate.cli import cli
 from gate.config import load_suite
+from gate.errors import InputError
 from gate.examples import ExampleSpec, write_example_tree
 from gate.swap_check import Recorded, RowOutcome, recorded, swap_warnings
 
@@ -40,13 +43,27 @@ def test_recorded_reads_run_log_and_baseline_created(tmp_path):
     tree = tmp_path / "tree"
     tree.mkdir()
     assert recorded(tree).when is None
-    (tree / "gate-run.json").write_text(json.dumps({"started": "2026-11-01T12:00:00.000+00:00"}))
+    log = runlog.skeleton({"tree": "/checkouts/tree"}, {"tree/run1": "completed"}, started="2026-11-01T13:00:00.000+01:00")
+    (tree / "gate-run.json").write_text(json.dumps(log))
     assert (recorded(tree).when, recorded(tree).source) == (T0, "gate-run.json started")
-    baseline = tmp_path / "b.json"
-    baseline.write_text(json.dumps({"created": "2026-11-01T15:00:00+00:00"}))
+    baseline = stored_baseline(tmp_path, "2026-11-01T15:00:00+00:00")
     assert (recorded(baseline).kind, recorded(baseline).when, recorded(baseline).source) == ("baseline", LATER, "baseline created")
+    # The same readers as the verdict's (gate.runlog, gate.baseline_file): what they refuse is refused here too.
     (tmp_path / "garbage.json").write_text("{not json")
-    assert recorded(tmp_path / "garbage.json").when is None
+    with pytest.raises(InputError, match="garbage.json: not valid JSON"):
+        recorded(tmp_path / "garbage.json")
+    (tree / "gate-run.json").write_text(json.dumps({**log, "started": "2026-11-01T12:00:00"}))  # naive: a guess
+    with pytest.raises(InputError, match=r"gate-run.json: \$.started: expected a string matching"):
+        recorded(tree)
+
+
+def stored_baseline(folder, created: str):
+    """A baseline file as `gate baseline create` writes it, stored at `created`."""
+    suite = load_suite()
+    tree = write_example_tree(folder / "stored", suite, ExampleSpec(models=("qwen3",), runs=("1", "2", "3")))
+    path = write_baseline(side_from_tree(tree, suite, models=("qwen3",)), folder / "baseline.json")
+    path.write_text(json.dumps({**json.loads(path.read_text()), "created": created}))
+    return path
 
 
 def test_compare_warns_on_swapped_sides_and_keeps_the_verdict(tmp_path):

@@ -8,6 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from gate import runlog
+from gate.baseline import side_from_tree, write_baseline
+from gate.config import load_suite
+from gate.examples import ExampleSpec, write_example_tree
 from gate.swap_check import recorded, swap_warnings
 
 
@@ -15,7 +19,7 @@ def _tree(root: Path, commit: str, sides: dict[str, str] | None) -> Path:
     (root / "run1").mkdir(parents=True)
     (root / "run1" / "commit.txt").write_text(commit + "\n")
     if sides is not None:
-        log = {"started": "2026-11-02T03:00:00+00:00", "sides": sides}
+        log = runlog.skeleton(sides, {f"{side}/run1": "completed" for side in sides}, started="2026-11-02T03:00:00+00:00")
         (root / "gate-run.json").write_text(json.dumps(log))
     return root
 
@@ -70,7 +74,10 @@ def test_commit_order_from_git_in_the_checkout_the_log_names(tmp_path):
 def test_a_baseline_stored_after_the_candidate_ran_is_not_a_sign(tmp_path):
     """A nightly refresh stores a baseline after a PR's trees were made: times of different kinds do not count."""
     tree = _tree(tmp_path / "candidate", "b" * 40, None)
-    (tree / "gate-run.json").write_text(json.dumps({"started": "2026-11-02T03:00:00+00:00"}))
-    baseline = tmp_path / "baseline.json"
-    baseline.write_text(json.dumps({"created": "2026-11-05T03:00:00+00:00"}))
+    (tree / "gate-run.json").write_text(json.dumps(runlog.skeleton({"candidate": "/c"}, {"candidate/run1": "completed"},
+                                                                   started="2026-11-02T03:00:00+00:00")))
+    suite = load_suite()
+    stored = write_example_tree(tmp_path / "stored", suite, ExampleSpec(models=("qwen3",), runs=("1", "2", "3")))
+    baseline = write_baseline(side_from_tree(stored, suite, models=("qwen3",)), tmp_path / "baseline.json")
+    baseline.write_text(json.dumps({**json.loads(baseline.read_text()), "created": "2026-11-05T03:00:00+00:00"}))
     assert swap_warnings(recorded(baseline), recorded(tree), []) == []

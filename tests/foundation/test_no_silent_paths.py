@@ -14,12 +14,14 @@ from pathlib import Path
 
 import pytest
 
-from gate import results
+from gate import results, runlog
 from gate.baseline import read_baseline, side_from_tree, write_baseline
 from gate.baseline_file import load_document
 from gate.errors import InputError
 from gate.results import read_tree
 from gate.summarize import summarize_tree
+
+STARTED = "2026-11-01T12:00:00.000+00:00"
 
 
 @pytest.fixture
@@ -106,8 +108,8 @@ def test_a_sample_reader_that_raises_is_a_bug_not_a_weaker_test(tree, suite):
 
 
 def test_summarize_does_not_show_a_failed_run_complete(tree, suite):
-    log = {"schema_version": 1, "status": "failed", "message": "server exited with status 1",
-           "runs": {f"tree/run{r}": "completed" for r in "123"}}
+    log = dict(runlog.skeleton({"tree": "/checkouts/tree"}, {f"tree/run{r}": "completed" for r in "123"},
+                               started=STARTED, status="failed"), message="server exited with status 1")
     (tree / "gate-run.json").write_text(json.dumps(log))
     summary = summarize_tree(read_tree(tree, suite), suite, samples=False)
     assert not summary.complete and summary.exit_code == 3
@@ -122,10 +124,41 @@ def test_summarize_does_not_show_a_failed_run_complete(tree, suite):
     assert summarize_tree(read_tree(tree, suite), suite, samples=False).exit_code == 0
 
 
-@pytest.mark.parametrize("version", [1.0, True, "1"])
-def test_a_run_log_of_a_non_integer_schema_version_is_refused(tree, suite, version):
-    (tree / "gate-run.json").write_text(json.dumps({"schema_version": version, "runs": {"tree/run1": "completed"}}))
-    with pytest.raises(InputError, match="gate-run.json: schema_version is"):
+@pytest.mark.parametrize("change, words", [
+    ({"schema_version": 1.0}, "$.schema_version: expected an integer"),
+    ({"schema_version": True}, "$.schema_version: expected an integer"),
+    ({"schema_version": "1"}, "$.schema_version: expected an integer"),
+    ({"schema_version": 2}, "$.schema_version: expected 1, got 2"),
+    ({"status": "done"}, "$.status: expected one of running, completed"),
+    ({"runs": {"tree/run1": 1}}, '$.runs["tree/run1"]: expected a string'),
+    ({"runs": {"tree/run1": "finished"}}, '$.runs["tree/run1"]: expected one of pending'),
+    ({"started": "2026-11-01T12:00:00"}, "$.started: expected a string matching"),  # naive: its instant is a guess
+    ({"steps": {}}, "$.steps: expected a list"),
+    ({"scored_runs": {"tree": {"qwen3": ["run1", 2]}}}, "$.scored_runs.tree.qwen3[1]: expected a string"),
+    ({"extra": 1}, "$: unexpected key \"extra\""),
+])
+def test_a_run_log_that_is_not_the_runners_is_refused_in_one_line(tree, suite, change, words):
+    log = runlog.skeleton({"tree": "/checkouts/tree"}, {"tree/run1": "completed"}, started=STARTED)
+    (tree / "gate-run.json").write_text(json.dumps({**log, **change}))
+    with pytest.raises(InputError) as err:
+        read_tree(tree, suite)
+    line = str(err.value)
+    assert line.startswith(f"{tree / 'gate-run.json'}: {words}"), line
+    assert "\n" not in line and line.endswith("expected the run log `gate run` writes")
+
+
+@pytest.mark.parametrize("text", ["null", "[]", '"gate-run"', "1", "{}"])
+def test_a_run_log_that_is_not_an_object_of_the_runners_schema_is_refused(tree, suite, text):
+    (tree / "gate-run.json").write_text(text)
+    with pytest.raises(InputError, match=r"gate-run\.json: \$: (expected an object|missing key)"):
+        read_tree(tree, suite)
+
+
+def test_a_linked_run_log_is_refused_even_inside_the_tree(tree, suite):
+    log = runlog.skeleton({"tree": "/checkouts/tree"}, {f"tree/run{r}": "completed" for r in "123"}, started=STARTED)
+    (tree / "run-log.json").write_text(json.dumps(log))
+    (tree / "gate-run.json").symlink_to(tree / "run-log.json")
+    with pytest.raises(InputError, match="gate-run.json: a symbolic link"):
         read_tree(tree, suite)
 
 

@@ -26,6 +26,7 @@ from typing import Any, Callable
 import numpy as np
 import yaml
 
+from gate import runlog
 from gate.config import default_suite_path
 from gate.inputs import BASELINE, RESULT
 
@@ -425,7 +426,8 @@ def _run_log_cases() -> list[Case]:
         (root / "gate-run.json").write_text(_dump(doc), encoding="utf-8")
 
     def plan(root: Path) -> dict:
-        return {"schema_version": 1, "status": "completed", "runs": {f"{root.name}/run{r}": "completed" for r in "123"}}
+        return runlog.skeleton({root.name: "/checkouts/pr"}, {f"{root.name}/run{r}": "completed" for r in "123"},
+                               started="2026-11-02T03:00:00+00:00", status="completed")
 
     cases = []
     for name, edit in SPECIAL_FILES.items():
@@ -434,11 +436,19 @@ def _run_log_cases() -> list[Case]:
             edit(root / "gate-run.json")
             return "gate-run.json"
         cases.append(Case(f"run log {name}", "tree", True, special))
-    for name, version in (("schema_version 1.0", 1.0), ("schema_version true", True), ("schema_version '1'", "1")):
-        def versioned(root: Path, rng: np.random.Generator, version=version) -> str:
-            write_log(root, dict(plan(root), schema_version=version))
+    for name, change in (("schema_version 1.0", {"schema_version": 1.0}), ("schema_version true", {"schema_version": True}),
+                         ("schema_version '1'", {"schema_version": "1"}), ("a run's status a number", {"runs": {"x/run1": 1}}),
+                         ("a naive start", {"started": "2026-11-02T03:00:00"}), ("steps an object", {"steps": {}}),
+                         ("an unknown status", {"status": "done"})):
+        def changed(root: Path, rng: np.random.Generator, change=change) -> str:
+            write_log(root, {**plan(root), **change})
             return "gate-run.json"
-        cases.append(Case(f"run log {name}", "tree", True, versioned))
+        cases.append(Case(f"run log {name}", "tree", True, changed))
+    for name, doc in (("null", None), ("a list", [])):
+        def whole(root: Path, rng: np.random.Generator, doc=doc) -> str:
+            write_log(root, doc)
+            return "gate-run.json"
+        cases.append(Case(f"run log {name}", "tree", True, whole))
 
     def failed(root: Path, rng: np.random.Generator) -> str:
         doc = plan(root)

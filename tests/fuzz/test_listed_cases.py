@@ -9,6 +9,7 @@ import shutil
 import pytest
 from click.testing import CliRunner
 
+from gate import runlog
 from gate.cli import cli
 
 
@@ -67,7 +68,8 @@ def test_a_copied_run_folder_is_reported_and_ignored(seeds, tree):
 
 
 def test_gate_run_json_plans_the_runs(seeds, tree):
-    log = {"schema_version": 1, "runs": {f"{tree.name}/run{r}": "completed" for r in ("warm", "1", "2", "3", "4")}}
+    log = runlog.skeleton({tree.name: "/checkouts/pr"}, {f"{tree.name}/run{r}": "completed" for r in ("warm", "1", "2", "3", "4")},
+                          started="2026-11-02T03:00:00+00:00", status="completed")
     (tree / "gate-run.json").write_text(json.dumps(log))
     summary = _invoke("summarize", tree, "--suite", seeds["suite"], "--no-samples")
     assert summary.exit_code == 3 and "run4: missing_run" in summary.output  # a planned second look is missing

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 HEAD = "a" * 40  # the PR head the fake GitHub serves
 MERGE_BASE = "b" * 40  # the merge base its compare API answers
+SIDES = {"base": "/checkouts/base", "candidate": "/checkouts/pr"}  # the sides `gate run --ab` records, base first
+STARTED = "2026-11-02T03:00:00.000+00:00"
 
 
 def make_trees(dest, example_reports, model, *, runs=None, head=HEAD, base=MERGE_BASE):
@@ -16,6 +18,7 @@ def make_trees(dest, example_reports, model, *, runs=None, head=HEAD, base=MERGE
     import json
     import shutil
 
+    from gate import runlog
     from gate.config import load_suite
     from gate.untrusted import planned_runs
 
@@ -30,8 +33,8 @@ def make_trees(dest, example_reports, model, *, runs=None, head=HEAD, base=MERGE
             (target / "commit.txt").write_text((base if side == "base" else head) + "\n", encoding="utf-8")
             shutil.copytree(run_dir / model, target / model)
         names = runs if runs is not None else planned_runs(suite)
-        log = {"schema_version": 1, "status": "completed", "exit_code": 0,
-               "runs": {f"{side}/{name}": "completed" for name in names}}
+        log = dict(runlog.skeleton(SIDES, {f"{side}/{name}": "completed" for name in names}, started=STARTED,
+                                   status="completed"), exit_code=0)
         (dest / side / "gate-run.json").write_text(json.dumps(log), encoding="utf-8")
     if runs is None:
         _add_the_second_look(dest, suite, model)

@@ -11,6 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from gate import judge as gate_judge
+from gate import runlog
 from gate.cli import cli
 from gate.config import load_suite
 from gate.examples import CANDIDATE_COMMIT, ExampleSpec, write_example_tree
@@ -18,6 +19,7 @@ from gate.posting import judge, render_section
 from gate.untrusted import UntrustedInputError
 
 SUITE = load_suite()
+STARTED = "2026-11-02T03:00:00.000+00:00"
 MODEL = ("whisper",)
 H200 = {"schema_version": 1, "gpu": {"name": "NVIDIA H200", "driver_version": "580.65.06"}}
 H100_STAMP = {"gpu": "NVIDIA H100 80GB HBM3", "driver": "550.54.15", "packages_sha256": None}
@@ -28,7 +30,8 @@ def upload(root: Path, candidate: ExampleSpec, *, runs=("warm", "1", "2", "3"), 
     """The artifact of one model's A/B job: base/ and candidate/, each with the gate-run.json of its runs."""
     for side, spec in (("base", ExampleSpec(models=MODEL, seed=3, runs=runs)), ("candidate", candidate)):
         tree = write_example_tree(root / side, SUITE, spec)
-        log = {"schema_version": 1, "status": "completed", "runs": {f"{side}/run{r}": "completed" for r in runs},
+        log = {**runlog.skeleton({"base": "/checkouts/base", "candidate": "/checkouts/pr"},
+                                 {f"{side}/run{r}": "completed" for r in runs}, started=STARTED, status="completed"),
                **(log_extra or {})}
         (tree / "gate-run.json").write_text(json.dumps(log), encoding="utf-8")
         for run in runs:
@@ -66,9 +69,11 @@ def stamped(calibration: Path, tmp_path: Path, stamp: dict) -> Path:
 
 
 def test_the_report_carries_the_recomputed_looks_never_the_uploaded_ones(tmp_path):
-    forged = {"plan": {"decider": "decide / decide_pooled", "one_look_because": None}, "sides": {"base": "", "candidate": ""},
-              "looks": {"whisper": {"first": {"action": "pass", "reasons": ["forged: all good"]}, "pooled": None,
-                                    "final": "pass"}},
+    forged = {"plan": {"first_look": [], "possible_extension": [], "decider": "decide / decide_pooled",
+                       "one_look_because": None, "max_runs_per_model": 6, "outlier_rule": "forged"},
+              "sides": {"base": "", "candidate": ""},
+              "looks": {"whisper": {"first": {"action": "pass", "reasons": ["forged: all good"]}, "extended": False,
+                                    "why_extended": [], "pooled": None, "final": "pass"}},
               "scored_runs": {s: {"whisper": [f"run{r}" for r in range(1, 7)]} for s in ("base", "candidate")}}
     # 8 utterances gained an error: p <= 0.05 at about two thirds of the floor, so the first look extends.
     spec = ExampleSpec(models=MODEL, seed=1, commit=CANDIDATE_COMMIT, runs=("warm", *"123456"),

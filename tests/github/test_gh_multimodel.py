@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from gate import runlog
 from gate.config import load_suite
 from gate.examples import CANDIDATE_COMMIT, ExampleSpec, write_example_tree
 from gate.examples.spec import BASELINE_COMMIT
@@ -32,7 +33,9 @@ def _side(root: Path, side: str) -> Path:
     for run in ("warm", "1", "2", "3"):
         shutil.copytree(other / f"run{run}" / "qwen3", tree / f"run{run}" / "qwen3")
     shutil.rmtree(other)
-    log = {"schema_version": 1, "status": "completed", "runs": {f"{side}/run{r}": "completed" for r in SIX}}
+    log = runlog.skeleton({"base": "/checkouts/base", "candidate": "/checkouts/pr"},
+                          {f"{side}/run{r}": "completed" for r in SIX}, started="2026-11-02T03:00:00+00:00",
+                          status="completed")
     (tree / "gate-run.json").write_text(json.dumps(log), encoding="utf-8")
     return tree
 

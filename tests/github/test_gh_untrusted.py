@@ -199,18 +199,33 @@ def test_an_overflowing_number_is_refused(tmp_path, example_reports, text, words
 
 
 def test_the_run_log_is_read_strictly_where_the_plan_reads_it(tmp_path):
+    """The trusted job reads gate-run.json through its one owner (gate.runlog), links refused, one bounded line."""
+    from gate import runlog
     from gate.config import load_suite
     from gate.untrusted import check_plan
 
     side = tmp_path / "candidate"
     side.mkdir()
-    for bad, words in [({"runs": {"candidate/run1": 3}, "status": "completed"}, '$.runs["candidate/run1"]: expected a string'),
-                       ({"runs": {}}, "$: missing key 'status'"), (["runs"], "$: expected an object"),
-                       ({"runs": {"c": "x" * 41}, "status": "ok"}, '$.runs.c: expected a string of at most 40'),
-                       ({"runs": {f"r{i}": "completed" for i in range(201)}, "status": "ok"}, "$.runs: expected an object of at most 200 keys")]:
+    good = runlog.skeleton({"base": "/b", "candidate": "/c"}, {}, started="2026-11-02T03:00:00+00:00", status="completed")
+    for bad, words in [({**good, "runs": {"candidate/run1": 3}}, '$.runs["candidate/run1"]: expected a string'),
+                       ({k: v for k, v in good.items() if k != "status"}, "$: missing key 'status'"), (["runs"], "$: expected an object"),
+                       (None, "$: expected an object"),
+                       ({**good, "runs": {"c": "x" * 41}}, '$.runs.c: expected a string of at most 20 characters'),
+                       ({**good, "runs": {f"r{i}": "completed" for i in range(401)}}, "$.runs: expected an object of at most 400 keys"),
+                       ({**good, "runs": {"run1\n" + "x" * 30: "done"}}, '$.runs["run1\\nxxx'),
+                       ({**good, "runs": {"run1\n" + "x" * 300: "done"}}, "expected a key of at most 200 characters")]:
         (side / "gate-run.json").write_text(json.dumps(bad), encoding="utf-8")
-        with pytest.raises(UntrustedInputError, match=re.escape(f"run log gate-run.json does not match the schema at {words}")):
+        with pytest.raises(UntrustedInputError, match=re.escape(words)) as err:
             check_plan(side, load_suite(), "qwen3")
+        assert str(err.value).startswith(f"{side / 'gate-run.json'}: $") and "\n" not in str(err.value)
+        assert len(str(err.value)) < 600
+    (side / "gate-run.json").unlink()
+    with pytest.raises(UntrustedInputError, match="gate-run.json: missing; expected the run log"):
+        check_plan(side, load_suite(), "qwen3")
+    (tmp_path / "log.json").write_text(json.dumps(good), encoding="utf-8")
+    (side / "gate-run.json").symlink_to(tmp_path / "log.json")
+    with pytest.raises(UntrustedInputError, match="gate-run.json: a symbolic link"):
+        check_plan(side, load_suite(), "qwen3")
 
 
 # -- parity with the shipped schema: whatever report.schema.json refuses, the strict reader refuses too

@@ -17,6 +17,7 @@ import pytest
 import yaml
 from conftest import synthetic_records
 
+from gate import runlog
 from gate.baseline import calibrate_baseline, read_baseline, side_from_tree
 from gate.config import load_suite
 from gate.examples import ExampleSpec, write_example_tree
@@ -141,7 +142,9 @@ def test_calibration_appends_both_arms_as_calibration_records(tmp_path):
                                         ("second", "2026-11-07T03:30:00.125+00:00"))):
         tree = write_example_tree(tmp_path / "arms" / f"asr-gate-aa-{arm}-qwen3-9-1", SUITE,
                                   ExampleSpec(seed=60 + k, models=("qwen3",), runs=("1", "2", "3")))
-        (tree / "gate-run.json").write_text(json.dumps({"schema_version": 1, "started": started}))
+        log = runlog.skeleton({tree.name: "/checkouts/main"}, {f"{tree.name}/run{r}": "completed" for r in "123"},
+                              started=started, status="completed")
+        (tree / "gate-run.json").write_text(json.dumps(log))
     runner_temp = tmp_path / "runner-temp"
     (runner_temp / "gate-venv" / "bin").mkdir(parents=True)
     (runner_temp / "gate-venv" / "bin" / "gate").symlink_to(Path(sys.executable).parent / "gate")

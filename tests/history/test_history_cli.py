@@ -140,11 +140,23 @@ def test_import_stores_each_workloads_worst_verdict_from_the_report(tmp_path):
     from gate.examples import ExampleSpec, write_example_tree
 
     tree = write_example_tree(tmp_path / "t", load_suite(), ExampleSpec(models=("qwen3",), runs=("1", "2", "3")))
+    from dataclasses import replace
+
+    from gate.compare import compare
+    from gate.sides import load_side
+    from gate.verdict import Verdict
+
+    side = load_side(tree, load_suite(), ("qwen3",))  # a real report (read by the typed report reader)
+    judged = compare(side, side, load_suite(), models=("qwen3",))
+    planted = {("qwen3/asr_en", "corpus_wer"): Verdict.WARN, ("qwen3/asr_en", "throughput_samples_per_s"): Verdict.FAIL}
+    rows = tuple(replace(r, verdict=planted.get((r.workload, r.metric), Verdict.PASS)) for r in judged.rows)
     report = tmp_path / "report.json"
-    report.write_text(json.dumps({"rows": [
-        {"workload": "qwen3/asr_en", "metric": "corpus_wer", "verdict": "warn"},
-        {"workload": "qwen3/asr_en", "metric": "rtf_mean", "verdict": "fail"},
-        {"workload": "qwen3/asr_zh", "metric": "rtf_mean", "verdict": "pass"}]}))
+    report.write_text(json.dumps(replace(judged, rows=rows, verdict=Verdict.FAIL).to_json()))
+    partial = tmp_path / "partial.json"  # rows alone are not a report: refused, not read loosely
+    partial.write_text(json.dumps({"rows": [{"workload": "qwen3/asr_en", "metric": "rtf_mean", "verdict": "fail"}]}))
+    refused = CliRunner().invoke(cli, ["history", "import", "--history", str(tmp_path / "h"), "--report", str(partial),
+                                       "--time", "2026-11-03T02:00:00+00:00", str(tree)])
+    assert refused.exit_code == 2 and f"{partial}: report does not match the schema" in refused.output
     result = CliRunner().invoke(cli, ["history", "import", "--history", str(tmp_path / "h"), "--report", str(report),
                                       "--time", "2026-11-03T02:00:00+00:00", str(tree)])
     assert result.exit_code == 0, result.output

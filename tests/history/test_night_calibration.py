@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from gate import runlog
 from gate.baseline import calibrate_baseline, read_baseline, write_baseline
 from gate.cli import cli
 from gate.comparability import Fingerprint
@@ -253,7 +254,9 @@ def test_history_noise_write_calibration_merges_with_the_aa_pairs(baseline, tmp_
 
 def test_an_arm_made_by_gate_run_is_timed_by_its_run_log(tmp_path):
     tree = write_example_tree(tmp_path / "aa-first", SUITE, ExampleSpec(models=("qwen3",), runs=("1", "2", "3")))
-    (tree / "gate-run.json").write_text(json.dumps({"schema_version": 1, "started": "2026-11-05T03:04:05.678+01:00"}))
+    log = runlog.skeleton({tree.name: "/checkouts/main"}, {f"{tree.name}/run{r}": "completed" for r in "123"},
+                          started="2026-11-05T03:04:05.678+01:00", status="completed")
+    (tree / "gate-run.json").write_text(json.dumps(log))
     [record, _] = records_from_tree(tree, SUITE, runner_class="h100", kind="calibration")
     assert record.time == "2026-11-05T02:04:05+00:00"
 

@@ -8,6 +8,7 @@ import shutil
 
 import pytest
 
+from gate import runlog
 from gate.baseline import side_from_tree
 from gate.config import load_suite
 from gate.examples import ExampleSpec, write_example_tree
@@ -28,7 +29,9 @@ def extended(tmp_path_factory):
                 shutil.copy(tree / old / name, tree / new / name)
     runs = {f"{side}/run{r}": "completed" for r in ("1", "2", "3", "4", "5", "6")}
     made = {side: {"qwen3": ["run1", "run2", "run3"], "whisper": [f"run{r}" for r in range(1, 7)]}}
-    (tree / "gate-run.json").write_text(json.dumps({"runs": runs, "scored_runs": made, "status": "completed"}))
+    log = runlog.skeleton({side: "/checkouts/pr"}, runs, started="2026-11-02T03:00:00+00:00", status="completed",
+                          scored_runs=made)
+    (tree / runlog.FILE).write_text(json.dumps(log))
     return tree
 
 

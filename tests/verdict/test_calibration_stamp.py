@@ -10,10 +10,10 @@ import shutil
 import pytest
 from click.testing import CliRunner
 
+from gate.calibration_stamp import packages_digest
 from gate.cli import cli
 from gate.examples import CANDIDATE_COMMIT, DEFAULT_FREEZE
 from gate.report import Report
-from gate.runner.stamp import packages_digest
 
 QWEN_EN = "qwen3/asr_en"
 H100 = {"gpu": "NVIDIA H100 80GB HBM3", "driver": "550.54.15", "packages_sha256": None}
@@ -143,10 +143,11 @@ def test_in_one_job_a_stale_calibration_is_reported_and_not_used(calibration, ma
 @pytest.mark.parametrize("text, words", [
     ('{"gpu": "NVIDIA H100", "driver": null', "not valid JSON"),
     ('{"gpu": "NVIDIA H100", "gpu": "NVIDIA H200", "driver": null, "packages_sha256": null}', "duplicate key 'gpu'"),
-    ('{"gpu": 100, "driver": null, "packages_sha256": null}', "gpu is 100, expected a string or null"),
-    ('{"gpu": "NVIDIA H100", "packages_sha256": null}', "driver is missing"),
-    ('{"gpu": null, "driver": null, "packages_sha256": "abc"}', "packages_sha256 is 'abc', expected 64 lowercase hex"),
-    ('["NVIDIA H100"]', "top level is a list, expected an object"),
+    ('{"gpu": 100, "driver": null, "packages_sha256": null}', "$.gpu: expected a string or null"),
+    ('{"gpu": "NVIDIA H100", "packages_sha256": null}', "$: missing key 'driver'"),
+    ('{"gpu": null, "driver": null, "packages_sha256": "abc"}', "$.packages_sha256: expected a string matching [0-9a-f]{64}"),
+    ('["NVIDIA H100"]', "$: expected an object"),
+    ('{"gpu": null, "driver": null, "packages_sha256": null, "gpus": 8}', '$: unexpected key "gpus"'),
 ])
 def test_a_malformed_stamp_is_one_error_line(calibration, h200_candidate, text, words):
     path, stamp = calibration

@@ -1,22 +1,23 @@
-"""Where a measurement was made: GPU model, driver and package set, as one small stamp.
+"""Where a measurement was made: GPU model, driver and package set, as one small stamp. Its one owner.
 
 `gate run` writes <tree>/stamp.json after every complete run. The calibration workflow keeps the
-stamp of the A/A pair it measured beside the baseline (<model>.calibration-stamp.json), and
-`gate run --ab --calibration FILE` compares it with where it runs now: a calibration measured on
-another GPU, driver or package set is stale, reported, and not used for the look decisions or the
-outlier rule.
+stamp of the A/A pair it measured beside the baseline (<model>.calibration-stamp.json, a copy), and
+`gate run --ab --calibration FILE` and `gate compare` (gate.freshness) compare it with where the
+candidate ran: a calibration measured on another GPU, driver or package set is stale, reported, and
+not used for the look decisions or the outlier rule. The run log records both stamps with this type.
+
+One writer (`write_stamp`: typedjson, atomically) and one reader (`read_stamp`: gate.inputs, links
+refused, then typedjson: every key present, no other key, each of its type and bound).
 """
 from __future__ import annotations
 
 import hashlib
 import json
-import re
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from gate import inputs, schema
+from gate import atomic, inputs, typedjson
 from gate.errors import InputError
-from gate.schema import OBJECT, STRING, Check, optional
 
 STAMP_NAME = "stamp.json"
 CALIBRATION_STAMP_SUFFIX = ".calibration-stamp.json"
@@ -24,12 +25,13 @@ CALIBRATION_STAMP_SUFFIX = ".calibration-stamp.json"
 
 @dataclass(frozen=True)
 class Stamp:
-    gpu: str | None  # GPU model name (NVML), None without a GPU
-    driver: str | None
-    packages_sha256: str | None  # of the sorted `pip freeze` lines of the measured checkout's venv
+    gpu: str | None = field(metadata={"max": 200})  # GPU model name (NVML), None without a GPU
+    driver: str | None = field(metadata={"max": 80})
+    # of the sorted `pip freeze` lines of the measured checkout's venv
+    packages_sha256: str | None = field(metadata={"pattern": "[0-9a-f]{64}"})
 
     def to_json(self) -> dict:
-        return asdict(self)
+        return typedjson.to_json(self)
 
 
 def packages_digest(freeze_text: str | None) -> str | None:
@@ -45,22 +47,18 @@ def calibration_stamp_path(baseline: Path) -> Path:
 
 
 def read_stamp(path: Path) -> Stamp:
-    """A stamp file, read strictly (gate.inputs: regular file, size cap, strict JSON); anything else is one
-    InputError line naming the file (exit 2)."""
-    data = inputs.load_json(path, inputs.STAMP)
+    """A stamp file, read strictly (gate.inputs: regular file, no link, size cap, strict JSON; then the typed
+    model); anything else is one InputError line naming the file (exit 2)."""
+    data = inputs.load_json(path, inputs.STAMP, follow_links=False)
     try:
-        OBJECT(data, "top level")
-        return Stamp(gpu=schema.get(data, "gpu", optional(STRING)), driver=schema.get(data, "driver", optional(STRING)),
-                     packages_sha256=schema.get(data, "packages_sha256", optional(_SHA256)))
-    except schema.SchemaError as exc:
+        return typedjson.from_json(Stamp, data)
+    except typedjson.SchemaMismatch as exc:
         raise InputError(f"{exc}; expected a calibration stamp {{gpu, driver, packages_sha256}} as `gate run` "
                          "writes it (stamp.json)", path=path) from None
 
 
 def write_stamp(path: Path, stamp: Stamp) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(stamp.to_json(), indent=1) + "\n")
-    tmp.replace(path)
+    atomic.write_text(path, json.dumps(stamp.to_json(), indent=1) + "\n", what="stamp")
 
 
 def stale_reasons(recorded: Stamp, current: Stamp) -> list[str]:
@@ -73,6 +71,3 @@ def stale_reasons(recorded: Stamp, current: Stamp) -> list[str]:
     if recorded.packages_sha256 and current.packages_sha256 and recorded.packages_sha256 != current.packages_sha256:
         reasons.append("a different package set (pip freeze) now")
     return reasons
-
-
-_SHA256 = Check("64 lowercase hex digits (sha256)", lambda v: isinstance(v, str) and bool(re.fullmatch("[0-9a-f]{64}", v)))
