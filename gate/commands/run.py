@@ -76,17 +76,6 @@ def _tree_decider(suite: Suite, base: Path, candidate: Path):
     return make
 
 
-def _judge_importable() -> None:
-    """The two-look decision runs the gate's own judge (jiwer, scipy): a broken install is bad input found
-    at the start (exit 2), not an internal error after the first look's GPU time (found on the H200)."""
-    try:
-        from gate import judge, samples  # noqa: F401
-    except ModuleNotFoundError as exc:
-        raise InputError(f"gate run --ab decides its looks with the gate's own judge, which needs {exc.name}; it "
-                         "is not installed in this Python (pip install asr-regression-gate, or pass --one-look)"
-                         ) from None
-
-
 def _sigma(suite: Suite, models: tuple[str, ...]):
     def make(calibration: Path | None):
         from gate.runner.looks import calibration_sigma
@@ -240,8 +229,6 @@ def command(checkout, ab, out, name, names, models, labels, runs, one_look, max_
                   torchinductor_cache=Path(torchinductor_cache or out / "torchinductor").resolve())
     looks = None
     two_looks = bool(ab) and not one_look and runs is None and not set(EXTENSION_RUNS) & set(run_names)
-    if two_looks:
-        _judge_importable()  # before the first GPU cycle, not after the last one of the first look
     if ab:
         looks = LookPlan(decider=_tree_decider(suite, out / sides[0].name, out / sides[1].name) if two_looks else None,
                          max_runs=max_runs, remeasure=not no_remeasure, sigma=_sigma(suite, selected),

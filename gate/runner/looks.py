@@ -140,10 +140,11 @@ class _JudgeDecider:
 
 def decisions_missing() -> str | None:
     """Why the real decision functions cannot be used here (checked before any run), or None."""
-    try:
-        import gate.judge  # noqa: F401
+    try:  # the judge and what it imports only when it scores (jiwer): found missing on the H200 only after
+        import gate.judge  # noqa: F401  # the first look's GPU cycles, as exit 70
+        import gate.samples  # noqa: F401
     except ImportError as exc:
-        return f"two looks need gate.judge ({exc})"
+        return f"two looks need the gate's judge, which needs {exc.name or exc}"
     return None
 
 

@@ -80,13 +80,13 @@ def test_help_has_examples_and_exit_codes():
     assert "130  interrupted by SIGINT" in done.stdout
 
 
-def test_ab_without_the_judges_libraries_stops_before_any_gpu_cycle(bench, tmp_path):
-    """Found on the H200: a Python without jiwer ran all eight first-look cycles, then exited 70 at the
-    decision. The two-look plan needs the judge, so a broken install is bad input at the start."""
+def test_ab_without_the_judges_libraries_runs_one_look_and_says_why(bench, tmp_path):
+    """Found on the H200: a Python without jiwer ran the first look's cycles, then exited 70 at the decision.
+    The check before any run now sees it: the A/B is measured with one look, and the warning says why."""
     from standin.build import SMALL_COUNTS, make_checkout
     candidate = make_checkout(tmp_path / "candidate", knobs={"counts": SMALL_COUNTS})
     done = bench.run("--ab", str(bench.checkout), str(candidate), "--names", "base,pr", "--models", "qwen3",
-                     checkout=False, python_prelude="import sys\nsys.modules['jiwer'] = None\n")
-    assert done.returncode == 2, done.stderr
-    assert "decides its looks with the gate's own judge, which needs jiwer" in done.stderr
-    assert not (bench.out / "base" / "runwarm").exists()
+                     checkout=False, python_prelude="import sys\nsys.modules['jiwer'] = None\n", timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "two looks need the gate's judge, which needs jiwer; this A/B runs one look only" in done.stderr
+    assert bench.run_log("pr")["looks"] == {}
