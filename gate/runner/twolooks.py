@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Mapping
 
 from gate.calibration_stamp import Stamp, calibration_stamp_path, packages_digest, read_stamp, stale_reasons
 from gate.config import Suite
+from gate.inputs import is_present
 from gate.runner.cycle import RunFailed
 from gate.runner.logbook import RunLog
 from gate.runner.looks import Decider, LookPlan, Sigma, find_outlier, speed_values
@@ -68,7 +69,7 @@ class TwoLooks:
         current = self._stamp(step)
         record: dict[str, Any] = {"path": str(calibration), "stamp": None, "here": current.to_json(), "stale": [],
                                   "used": True}
-        if stamp_path.is_file():
+        if is_present(stamp_path):  # a FIFO or a link is named by the reader, not taken for "not found"
             recorded = read_stamp(stamp_path)
             record["stamp"] = recorded.to_json()
             record["stale"] = stale_reasons(recorded, current)
