@@ -12,6 +12,8 @@ What may be written is decided against the branch itself, never against a checko
   stored baseline yet (the first night) needs no report;
 - the new file keeps every calibration entry the stored one had, and no entry's degrees of freedom
   shrink (σ pooled from fewer runs is a silent loss of evidence);
+- the drift guard (gate.history.guard, run by the command through `hold`) finds no reason against tonight
+  in the branch's own history: no unaccepted worse step on a gated metric, no night off main's level;
 - history files are merged line by line (a line already there stays, a new one is appended).
 
 Git runs through an injected collaborator (`Git`), as py-cov-action's storage does, so the rules are
@@ -129,11 +131,13 @@ class StoredEntry:
 
 
 def baseline_change(*, runner_class: str, new: Mapping[str, Path], night: Night | None, sha: str, update: str,
-                    entries_of: Callable[[Path, str], dict[tuple[str, str], StoredEntry]]) -> Change:
+                    entries_of: Callable[[Path, str], dict[tuple[str, str], StoredEntry]],
+                    hold: Callable[[Path, str], Sequence[str]] | None = None) -> Change:
     """Tonight's baseline files (model -> file), checked against what the branch holds when applied.
 
     `entries_of(path, model)` reads a baseline's calibration entries ((workload, metric) -> df) through
-    the strict baseline reader."""
+    the strict baseline reader; `hold(root, model)` gives the drift guard's reasons against moving the
+    model's stored baseline, read from the checked-out branch at `root` (empty: it may move)."""
     if update not in ("on-pass", "always"):
         raise StoreError(f"--update: expected on-pass or always, got {update!r}")
     if not new:
@@ -146,6 +150,11 @@ def baseline_change(*, runner_class: str, new: Mapping[str, Path], night: Night 
             if stored.is_file():
                 _check_night(model, night, sha, update)
                 _check_calibration(model, entries_of(stored, model), entries_of(path, model))
+                reasons = hold(root, model) if hold is not None else ()
+                if reasons:
+                    more = f" (and {len(reasons) - 1} more reason(s) in the log)" if len(reasons) > 1 else ""
+                    raise StoreError(f"{model}: the drift guard holds the baseline: {reasons[0]}{more}; a maintainer "
+                                     "accepts a step on its tracking issue (/asr-gate accept <model> <reason>)")
             folder.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(path, stored)
 

@@ -47,13 +47,21 @@ _SHA = click.option("--sha", required=True, help="The main commit measured tonig
 @click.option("--report", "report_path", type=click.Path(path_type=Path),
               help="Tonight's merged report. Required (and must be PASS) for every model the branch has a baseline of.")
 @click.option("--update", type=click.Choice(["on-pass", "always"]), default="on-pass", show_default=True,
-              help="always: a maintainer's dispatch moves the baseline past an intended change (still needs the report).")
+              help="always: a maintainer's dispatch moves the baseline past a WARN/FAIL night or off main's recent "
+                   "level (still needs the report; an unaccepted step still holds it).")
+@click.option("--tonight", "tonight_dir", type=click.Path(file_okay=False, path_type=Path),
+              help="Tonight's result trees (DIR/<artifact>/nightly as download-artifact lays them out, or one tree) "
+                   "for the drift guard. Required for every model the branch has a baseline of.")
 @_REMOTE
 @_BRANCH
 @click.option("--suite", "suite_path", type=click.Path(dir_okay=False), help="Suite YAML (default: the bundled asr suite).")
-def baselines(folder: Path, runner_class: str, sha: str, report_path: Path | None, update: str, remote: str | None,
-              branch: str, suite_path: str | None) -> None:
+def baselines(folder: Path, runner_class: str, sha: str, report_path: Path | None, update: str,
+              tonight_dir: Path | None, remote: str | None, branch: str, suite_path: str | None) -> None:
     """Store FOLDER/<model>.json as <runner-class>/<model>.json on the baseline branch.
+
+    A stored baseline moves only when the drift guard, run on the branch's own history/ with tonight's
+    trees, finds no unaccepted worse step on a gated metric (accepted on the step's tracking issue as a
+    PR's FAIL is) and, unless --update always, tonight is not off the last nights' level.
 
     \b
     Exit codes:
@@ -62,7 +70,7 @@ def baselines(folder: Path, runner_class: str, sha: str, report_path: Path | Non
 
     \b
     Example:
-      gate store baselines new-baselines --runner-class h200 --sha "$SHA" --report result/report.json
+      gate store baselines new-baselines --runner-class h200 --sha "$SHA" --report result/report.json --tonight trees
     """
     from gate.baseline import read_baseline
     from gate.untrusted import load_untrusted_report
@@ -88,9 +96,60 @@ def baselines(folder: Path, runner_class: str, sha: str, report_path: Path | Non
         return {(workload, metric): StoredEntry(int(entry.df))
                 for workload, metrics in side.calibration.items() for metric, entry in metrics.items()}
 
+    tonight = _tonight(tonight_dir, suite, runner_class) if tonight_dir is not None else None
     change = baseline_change(runner_class=runner_class, new=new, night=night, sha=sha, update=update,
-                             entries_of=entries_of)
+                             entries_of=entries_of, hold=_drift_guard(tonight, suite, runner_class, update))
     _write(change, remote, branch)
+
+
+def _tonight(folder: Path, suite, runner_class: str) -> list:
+    """Tonight's records from the trees under FOLDER (an unreadable tree is exit 2, before anything is pushed)."""
+    from gate.history.importer import records_from_tree
+
+    if not folder.is_dir():
+        raise InputError("expected tonight's result trees in this directory (missing)", path=folder)
+    trees = sorted(p for p in folder.glob("*/nightly") if p.is_dir()) or [folder]
+    records = [r for tree in trees for r in records_from_tree(tree, suite, runner_class=runner_class)]
+    if not records:
+        raise InputError("tonight's result trees hold no workload", path=folder)
+    return records
+
+
+def _drift_guard(tonight: list | None, suite, runner_class: str, update: str):
+    """The `hold` of gate.store.baseline_change: the drift guard on the branch's history at `root`."""
+    def hold(root: Path, model: str) -> list[str]:
+        from gate.history.guard import guard
+        from gate.history.store import HistoryStore
+
+        if tonight is None:
+            return ["tonight's result trees were not given (--tonight): the drift guard cannot run"]
+        history = HistoryStore(root / "history", suite=suite).read(runner_class=runner_class) \
+            if (root / "history" / runner_class).is_dir() else None
+        if history is None or not history.select(runner_class=runner_class):
+            click.echo(f"gate: drift guard: no history of {runner_class} on the branch yet; nothing to hold {model} to")
+            return []
+        findings = guard(history, tonight, suite, runner_class=runner_class, models=(model,),
+                         on_issue=_issue_reader(suite), log=lambda line: click.echo(f"gate: drift guard: {line}"))
+        if update == "always":  # a maintainer's dispatch moves past a level; a step needs its issue's acceptance
+            findings = [f for f in findings if f.kind == "step"]
+        for finding in findings:
+            click.echo(f"gate: drift guard holds {model}: {finding.text}")
+        return [f.text for f in findings]
+
+    return hold
+
+
+def _issue_reader(suite):
+    """Acceptances on the steps' tracking issues, through the API (None without a token: nothing is accepted)."""
+    settings = Settings.from_environ(os.environ)
+    if not settings.token or not settings.repository:
+        return None
+    from gate.github import Publisher, connect
+    from gate.history.tracking import step_acceptance
+
+    client = connect(api_url=settings.api_url, token=settings.token)
+    publisher = Publisher(client, settings.repository, bot_login=settings.bot_login)
+    return step_acceptance(publisher, suite, lambda line: click.echo(f"gate: drift guard: {line}"))
 
 
 @command.command("history")

@@ -63,6 +63,7 @@ def files(tmp_path_factory):
             result = CliRunner().invoke(cli, [str(x) for x in a], catch_exceptions=False)
             assert result.exit_code == 0, result.output
         out[name] = path.parent
+    out["night"] = night
     return out
 
 
@@ -117,7 +118,11 @@ def test_only_a_pass_report_of_the_same_night_moves_the_baseline(remote, files, 
     passing = report(tmp_path, example_reports=example_reports)
     code, out = store("baselines", files["three"], "--runner-class", "h200", "--sha", CANDIDATE_COMMIT,
                       "--remote", remote, "--report", passing)
-    assert code == 0 and "store unchanged" in out  # the same file: nothing to commit
+    assert code == 2 and "the drift guard cannot run" in out  # tonight's trees are a required input too
+    code, out = store("baselines", files["three"], "--runner-class", "h200", "--sha", CANDIDATE_COMMIT,
+                      "--remote", remote, "--report", passing, "--tonight", files["night"])
+    assert code == 0 and "store unchanged" in out, out  # the same file: nothing to commit
+    assert "no history of h200 on the branch yet" in out
 
 
 @pytest.mark.parametrize("new, words", [("plain", "drops the calibration of whisper/"),
@@ -187,3 +192,121 @@ def test_store_errors_are_store_errors():
         from gate.store import baseline_change
         baseline_change(runner_class="h200", new={"whisper": Path("x")}, night=None, sha="c" * 40, update="never",
                         entries_of=lambda p, m: {})
+
+
+# -- the drift guard (issue 25): a worse step on a gated metric holds the baseline until a maintainer accepts it --
+
+def _nights_like(tonight, *, nights=36, step_night=24, seed=5):
+    """The branch's history: `nights` of main at tonight's own level, throughput 6% higher before `step_night`
+    (so tonight sits on the new, slower level), 1% night noise; WER unchanged. Returns records."""
+    import dataclasses
+    import datetime as dt
+    import math
+
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    first = dt.datetime(2026, 9, 1, 2, 0, tzinfo=dt.timezone.utc)
+    out = []
+    for i in range(nights):
+        shift = rng.normal(0, 0.01) + (0.0 if i >= step_night else math.log(1.06))
+        for record in tonight:
+            values = {}
+            for metric, runs in record.values.items():
+                if metric in ("throughput_samples_per_s",):
+                    values[metric] = tuple(v * math.exp(shift + rng.normal(0, 0.005)) for v in runs)
+                elif metric.startswith(("latency", "rtf")):
+                    values[metric] = tuple(v * math.exp(-shift + rng.normal(0, 0.005)) for v in runs)
+                else:
+                    values[metric] = runs
+            out.append(dataclasses.replace(record, time=(first + dt.timedelta(days=i)).isoformat(),
+                                           commit=f"{i:040x}", values=values, verdict="pass"))
+    return out
+
+
+@pytest.fixture
+def guarded(remote, files, tmp_path):
+    """A branch with whisper's baseline and a history whose throughput stepped down 6% (tracking issue filed)."""
+    from gate.history.analysis import trends
+    from gate.history.importer import records_from_tree
+    from gate.history.store import HistoryStore
+
+    first_night(remote, files)
+    tonight = records_from_tree(files["night"], SUITE, runner_class="h200")
+    history = tmp_path / "history-seed"
+    store_ = HistoryStore(history, suite=SUITE)
+    store_.append(_nights_like(tonight), warn=None)
+    steps = [cp for t in trends(store_.read(), SUITE) for cp in t.change_points if cp.gated and cp.worse]
+    assert steps and "throughput_samples_per_s" in {cp.metric for cp in steps}
+    return store_, steps, history
+
+
+def test_an_unaccepted_step_holds_the_baseline_and_a_writers_accept_on_its_issue_releases_it(
+        remote, files, tmp_path, example_reports, guarded):
+    import dataclasses
+
+    from fake_github import REPO, TOKEN, FakeGitHub
+
+    from gate.store import history_change
+
+    store_, steps, history = guarded
+    passing = report(tmp_path, example_reports=example_reports)
+    newer = tmp_path / "newer"
+    newer.mkdir()
+    text = (files["three"] / "whisper.json").read_text()
+    (newer / "whisper.json").write_text(text + "\n")  # tonight's file: the same baseline, one byte newer
+    with FakeGitHub() as fake:
+        issue = fake.add_issue("ASR regression on main: whisper/asr_en throughput_samples_per_s -6%")
+        store_.record_change_points("h200", [dataclasses.replace(cp, issue=issue) for cp in steps])
+        write(history_change(runner_class="h200", source=history, sha="c" * 40), remote=str(remote), branch=BRANCH,
+              make_git=lambda cwd: SubprocessGit(cwd))
+        before = branch_files(remote, tmp_path)
+        env = {"GITHUB_API_URL": fake.base_url, "GITHUB_TOKEN": TOKEN, "GITHUB_REPOSITORY": REPO}
+        args = ["store", "baselines", str(newer), "--runner-class", "h200", "--sha", CANDIDATE_COMMIT, "--remote",
+                str(remote), "--report", str(passing), "--tonight", str(files["night"])]
+
+        def run(*extra):
+            result = CliRunner().invoke(cli, [*args, *extra], env=env, catch_exceptions=False)
+            return result.exit_code, result.output + (result.stderr if result.stderr_bytes else "")
+
+        code, out = run()
+        assert code == 2 and "the drift guard holds the baseline: whisper/asr_en throughput_samples_per_s: step -" in out
+        assert f"(#{issue}) not accepted" in out
+        code, out = run("--update", "always")  # a dispatch moves past a WARN night, not past an unaccepted step
+        assert code == 2 and "drift guard holds" in out
+        fake.state.permissions["tri"] = "triage"
+        fake.comment_as(issue, "/asr-gate accept whisper I think it is fine", user="tri")
+        fake.state.permissions["alice"] = "write"
+        fake.comment_as(issue, "Maybe:\n```\n/asr-gate accept all quoted, not a command\n```", user="alice")
+        code, out = run()
+        assert code == 2 and "(triage) cannot accept a regression" in out
+        assert branch_files(remote, tmp_path) == before  # nothing reached the branch
+        fake.comment_as(issue, "/asr-gate accept whisper new decoder, 6% slower by design (#77)", user="alice")
+        code, out = run()
+        assert code == 0 and "store pushed" in out, out
+        assert f"accepted by @alice on #{issue}" in out
+    after = branch_files(remote, tmp_path)
+    assert after["h200/whisper.json"] == text + "\n" and after != before
+
+
+def test_tonight_off_the_last_nights_level_holds_an_on_pass_move(remote, files, tmp_path, example_reports, guarded):
+    """No step in the history, but tonight is 6% slower than every night before it: the level holds it."""
+    from gate.history.importer import records_from_tree
+    from gate.history.store import HistoryStore
+    from gate.store import history_change
+
+    tonight = records_from_tree(files["night"], SUITE, runner_class="h200")
+    flat = tmp_path / "flat"
+    HistoryStore(flat, suite=SUITE).append(_nights_like(tonight, nights=20, step_night=99), warn=None)
+    write(history_change(runner_class="h200", source=flat, sha="c" * 40), remote=str(remote), branch=BRANCH,
+          make_git=lambda cwd: SubprocessGit(cwd))
+    newer = tmp_path / "newer"
+    newer.mkdir()
+    (newer / "whisper.json").write_text((files["three"] / "whisper.json").read_text() + "\n")
+    passing = report(tmp_path, example_reports=example_reports)
+    base = ["baselines", newer, "--runner-class", "h200", "--sha", CANDIDATE_COMMIT, "--remote", remote,
+            "--report", passing, "--tonight", files["night"]]
+    code, out = store(*base)
+    assert code == 2 and "against the last 14 nights' level" in out, out
+    code, out = store(*base, "--update", "always")  # a maintainer's dispatch accepts a level move
+    assert code == 0 and "store pushed" in out, out
