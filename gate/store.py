@@ -189,6 +189,93 @@ def _check_calibration(model: str, old: Mapping[tuple[str, str], StoredEntry],
                          f"to {new[(workload, metric)].df}; fewer degrees of freedom are not stored silently")
 
 
+# -- calibration -------------------------------------------------------------------------------------------
+
+CALIBRATION_KEYS = ("calibration", "calibration_source")  # what recalibration may change in a baseline file
+
+
+def calibration_change(*, runner_class: str, source: Path | None, history: Path | None, sha: str,
+                       entries_of: Callable[[Path, str], dict[tuple[str, str], StoredEntry]],
+                       log: Callable[[str], None] = lambda _: None, stale: list[str] | None = None) -> Change:
+    """The calibration workflow's write: new A/A pairs under <class>/calibration/, each recalibrated baseline and
+    its stamp, and the arms' history lines (a union). Checked on the branch's tip when applied:
+
+    - a pair file already on the branch is never replaced by other content (pairs are only added);
+    - a recalibrated baseline replaces the stored one only if its measurements are the stored ones (the
+      nightly may have moved the baseline since recalibrate read it: then that model's baseline and stamp
+      are left as they are and its name is added to `stale`; its pair is still kept for the next run);
+    - no calibration entry is dropped, and no degrees of freedom shrink unless the stamp changed (pairs
+      measured on another GPU, driver or package set expired): then the shrink is logged, never silent."""
+    if source is None and history is None:
+        raise StoreError("nothing to store: neither recalibrated files nor history were given")
+    for folder in (source, history):
+        if folder is not None and not folder.is_dir():
+            raise StoreError("expected a directory (missing)", path=folder)
+    files = sorted(p for p in source.rglob("*") if p.is_file() and not p.is_symlink()) if source else []
+    if source is not None and not files:
+        raise StoreError("the recalibrated folder holds no file", path=source)
+    baselines = [p for p in files if p.parent == source / runner_class and p.name.endswith(".json")
+                 and not p.name.endswith(".calibration-stamp.json")]
+    merge_history = history_change(runner_class=runner_class, source=history, sha=sha).apply if history else None
+
+    def apply(root: Path) -> None:
+        moved: list[str] = []
+        for path in baselines:
+            model = path.stem
+            stored = root / runner_class / path.name
+            if not stored.is_file():
+                raise StoreError(f"{model}: no stored baseline {runner_class}/{path.name} to recalibrate")
+            if _measurements(stored) != _measurements(path):
+                log(f"{model}: the baseline moved since recalibrate read it; its pair is kept, the next run "
+                    "recalibrates the new one")
+                moved.append(model)
+                continue
+            stamp_changed = _read_or_none(stored.with_name(f"{model}.calibration-stamp.json")) != \
+                _read_or_none(path.with_name(f"{model}.calibration-stamp.json"))
+            _check_recalibration(model, entries_of(stored, model), entries_of(path, model), stamp_changed, log)
+        for path in files:
+            relative = path.relative_to(source) if source else path
+            model = path.name.split(".", 1)[0]
+            if len(relative.parts) == 2 and model in moved:  # that model's baseline and stamp stay as they are
+                continue
+            target = root / relative
+            if relative.parts[1:2] == ("calibration",) and target.is_file() and target.read_bytes() != path.read_bytes():
+                raise StoreError(f"{relative}: a stored A/A pair file would be replaced by other content")
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(path, target)
+        if merge_history is not None:
+            merge_history(root)
+        if stale is not None:
+            stale[:] = moved
+
+    return Change(f"ASR calibration ({runner_class}): A/A pair of main at {sha}, measured in two jobs", apply)
+
+
+def _measurements(path: Path) -> object:
+    import json
+
+    data = json.loads(path.read_text(encoding="utf-8"))
+    return {k: v for k, v in data.items() if k not in CALIBRATION_KEYS} if isinstance(data, dict) else data
+
+
+def _read_or_none(path: Path) -> bytes | None:
+    return path.read_bytes() if path.is_file() else None
+
+
+def _check_recalibration(model: str, old: Mapping[tuple[str, str], StoredEntry],
+                         new: Mapping[tuple[str, str], StoredEntry], stamp_changed: bool,
+                         log: Callable[[str], None]) -> None:
+    if not stamp_changed:
+        _check_calibration(model, old, new)
+        return
+    dropped = sorted(key for key in old if key not in new)
+    if dropped:
+        raise StoreError(f"{model}: the recalibrated baseline drops the calibration of {' '.join(dropped[0])}")
+    for key in sorted(key for key in old if new[key].df < old[key].df):
+        log(f"{model}: {key[0]} {key[1]} df {old[key].df} -> {new[key].df}: pairs measured on another GPU, "
+            "driver or package set expired (the stamp changed)")
+
+
 # -- history -----------------------------------------------------------------------------------------------
 
 def history_change(*, runner_class: str, source: Path, sha: str) -> Change:

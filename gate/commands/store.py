@@ -10,7 +10,16 @@ import click
 from gate.config import load_suite
 from gate.errors import InputError
 from gate.settings import Settings
-from gate.store import Night, StoredEntry, SubprocessGit, baseline_change, history_change, write
+from gate.store import (
+    Night,
+    StoredEntry,
+    StoreError,
+    SubprocessGit,
+    baseline_change,
+    calibration_change,
+    history_change,
+    write,
+)
 
 
 @click.group("store")
@@ -31,6 +40,7 @@ def command() -> None:
     Examples:
       gate store baselines new-baselines --runner-class h200 --sha "$SHA" --report result/report.json
       gate store history history --runner-class h200 --sha "$SHA"
+      gate store calibration --calibrated calibrated --history history --runner-class h200 --sha "$SHA"
     """
 
 
@@ -91,15 +101,68 @@ def baselines(folder: Path, runner_class: str, sha: str, report_path: Path | Non
     for model, path in new.items():
         read_baseline(path, suite, models=(model,))  # each new file must read back before anything is pushed
 
-    def entries_of(path: Path, model: str) -> dict[tuple[str, str], StoredEntry]:
-        side = read_baseline(path, suite, models=(model,))
-        return {(workload, metric): StoredEntry(int(entry.df))
-                for workload, metrics in side.calibration.items() for metric, entry in metrics.items()}
-
+    entries_of = _entries_reader(suite)
     tonight = _tonight(tonight_dir, suite, runner_class) if tonight_dir is not None else None
     change = baseline_change(runner_class=runner_class, new=new, night=night, sha=sha, update=update,
                              entries_of=entries_of, hold=_drift_guard(tonight, suite, runner_class, update))
     _write(change, remote, branch)
+
+
+def _entries_reader(suite):
+    """(path, model) -> a baseline's calibration entries ((workload, metric) -> df), through the strict reader."""
+    def entries_of(path: Path, model: str) -> dict[tuple[str, str], StoredEntry]:
+        from gate.baseline import read_baseline
+
+        side = read_baseline(path, suite, models=(model,))
+        return {(workload, metric): StoredEntry(int(entry.df))
+                for workload, metrics in side.calibration.items() for metric, entry in metrics.items()}
+
+    return entries_of
+
+
+@command.command("calibration")
+@click.option("--calibrated", "calibrated", type=click.Path(path_type=Path),
+              help="What the recalibrate jobs uploaded: <runner-class>/<model>.json, its .calibration-stamp.json "
+                   "and <runner-class>/calibration/<model>/<pair>/.")
+@click.option("--history", "history_dir", type=click.Path(path_type=Path),
+              help="The arms' history files (kind calibration), merged line by line into history/.")
+@_CLASS
+@_SHA
+@_REMOTE
+@_BRANCH
+@click.option("--suite", "suite_path", type=click.Path(dir_okay=False), help="Suite YAML (default: the bundled asr suite).")
+def calibration(calibrated: Path | None, history_dir: Path | None, runner_class: str, sha: str, remote: str | None,
+                branch: str, suite_path: str | None) -> None:
+    """Store the calibration workflow's A/A pairs, recalibrated baselines and history on the baseline branch.
+
+    Pairs are only added, never replaced; a recalibrated baseline never drops a calibration entry, and its
+    degrees of freedom shrink only when the pairs' stamp changed (logged). A baseline the nightly moved
+    since recalibrate read it is left as it is (its pair is kept) and the command exits 2 saying so.
+
+    \b
+    Exit codes:
+      0    pushed, or nothing changed
+      2    refused, a missing input, a baseline that moved meanwhile, or git failed
+
+    \b
+    Example:
+      gate store calibration --calibrated calibrated --history history --runner-class h200 --sha "$SHA"
+    """
+    suite = load_suite(suite_path)
+    given = [p for p in (calibrated, history_dir) if p is not None]
+    if not given:
+        raise InputError("give --calibrated DIR, --history DIR or both: nothing to store")
+    for folder in given:
+        if not folder.is_dir():
+            raise InputError("expected a directory (missing: an upload or download step failed)", path=folder)
+    stale: list[str] = []
+    change = calibration_change(runner_class=runner_class, source=calibrated, history=history_dir, sha=sha,
+                                entries_of=_entries_reader(suite), log=lambda line: click.echo(f"gate: {line}"),
+                                stale=stale)
+    _write(change, remote, branch)
+    if stale:
+        raise StoreError(f"not recalibrated (the nightly moved the baseline meanwhile; their pairs are stored): "
+                         f"{', '.join(stale)}")
 
 
 def _tonight(folder: Path, suite, runner_class: str) -> list:

@@ -310,3 +310,85 @@ def test_tonight_off_the_last_nights_level_holds_an_on_pass_move(remote, files, 
     assert code == 2 and "against the last 14 nights' level" in out, out
     code, out = store(*base, "--update", "always")  # a maintainer's dispatch accepts a level move
     assert code == 0 and "store pushed" in out, out
+
+
+# -- the calibration workflow's write (issue 22): pairs only added, calibration never dropped or shrunk silently --
+
+def _calibrated(root: Path, files, *, calibration_of="three", measured_by="three", stamp='{"gpu": "NVIDIA H200"}',
+                pair="9-1", content="arm a\n") -> Path:
+    """What the recalibrate jobs upload: the baseline (the `measured_by` file's measurements with the
+    `calibration_of` file's calibration), its stamp, and one A/A pair."""
+    up = root / f"calibrated-{len(list(root.glob('calibrated-*')))}"
+    folder = up / "h200"
+    (folder / "calibration" / "whisper" / pair / "a").mkdir(parents=True)
+    data = json.loads((files[measured_by] / "whisper.json").read_text())
+    calibrated = json.loads((files[calibration_of] / "whisper.json").read_text())
+    data.update({k: calibrated[k] for k in ("calibration", "calibration_source")})
+    (folder / "whisper.json").write_text(json.dumps(data, indent=1) + "\n")
+    (folder / "whisper.calibration-stamp.json").write_text(stamp)
+    (folder / "calibration" / "whisper" / pair / "a" / "commit.txt").write_text(content)
+    return up
+
+
+def test_calibration_store_adds_the_pair_the_stamp_and_the_history(remote, files, tmp_path):
+    first_night(remote, files)
+    history = tmp_path / "arms"
+    (history / "h200").mkdir(parents=True)
+    (history / "h200" / "2026-11.jsonl").write_text("arm-1\narm-2\n")
+    up = _calibrated(tmp_path, files)
+    code, out = store("calibration", "--calibrated", up, "--history", history, "--runner-class", "h200",
+                      "--sha", CANDIDATE_COMMIT, "--remote", remote)
+    assert code == 0 and "store pushed" in out, out
+    stored = branch_files(remote, tmp_path)
+    assert stored["h200/calibration/whisper/9-1/a/commit.txt"] == "arm a\n"
+    assert stored["h200/whisper.calibration-stamp.json"] == '{"gpu": "NVIDIA H200"}'
+    assert stored["history/h200/2026-11.jsonl"] == "arm-1\narm-2\n"
+    # Another pair later: the first one stays, the history grows by line.
+    (history / "h200" / "2026-11.jsonl").write_text("arm-1\narm-2\narm-3\n")
+    code, out = store("calibration", "--calibrated", _calibrated(tmp_path, files, pair="10-1"), "--history", history,
+                      "--runner-class", "h200", "--sha", CANDIDATE_COMMIT, "--remote", remote)
+    assert code == 0, out
+    stored = branch_files(remote, tmp_path)
+    assert {"h200/calibration/whisper/9-1/a/commit.txt", "h200/calibration/whisper/10-1/a/commit.txt"} <= set(stored)
+    assert stored["history/h200/2026-11.jsonl"] == "arm-1\narm-2\narm-3\n"
+
+
+def test_calibration_store_refuses_what_would_lose_evidence(remote, files, tmp_path):
+    first_night(remote, files)
+    base = ["--runner-class", "h200", "--sha", CANDIDATE_COMMIT, "--remote", remote]
+    assert store("calibration", "--calibrated", _calibrated(tmp_path, files), *base)[0] == 0
+    before = branch_files(remote, tmp_path)
+    # Fewer degrees of freedom on the same stamp: refused.
+    code, out = store("calibration", "--calibrated", _calibrated(tmp_path, files, calibration_of="two", pair="11-1"),
+                      *base)
+    assert code == 2 and "fewer degrees of freedom are not stored silently" in out
+    # No calibration at all: refused whatever the stamp.
+    code, out = store("calibration", "--calibrated", _calibrated(tmp_path, files, calibration_of="plain", pair="11-1",
+                                                                  stamp='{"gpu": "other"}'), *base)
+    assert code == 2 and "drops the calibration of whisper/" in out
+    # A stored pair replaced by other content: refused.
+    code, out = store("calibration", "--calibrated", _calibrated(tmp_path, files, content="forged\n"), *base)
+    assert code == 2 and "a stored A/A pair file would be replaced by other content" in out
+    assert branch_files(remote, tmp_path) == before
+    # Missing inputs are errors, never a quiet "nothing to store".
+    code, out = store("calibration", *base)
+    assert code == 2 and "nothing to store" in out
+    code, out = store("calibration", "--calibrated", tmp_path / "not-downloaded", *base)
+    assert code == 2 and "expected a directory" in out
+    # A new stamp (another GPU, driver or package set): older pairs expired, the shrink is stored and said.
+    code, out = store("calibration", "--calibrated", _calibrated(tmp_path, files, calibration_of="two", pair="12-1",
+                                                                  stamp='{"gpu": "NVIDIA H200", "driver": "580"}'), *base)
+    assert code == 0 and "pairs measured on another GPU, driver or package set expired" in out, out
+
+
+def test_a_baseline_the_nightly_moved_meanwhile_is_not_overwritten_but_the_pair_is_kept(remote, files, tmp_path):
+    first_night(remote, files)
+    before = branch_files(remote, tmp_path)
+    stale = _calibrated(tmp_path, files, measured_by="plain")  # recalibrated from another baseline than the stored
+    code, out = store("calibration", "--calibrated", stale, "--runner-class", "h200", "--sha", CANDIDATE_COMMIT,
+                      "--remote", remote)
+    assert code == 2 and "not recalibrated (the nightly moved the baseline meanwhile" in out, out
+    after = branch_files(remote, tmp_path)
+    assert after["h200/whisper.json"] == before["h200/whisper.json"]
+    assert "h200/whisper.calibration-stamp.json" not in after
+    assert after["h200/calibration/whisper/9-1/a/commit.txt"] == "arm a\n"
