@@ -42,7 +42,7 @@ def format_change(cp: ChangePoint) -> str:
 
 
 def format_level(value: float, cp: ChangePoint) -> str:
-    return f"{value * 100:.2f}%" if cp.unit == "fraction" else f"{value:.4g} {cp.unit}"
+    return f"{value * 100:.2f}%" if cp.unit == "fraction" else f"{value:.4g} {escape.md(cp.unit, 20)}"
 
 
 def group_steps(points: Sequence[ChangePoint]) -> list[tuple[ChangePoint, ...]]:
@@ -72,8 +72,9 @@ def step_key(step: Sequence[ChangePoint]) -> str:
 def issue_title(step: Sequence[ChangePoint]) -> str:
     lead = step[0]
     what = "regression" if lead.worse else "improvement"
-    moved = ", ".join(f"{cp.metric} {format_change(cp).split(' (')[0]}" for cp in step if cp.gated)
-    return f"ASR {what} on main: {lead.workload} {moved} since {min(cp.night for cp in step)[:10]}"
+    moved = ", ".join(f"{escape.plain(cp.metric, 60)} {format_change(cp).split(' (')[0]}" for cp in step if cp.gated)
+    since = escape.plain(min(cp.night for cp in step)[:10])
+    return f"ASR {what} on main: {escape.plain(lead.workload, 80)} {moved} since {since}"  # a title is plain text
 
 
 def issue_body(step: Sequence[ChangePoint], *, repository: str | None, server_url: str, chart_url: str | None,
@@ -107,7 +108,7 @@ def issue_body(step: Sequence[ChangePoint], *, repository: str | None, server_ur
                      f"UTC | {cp.p_value:.1g} |")
     lines.append("")
     if chart_url:
-        lines += [f"[Charts of {lead.workload} on the dashboard]({chart_url})", ""]
+        lines += [f"[Charts of {escape.md(lead.workload, 80)} on the dashboard]({chart_url})", ""]
     if run_url:
         lines += [f"Detected by [this nightly run]({run_url}).", ""]
     if lead.worse and any(cp.gated for cp in step):
@@ -115,8 +116,9 @@ def issue_body(step: Sequence[ChangePoint], *, repository: str | None, server_ur
         lines += [f"**This step holds the nightly baseline of {model}** (the drift guard): the stored baseline stays at "
                   "the level before the step, and every night's `update-baseline` job says so, until a maintainer "
                   "accepts the step here, by the rule a PR's FAIL is accepted: a comment whose first line is "
-                  f"`/asr-gate accept {model} <reason>` (or `all`), or the label `{ACCEPT_LABEL}`, by a user with "
-                  "write access. Deleting that comment or removing the label withdraws the acceptance.", ""]
+                  f"`/asr-gate accept <model> <reason>` (model: {model}, or `all`), or the label `{ACCEPT_LABEL}`, "
+                  "by a user with write access. Deleting that comment or removing the label withdraws the "
+                  "acceptance.", ""]
     lines += ["E-divisive means places the step, a winsorized Student t test decides it (`gate history`, README "
               "\"History and charts\"). Close this issue once the change is understood; it is not reopened.", ""]
     return "\n".join(lines)
