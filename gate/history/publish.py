@@ -46,6 +46,7 @@ th { background: #f6f8fa; }
 .pass { color: #1a7f37; font-weight: 600; }
 figure { margin: 0 0 18px; } figcaption { font-size: 14px; font-weight: 600; margin: 0 0 2px; }
 nav a { margin-right: 14px; }
+td.nw { white-space: nowrap; }
 """
 _HEX = re.compile(r"[0-9a-f]{7,40}")
 _ICONS = {"pass": "✅", "warn": "⚠️", "fail": "❌", "incomplete": "⛔", "not_comparable": "🚫"}
@@ -176,9 +177,9 @@ def _overview_rows(trends: Sequence[Trend], suite: Suite, nights: int, repositor
         run_sigma, night_sigma, mde = detectable(speed, floor_of(speed, suite)) if speed else (None, None, None)
         rows.append(f'<tr><td><a href="{escape(model)}.html#{escape(anchor(workload))}">{escape(workload)}</a></td>'
                     f"<td>{escape(latest.time[:10])}<br>{_commit_link(latest.commit, repository, server_url)}</td>"
-                    f"<td>{status}</td><td>{'<br>'.join(arrows)}</td><td>{thumb}<br>"
+                    f"<td>{status}</td><td class=\"nw\">{'<br>'.join(arrows)}</td><td>{thumb}<br>"
                     f'<span class="steady">{escape(display_name(lead.metric.name))}</span></td><td>{named}</td>'
-                    f"<td>run {_pct(run_sigma)}<br>night {_pct(night_sigma)}</td><td>{_pct(mde)}</td></tr>")
+                    f'<td class="nw">run {_pct(run_sigma)}<br>night {_pct(night_sigma)}</td><td>{_pct(mde)}</td></tr>')
     return rows
 
 
