@@ -235,7 +235,7 @@ def test_calibration_measures_main_in_two_separate_jobs_one_after_the_other():
             if s.get("with", {}).get("command") == "run"]
     assert [r.split("--name ")[1].split()[0] for r in runs] == ["aa-first", "aa-second"]
     store, recalibrate = jobs["store"], jobs["recalibrate"]
-    assert store["permissions"] == {"actions": "read", "contents": "write"} and store["runs-on"] == "ubuntu-latest"
+    assert store["permissions"] == {"contents": "write"} and store["runs-on"] == "ubuntu-latest"
     [write] = [s for s in store["steps"] if s.get("uses") == "./.gate"]
     assert write["with"]["command"] == "store" and write["with"]["args"].startswith("calibration ")
     assert "permissions" not in recalibrate  # read-only: the gate's code never runs next to the push token
