@@ -174,8 +174,8 @@ def fingerprint_of_tree(tree: ResultTree, suite: Suite) -> Fingerprint:
     freezes: list[dict[str, str]] = []
     provenance = _provenance_of_runs(tree)
     for run in tree.runs:
-        facts = provenance.get(run.name, _ProvenanceFacts())
-        cudas.append(facts.cuda)
+        machine = provenance.get(run.name, _ProvenanceFacts())
+        cudas.append(machine.cuda)
         if run.env_problem:
             gpus.append(f"{UNREADABLE} in {run.name}")
             drivers.append(f"{UNREADABLE} in {run.name}")
@@ -183,13 +183,13 @@ def fingerprint_of_tree(tree: ResultTree, suite: Suite) -> Fingerprint:
         env = run.env or {}
         gpu_doc = env.get("gpu")
         gpu = gpu_doc if isinstance(gpu_doc, dict) else {}
-        gpus.append(_agree("GPU", _str(gpu.get("name")), facts.gpus, run.name))
+        gpus.append(_agree("GPU", _str(gpu.get("name")), machine.gpus, run.name))
         drivers.append(_agree("driver", _str(gpu.get("driver_version")),
-                              (facts.driver,) if facts.driver else (), run.name))
+                              (machine.driver,) if machine.driver else (), run.name))
         if run.freeze is not None:
-            freezes.append(_checked_freeze(parse_freeze(run.freeze), facts.packages, run.name))
-        elif facts.packages is not None:  # no pip freeze beside the run: the result files' named packages
-            freezes.append(dict(facts.packages))
+            freezes.append(_checked_freeze(parse_freeze(run.freeze), machine.packages, run.name))
+        elif machine.packages is not None:  # no pip freeze beside the run: the result files' named packages
+            freezes.append(dict(machine.packages))
     packages = None
     if freezes:
         packages = {}

@@ -214,7 +214,8 @@ def calibration_change(*, runner_class: str, source: Path | None, history: Path 
     files = sorted(p for p in source.rglob("*") if p.is_file() and not p.is_symlink()) if source else []
     if source is not None and not files:
         raise StoreError("the recalibrated folder holds no file", path=source)
-    baselines = [p for p in files if p.parent == source / runner_class and p.name.endswith(".json")
+    folder = source / runner_class if source is not None else None
+    baselines = [p for p in files if p.parent == folder and p.name.endswith(".json")
                  and not p.name.endswith(".calibration-stamp.json")]
     merge_history = history_change(runner_class=runner_class, source=history, sha=sha).apply if history else None
 
