@@ -69,6 +69,14 @@ def md_excerpt(value: Any, start: int, limit: int) -> str:
     return CUT + md(text[start:], limit - 1)
 
 
+def html_text(value: Any) -> str:
+    """Text for an HTML page (the dashboard): controls and bidi characters removed, then HTML-escaped
+    (quotes too, so it is safe inside an attribute). Whitespace is kept as it is."""
+    import html
+
+    return html.escape(_CONTROL.sub("", str(value)), quote=True)
+
+
 def plain(value: Any, limit: int | None = None) -> str:
     """A single line for the terminal or a log: controls (ANSI escapes too) and bidi characters removed."""
     if value is None:

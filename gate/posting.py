@@ -86,10 +86,12 @@ class PostRefused(GateError):
 
 
 def run(trees, model, baseline, calibration, json_out, not_run, required_paths, report_path, tracking_issue,
-        sha, pr, suite_path, dry_run, history_dir=None) -> None:
+        sha, pr, suite_path, dry_run, history_dir=None, runner_class=None) -> None:
     """The body of `gate post` (see its --help)."""
     settings = Settings.from_environ(os.environ)
     suite = load_suite(suite_path)
+    if history_dir is not None and not history_dir.is_dir():  # given means expected: never a quiet comment without it
+        raise InputError("--history: expected the nightly history directory (missing)", path=history_dir)
     if sum(bool(x) for x in (trees, not_run, report_path)) != 1:
         raise InputError("give exactly one of --trees DIR (with --model), --not-run, or --report FILE --tracking-issue")
     if report_path and not tracking_issue:
@@ -136,8 +138,8 @@ def run(trees, model, baseline, calibration, json_out, not_run, required_paths, 
                                   calibration=calibration)
             if json_out:
                 _write_json(json_out, report)
-            plan = publication.model_check(model, report, render_section(report, _history_trends(history_dir, report, suite)),
-                                           None)
+            trends = _history_trends(history_dir, report, suite, runner_class)
+            plan = publication.model_check(model, report, render_section(report, trends), None)
             click.echo(json.dumps({"verdict": report.verdict.value, "check": plan.__dict__}, indent=2,
                                   ensure_ascii=False))
             return
@@ -169,7 +171,7 @@ def run(trees, model, baseline, calibration, json_out, not_run, required_paths, 
             log(f"result trees refused: {escape.plain(refused, 500)}")
     if report is not None and json_out:
         _write_json(json_out, report)
-    trends = _history_trends(history_dir, report, suite) if report is not None else None
+    trends = _history_trends(history_dir, report, suite, runner_class) if report is not None else None
     section = render_section(report, trends) if report is not None else publication.refused_section(refused or "")
     outcome = post_model(publisher, suite, number, sha=sha, model=model, report=report, section=section,
                          details_url=details_url, log=log, refused=refused, run=run, app=settings.app_slug)
@@ -224,13 +226,14 @@ def render_section(report: Report, trends: dict | None = None) -> str:
                                        **({"trends": trends} if trends else {}))
 
 
-def _history_trends(history_dir: Path | None, report: Report, suite: Suite) -> dict | None:
+def _history_trends(history_dir: Path | None, report: Report, suite: Suite,
+                    runner_class: str | None = None) -> dict | None:
     """The trusted store's trends for the PR comment (history helper, issue 25 item 7); None without --history."""
-    if history_dir is None or not history_dir.is_dir():
+    if history_dir is None:
         return None
     from gate.history.pr import row_trends
 
-    return row_trends(history_dir, report, suite)
+    return row_trends(history_dir, report, suite, runner_class=runner_class)
 
 
 def post_model(publisher: Publisher, suite: Suite, number: int, *, sha: str, model: str, report: Report | None,

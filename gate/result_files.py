@@ -297,6 +297,8 @@ def _read_seedtts(run_dir: Path, workload: Workload, root: Path) -> WorkloadRun:
             evaluation_input_sha256=schema.get_optional(artifacts, "evaluation_input_sha256", text) or None,
             dependency_freeze_sha256=schema.get_optional(data, "provenance.dependency_freeze_sha256", text) or None,
             packages=_packages(schema.get_optional(data, "provenance.packages", OBJECT, {})),
+            gpu_csv=schema.get_optional(data, "provenance.gpu.nvidia_smi_csv", text) or None,
+            torch_cuda_build=schema.get_optional(data, "provenance.gpu.torch_cuda_build", text) or None,
             concurrency=schema.get_optional(data, "results[0].concurrency", POSITIVE_INT),
             stream=schema.get_optional(data, "config.stream", schema.BOOL),
         )

@@ -69,6 +69,8 @@ class Provenance:
     evaluation_input_sha256: str | None = None
     dependency_freeze_sha256: str | None = None
     packages: Mapping[str, str | None] = field(default_factory=dict)
+    gpu_csv: str | None = None  # provenance.gpu.nvidia_smi_csv: index,name,uuid,memory.total,driver_version,...
+    torch_cuda_build: str | None = None  # provenance.gpu.torch_cuda_build, e.g. "13.0"
     max_new_tokens: int | None = None
     request_timeout_s: float | None = None
     concurrency: int | None = None

@@ -12,6 +12,8 @@ What may be written is decided against the branch itself, never against a checko
   stored baseline yet (the first night) needs no report;
 - the new file keeps every calibration entry the stored one had, and no entry's degrees of freedom
   shrink (σ pooled from fewer runs is a silent loss of evidence);
+- the drift guard (gate.history.guard, run by the command through `hold`) finds no reason against tonight
+  in the branch's own history: no unaccepted worse step on a gated metric, no night off main's level;
 - history files are merged line by line (a line already there stays, a new one is appended).
 
 Git runs through an injected collaborator (`Git`), as py-cov-action's storage does, so the rules are
@@ -129,11 +131,13 @@ class StoredEntry:
 
 
 def baseline_change(*, runner_class: str, new: Mapping[str, Path], night: Night | None, sha: str, update: str,
-                    entries_of: Callable[[Path, str], dict[tuple[str, str], StoredEntry]]) -> Change:
+                    entries_of: Callable[[Path, str], dict[tuple[str, str], StoredEntry]],
+                    hold: Callable[[Path, str], Sequence[str]] | None = None) -> Change:
     """Tonight's baseline files (model -> file), checked against what the branch holds when applied.
 
     `entries_of(path, model)` reads a baseline's calibration entries ((workload, metric) -> df) through
-    the strict baseline reader."""
+    the strict baseline reader; `hold(root, model)` gives the drift guard's reasons against moving the
+    model's stored baseline, read from the checked-out branch at `root` (empty: it may move)."""
     if update not in ("on-pass", "always"):
         raise StoreError(f"--update: expected on-pass or always, got {update!r}")
     if not new:
@@ -146,6 +150,11 @@ def baseline_change(*, runner_class: str, new: Mapping[str, Path], night: Night 
             if stored.is_file():
                 _check_night(model, night, sha, update)
                 _check_calibration(model, entries_of(stored, model), entries_of(path, model))
+                reasons = hold(root, model) if hold is not None else ()
+                if reasons:
+                    more = f" (and {len(reasons) - 1} more reason(s) in the log)" if len(reasons) > 1 else ""
+                    raise StoreError(f"{model}: the drift guard holds the baseline: {reasons[0]}{more}; a maintainer "
+                                     "accepts a step on its tracking issue (/asr-gate accept <model> <reason>)")
             folder.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(path, stored)
 
@@ -178,6 +187,94 @@ def _check_calibration(model: str, old: Mapping[tuple[str, str], StoredEntry],
         workload, metric = shrunk[0]
         raise StoreError(f"{model}: the calibration of {workload} {metric} would go from df {old[(workload, metric)].df} "
                          f"to {new[(workload, metric)].df}; fewer degrees of freedom are not stored silently")
+
+
+# -- calibration -------------------------------------------------------------------------------------------
+
+CALIBRATION_KEYS = ("calibration", "calibration_source")  # what recalibration may change in a baseline file
+
+
+def calibration_change(*, runner_class: str, source: Path | None, history: Path | None, sha: str,
+                       entries_of: Callable[[Path, str], dict[tuple[str, str], StoredEntry]],
+                       log: Callable[[str], None] = lambda _: None, stale: list[str] | None = None) -> Change:
+    """The calibration workflow's write: new A/A pairs under <class>/calibration/, each recalibrated baseline and
+    its stamp, and the arms' history lines (a union). Checked on the branch's tip when applied:
+
+    - a pair file already on the branch is never replaced by other content (pairs are only added);
+    - a recalibrated baseline replaces the stored one only if its measurements are the stored ones (the
+      nightly may have moved the baseline since recalibrate read it: then that model's baseline and stamp
+      are left as they are and its name is added to `stale`; its pair is still kept for the next run);
+    - no calibration entry is dropped, and no degrees of freedom shrink unless the stamp changed (pairs
+      measured on another GPU, driver or package set expired): then the shrink is logged, never silent."""
+    if source is None and history is None:
+        raise StoreError("nothing to store: neither recalibrated files nor history were given")
+    for folder in (source, history):
+        if folder is not None and not folder.is_dir():
+            raise StoreError("expected a directory (missing)", path=folder)
+    files = sorted(p for p in source.rglob("*") if p.is_file() and not p.is_symlink()) if source else []
+    if source is not None and not files:
+        raise StoreError("the recalibrated folder holds no file", path=source)
+    folder = source / runner_class if source is not None else None
+    baselines = [p for p in files if p.parent == folder and p.name.endswith(".json")
+                 and not p.name.endswith(".calibration-stamp.json")]
+    merge_history = history_change(runner_class=runner_class, source=history, sha=sha).apply if history else None
+
+    def apply(root: Path) -> None:
+        moved: list[str] = []
+        for path in baselines:
+            model = path.stem
+            stored = root / runner_class / path.name
+            if not stored.is_file():
+                raise StoreError(f"{model}: no stored baseline {runner_class}/{path.name} to recalibrate")
+            if _measurements(stored) != _measurements(path):
+                log(f"{model}: the baseline moved since recalibrate read it; its pair is kept, the next run "
+                    "recalibrates the new one")
+                moved.append(model)
+                continue
+            stamp_changed = _read_or_none(stored.with_name(f"{model}.calibration-stamp.json")) != \
+                _read_or_none(path.with_name(f"{model}.calibration-stamp.json"))
+            _check_recalibration(model, entries_of(stored, model), entries_of(path, model), stamp_changed, log)
+        for path in files:
+            relative = path.relative_to(source) if source else path
+            model = path.name.split(".", 1)[0]
+            if len(relative.parts) == 2 and model in moved:  # that model's baseline and stamp stay as they are
+                continue
+            target = root / relative
+            if relative.parts[1:2] == ("calibration",) and target.is_file() and target.read_bytes() != path.read_bytes():
+                raise StoreError(f"{relative}: a stored A/A pair file would be replaced by other content")
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(path, target)
+        if merge_history is not None:
+            merge_history(root)
+        if stale is not None:
+            stale[:] = moved
+
+    return Change(f"ASR calibration ({runner_class}): A/A pair of main at {sha}, measured in two jobs", apply)
+
+
+def _measurements(path: Path) -> object:
+    import json
+
+    data = json.loads(path.read_text(encoding="utf-8"))
+    return {k: v for k, v in data.items() if k not in CALIBRATION_KEYS} if isinstance(data, dict) else data
+
+
+def _read_or_none(path: Path) -> bytes | None:
+    return path.read_bytes() if path.is_file() else None
+
+
+def _check_recalibration(model: str, old: Mapping[tuple[str, str], StoredEntry],
+                         new: Mapping[tuple[str, str], StoredEntry], stamp_changed: bool,
+                         log: Callable[[str], None]) -> None:
+    if not stamp_changed:
+        _check_calibration(model, old, new)
+        return
+    dropped = sorted(key for key in old if key not in new)
+    if dropped:
+        raise StoreError(f"{model}: the recalibrated baseline drops the calibration of {' '.join(dropped[0])}")
+    for key in sorted(key for key in old if new[key].df < old[key].df):
+        log(f"{model}: {key[0]} {key[1]} df {old[key].df} -> {new[key].df}: pairs measured on another GPU, "
+            "driver or package set expired (the stamp changed)")
 
 
 # -- history -----------------------------------------------------------------------------------------------

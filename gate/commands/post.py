@@ -32,8 +32,10 @@ import click
 @click.option("--history", "history_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="The nightly history on the baseline branch (trusted): each non-passing row shows main's "
                    "last nights, where the candidate lands against their band, and an open step's issue.")
+@click.option("--runner-class", "runner_class", default=None,
+              help="With --history: only the nights of this GPU class (the class the baseline branch files under).")
 def command(trees, model, baseline, calibration, json_out, not_run, required_paths, report_path, tracking_issue,
-            sha, pr, suite_path, dry_run, history_dir=None) -> None:
+            sha, pr, suite_path, dry_run, history_dir=None, runner_class=None) -> None:
     """Judge uploaded result trees and publish the check runs and the one sticky comment.
 
     Run in the trusted workflow only: the trees are untrusted data and are judged here (their
@@ -57,4 +59,4 @@ def command(trees, model, baseline, calibration, json_out, not_run, required_pat
     from gate.posting import run
 
     run(trees, model, baseline, calibration, json_out, not_run, required_paths, report_path, tracking_issue,
-        sha, pr, suite_path, dry_run, history_dir)
+        sha, pr, suite_path, dry_run, history_dir, runner_class)

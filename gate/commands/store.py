@@ -10,7 +10,16 @@ import click
 from gate.config import load_suite
 from gate.errors import InputError
 from gate.settings import Settings
-from gate.store import Night, StoredEntry, SubprocessGit, baseline_change, history_change, write
+from gate.store import (
+    Night,
+    StoredEntry,
+    StoreError,
+    SubprocessGit,
+    baseline_change,
+    calibration_change,
+    history_change,
+    write,
+)
 
 
 @click.group("store")
@@ -31,6 +40,7 @@ def command() -> None:
     Examples:
       gate store baselines new-baselines --runner-class h200 --sha "$SHA" --report result/report.json
       gate store history history --runner-class h200 --sha "$SHA"
+      gate store calibration --calibrated calibrated --history history --runner-class h200 --sha "$SHA"
     """
 
 
@@ -47,13 +57,21 @@ _SHA = click.option("--sha", required=True, help="The main commit measured tonig
 @click.option("--report", "report_path", type=click.Path(path_type=Path),
               help="Tonight's merged report. Required (and must be PASS) for every model the branch has a baseline of.")
 @click.option("--update", type=click.Choice(["on-pass", "always"]), default="on-pass", show_default=True,
-              help="always: a maintainer's dispatch moves the baseline past an intended change (still needs the report).")
+              help="always: a maintainer's dispatch moves the baseline past a WARN/FAIL night or off main's recent "
+                   "level (still needs the report; an unaccepted step still holds it).")
+@click.option("--tonight", "tonight_dir", type=click.Path(file_okay=False, path_type=Path),
+              help="Tonight's result trees (DIR/<artifact>/nightly as download-artifact lays them out, or one tree) "
+                   "for the drift guard. Required for every model the branch has a baseline of.")
 @_REMOTE
 @_BRANCH
 @click.option("--suite", "suite_path", type=click.Path(dir_okay=False), help="Suite YAML (default: the bundled asr suite).")
-def baselines(folder: Path, runner_class: str, sha: str, report_path: Path | None, update: str, remote: str | None,
-              branch: str, suite_path: str | None) -> None:
+def baselines(folder: Path, runner_class: str, sha: str, report_path: Path | None, update: str,
+              tonight_dir: Path | None, remote: str | None, branch: str, suite_path: str | None) -> None:
     """Store FOLDER/<model>.json as <runner-class>/<model>.json on the baseline branch.
+
+    A stored baseline moves only when the drift guard, run on the branch's own history/ with tonight's
+    trees, finds no unaccepted worse step on a gated metric (accepted on the step's tracking issue as a
+    PR's FAIL is) and, unless --update always, tonight is not off the last nights' level.
 
     \b
     Exit codes:
@@ -62,7 +80,7 @@ def baselines(folder: Path, runner_class: str, sha: str, report_path: Path | Non
 
     \b
     Example:
-      gate store baselines new-baselines --runner-class h200 --sha "$SHA" --report result/report.json
+      gate store baselines new-baselines --runner-class h200 --sha "$SHA" --report result/report.json --tonight trees
     """
     from gate.baseline import read_baseline
     from gate.untrusted import load_untrusted_report
@@ -83,14 +101,118 @@ def baselines(folder: Path, runner_class: str, sha: str, report_path: Path | Non
     for model, path in new.items():
         read_baseline(path, suite, models=(model,))  # each new file must read back before anything is pushed
 
+    entries_of = _entries_reader(suite)
+    tonight = _tonight(tonight_dir, suite, runner_class) if tonight_dir is not None else None
+    change = baseline_change(runner_class=runner_class, new=new, night=night, sha=sha, update=update,
+                             entries_of=entries_of, hold=_drift_guard(tonight, suite, runner_class, update))
+    _write(change, remote, branch)
+
+
+def _entries_reader(suite):
+    """(path, model) -> a baseline's calibration entries ((workload, metric) -> df), through the strict reader."""
     def entries_of(path: Path, model: str) -> dict[tuple[str, str], StoredEntry]:
+        from gate.baseline import read_baseline
+
         side = read_baseline(path, suite, models=(model,))
         return {(workload, metric): StoredEntry(int(entry.df))
                 for workload, metrics in side.calibration.items() for metric, entry in metrics.items()}
 
-    change = baseline_change(runner_class=runner_class, new=new, night=night, sha=sha, update=update,
-                             entries_of=entries_of)
+    return entries_of
+
+
+@command.command("calibration")
+@click.option("--calibrated", "calibrated", type=click.Path(path_type=Path),
+              help="What the recalibrate jobs uploaded: <runner-class>/<model>.json, its .calibration-stamp.json "
+                   "and <runner-class>/calibration/<model>/<pair>/.")
+@click.option("--history", "history_dir", type=click.Path(path_type=Path),
+              help="The arms' history files (kind calibration), merged line by line into history/.")
+@_CLASS
+@_SHA
+@_REMOTE
+@_BRANCH
+@click.option("--suite", "suite_path", type=click.Path(dir_okay=False), help="Suite YAML (default: the bundled asr suite).")
+def calibration(calibrated: Path | None, history_dir: Path | None, runner_class: str, sha: str, remote: str | None,
+                branch: str, suite_path: str | None) -> None:
+    """Store the calibration workflow's A/A pairs, recalibrated baselines and history on the baseline branch.
+
+    Pairs are only added, never replaced; a recalibrated baseline never drops a calibration entry, and its
+    degrees of freedom shrink only when the pairs' stamp changed (logged). A baseline the nightly moved
+    since recalibrate read it is left as it is (its pair is kept) and the command exits 2 saying so.
+
+    \b
+    Exit codes:
+      0    pushed, or nothing changed
+      2    refused, a missing input, a baseline that moved meanwhile, or git failed
+
+    \b
+    Example:
+      gate store calibration --calibrated calibrated --history history --runner-class h200 --sha "$SHA"
+    """
+    suite = load_suite(suite_path)
+    given = [p for p in (calibrated, history_dir) if p is not None]
+    if not given:
+        raise InputError("give --calibrated DIR, --history DIR or both: nothing to store")
+    for folder in given:
+        if not folder.is_dir():
+            raise InputError("expected a directory (missing: an upload or download step failed)", path=folder)
+    stale: list[str] = []
+    change = calibration_change(runner_class=runner_class, source=calibrated, history=history_dir, sha=sha,
+                                entries_of=_entries_reader(suite), log=lambda line: click.echo(f"gate: {line}"),
+                                stale=stale)
     _write(change, remote, branch)
+    if stale:
+        raise StoreError(f"not recalibrated (the nightly moved the baseline meanwhile; their pairs are stored): "
+                         f"{', '.join(stale)}")
+
+
+def _tonight(folder: Path, suite, runner_class: str) -> list:
+    """Tonight's records from the trees under FOLDER (an unreadable tree is exit 2, before anything is pushed)."""
+    from gate.history.importer import records_from_tree
+
+    if not folder.is_dir():
+        raise InputError("expected tonight's result trees in this directory (missing)", path=folder)
+    trees = sorted(p for p in folder.glob("*/nightly") if p.is_dir()) or [folder]
+    records = [r for tree in trees for r in records_from_tree(tree, suite, runner_class=runner_class)]
+    if not records:
+        raise InputError("tonight's result trees hold no workload", path=folder)
+    return records
+
+
+def _drift_guard(tonight: list | None, suite, runner_class: str, update: str):
+    """The `hold` of gate.store.baseline_change: the drift guard on the branch's history at `root`."""
+    def hold(root: Path, model: str) -> list[str]:
+        from gate.history.guard import guard
+        from gate.history.store import HistoryStore
+
+        if tonight is None:
+            return ["tonight's result trees were not given (--tonight): the drift guard cannot run"]
+        history = HistoryStore(root / "history", suite=suite).read(runner_class=runner_class) \
+            if (root / "history" / runner_class).is_dir() else None
+        if history is None or not history.select(runner_class=runner_class):
+            click.echo(f"gate: drift guard: no history of {runner_class} on the branch yet; nothing to hold {model} to")
+            return []
+        findings = guard(history, tonight, suite, runner_class=runner_class, models=(model,),
+                         on_issue=_issue_reader(suite), log=lambda line: click.echo(f"gate: drift guard: {line}"))
+        if update == "always":  # a maintainer's dispatch moves past a level; a step needs its issue's acceptance
+            findings = [f for f in findings if f.kind == "step"]
+        for finding in findings:
+            click.echo(f"gate: drift guard holds {model}: {finding.text}")
+        return [f.text for f in findings]
+
+    return hold
+
+
+def _issue_reader(suite):
+    """Acceptances on the steps' tracking issues, through the API (None without a token: nothing is accepted)."""
+    settings = Settings.from_environ(os.environ)
+    if not settings.token or not settings.repository:
+        return None
+    from gate.github import Publisher, connect
+    from gate.history.tracking import step_acceptance
+
+    client = connect(api_url=settings.api_url, token=settings.token)
+    publisher = Publisher(client, settings.repository, bot_login=settings.bot_login)
+    return step_acceptance(publisher, suite, lambda line: click.echo(f"gate: drift guard: {line}"))
 
 
 @command.command("history")

@@ -8,17 +8,20 @@ level, and against the steps the history has recorded:
 - level: for each gated metric, tonight's value against the median of the last LEVEL_NIGHTS nightly
   records since the last change point; worse by more than max(the gate's floor, the nights' ±2σ band) blocks;
 - steps: a stored change point on a gated metric, in the worse direction, blocks until a maintainer
-  accepts it. Acceptance is a record of kind "accepted" for that workload from the step's night on
-  (`gate history import --kind accepted TREE`, from the same dispatch run that moves the baseline past
-  an intended change: the rule PRs follow, a maintainer's explicit act).
+  accepts it, by the rule a PR's FAIL is accepted (gate.trust.find_acceptance): on the step's tracking
+  issue, a comment whose first line is `/asr-gate accept <model|all> <reason>` or the label
+  `asr-gate-accept`, by a user with write access, withdrawn when the comment is deleted or the label
+  removed. A record of kind "accepted" for that workload from the step's night on counts too
+  (`gate history import --kind accepted TREE`).
 
-Nothing here writes; the nightly reads `block` from `gate history guard --json` to skip the baseline move.
+Nothing here writes. `gate store baselines --tonight` runs the guard against the baseline branch's own
+history before it moves a stored baseline (gate.store), and refuses while it holds.
 """
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Callable, Sequence
 
 from gate.config import Suite
 from gate.history.analysis import ChangePoint, Trend, trends
@@ -26,8 +29,10 @@ from gate.history.records import Record
 from gate.history.store import History, mean_of_runs
 from gate.history.svg import display_value, floor_of
 from gate.history.tracking import format_change
+from gate.trust import Acceptance
 
 LEVEL_NIGHTS = 14
+IssueAcceptance = Callable[[ChangePoint], "Acceptance | None"]  # the step's tracking issue, read through the API
 
 
 @dataclass(frozen=True)
@@ -70,21 +75,27 @@ def level_finding(t: Trend, tonight: Record, suite: Suite, nights: int = LEVEL_N
 
 
 def guard(history: History, tonight: Sequence[Record], suite: Suite, *, runner_class: str | None = None,
-          nights: int = LEVEL_NIGHTS) -> list[Finding]:
-    """Why tonight must not become the baseline (empty: it may)."""
+          nights: int = LEVEL_NIGHTS, models: Sequence[str] | None = None,
+          on_issue: IssueAcceptance | None = None, log: Callable[[str], None] = lambda _: None) -> list[Finding]:
+    """Why tonight must not become the baseline (empty: it may). `models`: only their workloads;
+    `on_issue`: a maintainer's acceptance on a step's tracking issue (None: only "accepted" records count)."""
     found = []
     by_workload = {r.workload: r for r in tonight}
     for t in trends(history, suite, runner_class=runner_class):
-        if not t.metric.gated:
+        if not t.metric.gated or (models is not None and suite.workload(t.workload).model not in models):
             continue
         if t.workload in by_workload:
             level = level_finding(t, by_workload[t.workload], suite, nights)
             if level is not None:
                 found.append(level)
         for cp in t.change_points:
-            if cp.worse and not accepted(cp, history):
-                issue = f" (#{cp.issue})" if cp.issue else ""
-                found.append(Finding(cp.workload, cp.metric, "step",
-                                     f"{cp.workload} {cp.metric}: step {format_change(cp).split(' (')[0]} from "
-                                     f"{cp.night[:10]}{issue} not accepted"))
+            if not cp.worse or accepted(cp, history):
+                continue
+            on = on_issue(cp) if on_issue is not None and cp.issue is not None else None
+            step = f"{cp.workload} {cp.metric}: step {format_change(cp).split(' (')[0]} from {cp.night[:10]}"
+            if on is not None:
+                log(f"{step} accepted by @{on.by} on #{cp.issue} ({on.at}): {on.reason}")
+                continue
+            where = f" (#{cp.issue})" if cp.issue else " (its tracking issue is not filed yet)"
+            found.append(Finding(cp.workload, cp.metric, "step", f"{step}{where} not accepted"))
     return found

@@ -16,13 +16,14 @@ interleaved runs in one job detect with 80% power at a two-sided 5% level,
 from __future__ import annotations
 
 import math
-from html import escape
+import re
 from pathlib import Path
 from typing import Sequence
 
 from gate import atomic
 from gate.config import Suite
 from gate.errors import GateError
+from gate.escape import html_text as escape  # controls and bidi characters never reach a page
 from gate.history.analysis import ChangePoint, Night, Trend, noise
 from gate.history.svg import axis_label, chart, display_name, floor_of
 from gate.history.tracking import format_change, group_steps
@@ -45,7 +46,9 @@ th { background: #f6f8fa; }
 .pass { color: #1a7f37; font-weight: 600; }
 figure { margin: 0 0 18px; } figcaption { font-size: 14px; font-weight: 600; margin: 0 0 2px; }
 nav a { margin-right: 14px; }
+td.nw { white-space: nowrap; }
 """
+_HEX = re.compile(r"[0-9a-f]{7,40}")
 _ICONS = {"pass": "✅", "warn": "⚠️", "fail": "❌", "incomplete": "⛔", "not_comparable": "🚫"}
 
 
@@ -65,7 +68,7 @@ def anchor(workload: str, metric: str | None = None) -> str:
 def _commit_link(sha: str | None, repository: str | None, server_url: str) -> str:
     if not sha:
         return "?"
-    if not repository:
+    if not repository or not _HEX.fullmatch(sha):  # a history's commit is data: only a hash becomes a link
         return f"<code>{escape(sha[:10])}</code>"
     return f'<a href="{escape(server_url)}/{escape(repository)}/commit/{escape(sha)}"><code>{escape(sha[:10])}</code></a>'
 
@@ -174,9 +177,9 @@ def _overview_rows(trends: Sequence[Trend], suite: Suite, nights: int, repositor
         run_sigma, night_sigma, mde = detectable(speed, floor_of(speed, suite)) if speed else (None, None, None)
         rows.append(f'<tr><td><a href="{escape(model)}.html#{escape(anchor(workload))}">{escape(workload)}</a></td>'
                     f"<td>{escape(latest.time[:10])}<br>{_commit_link(latest.commit, repository, server_url)}</td>"
-                    f"<td>{status}</td><td>{'<br>'.join(arrows)}</td><td>{thumb}<br>"
+                    f"<td>{status}</td><td class=\"nw\">{'<br>'.join(arrows)}</td><td>{thumb}<br>"
                     f'<span class="steady">{escape(display_name(lead.metric.name))}</span></td><td>{named}</td>'
-                    f"<td>run {_pct(run_sigma)}<br>night {_pct(night_sigma)}</td><td>{_pct(mde)}</td></tr>")
+                    f'<td class="nw">run {_pct(run_sigma)}<br>night {_pct(night_sigma)}</td><td>{_pct(mde)}</td></tr>')
     return rows
 
 

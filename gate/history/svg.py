@@ -15,9 +15,9 @@ history, but escaping costs nothing).
 from __future__ import annotations
 
 import math
-from html import escape
 from typing import Sequence
 
+from gate.escape import html_text as escape  # controls and bidi characters never reach a page
 from gate.history.analysis import SPEED_FLOOR_DEFAULT, Trend, detector_for
 
 COLORS = {"night": "#1f6feb", "runs": "#9ec5fe", "band": "#dbe9ff", "level": "#0a3069", "change": "#cf222e",

@@ -16,12 +16,14 @@ from __future__ import annotations
 import datetime as _dt
 import re
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Callable, Sequence
 
 from gate import escape
+from gate.config import Suite
 from gate.github import COMMENT_MAX_CHARS, Publisher, api_call, fit_chars
 from gate.history.analysis import ChangePoint
 from gate.history.changes import SAME_STEP_DAYS
+from gate.trust import ACCEPT_LABEL, Acceptance, find_acceptance
 
 MARKER = "<!-- asr-gate-step: {key} -->"
 
@@ -40,7 +42,7 @@ def format_change(cp: ChangePoint) -> str:
 
 
 def format_level(value: float, cp: ChangePoint) -> str:
-    return f"{value * 100:.2f}%" if cp.unit == "fraction" else f"{value:.4g} {cp.unit}"
+    return f"{value * 100:.2f}%" if cp.unit == "fraction" else f"{value:.4g} {escape.md(cp.unit, 20)}"
 
 
 def group_steps(points: Sequence[ChangePoint]) -> list[tuple[ChangePoint, ...]]:
@@ -70,8 +72,9 @@ def step_key(step: Sequence[ChangePoint]) -> str:
 def issue_title(step: Sequence[ChangePoint]) -> str:
     lead = step[0]
     what = "regression" if lead.worse else "improvement"
-    moved = ", ".join(f"{cp.metric} {format_change(cp).split(' (')[0]}" for cp in step if cp.gated)
-    return f"ASR {what} on main: {lead.workload} {moved} since {min(cp.night for cp in step)[:10]}"
+    moved = ", ".join(f"{escape.plain(cp.metric, 60)} {format_change(cp).split(' (')[0]}" for cp in step if cp.gated)
+    since = escape.plain(min(cp.night for cp in step)[:10])
+    return f"ASR {what} on main: {escape.plain(lead.workload, 80)} {moved} since {since}"  # a title is plain text
 
 
 def issue_body(step: Sequence[ChangePoint], *, repository: str | None, server_url: str, chart_url: str | None,
@@ -105,9 +108,17 @@ def issue_body(step: Sequence[ChangePoint], *, repository: str | None, server_ur
                      f"UTC | {cp.p_value:.1g} |")
     lines.append("")
     if chart_url:
-        lines += [f"[Charts of {lead.workload} on the dashboard]({chart_url})", ""]
+        lines += [f"[Charts of {escape.md(lead.workload, 80)} on the dashboard]({chart_url})", ""]
     if run_url:
         lines += [f"Detected by [this nightly run]({run_url}).", ""]
+    if lead.worse and any(cp.gated for cp in step):
+        model = escape.md(lead.workload.split("/")[0], 40)
+        lines += [f"**This step holds the nightly baseline of {model}** (the drift guard): the stored baseline stays at "
+                  "the level before the step, and every night's `update-baseline` job says so, until a maintainer "
+                  "accepts the step here, by the rule a PR's FAIL is accepted: a comment whose first line is "
+                  f"`/asr-gate accept <model> <reason>` (model: {model}, or `all`), or the label `{ACCEPT_LABEL}`, "
+                  "by a user with write access. Deleting that comment or removing the label withdraws the "
+                  "acceptance.", ""]
     lines += ["E-divisive means places the step, a winsorized Student t test decides it (`gate history`, README "
               "\"History and charts\"). Close this issue once the change is understood; it is not reopened.", ""]
     return "\n".join(lines)
@@ -153,3 +164,28 @@ def file_steps(publisher: Publisher, points: Sequence[ChangePoint], *, server_ur
             filed.append(Filed(key, "updated", issue.number))
         numbers.update({cp.key: filed[-1].number for cp in step if filed[-1].number is not None})
     return filed, numbers
+
+
+def step_acceptance(publisher: Publisher, suite: Suite, log: Callable[[str], None]
+                    ) -> Callable[[ChangePoint], Acceptance | None]:
+    """A maintainer's acceptance of a step, read from its tracking issue (gate.trust.find_acceptance: a writer's
+    `/asr-gate accept <model|all> <reason>` first line, or the accept label while it is on the issue). Any comment
+    on the issue is after the step was found, so every entry of its timeline counts."""
+    seen: dict[tuple[int, str], Acceptance | None] = {}
+    since = _dt.datetime.min.replace(tzinfo=_dt.timezone.utc)
+
+    def read(cp: ChangePoint) -> Acceptance | None:
+        assert cp.issue is not None
+        model = suite.workload(cp.workload).model
+        if (cp.issue, model) not in seen:
+            timeline = publisher.timeline(cp.issue)
+            with api_call(f"reading the labels of issue #{cp.issue}"):
+                labels = [label.name for label in publisher.repo.get_issue(cp.issue).labels]
+            found, refused = find_acceptance(timeline, arrival=since, model=model, labels_now=labels,
+                                             permission_of=publisher.permission)
+            for line in refused:
+                log(f"issue #{cp.issue}: {line}")
+            seen[(cp.issue, model)] = found
+        return seen[(cp.issue, model)]
+
+    return read

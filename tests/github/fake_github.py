@@ -209,7 +209,8 @@ class FakeGitHub:
     def _issue(self, number: int) -> dict[str, Any]:
         i = self.state.issues[number]
         return {"number": number, "id": number, "title": i["title"], "body": i["body"], "state": i["state"],
-                "user": self._user(i["user"]), "labels": [], "pull_request": None,
+                "user": self._user(i["user"]), "labels": [{"name": n} for n in self.state.labels.get(number, [])],
+                "pull_request": None,
                 "url": f"{self.base_url}/repos/{REPO}/issues/{number}",
                 "html_url": f"https://github.test/{REPO}/issues/{number}",
                 "comments_url": f"{self.base_url}/repos/{REPO}/issues/{number}/comments"}
@@ -463,7 +464,13 @@ class FakeGitHub:
     def _create_issue(self, body: Any) -> tuple[int, Any, dict]:
         number = max([1000, *self.state.issues, *self.state.labels]) + 1
         self.state.issues[number] = {"title": body["title"], "body": body.get("body", ""), "state": "open", "user": BOT}
+        self.state.labels.setdefault(number, [])
+        self.state.timeline.setdefault(number, [])  # comments and labels on the issue land here
         return 201, self._issue(number), {}
+
+    def add_issue(self, title: str, body: str = "") -> int:
+        """An issue the bot opened (as `gate history detect --track` does)."""
+        return self._create_issue({"title": title, "body": body})[1]["number"]
 
     def _edit_issue(self, number: int, body: Any) -> tuple[int, Any, dict]:
         if number not in self.state.issues:

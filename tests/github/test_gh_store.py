@@ -63,6 +63,7 @@ def files(tmp_path_factory):
             result = CliRunner().invoke(cli, [str(x) for x in a], catch_exceptions=False)
             assert result.exit_code == 0, result.output
         out[name] = path.parent
+    out["night"] = night
     return out
 
 
@@ -117,7 +118,11 @@ def test_only_a_pass_report_of_the_same_night_moves_the_baseline(remote, files, 
     passing = report(tmp_path, example_reports=example_reports)
     code, out = store("baselines", files["three"], "--runner-class", "h200", "--sha", CANDIDATE_COMMIT,
                       "--remote", remote, "--report", passing)
-    assert code == 0 and "store unchanged" in out  # the same file: nothing to commit
+    assert code == 2 and "the drift guard cannot run" in out  # tonight's trees are a required input too
+    code, out = store("baselines", files["three"], "--runner-class", "h200", "--sha", CANDIDATE_COMMIT,
+                      "--remote", remote, "--report", passing, "--tonight", files["night"])
+    assert code == 0 and "store unchanged" in out, out  # the same file: nothing to commit
+    assert "no history of h200 on the branch yet" in out
 
 
 @pytest.mark.parametrize("new, words", [("plain", "drops the calibration of whisper/"),
@@ -187,3 +192,203 @@ def test_store_errors_are_store_errors():
         from gate.store import baseline_change
         baseline_change(runner_class="h200", new={"whisper": Path("x")}, night=None, sha="c" * 40, update="never",
                         entries_of=lambda p, m: {})
+
+
+# -- the drift guard (issue 25): a worse step on a gated metric holds the baseline until a maintainer accepts it --
+
+def _nights_like(tonight, *, nights=36, step_night=24, seed=5):
+    """The branch's history: `nights` of main at tonight's own level, throughput 6% higher before `step_night`
+    (so tonight sits on the new, slower level), 1% night noise; WER unchanged. Returns records."""
+    import dataclasses
+    import datetime as dt
+    import math
+
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    first = dt.datetime(2026, 9, 1, 2, 0, tzinfo=dt.timezone.utc)
+    out = []
+    for i in range(nights):
+        shift = rng.normal(0, 0.01) + (0.0 if i >= step_night else math.log(1.06))
+        for record in tonight:
+            values = {}
+            for metric, runs in record.values.items():
+                if metric in ("throughput_samples_per_s",):
+                    values[metric] = tuple(v * math.exp(shift + rng.normal(0, 0.005)) for v in runs)
+                elif metric.startswith(("latency", "rtf")):
+                    values[metric] = tuple(v * math.exp(-shift + rng.normal(0, 0.005)) for v in runs)
+                else:
+                    values[metric] = runs
+            out.append(dataclasses.replace(record, time=(first + dt.timedelta(days=i)).isoformat(),
+                                           commit=f"{i:040x}", values=values, verdict="pass"))
+    return out
+
+
+@pytest.fixture
+def guarded(remote, files, tmp_path):
+    """A branch with whisper's baseline and a history whose throughput stepped down 6% (tracking issue filed)."""
+    from gate.history.analysis import trends
+    from gate.history.importer import records_from_tree
+    from gate.history.store import HistoryStore
+
+    first_night(remote, files)
+    tonight = records_from_tree(files["night"], SUITE, runner_class="h200")
+    history = tmp_path / "history-seed"
+    store_ = HistoryStore(history, suite=SUITE)
+    store_.append(_nights_like(tonight), warn=None)
+    steps = [cp for t in trends(store_.read(), SUITE) for cp in t.change_points if cp.gated and cp.worse]
+    assert steps and "throughput_samples_per_s" in {cp.metric for cp in steps}
+    return store_, steps, history
+
+
+def test_an_unaccepted_step_holds_the_baseline_and_a_writers_accept_on_its_issue_releases_it(
+        remote, files, tmp_path, example_reports, guarded):
+    import dataclasses
+
+    from fake_github import REPO, TOKEN, FakeGitHub
+
+    from gate.store import history_change
+
+    store_, steps, history = guarded
+    passing = report(tmp_path, example_reports=example_reports)
+    newer = tmp_path / "newer"
+    newer.mkdir()
+    text = (files["three"] / "whisper.json").read_text()
+    (newer / "whisper.json").write_text(text + "\n")  # tonight's file: the same baseline, one byte newer
+    with FakeGitHub() as fake:
+        issue = fake.add_issue("ASR regression on main: whisper/asr_en throughput_samples_per_s -6%")
+        store_.record_change_points("h200", [dataclasses.replace(cp, issue=issue) for cp in steps])
+        write(history_change(runner_class="h200", source=history, sha="c" * 40), remote=str(remote), branch=BRANCH,
+              make_git=lambda cwd: SubprocessGit(cwd))
+        before = branch_files(remote, tmp_path)
+        env = {"GITHUB_API_URL": fake.base_url, "GITHUB_TOKEN": TOKEN, "GITHUB_REPOSITORY": REPO}
+        args = ["store", "baselines", str(newer), "--runner-class", "h200", "--sha", CANDIDATE_COMMIT, "--remote",
+                str(remote), "--report", str(passing), "--tonight", str(files["night"])]
+
+        def run(*extra):
+            result = CliRunner().invoke(cli, [*args, *extra], env=env, catch_exceptions=False)
+            return result.exit_code, result.output + (result.stderr if result.stderr_bytes else "")
+
+        code, out = run()
+        assert code == 2 and "the drift guard holds the baseline: whisper/asr_en throughput_samples_per_s: step -" in out
+        assert f"(#{issue}) not accepted" in out
+        code, out = run("--update", "always")  # a dispatch moves past a WARN night, not past an unaccepted step
+        assert code == 2 and "drift guard holds" in out
+        fake.state.permissions["tri"] = "triage"
+        fake.comment_as(issue, "/asr-gate accept whisper I think it is fine", user="tri")
+        fake.state.permissions["alice"] = "write"
+        fake.comment_as(issue, "Maybe:\n```\n/asr-gate accept all quoted, not a command\n```", user="alice")
+        code, out = run()
+        assert code == 2 and "(triage) cannot accept a regression" in out
+        assert branch_files(remote, tmp_path) == before  # nothing reached the branch
+        fake.comment_as(issue, "/asr-gate accept whisper new decoder, 6% slower by design (#77)", user="alice")
+        code, out = run()
+        assert code == 0 and "store pushed" in out, out
+        assert f"accepted by @alice on #{issue}" in out
+    after = branch_files(remote, tmp_path)
+    assert after["h200/whisper.json"] == text + "\n" and after != before
+
+
+def test_tonight_off_the_last_nights_level_holds_an_on_pass_move(remote, files, tmp_path, example_reports, guarded):
+    """No step in the history, but tonight is 6% slower than every night before it: the level holds it."""
+    from gate.history.importer import records_from_tree
+    from gate.history.store import HistoryStore
+    from gate.store import history_change
+
+    tonight = records_from_tree(files["night"], SUITE, runner_class="h200")
+    flat = tmp_path / "flat"
+    HistoryStore(flat, suite=SUITE).append(_nights_like(tonight, nights=20, step_night=99), warn=None)
+    write(history_change(runner_class="h200", source=flat, sha="c" * 40), remote=str(remote), branch=BRANCH,
+          make_git=lambda cwd: SubprocessGit(cwd))
+    newer = tmp_path / "newer"
+    newer.mkdir()
+    (newer / "whisper.json").write_text((files["three"] / "whisper.json").read_text() + "\n")
+    passing = report(tmp_path, example_reports=example_reports)
+    base = ["baselines", newer, "--runner-class", "h200", "--sha", CANDIDATE_COMMIT, "--remote", remote,
+            "--report", passing, "--tonight", files["night"]]
+    code, out = store(*base)
+    assert code == 2 and "against the last 14 nights' level" in out, out
+    code, out = store(*base, "--update", "always")  # a maintainer's dispatch accepts a level move
+    assert code == 0 and "store pushed" in out, out
+
+
+# -- the calibration workflow's write (issue 22): pairs only added, calibration never dropped or shrunk silently --
+
+def _calibrated(root: Path, files, *, calibration_of="three", measured_by="three", stamp='{"gpu": "NVIDIA H200"}',
+                pair="9-1", content="arm a\n") -> Path:
+    """What the recalibrate jobs upload: the baseline (the `measured_by` file's measurements with the
+    `calibration_of` file's calibration), its stamp, and one A/A pair."""
+    up = root / f"calibrated-{len(list(root.glob('calibrated-*')))}"
+    folder = up / "h200"
+    (folder / "calibration" / "whisper" / pair / "a").mkdir(parents=True)
+    data = json.loads((files[measured_by] / "whisper.json").read_text())
+    calibrated = json.loads((files[calibration_of] / "whisper.json").read_text())
+    data.update({k: calibrated[k] for k in ("calibration", "calibration_source")})
+    (folder / "whisper.json").write_text(json.dumps(data, indent=1) + "\n")
+    (folder / "whisper.calibration-stamp.json").write_text(stamp)
+    (folder / "calibration" / "whisper" / pair / "a" / "commit.txt").write_text(content)
+    return up
+
+
+def test_calibration_store_adds_the_pair_the_stamp_and_the_history(remote, files, tmp_path):
+    first_night(remote, files)
+    history = tmp_path / "arms"
+    (history / "h200").mkdir(parents=True)
+    (history / "h200" / "2026-11.jsonl").write_text("arm-1\narm-2\n")
+    up = _calibrated(tmp_path, files)
+    code, out = store("calibration", "--calibrated", up, "--history", history, "--runner-class", "h200",
+                      "--sha", CANDIDATE_COMMIT, "--remote", remote)
+    assert code == 0 and "store pushed" in out, out
+    stored = branch_files(remote, tmp_path)
+    assert stored["h200/calibration/whisper/9-1/a/commit.txt"] == "arm a\n"
+    assert stored["h200/whisper.calibration-stamp.json"] == '{"gpu": "NVIDIA H200"}'
+    assert stored["history/h200/2026-11.jsonl"] == "arm-1\narm-2\n"
+    # Another pair later: the first one stays, the history grows by line.
+    (history / "h200" / "2026-11.jsonl").write_text("arm-1\narm-2\narm-3\n")
+    code, out = store("calibration", "--calibrated", _calibrated(tmp_path, files, pair="10-1"), "--history", history,
+                      "--runner-class", "h200", "--sha", CANDIDATE_COMMIT, "--remote", remote)
+    assert code == 0, out
+    stored = branch_files(remote, tmp_path)
+    assert {"h200/calibration/whisper/9-1/a/commit.txt", "h200/calibration/whisper/10-1/a/commit.txt"} <= set(stored)
+    assert stored["history/h200/2026-11.jsonl"] == "arm-1\narm-2\narm-3\n"
+
+
+def test_calibration_store_refuses_what_would_lose_evidence(remote, files, tmp_path):
+    first_night(remote, files)
+    base = ["--runner-class", "h200", "--sha", CANDIDATE_COMMIT, "--remote", remote]
+    assert store("calibration", "--calibrated", _calibrated(tmp_path, files), *base)[0] == 0
+    before = branch_files(remote, tmp_path)
+    # Fewer degrees of freedom on the same stamp: refused.
+    code, out = store("calibration", "--calibrated", _calibrated(tmp_path, files, calibration_of="two", pair="11-1"),
+                      *base)
+    assert code == 2 and "fewer degrees of freedom are not stored silently" in out
+    # No calibration at all: refused whatever the stamp.
+    code, out = store("calibration", "--calibrated", _calibrated(tmp_path, files, calibration_of="plain", pair="11-1",
+                                                                  stamp='{"gpu": "other"}'), *base)
+    assert code == 2 and "drops the calibration of whisper/" in out
+    # A stored pair replaced by other content: refused.
+    code, out = store("calibration", "--calibrated", _calibrated(tmp_path, files, content="forged\n"), *base)
+    assert code == 2 and "a stored A/A pair file would be replaced by other content" in out
+    assert branch_files(remote, tmp_path) == before
+    # Missing inputs are errors, never a quiet "nothing to store".
+    code, out = store("calibration", *base)
+    assert code == 2 and "nothing to store" in out
+    code, out = store("calibration", "--calibrated", tmp_path / "not-downloaded", *base)
+    assert code == 2 and "expected a directory" in out
+    # A new stamp (another GPU, driver or package set): older pairs expired, the shrink is stored and said.
+    code, out = store("calibration", "--calibrated", _calibrated(tmp_path, files, calibration_of="two", pair="12-1",
+                                                                  stamp='{"gpu": "NVIDIA H200", "driver": "580"}'), *base)
+    assert code == 0 and "pairs measured on another GPU, driver or package set expired" in out, out
+
+
+def test_a_baseline_the_nightly_moved_meanwhile_is_not_overwritten_but_the_pair_is_kept(remote, files, tmp_path):
+    first_night(remote, files)
+    before = branch_files(remote, tmp_path)
+    stale = _calibrated(tmp_path, files, measured_by="plain")  # recalibrated from another baseline than the stored
+    code, out = store("calibration", "--calibrated", stale, "--runner-class", "h200", "--sha", CANDIDATE_COMMIT,
+                      "--remote", remote)
+    assert code == 2 and "not recalibrated (the nightly moved the baseline meanwhile" in out, out
+    after = branch_files(remote, tmp_path)
+    assert after["h200/whisper.json"] == before["h200/whisper.json"]
+    assert "h200/whisper.calibration-stamp.json" not in after
+    assert after["h200/calibration/whisper/9-1/a/commit.txt"] == "arm a\n"

@@ -13,7 +13,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 import yaml
 from conftest import synthetic_records
 
@@ -168,35 +167,13 @@ def git(*args: str, cwd: Path) -> str:
     return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True).stdout
 
 
-# The nightly's store-history job runs `gate store history` (gate/store.py), tested with a real bare repository
-# and a concurrent writer in tests/github/test_gh_store.py.
-@pytest.mark.parametrize("workflow, job, name", [("asr-gate-calibration.yml", "store", "Commit and push")])
-def test_store_jobs_union_the_history_with_what_was_pushed_meanwhile(tmp_path, workflow, job, name):
-    month = Path("history") / "h100" / "2026-11.jsonl"
-    branch = "asr-gate-baselines"
-    # The baseline branch, with a line another writer pushed after this run had copied the history.
-    seed = tmp_path / "seed"
-    (seed / month.parent).mkdir(parents=True)
-    (seed / month).write_text("old-1\nold-2\npushed-meanwhile\n")
-    git("init", "-q", "-b", branch, cwd=seed)
-    git("add", ".", cwd=seed)
-    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "seed", cwd=seed)
-    origin = tmp_path / "origin.git"
-    git("clone", "-q", "--bare", str(seed), str(origin), cwd=tmp_path)
-    git("clone", "-q", f"file://{origin}", "store", cwd=tmp_path)
-    # What this run uploads: the history as it copied it, plus its own new line.
-    upload = tmp_path / "upload"
-    (upload / "h100").mkdir(parents=True)
-    (upload / "h100" / "2026-11.jsonl").write_text("old-1\nold-2\nmine\n")
-    (upload / ".gitattributes").write_text("*.jsonl merge=union\n")
-    values = {"inputs.baseline-branch": branch, "inputs.runner-class": "h100", "needs.plan.outputs.sha": "abc",
-              "runner.temp": str(tmp_path / "temp"), "github.token": "t"}
-    (tmp_path / "temp").mkdir()
-    (tmp_path / "temp" / "history").symlink_to(upload)  # both jobs download the history to runner.temp/history
-    (tmp_path / "temp" / "calibrated").mkdir()  # calibration: no baseline to store this time
-    s = step(jobs(workflow)[job], name)
-    done = run_shell(s, tmp_path / s.get("working-directory", "."), values)
-    assert done.returncode == 0, done.stdout + done.stderr
-    pushed = git("show", f"{branch}:{month.as_posix()}", cwd=origin)
-    assert pushed.splitlines() == ["old-1", "old-2", "pushed-meanwhile", "mine"]
-    assert git("show", f"{branch}:history/.gitattributes", cwd=origin) == "*.jsonl merge=union\n"
+# Both store jobs run `gate store` (gate/store.py): the nightly's `store history`, the calibration's
+# `store calibration`, tested against a real bare repository and a concurrent writer in tests/github/test_gh_store.py.
+def test_store_jobs_write_only_through_gate_store():
+    for workflow, job, sub in (("asr-gate-calibration.yml", "store", "calibration"),
+                               ("asr-gate-nightly.yml", "store-history", "history"),
+                               ("asr-gate-nightly.yml", "update-baseline", "baselines")):
+        found = jobs(workflow)[job]
+        writes = [s for s in found["steps"] if (s.get("with") or {}).get("command") == "store"]
+        assert len(writes) == 1 and writes[0]["with"]["args"].split()[0] == sub, (workflow, job)
+        assert not any("git " in str(s.get("run", "")) for s in found["steps"]), (workflow, job)

@@ -55,6 +55,14 @@ def test_history_job_shape():
                               for s in gate_steps)
     for s in store["steps"]:
         assert (s.get("with") or {}).get("persist-credentials", False) is False
+    # The drift guard: the baseline moves only after tonight is in the branch's history, held to it by `gate store`.
+    update = all_jobs["update-baseline"]
+    assert "store-history" in update["needs"] and "needs.store-history.result == 'success'" in update["if"]
+    [stored] = [s for s in update["steps"] if (s.get("with") or {}).get("command") == "store"]
+    assert "--tonight trees" in stored["with"]["args"]
+    trees = next(s for s in update["steps"] if "download-artifact" in (s.get("uses") or "")
+                 and "asr-gate-trees-" in (s.get("with") or {}).get("pattern", ""))
+    assert trees["with"]["path"] == "trees" and "continue-on-error" not in trees
 
 
 def run_step(job: dict, name: str, workdir: Path, values: dict[str, str], extra_env: dict[str, str]):

@@ -38,6 +38,9 @@ def test_one_issue_per_step_listing_its_metrics_then_updates_never_duplicate(his
         assert "https://pages.test/asr/qwen3.html#qwen3-asr_en" in body
         assert "https://github.test/sgl-project/sglang-omni/actions/runs/77" in body
         assert re.search(r"<!-- asr-gate-step: qwen3/asr_en:2026-09-\d\d -->", body)
+        # The drift guard says here what holds the baseline and how a maintainer releases it (gate.history.guard).
+        assert "**This step holds the nightly baseline of qwen3**" in body
+        assert "`/asr-gate accept <model> <reason>` (model: qwen3, or `all`)" in body and "`asr-gate-accept`" in body
         stored = [json.loads(line) for line in (history_dir / "h100" / "change-points.jsonl").read_text().splitlines()]
         number = next(iter(issues))
         assert {p["metric"]: p["issue"] for p in stored} == {"throughput_samples_per_s": number,

@@ -1,0 +1,116 @@
+"""The trend reaches a real PR comment (issue 25 item 7): the report workflow's judge step, as written, runs
+`gate post` with the baseline branch's history, and the sticky comment and the model's check run that the
+fake GitHub receives carry the sparkline, the band in words, the baseline's bar and the step's issue."""
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import re
+import shlex
+from pathlib import Path
+
+import gh_payloads as p
+import pytest
+import yaml
+from click.testing import CliRunner
+from fake_github import BOT, REPO, TOKEN
+from gh_trees import make_trees
+
+from gate.cli import cli
+from gate.config import load_suite
+from gate.history.analysis import trends
+from gate.history.sparkline import BARS, BREAK
+from gate.history.store import HistoryStore
+
+ROOT = Path(__file__).resolve().parents[2]
+WORKFLOW = ROOT / ".github" / "workflows" / "asr-gate-report.yml"
+pytestmark = pytest.mark.slow  # real example trees and the real judge
+
+
+def _history_records():
+    """36 nights of qwen3/asr_en on h100 with a 6% throughput step at night 24 (tests/history's generator)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("history_conftest", ROOT / "tests" / "history" / "conftest.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.synthetic_records()
+
+
+def judge_argv(mode: str, workdir: Path, runner_temp: Path) -> list[str]:
+    """The judge step's `args`, with `${{ }}` evaluated the way Actions would in `workdir`."""
+    job = yaml.safe_load(WORKFLOW.read_text(encoding="utf-8"))["jobs"]["judge"]
+    name = "Judge (A/B, calibration from the baseline branch when there is one)" if mode == "ab" else \
+        "Judge (against the stored baseline)"
+    step = next(s for s in job["steps"] if s.get("name") == name)
+    names = {"runner.temp": str(runner_temp), "matrix.model": "qwen3", "inputs.runner-class": "h100"}
+
+    def term(text: str) -> str:
+        text = text.strip()
+        if text.startswith("'"):
+            return text.strip("'")
+        found = re.fullmatch(r"format\('([^']*)'((?:,\s*[\w.-]+)*)\)", text)
+        if found:
+            values = [names[a.strip()] for a in found[2].split(",")[1:]]
+            return re.sub(r"\{(\d)\}", lambda m: values[int(m[1])], found[1])
+        return names[text]
+
+    def evaluate(match: re.Match) -> str:
+        text = " ".join(match[1].split())
+        cond = re.fullmatch(r"hashFiles\((.+?)\) != '' && (.+) \|\| ''", text)
+        if cond:
+            present = any(path.is_file() for path in workdir.glob(term(cond[1])))
+            return term(cond[2]) if present else ""
+        return term(text)
+
+    return ["post", *shlex.split(re.sub(r"\$\{\{(.*?)\}\}", evaluate, step["with"]["args"], flags=re.S))]
+
+
+@pytest.fixture
+def unthrottled(monkeypatch):
+    import gate.posting as post_module
+    from gate.github import connect
+
+    monkeypatch.setattr(post_module, "connect", lambda **kw: connect(**kw, throttle=False))
+
+
+def test_the_trusted_jobs_comment_shows_the_trend_of_main(fake, tmp_path, example_reports, unthrottled, monkeypatch):
+    suite = load_suite()
+    store = HistoryStore(tmp_path / "baseline-store" / "history")
+    store.append(_history_records())
+    [step] = [cp for t in trends(store.read(), suite) for cp in t.change_points if cp.gated]
+    store.record_change_points("h100", [dataclasses.replace(step, issue=12)])  # filed by the nightly as #12
+    runner_temp = tmp_path / "rt"
+    make_trees(runner_temp / "untrusted" / "trees", example_reports, "qwen3")
+    argv = judge_argv("ab", tmp_path, runner_temp)
+    assert argv[argv.index("--history") + 1] == "baseline-store/history"
+
+    fake.add_pull(42, labels=("run-qwen3-asr",))
+    event = tmp_path / "wr.json"
+    event.write_text(json.dumps(p.workflow_run(prs=[42])), encoding="utf-8")
+    env = {k: None for k in os.environ if k.startswith(("GITHUB_", "GATE_", "RUNNER_"))}
+    env.update(GITHUB_API_URL=fake.base_url, GITHUB_TOKEN=TOKEN, GITHUB_REPOSITORY=REPO, GITHUB_RUN_ID="555",
+               GITHUB_SERVER_URL="https://github.test", GITHUB_EVENT_NAME="workflow_run", GITHUB_EVENT_PATH=str(event))
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(cli, argv, env=env, catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+
+    (comment,) = [c["body"] for c in fake.comments_on(42) if c["user"] == BOT]
+    (check,) = [c for c in fake.state.check_runs if c["name"] == "ASR gate / qwen3"]
+    for text in (comment, check["output"]["summary"]):
+        cells = re.findall(rf"`([{BARS} ]+){BREAK}([{BARS}])` ([+-]\d+\.\d%) vs the last 14 nights' band of "
+                           rf"±(\d+\.\d)%", text)
+        assert cells, text[:3000]
+        nights, candidate, where, band = cells[0]
+        assert len(nights) == 14 and float(band) < 5  # the band of 1% noise, in numbers
+        assert re.search(rf"baseline [{BARS}]", text)  # the baseline's level, on the same scale
+        assert f"step since {step.night[:10]} #12" in text  # the open change-point issue of that workload
+
+
+def test_a_history_that_is_named_but_missing_is_an_error_not_a_quiet_comment(tmp_path, example_reports):
+    trees = make_trees(tmp_path / "trees", example_reports, "qwen3")
+    result = CliRunner().invoke(cli, ["post", "--trees", str(trees), "--model", "qwen3", "--dry-run",
+                                      "--history", str(tmp_path / "nowhere")])
+    assert result.exit_code == 2 and "--history: expected the nightly history directory" in result.output
+    assert "Traceback" not in result.output
