@@ -51,7 +51,7 @@ class Kind:
     max_bytes: int
 
 
-# Caps are ~10x the largest real file of each kind (reference §2; measured on full-size examples).
+# Caps are ~10x the largest real file of each kind (docs/upstream.md §2; measured on full-size examples).
 RESULT = Kind("result file", 64 * MiB)  # SeedTTS --output (~0.3 MB), MOSS payload with per_sample (~5 MB)
 SAMPLES = Kind("per-sample file", 64 * MiB)  # SeedTTS raw JSONL (~1 MB for 2020 rows)
 BASELINE = Kind("baseline", 64 * MiB)  # all ten workloads with per-utterance arrays (~3 MB)

@@ -22,7 +22,7 @@ coerced. A metric that is null in one run but measured in another is that run's 
 is never computed quietly from the other runs. An env.json that cannot be read is kept
 as `RunInfo.env_problem` (comparability then treats GPU and driver as unknown-but-different).
 
-The CI artifact layout (reference §2.3, §2.5) is read too, detected automatically when no run
+The CI artifact layout (docs/upstream.md §2.3, §2.5) is read too, detected automatically when no run
 directory holds a runbook file: `asr_seedtts_{en,zh}_results.json` (summary + speed, no per-sample
 data, one SeedTTS model per CI run, matched by `model_path`) and
 `moss_transcribe_diarize_{,stream_,aishell4_long_,googletime_}results.json` (the EvaluationPayload

@@ -4,9 +4,9 @@ Entry point: `read_run_samples(run_dir, workload) -> {measure: UtteranceErrors}`
 per-utterance measure of the workload's accuracy metrics ("wer" for SeedTTS, "cer" and "cp_cer"
 for MOSS). Use an entry only when `crosscheck.status == MATCH`.
 
-Sources (reference §2.2, §2.4): SeedTTS `--save-raw-dir` JSONL at <run>/<model>/raw_<lang>/conc32_rep1.jsonl
+Sources (docs/upstream.md §2.2, §2.4): SeedTTS `--save-raw-dir` JSONL at <run>/<model>/raw_<lang>/conc32_rep1.jsonl
 (`ref_norm`/`hyp_norm`, already normalized by the client; ZH is space-separated characters), and
-MOSS `per_sample` of transcribe_diarize_results.json (raw texts, cleaned here as in §3.2). Errors
+MOSS `per_sample` of transcribe_diarize_results.json (raw texts, cleaned here as in docs/upstream.md §3.2). Errors
 are recomputed with jiwer (words for SeedTTS, characters for MOSS CER) and with a Hungarian speaker
 assignment for cpCER, then cross-checked against the file's corpus figure: a mismatch means the
 normalization differs from the client's, and the per-sample data must not be used.
@@ -77,7 +77,7 @@ class UtteranceErrors:
         return None if total == 0 else float(self.errors[self.valid].sum()) / total
 
 
-# --- MOSS-Transcribe-Diarize text cleaning (reference §3.2) --------------------------------------
+# --- MOSS-Transcribe-Diarize text cleaning (docs/upstream.md §3.2) --------------------------------------
 # The client scores cleaned text: timestamps dropped, speaker tags canonicalized to [S<n>], bracket
 # events dropped, then whitespace and Unicode punctuation (category P) removed and lowercased.
 

@@ -4,11 +4,11 @@ One module per concern: spec.py (ExampleSpec, commits, defect codes), dataset.py
 habitual errors, exact error injection), seedtts.py and moss.py (one workload family each, in small
 builders), trees.py (a tree, the README's pair, the calibrated baseline file), ci.py (CI artifacts).
 
-Every file is schema-exact (reference §2.1, §2.2, §2.4): the SeedTTS `--output` JSON
+Every file is schema-exact (docs/upstream.md §2.1, §2.2, §2.4): the SeedTTS `--output` JSON
 (schema_version 2) with its raw `--save-raw-dir` JSONL, and the three MOSS-Transcribe-Diarize
 files. The numbers are SYNTHETIC, shaped after the runbook's "Reference results", and every
 aggregate is computed from the per-sample rows written beside it: corpus WER is Σerrors/Σwords of
-`ref_norm`/`hyp_norm` (recomputable with jiwer), MOSS CER/cpCER follow the §3.2 cleaning, latency
+`ref_norm`/`hyp_norm` (recomputable with jiwer), MOSS CER/cpCER follow the docs/upstream.md §3.2 cleaning, latency
 and RTF statistics are those of the per-request latencies.
 
 Determinism: the "dataset" (utterance ids, references, durations) and the model's habitual errors

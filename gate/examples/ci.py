@@ -1,4 +1,4 @@
-"""The CI artifact layout (reference §2.3, §2.5), made from runbook-layout example runs."""
+"""The CI artifact layout (docs/upstream.md §2.3, §2.5), made from runbook-layout example runs."""
 from __future__ import annotations
 
 import json
@@ -17,7 +17,7 @@ from gate.examples.trees import write_example_tree
 
 def write_example_ci_artifacts(root: Path, suite: Suite, spec: ExampleSpec = ExampleSpec(), *, model: str = "qwen3",
                                attempts: int = 2) -> Path:
-    """A downloaded CI artifact (reference §2.3, §2.5): stage 1 (MOSS) and stage 2 (one SeedTTS model).
+    """A downloaded CI artifact (docs/upstream.md §2.3, §2.5): stage 1 (MOSS) and stage 2 (one SeedTTS model).
 
     Files lie under <root>/pytest-of-runner/pytest-<N>/<test>0/, one directory per retry attempt.
     Every attempt but the last has 3 failed MOSS requests and 5 skipped SeedTTS samples (the flaky

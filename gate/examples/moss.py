@@ -1,6 +1,6 @@
 """MOSS-Transcribe-Diarize example runs: the speed file, the raw requests and the evaluation (per_sample) file.
 
-CER and cpCER follow the client's §3.2 cleaning and are computed from the per-sample texts written;
+CER and cpCER follow the client's cleaning (docs/upstream.md §3.2) and are computed from the per-sample texts written;
 latency and RTF statistics are those of the per-request latencies. DER is plausible, not derived.
 """
 from __future__ import annotations
@@ -177,7 +177,7 @@ def _requests(data: Dataset, workload: Workload, n: int, errors: np.ndarray, fai
 
 def _scored_sample(data: Dataset, i: int, reference: str, hypothesis: str, audio_path: str, latency: float,
                    rng: np.random.Generator, totals: _Totals) -> dict[str, Any]:
-    """One scored per_sample row, as the client computes it (§3.2 cleaning for CER and cpCER)."""
+    """One scored per_sample row, as the client computes it (docs/upstream.md §3.2 cleaning for CER and cpCER)."""
     ref_clean, hyp_clean = clean_no_speaker(reference), clean_no_speaker(hypothesis)
     cer_valid = len(ref_clean) > 0
     cer_e = Levenshtein.distance(ref_clean, hyp_clean) if cer_valid else len(hyp_clean)

@@ -112,7 +112,7 @@ def _wer_rows(rows: _Transcripts, ok: np.ndarray) -> np.ndarray:
 
 def _write_raw(raw_dir: Path, data: Dataset, rows: _Transcripts, latency: np.ndarray, failed: np.ndarray, en: bool,
                defect: str | None) -> None:
-    """The raw per-request JSONL (reference §2.2), one line per sample in dataset order."""
+    """The raw per-request JSONL (docs/upstream.md §2.2), one line per sample in dataset order."""
     join = " ".join
     wer_rows = _wer_rows(rows, ~failed)
     lines = []

@@ -2,7 +2,7 @@
 
 A client that outlives its timeout is stopped as a whole group. If the server dies while a client
 runs, the client is stopped at once: the MOSS client would otherwise wait up to 600 s for a dead
-server (reference §8.1), and a crashing server can keep answering for a while (§8.6).
+server (docs/upstream.md §8.1), and a crashing server can keep answering for a while (docs/upstream.md §8.6).
 While it runs, its progress is read from its own log (tqdm's "N/M [" counter) and printed now and then.
 """
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The CI artifact layout (reference §2.3, §2.5): detected automatically, latest attempt used."""
+"""The CI artifact layout (docs/upstream.md §2.3, §2.5): detected automatically, latest attempt used."""
 from __future__ import annotations
 
 import shutil

@@ -1,10 +1,10 @@
 """TEST DOUBLE of `sgl-omni serve` (sglang-omni's ASR server). Not upstream code.
 
-Speaks the real wire format (reference §6): GET /health (503 until ready, then 200
+Speaks the real wire format (docs/upstream.md §6): GET /health (503 until ready, then 200
 {"status": "healthy"}), GET /v1/models, multipart POST /v1/audio/transcriptions with
 response_format json / text / verbose_json and SSE streaming. The transcript is read from the
 stand-in WAV's `txt ` chunk; a few utterances get a deterministic word dropped so WER is not 0.
-Honours SGLANG_OMNI_STRICT_PORT like upstream (§6.4). Where torch and CUDA exist and the knob
+Honours SGLANG_OMNI_STRICT_PORT like upstream (docs/upstream.md §6.4). Where torch and CUDA exist and the knob
 `gpu_mib` is set, it really holds that much GPU memory until it exits.
 
 Fault knobs (section "server" of standin-knobs.json; each may carry "on_call": N to fire only on
@@ -185,7 +185,7 @@ def main(argv) -> int:
         httpd = ThreadingHTTPServer((args.host, 0), Handler)
         print(f"WARNING: port {args.port} in use, serving on {httpd.server_address[1]}", flush=True)
     if faults.get("leave_child"):
-        # A worker that ignores SIGTERM and keeps the listening socket (reference §8.3).
+        # A worker that ignores SIGTERM and keeps the listening socket (docs/upstream.md §8.3).
         gpu_mib = int(faults.get("gpu_mib") or section.get("gpu_mib") or 0)
         hold = (f"import torch; x = torch.ones({gpu_mib} * 2**20, dtype=torch.uint8, device='cuda'); "
                 "torch.cuda.synchronize(); ") if gpu_mib and holder is not None else ""

@@ -1,4 +1,4 @@
-"""TEST DOUBLE of benchmarks.eval.benchmark_asr_seedtts (reference §1.1, §2.1, §2.2). Not upstream code.
+"""TEST DOUBLE of benchmarks.eval.benchmark_asr_seedtts (docs/upstream.md §1.1, §2.1, §2.2). Not upstream code.
 
 Accepts the real CLI flags, sends real multipart requests to the server at --port, and writes the
 schema_version 2 --output JSON and the --save-raw-dir JSONL with the exact field names. Like

@@ -1,4 +1,4 @@
-"""TEST DOUBLE of benchmarks.eval.benchmark_asr_transcribe_diarize (reference §1.2, §2.4). Not upstream code.
+"""TEST DOUBLE of benchmarks.eval.benchmark_asr_transcribe_diarize (docs/upstream.md §1.2, §2.4). Not upstream code.
 
 Accepts the real CLI flags, polls /health like --use-existing-server does, sends real multipart
 requests (verbose_json, or json + stream=true), and writes the three files in upstream's order:
