@@ -13,13 +13,13 @@ import subprocess
 import threading
 
 import pytest
-from fake_github import BOT
-from gh_trees import MERGE_BASE, make_trees
 
 from gate import publication
 from gate.config import load_suite
 from gate.posting import judge, post_model, post_not_run, render_section
 from gate.untrusted import UntrustedInputError, check_consistency
+from tests.github.fake_github import BOT
+from tests.github.gh_trees import MERGE_BASE, make_trees
 
 HEAD = "a" * 40
 SUITE = load_suite()
@@ -194,9 +194,8 @@ def test_two_models_in_either_order_leave_one_comment_showing_both(fake, publish
 
 
 def test_two_concurrent_report_runs_converge(fake, publisher, trees):
-    from fake_github import REPO, TOKEN
-
     from gate.github import Publisher, connect
+    from tests.github.fake_github import REPO, TOKEN
 
     fake.add_pull(42, labels=("run-qwen3-asr", "run-whisper-asr"))
     built = {m: trees(m) for m in ("qwen3", "whisper")}

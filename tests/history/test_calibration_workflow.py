@@ -15,13 +15,13 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import synthetic_records
 
 from gate.baseline import calibrate_baseline, read_baseline, side_from_tree
 from gate.config import load_suite
 from gate.examples import ExampleSpec, write_example_tree
 from gate.history.store import HistoryStore
 from gate.stats.performance import Calibration
+from tests.helpers.nights import synthetic_records
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKFLOWS = ROOT / ".github" / "workflows"

@@ -12,12 +12,12 @@ import sys
 from pathlib import Path
 
 import yaml
-from conftest import synthetic_records
-from fake_github import BOT, REPO, TOKEN, FakeGitHub
 
 from gate.config import load_suite
 from gate.examples import ExampleSpec, write_example_tree
 from gate.history.store import HistoryStore
+from tests.github.fake_github import BOT, REPO, TOKEN, FakeGitHub
+from tests.helpers.nights import synthetic_records
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKFLOW = ROOT / ".github" / "workflows" / "asr-gate-nightly.yml"

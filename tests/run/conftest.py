@@ -14,12 +14,10 @@ from pathlib import Path
 
 import pytest
 
+from gate.config import load_suite
+from tests.standin.build import SMALL_COUNTS, make_checkout, make_hf_hub, small_suite, write_knobs
+
 REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO / "tests"))
-
-from standin.build import SMALL_COUNTS, make_checkout, make_hf_hub, small_suite, write_knobs  # noqa: E402
-
-from gate.config import load_suite  # noqa: E402
 
 # `gate run` through the real CLI group (gate.cli imports a command's module only when it runs).
 GATE_RUN = "import sys\nfrom gate.cli import main\nsys.argv = ['gate', 'run', *sys.argv[1:]]\nmain()\n"

@@ -56,7 +56,7 @@ def test_kill_9_mid_client_then_the_next_run_stops_the_old_client_and_server_fir
 
 
 def test_a_signal_during_a_stop_still_completes_the_stop(bench, tmp_path):
-    from standin.build import small_suite
+    from tests.standin.build import small_suite
     bench.suite_path = small_suite(tmp_path / "grace.yaml", startup_timeout_s=5, stop_grace_s=3, client_timeout_s=20)
     bench.knobs({"server": {"ignore_term": True}, "client": {"exit_code": 7}})  # the run fails; the stop takes 3 s
     proc = bench.start("--models", "qwen3", "--runs", "1")
@@ -72,7 +72,7 @@ def test_a_signal_during_a_stop_still_completes_the_stop(bench, tmp_path):
 
 
 def test_a_second_signal_kills_at_once(bench, tmp_path):
-    from standin.build import small_suite
+    from tests.standin.build import small_suite
     bench.suite_path = small_suite(tmp_path / "long.yaml", startup_timeout_s=5, stop_grace_s=60, client_timeout_s=60)
     bench.knobs({"server": {"ignore_term": True}, "client": {"hang": True}})
     proc = bench.start("--models", "qwen3", "--runs", "1")
