@@ -26,6 +26,7 @@ def _digests(root: Path) -> dict[str, str]:
     return out
 
 
+@pytest.mark.slow  # runs `gate example` a second time
 def test_second_run_rewrites_the_same_folder(example_out, invoke):
     out, first = example_out
     assert first.exit_code == 0

@@ -87,6 +87,7 @@ def test_the_report_carries_the_recomputed_looks_never_the_uploaded_ones(tmp_pat
     assert "forged" not in section
 
 
+@pytest.mark.slow  # calibrates and judges two-look trees
 def test_a_stale_calibration_is_left_out_of_the_recomputed_plan_as_the_runner_leaves_it_out(calibration, slower,
                                                                                           tmp_path):
     """Measured on an H100 while the trees ran on an H200: the calibration is left out, the first look judges by

@@ -80,6 +80,7 @@ def test_nightly_pools_the_nights_into_the_candidate_baseline_it_stores():
     assert "--tonight results/nightly" in args and "--history baseline-store/history" in args
 
 
+@pytest.mark.slow  # the nightly workflow's steps end to end
 def test_nightly_bench_steps_pool_tonight_and_the_history(tmp_path):
     bench = jobs("asr-gate-nightly.yml")["bench"]
     model = {"qwen3/asr_en": "qwen3"}

@@ -11,6 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 
 from gate.config import load_suite
@@ -66,6 +67,7 @@ def run_step(job: dict, name: str, workdir: Path, values: dict[str, str], extra_
     return subprocess.run(["bash", "-c", s["run"]], cwd=workdir, env=env, capture_output=True, text=True, timeout=300)
 
 
+@pytest.mark.slow  # the nightly workflow's steps end to end
 def test_append_detect_and_file_the_issue_as_the_workflow_does(tmp_path):
     suite = load_suite()
     # The stored history (as on the baseline branch): 40 nights, qwen3/asr_en 6% slower for the last two.

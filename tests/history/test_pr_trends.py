@@ -90,6 +90,7 @@ def test_the_comment_shows_the_trend_beside_the_row_and_cmark_keeps_the_table(hi
     assert "<script" not in html and "&lt;!-- asr" not in html
 
 
+@pytest.mark.slow  # the whole trusted job against the GitHub fake
 def test_the_trusted_jobs_pr_comment_shows_the_trend(tmp_path, history_dir, monkeypatch):
     """`gate post --history` (the trusted report job) against the GitHub fake: the sticky comment has the trend."""
     import json as _json

@@ -288,6 +288,7 @@ def _store(tmp_path: Path) -> Path:
     return root
 
 
+@pytest.mark.slow  # mutation sweep over the history store
 @pytest.mark.parametrize("name", MUTATIONS)
 def test_every_mutation_is_named_or_refused_by_gate_history(tmp_path, name, fixtures):
     root = _store(tmp_path)

@@ -8,6 +8,8 @@ import os
 import signal
 import time
 
+import pytest
+
 from gate.results import read_tree
 
 
@@ -30,6 +32,7 @@ def _log_has_running(bench, step: str):
     return check
 
 
+@pytest.mark.slow  # two `gate run` processes
 def test_kill_9_mid_client_then_the_next_run_stops_the_old_client_and_server_first(bench):
     bench.knobs({"client": {"delay_s": 8, "on_call": 1}})  # the first client sleeps 8 s, then would write
     proc = bench.start("--models", "qwen3", "--runs", "1")

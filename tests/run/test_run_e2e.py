@@ -63,6 +63,7 @@ FAULTS = {
 }
 
 
+@pytest.mark.slow  # a `gate run` process per fault
 @pytest.mark.parametrize("fault", sorted(FAULTS))
 def test_fault_fails_clearly_and_keeps_earlier_runs(bench, fault):
     knobs, message = FAULTS[fault]

@@ -85,6 +85,7 @@ def _post(trees: Path, model: str, out: Path) -> bytes:
     return out.read_bytes()
 
 
+@pytest.mark.slow  # four entry points on the A/B trees, with second looks: ~60 s CPU
 @pytest.mark.parametrize("model", MODELS)
 def test_every_entry_point_gives_the_same_judgement(ab_trees, tmp_path, model):
     by_hand = _compare(ab_trees, model, tmp_path / "compare.json")

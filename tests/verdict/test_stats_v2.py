@@ -257,6 +257,7 @@ def test_a_copied_run_is_refused(make_tree, tmp_path):
     assert result.exit_code == 2 and "byte-identical" in result.stderr and "run1" in result.stderr
 
 
+@pytest.mark.slow  # generates and calibrates several trees
 def test_cross_job_pairs_are_recorded_and_let_a_stored_baseline_fail(make_tree, tmp_path):
     import json
 
