@@ -33,7 +33,7 @@ def calibration_from_pairs(pairs: Sequence[tuple[Side, Side]], suite: Suite,
     for workload in suite.workloads:
         for metric in workload.metrics:
             usable = [(a.workloads[workload.id], b.workloads[workload.id], across)
-                      for (a, b), across in zip(pairs, cross_job)
+                      for (a, b), across in zip(pairs, cross_job, strict=True)
                       if workload.id in a.workloads and workload.id in b.workloads
                       and a.workloads[workload.id].complete and b.workloads[workload.id].complete]
             entry: Calibration | Dispersion | None = None

@@ -171,7 +171,7 @@ def load_jsonl(path: str | Path, kind: Kind, *, root: str | Path | None = None) 
     try:  # one parse over the whole file when it is well formed (much faster than one call per line)
         values = parse_json("[" + ",".join(line for _, line in numbered) + "]", source=path, what=kind.what)
         if isinstance(values, list) and len(values) == len(numbered) and depth(values) <= MAX_DEPTH:
-            return [(number, value) for (number, _), value in zip(numbered, values)]
+            return [(number, value) for (number, _), value in zip(numbered, values, strict=True)]
     except Unreadable:
         pass
     rows = []

@@ -83,7 +83,7 @@ class FirstLook:
     def problems(self) -> tuple[str, ...]:
         return tuple(f"{side}: {self.model} has scored runs {', '.join(runs) or 'none'}; the first look "
                      f"({self.decision.action}) asks for {', '.join(self.expected)}"
-                     for side, runs in zip(("base", "candidate"), self.found) if runs != self.expected)
+                     for side, runs in zip(("base", "candidate"), self.found, strict=True) if runs != self.expected)
 
 
 def judge(request: Request) -> Report:

@@ -58,14 +58,14 @@ class SideStats:
     @classmethod
     def of(cls, values: Sequence[float | None], used: Sequence[bool], expected_runs: int,
            n_samples: int | None) -> SideStats:
-        kept = [v for v, u in zip(values, used) if u and v is not None and math.isfinite(v)]
+        kept = [v for v, u in zip(values, used, strict=True) if u and v is not None and math.isfinite(v)]
         return cls(values=tuple(values), used=tuple(bool(u) for u in used), expected_runs=expected_runs,
                    n_samples=n_samples, mean=sum(kept) / len(kept) if kept else None,
                    min=min(kept) if kept else None, max=max(kept) if kept else None)
 
     @property
     def n_used(self) -> int:
-        return sum(1 for v, u in zip(self.values, self.used) if u and v is not None)
+        return sum(1 for v, u in zip(self.values, self.used, strict=False) if u and v is not None)
 
     @property
     def partial(self) -> bool:
@@ -74,7 +74,7 @@ class SideStats:
 
     @property
     def present(self) -> list[float]:
-        return [v for v, u in zip(self.values, self.used) if u and v is not None]
+        return [v for v, u in zip(self.values, self.used, strict=False) if u and v is not None]
 
 
 @dataclass(frozen=True)

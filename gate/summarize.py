@@ -174,7 +174,7 @@ class MetricSummary:
     def present(self) -> tuple[float, ...]:
         """The values of complete runs (an incomplete or invalid run's value is shown, never averaged)."""
         flags = self.complete or (True,) * len(self.values)
-        return tuple(v for v, ok in zip(self.values, flags) if v is not None and ok)
+        return tuple(v for v, ok in zip(self.values, flags, strict=True) if v is not None and ok)
 
     @property
     def mean(self) -> float | None:

@@ -194,7 +194,7 @@ def command(checkout, ab, out, name, names, models, labels, runs, one_look, max_
             raise InputError(f"--names: expected two different names 'A,B', got {names!r}")
         if python:
             raise InputError("--python cannot be used with --ab (each checkout uses its own .venv/bin/python)")
-        pairs = list(zip(tree_names, ab))
+        pairs = list(zip(tree_names, ab, strict=True))
     else:
         pairs = [(name or "main", checkout)]
     sides = tuple(Side(n, Path(c).resolve(), Path(python).resolve() if python else Path(c).resolve() / ".venv" / "bin" / "python")

@@ -65,7 +65,7 @@ def decide(first_look: Any, model: str) -> LookDecision:
     close = []
     for family, level in EXTEND_Q.items():
         gated = [r for r in rows if r.family == family and r.p_value is not None]
-        for row, q in zip(gated, benjamini_hochberg([r.p_value for r in gated])):
+        for row, q in zip(gated, benjamini_hochberg([r.p_value for r in gated]), strict=True):
             if q is not None and q <= level and floor_share(row) >= EXTEND_FLOOR_SHARE:
                 close.append(f"{_name(row)}: p = {row.p_value:.3g}, BH q = {q:.3g} ≤ {level} over the model's "
                              f"{len(gated)} {family} rows, with {floor_share(row):.0%} of its floor")

@@ -157,7 +157,7 @@ def calibrate(pairs: Sequence[tuple[Sequence[float], Sequence[float]]],
     deltas: list[float] = []
     cross: list[tuple[float, float]] = []
     index = 0
-    for (y_a, y_b), across in zip(logged, cross_job):
+    for (y_a, y_b), across in zip(logged, cross_job, strict=True):
         means: list[float | None] = []
         sizes: list[int] = []
         for y in (y_a, y_b):

@@ -122,7 +122,7 @@ def _exact_sign_flip(values: np.ndarray) -> float:
     total = int(magnitudes.sum())
     observed = int(values.sum())
     pmf = np.ones(1)
-    for v, m in zip(*np.unique(magnitudes, return_counts=True)):
+    for v, m in zip(*np.unique(magnitudes, return_counts=True), strict=True):
         spread = np.zeros(int(m) * int(v) + 1)
         spread[:: int(v)] = stats.binom.pmf(np.arange(m + 1), m, 0.5)
         pmf = signal.fftconvolve(pmf, spread) if len(pmf) * len(spread) > 50_000 else np.convolve(pmf, spread)

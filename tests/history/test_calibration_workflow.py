@@ -95,7 +95,7 @@ def test_nightly_bench_steps_pool_tonight_and_the_history(tmp_path):
     arms = [side_from_tree(write_example_tree(tmp_path / f"aa{k}", SUITE, ExampleSpec(seed=40 + k, models=("qwen3",),
                                                                                       runs=("1", "2", "3"))),
                            SUITE, sample_reader=speed_only) for k in range(6)]
-    calibrate_baseline(stored_file, list(zip(arms[0::2], arms[1::2])), SUITE, cross_job=[True] * 3)
+    calibrate_baseline(stored_file, list(zip(arms[0::2], arms[1::2], strict=True)), SUITE, cross_job=[True] * 3)
     before = stored(stored_file, EN)
     HistoryStore(store / "history").append(synthetic_records())
     write_example_tree(tmp_path / "results" / "nightly", SUITE, ExampleSpec(seed=3, models=("qwen3",),

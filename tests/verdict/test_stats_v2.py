@@ -39,7 +39,7 @@ def test_batched_holm_and_bh_equal_the_scalar_ones():
         scalar_h = holm([None if np.isnan(x) else x for x in p])
         scalar_q = benjamini_hochberg(list(p))
         for got, want in ((holm_array(p[None])[0], scalar_h), (bh_array(p[None])[0], scalar_q)):
-            for g, w in zip(got, want):
+            for g, w in zip(got, want, strict=True):
                 assert (w is None and np.isnan(g)) or g == pytest.approx(w, abs=1e-12)
 
 
