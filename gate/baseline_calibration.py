@@ -58,7 +58,7 @@ def run_hashes(side: Side) -> dict[str, str]:
     """A content hash per scored run: every workload's metric values and per-utterance errors of that run.
     Two runs with the same hash are the same measurement (a copied run directory), not two measurements."""
     hashes = {}
-    for index, run in enumerate(side.runs):
+    for run in side.runs:
         digest = hashlib.sha256()
         for workload_id in sorted(side.workloads):
             w = side.workloads[workload_id]

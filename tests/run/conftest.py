@@ -97,7 +97,7 @@ class Bench:
         except subprocess.TimeoutExpired:
             proc.kill()
             out, err = proc.communicate()
-            raise AssertionError(f"gate run did not finish in {timeout} s:\n{err}")
+            raise AssertionError(f"gate run did not finish in {timeout} s:\n{err}") from None
         return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
 
     def run_log(self, name: str = "main") -> dict:

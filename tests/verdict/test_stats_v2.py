@@ -224,7 +224,7 @@ def test_two_single_run_trees_of_one_commit_never_fail_on_speed(suite, sides):
     cal = {w: {m: Calibration(sigma=0.01, df=40, groups=20) for m in ("throughput_samples_per_s", "latency_p95_s",
                                                                          "latency_mean_s", "rtf_mean")}
            for w in (QWEN_EN, QWEN_ZH)}
-    for seed in range(20):
+    for _ in range(20):
         values = {w: sides.seedtts_values(rng, n_runs=1, sigma=0.05) for w in (QWEN_EN, QWEN_ZH)}
         other = {w: sides.seedtts_values(rng, n_runs=1, sigma=0.05, tput_factor=0.7) for w in (QWEN_EN, QWEN_ZH)}
         report = compare(sides.memory_side(suite, values=values, label="a"),
