@@ -69,7 +69,8 @@ def _tick_text(value: float, step: float) -> str:
     return f"{value:.{min(decimals, 6)}f}"
 
 
-def chart(trend: Trend, floor_rule: tuple[float, bool], *, nights: int = 90, width: int = 720, height: int = 260,
+# Complexity over 15: one chart drawn layer by layer (band, cuts, runs, line, candidate, axes).
+def chart(trend: Trend, floor_rule: tuple[float, bool], *, nights: int = 90, width: int = 720, height: int = 260,  # noqa: C901 (reason above)
           chart_id: str = "", candidate: Sequence[float] | None = None, small: bool = False) -> str:
     """One chart as an <svg> element; `floor` from floor_of. `small`: the overview's thumbnail (no axes
     text, no legend)."""
