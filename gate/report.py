@@ -37,7 +37,7 @@ class Basis(str, Enum):
         return self.value
 
 
-def clip(text: Any, limit: int) -> str:
+def clip(text: object, limit: int) -> str:
     """`text` as a string of at most `limit` characters; a cut one ends with a visible mark."""
     text = "" if text is None else str(text)
     return text if len(text) <= limit else text[: max(limit - len(CUT_MARK), 0)] + CUT_MARK
@@ -269,7 +269,7 @@ class Report:
         return tuple(r for r in self.rows if r.model == model)
 
     def to_json(self) -> dict[str, Any]:
-        data = typedjson.to_json(self)
+        data: dict[str, Any] = typedjson.to_json(self)
         # For tools reading report.json (DERIVED_KEYS): from_json checks them against the verdict and rows.
         data["exit_code"] = self.exit_code
         data["counts"] = {v.value: n for v, n in self.counts.items()}
@@ -358,7 +358,7 @@ def _merge_side(sides: Sequence[SideInfo]) -> SideInfo:
                     calibrated=all(s.calibrated for s in sides))
 
 
-def report_schema() -> dict:
+def report_schema() -> dict[str, Any]:
     """The JSON schema of report.json, generated from the model (shipped as gate/schemas/report.schema.json)."""
     schema = typedjson.schema_of(Report)
     schema["properties"]["schema_version"] = {"const": REPORT_SCHEMA_VERSION}

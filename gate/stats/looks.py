@@ -96,7 +96,7 @@ def floor_share(row: Any) -> float:
     shares = [row.delta_abs / row.floor_abs]
     if row.delta_rel is not None and row.floor_rel:
         shares.append(row.delta_rel / row.floor_rel)
-    return min(shares)
+    return float(min(shares))
 
 
 def _rows(report: Any, model: str) -> Iterable[Any]:

@@ -175,8 +175,8 @@ def catastrophic_masks(base_errors: np.ndarray, cand_errors: np.ndarray, ref_len
     jump = np.maximum(CATASTROPHIC_MIN_JUMP, CATASTROPHIC_MIN_JUMP_SHARE * n_ref)
 
     def became(before: np.ndarray, after: np.ndarray) -> np.ndarray:
-        return (((after / n_ref) > threshold).all(axis=-2) & ~((before / n_ref) > threshold).any(axis=-2)
-                & (after.min(axis=-2) - before.max(axis=-2) >= jump))
+        return np.asarray(((after / n_ref) > threshold).all(axis=-2) & ~((before / n_ref) > threshold).any(axis=-2)
+                          & (after.min(axis=-2) - before.max(axis=-2) >= jump))
 
     return became(base, cand), became(cand, base)
 
