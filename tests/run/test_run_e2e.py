@@ -180,6 +180,7 @@ def test_sigterm_is_handled_like_sigint(bench):
     assert proc.returncode == 143 and bench.run_log()["status"] == "interrupted"
 
 
+@pytest.mark.slow  # two `gate run` processes
 def test_resume_skips_complete_runs_and_redoes_incomplete_ones(bench):
     assert bench.run("--models", "qwen3", "--runs", "1,2").returncode == 0
     (bench.out / "main" / "run2" / "qwen3" / "asr_zh.json").unlink()
@@ -204,6 +205,7 @@ def test_second_gate_on_the_same_gpu_fails_clearly(bench):
     assert not (bench.out / "main" / "run1").exists()
 
 
+@pytest.mark.slow  # a two-checkout `gate run` process
 def test_ab_interleaves_two_checkouts_into_two_trees(bench, tmp_path):
     from tests.standin.build import SMALL_COUNTS, make_checkout
     candidate = make_checkout(tmp_path / "candidate", knobs={"counts": SMALL_COUNTS})
