@@ -116,7 +116,7 @@ def one_run(index: int, cfg_json: str, device: str, timeout_s: float) -> dict:
     run = {"index": index, "ok": True, "wall_s": wall} | json.loads(line[len(CHILD_MARK):])
     smi = nvidia_smi(SMI_FIELDS)
     if smi is not None:
-        run["gpu_after"] = dict(zip(SMI_FIELDS.split(","), smi))
+        run["gpu_after"] = dict(zip(SMI_FIELDS.split(","), smi, strict=True))
     return run
 
 

@@ -33,7 +33,7 @@ def calibration_from_pairs(pairs: Sequence[tuple[Side, Side]], suite: Suite,
     for workload in suite.workloads:
         for metric in workload.metrics:
             usable = [(a.workloads[workload.id], b.workloads[workload.id], across)
-                      for (a, b), across in zip(pairs, cross_job)
+                      for (a, b), across in zip(pairs, cross_job, strict=True)
                       if workload.id in a.workloads and workload.id in b.workloads
                       and a.workloads[workload.id].complete and b.workloads[workload.id].complete]
             entry: Calibration | Dispersion | None = None
@@ -58,7 +58,7 @@ def run_hashes(side: Side) -> dict[str, str]:
     """A content hash per scored run: every workload's metric values and per-utterance errors of that run.
     Two runs with the same hash are the same measurement (a copied run directory), not two measurements."""
     hashes = {}
-    for index, run in enumerate(side.runs):
+    for run in side.runs:
         digest = hashlib.sha256()
         for workload_id in sorted(side.workloads):
             w = side.workloads[workload_id]

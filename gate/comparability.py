@@ -201,7 +201,7 @@ def fingerprint_of_tree(tree: ResultTree, suite: Suite) -> Fingerprint:
     for workload_id, runs in tree.workloads.items():
         workload = suite.workload(workload_id)
         facts: dict[str, list] = {name: [] for name in WORKLOAD_FACTS}
-        for workload_run, run_info in zip(runs, tree.runs_of(workload_id)):
+        for workload_run, run_info in zip(runs, tree.runs_of(workload_id), strict=True):
             p = workload_run.provenance
             env = run_info.env or {}
             model_env = _dig(env, "models", workload.model) or {}

@@ -171,7 +171,7 @@ def load_jsonl(path: str | Path, kind: Kind, *, root: str | Path | None = None) 
     try:  # one parse over the whole file when it is well formed (much faster than one call per line)
         values = parse_json("[" + ",".join(line for _, line in numbered) + "]", source=path, what=kind.what)
         if isinstance(values, list) and len(values) == len(numbered) and depth(values) <= MAX_DEPTH:
-            return [(number, value) for (number, _), value in zip(numbered, values)]
+            return [(number, value) for (number, _), value in zip(numbered, values, strict=True)]
     except Unreadable:
         pass
     rows = []
@@ -213,8 +213,8 @@ class _StrictYamlLoader(yaml.SafeLoader):
     """yaml.SafeLoader that refuses duplicate mapping keys (PyYAML keeps the last one silently)."""
 
 
-def _construct_mapping(loader: _StrictYamlLoader, node: yaml.MappingNode, deep: bool = False) -> dict:
-    seen: set = set()
+def _construct_mapping(loader: _StrictYamlLoader, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+    seen: set[Any] = set()
     for key_node, _ in node.value:  # explicit keys only: a `<<` merge may be overridden on purpose
         if key_node.tag == "tag:yaml.org,2002:merge":
             continue
@@ -294,8 +294,8 @@ def _finite_float(text: str) -> float:
     return value
 
 
-def _unique_keys(pairs: list[tuple[str, Any]]) -> dict:
-    out: dict = {}
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
     for key, value in pairs:
         if key in out:
             raise _Refused(f"duplicate key {key[:50]!r}")

@@ -29,7 +29,7 @@ import shutil
 import tempfile
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from gate import abplan, comparability, runlog
 from gate.compare import compare
@@ -83,7 +83,7 @@ class FirstLook:
     def problems(self) -> tuple[str, ...]:
         return tuple(f"{side}: {self.model} has scored runs {', '.join(runs) or 'none'}; the first look "
                      f"({self.decision.action}) asks for {', '.join(self.expected)}"
-                     for side, runs in zip(("base", "candidate"), self.found) if runs != self.expected)
+                     for side, runs in zip(("base", "candidate"), self.found, strict=True) if runs != self.expected)
 
 
 def judge(request: Request) -> Report:
@@ -169,7 +169,7 @@ def _one_look_because(request: Request, base: Side, cand: Side) -> str | None:
     return log.plan.one_look_because or "one look"
 
 
-def _two_look_report(request: Request, base: Side, cand: Side, model: str, calibration: Mapping | None,
+def _two_look_report(request: Request, base: Side, cand: Side, model: str, calibration: Mapping[str, Mapping[str, Any]] | None,
                      check: CalibrationCheck | None) -> Report:
     first = first_look(request, model)
     if first.problems and request.design is Design.TWO_LOOKS:  # the trusted job: the runs are not the plan's
@@ -208,7 +208,7 @@ def _max_runs(request: Request) -> int:
 # --- one comparison ------------------------------------------------------------------------------------
 
 def _report(request: Request, base: Side, cand: Side, models: Sequence[str], look: rule.Look,
-            calibration: Mapping | None, check: CalibrationCheck | None) -> Report:
+            calibration: Mapping[str, Mapping[str, Any]] | None, check: CalibrationCheck | None) -> Report:
     return compare(base, cand, request.suite, models=models, allow_diff=request.allow_diff, seed=request.seed,
                    thresholds=rule.thresholds_for(look), calibration=calibration, cross_job=request.cross_job,
                    calibration_check=check)
@@ -228,7 +228,7 @@ def read_side(path: Path, request: Request) -> Side:
 
 
 def _calibration(request: Request, base: Side, cand: Side,
-                 models: Sequence[str]) -> tuple[Mapping | None, CalibrationCheck | None]:
+                 models: Sequence[str]) -> tuple[Mapping[str, Mapping[str, Any]] | None, CalibrationCheck | None]:
     """The calibration table compare() uses (None: the sides' own) and the freshness check of its file."""
     from gate.freshness import check_calibration
 

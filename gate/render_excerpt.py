@@ -76,7 +76,7 @@ def excerpt_start(utterance: Utterance, limit: int) -> int:
 
 
 def _first_difference(a: str, b: str) -> int | None:
-    for i, (x, y) in enumerate(zip(a, b)):
+    for i, (x, y) in enumerate(zip(a, b, strict=False)):
         if x != y:
             return i
     return None if len(a) == len(b) else min(len(a), len(b))

@@ -39,7 +39,7 @@ class Basis(str, Enum):
         return self.value
 
 
-def clip(text: Any, limit: int) -> str:
+def clip(text: object, limit: int) -> str:
     """`text` as a string of at most `limit` characters; a cut one ends with a visible mark."""
     text = "" if text is None else str(text)
     return text if len(text) <= limit else text[: max(limit - len(CUT_MARK), 0)] + CUT_MARK
@@ -60,14 +60,14 @@ class SideStats:
     @classmethod
     def of(cls, values: Sequence[float | None], used: Sequence[bool], expected_runs: int,
            n_samples: int | None) -> SideStats:
-        kept = [v for v, u in zip(values, used) if u and v is not None and math.isfinite(v)]
+        kept = [v for v, u in zip(values, used, strict=True) if u and v is not None and math.isfinite(v)]
         return cls(values=tuple(values), used=tuple(bool(u) for u in used), expected_runs=expected_runs,
                    n_samples=n_samples, mean=sum(kept) / len(kept) if kept else None,
                    min=min(kept) if kept else None, max=max(kept) if kept else None)
 
     @property
     def n_used(self) -> int:
-        return sum(1 for v, u in zip(self.values, self.used) if u and v is not None)
+        return sum(1 for v, u in zip(self.values, self.used, strict=False) if u and v is not None)
 
     @property
     def partial(self) -> bool:
@@ -76,7 +76,7 @@ class SideStats:
 
     @property
     def present(self) -> list[float]:
-        return [v for v, u in zip(self.values, self.used) if u and v is not None]
+        return [v for v, u in zip(self.values, self.used, strict=False) if u and v is not None]
 
 
 @dataclass(frozen=True)
@@ -268,7 +268,7 @@ class Report:
         return {v: sum(1 for r in self.rows if r.verdict is v) for v in Verdict.by_severity()}
 
     def to_json(self) -> dict[str, Any]:
-        data = typedjson.to_json(self)
+        data: dict[str, Any] = typedjson.to_json(self)
         # For tools reading report.json (DERIVED_KEYS): from_json checks them against the verdict and rows.
         data["exit_code"] = self.exit_code
         data["counts"] = {v.value: n for v, n in self.counts.items()}
@@ -357,7 +357,7 @@ def _merge_side(sides: Sequence[SideInfo]) -> SideInfo:
                     calibrated=all(s.calibrated for s in sides))
 
 
-def report_schema() -> dict:
+def report_schema() -> dict[str, Any]:
     """The JSON schema of report.json, generated from the model (shipped as gate/schemas/report.schema.json)."""
     schema = typedjson.schema_of(Report)
     schema["properties"]["schema_version"] = {"const": REPORT_SCHEMA_VERSION}

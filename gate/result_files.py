@@ -322,7 +322,8 @@ def _read_seedtts(run_dir: Path, workload: Workload, root: Path) -> WorkloadRun:
 
 # --- MOSS-Transcribe-Diarize ----------------------------------------------------------------------
 
-def _read_moss(run_dir: Path, workload: Workload, root: Path) -> WorkloadRun:
+# Complexity over 15: one check per field of the moss result files, in file order.
+def _read_moss(run_dir: Path, workload: Workload, root: Path) -> WorkloadRun:  # noqa: C901 (reason above)
     directory = run_dir / workload.path
     paths = {"results": directory / MOSS_RESULTS_FILE, "speed": directory / MOSS_SPEED_FILE}
     files: dict[str, Any] = {}

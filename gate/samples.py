@@ -406,7 +406,7 @@ def _edit_counts(process, refs: list[str], hyps: list[str], valid: np.ndarray) -
     keep = [k for k in np.flatnonzero(valid) if refs[k] != hyps[k]]
     if keep:
         out = process([refs[k] for k in keep], [hyps[k] for k in keep])
-        for k, alignment in zip(keep, out.alignments):
+        for k, alignment in zip(keep, out.alignments, strict=True):
             for chunk in alignment:
                 if chunk.type == "substitute":
                     subs[k] += chunk.ref_end_idx - chunk.ref_start_idx

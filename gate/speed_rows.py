@@ -54,7 +54,8 @@ def arms_of_model(base: Side, cand: Side, suite: Suite, model: str, metric: str)
     return out
 
 
-def judge_speed(row: Draft, metric: MetricSpec, noise: SpeedNoise | None, cross_job: bool,
+# Complexity over 15: one rule per documented blocker of a speed row (docs/statistics.md).
+def judge_speed(row: Draft, metric: MetricSpec, noise: SpeedNoise | None, cross_job: bool,  # noqa: C901 (reason above)
            extra_blockers: tuple[str, ...] = (), *, sources: str = "", own_arms: np.ndarray | None = None,
            stale: bool = False) -> None:
     b, c = row.baseline.present, row.candidate.present

@@ -74,7 +74,7 @@ def _samples_of(tree: ResultTree, workload, reader: SampleReader | None) -> tupl
         # here is a bug (exit 70), never a quiet fall back to the weaker test on the means.
         per_run.append(reader(Path(run.path), workload) or {})
     invalid = []
-    for run, found in zip(runs, per_run):
+    for run, found in zip(runs, per_run, strict=True):
         messages = {item.crosscheck.message for item in found.values() if item.crosscheck.invalid}
         invalid += [f"{run.name}: invalid_samples: {message}" for message in sorted(messages)]
     measures, notes = {}, []
@@ -89,7 +89,7 @@ def _samples_of(tree: ResultTree, workload, reader: SampleReader | None) -> tupl
 
 def _measure_from_runs(measure: str, run_names: Sequence[str], per_run: Sequence[Any]) -> MeasureSamples | str:
     """Stack one measure's per-run UtteranceErrors by id; a string says why it cannot be used."""
-    for name, item in zip(run_names, per_run):
+    for name, item in zip(run_names, per_run, strict=True):
         if item is None:
             return f"no per-sample data in {name}"
         if item.crosscheck.status == samples_module.UNAVAILABLE:
@@ -106,7 +106,7 @@ def _measure_from_runs(measure: str, run_names: Sequence[str], per_run: Sequence
     valid = np.zeros((len(per_run), n), dtype=bool)
     texts: dict[str, tuple[str, str]] = {}
     worst = np.full(n, -1)
-    for r, (name, item) in enumerate(zip(run_names, per_run)):
+    for r, (name, item) in enumerate(zip(run_names, per_run, strict=True)):
         if set(item.ids) != set(ids) or len(item.ids) != n:
             return f"{name}: utterance ids differ from {run_names[0]}'s"
         order = np.fromiter((position[i] for i in item.ids), dtype=np.int64, count=n)

@@ -144,7 +144,7 @@ def _read_tuple(hint: Any, data: Any, where: str, metadata: Mapping[str, Any]) -
         return tuple(_read(args[0], v, f"{where}[{i}]", items) for i, v in enumerate(data))
     if len(data) != len(args):
         raise SchemaMismatch(where, f"expected a list of {len(args)} items, got {len(data)}")
-    return tuple(_read(a, v, f"{where}[{i}]", metadata) for i, (a, v) in enumerate(zip(args, data)))
+    return tuple(_read(a, v, f"{where}[{i}]", metadata) for i, (a, v) in enumerate(zip(args, data, strict=True)))
 
 
 def _read_mapping(hint: Any, data: Any, where: str, metadata: Mapping[str, Any]) -> dict:

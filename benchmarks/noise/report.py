@@ -32,7 +32,7 @@ def summarise(runs: list[dict]) -> dict:
     summary["process"] = {"setup_s_median": float(np.median(setup)), "setup_s_first": setup[0],
                           "setup_s_max": float(np.max(setup)), "wall_s_median": float(np.median(wall))}
     first = done[0]["scored"]["request_crc32"]
-    vs_run1 = [sum(a != b for a, b in zip(first, r["scored"]["request_crc32"])) for r in done[1:]]
+    vs_run1 = [sum(a != b for a, b in zip(first, r["scored"]["request_crc32"], strict=True)) for r in done[1:]]
     in_process = [r["requests_changed_vs_warmup"] for r in done]
     summary["determinism"] = {
         "requests_per_pass": done[0]["scored"]["requests"],

@@ -115,7 +115,7 @@ def make_requests(cfg: WorkloadConfig) -> list[tuple[np.ndarray, int]]:
     rng = np.random.default_rng(cfg.seed)
     prompts = rng.integers(cfg.prompt_min, cfg.prompt_max + 1, size=cfg.requests)
     outputs = rng.integers(cfg.output_min, cfg.output_max + 1, size=cfg.requests)
-    return [(rng.integers(0, cfg.vocab, size=int(p)), int(o)) for p, o in zip(prompts, outputs)]
+    return [(rng.integers(0, cfg.vocab, size=int(p)), int(o)) for p, o in zip(prompts, outputs, strict=True)]
 
 
 def _sync(device: torch.device) -> None:
@@ -199,7 +199,7 @@ def measure_run(cfg: WorkloadConfig, device_name: str, began: float) -> dict:
     setup_s = time.perf_counter() - began
     warmup = serve_pass(model, requests, device)
     scored = serve_pass(model, requests, device)
-    changed = sum(a != b for a, b in zip(warmup.request_crc32, scored.request_crc32))
+    changed = sum(a != b for a, b in zip(warmup.request_crc32, scored.request_crc32, strict=True))
     warmup_fields = asdict(warmup)
     del warmup_fields["request_crc32"]  # only the scored pass's are kept: the JSON stays small
     return {"setup_s": setup_s, "warmup": warmup_fields, "scored": asdict(scored),

@@ -146,7 +146,7 @@ def draw_test_sets(seed: int) -> dict[str, TestSet]:
             ref_len = 1 + rng.negative_binomial(4, 4 / (4 + w.unit_len - 1), w.n).astype(np.int64)
             shape = 0.3
         errors, first = {}, None
-        for metric, measure, rate in w.measures:
+        for _metric, measure, rate in w.measures:
             if measure == "cp_cer":  # cpCER = the CER errors plus speaker-attribution errors
                 extra_rate = max(rate - w.measures[0][2], 0.0)
                 errors[measure] = first + rng.poisson(ref_len * extra_rate * rng.gamma(shape, 1 / shape, w.n))

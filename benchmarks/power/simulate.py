@@ -280,7 +280,7 @@ def judge(chunk: Chunk, test_sets: dict[str, TestSet], rules: Rules) -> Outcome:
 
     # Pooled look for the extended models: slots 3-5 added, then at most one re-measure per arm in all.
     slots2 = {}
-    for k, m in enumerate(MODELS):
+    for m in MODELS:
         more = np.concatenate([slots1[m], np.tile(np.arange(RUNS, 2 * RUNS), (batch, 2, 1))], axis=2)
         slots2[m], _ = _remeasure(chunk, by_model[m], _in_job(chunk, by_model, noises, {m: more}, m), m, more,
                                   spare_used[m])
@@ -408,7 +408,7 @@ def _quality_look(chunk: Chunk, test_sets, qrows, disp, slots, rules: Rules) -> 
         base_rate = mean_b.sum(axis=1) / n_total
         small = ts.ref_len.shape[0] <= rules.small_set_size
         floor_abs = rules.small_set_floor_abs if small else rules.quality_floor_abs
-        ok_rel = lambda share: (base_rate == 0) | (delta >= share * rules.quality_floor_rel * base_rate)  # noqa: E731
+        ok_rel = lambda share: (base_rate == 0) | (delta >= share * rules.quality_floor_rel * base_rate)  # noqa: E731, B023  # called before the loop moves on
         above.append((delta >= floor_abs - 1e-15) & ok_rel(1.0))
         half.append((delta >= floor_abs / 2 - 1e-15) & ok_rel(0.5))
         floors.append(np.maximum(floor_abs, rules.quality_floor_rel * base_rate))

@@ -121,7 +121,7 @@ def _sides(suite, chunk, test_sets, pr: int, workloads, slots: np.ndarray, cross
         used = slots[arm]
         sides.append(_side(suite, kind, label, {
             w.workload_id: (chunk.speed[w.workload_id], {m: chunk.errors[w.workload_id][m] for _, m, _ in w.measures})
-            for w in workloads}, test_sets, lambda a: a[pr, arm, used], len(used)))
+            for w in workloads}, test_sets, lambda a: a[pr, arm, used], len(used)))  # noqa: B023  # called before the loop moves on
     return sides[0], sides[1]
 
 

@@ -112,7 +112,7 @@ def calibrate(trees: tuple[Path, ...], baseline_path: Path, cross: tuple[tuple[P
     from gate.baseline import calibrate_baseline, side_from_tree
 
     suite = load_suite(suite_path)
-    within = list(zip(trees[0::2], trees[1::2]))
+    within = list(zip(trees[0::2], trees[1::2], strict=True))
     chosen = within + list(cross)
     pairs = [(side_from_tree(a, suite), side_from_tree(b, suite)) for a, b in chosen]
     flags = [False] * len(within) + [True] * len(cross)

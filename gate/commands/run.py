@@ -147,7 +147,8 @@ def next_commands(out: Path, sides: tuple[Side, ...], models: tuple[str, ...], s
 @click.option("--skip-venv-check", is_flag=True,
               help="Do not run the checkout's .github/scripts/verify_omni_installed_pins.py (runbook Step 2).")
 @click.option("--no-dataset-fingerprints", is_flag=True, help="Do not record MOSS dataset fingerprints (slow to load).")
-def command(checkout, ab, out, name, names, models, labels, runs, one_look, max_runs, no_remeasure, calibration,
+# Complexity over 15: the CLI command: checks 30 options in turn, then hands one Setup to the runner.
+def command(checkout, ab, out, name, names, models, labels, runs, one_look, max_runs, no_remeasure, calibration,  # noqa: C901 (reason above)
             gpu_index, no_gpu,
             port, hf_hub, hf_home, startup_timeout, client_timeout, torchinductor_cache, python, suite_path, resume,
             dry_run, lock_dir, lock_wait, port_wait, progress_every, skip_venv_check, no_dataset_fingerprints):
@@ -194,7 +195,7 @@ def command(checkout, ab, out, name, names, models, labels, runs, one_look, max_
             raise InputError(f"--names: expected two different names 'A,B', got {names!r}")
         if python:
             raise InputError("--python cannot be used with --ab (each checkout uses its own .venv/bin/python)")
-        pairs = list(zip(tree_names, ab))
+        pairs = list(zip(tree_names, ab, strict=True))
     else:
         pairs = [(name or "main", checkout)]
     sides = tuple(Side(n, Path(c).resolve(), Path(python).resolve() if python else Path(c).resolve() / ".venv" / "bin" / "python")

@@ -92,7 +92,7 @@ def dataset(workload_id: str, n: int, fmt: str, lang: str | None) -> Dataset:
     base_errors = rng.poisson(rate * weight * units.sum() / max(weight.sum(), 1e-9))
     base_errors = np.minimum(base_errors, np.maximum(units.astype(int) - 1, 0))
     digest = hashlib.sha256()
-    for uid, ref in zip(ids, refs):
+    for uid, ref in zip(ids, refs, strict=True):
         digest.update(uid.encode("utf-8") + b"\0" + "|".join(ref).encode("utf-8") + b"\n")
     return Dataset(
         ids=tuple(ids), refs=tuple(refs), speakers=tuple(speakers), durations=durations,

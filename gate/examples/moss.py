@@ -274,7 +274,7 @@ def _moss_texts(data: Dataset, i: int, errors: int, english: bool, novel, swap_r
     relabel = (lambda s: s) if i % 2 == 0 else (lambda s: n_speakers + 1 - s)  # a label permutation cpCER undoes
     seconds = float(data.durations[i]) / len(units)
     ref_parts, hyp_parts = [], []
-    for j, (tokens, speaker) in enumerate(zip(units, who)):
+    for j, (tokens, speaker) in enumerate(zip(units, who, strict=True)):
         start, end = j * seconds, (j + 1) * seconds - 0.2
         hyp_tokens = corrupt(tokens, per_segment[j], bool(data.deletion_kind[i]), i * 31 + j, novel)
         if hallucinate and j == len(units) - 1:  # 40 inserted characters (one 40-character token in English)

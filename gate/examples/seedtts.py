@@ -116,7 +116,7 @@ def _write_raw(raw_dir: Path, data: Dataset, rows: _Transcripts, latency: np.nda
     join = " ".join
     wer_rows = _wer_rows(rows, ~failed)
     lines = []
-    for i, (ref, hyp) in enumerate(zip(rows.refs, rows.hyps)):
+    for i, (ref, hyp) in enumerate(zip(rows.refs, rows.hyps, strict=True)):
         if failed[i]:
             record = {"id": data.ids[i], "is_success": False, "wer": None, "ref_text": _pretty(ref, en), "hyp_text": "",
                       "ref_norm": join(ref), "hyp_norm": "", "audio_duration_s": 0.0, "latency_s": 0.0,

@@ -61,7 +61,7 @@ def noise_table(noises: Sequence[Noise]) -> str:
         def fmt(s: float | None) -> str:
             if s is None:
                 return "—"
-            return f"{s:.2%}" if n.log else f"{s * 100:.3f} pp"
+            return f"{s:.2%}" if n.log else f"{s * 100:.3f} pp"  # noqa: B023  # called before the loop moves on
         rows.append((n.workload, n.metric, str(n.nights), f"{fmt(n.run_sigma)} (df {n.run_df})", fmt(n.night_sigma),
                      (n.since or "—")[:10]))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]

@@ -69,7 +69,8 @@ def _tick_text(value: float, step: float) -> str:
     return f"{value:.{min(decimals, 6)}f}"
 
 
-def chart(trend: Trend, floor_rule: tuple[float, bool], *, nights: int = 90, width: int = 720, height: int = 260,
+# Complexity over 15: one chart drawn layer by layer (band, cuts, runs, line, candidate, axes).
+def chart(trend: Trend, floor_rule: tuple[float, bool], *, nights: int = 90, width: int = 720, height: int = 260,  # noqa: C901 (reason above)
           chart_id: str = "", candidate: Sequence[float] | None = None, small: bool = False) -> str:
     """One chart as an <svg> element; `floor` from floor_of. `small`: the overview's thumbnail (no axes
     text, no legend)."""
@@ -89,7 +90,7 @@ def chart(trend: Trend, floor_rule: tuple[float, bool], *, nights: int = 90, wid
     times = [n.time for n in shown]
     cuts = [0] + sorted({i for cp in trend.change_points for i, t in enumerate(times) if t == cp.night}) + [len(shown)]
     segments = []
-    for a, b in zip(cuts[:-1], cuts[1:]):
+    for a, b in zip(cuts[:-1], cuts[1:], strict=True):
         seg = sorted(v for v in values[a:b] if v is not None)
         if seg:
             level = seg[len(seg) // 2] if len(seg) % 2 else (seg[len(seg) // 2 - 1] + seg[len(seg) // 2]) / 2
@@ -142,7 +143,7 @@ def chart(trend: Trend, floor_rule: tuple[float, bool], *, nights: int = 90, wid
         if value is not None:
             path.append(f"{'M' if not path or values[i - 1] is None else 'L'}{x(i):.1f},{y(value):.1f}")
     out.append(f'<path d="{" ".join(path)}" fill="none" stroke="{COLORS["night"]}" stroke-width="1.4"/>')
-    for i, (night, night_value) in enumerate(zip(shown, values)):
+    for i, (night, night_value) in enumerate(zip(shown, values, strict=True)):
         if night_value is None:
             continue
         v = night_value

@@ -93,8 +93,8 @@ class ServerCycles:
                 result = clients.run_client(
                     client, cwd=step.side.checkout, env=env, server_alive=lambda: srv.alive,
                     server_report=srv.exit_report, tag=client_tag, shield=self.cancel.shielded,
-                    before_start=lambda: self.ledger.add(client_tag, kind="client",
-                                                         label=f"{step.label}/{client.workload.id}", argv=client.argv),
+                    before_start=lambda: self.ledger.add(client_tag, kind="client",  # noqa: B023  # called before the loop moves on
+                                                         label=f"{step.label}/{client.workload.id}", argv=client.argv),  # noqa: B023  # called before the loop moves on
                     on_start=lambda g: self.ledger.started(g.tag, g.pgid),
                     stop_group=lambda g: self._stop_group(g, clients.STOP_GRACE_S, what="the client"),
                     say=lambda line: self.progress.say(f"{step.label} {model.model}: {line}"),

@@ -65,7 +65,7 @@ def decide(first_look: Any, model: str) -> LookDecision:
     close = []
     for family, level in EXTEND_Q.items():
         gated = [r for r in rows if r.family == family and r.p_value is not None]
-        for row, q in zip(gated, benjamini_hochberg([r.p_value for r in gated])):
+        for row, q in zip(gated, benjamini_hochberg([r.p_value for r in gated]), strict=True):
             if q is not None and q <= level and floor_share(row) >= EXTEND_FLOOR_SHARE:
                 close.append(f"{_name(row)}: p = {row.p_value:.3g}, BH q = {q:.3g} ≤ {level} over the model's "
                              f"{len(gated)} {family} rows, with {floor_share(row):.0%} of its floor")
@@ -96,7 +96,7 @@ def floor_share(row: Any) -> float:
     shares = [row.delta_abs / row.floor_abs]
     if row.delta_rel is not None and row.floor_rel:
         shares.append(row.delta_rel / row.floor_rel)
-    return min(shares)
+    return float(min(shares))
 
 
 def _rows(report: Any, model: str) -> Iterable[Any]:

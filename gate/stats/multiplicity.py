@@ -43,7 +43,7 @@ def benjamini_hochberg(pvalues: Sequence[float | None]) -> list[float | None]:
     adjusted: list[float | None] = [None] * len(pvalues)
     if len(values) == 0:
         return adjusted
-    for position, q in zip(index, stats.false_discovery_control(values, method="bh")):
+    for position, q in zip(index, stats.false_discovery_control(values, method="bh"), strict=True):
         adjusted[position] = float(q)
     return adjusted
 

@@ -38,7 +38,7 @@ def _median(y: np.ndarray) -> np.ndarray:
     """The plain median along the last axis, ignoring absent (NaN) runs; NaN for an arm without runs."""
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        return np.nanmedian(y, axis=-1, keepdims=True)
+        return np.asarray(np.nanmedian(y, axis=-1, keepdims=True))
 
 
 def flag_runs(log_values: np.ndarray, sigma: float | np.ndarray = 0.0) -> np.ndarray:
@@ -58,7 +58,7 @@ def flag_runs(log_values: np.ndarray, sigma: float | np.ndarray = 0.0) -> np.nda
     limit = limit[..., None] if limit.ndim else limit
     flagged = present & (n >= MIN_RUNS_TO_FLAG) & (distance > limit)
     enough = (n - flagged.sum(axis=-1, keepdims=True)) >= MIN_KEPT
-    return flagged & enough
+    return np.asarray(flagged & enough)
 
 
 def split_arms(log_values: np.ndarray, sigma: float | np.ndarray = 0.0) -> np.ndarray:
@@ -72,7 +72,7 @@ def split_arms(log_values: np.ndarray, sigma: float | np.ndarray = 0.0) -> np.nd
     limit = outlier_limit(sigma)
     limit = limit[..., None] if limit.ndim else limit
     beyond = present & (present.sum(axis=-1, keepdims=True) >= MIN_RUNS_TO_FLAG) & (distance > limit)
-    return beyond.any(axis=-1) & ~flag_runs(y, sigma).any(axis=-1)
+    return np.asarray(beyond.any(axis=-1) & ~flag_runs(y, sigma).any(axis=-1))
 
 
 def robust_sd(log_values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -25,7 +25,7 @@ record that transcripts are deterministic; with no nondeterminism there is nothi
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -65,12 +65,12 @@ class Dispersion:
     def widens(self) -> bool:
         return not self.identical and self.df > 0 and self.excess > 0
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {"ss_total": self.ss_total, "ss_units": self.ss_units, "df": self.df, "arms": self.arms,
                 "phi": self.phi, "identical": self.identical}
 
     @classmethod
-    def from_dict(cls, data: dict) -> "Dispersion":
+    def from_dict(cls, data: dict[str, Any]) -> "Dispersion":
         return cls(ss_total=float(data["ss_total"]), ss_units=float(data["ss_units"]), df=int(data["df"]),
                    arms=int(data["arms"]))
 
@@ -103,14 +103,14 @@ def excess_df(ss_total: ArrayLike, ss_units: ArrayLike, df: ArrayLike) -> np.nda
     total, units = np.asarray(ss_total, dtype=float), np.asarray(ss_units, dtype=float)
     with np.errstate(all="ignore"):
         share = np.where(total > 0, np.clip((total - units) / np.where(total > 0, total, 1.0), 0.0, 1.0), 0.0)
-    return np.asarray(df, dtype=float) * share ** 2
+    return np.asarray(np.asarray(df, dtype=float) * share ** 2)
 
 
 def run_variance(base_errors: ArrayLike, cand_errors: ArrayLike) -> np.ndarray:
     """Σ_i Var(d_i) from the runs of each side, (..., R, N) per side -> (...): s²_i/R summed over
     utterances, both sides. Needs two runs or more on each side."""
     b, c = np.asarray(base_errors, dtype=float), np.asarray(cand_errors, dtype=float)
-    return b.var(axis=-2, ddof=1).sum(axis=-1) / b.shape[-2] + c.var(axis=-2, ddof=1).sum(axis=-1) / c.shape[-2]
+    return np.asarray(b.var(axis=-2, ddof=1).sum(axis=-1) / b.shape[-2] + c.var(axis=-2, ddof=1).sum(axis=-1) / c.shape[-2])
 
 
 def widened_p(total: float, units_var: float, dispersion: Dispersion, a: float) -> float:

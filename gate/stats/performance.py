@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -78,7 +78,7 @@ class Calibration:
                        set_aside=max(self.set_aside - self.night_set_aside, 0), nights=0, night_df=0,
                        night_sum_sq=0.0, night_set_aside=0)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         data = {"sigma": self.sigma, "df": self.df, "groups": self.groups, "delta_sd": self.delta_sd,
                 "delta_df": self.delta_df, "within_pairs": self.within_pairs, "cross_pairs": self.cross_pairs,
                 "cross_diffs": self.cross_diffs, "cross_sum_sq": self.cross_sum_sq,
@@ -89,7 +89,7 @@ class Calibration:
         return data
 
     @classmethod
-    def from_dict(cls, data: dict) -> "Calibration":
+    def from_dict(cls, data: dict[str, Any]) -> "Calibration":
         """Files written before cross-job pairs were recorded read as within-job only (cannot FAIL across jobs)."""
         return cls(sigma=float(data["sigma"]), df=int(data["df"]), groups=int(data["groups"]),
                    delta_sd=None if data.get("delta_sd") is None else float(data["delta_sd"]),
@@ -157,7 +157,7 @@ def calibrate(pairs: Sequence[tuple[Sequence[float], Sequence[float]]],
     deltas: list[float] = []
     cross: list[tuple[float, float]] = []
     index = 0
-    for (y_a, y_b), across in zip(logged, cross_job):
+    for (y_a, y_b), across in zip(logged, cross_job, strict=True):
         means: list[float | None] = []
         sizes: list[int] = []
         for y in (y_a, y_b):
@@ -203,4 +203,4 @@ def _logs(values: Sequence[float]) -> np.ndarray | None:
     array = np.asarray([v for v in values if v is not None], dtype=float)
     if (array <= 0).any() or not np.isfinite(array).all():
         return None
-    return np.log(array)
+    return np.asarray(np.log(array))

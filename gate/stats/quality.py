@@ -122,7 +122,7 @@ def _exact_sign_flip(values: np.ndarray) -> float:
     total = int(magnitudes.sum())
     observed = int(values.sum())
     pmf = np.ones(1)
-    for v, m in zip(*np.unique(magnitudes, return_counts=True)):
+    for v, m in zip(*np.unique(magnitudes, return_counts=True), strict=True):
         spread = np.zeros(int(m) * int(v) + 1)
         spread[:: int(v)] = stats.binom.pmf(np.arange(m + 1), m, 0.5)
         pmf = signal.fftconvolve(pmf, spread) if len(pmf) * len(spread) > 50_000 else np.convolve(pmf, spread)
@@ -175,8 +175,8 @@ def catastrophic_masks(base_errors: np.ndarray, cand_errors: np.ndarray, ref_len
     jump = np.maximum(CATASTROPHIC_MIN_JUMP, CATASTROPHIC_MIN_JUMP_SHARE * n_ref)
 
     def became(before: np.ndarray, after: np.ndarray) -> np.ndarray:
-        return (((after / n_ref) > threshold).all(axis=-2) & ~((before / n_ref) > threshold).any(axis=-2)
-                & (after.min(axis=-2) - before.max(axis=-2) >= jump))
+        return np.asarray(((after / n_ref) > threshold).all(axis=-2) & ~((before / n_ref) > threshold).any(axis=-2)
+                          & (after.min(axis=-2) - before.max(axis=-2) >= jump))
 
     return became(base, cand), became(cand, base)
 

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "benchmarks"))
@@ -32,6 +33,7 @@ def test_a_small_run_is_consistent():
     assert 6 <= result["runs_mean"] <= result["runs_max"] <= 14
 
 
+@pytest.mark.slow  # simulates and judges a batch of PRs both ways
 def test_simulator_and_compare_agree_on_shared_prs():
     rules = simulate.Rules.from_gate()
     result = validate.check(("thr-3-hostile", "cross-noop-tau1"), 3, 5, rules)

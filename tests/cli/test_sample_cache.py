@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -22,10 +23,17 @@ def suite():
     return load_suite()
 
 
-@pytest.fixture
-def tree(tmp_path, suite) -> Path:
+@pytest.fixture(scope="module")
+def made_tree(tmp_path_factory, suite) -> Path:
     # SeedTTS (wer) and MOSS (cer, cp_cer): both per-sample readers; the three planned runs.
-    return write_example_tree(tmp_path / "tree", suite, ExampleSpec(models=("qwen3", "moss_td"), runs=("1", "2", "3")))
+    return write_example_tree(tmp_path_factory.mktemp("sample-cache") / "tree", suite,
+                              ExampleSpec(models=("qwen3", "moss_td"), runs=("1", "2", "3")))
+
+
+@pytest.fixture
+def tree(made_tree, tmp_path) -> Path:
+    """A fresh copy per test (tests plant and damage cache entries); generated once per module."""
+    return Path(shutil.copytree(made_tree, tmp_path / "tree"))
 
 
 def _same_samples(a, b) -> None:

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from foundation_defects import DEFECTS_A, DEFECTS_B
 
 from gate.cli import cli
 from gate.config import load_suite
 from gate.examples import ExampleSpec, write_example_tree
+from tests.foundation.foundation_defects import DEFECTS_A, DEFECTS_B
 
 
 @pytest.fixture(scope="session")

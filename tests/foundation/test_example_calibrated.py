@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from gate.baseline import read_baseline
 from gate.examples import AA_PAIRS, BASELINE_COMMIT
 from gate.stats.overdispersion import Dispersion
@@ -12,6 +14,7 @@ from gate.stats.performance import Calibration
 PLANTED = "qwen3/asr_en"
 
 
+@pytest.mark.slow  # the calibrated `gate example` (A/A pairs generated and judged)
 def test_example_baseline_file_is_calibrated_from_aa_pairs(example_out, suite):
     out, result = example_out
     assert result.exit_code == 0, result.stderr
@@ -35,6 +38,7 @@ def test_example_baseline_file_is_calibrated_from_aa_pairs(example_out, suite):
     assert "A/A" in (out / "README.txt").read_text(encoding="utf-8")
 
 
+@pytest.mark.slow  # the calibrated `gate example` (A/A pairs generated and judged)
 def test_planted_regression_fails_and_noise_passes_against_the_calibrated_baseline(example_out, invoke, tmp_path):
     out, _ = example_out
     report_path = tmp_path / "report.json"
@@ -61,6 +65,7 @@ def test_planted_regression_fails_and_noise_passes_against_the_calibrated_baseli
     assert "whisper/asr_en" not in result.stdout.split("Why:")[0]
 
 
+@pytest.mark.slow  # the calibrated `gate example` (A/A pairs generated and judged)
 def test_the_ab_comparison_a_pr_gets_fails_the_slowdown_too(example_out, invoke, tmp_path):
     """In one job (two trees, the calibration lent by the baseline file) the 6% slowdown FAILs on both gated
     speed rows, beside the WER regression; mean latency and RTF are shown, not gated."""

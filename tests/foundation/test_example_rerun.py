@@ -26,6 +26,7 @@ def _digests(root: Path) -> dict[str, str]:
     return out
 
 
+@pytest.mark.slow  # runs `gate example` a second time
 def test_second_run_rewrites_the_same_folder(example_out, invoke):
     out, first = example_out
     assert first.exit_code == 0
@@ -40,6 +41,7 @@ def test_second_run_rewrites_the_same_folder(example_out, invoke):
     assert json.loads((out / "baseline.json").read_text())["source"]["path"] == str(out / "baseline")
 
 
+@pytest.mark.slow  # `gate example` twice per interruption
 @pytest.mark.parametrize("interrupt, code", [(KeyboardInterrupt, 130), (RuntimeError("boom"), 70)])
 def test_interrupted_run_leaves_the_old_folder(tmp_path, monkeypatch, capsys, interrupt, code):
     out = tmp_path / "out"

@@ -95,6 +95,7 @@ def test_every_aggregate_is_reproduced_from_its_per_sample_rows(complete_tree, s
                 assert errors.crosscheck.status == MATCH, (workload.id, run.name, measure, errors.crosscheck.message)
 
 
+@pytest.mark.slow  # the packaged `gate example` (~25 s CPU; the fuzz seeds run it on a small suite)
 def test_pair_shares_utterances_and_plants_one_regression(example_out, suite):
     out, _ = example_out
     baseline, candidate = out / "baseline", out / "candidate"
@@ -145,6 +146,7 @@ def test_bad_specs_are_refused(tmp_path, suite, spec, message):
         write_example_tree(tmp_path / "x", suite, spec)
 
 
+@pytest.mark.slow  # the packaged `gate example` (~25 s CPU; the fuzz seeds run it on a small suite)
 def test_example_command_writes_the_pair(example_out, invoke):
     out, result = example_out
     assert result.exit_code == 0, result.stderr

@@ -5,11 +5,11 @@ import json
 import shutil
 
 import pytest
-from foundation_defects import DEFECTS_A
 
 from gate import results
 from gate.errors import InputError
 from gate.results import read_tree
+from tests.foundation.foundation_defects import DEFECTS_A
 
 # The coverage codes each planted defect must produce in run1 (and nothing in run2/run3).
 EXPECTED_CODES = {

@@ -54,6 +54,7 @@ def ci_artifact(tmp_path_factory, suite):
     ("ci_artifact", "pytest-of-runner/pytest-1/test_asr_seedtts0/asr_seedtts_en_results.json"),
     ("ci_artifact", "pytest-of-runner/pytest-1/test_multi_speaker0/moss_transcribe_diarize_googletime_results.json"),
 ])
+@pytest.mark.slow  # type-mutation sweep over every field of every result file
 def test_wrong_types_anywhere_never_raise(request, tmp_path, invoke, source, relative):
     small_tree = request.getfixturevalue(source)
     original = json.loads((small_tree / relative).read_text())

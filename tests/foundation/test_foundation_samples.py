@@ -6,9 +6,9 @@ import shutil
 
 import numpy as np
 import pytest
-from foundation_defects import DEFECTS_B
 
 from gate.samples import MATCH, MISMATCH, UNAVAILABLE, clean_no_speaker, cp_cer_counts, read_run_samples, split_by_speaker
+from tests.foundation.foundation_defects import DEFECTS_B
 
 
 def _raw_row(uid, ref_norm, hyp_norm, ok=True):

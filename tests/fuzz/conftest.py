@@ -5,9 +5,9 @@ import json
 
 import pytest
 from click.testing import CliRunner
-from fuzzer import small_suite
 
 from gate.cli import cli
+from tests.fuzz.fuzzer import small_suite
 
 
 @pytest.fixture(scope="session")

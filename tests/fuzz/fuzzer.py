@@ -349,7 +349,8 @@ def _run_cases(runs: tuple[str, ...]) -> list[Case]:
             Case("non-regular run record", "tree", True, run_record)]
 
 
-def _baseline_cases() -> list[Case]:
+# Complexity over 15: a catalogue: each nested builder is one fuzz case.
+def _baseline_cases() -> list[Case]:  # noqa: C901 (reason above)
     def edit_json(change: Callable[[dict, np.random.Generator], None]) -> Callable[[Path, np.random.Generator], str]:
         def apply(path: Path, rng: np.random.Generator) -> str:
             doc = json.loads(path.read_text(encoding="utf-8"))

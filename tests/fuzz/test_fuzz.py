@@ -26,10 +26,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from fuzzer import Case, catalogue
 
 from gate.cli import cli
 from gate.errors import DOCUMENTED_EXIT_CODES
+from tests.fuzz.fuzzer import Case, catalogue
 
 HANG_S = 20
 PASS_VERDICT = "pass"  # Verdict.PASS in the report JSON

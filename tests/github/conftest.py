@@ -1,9 +1,9 @@
 from __future__ import annotations
 
 import pytest
-from fake_github import BOT, REPO, TOKEN, FakeGitHub
 
 from gate.github import Publisher, connect
+from tests.github.fake_github import BOT, REPO, TOKEN, FakeGitHub
 
 
 @pytest.fixture

@@ -24,7 +24,7 @@ def make_trees(dest, example_reports, model, *, runs=None, head=HEAD, base=MERGE
 
     suite = load_suite()
     dest.mkdir(parents=True, exist_ok=True)
-    for side, source in zip(("base", "candidate"), example_reports["trees"]):
+    for side, source in zip(("base", "candidate"), example_reports["trees"], strict=True):
         for run_dir in sorted(p for p in source.iterdir() if p.is_dir() and p.name.startswith("run")):
             target = dest / side / run_dir.name
             target.mkdir(parents=True)

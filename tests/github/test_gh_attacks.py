@@ -7,14 +7,14 @@ import shutil
 from datetime import timedelta
 
 import pytest
-from fake_github import BOT, MERGE_BASE
-from gh_trees import make_trees
 
 from gate import publication
 from gate.config import load_suite
 from gate.posting import judge, post_model, post_not_run, render_section
 from gate.trust import BenchmarkRun
 from gate.untrusted import UntrustedInputError, check_consistency
+from tests.github.fake_github import BOT, MERGE_BASE
+from tests.github.gh_trees import make_trees
 
 HEAD = "a" * 40
 SUITE = load_suite()

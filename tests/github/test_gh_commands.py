@@ -5,12 +5,12 @@ import json
 import os
 import shutil
 
-import gh_payloads as p
 import pytest
 from click.testing import CliRunner
-from fake_github import BOT, REPO, TOKEN
 
 from gate.cli import cli
+from tests.github import gh_payloads as p
+from tests.github.fake_github import BOT, REPO, TOKEN
 
 
 def invoke(args, **env):
@@ -80,7 +80,7 @@ def unthrottled(monkeypatch):
 
 @pytest.fixture
 def qwen3_trees(tmp_path, example_reports):
-    from gh_trees import make_trees
+    from tests.github.gh_trees import make_trees
 
     return make_trees(tmp_path / "trees", example_reports, "qwen3")
 

@@ -2,11 +2,11 @@ from __future__ import annotations
 
 import json
 
-import gh_payloads as p
 import pytest
 
 from gate.config import load_suite
 from gate.event import EventError, parse_trigger, read_trigger
+from tests.github import gh_payloads as p
 
 SUITE = load_suite()
 

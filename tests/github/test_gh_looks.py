@@ -92,6 +92,7 @@ def test_the_report_carries_the_recomputed_looks_never_the_uploaded_ones(tmp_pat
     assert "forged" not in section
 
 
+@pytest.mark.slow  # calibrates and judges two-look trees
 def test_a_stale_calibration_is_left_out_of_the_recomputed_plan_as_the_runner_leaves_it_out(calibration, slower,
                                                                                           tmp_path):
     """Measured on an H100 while the trees ran on an H200: the calibration is left out, the first look judges by
@@ -106,6 +107,7 @@ def test_a_stale_calibration_is_left_out_of_the_recomputed_plan_as_the_runner_le
         judge(slower, "whisper", SUITE, baseline=None, calibration=stale)
 
 
+@pytest.mark.slow  # calibrates and judges two-look trees
 def test_a_fresh_calibration_is_used_and_then_the_same_trees_lack_the_second_look(calibration, slower, tmp_path):
     with pytest.raises(UntrustedInputError, match=r"the first look \(extend\) asks for run1, run2, run3, run4, run5, run6"):
         judge(slower, "whisper", SUITE, baseline=None, calibration=stamped(calibration, tmp_path, H200_STAMP))

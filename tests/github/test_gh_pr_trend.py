@@ -10,18 +10,19 @@ import re
 import shlex
 from pathlib import Path
 
-import gh_payloads as p
 import pytest
 import yaml
 from click.testing import CliRunner
-from fake_github import BOT, REPO, TOKEN
-from gh_trees import make_trees
 
 from gate.cli import cli
 from gate.config import load_suite
 from gate.history.analysis import trends
 from gate.history.sparkline import BARS, BREAK
 from gate.history.store import HistoryStore
+from tests.github import gh_payloads as p
+from tests.github.fake_github import BOT, REPO, TOKEN
+from tests.github.gh_trees import make_trees
+from tests.helpers.nights import synthetic_records
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKFLOW = ROOT / ".github" / "workflows" / "asr-gate-report.yml"
@@ -30,12 +31,7 @@ pytestmark = pytest.mark.slow  # real example trees and the real judge
 
 def _history_records():
     """36 nights of qwen3/asr_en on h100 with a 6% throughput step at night 24 (tests/history's generator)."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("history_conftest", ROOT / "tests" / "history" / "conftest.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.synthetic_records()
+    return synthetic_records()
 
 
 def judge_argv(mode: str, workdir: Path, runner_temp: Path) -> list[str]:

@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import pytest
-from fake_github import BOT, REPO, TOKEN
 
 from gate.github import (
     CHECK_SUMMARY_MAX_BYTES,
@@ -11,6 +10,7 @@ from gate.github import (
     connect,
     default_retry,
 )
+from tests.github.fake_github import BOT, REPO, TOKEN
 
 MARK = "<!-- asr-regression-gate: asr -->"
 SHA = "a" * 40

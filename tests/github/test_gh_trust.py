@@ -46,7 +46,7 @@ def comment(body, actor, minute):
     return TimelineEntry("commented", actor=actor, body=body, id=500 + minute, created_at=at(minute))
 
 
-def bind(timeline, *, p=None, runs=(run_on(HEAD, 1),), own=None, run=None):
+def bind(timeline, *, p=None, runs=(run_on(HEAD, 1),), own=None, run=None):  # noqa: B008  # a frozen HeadRun, built once
     p = p or pull()
     arrival, why = head_arrival(HEAD, p, timeline, list(runs))
     assert arrival is not None, why

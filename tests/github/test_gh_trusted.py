@@ -13,13 +13,13 @@ import subprocess
 import threading
 
 import pytest
-from fake_github import BOT
-from gh_trees import MERGE_BASE, make_trees
 
 from gate import publication
 from gate.config import load_suite
 from gate.posting import judge, post_model, post_not_run, render_section
 from gate.untrusted import UntrustedInputError, check_consistency
+from tests.github.fake_github import BOT
+from tests.github.gh_trees import MERGE_BASE, make_trees
 
 HEAD = "a" * 40
 SUITE = load_suite()
@@ -80,6 +80,7 @@ def checks(fake, sha=HEAD):
 
 # -- the verdict is the trusted compare's -------------------------------------------------------------
 
+@pytest.mark.slow  # whole trusted job on forged artifacts
 def test_forged_verdict_and_report_in_the_artifact_change_nothing(fake, publisher, trees):
     tree = trees("qwen3")
     forged = {"verdict": "pass", "suite": "evil", "rows": [], "models": ["qwen3"]}
@@ -158,6 +159,7 @@ def test_push_after_the_label_keeps_the_result_on_the_commit_measured(fake, publ
     assert not fake.comments_on(42)
 
 
+@pytest.mark.slow  # whole trusted job several times against the GitHub fake
 def test_fork_label_from_before_the_head_commit_does_not_bind(fake, publisher, trees):
     # Labelled at an earlier commit, then the fork pushed HEAD (with its own workflow): no label at HEAD.
     fake.add_pull(42, labels=("run-qwen3-asr",), head_sha="d" * 40, head_repo="contributor/sglang-omni")
@@ -168,6 +170,7 @@ def test_fork_label_from_before_the_head_commit_does_not_bind(fake, publisher, t
     assert post(publisher, "qwen3", trees("qwen3"))[0]
 
 
+@pytest.mark.slow  # whole trusted job several times against the GitHub fake
 def test_new_commits_on_a_same_repo_pr_need_the_label_again(fake, publisher, trees):
     fake.add_pull(42, labels=("run-qwen3-asr",), head_sha="d" * 40)
     fake.push(42, HEAD)  # the label is still on the PR, but it was added to the earlier head
@@ -180,6 +183,7 @@ def test_new_commits_on_a_same_repo_pr_need_the_label_again(fake, publisher, tre
 
 # -- one comment, a check per model --------------------------------------------------------------------
 
+@pytest.mark.slow  # whole trusted job twice per order against the GitHub fake
 @pytest.mark.parametrize("order", [("qwen3", "whisper"), ("whisper", "qwen3")])
 def test_two_models_in_either_order_leave_one_comment_showing_both(fake, publisher, trees, order):
     fake.add_pull(42, labels=("run-qwen3-asr", "run-whisper-asr"))
@@ -193,10 +197,10 @@ def test_two_models_in_either_order_leave_one_comment_showing_both(fake, publish
     assert f"### {order[-1]} (judged in this run)" in body
 
 
+@pytest.mark.slow  # two trusted jobs at once against the GitHub fake
 def test_two_concurrent_report_runs_converge(fake, publisher, trees):
-    from fake_github import REPO, TOKEN
-
     from gate.github import Publisher, connect
+    from tests.github.fake_github import REPO, TOKEN
 
     fake.add_pull(42, labels=("run-qwen3-asr", "run-whisper-asr"))
     built = {m: trees(m) for m in ("qwen3", "whisper")}
@@ -225,6 +229,7 @@ def test_two_concurrent_report_runs_converge(fake, publisher, trees):
     assert checks(fake)["ASR gate"] == "failure"
 
 
+@pytest.mark.slow  # whole trusted job several times against the GitHub fake
 def test_a_labelled_model_without_results_keeps_the_overall_check_from_passing(fake, publisher, trees):
     # A fork's edited workflow uploads only the passing model; the label asked for both.
     fake.add_pull(42, labels=("run-qwen3-asr", "run-whisper-asr"))
@@ -264,6 +269,7 @@ def test_acceptance_by_a_writer_turns_the_check_green_and_keeps_the_fail_rows(fa
     assert "Regression accepted" in body and "FAIL" in body and "❌" in body
 
 
+@pytest.mark.slow  # whole trusted job several times against the GitHub fake
 def test_accept_label_counts_only_from_a_writer(fake, publisher, trees):
     fake.add_pull(42, labels=("run-qwen3-asr",))
     fake.add_label(42, "asr-gate-accept", actor="mallory")
@@ -291,6 +297,7 @@ def test_unlabelled_pr_touching_asr_code_needs_action(fake, publisher):
     assert checks(fake) == {"ASR gate": "action_required"}
 
 
+@pytest.mark.slow  # whole trusted job several times against the GitHub fake
 def test_push_after_a_gate_run_leaves_the_new_head_action_required(fake, publisher, trees):
     fake.add_pull(42, labels=("run-whisper-asr",))
     assert post(publisher, "whisper", trees("whisper"))[0]
@@ -380,6 +387,7 @@ TRUSTED_TAGS = {"details", "summary", "table", "thead", "tbody", "tr", "th", "td
                 "em", "code", "ul", "ol", "li", "br", "hr", "blockquote", "sub", "sup", "pre", "del"}
 
 
+@pytest.mark.slow  # whole trusted job per crafted artifact, rendered by cmark-gfm
 @pytest.mark.skipif(shutil.which("cmark-gfm") is None, reason="cmark-gfm is not installed (apt-get install cmark-gfm)")
 @pytest.mark.parametrize("poison", [poison_tree, poison_ids])
 def test_crafted_artifact_comment_rendered_by_cmark_gfm_is_inert(fake, publisher, trees, poison):

@@ -96,7 +96,8 @@ def test_event_lines_run_on_a_real_payload(tmp_path, monkeypatch):
     import json
 
     from click.testing import CliRunner
-    from gh_payloads import pull_request, workflow_run
+
+    from tests.github.gh_payloads import pull_request, workflow_run
 
     payloads = {"pull_request": pull_request(), "workflow_run": workflow_run()}
     for name, where, argv in LINES:

@@ -13,8 +13,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
-from conftest import synthetic_records
 
 from gate import runlog
 from gate.baseline import calibrate_baseline, read_baseline, side_from_tree
@@ -22,6 +22,7 @@ from gate.config import load_suite
 from gate.examples import ExampleSpec, write_example_tree
 from gate.history.store import HistoryStore
 from gate.stats.performance import Calibration
+from tests.helpers.nights import synthetic_records
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKFLOWS = ROOT / ".github" / "workflows"
@@ -80,6 +81,7 @@ def test_nightly_pools_the_nights_into_the_candidate_baseline_it_stores():
     assert "--tonight results/nightly" in args and "--history baseline-store/history" in args
 
 
+@pytest.mark.slow  # the nightly workflow's steps end to end
 def test_nightly_bench_steps_pool_tonight_and_the_history(tmp_path):
     bench = jobs("asr-gate-nightly.yml")["bench"]
     model = {"qwen3/asr_en": "qwen3"}
@@ -94,7 +96,7 @@ def test_nightly_bench_steps_pool_tonight_and_the_history(tmp_path):
     arms = [side_from_tree(write_example_tree(tmp_path / f"aa{k}", SUITE, ExampleSpec(seed=40 + k, models=("qwen3",),
                                                                                       runs=("1", "2", "3"))),
                            SUITE, sample_reader=speed_only) for k in range(6)]
-    calibrate_baseline(stored_file, list(zip(arms[0::2], arms[1::2])), SUITE, cross_job=[True] * 3)
+    calibrate_baseline(stored_file, list(zip(arms[0::2], arms[1::2], strict=True)), SUITE, cross_job=[True] * 3)
     before = stored(stored_file, EN)
     HistoryStore(store / "history").append(synthetic_records())
     write_example_tree(tmp_path / "results" / "nightly", SUITE, ExampleSpec(seed=3, models=("qwen3",),

@@ -6,11 +6,11 @@ import json
 import math
 
 from click.testing import CliRunner
-from conftest import synthetic_records
-from fake_github import BOT, REPO, TOKEN, FakeGitHub
 
 from gate.cli import cli
 from gate.history.store import HistoryStore
+from tests.github.fake_github import BOT, REPO, TOKEN, FakeGitHub
+from tests.helpers.nights import synthetic_records
 
 NIGHTS = 120
 STEPS = (20, 80)  # throughput -6% from night 20, another -6% from night 80

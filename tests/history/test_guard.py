@@ -5,13 +5,13 @@ import dataclasses
 import json
 
 from click.testing import CliRunner
-from conftest import synthetic_records
 
 from gate.cli import cli
 from gate.config import load_suite
 from gate.history.analysis import trends
 from gate.history.guard import guard
 from gate.history.store import HistoryStore
+from tests.helpers.nights import synthetic_records
 
 SUITE = load_suite()
 

@@ -7,11 +7,11 @@ import sys
 
 import pytest
 from click.testing import CliRunner
-from conftest import STEP_NIGHT, commit
 
 from gate.cli import cli
 from gate.history.analysis import last_nights
 from gate.history.sparkline import sparkline
+from tests.helpers.nights import STEP_NIGHT, commit
 
 
 def test_sparkline():

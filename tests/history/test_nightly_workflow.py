@@ -11,13 +11,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
-from conftest import synthetic_records
-from fake_github import BOT, REPO, TOKEN, FakeGitHub
 
 from gate.config import load_suite
 from gate.examples import ExampleSpec, write_example_tree
 from gate.history.store import HistoryStore
+from tests.github.fake_github import BOT, REPO, TOKEN, FakeGitHub
+from tests.helpers.nights import synthetic_records
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKFLOW = ROOT / ".github" / "workflows" / "asr-gate-nightly.yml"
@@ -74,6 +75,7 @@ def run_step(job: dict, name: str, workdir: Path, values: dict[str, str], extra_
     return subprocess.run(["bash", "-c", s["run"]], cwd=workdir, env=env, capture_output=True, text=True, timeout=300)
 
 
+@pytest.mark.slow  # the nightly workflow's steps end to end
 def test_append_detect_and_file_the_issue_as_the_workflow_does(tmp_path):
     suite = load_suite()
     # The stored history (as on the baseline branch): 40 nights, qwen3/asr_en 6% slower for the last two.

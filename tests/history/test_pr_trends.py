@@ -2,15 +2,12 @@
 the candidate placed after │ on the same scale; passing rows get none; cmark-gfm keeps the table whole."""
 from __future__ import annotations
 
-import importlib.util
 import re
 import shutil
 import subprocess
-from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import synthetic_records
 
 from gate.compare import compare
 from gate.config import load_suite
@@ -18,12 +15,8 @@ from gate.history.pr import NIGHTS, row_trends
 from gate.history.sparkline import BREAK
 from gate.render import render_comment
 from gate.stats.performance import Calibration
-
-# The in-memory side builders of tests/verdict (its conftest, loaded under its own name).
-_spec = importlib.util.spec_from_file_location("verdict_builders", Path(__file__).parents[1] / "verdict" / "conftest.py")
-_builders = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(_builders)
-memory_side, seedtts_values = _builders.memory_side, _builders.seedtts_values
+from tests.helpers.memory_sides import memory_side, seedtts_values
+from tests.helpers.nights import synthetic_records
 
 SPEED = ("throughput_samples_per_s", "latency_mean_s", "latency_p95_s", "rtf_mean")
 
@@ -97,23 +90,22 @@ def test_the_comment_shows_the_trend_beside_the_row_and_cmark_keeps_the_table(hi
     assert "<script" not in html and "&lt;!-- asr" not in html
 
 
+@pytest.mark.slow  # the whole trusted job against the GitHub fake
 def test_the_trusted_jobs_pr_comment_shows_the_trend(tmp_path, history_dir, monkeypatch):
     """`gate post --history` (the trusted report job) against the GitHub fake: the sticky comment has the trend."""
     import json as _json
     import os
-    import sys
 
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "github"))
-    import gh_payloads as p
     from click.testing import CliRunner
-    from fake_github import REPO, TOKEN, FakeGitHub
-    from gh_trees import make_trees
 
     import gate.posting as post_module
     from gate.cli import cli
     from gate.config import load_suite as _load
     from gate.examples import write_example_pair
     from gate.github import connect
+    from tests.github import gh_payloads as p
+    from tests.github.fake_github import REPO, TOKEN, FakeGitHub
+    from tests.github.gh_trees import make_trees
 
     monkeypatch.setattr(post_module, "connect", lambda **kw: connect(**kw, throttle=False))
     baseline, candidate = write_example_pair(tmp_path / "pair", _load())

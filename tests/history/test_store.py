@@ -6,14 +6,15 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import NIGHTS, synthetic_records
 
 from gate.cli import cli
 from gate.errors import GateError, InputError
 from gate.history.store import HistoryStore
+from tests.helpers.nights import NIGHTS, synthetic_records
 
 
 def _files(root):
@@ -215,16 +216,14 @@ def test_a_really_full_tmpfs_never_corrupts_the_store(small_tmpfs, tmp_path):
 
 
 def _import_many(root: str, n: int) -> None:
-    from conftest import synthetic_records as make
-
-    HistoryStore(root).append(make(nights=n))
+    HistoryStore(root).append(synthetic_records(nights=n))
 
 
 @pytest.mark.slow
 def test_concurrent_imports_leave_one_copy_of_each_record(tmp_path):
-    code = ("import sys; sys.path.insert(0, sys.argv[1]); from test_store import _import_many; "
+    code = ("import sys; sys.path.insert(0, sys.argv[1]); from tests.history.test_store import _import_many; "
             "_import_many(sys.argv[2], int(sys.argv[3]))")
-    here = os.path.dirname(__file__)
+    here = str(Path(__file__).resolve().parents[2])  # the repository root, where the tests package lives
     for round_ in range(10):
         root = tmp_path / f"h{round_}"
         procs = [subprocess.Popen([sys.executable, "-c", code, here, str(root), str(NIGHTS)]) for _ in range(2)]

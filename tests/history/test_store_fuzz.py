@@ -19,11 +19,11 @@ from typing import Callable
 
 import pytest
 from click.testing import CliRunner
-from conftest import synthetic_records
 
 from gate.cli import cli
 from gate.errors import DOCUMENTED_EXIT_CODES
 from gate.history.store import HistoryStore
+from tests.helpers.nights import synthetic_records
 
 HANG_S = 30
 MONTH = "h100/2026-09.jsonl"
@@ -288,6 +288,7 @@ def _store(tmp_path: Path) -> Path:
     return root
 
 
+@pytest.mark.slow  # mutation sweep over the history store
 @pytest.mark.parametrize("name", MUTATIONS)
 def test_every_mutation_is_named_or_refused_by_gate_history(tmp_path, name, fixtures):
     root = _store(tmp_path)

@@ -5,10 +5,10 @@ import json
 import re
 
 from click.testing import CliRunner
-from conftest import STEP_NIGHT, commit
-from fake_github import BOT, REPO, TOKEN, FakeGitHub
 
 from gate.cli import cli
+from tests.github.fake_github import BOT, REPO, TOKEN, FakeGitHub
+from tests.helpers.nights import STEP_NIGHT, commit
 
 
 def env(fake: FakeGitHub) -> dict[str, str]:

@@ -12,13 +12,11 @@ from pathlib import Path
 
 import pytest
 
+from gate.config import load_suite
+from tests.standin.build import SMALL_COUNTS, make_checkout, make_hf_hub, small_suite, write_knobs
+from tests.standin.procs import free_port, our_processes
+
 REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO / "tests"))
-
-from standin.build import SMALL_COUNTS, make_checkout, make_hf_hub, small_suite, write_knobs  # noqa: E402
-from standin.procs import free_port, our_processes  # noqa: E402
-
-from gate.config import load_suite  # noqa: E402
 
 # `gate run` through the real CLI group (gate.cli imports a command's module only when it runs).
 GATE_RUN = "import sys\nfrom gate.cli import main\nsys.argv = ['gate', 'run', *sys.argv[1:]]\nmain()\n"
@@ -66,7 +64,7 @@ class Bench:
         except subprocess.TimeoutExpired:
             proc.kill()
             out, err = proc.communicate()
-            raise AssertionError(f"gate run did not finish in {timeout} s:\n{err}")
+            raise AssertionError(f"gate run did not finish in {timeout} s:\n{err}") from None
         return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
 
     def run_log(self, name: str = "main") -> dict:

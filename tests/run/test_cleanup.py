@@ -8,6 +8,8 @@ import os
 import signal
 import time
 
+import pytest
+
 from gate.results import read_tree
 
 
@@ -30,6 +32,7 @@ def _log_has_running(bench, step: str):
     return check
 
 
+@pytest.mark.slow  # two `gate run` processes
 def test_kill_9_mid_client_then_the_next_run_stops_the_old_client_and_server_first(bench):
     bench.knobs({"client": {"delay_s": 8, "on_call": 1}})  # the first client sleeps 8 s, then would write
     proc = bench.start("--models", "qwen3", "--runs", "1")
@@ -56,7 +59,7 @@ def test_kill_9_mid_client_then_the_next_run_stops_the_old_client_and_server_fir
 
 
 def test_a_signal_during_a_stop_still_completes_the_stop(bench, tmp_path):
-    from standin.build import small_suite
+    from tests.standin.build import small_suite
     bench.suite_path = small_suite(tmp_path / "grace.yaml", startup_timeout_s=5, stop_grace_s=3, client_timeout_s=20)
     bench.knobs({"server": {"ignore_term": True}, "client": {"exit_code": 7}})  # the run fails; the stop takes 3 s
     proc = bench.start("--models", "qwen3", "--runs", "1")
@@ -72,7 +75,7 @@ def test_a_signal_during_a_stop_still_completes_the_stop(bench, tmp_path):
 
 
 def test_a_second_signal_kills_at_once(bench, tmp_path):
-    from standin.build import small_suite
+    from tests.standin.build import small_suite
     bench.suite_path = small_suite(tmp_path / "long.yaml", startup_timeout_s=5, stop_grace_s=60, client_timeout_s=60)
     bench.knobs({"server": {"ignore_term": True}, "client": {"hang": True}})
     proc = bench.start("--models", "qwen3", "--runs", "1")

@@ -67,7 +67,7 @@ def test_outlier_rule_is_the_judges_max_of_5_sigma_and_3_percent():
 
 @pytest.mark.slow
 def test_two_looks_extend_only_the_undecided_model_and_record_both_looks(bench, tmp_path, monkeypatch):
-    from standin.build import SMALL_COUNTS, make_checkout
+    from tests.standin.build import SMALL_COUNTS, make_checkout
     candidate = make_checkout(tmp_path / "candidate", knobs={"counts": SMALL_COUNTS})
     prelude = _scripted(bench, {"qwen3": ["fail", None], "whisper": ["extend", "pass"]})
     done = bench.run("--ab", str(bench.checkout), str(candidate), "--names", "base,pr", "--models", "qwen3,whisper",
@@ -135,7 +135,7 @@ def test_two_looks_extend_only_the_undecided_model_and_record_both_looks(bench, 
 
 @pytest.mark.slow
 def test_budget_stops_the_extension(bench, tmp_path):
-    from standin.build import SMALL_COUNTS, make_checkout
+    from tests.standin.build import SMALL_COUNTS, make_checkout
     candidate = make_checkout(tmp_path / "candidate", knobs={"counts": SMALL_COUNTS})
     prelude = _scripted(bench, {"qwen3": ["extend", "pass"]})
     done = bench.run("--ab", str(bench.checkout), str(candidate), "--models", "qwen3", "--no-remeasure",
@@ -148,7 +148,7 @@ def test_budget_stops_the_extension(bench, tmp_path):
 
 @pytest.mark.slow
 def test_a_slow_run_is_remeasured_once_and_set_aside(bench, tmp_path):
-    from standin.build import SMALL_COUNTS, make_checkout
+    from tests.standin.build import SMALL_COUNTS, make_checkout
     # every request takes 0.2 s (steady throughput); the 4th server start of the candidate (its run3) is 4x slower
     candidate = make_checkout(tmp_path / "candidate", knobs={
         "counts": SMALL_COUNTS, "server": {"request_delay_s": 0.2, "slow_request_s": 0.6, "on_call": 4}})
@@ -189,7 +189,7 @@ def test_real_decider_fails_the_regressed_model_extends_the_undecided_and_stops_
     """The done-when of the two-look plan with the gate's own compare and gate.stats.looks (no script): the
     candidate drops a word on every qwen3 utterance (FAIL at the first look), on a share of whisper's (first
     look undecided: extended, then decided on 6+6) and on none of fun's (PASS at the first look: stops)."""
-    from standin.build import make_checkout, make_hf_hub, small_suite
+    from tests.standin.build import make_checkout, make_hf_hub, small_suite
     counts = {"seedtts_en": 30, "seedtts_zh": 5, "movies800times": 4, "aishell4_long": 2, "googletime": 3}
     bench.suite_path = small_suite(tmp_path / "suite30.yaml", counts, startup_timeout_s=2, stop_grace_s=0.5,
                                    client_timeout_s=20)
@@ -231,9 +231,8 @@ def test_real_decider_fails_the_regressed_model_extends_the_undecided_and_stops_
 def _uncalibrated_ab_of_a_slower_build(bench, tmp_path, server: dict):
     """Issue 21: an interleaved A/B carries its own estimate of run-to-run noise, so a build 6% slower FAILs
     without any calibration file (before, such an A/B could WARN at most)."""
-    from standin.build import SMALL_COUNTS, make_checkout
-
     from gate import judge
+    from tests.standin.build import SMALL_COUNTS, make_checkout
     delay = 0.5  # seconds per request: throughput is set by it (long enough that start-up jitter is small)
     bench.knobs({"server": {"request_delay_s": delay, **server}})
     candidate = make_checkout(tmp_path / "candidate", knobs={"counts": SMALL_COUNTS,
@@ -266,7 +265,7 @@ def test_an_uncalibrated_ab_of_a_slower_build_fails_on_the_gpu(bench, tmp_path):
             pytest.skip("NVML sees no GPU")
     except Exception as exc:  # GateError when NVML is missing
         pytest.skip(f"no NVIDIA GPU/pynvml here: {exc}")
-    from standin.build import small_suite
+    from tests.standin.build import small_suite
     bench.no_gpu = False  # servers that import torch and take GPU memory need more than the CPU suite's 2 s to start
     bench.suite_path = small_suite(tmp_path / "gpu-suite.yaml", startup_timeout_s=90, stop_grace_s=3, client_timeout_s=120)
     _uncalibrated_ab_of_a_slower_build(bench, tmp_path, {"gpu_mib": 2048})

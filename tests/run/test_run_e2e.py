@@ -63,6 +63,7 @@ FAULTS = {
 }
 
 
+@pytest.mark.slow  # a `gate run` process per fault
 @pytest.mark.parametrize("fault", sorted(FAULTS))
 def test_fault_fails_clearly_and_keeps_earlier_runs(bench, fault):
     knobs, message = FAULTS[fault]
@@ -99,7 +100,7 @@ def test_child_left_behind_is_killed_and_the_run_completes(bench):
 
 
 def test_client_timeout_stops_the_client_group(bench, tmp_path):
-    from standin.build import small_suite
+    from tests.standin.build import small_suite
     suite = small_suite(tmp_path / "short.yaml", startup_timeout_s=2, stop_grace_s=0.5, client_timeout_s=2)
     bench.suite_path = suite
     bench.knobs({"client": {"hang": True}})
@@ -179,6 +180,7 @@ def test_sigterm_is_handled_like_sigint(bench):
     assert proc.returncode == 143 and bench.run_log()["status"] == "interrupted"
 
 
+@pytest.mark.slow  # two `gate run` processes
 def test_resume_skips_complete_runs_and_redoes_incomplete_ones(bench):
     assert bench.run("--models", "qwen3", "--runs", "1,2").returncode == 0
     (bench.out / "main" / "run2" / "qwen3" / "asr_zh.json").unlink()
@@ -203,8 +205,9 @@ def test_second_gate_on_the_same_gpu_fails_clearly(bench):
     assert not (bench.out / "main" / "run1").exists()
 
 
+@pytest.mark.slow  # a two-checkout `gate run` process
 def test_ab_interleaves_two_checkouts_into_two_trees(bench, tmp_path):
-    from standin.build import SMALL_COUNTS, make_checkout
+    from tests.standin.build import SMALL_COUNTS, make_checkout
     candidate = make_checkout(tmp_path / "candidate", knobs={"counts": SMALL_COUNTS})
     done = bench.run("--ab", str(bench.checkout), str(candidate), "--names", "base,pr", "--models", "qwen3",
                      "--runs", "1,2", checkout=False)
@@ -253,7 +256,7 @@ def test_gate_run_on_the_real_gpu_frees_memory_held_by_a_left_behind_child(bench
     except Exception as exc:
         pytest.skip(f"no NVIDIA GPU/pynvml here: {exc}")
     pytest.importorskip("torch")
-    from standin.build import small_suite
+    from tests.standin.build import small_suite
     bench.suite_path = small_suite(bench.root / "gpu.yaml", startup_timeout_s=120, stop_grace_s=0.5,
                                    client_timeout_s=120)  # torch + CUDA start-up in the stand-in takes seconds
     bench.knobs({"server": {"gpu_mib": 2048, "leave_child": True}})

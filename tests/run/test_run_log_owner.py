@@ -19,7 +19,7 @@ def _decoded(path) -> runlog.RunLog:
 
 
 def test_an_ab_run_writes_what_the_reader_reads(bench, tmp_path):
-    from standin.build import SMALL_COUNTS, make_checkout
+    from tests.standin.build import SMALL_COUNTS, make_checkout
     candidate = make_checkout(tmp_path / "candidate", knobs={"counts": SMALL_COUNTS})
     done = bench.run("--ab", str(bench.checkout), str(candidate), "--models", "qwen3", checkout=False, timeout=180)
     assert done.returncode in (0, 1), done.stderr  # pass or fail: both finish the log

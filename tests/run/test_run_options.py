@@ -83,7 +83,7 @@ def test_help_has_examples_and_exit_codes():
 def test_ab_without_the_judges_libraries_runs_one_look_and_says_why(bench, tmp_path):
     """Found on the H200: a Python without jiwer ran the first look's cycles, then exited 70 at the decision.
     The check before any run now sees it: the A/B is measured with one look, and the warning says why."""
-    from standin.build import SMALL_COUNTS, make_checkout
+    from tests.standin.build import SMALL_COUNTS, make_checkout
     candidate = make_checkout(tmp_path / "candidate", knobs={"counts": SMALL_COUNTS})
     done = bench.run("--ab", str(bench.checkout), str(candidate), "--names", "base,pr", "--models", "qwen3",
                      checkout=False, python_prelude="import sys\nsys.modules['jiwer'] = None\n", timeout=120)

@@ -68,6 +68,7 @@ def _signal_at(bench, k: int, sig: int, names: list[str]) -> None:
     (bench.out / "main" / "gate-run.json").unlink()
 
 
+@pytest.mark.slow  # a `gate run` process per signal window
 def test_a_signal_in_the_spawn_windows_leaves_nothing(bench):
     """The windows the issue found: just after the server's and a client's spawn, and as the stop begins."""
     names = _boundaries(bench)

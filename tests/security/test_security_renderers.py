@@ -21,25 +21,22 @@ import json
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from hostile import HOSTILE
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "github"))  # the loopback GitHub fake
-from fake_github import BOT, REPO, TOKEN, FakeGitHub  # noqa: E402
-
-from gate import publication, render  # noqa: E402
-from gate.config import load_suite  # noqa: E402
-from gate.github import Publisher, connect  # noqa: E402
-from gate.history.analysis import ChangePoint, trends  # noqa: E402
-from gate.history.publish import publish_site  # noqa: E402
-from gate.history.records import Record  # noqa: E402
-from gate.history.store import HistoryStore  # noqa: E402
-from gate.history.tracking import issue_body, issue_title  # noqa: E402
-from gate.posting import _nightly, render_section  # noqa: E402
-from gate.untrusted import load_untrusted_report  # noqa: E402
+from gate import publication, render
+from gate.config import load_suite
+from gate.github import Publisher, connect
+from gate.history.analysis import ChangePoint, trends
+from gate.history.publish import publish_site
+from gate.history.records import Record
+from gate.history.store import HistoryStore
+from gate.history.tracking import issue_body, issue_title
+from gate.posting import _nightly, render_section
+from gate.untrusted import load_untrusted_report
+from tests.github.fake_github import BOT, REPO, TOKEN, FakeGitHub
+from tests.security.hostile import HOSTILE
 
 pytestmark = pytest.mark.skipif(shutil.which("cmark-gfm") is None,
                                 reason="cmark-gfm is not installed (apt-get install cmark-gfm)")

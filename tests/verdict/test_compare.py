@@ -85,6 +85,7 @@ def test_single_hallucination_warns_and_names_the_utterance(suite, make_tree):
     assert [u.id for u in named] == [target] and named[0].candidate_errors >= 40
 
 
+@pytest.mark.slow  # one generated tree per planted defect
 @pytest.mark.parametrize("defect", [results.MISSING_FILE, results.UNREADABLE, results.EVALUATED_NE_TOTAL,
                                     results.SKIPPED, results.WRONG_TOTAL])
 def test_coverage_defects_make_the_workload_incomplete(suite, make_tree, defect):
@@ -230,6 +231,7 @@ def test_ids_that_differ_between_sides_are_never_paired(suite, sides):
 
 # --- false alarms -----------------------------------------------------------------------------------------
 
+@pytest.mark.slow  # statistical sweep: 500 A/A pairs per model
 def test_false_fail_rate_of_500_aa_pairs_is_at_most_one_percent_per_model(suite, sides):
     """500 no-op comparisons (two models, 10 speed + 2 accuracy rows each with nondeterministic flips);
     sigma is estimated afresh from 3 simulated A/A pairs (df 12) every time, as in production.

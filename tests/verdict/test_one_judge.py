@@ -85,6 +85,7 @@ def _post(trees: Path, model: str, out: Path) -> bytes:
     return out.read_bytes()
 
 
+@pytest.mark.slow  # four entry points on the A/B trees, with second looks: ~60 s CPU
 @pytest.mark.parametrize("model", MODELS)
 def test_every_entry_point_gives_the_same_judgement(ab_trees, tmp_path, model):
     by_hand = _compare(ab_trees, model, tmp_path / "compare.json")
@@ -105,11 +106,13 @@ def test_every_entry_point_gives_the_same_judgement(ab_trees, tmp_path, model):
     assert report["statistics"]["speed_alpha"] == last.alpha
 
 
+@pytest.mark.slow  # the A/B trees with second looks (module fixture, ~25 s CPU)
 def test_the_planted_regression_fails_at_the_first_look_everywhere(ab_trees, tmp_path):
     report = json.loads(_compare(ab_trees, "qwen3", tmp_path / "r.json"))
     assert report["verdict"] == "fail" and report["looks"][0]["final"] == "fail"
 
 
+@pytest.mark.slow  # the A/B trees with second looks (module fixture, ~25 s CPU)
 def test_a_tree_without_a_run_log_is_one_final_look(ab_trees, tmp_path):
     """Two trees made by hand with the runbook (no gate-run.json): one look at the family α, no looks record."""
     plain = tmp_path / "plain"
@@ -119,6 +122,7 @@ def test_a_tree_without_a_run_log_is_one_final_look(ab_trees, tmp_path):
     assert report["looks"] == [] and report["statistics"]["speed_alpha"] == rule.FAMILY_ALPHA
 
 
+@pytest.mark.slow  # the A/B trees with second looks (module fixture, ~25 s CPU)
 def test_the_trusted_job_refuses_a_pair_whose_runs_are_not_the_plan(ab_trees, tmp_path):
     """An extra scored run (best-of-N) is refused by the trusted job; by hand the same trees are judged as they
     are and the looks note says the runs differ from the plan."""

@@ -185,6 +185,7 @@ def test_md_escapes_each_dangerous_character():
     assert md("x" * 50, limit=10) == "x" * 9 + "…"
 
 
+@pytest.mark.slow  # renders every output at many sizes
 def test_each_output_fits_its_own_budget_dropping_excerpts_before_rows(report):
     flagged = [u for u in report.utterances if u.workload == "qwen3/asr_en"]
     assert flagged, "the regressed workload has changed utterances"

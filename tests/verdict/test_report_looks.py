@@ -72,6 +72,7 @@ def compare(base, candidate, tmp_path, *extra):
     return result, Report.from_json(data), {k: v.read_text(encoding="utf-8") for k, v in out.items() if k != "report.json"}
 
 
+@pytest.mark.slow  # judges two-look trees end to end
 def test_the_looks_are_recomputed_from_the_trees_not_read_from_the_log(ab, tmp_path):
     """The log says both models passed for a hostile reason; the report shows what the judge decides."""
     result, report, outputs = compare(ab / "base", ab / "candidate", tmp_path)
@@ -87,6 +88,7 @@ def test_the_looks_are_recomputed_from_the_trees_not_read_from_the_log(ab, tmp_p
     assert sum(line.startswith("Looks: ") for line in result.stdout.splitlines()) == len(MODELS)
 
 
+@pytest.mark.slow  # judges two-look trees end to end
 def test_looks_lines_are_escaped_in_every_output(ab, tmp_path):
     _, report, _ = compare(ab / "base", ab / "candidate", tmp_path)
     hostile = dataclasses.replace(report, looks=(
@@ -102,6 +104,7 @@ def test_looks_lines_are_escaped_in_every_output(ab, tmp_path):
         assert "&lt;img src=x&gt;" in line and "\\[l\\]" in line and not re.search(r"(?<!\\)\|", line)
 
 
+@pytest.mark.slow  # judges two-look trees end to end
 def test_looks_survive_the_json_round_trip_and_a_merge(ab, tmp_path):
     _, report, _ = compare(ab / "base", ab / "candidate", tmp_path)
     again = Report.from_json(json.loads(json.dumps(report.to_json())))
@@ -128,6 +131,7 @@ def test_a_tree_that_is_not_an_ab_shows_no_looks(make_tree, tmp_path):
     assert "Looks" not in render_terminal(report) + render_comment(report) + render_summary(report)
 
 
+@pytest.mark.slow  # judges two-look trees end to end
 def test_an_extension_the_budget_did_not_allow_is_shown_undecided(ab, tmp_path, monkeypatch):
     """A first look that asks for more runs than the A/B's --max-runs allowed: the model is undecided, judged on
     its 3+3 runs at α₁, and the report says why it was not extended."""
@@ -150,6 +154,7 @@ def test_an_extension_the_budget_did_not_allow_is_shown_undecided(ab, tmp_path, 
     (lambda log: log["sides"].update(third="/x"), "$.sides: expected an object of at most 2 keys, got 3"),
     (lambda log: log.update(started="2026-12-01T02:00:00"), "$.started: expected a string matching"),
 ])
+@pytest.mark.slow  # one full compare per malformed log
 def test_a_malformed_run_log_is_one_error_line(ab, tmp_path, edit, words):
     tree = shutil.copytree(ab / "candidate", tmp_path / "candidate")
     log = run_log("candidate")

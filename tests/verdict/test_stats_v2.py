@@ -39,7 +39,7 @@ def test_batched_holm_and_bh_equal_the_scalar_ones():
         scalar_h = holm([None if np.isnan(x) else x for x in p])
         scalar_q = benjamini_hochberg(list(p))
         for got, want in ((holm_array(p[None])[0], scalar_h), (bh_array(p[None])[0], scalar_q)):
-            for g, w in zip(got, want):
+            for g, w in zip(got, want, strict=True):
                 assert (w is None and np.isnan(g)) or g == pytest.approx(w, abs=1e-12)
 
 
@@ -224,7 +224,7 @@ def test_two_single_run_trees_of_one_commit_never_fail_on_speed(suite, sides):
     cal = {w: {m: Calibration(sigma=0.01, df=40, groups=20) for m in ("throughput_samples_per_s", "latency_p95_s",
                                                                          "latency_mean_s", "rtf_mean")}
            for w in (QWEN_EN, QWEN_ZH)}
-    for seed in range(20):
+    for _ in range(20):
         values = {w: sides.seedtts_values(rng, n_runs=1, sigma=0.05) for w in (QWEN_EN, QWEN_ZH)}
         other = {w: sides.seedtts_values(rng, n_runs=1, sigma=0.05, tput_factor=0.7) for w in (QWEN_EN, QWEN_ZH)}
         report = compare(sides.memory_side(suite, values=values, label="a"),
@@ -257,6 +257,7 @@ def test_a_copied_run_is_refused(make_tree, tmp_path):
     assert result.exit_code == 2 and "byte-identical" in result.stderr and "run1" in result.stderr
 
 
+@pytest.mark.slow  # generates and calibrates several trees
 def test_cross_job_pairs_are_recorded_and_let_a_stored_baseline_fail(make_tree, tmp_path):
     import json
 
