@@ -105,11 +105,14 @@ def judge_speed(row: Draft, metric: MetricSpec, noise: SpeedNoise | None, cross_
         if test.favourable_set_aside[0]:
             row.fail_blockers += ("a candidate run better than the others was set aside: its runs disagree; "
                                   "re-measure",)
-        if test.worse_set_aside[0] or test.split_cand[0]:
+        if test.worse_set_aside[0] or test.split_cand[0] or test.intermittent[0]:
             row.unstable = True
-            row.fail_blockers += ("unstable: " + ("a candidate run worse than the others was set aside"
+            row.fail_blockers += ("unstable: " + ("a third or more of the candidate's runs were set aside as worse"
                                                   if test.worse_set_aside[0] else
-                                                  "the candidate's runs fall in two clusters") + "; WARN at least",)
+                                                  "the candidate's runs fall in two clusters" if test.split_cand[0] else
+                                                  "a third or more of the candidate's runs are worse than the baseline's "
+                                                  "median by more than the outlier limit, the others are not "
+                                                  "(intermittent)") + "; WARN at least",)
         for side, values, kept in (("baseline", b, test.kept_base[0]), ("candidate", c, test.kept_cand[0])):
             median = float(np.median(np.asarray(values, dtype=float)))
             for index in np.flatnonzero(~kept):

@@ -276,6 +276,7 @@ def judge(chunk: Chunk, test_sets: dict[str, TestSet], rules: Rules) -> Outcome:
                ((np.nan_to_num(q_quality, nan=1.0) <= rules.extend_q_quality) & qu1["half"][:, qi]).any(1)
         # looks.decide: a model blind at the first look (an MDE above twice a gated row's floor) extends too
         near |= _blind(sp1, rules.first_alpha, si).any(1) | _blind(qu1, rules.first_alpha, qi).any(1)
+        near |= sp1["unstable"][:, si].any(1)  # looks.decide: an unstable row extends its model
         extend[:, k] = ~fail1[:, k] & near
 
     # Pooled look for the extended models: slots 3-5 added, then at most one re-measure per arm in all.
@@ -377,7 +378,7 @@ def _speed_look(chunk: Chunk, rows, noises, slots, rules: Rules, *, cross_job: b
         p.append(test.p)
         above.append(test.worse_rel >= floor)
         half.append(test.worse_rel >= floor / 2)
-        shaky = test.worse_set_aside | test.split_cand
+        shaky = test.worse_set_aside | test.split_cand | test.intermittent
         ok = (np.asarray(noise.sigma_df) >= 4) & ~test.favourable_set_aside & ~shaky
         if cross_job:
             ok = ok & (noise.cross_pairs >= ADVISED_PAIRS) & (not stale)

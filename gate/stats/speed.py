@@ -33,13 +33,14 @@ in use; above SENSITIVITY_FACTOR × the floor the row is blind there and says so
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass
 from typing import Any, Sequence, cast
 
 import numpy as np
 from scipy import stats
 
-from gate.stats.outliers import flag_runs, robust_sd, split_arms
+from gate.stats.outliers import OUTLIER_MIN_REL, flag_runs, robust_sd, split_arms
 from gate.stats.performance import MIN_CALIBRATION_DF, Calibration
 
 # A/A pairs the docs advise per runner class; across jobs, fewer cross-job pairs than this cannot FAIL.
@@ -47,6 +48,12 @@ ADVISED_PAIRS = 3
 # The A/B's own spread disagrees with the calibration when F = σ²_own/σ²_cal is this unlikely under equal σ.
 AGREEMENT_P = 0.05
 POWER = 0.8
+# A row is unstable when at least one in UNSTABLE_SHARE_INV of the candidate's runs was set aside as worse (one
+# of three, two of six). One wild run in six is what heavy-tailed GPU noise shows (Student-t₃ runs at σ 2% set
+# one aside in ~1% of row-looks, which made a fifth of no-op PRs WARN); two are a pattern. In `gate run` a
+# worse run set aside at the first look extends the model (gate.stats.looks.decide), so none passes unseen.
+UNSTABLE_SHARE_INV = 3
+INTERMITTENT_SIGMAS = 2.0  # a candidate run this far (or 3%) worse than the baseline's median is "far" (intermittent)
 # A row is blind when its MDE exceeds this multiple of its floor. FAIL also needs the estimate past the floor,
 # so a change AT the floor is caught at most half the time at any σ (docs/statistics.md); the gate's
 # stated goals sit at 1.5× the floor over the whole two-look plan, and a first look at σ 1% reaches about 2×
@@ -106,8 +113,12 @@ class ShiftTest:
     # in the candidate's favour (two slow restarts out of three make the one good run look wild). Such a
     # row can WARN at most.
     favourable_set_aside: np.ndarray
-    worse_set_aside: np.ndarray  # a candidate run worse than the kept ones was set aside: unstable, WARN at least
+    worse_set_aside: np.ndarray  # ≥ 1/UNSTABLE_SHARE_INV of the candidate's runs set aside as worse: unstable, WARN at least
     split_cand: np.ndarray  # the candidate's runs fall in two clusters too even to set either aside: unstable
+    # ≥ 1/UNSTABLE_SHARE_INV of the candidate's runs are worse than the baseline's median by more than the outlier
+    # limit while others are not: an intermittent regression (half the runs slow makes a split arm whose own
+    # median sits between the clusters, so neither cluster is "wild" by the candidate's own median). Unstable.
+    intermittent: np.ndarray
 
     def ratio_ci(self, higher_is_better: bool, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
         """Two-sided CI of the ratio candidate / baseline (natural direction)."""
@@ -134,9 +145,34 @@ def shift_test(base_log: np.ndarray, cand_log: np.ndarray, noise: SpeedNoise, *,
         better = (yc > kept_mean) if higher_is_better else (yc < kept_mean)
     aside = ~kc & ~np.isnan(yc)
     favourable = (aside & better).any(axis=-1)
+    intermittent = _intermittent(yb, yc, sigma, higher_is_better)
     return ShiftTest(worse=worse, worse_rel=np.expm1(worse), se=se, df=df, p=p, kept_base=kb, kept_cand=kc,
-                     favourable_set_aside=favourable, worse_set_aside=(aside & ~better).any(axis=-1),
-                     split_cand=split_arms(yc, sigma))
+                     favourable_set_aside=favourable,
+                     worse_set_aside=(aside & ~better).sum(axis=-1) * UNSTABLE_SHARE_INV >= (~np.isnan(yc)).sum(axis=-1),
+                     split_cand=split_arms(yc, sigma), intermittent=intermittent)
+
+
+def _intermittent(yb: np.ndarray, yc: np.ndarray, sigma: np.ndarray, higher_is_better: bool) -> np.ndarray:
+    """The candidate's runs fall in two clusters, a gap of more than max(INTERMITTENT_SIGMAS·σ, 3%) apart, with
+    at least 1/UNSTABLE_SHARE_INV of them in the worse cluster, which is that far worse than the baseline's
+    median too. A constant change has no gap; a wild run is one run in six. 3σ, not the outlier rule's 5σ: the σ
+    in use is the A/B's own spread, which the split arm itself inflates."""
+    worse = yc * (-1.0 if higher_is_better else 1.0)
+    present = ~np.isnan(worse)
+    n = present.sum(axis=-1)
+    ordered = np.sort(np.where(present, worse, np.inf), axis=-1)  # absent runs last
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        gaps = np.diff(ordered, axis=-1)  # gap k lies between the k+1 better runs and the rest
+        base = np.nanmedian(yb, axis=-1, keepdims=True) * (-1.0 if higher_is_better else 1.0)
+    limit = np.maximum(INTERMITTENT_SIGMAS * np.nan_to_num(np.asarray(sigma, dtype=float)), np.log1p(OUTLIER_MIN_REL))
+    limit = limit[..., None] if limit.ndim else limit
+    k = np.arange(1, worse.shape[-1])  # runs below the gap
+    in_worse = n[..., None] - k
+    valid = (k < n[..., None]) & (in_worse * UNSTABLE_SHARE_INV >= n[..., None])
+    with np.errstate(all="ignore"):
+        split = valid & (gaps > limit) & (ordered[..., 1:] - base > limit)
+    return split.any(axis=-1)
 
 
 def standard_error(noise: SpeedNoise, a: np.ndarray | float, *, cross_job: bool) -> tuple[np.ndarray, np.ndarray]:
