@@ -267,8 +267,10 @@ def _sensitivity(row: Draft, floor: float, unit: str, scale: float) -> None:
         return
     row.blind = bool(row.mde > SENSITIVITY_FACTOR * floor)
     if row.blind:
+        # The caveat is about a PASS: on a FAIL or WARN row it would contradict the verdict beside it.
+        caveat = "; a PASS here is a caveat" if row.verdict is Verdict.PASS else ""
         row.notes.append(f"blind below {row.mde * scale:.2g}{unit}: a worsening smaller than that is caught less than "
-                         f"80% of the time at this look (floor {floor * scale:.2g}{unit}); a PASS here is a caveat")
+                         f"80% of the time at this look (floor {floor * scale:.2g}{unit}){caveat}")
 
 
 _VERDICT = {decision.PASS: Verdict.PASS, decision.WARN: Verdict.WARN, decision.FAIL: Verdict.FAIL}
