@@ -26,7 +26,8 @@ from gate.stats.multiplicity import bh_array
 from gate.stats.outliers import flag_runs
 from gate.stats.overdispersion import excess_df, widened_p_arrays
 from gate.stats.quality import catastrophic_masks, sign_flip_p_batch
-from gate.stats.speed import ADVISED_PAIRS, OWN_DISAGREES, POWER, SENSITIVITY_FACTOR, mde, own_noise, shift_test
+from gate.stats.speed import (ADVISED_PAIRS, OWN_DISAGREES, POWER, SENSITIVITY_FACTOR, joint_agreement, mde, own_noise,
+                              shift_test)
 
 from .calibration import dispersion, speed_calibration
 from .matrix import intermittent_slots, neutral_change, standard_noise
@@ -325,11 +326,12 @@ def _in_job(chunk: Chunk, by_model: dict, calibrations: dict, slots: dict, model
     these slots, pooled with the calibration when it is fresh and agrees)."""
     out = {}
     stale = bool(chunk.noise is not None and chunk.noise.stale_known)
+    arms = {metric: np.concatenate([np.take_along_axis(chunk.speed[wid][metric], slots[model], axis=2)
+                                    for wid in by_model[model]], axis=1) for metric in SPEED_ROWS}
+    joint = joint_agreement([(arms[metric], calibrations[(model, metric)]) for metric in SPEED_ROWS])
     for metric in SPEED_ROWS:
-        arms = np.concatenate([np.take_along_axis(chunk.speed[wid][metric], slots[model], axis=2)
-                               for wid in by_model[model]], axis=1)
         cal = calibrations[(model, metric)]
-        out[(model, metric)] = own_noise(arms, cal, stale=stale and cal is not None)[0]
+        out[(model, metric)] = own_noise(arms[metric], cal, stale=stale and cal is not None, agreement=joint)[0]
     return out
 
 
