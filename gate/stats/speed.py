@@ -259,11 +259,12 @@ def own_noise(arms: np.ndarray, calibration: SpeedNoise | None, *, stale: bool =
     usable = (df_cal >= MIN_CALIBRATION_DF) & np.isfinite(sigma_cal) & (sigma_cal > 0)
     with np.errstate(all="ignore"):
         ratio = ss_own / np.where(df_own > 0, df_own, 1) / np.where(usable, sigma_cal, 1.0) ** 2
-        agreement = np.where(usable & (df_own > 0), stats.f.sf(ratio, np.maximum(df_own, 1), np.maximum(df_cal, 1)),
-                             np.where(usable, 1.0, np.nan))
+        own_p = np.where(usable & (df_own > 0), stats.f.sf(ratio, np.maximum(df_own, 1), np.maximum(df_cal, 1)),
+                         np.where(usable, 1.0, np.nan))
     if agreement is not None:
         joint = np.asarray(agreement, dtype=float)
-        agreement = np.where(usable & np.isfinite(joint), joint, agreement)
+        own_p = np.where(usable & np.isfinite(joint), joint, own_p)
+    agreement = own_p
     pool = usable & (agreement >= AGREEMENT_P)
     df = np.where(pool, df_cal + df_own, df_own)
     with np.errstate(all="ignore"):

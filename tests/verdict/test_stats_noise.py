@@ -15,6 +15,7 @@ from gate.stats.speed import (
     OWN_STALE,
     POOLED,
     SpeedNoise,
+    joint_agreement,
     mde,
     own_noise,
     shift_test,
@@ -174,3 +175,18 @@ def test_an_uncalibrated_in_job_ab_of_a_six_percent_slower_build_fails(suite, si
     across = compare(base, cand, suite, cross_job=True, calibration={})
     row = next(r for r in across.rows if r.workload == workloads[0] and r.metric == "throughput_samples_per_s")
     assert row.verdict.value == "warn"
+
+
+def test_the_calibration_agrees_or_not_over_the_model_s_gated_metrics_together():
+    """Known answer: two metrics whose own spread is 1.4× the calibration's σ. One metric's 8 degrees of freedom
+    cannot tell (p ≈ 0.1: a stale σ would be pooled); both together can (F over 16 and 48 df)."""
+    arms = 0.014 * np.array([[-1.0, 0.0, 1.0]] * 4)  # 4 arms of 3 runs, SD 1.4% each: 8 df
+    cal = SpeedNoise(sigma=0.01, sigma_df=24)
+    _, code, p_one = own_noise(arms, cal)
+    assert int(code) == POOLED and float(p_one) == pytest.approx(stats.f.sf(1.4 ** 2, 8, 24))
+    joint = joint_agreement([(arms, cal), (arms, cal)])
+    assert float(joint) == pytest.approx(stats.f.sf(1.4 ** 2, 16, 48)) and float(joint) < 0.05
+    noise, code, p = own_noise(arms, cal, agreement=joint)
+    assert int(code) == OWN_DISAGREES and float(p) == pytest.approx(float(joint))
+    assert float(noise.sigma) == pytest.approx(0.014) and int(noise.sigma_df) == 8
+    assert np.isnan(joint_agreement([(arms, None)]))  # nothing to test without a calibration
