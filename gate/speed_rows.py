@@ -103,10 +103,10 @@ def judge_speed(row: Draft, metric: MetricSpec, noise: SpeedNoise | None, cross_
         row.fail_blockers = fail_blockers(noise, len(b), len(c), cross_job=cross_job) + (extra_blockers if noise else ())
         if noise is not None and noise.usable and own_arms is not None and own_arms.size:
             # Across jobs too, the sides' own spread must agree with the calibration's σ for a FAIL.
-            _, code, agreement = own_noise(own_arms, noise)
+            _, code, p_cross = own_noise(own_arms, noise)
             if int(code) == OWN_DISAGREES:
                 row.fail_blockers += (f"the sides' own spread disagrees with the calibration's σ (F test p = "
-                                      f"{float(agreement):.2g} < {AGREEMENT_P})",)
+                                      f"{float(p_cross):.2g} < {AGREEMENT_P})",)
     if noise is not None and noise.usable:
         test = shift_test(np.log(np.asarray(b, dtype=float))[None], np.log(np.asarray(c, dtype=float))[None], noise,
                           higher_is_better=higher, cross_job=cross_job)

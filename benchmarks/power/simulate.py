@@ -26,8 +26,7 @@ from gate.stats.multiplicity import bh_array
 from gate.stats.outliers import flag_runs
 from gate.stats.overdispersion import excess_df, widened_p_arrays
 from gate.stats.quality import catastrophic_masks, sign_flip_p_batch
-from gate.stats.speed import (ADVISED_PAIRS, OWN_DISAGREES, POWER, SENSITIVITY_FACTOR, joint_agreement, mde, own_noise,
-                              shift_test)
+from gate.stats.speed import ADVISED_PAIRS, OWN_DISAGREES, POWER, SENSITIVITY_FACTOR, joint_agreement, mde, own_noise, shift_test
 
 from .calibration import dispersion, speed_calibration
 from .matrix import intermittent_slots, neutral_change, standard_noise
