@@ -18,14 +18,18 @@ Per gated row, on y = ln(value) of the runs kept by `gate.stats.outliers`:
   p = one-sided t tail of worse/SE.
 In one job (interleaved A/B) the A/B's own runs carry a valid estimate of σ (issue 21): their pooled
 within-arm spread over the model's workloads (`own_noise`). With a fresh calibration whose σ agrees with
-it (a one-sided F test at AGREEMENT_P), the two are pooled (more df); without a calibration, with a stale
+it (a one-sided F test at AGREEMENT_P over the model's gated speed metrics together: `joint_agreement`),
+the two are pooled (more df); without a calibration, with a stale
 one, or when the A/B's spread is larger than the calibration's beyond chance, the row stands on its own
 runs alone and says so. Across jobs the calibration stays required (the job effect needs A/A pairs).
 
 A row may FAIL only with at least MIN_CALIBRATION_DF degrees of freedom behind its σ, at least two runs per
-side, across jobs at least ADVISED_PAIRS cross-job A/A pairs, and when no candidate run was set aside;
-otherwise it can WARN at most (`fail_blockers` and ShiftTest.set_aside_cand say why). A candidate run set
-aside as WORSE makes the row unstable: WARN at least (an intermittent regression must not pass silently).
+side, across jobs at least ADVISED_PAIRS cross-job A/A pairs, and when no candidate run better than the
+others was set aside; otherwise it can WARN at most (`fail_blockers` says why). The row is unstable (WARN at
+least, never FAIL) when a third or more of the candidate's runs were set aside as worse, when its runs split
+in two even clusters, or when they split across a gap with a third or more in a cluster far worse than the
+baseline's median (`_intermittent`): an intermittent regression must not pass silently, and one wild run in six
+is heavy-tailed noise, not a pattern. In `gate run` an unstable first look extends the model.
 
 `mde` is the smallest worsening the row could have caught with 80% power at its level, from the σ and df
 in use; above SENSITIVITY_FACTOR × the floor the row is blind there and says so.
