@@ -57,7 +57,7 @@ from gate.report import (
     clip,
 )
 from gate.side import Side, WorkloadSide
-from gate.speed_rows import arms_of_model, judge_speed, model_calibrations
+from gate.speed_rows import arms_of_model, judge_speed, model_agreement, model_calibrations
 from gate.stats import decision
 from gate.stats.overdispersion import Dispersion
 from gate.stats.performance import MIN_CALIBRATION_DF, evidence
@@ -140,7 +140,8 @@ def compare(base: Side, cand: Side, suite: Suite, *, models: Sequence[str] | Non
                 # sources: "3 A/A pairs + 14 nights" when nightly runs are pooled into σ, else ""
                 own = arms_of_model(base, cand, suite, workload.model, metric.name)
                 judge_speed(row, metric, SpeedNoise.pooled(found), cross_job, stale_blockers, sources=evidence(found),
-                       own_arms=own, stale=bool(calibration_check and calibration_check.status == "stale"))
+                       own_arms=own, stale=bool(calibration_check and calibration_check.status == "stale"),
+                       agreement=None if cross_job else model_agreement(calibration or {}, base, cand, suite, workload))
             if blocking and row.verdict is not Verdict.INCOMPLETE:
                 row.verdict = Verdict.NOT_COMPARABLE
                 row.family = None
@@ -267,8 +268,10 @@ def _sensitivity(row: Draft, floor: float, unit: str, scale: float) -> None:
         return
     row.blind = bool(row.mde > SENSITIVITY_FACTOR * floor)
     if row.blind:
+        # The caveat is about a PASS: on a FAIL or WARN row it would contradict the verdict beside it.
+        caveat = "; a PASS here is a caveat" if row.verdict is Verdict.PASS else ""
         row.notes.append(f"blind below {row.mde * scale:.2g}{unit}: a worsening smaller than that is caught less than "
-                         f"80% of the time at this look (floor {floor * scale:.2g}{unit}); a PASS here is a caveat")
+                         f"80% of the time at this look (floor {floor * scale:.2g}{unit}){caveat}")
 
 
 _VERDICT = {decision.PASS: Verdict.PASS, decision.WARN: Verdict.WARN, decision.FAIL: Verdict.FAIL}

@@ -20,6 +20,7 @@ from gate.stats.speed import (
     SOURCE_TEXT,
     SpeedNoise,
     fail_blockers,
+    joint_agreement,
     own_noise,
     shift_test,
 )
@@ -54,10 +55,28 @@ def arms_of_model(base: Side, cand: Side, suite: Suite, model: str, metric: str)
     return out
 
 
+def model_agreement(calibration: Mapping[str, Mapping[str, Any]], base: Side, cand: Side, suite: Suite,
+                    workload: Any) -> float | None:
+    """The joint F test (gate.stats.speed.joint_agreement) of the A/B's own spread against the calibration over
+    the model's gated speed metrics; None when there is nothing to test."""
+    parts = []
+    for metric in workload.metrics:
+        if metric.kind != "speed" or not metric.gated:
+            continue
+        noise = SpeedNoise.pooled(model_calibrations(calibration, suite, workload.model, metric.name))
+        arms = arms_of_model(base, cand, suite, workload.model, metric.name)
+        if noise is not None and noise.usable and arms.size:
+            parts.append((arms, noise))
+    if not parts:
+        return None
+    p = float(joint_agreement(parts))
+    return p if math.isfinite(p) else None
+
+
 # Complexity over 15: one rule per documented blocker of a speed row (docs/statistics.md).
 def judge_speed(row: Draft, metric: MetricSpec, noise: SpeedNoise | None, cross_job: bool,  # noqa: C901 (reason above)
            extra_blockers: tuple[str, ...] = (), *, sources: str = "", own_arms: np.ndarray | None = None,
-           stale: bool = False) -> None:
+           stale: bool = False, agreement: float | None = None) -> None:
     b, c = row.baseline.present, row.candidate.present
     plain_delta(row)
     missing = [name for name, values in (("baseline", b), ("candidate", c)) if not values or any(v <= 0 for v in values)]
@@ -72,10 +91,12 @@ def judge_speed(row: Draft, metric: MetricSpec, noise: SpeedNoise | None, cross_
     if not cross_job and own_arms is not None and own_arms.size:
         # One job: the A/B's own runs carry σ; a fresh calibration that agrees adds degrees of freedom.
         usable = noise if noise is not None and noise.usable else None
-        in_use, code, agreement = own_noise(own_arms, usable, stale=stale and usable is not None)
+        in_use, code, p_agree = own_noise(own_arms, usable, stale=stale and usable is not None,
+                                          agreement=None if agreement is None else np.asarray(agreement))
         source = SOURCE_TEXT[int(code)]
         if int(code) == OWN_DISAGREES:
-            source += f" (F test p = {float(agreement):.2g} < {AGREEMENT_P})"
+            source += (f" (F test over the model's gated speed metrics p = {float(p_agree):.2g} < {AGREEMENT_P})"
+                       if agreement is not None else f" (F test p = {float(p_agree):.2g} < {AGREEMENT_P})")
         noise = in_use if in_use.sigma_df > 0 else None
         row.fail_blockers = fail_blockers(noise, len(b), len(c), cross_job=False)
         row.notes.extend(extra_blockers)  # in one job: why a stale calibration was left out (it blocks nothing)
@@ -83,10 +104,10 @@ def judge_speed(row: Draft, metric: MetricSpec, noise: SpeedNoise | None, cross_
         row.fail_blockers = fail_blockers(noise, len(b), len(c), cross_job=cross_job) + (extra_blockers if noise else ())
         if noise is not None and noise.usable and own_arms is not None and own_arms.size:
             # Across jobs too, the sides' own spread must agree with the calibration's σ for a FAIL.
-            _, code, agreement = own_noise(own_arms, noise)
+            _, code, p_cross = own_noise(own_arms, noise)
             if int(code) == OWN_DISAGREES:
                 row.fail_blockers += (f"the sides' own spread disagrees with the calibration's σ (F test p = "
-                                      f"{float(agreement):.2g} < {AGREEMENT_P})",)
+                                      f"{float(p_cross):.2g} < {AGREEMENT_P})",)
     if noise is not None and noise.usable:
         test = shift_test(np.log(np.asarray(b, dtype=float))[None], np.log(np.asarray(c, dtype=float))[None], noise,
                           higher_is_better=higher, cross_job=cross_job)
@@ -106,11 +127,14 @@ def judge_speed(row: Draft, metric: MetricSpec, noise: SpeedNoise | None, cross_
         if test.favourable_set_aside[0]:
             row.fail_blockers += ("a candidate run better than the others was set aside: its runs disagree; "
                                   "re-measure",)
-        if test.worse_set_aside[0] or test.split_cand[0]:
+        if test.worse_set_aside[0] or test.split_cand[0] or test.intermittent[0]:
             row.unstable = True
-            row.fail_blockers += ("unstable: " + ("a candidate run worse than the others was set aside"
+            row.fail_blockers += ("unstable: " + ("a third or more of the candidate's runs were set aside as worse"
                                                   if test.worse_set_aside[0] else
-                                                  "the candidate's runs fall in two clusters") + "; WARN at least",)
+                                                  "the candidate's runs fall in two clusters" if test.split_cand[0] else
+                                                  "a third or more of the candidate's runs are worse than the baseline's "
+                                                  "median by more than the outlier limit, the others are not "
+                                                  "(intermittent)") + "; WARN at least",)
         for side, values, kept in (("baseline", b, test.kept_base[0]), ("candidate", c, test.kept_cand[0])):
             median = float(np.median(np.asarray(values, dtype=float)))
             for index in np.flatnonzero(~kept):

@@ -26,7 +26,7 @@ from gate.stats.multiplicity import bh_array
 from gate.stats.outliers import flag_runs
 from gate.stats.overdispersion import excess_df, widened_p_arrays
 from gate.stats.quality import catastrophic_masks, sign_flip_p_batch
-from gate.stats.speed import ADVISED_PAIRS, OWN_DISAGREES, POWER, SENSITIVITY_FACTOR, mde, own_noise, shift_test
+from gate.stats.speed import ADVISED_PAIRS, OWN_DISAGREES, POWER, SENSITIVITY_FACTOR, joint_agreement, mde, own_noise, shift_test
 
 from .calibration import dispersion, speed_calibration
 from .matrix import intermittent_slots, neutral_change, standard_noise
@@ -276,6 +276,7 @@ def judge(chunk: Chunk, test_sets: dict[str, TestSet], rules: Rules) -> Outcome:
                ((np.nan_to_num(q_quality, nan=1.0) <= rules.extend_q_quality) & qu1["half"][:, qi]).any(1)
         # looks.decide: a model blind at the first look (an MDE above twice a gated row's floor) extends too
         near |= _blind(sp1, rules.first_alpha, si).any(1) | _blind(qu1, rules.first_alpha, qi).any(1)
+        near |= sp1["unstable"][:, si].any(1)  # looks.decide: an unstable row extends its model
         extend[:, k] = ~fail1[:, k] & near
 
     # Pooled look for the extended models: slots 3-5 added, then at most one re-measure per arm in all.
@@ -324,11 +325,12 @@ def _in_job(chunk: Chunk, by_model: dict, calibrations: dict, slots: dict, model
     these slots, pooled with the calibration when it is fresh and agrees)."""
     out = {}
     stale = bool(chunk.noise is not None and chunk.noise.stale_known)
+    arms = {metric: np.concatenate([np.take_along_axis(chunk.speed[wid][metric], slots[model], axis=2)
+                                    for wid in by_model[model]], axis=1) for metric in SPEED_ROWS}
+    joint = joint_agreement([(arms[metric], calibrations[(model, metric)]) for metric in SPEED_ROWS])
     for metric in SPEED_ROWS:
-        arms = np.concatenate([np.take_along_axis(chunk.speed[wid][metric], slots[model], axis=2)
-                               for wid in by_model[model]], axis=1)
         cal = calibrations[(model, metric)]
-        out[(model, metric)] = own_noise(arms, cal, stale=stale and cal is not None)[0]
+        out[(model, metric)] = own_noise(arms[metric], cal, stale=stale and cal is not None, agreement=joint)[0]
     return out
 
 
@@ -377,7 +379,7 @@ def _speed_look(chunk: Chunk, rows, noises, slots, rules: Rules, *, cross_job: b
         p.append(test.p)
         above.append(test.worse_rel >= floor)
         half.append(test.worse_rel >= floor / 2)
-        shaky = test.worse_set_aside | test.split_cand
+        shaky = test.worse_set_aside | test.split_cand | test.intermittent
         ok = (np.asarray(noise.sigma_df) >= 4) & ~test.favourable_set_aside & ~shaky
         if cross_job:
             ok = ok & (noise.cross_pairs >= ADVISED_PAIRS) & (not stale)

@@ -74,6 +74,10 @@ def decide(first_look: Any, model: str) -> LookDecision:
     close += [f"{_name(r)}: blind below {r.mde:.2%} at the first look" if r.family == "speed" else
               f"{_name(r)}: blind below {r.mde * 100:.2g} pp at the first look"
               for r in rows if r.family and getattr(r, "blind", False) and r.mde is not None]
+    # A candidate run set aside as worse makes the row unstable: more runs tell a wild run from an intermittent
+    # regression (at the pooled look a row is unstable only with two worse runs of six: gate.stats.speed).
+    close += [f"{_name(r)}: unstable at the first look (a candidate run set aside as worse)"
+              for r in rows if r.family == "speed" and getattr(r, "unstable", False)]
     if close:
         return LookDecision("extend", tuple(close))
     return LookDecision("pass", (f"{model}: no gated row near a regression at the first look",))

@@ -18,14 +18,18 @@ Per gated row, on y = ln(value) of the runs kept by `gate.stats.outliers`:
   p = one-sided t tail of worse/SE.
 In one job (interleaved A/B) the A/B's own runs carry a valid estimate of σ (issue 21): their pooled
 within-arm spread over the model's workloads (`own_noise`). With a fresh calibration whose σ agrees with
-it (a one-sided F test at AGREEMENT_P), the two are pooled (more df); without a calibration, with a stale
+it (a one-sided F test at AGREEMENT_P over the model's gated speed metrics together: `joint_agreement`),
+the two are pooled (more df); without a calibration, with a stale
 one, or when the A/B's spread is larger than the calibration's beyond chance, the row stands on its own
 runs alone and says so. Across jobs the calibration stays required (the job effect needs A/A pairs).
 
 A row may FAIL only with at least MIN_CALIBRATION_DF degrees of freedom behind its σ, at least two runs per
-side, across jobs at least ADVISED_PAIRS cross-job A/A pairs, and when no candidate run was set aside;
-otherwise it can WARN at most (`fail_blockers` and ShiftTest.set_aside_cand say why). A candidate run set
-aside as WORSE makes the row unstable: WARN at least (an intermittent regression must not pass silently).
+side, across jobs at least ADVISED_PAIRS cross-job A/A pairs, and when no candidate run better than the
+others was set aside; otherwise it can WARN at most (`fail_blockers` says why). The row is unstable (WARN at
+least, never FAIL) when a third or more of the candidate's runs were set aside as worse, when its runs split
+in two even clusters, or when they split across a gap with a third or more in a cluster far worse than the
+baseline's median (`_intermittent`): an intermittent regression must not pass silently, and one wild run in six
+is heavy-tailed noise, not a pattern. In `gate run` an unstable first look extends the model.
 
 `mde` is the smallest worsening the row could have caught with 80% power at its level, from the σ and df
 in use; above SENSITIVITY_FACTOR × the floor the row is blind there and says so.
@@ -33,13 +37,14 @@ in use; above SENSITIVITY_FACTOR × the floor the row is blind there and says so
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass
 from typing import Any, Sequence, cast
 
 import numpy as np
 from scipy import stats
 
-from gate.stats.outliers import flag_runs, robust_sd, split_arms
+from gate.stats.outliers import OUTLIER_MIN_REL, flag_runs, robust_sd, split_arms
 from gate.stats.performance import MIN_CALIBRATION_DF, Calibration
 
 # A/A pairs the docs advise per runner class; across jobs, fewer cross-job pairs than this cannot FAIL.
@@ -47,6 +52,12 @@ ADVISED_PAIRS = 3
 # The A/B's own spread disagrees with the calibration when F = σ²_own/σ²_cal is this unlikely under equal σ.
 AGREEMENT_P = 0.05
 POWER = 0.8
+# A row is unstable when at least one in UNSTABLE_SHARE_INV of the candidate's runs was set aside as worse (one
+# of three, two of six). One wild run in six is what heavy-tailed GPU noise shows (Student-t₃ runs at σ 2% set
+# one aside in ~1% of row-looks, which made a fifth of no-op PRs WARN); two are a pattern. In `gate run` a
+# worse run set aside at the first look extends the model (gate.stats.looks.decide), so none passes unseen.
+UNSTABLE_SHARE_INV = 3
+INTERMITTENT_SIGMAS = 2.0  # a candidate run this far (or 3%) worse than the baseline's median is "far" (intermittent)
 # A row is blind when its MDE exceeds this multiple of its floor. FAIL also needs the estimate past the floor,
 # so a change AT the floor is caught at most half the time at any σ (docs/statistics.md); the gate's
 # stated goals sit at 1.5× the floor over the whole two-look plan, and a first look at σ 1% reaches about 2×
@@ -106,8 +117,12 @@ class ShiftTest:
     # in the candidate's favour (two slow restarts out of three make the one good run look wild). Such a
     # row can WARN at most.
     favourable_set_aside: np.ndarray
-    worse_set_aside: np.ndarray  # a candidate run worse than the kept ones was set aside: unstable, WARN at least
+    worse_set_aside: np.ndarray  # ≥ 1/UNSTABLE_SHARE_INV of the candidate's runs set aside as worse: unstable, WARN at least
     split_cand: np.ndarray  # the candidate's runs fall in two clusters too even to set either aside: unstable
+    # ≥ 1/UNSTABLE_SHARE_INV of the candidate's runs are worse than the baseline's median by more than the outlier
+    # limit while others are not: an intermittent regression (half the runs slow makes a split arm whose own
+    # median sits between the clusters, so neither cluster is "wild" by the candidate's own median). Unstable.
+    intermittent: np.ndarray
 
     def ratio_ci(self, higher_is_better: bool, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
         """Two-sided CI of the ratio candidate / baseline (natural direction)."""
@@ -134,9 +149,37 @@ def shift_test(base_log: np.ndarray, cand_log: np.ndarray, noise: SpeedNoise, *,
         better = (yc > kept_mean) if higher_is_better else (yc < kept_mean)
     aside = ~kc & ~np.isnan(yc)
     favourable = (aside & better).any(axis=-1)
+    # Across jobs (three runs a side, no second look to settle it) one run in three apart is a job's or a run's
+    # noise as often as a regression: the split test ran there too and WARNed on 22-55% of no-op PRs.
+    intermittent = (np.zeros(np.shape(worse), dtype=bool) if cross_job
+                    else _intermittent(yb, yc, sigma, higher_is_better))
     return ShiftTest(worse=worse, worse_rel=np.expm1(worse), se=se, df=df, p=p, kept_base=kb, kept_cand=kc,
-                     favourable_set_aside=favourable, worse_set_aside=(aside & ~better).any(axis=-1),
-                     split_cand=split_arms(yc, sigma))
+                     favourable_set_aside=favourable,
+                     worse_set_aside=(aside & ~better).sum(axis=-1) * UNSTABLE_SHARE_INV >= (~np.isnan(yc)).sum(axis=-1),
+                     split_cand=split_arms(yc, sigma), intermittent=intermittent)
+
+
+def _intermittent(yb: np.ndarray, yc: np.ndarray, sigma: np.ndarray, higher_is_better: bool) -> np.ndarray:
+    """The candidate's runs fall in two clusters, a gap of more than max(INTERMITTENT_SIGMAS·σ, 3%) apart, with
+    at least 1/UNSTABLE_SHARE_INV of them in the worse cluster, which is that far worse than the baseline's
+    median too. A constant change has no gap; a wild run is one run in six. 3σ, not the outlier rule's 5σ: the σ
+    in use is the A/B's own spread, which the split arm itself inflates."""
+    worse = yc * (-1.0 if higher_is_better else 1.0)
+    present = ~np.isnan(worse)
+    n = present.sum(axis=-1)
+    ordered = np.sort(np.where(present, worse, np.inf), axis=-1)  # absent runs last
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        gaps = np.diff(ordered, axis=-1)  # gap k lies between the k+1 better runs and the rest
+        base = np.nanmedian(yb, axis=-1, keepdims=True) * (-1.0 if higher_is_better else 1.0)
+    limit = np.maximum(INTERMITTENT_SIGMAS * np.nan_to_num(np.asarray(sigma, dtype=float)), np.log1p(OUTLIER_MIN_REL))
+    limit = limit[..., None] if limit.ndim else limit
+    k = np.arange(1, worse.shape[-1])  # runs below the gap
+    in_worse = n[..., None] - k
+    valid = (k < n[..., None]) & (in_worse * UNSTABLE_SHARE_INV >= n[..., None])
+    with np.errstate(all="ignore"):
+        split = valid & (gaps > limit) & (ordered[..., 1:] - base > limit)
+    return np.asarray(split.any(axis=-1), dtype=bool)
 
 
 def standard_error(noise: SpeedNoise, a: np.ndarray | float, *, cross_job: bool) -> tuple[np.ndarray, np.ndarray]:
@@ -178,13 +221,39 @@ def fail_blockers(noise: SpeedNoise | None, n_base_runs: int, n_cand_runs: int, 
     return tuple(reasons)
 
 
-def own_noise(arms: np.ndarray, calibration: SpeedNoise | None, *, stale: bool = False) -> tuple[SpeedNoise, np.ndarray,
-                                                                                                   np.ndarray]:
+def joint_agreement(parts: Sequence[tuple[np.ndarray, SpeedNoise | None]]) -> np.ndarray:
+    """One F test of the A/B's own spread against the calibration's σ over several metrics of one model together
+    (its gated speed metrics): Σ ss_own/σ²_cal over Σ df_own, against Σ df_cal. A calibration goes stale for the
+    machine, not for one metric, and one metric's 8 first-look degrees of freedom told σ 2% from a calibration's
+    1% only 78% of the time (the rest pooled a σ half the truth: 4.8% false FAIL per no-op PR). The metrics
+    share the run effect, so their df overstate the evidence: the test then rejects more often, which only
+    pools less. NaN where no part has a usable calibration. `arms` as for own_noise."""
+    u = d_own = d_cal = np.zeros(())
+    for arms, cal in parts:
+        if cal is None:
+            continue
+        sigma_own, df_own, _ = robust_sd(np.asarray(arms, dtype=float))
+        sigma_cal = np.asarray(cal.sigma, dtype=float)
+        df_cal = np.asarray(cal.sigma_df, dtype=float)
+        usable = (df_cal >= MIN_CALIBRATION_DF) & np.isfinite(sigma_cal) & (sigma_cal > 0) & (df_own > 0)
+        with np.errstate(all="ignore"):
+            ss_own = np.nan_to_num(sigma_own) ** 2 * df_own
+            u = u + np.where(usable, ss_own / np.where(usable, sigma_cal, 1.0) ** 2, 0.0)
+        d_own = d_own + np.where(usable, df_own, 0)
+        d_cal = d_cal + np.where(usable, df_cal, 0)
+    with np.errstate(all="ignore"):
+        return np.where((d_own > 0) & (d_cal > 0),
+                        stats.f.sf(u / np.maximum(d_own, 1), np.maximum(d_own, 1), np.maximum(d_cal, 1)), np.nan)
+
+
+def own_noise(arms: np.ndarray, calibration: SpeedNoise | None, *, stale: bool = False,
+              agreement: np.ndarray | None = None) -> tuple[SpeedNoise, np.ndarray, np.ndarray]:
     """The σ an in-job row uses: the A/B's own runs, pooled with a fresh calibration that agrees with them.
 
     `arms`: ln(value) as (..., arms, runs), NaN = absent run: both arms of every workload of the model, for
     one metric. Returns (noise, source code, agreement p): `noise.sigma`/`sigma_df` batch like the leading
     axes; the source says which of SOURCE_TEXT applies; the agreement p is NaN without a calibration.
+    `agreement`: the model's joint_agreement p, used in place of this metric's own F test where it is finite.
     """
     sigma_own, df_own, _ = robust_sd(np.asarray(arms, dtype=float))
     ss_own = np.where(df_own > 0, np.nan_to_num(sigma_own) ** 2 * df_own, 0.0)
@@ -197,8 +266,12 @@ def own_noise(arms: np.ndarray, calibration: SpeedNoise | None, *, stale: bool =
     usable = (df_cal >= MIN_CALIBRATION_DF) & np.isfinite(sigma_cal) & (sigma_cal > 0)
     with np.errstate(all="ignore"):
         ratio = ss_own / np.where(df_own > 0, df_own, 1) / np.where(usable, sigma_cal, 1.0) ** 2
-        agreement = np.where(usable & (df_own > 0), stats.f.sf(ratio, np.maximum(df_own, 1), np.maximum(df_cal, 1)),
-                             np.where(usable, 1.0, np.nan))
+        own_p = np.where(usable & (df_own > 0), stats.f.sf(ratio, np.maximum(df_own, 1), np.maximum(df_cal, 1)),
+                         np.where(usable, 1.0, np.nan))
+    if agreement is not None:
+        joint = np.asarray(agreement, dtype=float)
+        own_p = np.where(usable & np.isfinite(joint), joint, own_p)
+    agreement = own_p
     pool = usable & (agreement >= AGREEMENT_P)
     df = np.where(pool, df_cal + df_own, df_own)
     with np.errstate(all="ignore"):

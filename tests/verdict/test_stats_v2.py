@@ -176,10 +176,17 @@ def test_a_one_word_flip_across_fifty_percent_is_not_catastrophic():
 # --- two looks -------------------------------------------------------------------------------------------
 
 def _row(model="qwen3", family="speed", p=0.2, worse=0.0, verdict=Verdict.PASS, floor_rel=0.02, delta=None,
-         floor_abs=None):
+         floor_abs=None, unstable=False):
     return SimpleNamespace(model=model, workload=f"{model}/asr_en", metric="m", family=family, p_value=p,
                            worse_rel=worse, verdict=verdict, floor_rel=floor_rel, floor_abs=floor_abs,
-                           delta_abs=delta, delta_rel=None if delta is None else delta / 0.02)
+                           delta_abs=delta, delta_rel=None if delta is None else delta / 0.02, unstable=unstable)
+
+
+def test_an_unstable_first_look_extends_the_model():
+    """A worse candidate run set aside at 3+3 (WARN there): more runs tell a wild run from an intermittent one."""
+    decision = looks.decide(SimpleNamespace(rows=[_row(unstable=True, verdict=Verdict.WARN)]), "qwen3")
+    assert decision.action == "extend" and "unstable" in decision.reasons[0]
+    assert looks.decide(SimpleNamespace(rows=[_row()]), "qwen3").action == "pass"
 
 
 def test_looks_split_half_the_family_alpha():
