@@ -1,8 +1,8 @@
 """A/A calibration of speed metrics (docs/statistics.md) and the uncalibrated ratio of means.
 
 The run is the unit: requests inside a run share clocks, GPU state and co-tenancy, so only whole runs
-replicate. Three runs cannot estimate their own spread (§4.1), so σ comes from A/A calibration: the
-same commit measured twice, the pooled within-arm SD of ln(metric) with its degrees of freedom, and,
+replicate. Three runs cannot estimate their own spread (an exact rank test of 3 vs 3 runs cannot go
+below p = 0.05 one-sided), so σ comes from A/A calibration: the same commit measured twice, the pooled within-arm SD of ln(metric) with its degrees of freedom, and,
 from pairs whose arms ran in different jobs, the spread of their differences. The test itself is in
 gate.stats.speed.
 """

@@ -2,7 +2,7 @@
 
 Both sides scored the same utterances, so the natural unit is the utterance and the test is paired:
 d_i = ē_i(candidate) − ē_i(baseline), where ē_i is the utterance's error count averaged over a side's
-runs (§1.4), and n_i is its reference length (shared by both sides). The change in corpus rate is the
+runs (decoding may not be deterministic), and n_i is its reference length (shared by both sides). The change in corpus rate is the
 ratio estimator ΔW = Σd_i / Σn_i.
 
 - p-value: one-sided paired sign-flip randomization on T = Σd_i (H0: the side label does not matter;
