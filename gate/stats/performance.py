@@ -2,7 +2,8 @@
 
 The run is the unit: requests inside a run share clocks, GPU state and co-tenancy, so only whole runs
 replicate. Three runs cannot estimate their own spread (an exact rank test of 3 vs 3 runs cannot go
-below p = 0.05 one-sided), so σ comes from A/A calibration: the same commit measured twice, the pooled within-arm SD of ln(metric) with its degrees of freedom, and,
+below p = 0.05 one-sided), so σ comes from A/A calibration: the same commit measured twice, the pooled
+within-arm SD of ln(metric) with its degrees of freedom, and,
 from pairs whose arms ran in different jobs, the spread of their differences. The test itself is in
 gate.stats.speed.
 """
