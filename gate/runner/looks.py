@@ -140,8 +140,10 @@ class _JudgeDecider:
 
 def decisions_missing() -> str | None:
     """Why the real decision functions cannot be used here (checked before any run), or None."""
-    try:  # the judge and what it imports only when it scores (jiwer): found missing on the H200 only after
-        import gate.judge  # noqa: F401  # the first look's GPU cycles, as exit 70
+    # The judge and what it imports only when it scores (jiwer): on the H200 a missing jiwer surfaced only
+    # after the first look's GPU cycles, as exit 70.
+    try:
+        import gate.judge  # noqa: F401
         import gate.samples  # noqa: F401
     except ImportError as exc:
         return f"two looks need the gate's judge, which needs {exc.name or exc}"
