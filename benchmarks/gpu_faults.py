@@ -65,7 +65,7 @@ CASES = (
     Case("ignore_term", {"server": {"ignore_term": True}}, 0, "complete"),
     Case("fail_every", {"server": {"fail_every": 4}}, 3, "coverage"),
     Case("all_fail", {"server": {"fail_every": 1}}, 3, "requests failed"),
-    Case("client_exit_code", {"client": {"exit_code": 7}}, 3, "exit"),
+    Case("client_exit_code", {"client": {"exit_code": 7}}, 3, "exited with status 7"),
     Case("client_no_file", {"client": {"no_file": True}}, 3, "wrote no"),
     Case("client_hang", {"client": {"hang": True}}, 3, "timed out", suite={"client_timeout_s": 8}),
     Case("sigint_mid_client", {"client": {"hang": True}}, 130, "interrupted by SIGINT",
