@@ -245,7 +245,7 @@ def test_an_unaccepted_step_holds_the_baseline_and_a_writers_accept_on_its_issue
         remote, files, tmp_path, example_reports, guarded):
     import dataclasses
 
-    from fake_github import REPO, TOKEN, FakeGitHub
+    from tests.github.fake_github import REPO, TOKEN, FakeGitHub
 
     from gate.store import history_change
 
