@@ -245,9 +245,8 @@ def test_an_unaccepted_step_holds_the_baseline_and_a_writers_accept_on_its_issue
         remote, files, tmp_path, example_reports, guarded):
     import dataclasses
 
-    from tests.github.fake_github import REPO, TOKEN, FakeGitHub
-
     from gate.store import history_change
+    from tests.github.fake_github import REPO, TOKEN, FakeGitHub
 
     store_, steps, history = guarded
     passing = report(tmp_path, example_reports=example_reports)
