@@ -37,11 +37,14 @@ def check_env(doc: Any) -> None:
                 optional(STRING)(entry.get(fact), f"{group}.{key}.{fact}")
 
 
-def gate_version() -> str | None:
+def gate_version() -> str:
+    """The installed distribution's version; from a source checkout (PYTHONPATH=., nothing installed) the
+    package's own version marked as such, so the run log still names what ran."""
     try:
         return metadata.version("asr-regression-gate")
     except metadata.PackageNotFoundError:
-        return None
+        from gate import __version__
+        return f"{__version__}+source"
 
 
 def host_facts(cpuinfo: Path = Path("/proc/cpuinfo")) -> dict[str, Any]:

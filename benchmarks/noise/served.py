@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -56,6 +57,7 @@ def build(dest: Path, batch: int, graphs: bool, count: int) -> None:
 def run_config(work: Path, name: str, runs: int, port: int, timeout_s: float = 300) -> dict:
     batch, graphs, count = CONFIGS[name]
     dest = work / name
+    shutil.rmtree(dest, ignore_errors=True)  # a study re-run into the same --out starts from a fresh stand-in
     build(dest, batch, graphs, count)
     run_names = ["warm", *[str(i) for i in range(1, runs + 1)]]
     command = [sys.executable, "-c", GATE_RUN, "--checkout", str(dest / "checkout"), "--out", str(dest / "results"),
@@ -208,22 +210,24 @@ def markdown(study: dict) -> str:
 
 
 def combine(paths: list[Path], out: Path) -> str:
-    """Two leases: per config and workload, the mean of each lease, their difference and its t against σ."""
+    """Leases side by side: per config and workload, the first two leases that measured it, each lease's mean
+    and σ, their difference and its t against σ (a config measured on one lease only is left out)."""
     studies = [json.loads(p.read_text()) for p in paths]
-    lines = ["# Between leases", "", "| config / workload | " + " | ".join(f"lease {s['lease']} mean (σ)" for s in studies)
-             + " | difference | t (Welch) |", "|---|" + "---|" * (len(studies) + 2)]
-    configs = {c["name"]: [] for c in studies[0]["configs"]}
+    lines = ["# Between leases", "", "| config / workload | first lease: mean req/s (σ) | second lease: mean req/s (σ) "
+             "| second − first | t (Welch) |", "|---|---|---|---|---|"]
+    configs: dict[str, list[tuple[str, dict]]] = {}
     for study in studies:
         for c in study["configs"]:
-            configs.setdefault(c["name"], []).append(c)
+            configs.setdefault(c["name"], []).append((study["lease"], c))
     for name, found in configs.items():
         if len(found) < 2:
             continue
         for workload in WORKLOADS:
-            logs = [np.log(scored(c, workload)) for c in found[:2]]
+            logs = [np.log(scored(c, workload)) for _, c in found[:2]]
             if min(len(v) for v in logs) < 2:
                 continue
-            cells = [f"{math.exp(v.mean()):.2f} ({100 * v.std(ddof=1):.2f}%)" for v in logs]
+            cells = [f"{lease}: {math.exp(v.mean()):.2f} ({100 * v.std(ddof=1):.2f}%)"
+                     for (lease, _), v in zip(found[:2], logs, strict=True)]
             diff = logs[1].mean() - logs[0].mean()
             se = math.sqrt(sum(v.var(ddof=1) / v.size for v in logs))
             lines.append(f"| {name}/{workload} | " + " | ".join(cells) + f" | {100 * math.expm1(diff):+.2f}% | "

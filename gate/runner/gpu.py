@@ -82,11 +82,11 @@ class GpuProvider(Protocol):
 
 
 class NoGpu:
-    """No GPU (`gate run --no-gpu`, for CPU tests): GPU waits are skipped and telemetry is not recorded."""
+    """No GPU (`gate run --no-gpu`, for CPU tests): GPU waits are skipped and telemetry holds the host only."""
 
     available = False
 
-    def __init__(self, reason: str = "no GPU (--no-gpu): GPU-free waits skipped, telemetry not recorded") -> None:
+    def __init__(self, reason: str = "no GPU (--no-gpu): GPU-free waits skipped, GPU telemetry not recorded") -> None:
         self.reason = reason
 
     def devices(self) -> list[GpuInfo]:

@@ -26,7 +26,7 @@ from gate.runner import outfiles, procgroup
 from gate.runner.waits import Say, Ticker, quiet
 
 HEALTH_POLL_S = 0.05  # first probe interval; doubled after every probe up to HEALTH_POLL_MAX_S
-HEALTH_POLL_MAX_S = 0.5  # readiness is seen at most this late (the gate overhead per server cycle is budgeted at ~1 s)
+HEALTH_POLL_MAX_S = 0.25  # readiness is seen at most this late (the gate overhead per server cycle is budgeted at <= 1 s)
 # Each /health probe is short: a server that accepts but never answers (docs/upstream.md §8.2) must not hang us.
 PROBE_TIMEOUT = httpx.Timeout(1.0, connect=0.5)
 LOG_TAIL_LINES = 20

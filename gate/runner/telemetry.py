@@ -32,16 +32,16 @@ class Telemetry:
 
     def start(self) -> "Telemetry":
         self._start = time.monotonic()
-        if self.gpu.available:
-            self._thread = threading.Thread(target=self._loop, name="gate-telemetry", daemon=True)
-            self._thread.start()
+        # The host's contention is sampled without a GPU too: a loaded runner explains slow runs either way.
+        self._thread = threading.Thread(target=self._loop, name="gate-telemetry", daemon=True)
+        self._thread.start()
         return self
 
     def _loop(self) -> None:
         while not self._stop.is_set():
             began = time.monotonic()
             try:
-                sample = self.gpu.sample(self.index)
+                sample = self.gpu.sample(self.index) if self.gpu.available else {}
                 self.samples.append({"t_s": round(began - self._start, 3), "time": time.time(), **sample,
                                      **host_sample()})
             except Exception as exc:  # an NVML hiccup must not kill the run; it is recorded instead

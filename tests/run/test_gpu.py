@@ -100,6 +100,18 @@ def test_telemetry_thread_samples_and_stops():
     assert doc["samples"][0]["sm_clock_mhz"] == 1980 and doc["summary"]["throttled_share"] == 0.0
 
 
+def test_telemetry_without_a_gpu_still_records_the_hosts_contention():
+    """--no-gpu: no GPU samples, but load and CPU steal are recorded, so a slow run on a loaded host is explained."""
+    from gate.runner.gpu import NoGpu
+    t = Telemetry(NoGpu(), 0, interval_s=0.05).start()
+    time.sleep(0.3)
+    t.stop()
+    doc = t.document()
+    assert not doc["available"] and 3 <= doc["summary"]["samples"] <= 8
+    assert doc["summary"]["load1_max"] is not None and doc["summary"]["sm_clock_mhz_min"] is None
+    assert "sm_clock_mhz" not in doc["samples"][0]
+
+
 def _nvml_or_skip():
     try:
         from gate.runner.gpu import NvmlGpu

@@ -99,3 +99,20 @@ def test_the_templates_load_from_a_source_checkout():
             "print(environment().get_template('terminal.txt.j2').name)\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd="/")
     assert done.returncode == 0 and done.stdout.strip() == "terminal.txt.j2", done.stderr
+
+
+def test_a_run_from_a_source_checkout_names_its_version(monkeypatch):
+    """PYTHONPATH=<checkout> without an install has no distribution metadata; the run log's gate_version
+    (a required string) is then the package's own version, marked, instead of null (a WriterBug, exit 70)."""
+    from importlib import metadata
+
+    from gate import __version__, env, runlog
+
+    def not_installed(name):
+        raise metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(env.metadata, "version", not_installed)
+    assert env.gate_version() == f"{__version__}+source"
+    doc = runlog.skeleton({"main": "/checkout"}, {"1": "pending"}, started="2026-12-03T00:00:00.000+00:00",
+                          gate_version=env.gate_version())
+    runlog.check_written(doc, whole=True)  # raises WriterBug where the writer and the reader disagree

@@ -109,7 +109,7 @@ def test_health_probes_back_off_and_stay_out_of_the_failure_tail(bench):
         server.wait_healthy(srv, timeout_s=3)
     server.stop(srv, grace_s=1)
     probes = srv.log.read_text().count('"GET /health HTTP/1.1" 503')
-    assert 3 <= probes <= 12, f"{probes} probes in 3 s (a fixed 50 ms poll makes ~60)"
+    assert 3 <= probes <= 16, f"{probes} probes in 3 s (the 0.25 s cap makes ~14; a fixed 50 ms poll ~60)"
     message = str(info.value)
     assert "CUDA graph capture has not finished" in message and "GET /health HTTP" not in message
     assert f"({probes} access-log line(s) of the gate's /health probes left out)" in message
