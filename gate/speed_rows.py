@@ -16,12 +16,14 @@ from gate.side import Side
 from gate.stats.performance import Calibration, ratio_policy
 from gate.stats.speed import (
     AGREEMENT_P,
+    CORROBORATION_P,
     OWN_DISAGREES,
     SOURCE_TEXT,
     SpeedNoise,
     fail_blockers,
     joint_agreement,
     own_noise,
+    own_runs_p,
     shift_test,
 )
 from gate.verdict import Verdict
@@ -124,9 +126,15 @@ def judge_speed(row: Draft, metric: MetricSpec, noise: SpeedNoise | None, cross_
         else:
             row.method = (f"log-scale t, run-to-run σ {float(noise.sigma):.2%} pooled over the model's workloads "
                           f"({sources + ', ' if sources else ''}df {noise.sigma_df}), across jobs")
+        if own_arms is not None and own_arms.size and row.p_value <= CORROBORATION_P:
+            p_own = float(own_runs_p(np.log(np.asarray(b, dtype=float))[None], np.log(np.asarray(c, dtype=float))[None],
+                                     own_arms, higher_is_better=higher)[0])
+            if not p_own <= CORROBORATION_P:
+                row.fail_blockers += (f"the A/B's own runs alone do not confirm it (p = {p_own:.2g} > "
+                                      f"{CORROBORATION_P}): the calibration's σ alone would carry a FAIL",)
         if test.favourable_set_aside[0]:
-            row.fail_blockers += ("a candidate run better than the others was set aside: its runs disagree; "
-                                  "re-measure",)
+            row.fail_blockers += ("a run set aside leaned towards worse (a candidate run better than the others, or "
+                                  "in one job a baseline run worse than the others): its runs disagree; re-measure",)
         if test.worse_set_aside[0] or test.split_cand[0] or test.intermittent[0]:
             row.unstable = True
             row.fail_blockers += ("unstable: " + ("a third or more of the candidate's runs were set aside as worse"

@@ -26,7 +26,18 @@ from gate.stats.multiplicity import bh_array
 from gate.stats.outliers import flag_runs
 from gate.stats.overdispersion import excess_df, widened_p_arrays
 from gate.stats.quality import catastrophic_masks, sign_flip_p_batch
-from gate.stats.speed import ADVISED_PAIRS, OWN_DISAGREES, POWER, SENSITIVITY_FACTOR, joint_agreement, mde, own_noise, shift_test
+from gate.stats.speed import (
+    ADVISED_PAIRS,
+    CORROBORATION_P,
+    OWN_DISAGREES,
+    POWER,
+    SENSITIVITY_FACTOR,
+    joint_agreement,
+    mde,
+    own_noise,
+    own_runs_p,
+    shift_test,
+)
 
 from .calibration import dispersion, speed_calibration
 from .matrix import intermittent_slots, neutral_change, standard_noise
@@ -381,11 +392,14 @@ def _speed_look(chunk: Chunk, rows, noises, slots, rules: Rules, *, cross_job: b
         half.append(test.worse_rel >= floor / 2)
         shaky = test.worse_set_aside | test.split_cand | test.intermittent
         ok = (np.asarray(noise.sigma_df) >= 4) & ~test.favourable_set_aside & ~shaky
+        model_arms = np.concatenate([np.take_along_axis(chunk.speed[w][metric], slots[model], axis=2)
+                                     for w in chunk.speed if w.split("/")[0] == model], axis=1)
         if cross_job:
             ok = ok & (noise.cross_pairs >= ADVISED_PAIRS) & (not stale)
-            model_arms = np.concatenate([np.take_along_axis(chunk.speed[w][metric], slots[model], axis=2)
-                                         for w in chunk.speed if w.split("/")[0] == model], axis=1)
             ok = ok & (own_noise(model_arms, noise)[1] != OWN_DISAGREES)
+        # FAIL also needs the A/B's own runs alone to confirm the shift (gate.stats.speed.CORROBORATION_P)
+        p_own = own_runs_p(y[:, 0], y[:, 1], model_arms, higher_is_better=metric == "throughput")
+        ok = ok & ((test.p > CORROBORATION_P) | (p_own <= CORROBORATION_P))
         can_fail.append(np.broadcast_to(ok, test.p.shape))
         unstable.append(shaky)
         se.append(test.se)

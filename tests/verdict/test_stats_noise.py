@@ -71,6 +71,21 @@ def test_a_worse_candidate_run_set_aside_makes_the_row_unstable():
     assert test.favourable_set_aside[0] and not test.worse_set_aside[0]
 
 
+def test_a_worse_baseline_run_set_aside_blocks_fail_in_one_job_only():
+    """Setting aside the baseline's slow run makes the candidate look worse: in one job (where `gate run`
+    re-measures it) the row can WARN at most; across jobs the stored baseline cannot be re-measured, and its
+    set-aside slow restart is what the outlier rule is for."""
+    noise = SpeedNoise(sigma=0.01, sigma_df=30)
+    base = np.log([[100.0, 100.5, 88.0]])
+    cand = np.log([[95.0, 95.4, 94.6]])
+    in_job = shift_test(base, cand, noise, higher_is_better=True, cross_job=False)
+    assert not in_job.kept_base[0, 2] and in_job.favourable_set_aside[0] and in_job.p[0] < 0.001
+    across = shift_test(base, cand, noise, higher_is_better=True, cross_job=True)
+    assert not across.kept_base[0, 2] and not across.favourable_set_aside[0]
+    faster = shift_test(np.log([[100.0, 100.5, 112.0]]), cand, noise, higher_is_better=True, cross_job=False)
+    assert not faster.kept_base[0, 2] and not faster.favourable_set_aside[0]  # setting it aside favours the candidate
+
+
 def test_the_outlier_distance_is_on_the_log_scale_both_ways():
     """At σ 20% the limit is 5σ = 1.0 in ln(value). A run e^±0.9 from the median is inside it both ways; the old
     relative distance (e^d − 1) flagged the fast one (146% > 100%) and could never flag a slow one (−59%)."""
@@ -193,3 +208,50 @@ def test_the_calibration_agrees_or_not_over_the_model_s_gated_metrics_together()
     assert int(code) == OWN_DISAGREES and float(p) == pytest.approx(float(joint))
     assert float(noise.sigma) == pytest.approx(0.014) and int(noise.sigma_df) == 8
     assert np.isnan(joint_agreement([(arms, None)]))  # nothing to test without a calibration
+
+
+def _in_job_row(suite, sides, worse: float, spread: float = 0.0135):
+    """qwen3 in one job: asr_en's candidate `worse` slower; throughput runs spread ±`spread`, p95 ±1%; a
+    calibration of σ 1% on 200 df per workload (it agrees with the runs: the joint F test passes)."""
+    from gate.compare import compare
+    from gate.stats.performance import Calibration
+
+    def values(shift: float) -> dict:
+        return {"corpus_wer": [0.02] * 3, "throughput_samples_per_s": list(100 * np.exp(np.array([-spread, 0, spread]) - shift)),
+                "latency_mean_s": [0.3] * 3, "latency_p95_s": list(0.5 * np.exp(np.array([0.01, -0.01, 0]))),
+                "rtf_mean": [0.06] * 3}
+
+    workloads = ("qwen3/asr_en", "qwen3/asr_zh")
+    cal = Calibration(sigma=0.01, df=200, groups=100)
+    calibration = {w: {"throughput_samples_per_s": cal, "latency_p95_s": cal} for w in workloads}
+    base = sides.memory_side(suite, values={w: values(0.0) for w in workloads})
+    cand = sides.memory_side(suite, values={workloads[0]: values(worse), workloads[1]: values(0.0)}, label="cand")
+    report = compare(base, cand, suite, cross_job=False, calibration=calibration)
+    return next(r for r in report.rows if r.workload == workloads[0] and r.metric == "throughput_samples_per_s")
+
+
+def test_a_fail_the_calibration_carries_must_be_confirmed_by_the_ab_s_own_runs(suite, sides):
+    """Issue 21: a calibration that understates σ (stale without anyone knowing) can agree by chance with a
+    small first look. A 3% shift is p 0.0002 on the pooled σ 1.01%, but p 0.013 on the runs' own σ 1.35%
+    (df 8): it can WARN at most, and says why. At 3.5% the own runs confirm it (p < 0.01) and it FAILs."""
+    from gate.stats.speed import CORROBORATION_P
+
+    row = _in_job_row(suite, sides, 0.03)
+    assert "pooled" in row.method and row.p_value < 0.001
+    assert row.verdict.value == "warn"
+    assert any("own runs alone do not confirm it" in note for note in row.notes)
+    row = _in_job_row(suite, sides, 0.035)
+    assert row.verdict.value == "fail" and CORROBORATION_P == 0.01
+    assert not any("can WARN at most" in note for note in row.notes)
+
+
+def test_own_runs_p_is_the_shift_test_on_the_own_runs_sigma():
+    from gate.stats.speed import own_runs_p
+
+    rng = np.random.default_rng(13)
+    arms = 0.02 * rng.standard_normal((4, 3))
+    base, cand = arms[0][None], arms[1][None] - 0.05
+    own, _, _ = own_noise(arms, None)
+    expected = shift_test(base, cand, own, higher_is_better=True, cross_job=False).p
+    assert own_runs_p(base, cand, arms, higher_is_better=True) == pytest.approx(expected)
+    assert np.isnan(own_runs_p(base, cand, np.full((4, 3), np.nan), higher_is_better=True)).all()
