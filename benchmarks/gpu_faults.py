@@ -31,7 +31,7 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tests"))
 
 from standin.build import SMALL_COUNTS, make_checkout, make_hf_hub, small_suite  # noqa: E402
-from standin.procs import free_port, our_processes  # noqa: E402
+from standin.procs import alive, escaped_children, free_port, our_processes  # noqa: E402
 
 from gate.config import load_suite  # noqa: E402
 
@@ -103,16 +103,7 @@ def _client_logs_say(out: Path, text: str) -> bool:
 def _escaped_children_alive(out: Path) -> list[int]:
     """Workers the stand-in left behind with a cleared environment (no marker to find them by): the
     server log names their pid; alive (not a zombie) means the gate let one escape."""
-    alive = []
-    for log in out.glob("main/run*/*/server.log"):
-        for part in log.read_text(errors="replace").split("left a child process behind: pid ")[1:]:
-            pid = int(part.split()[0])
-            try:
-                if Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z":
-                    alive.append(pid)
-            except (OSError, IndexError):
-                continue
-    return alive
+    return [pid for log in out.glob("main/run*/*/server.log") for pid in escaped_children(log) if alive(pid)]
 
 
 def run_case(case: Case, work: Path, hub: Path, gpu_mib: int, no_gpu: bool, case_timeout_s: float = 120) -> dict:

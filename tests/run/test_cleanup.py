@@ -4,13 +4,13 @@ escaped processes are reported, every model's coverage is reported, --resume red
 from __future__ import annotations
 
 import json
-import os
 import signal
 import time
 
 import pytest
 
 from gate.results import read_tree
+from tests.standin.procs import alive, escaped_children
 
 
 def _wait_for(predicate, proc, timeout: float = 30, what: str = "") -> None:
@@ -94,14 +94,18 @@ def test_a_second_signal_kills_at_once(bench, tmp_path):
     assert bench.leftovers() == []
 
 
-def test_a_process_that_escapes_group_and_tag_is_reported_and_killed(bench):
-    bench.knobs({"server": {"leave_child": True, "child_clear_env": True}})
+def _escaped_child_reported_and_killed(bench):
+    """Run qwen3 once; the worker its stand-in server left behind must be named on stderr and be dead."""
     done = bench.run("--models", "qwen3", "--runs", "1")
     assert done.returncode == 0, done.stderr
-    log = (bench.out / "main" / "run1" / "qwen3" / "server.log").read_text()
-    child = int(log.split("left a child process behind: pid ")[1].split()[0])
+    [child] = escaped_children(bench.out / "main" / "run1" / "qwen3" / "server.log")
     assert "escaped the server's process group and its tag" in done.stderr and f"pid {child}" in done.stderr
-    assert not os.path.exists(f"/proc/{child}") or open(f"/proc/{child}/stat").read().split()[2] == "Z"
+    assert not alive(child)
+
+
+def test_a_process_that_escapes_group_and_tag_is_reported_and_killed(bench):
+    bench.knobs({"server": {"leave_child": True, "child_clear_env": True}})
+    _escaped_child_reported_and_killed(bench)
     steps = [s for s in bench.run_log()["steps"] if s["step"] == "escaped-processes"]
     assert len(steps) == 1 and steps[0]["status"] == "warning"
 
@@ -111,12 +115,7 @@ def test_an_escaped_process_is_found_when_the_server_exits_slowly_like_a_cuda_pr
     down in another thread; /proc shows "Z" but the process lives, and its escaped child is re-parented to
     the gate only at the end. The stop must wait for that, or the escaped child keeps its GPU memory."""
     bench.knobs({"server": {"leave_child": True, "child_clear_env": True, "exit_linger_s": 1.5}})
-    done = bench.run("--models", "qwen3", "--runs", "1")
-    assert done.returncode == 0, done.stderr
-    log = (bench.out / "main" / "run1" / "qwen3" / "server.log").read_text()
-    child = int(log.split("left a child process behind: pid ")[1].split()[0])
-    assert "escaped the server's process group and its tag" in done.stderr and f"pid {child}" in done.stderr
-    assert not os.path.exists(f"/proc/{child}") or open(f"/proc/{child}/stat").read().split()[2] == "Z"
+    _escaped_child_reported_and_killed(bench)
 
 
 def test_every_models_coverage_is_reported_when_a_later_client_fails(bench):

@@ -1,5 +1,6 @@
-"""Processes and ports of stand-in runs (test double helpers): a free port for a server, and every live
-process that carries a run's marker in its environment (what the gate started for that run)."""
+"""Processes and ports of stand-in runs (test double helpers): a free port for a server, every live process
+that carries a run's marker in its environment (what the gate started for that run), and the workers a
+stand-in server left behind with a cleared environment (named in its server.log)."""
 from __future__ import annotations
 
 import os
@@ -39,3 +40,21 @@ def our_processes(marker: str) -> list[int]:
         except (OSError, ValueError):
             continue
     return found
+
+
+ESCAPED_CHILD_LINE = "left a child process behind: pid "  # standin_server.py prints it (knob leave_child)
+
+
+def escaped_children(server_log: Path) -> list[int]:
+    """Pids of the workers this stand-in server left behind (knob leave_child), from its log."""
+    text = server_log.read_text(errors="replace")
+    return [int(part.split()[0]) for part in text.split(ESCAPED_CHILD_LINE)[1:]]
+
+
+def alive(pid: int) -> bool:
+    """The process exists and is not a zombie (a zombie holds no memory, port or GPU)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat[stat.rindex(")") + 2] != "Z"
