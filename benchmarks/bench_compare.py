@@ -95,7 +95,7 @@ def main() -> int:
     base_suite = load_suite()
     aa = [write_example_tree(work / f"aa{i}", base_suite, ExampleSpec(seed=100 + i, runs=("1", "2", "3")))
           for i in range(2)]
-    no_samples = lambda run_dir, workload: {}  # noqa: E731 - calibration needs speed values only
+    no_samples = lambda run_dir, run, workload: {}  # noqa: E731 - calibration needs speed values only
     calibration = calibration_from_pairs([tuple(side_from_tree(t, base_suite, sample_reader=no_samples) for t in aa)],
                                          base_suite)
     for tree in aa:

@@ -19,18 +19,18 @@ from github import Auth, Github, GithubException, GithubRetry
 from github.IssueComment import IssueComment
 from github.Repository import Repository
 
+from gate import github_limits
 from gate.errors import GateError
 from gate.trust import CheckState, HeadRun, PullInfo, TimelineEntry
 
 __all__ = ["CheckState", "HeadRun", "PullInfo", "TimelineEntry", "Publisher", "GitHubError", "connect"]
 
-# GitHub's own limits, owned here (gate.render fits its outputs to these): comment bodies over 65,536
-# characters and check-run summaries over 65,535 (counted in UTF-8 bytes) are rejected with 422.
-COMMENT_MAX_CHARS = 65_536
-CHECK_SUMMARY_MAX_BYTES = 65_535
-CHECK_TITLE_MAX_CHARS = 250
-STATUS_DESCRIPTION_MAX_CHARS = 140
-TRUNCATION_NOTE = "\n\n_Cut to fit GitHub's size limit; the full report is in the workflow run's artifact._\n"
+# GitHub's limits live in gate.github_limits (rendering fits its outputs to them without PyGithub): a comment
+# body over 65,536 characters or a check-run summary over 65,535 UTF-8 bytes is rejected with 422.
+COMMENT_MAX_CHARS = github_limits.COMMENT.limit
+CHECK_SUMMARY_MAX_BYTES = github_limits.CHECK_SUMMARY.limit
+CHECK_TITLE_MAX_CHARS = github_limits.CHECK_TITLE_MAX_CHARS
+STATUS_DESCRIPTION_MAX_CHARS = github_limits.STATUS_DESCRIPTION_MAX_CHARS
 
 
 class GitHubError(GateError):
@@ -124,20 +124,15 @@ def _time(value: object) -> datetime | None:
     return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=timezone.utc)
 
 
-def fit_chars(text: str, limit: int) -> str:
-    """Cut to `limit` characters, ending with a note that says so."""
-    if len(text) <= limit:
-        return text
-    return text[: limit - len(TRUNCATION_NOTE)] + TRUNCATION_NOTE
+def fit_chars(text: str, limit: int, *, tail: str = "") -> str:
+    """A guard on what reaches the API: the one cut step (github_limits.fit) at `limit` characters."""
+    return github_limits.fit(text, github_limits.Limit(limit, "characters"), tail=tail)
 
 
-def fit_utf8(text: str, limit: int) -> str:
-    """Cut to `limit` UTF-8 bytes without splitting a character, ending with a note that says so."""
-    data = text.encode("utf-8")
-    if len(data) <= limit:
-        return text
-    room = limit - len(TRUNCATION_NOTE.encode("utf-8"))
-    return data[:room].decode("utf-8", errors="ignore") + TRUNCATION_NOTE
+def _fit_comment(body: str, marker: str) -> str:
+    """A comment body within GitHub's limit that still carries its marker (the sticky comment is found by it)."""
+    fitted = github_limits.fit(body, github_limits.COMMENT)
+    return fitted if marker in fitted else github_limits.fit(body, github_limits.COMMENT, tail="\n" + marker)
 
 
 class Publisher:
@@ -254,9 +249,7 @@ class Publisher:
         """
         if marker not in body:
             raise GitHubError(f"refusing to post a comment without its marker {marker!r}")
-        body = fit_chars(body, COMMENT_MAX_CHARS)
-        if marker not in body:  # the marker sits at the end and was cut off: put it back
-            body = fit_chars(body, COMMENT_MAX_CHARS - len(marker) - 1) + "\n" + marker
+        body = _fit_comment(body, marker)
         found = self._stickies(number, marker)
         if found:
             result = self._edit(found[0], body)
@@ -338,7 +331,7 @@ class Publisher:
                       details_url: str | None = None, fallback_to_status: bool = True,
                       external_id: str | None = None) -> CheckResult:
         """A completed check run on `sha`; a commit status where check runs are not allowed (403)."""
-        output: dict = {"title": title[:CHECK_TITLE_MAX_CHARS], "summary": fit_utf8(summary, CHECK_SUMMARY_MAX_BYTES)}
+        output: dict = {"title": title[:CHECK_TITLE_MAX_CHARS], "summary": github_limits.fit(summary, github_limits.CHECK_SUMMARY)}
         extra: dict = {"details_url": details_url} if details_url else {}
         if external_id:
             extra["external_id"] = external_id
@@ -374,7 +367,7 @@ class Publisher:
             # PyGithub sends `creator` as given; its stub asks for a NamedUser, a login string is what the API takes.
             issue = next((i for i in self.repo.get_issues(state="open", creator=self.bot_login)  # type: ignore[arg-type]
                           if marker in (i.body or "") and i.pull_request is None), None)
-        body = fit_chars(body, COMMENT_MAX_CHARS - len(marker) - 1) + "\n" + marker
+        body = github_limits.fit(body + "\n" + marker, github_limits.COMMENT, tail="\n" + marker)
         if regressed and issue is None:
             with api_call("opening the tracking issue"):
                 self.repo.create_issue(title=title[:250], body=body)
@@ -382,11 +375,11 @@ class Publisher:
         if regressed and issue is not None:
             with api_call(f"updating tracking issue #{issue.number}"):
                 issue.edit(body=body)
-                issue.create_comment(fit_chars(note, COMMENT_MAX_CHARS))
+                issue.create_comment(github_limits.fit(note, github_limits.COMMENT))
             return "updated"
         if issue is not None:
             with api_call(f"closing tracking issue #{issue.number}"):
-                issue.create_comment(fit_chars(note, COMMENT_MAX_CHARS))
+                issue.create_comment(github_limits.fit(note, github_limits.COMMENT))
                 issue.edit(state="closed", state_reason="completed")
             return "closed"
         return "none"

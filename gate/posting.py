@@ -41,7 +41,7 @@ from gate.config import Suite, load_suite
 from gate.errors import GateError, InputError
 from gate.event import read_trigger
 from gate.github import Publisher, connect, default_retry
-from gate.render import Budget
+from gate.github_limits import Limit
 from gate.report import Report
 from gate.settings import DEFAULT_APP, Settings
 from gate.trust import (
@@ -223,7 +223,7 @@ def render_section(report: Report, trends: dict | None = None) -> str:
     `trends` (gate.history.pr.row_trends) adds the nightly trend beside each non-passing row."""
     from gate import render  # imported here: Jinja is needed only when something is rendered
 
-    return render.render_check_summary(report, budget=Budget(publication.SECTION_BUDGET, "characters"),
+    return render.render_check_summary(report, budget=Limit(publication.SECTION_BUDGET, "characters"),
                                        **({"trends": trends} if trends else {}))
 
 

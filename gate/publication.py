@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
-from gate import escape
+from gate import escape, github_limits
 from gate.report import Report
 from gate.trust import Acceptance, CheckState
 from gate.verdict import Verdict
@@ -25,7 +25,7 @@ from gate.verdict import Verdict
 STICKY_MARKER = "<!-- asr-regression-gate: sticky -->"
 CHECK_PREFIX = "ASR gate"
 MODEL_PREFIX = CHECK_PREFIX + " / "
-COMMENT_BUDGET = 64_000  # characters; GitHub's limit is 65,536
+COMMENT_BUDGET = github_limits.COMMENT.limit - 1_536  # characters: a margin under GitHub's limit
 SECTION_BUDGET = 56_000  # the judged model's section; the table and header take the rest
 
 # Check-run conclusions, worst first: the overall check takes the worst of the model checks.
@@ -144,10 +144,7 @@ def sticky_body(states: Mapping[str, CheckState], *, sha: str, model: str, secti
     lines += ["", foreign_note(foreign).rstrip("\n"), f"### {escape.md(model, 60)} (judged in this run)", ""]
     body = "\n".join(lines) + "\n"
     room = COMMENT_BUDGET - len(body) - 200
-    if len(section) > room:
-        section = section[: max(room, 0)].rsplit("\n", 1)[0] + (
-            "\n\n_Cut to fit GitHub's comment limit; the check run and the artifact hold the rest._\n")
-    return body + section
+    return body + github_limits.fit(section, github_limits.Limit(max(room, 0), "characters"))
 
 
 def _rank(conclusion: str) -> int:

@@ -12,7 +12,7 @@ are not a pass, most severe first, each with why; one line per model; coverage a
 each when clean); then, folded in <details>, every row, the paired tests, per-run values, changed
 utterances and the statistics used.
 
-Each output has its own budget in its platform's unit (OUTPUT_BUDGETS). When a rendering is too long,
+Each output has its own budget in its platform's unit (gate.github_limits). When a rendering is too long,
 the least important parts are left out first (excerpts of passing workloads before those of failing
 ones; never the rows that are not a pass), and the output says what was left out.
 """
@@ -20,13 +20,15 @@ from __future__ import annotations
 
 import importlib.resources
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 import jinja2
 
+from gate import github_limits
 from gate.escape import md, md_excerpt, plain
+from gate.github_limits import Limit, fit
 from gate.render_cells import (
     all_of,
     env_item,
@@ -49,35 +51,12 @@ from gate.render_cells import (
     short_commit,
 )
 from gate.render_excerpt import changed_words, excerpt_start
-from gate.report import Basis, Report, Row
+from gate.report import Basis, CalibrationCheck, CoverageEntry, EnvDifference, ModelLooks, Report, Row, Utterance
 from gate.verdict import Verdict
 
 COMMENT_MARKER = "<!-- asr-regression-gate: {suite} -->"  # gate.github finds the sticky comment by it
 EXCERPT_CHARS = 160
 
-
-@dataclass(frozen=True)
-class Budget:
-    limit: int
-    unit: str  # "characters" or "bytes" (UTF-8)
-
-    def size(self, text: str) -> int:
-        return len(text) if self.unit == "characters" else len(text.encode("utf-8"))
-
-    def cut(self, text: str, limit: int) -> str:
-        """The longest prefix of whole lines within `limit` units."""
-        if self.unit == "characters":
-            head = text[: max(limit, 0)]
-        else:
-            head = text.encode("utf-8")[: max(limit, 0)].decode("utf-8", errors="ignore")
-        return head.rsplit("\n", 1)[0] if "\n" in head else head
-
-
-# GitHub's limits: an issue comment body is 65,536 characters; a check run's output.summary 65,535 bytes;
-# a job summary (GITHUB_STEP_SUMMARY) 1 MiB.
-COMMENT_BUDGET = Budget(65_536, "characters")
-CHECK_SUMMARY_BUDGET = Budget(65_535, "bytes")
-JOB_SUMMARY_BUDGET = Budget(1_048_576, "bytes")
 
 # Parts of a rendering, least important first: each level leaves out one more (see _fit).
 FOLD_LEVELS: tuple[tuple[str, ...], ...] = (
@@ -91,15 +70,100 @@ FOLD_LEVELS: tuple[tuple[str, ...], ...] = (
 FOLD_WORDS = {"utterances": "changed-utterance excerpts", "per_run": "per-run values",
               "packages": "the full package diff", "passing_rows": "the tables of all checks and of the paired tests",
               "coverage_ok": "complete-coverage lines", "statistics": "the statistics section"}
-CUT_NOTE = "\n\n_Cut to fit the size limit; the full report is in the workflow run's artifact._\n"
 
 def marker(suite: str) -> str:
     return COMMENT_MARKER.format(suite=re.sub(r"[^A-Za-z0-9_.-]", "", str(suite))[:60])
 
 
-# --- context -------------------------------------------------------------------------------------------
+# --- the templates' view -------------------------------------------------------------------------------
 
-def _context(report: Report, folded: tuple[str, ...] = (), trends: Mapping[tuple[str, str], str] | None = None) -> dict:
+@dataclass(frozen=True)
+class WorkloadMetrics:
+    workload: str
+    metrics: list[str]
+    all: bool  # every check of the workload
+
+
+@dataclass(frozen=True)
+class Lead:
+    verdict: Verdict
+    workloads: list[WorkloadMetrics]
+    every: bool  # every check of every workload (a GPU mismatch): one phrase instead of the list
+
+
+@dataclass(frozen=True)
+class WhyLine:
+    workload: str
+    why: str
+    metrics: list[str]
+
+
+@dataclass(frozen=True)
+class NoteLine:
+    row: Row
+    workload: str
+    verdict: Verdict
+    note: str
+    method: str
+    metrics: list[str]
+
+
+@dataclass(frozen=True)
+class ModelSummary:
+    model: str
+    n: int
+    counts: list[tuple[Verdict, int]]  # non-zero counts, most severe first
+    improved: int
+
+
+@dataclass(frozen=True)
+class View:
+    """What the templates see (their only variables; StrictUndefined fails on any other name)."""
+
+    report: Report
+    verdict: Verdict
+    trends: Mapping[tuple[str, str], str]
+    marker: str
+    models: Mapping[str, list[Row]]
+    model_summaries: list[ModelSummary]
+    changed: list[Row]
+    incomplete_workloads: list[WorkloadMetrics]
+    leads: list[Lead]
+    why_lines: list[WhyLine]
+    notes: list[NoteLine]
+    coverage: list[CoverageEntry]
+    incomplete_coverage: list[CoverageEntry]
+    complete_by_model: Mapping[str, list[str]]
+    all_complete: bool
+    differences: list[EnvDifference]
+    packages: list[EnvDifference]
+    blocking: list[EnvDifference]
+    allow_flags: str
+    improved_rows: list[Row]
+    folded: tuple[str, ...]
+    folded_words: list[str]
+    utterances: list[tuple[Utterance, int]]  # shown excerpts, with where each starts
+    all_utterances: list[Utterance]
+    flagged_utterances: list[Utterance]
+    paired: list[Row]
+    counts: Mapping[Verdict, int]
+    verdicts: Sequence[Verdict]
+    excerpt: int
+    n_rows: int
+    improved: int
+    uncalibrated: int
+    fallback: int
+    looks: list[ModelLooks]
+    stale_calibrations: list[CalibrationCheck]
+    show_all: bool = False  # terminal only: every row, not only those that are not a pass
+    table: str = ""  # terminal only: the rows shown, as aligned text
+
+    def variables(self) -> dict[str, Any]:
+        """The template variables: the fields, by name (templates read them as plain names)."""
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
+def _view(report: Report, folded: tuple[str, ...] = (), trends: Mapping[tuple[str, str], str] | None = None) -> View:
     rows = report.rows
     models: dict[str, list[Row]] = {}
     for row in rows:
@@ -124,53 +188,52 @@ def _context(report: Report, folded: tuple[str, ...] = (), trends: Mapping[tuple
     utterances = sorted(report.utterances, key=lambda u: u.workload not in flagged)
     # Outputs show the changed utterances of those workloads only; the JSON report keeps them all.
     shown_utterances = [] if "utterances" in folded else [u for u in utterances if u.workload in flagged]
-    return {
-        "report": report,
-        "verdict": report.verdict,
-        "trends": dict(trends or {}),
-        "marker": marker(report.suite),
-        "models": models,
-        "model_summaries": [_model_summary(model, model_rows) for model, model_rows in models.items()],
-        "changed": changed,
-        "incomplete_workloads": incomplete_workloads,
-        "leads": _leads(not_passing, models),
-        "why_lines": _why_lines(changed),
-        "notes": notes,
-        "coverage": coverage,
-        "incomplete_coverage": incomplete_coverage,
-        "complete_by_model": complete_by_model,
-        "all_complete": not incomplete_coverage,
-        "differences": [d for d in differences if d.kind != "freeze"],
-        "packages": packages,
-        "blocking": [d for d in differences if d.blocking],
-        "allow_flags": " ".join(f"--allow-diff {kind}" for kind in dict.fromkeys(d.kind for d in differences if d.blocking)),
-        "improved_rows": [r for r in rows if r.improved],
-        "folded": folded,
-        "folded_words": [FOLD_WORDS[f] for f in folded if _present(f, report, packages, incomplete_coverage, flagged)],
-        "utterances": [(u, excerpt_start(u, EXCERPT_CHARS)) for u in shown_utterances],
-        "all_utterances": utterances,
-        "flagged_utterances": [u for u in utterances if u.workload in flagged],
-        "paired": [r for r in rows if r.basis is Basis.PAIRED],
-        "counts": report.counts,
-        "verdicts": Verdict.by_severity(),
-        "excerpt": EXCERPT_CHARS,
-        "n_rows": len(rows),
-        "improved": sum(1 for r in rows if r.improved),
-        "uncalibrated": sum(1 for r in rows if r.basis is Basis.UNCALIBRATED),
-        "fallback": sum(1 for r in rows if r.basis is Basis.FALLBACK),
-        "looks": list(report.looks),
-        "stale_calibrations": [c for c in report.calibration_checks if c.status == "stale"],
-    }
+    return View(
+        report=report,
+        verdict=report.verdict,
+        trends=dict(trends or {}),
+        marker=marker(report.suite),
+        models=models,
+        model_summaries=[_model_summary(model, model_rows) for model, model_rows in models.items()],
+        changed=changed,
+        incomplete_workloads=incomplete_workloads,
+        leads=_leads(not_passing, models),
+        why_lines=_why_lines(changed),
+        notes=notes,
+        coverage=coverage,
+        incomplete_coverage=incomplete_coverage,
+        complete_by_model=complete_by_model,
+        all_complete=not incomplete_coverage,
+        differences=[d for d in differences if d.kind != "freeze"],
+        packages=packages,
+        blocking=[d for d in differences if d.blocking],
+        allow_flags=" ".join(f"--allow-diff {kind}" for kind in dict.fromkeys(d.kind for d in differences if d.blocking)),
+        improved_rows=[r for r in rows if r.improved],
+        folded=folded,
+        folded_words=[FOLD_WORDS[f] for f in folded if _present(f, report, packages, incomplete_coverage, flagged)],
+        utterances=[(u, excerpt_start(u, EXCERPT_CHARS)) for u in shown_utterances],
+        all_utterances=utterances,
+        flagged_utterances=[u for u in utterances if u.workload in flagged],
+        paired=[r for r in rows if r.basis is Basis.PAIRED],
+        counts=report.counts,
+        verdicts=Verdict.by_severity(),
+        excerpt=EXCERPT_CHARS,
+        n_rows=len(rows),
+        improved=sum(1 for r in rows if r.improved),
+        uncalibrated=sum(1 for r in rows if r.basis is Basis.UNCALIBRATED),
+        fallback=sum(1 for r in rows if r.basis is Basis.FALLBACK),
+        looks=list(report.looks),
+        stale_calibrations=[c for c in report.calibration_checks if c.status == "stale"])
 
 
-def _incomplete_workloads(rows: Sequence[Row], models: dict[str, list[Row]]) -> list[dict]:
+def _incomplete_workloads(rows: Sequence[Row], models: dict[str, list[Row]]) -> list[WorkloadMetrics]:
     """One entry per workload whose rows are incomplete: its checks were not tested (Coverage says why)."""
     per_workload: dict[str, list[str]] = {}
     for row in rows:
         if row.verdict is Verdict.INCOMPLETE:
             per_workload.setdefault(row.workload, []).append(row.metric)
     total = {w: sum(1 for r in model_rows if r.workload == w) for model_rows in models.values() for w in per_workload}
-    return [{"workload": w, "metrics": m, "all": len(m) == total.get(w, 0)} for w, m in per_workload.items()]
+    return [WorkloadMetrics(w, m, len(m) == total.get(w, 0)) for w, m in per_workload.items()]
 
 
 def _present(part: str, report: Report, packages: list, incomplete_coverage: list, flagged: set[str]) -> bool:
@@ -184,7 +247,7 @@ def _present(part: str, report: Report, packages: list, incomplete_coverage: lis
     return True
 
 
-def _leads(rows: Sequence[Row], models: dict[str, list[Row]]) -> list[dict]:
+def _leads(rows: Sequence[Row], models: dict[str, list[Row]]) -> list[Lead]:
     """Per non-passing verdict (most severe first): its workloads, each with the metrics concerned."""
     per_workload: dict[str, int] = {}
     for model_rows in models.values():
@@ -193,40 +256,36 @@ def _leads(rows: Sequence[Row], models: dict[str, list[Row]]) -> list[dict]:
     leads: dict[Verdict, dict[str, list[str]]] = {}
     for row in rows:
         leads.setdefault(row.verdict, {}).setdefault(row.workload, []).append(row.metric)
-    return [{"verdict": verdict,
-             "workloads": [{"workload": w, "metrics": m, "all": len(m) == per_workload[w]} for w, m in workloads.items()],
-             # every check of every workload (a GPU mismatch): one phrase instead of the list
-             "every": len(workloads) > 2 and len(workloads) == len(per_workload)
-             and all(len(m) == per_workload[w] for w, m in workloads.items())}
+    return [Lead(verdict, [WorkloadMetrics(w, m, len(m) == per_workload[w]) for w, m in workloads.items()],
+                 every=len(workloads) > 2 and len(workloads) == len(per_workload)
+                 and all(len(m) == per_workload[w] for w, m in workloads.items()))
             for verdict, workloads in leads.items()]
 
 
-def _why_lines(rows: Sequence[Row]) -> list[dict]:
+def _why_lines(rows: Sequence[Row]) -> list[WhyLine]:
     """One line per (workload, reason): six metrics of one incomplete workload say why once."""
-    merged: dict[tuple[str, str], dict] = {}
+    merged: dict[tuple[str, str], WhyLine] = {}
     for row in rows:
         why = fmt_why(row)
-        merged.setdefault((row.workload, why), {"workload": row.workload, "why": why, "metrics": []})["metrics"].append(row.metric)
+        merged.setdefault((row.workload, why), WhyLine(row.workload, why, [])).metrics.append(row.metric)
     return list(merged.values())
 
 
-def _model_summary(model: str, rows: list[Row]) -> dict:
+def _model_summary(model: str, rows: list[Row]) -> ModelSummary:
     """One model's rows counted by verdict (most severe first), and how many improved."""
     counts = [(v, sum(1 for r in rows if r.verdict is v)) for v in Verdict.by_severity()]
-    return {"model": model, "n": len(rows), "counts": [(v, n) for v, n in counts if n],
-            "improved": sum(1 for r in rows if r.improved)}
+    return ModelSummary(model, len(rows), [(v, n) for v, n in counts if n], sum(1 for r in rows if r.improved))
 
 
-def _notes(rows: list[Row]) -> list[dict]:
+def _notes(rows: list[Row]) -> list[NoteLine]:
     """One line per (workload, notes, verdict): an incomplete workload says why once, not once per metric."""
-    merged: dict[tuple, dict] = {}
+    merged: dict[tuple, NoteLine] = {}
     for row in rows:
         key = (row.workload, row.notes, row.verdict)
         if key in merged:
-            merged[key]["metrics"].append(row.metric)
+            merged[key].metrics.append(row.metric)
         else:
-            merged[key] = {"row": row, "workload": row.workload, "verdict": row.verdict,
-                           "note": "; ".join(row.notes), "method": row.method, "metrics": [row.metric]}
+            merged[key] = NoteLine(row, row.workload, row.verdict, "; ".join(row.notes), row.method, [row.metric])
     return list(merged.values())
 
 
@@ -266,51 +325,48 @@ def _pct_filter(value: Any, digits: int = 0) -> str:
     return _num_filter(value * 100, f".{digits}f")
 
 
-def _fit(render: Callable[[tuple[str, ...]], str], budget: Budget, suite: str, keep_marker: bool) -> str:
-    """The first rendering within the budget, folding one more part each time; cut as a last resort."""
+def _fit(render: Callable[[tuple[str, ...]], str], budget: Limit, suite: str, keep_marker: bool) -> str:
+    """The first rendering within the budget, folding one more part each time; cut as a last resort
+    (github_limits.fit, the one cut step, keeping a comment's marker)."""
     text = ""
     for folded in FOLD_LEVELS:
         text = render(folded)
-        if budget.size(text) <= budget.limit:
+        if budget.fits(text):
             return text
-    head = marker(suite) + "\n" if keep_marker else ""
-    body = text[len(head):] if head and text.startswith(head) else text
-    room = budget.limit - budget.size(CUT_NOTE) - budget.size(head)
-    return head + budget.cut(body, room) + CUT_NOTE
+    return fit(text, budget, head=marker(suite) + "\n" if keep_marker else "")
 
 
 Trends = Mapping[tuple[str, str], str]  # (workload, metric) -> sparkline of the last nights, then the candidate
 
 
-def render_comment(report: Report, *, budget: Budget = COMMENT_BUDGET, trends: Trends | None = None) -> str:
+def render_comment(report: Report, *, budget: Limit = github_limits.COMMENT, trends: Trends | None = None) -> str:
     """The sticky PR comment, starting with the hidden marker; within GitHub's comment limit."""
     template = environment().get_template("comment.md.j2")
-    return _fit(lambda folded: template.render(**_context(report, folded, trends)), budget, report.suite,
+    return _fit(lambda folded: template.render(_view(report, folded, trends).variables()), budget, report.suite,
                 keep_marker=True)
 
 
-def render_check_summary(report: Report, *, budget: Budget = CHECK_SUMMARY_BUDGET, trends: Trends | None = None) -> str:
+def render_check_summary(report: Report, *, budget: Limit = github_limits.CHECK_SUMMARY, trends: Trends | None = None) -> str:
     """The check run's output.summary: the comment's content without the marker."""
     template = environment().get_template("summary.md.j2")
-    return _fit(lambda folded: template.render(**_context(report, folded, trends)), budget, report.suite,
+    return _fit(lambda folded: template.render(_view(report, folded, trends).variables()), budget, report.suite,
                 keep_marker=False)
 
 
-def render_summary(report: Report, *, budget: Budget = JOB_SUMMARY_BUDGET, trends: Trends | None = None) -> str:
+def render_summary(report: Report, *, budget: Limit = github_limits.JOB_SUMMARY, trends: Trends | None = None) -> str:
     """The job summary (GITHUB_STEP_SUMMARY): everything, folded only past 1 MiB."""
     template = environment().get_template("summary.md.j2")
-    return _fit(lambda folded: template.render(**_context(report, folded, trends)), budget, report.suite,
+    return _fit(lambda folded: template.render(_view(report, folded, trends).variables()), budget, report.suite,
                 keep_marker=False)
 
 
 def render_terminal(report: Report, *, show_all: bool = False) -> str:
     """Terminal text: the rows that are not a pass (every row with show_all), coverage, verdict."""
-    context = _context(report)
     # Untested rows (incomplete, not comparable) are explained by the coverage and difference lines instead.
     shown = list(report.rows) if show_all else sorted((r for r in report.rows if r.verdict in (Verdict.FAIL, Verdict.WARN)),
                                                       key=lambda r: r.verdict.precedence)
-    return environment().get_template("terminal.txt.j2").render(
-        **context, show_all=show_all, table=_terminal_table(shown) if shown else "")
+    view = replace(_view(report), show_all=show_all, table=_terminal_table(shown) if shown else "")
+    return environment().get_template("terminal.txt.j2").render(view.variables())
 
 
 def _terminal_table(rows: list[Row]) -> str:

@@ -194,7 +194,8 @@ def _read_ci_moss(run_dir: Path, path: Path, workload: Workload, root: Path) -> 
     problems += missing + _speed_coverage(data["speed"], failed, speed_missing, path)
     coverage = Coverage(expected=workload.expected_samples, evaluated=evaluated, total=total, failed_requests=failed,
                         problems=tuple(problems))
-    return WorkloadRun(workload.id, run_dir.name, metrics, coverage, provenance, (str(path),), samples_path=str(path))
+    return WorkloadRun(workload.id, run_dir.name, metrics, coverage, provenance, (str(path),), samples_path=str(path),
+                       samples_document=data)
 
 
 def _speed_coverage(speed: dict, failed: int | None, missing: list[Problem], path: Path) -> list[Problem]:
@@ -410,7 +411,7 @@ def _read_moss(run_dir: Path, workload: Workload, root: Path) -> WorkloadRun:  #
     )
     coverage = Coverage(expected=expected, evaluated=evaluated, total=total, failed_requests=failed, problems=tuple(problems))
     return WorkloadRun(workload.id, run_dir.name, metrics, coverage, provenance, tuple(str(p) for p in paths.values()),
-                       samples_path=str(paths["results"]))
+                       samples_path=str(paths["results"]), samples_document=files.get("results"))
 
 
 def _packages(value: Any) -> dict[str, str | None]:

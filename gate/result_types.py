@@ -86,6 +86,8 @@ class WorkloadRun:
     provenance: Provenance
     files: tuple[str, ...]  # the files read, for messages
     samples_path: str | None = None  # per-sample source: SeedTTS raw JSONL directory, MOSS results file (gate.samples)
+    # MOSS: the results payload as parsed (it holds the per_sample rows), so gate.samples never reads it again
+    samples_document: Any = field(default=None, repr=False, compare=False)
 
     @property
     def complete(self) -> bool:

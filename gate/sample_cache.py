@@ -5,9 +5,12 @@ tree does not change once written. `CachedSampleReader` wraps the per-sample rea
 `side_from_tree` calls (its `sample_reader` hook): the first call for a run and workload computes the
 counts and stores them in `<tree>/.gate-cache/`; later calls load them.
 
-An entry's key is a SHA-256 of everything the counts depend on: the content of every file in the run
-directory and where it is (messages name files), the workload's suite entry, the reader's own source code and the versions of the
-libraries that score (jiwer, rapidfuzz). Any change to any of them is a miss, never a stale hit.
+An entry's key is a SHA-256 of everything the counts depend on: the typed run gate.results read (its
+corpus figures, coverage and file paths, and the parsed MOSS payload with its per_sample rows), the
+content of the per-sample files the reader opens itself (SeedTTS raw JSONL) and where the run is
+(messages name files), the workload's suite entry, the reader's own source code and the versions of
+the libraries that score (jiwer, rapidfuzz). Any change to any of them is a miss, never a stale hit.
+The result files are not opened again for the key: `gate compare` reads each once (gate.results).
 The key does not make an entry trustworthy: whoever wrote the tree could have written its cache too,
 so the trusted report job opts out (`gate compare --no-cache`) and scores untrusted trees itself.
 
@@ -27,17 +30,21 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
-from gate import __version__, atomic, results, samples
+from gate import __version__, atomic, result_files, result_types, samples, side
 from gate.config import Workload
 from gate.errors import OutputError
-from gate.samples import CrossCheck, UtteranceErrors
+from gate.result_types import WorkloadRun
+from gate.side import CrossCheck, MeasureSamples
 
 CACHE_DIR = ".gate-cache"
-FORMAT = 1  # bump when the entry layout changes
-_ARRAYS = ("ref_len", "errors", "valid", "substitutions", "deletions", "insertions")
-_TEXTS = ("ids", "hyp_text", "ref_text")
+FORMAT = 2  # bump when the entry layout changes (2: one MeasureSamples row per run; old entries are misses)
+_EDITS = ("substitutions", "deletions", "insertions")
 
-SampleReader = Callable[[Path, Workload], Mapping[str, UtteranceErrors]]
+SampleReader = Callable[[Path, WorkloadRun, Workload], Mapping[str, MeasureSamples]]
+
+
+def _score(run_dir: Path, run: WorkloadRun, workload: Workload) -> Mapping[str, MeasureSamples]:
+    return samples.samples_of_run(run, workload)
 
 
 @dataclass
@@ -50,38 +57,27 @@ class CacheStats:
 class CachedSampleReader:
     """A `sample_reader` for `side_from_tree` that keeps its results in `<tree_root>/.gate-cache/`."""
 
-    def __init__(self, tree_root: str | Path, reader: SampleReader = samples.read_run_samples) -> None:
+    def __init__(self, tree_root: str | Path, reader: SampleReader = _score) -> None:
         self.root = Path(tree_root)
         self.directory = self.root / CACHE_DIR
         self.reader = reader
         self.stats = CacheStats()
-        self._run_digests: dict[Path, str] = {}
 
-    def __call__(self, run_dir: Path, workload: Workload) -> Mapping[str, UtteranceErrors]:
+    def __call__(self, run_dir: Path, run: WorkloadRun, workload: Workload) -> Mapping[str, MeasureSamples]:
         run_dir = Path(run_dir)
-        key = self._key(run_dir, workload)
+        key = _key(run_dir, run, workload)
         entry = self.directory / f"{_slug(run_dir, self.root)}--{_slug_text(workload.id)}--{key[:32]}.json"
         cached = _load(entry, key)
         if cached is not None:
             self.stats.hits += 1
             return cached
         self.stats.misses += 1
-        computed = self.reader(run_dir, workload)
+        computed = self.reader(run_dir, run, workload)
         if self._store(entry, key, computed):
             self.stats.written += 1
         return computed
 
-    def _key(self, run_dir: Path, workload: Workload) -> str:
-        if run_dir not in self._run_digests:
-            self._run_digests[run_dir] = _directory_digest(run_dir)
-        digest = hashlib.sha256()
-        # The run's location is part of the key: messages and cross-checks name the files they read.
-        for part in (f"format {FORMAT}", f"gate {__version__}", _code_digest(), repr(workload),
-                     str(run_dir.resolve()), self._run_digests[run_dir]):
-            digest.update(part.encode("utf-8") + b"\0")
-        return digest.hexdigest()
-
-    def _store(self, entry: Path, key: str, computed: Mapping[str, UtteranceErrors]) -> bool:
+    def _store(self, entry: Path, key: str, computed: Mapping[str, MeasureSamples]) -> bool:
         document = {"format": FORMAT, "key": key, "measures": {m: _to_json(e) for m, e in computed.items()}}
         try:
             self.directory.mkdir(exist_ok=True)
@@ -91,6 +87,19 @@ class CachedSampleReader:
         except (OSError, OutputError):
             return False  # a read-only tree or a full disk: not cached (atomic left no temporary file), nothing else changes
         return True
+
+
+def _key(run_dir: Path, run: WorkloadRun, workload: Workload) -> str:
+    """What the reader's answer depends on, hashed: never the result files again (gate.results read them)."""
+    digest = hashlib.sha256()
+    document = json.dumps(run.samples_document, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    raw = Path(run.samples_path) if run.samples_path and workload.format != "moss" else None
+    # The run's location is part of the key: messages and cross-checks name the files they read.
+    for part in (f"format {FORMAT}", f"gate {__version__}", _code_digest(), repr(workload),
+                 str(run_dir.resolve()), repr(run), hashlib.sha256(document.encode("utf-8")).hexdigest(),
+                 _directory_digest(raw) if raw is not None and raw.is_dir() else "no per-sample directory"):
+        digest.update(part.encode("utf-8", "surrogateescape") + b"\0")
+    return digest.hexdigest()
 
 
 def _directory_digest(run_dir: Path) -> str:
@@ -125,11 +134,11 @@ _CODE_DIGEST: str | None = None
 
 
 def _code_digest() -> str:
-    """The reader's source (gate/samples.py, gate/results.py) and the scoring libraries' versions."""
+    """The reader's source (and the typed run's and type's) and the scoring libraries' versions."""
     global _CODE_DIGEST
     if _CODE_DIGEST is None:
         digest = hashlib.sha256()
-        for module in (samples, results):
+        for module in (samples, side, result_files, result_types):
             digest.update(Path(module.__file__ or "").read_bytes())
         for package in ("jiwer", "rapidfuzz", "numpy"):
             try:
@@ -140,18 +149,15 @@ def _code_digest() -> str:
     return _CODE_DIGEST
 
 
-def _to_json(errors: UtteranceErrors) -> dict[str, Any]:
-    out: dict[str, Any] = {"measure": errors.measure, "crosscheck": {f.name: getattr(errors.crosscheck, f.name)
-                                                                      for f in fields(CrossCheck)}}
-    for name in _ARRAYS:
-        value = getattr(errors, name)
-        out[name] = None if value is None else value.tolist()
-    for name in _TEXTS:
-        out[name] = list(getattr(errors, name))
-    return out
+def _to_json(errors: MeasureSamples) -> dict[str, Any]:
+    return {"measure": errors.measure, "ids": list(errors.ids), "ref_len": errors.ref_len.tolist(),
+            "errors": errors.errors.tolist(), "valid": errors.valid.tolist(),
+            **{name: None if getattr(errors, name) is None else getattr(errors, name).tolist() for name in _EDITS},
+            "texts": [[utt, ref, hyp] for utt, (ref, hyp) in errors.texts.items()],
+            "checks": [{f.name: getattr(check, f.name) for f in fields(CrossCheck)} for check in errors.checks]}
 
 
-def _load(entry: Path, key: str) -> dict[str, UtteranceErrors] | None:
+def _load(entry: Path, key: str) -> dict[str, MeasureSamples] | None:
     """The cached counts, or None (a miss) when absent, unreadable or not of the expected shape."""
     try:
         info = os.stat(entry)
@@ -165,25 +171,24 @@ def _load(entry: Path, key: str) -> dict[str, UtteranceErrors] | None:
         return None
 
 
-def _from_json(item: dict[str, Any]) -> UtteranceErrors:
+def _from_json(item: dict[str, Any]) -> MeasureSamples:
     ids = tuple(str(t) for t in item["ids"])
+    checks = tuple(CrossCheck(**{f.name: check[f.name] for f in fields(CrossCheck)}) for check in item["checks"])
+    rows = (len(checks), len(ids))
 
-    def array(name: str, dtype: type) -> np.ndarray:
+    def array(name: str, dtype: type, shape: tuple[int, ...]) -> np.ndarray:
         value: np.ndarray = np.asarray(item[name], dtype=dtype)
-        if value.shape != (len(ids),):
+        if value.shape != shape:
             raise ValueError(f"cached {name} does not match the ids")
         return value
 
-    def optional(name: str) -> np.ndarray | None:
-        return None if item[name] is None else array(name, np.int64)
-
-    crosscheck = CrossCheck(**{f.name: item["crosscheck"][f.name] for f in fields(CrossCheck)})
-    return UtteranceErrors(measure=str(item["measure"]), ids=ids, ref_len=array("ref_len", np.int64),
-                           errors=array("errors", np.int64), valid=array("valid", bool),
-                           substitutions=optional("substitutions"), deletions=optional("deletions"),
-                           insertions=optional("insertions"), crosscheck=crosscheck,
-                           hyp_text=tuple(str(t) for t in item["hyp_text"]),
-                           ref_text=tuple(str(t) for t in item["ref_text"]))
+    edits = {name: None if item[name] is None else array(name, np.int64, rows) for name in _EDITS}
+    texts = {str(utt): (str(ref), str(hyp)) for utt, ref, hyp in item["texts"]}
+    if not set(texts) <= set(ids):
+        raise ValueError("cached texts name utterances that are not in the ids")
+    return MeasureSamples(measure=str(item["measure"]), ids=ids, ref_len=array("ref_len", np.int64, (len(ids),)),
+                          errors=array("errors", np.int64, rows), valid=array("valid", bool, rows), texts=texts,
+                          checks=checks, **edits)
 
 
 def _slug(run_dir: Path, root: Path) -> str:

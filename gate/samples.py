@@ -1,8 +1,10 @@
 """Per-utterance error counts, for the paired accuracy tests.
 
-Entry point: `read_run_samples(run_dir, workload) -> {measure: UtteranceErrors}`, one entry per
-per-utterance measure of the workload's accuracy metrics ("wer" for SeedTTS, "cer" and "cp_cer"
-for MOSS). Use an entry only when `crosscheck.status == MATCH`.
+Entry point: `samples_of_run(run, workload) -> {measure: MeasureSamples}` (one row, gate.side), one entry
+per per-utterance measure of the workload's accuracy metrics ("wer" for SeedTTS, "cer" and "cp_cer" for
+MOSS), from the typed run gate.results already read: its corpus figures, its total, and (MOSS) the parsed
+results payload, so no result file is read twice. Use an entry only when `crosscheck.status == MATCH`.
+`read_run_samples(run_dir, workload)` reads the run first, for callers that have no tree.
 
 Sources (docs/upstream.md §2.2, §2.4): SeedTTS `--save-raw-dir` JSONL at <run>/<model>/raw_<lang>/conc32_rep1.jsonl
 (`ref_norm`/`hyp_norm`, already normalized by the client; ZH is space-separated characters), and
@@ -16,7 +18,7 @@ from __future__ import annotations
 import math
 import re
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Mapping
@@ -28,54 +30,12 @@ from scipy.optimize import linear_sum_assignment
 
 from gate import inputs
 from gate.config import MetricSpec, Workload
-from gate.results import lookup, moss_results_path, read_workload_run
+from gate.result_files import read_workload_run
+from gate.result_types import BAD_SCHEMA, UNREADABLE, WorkloadRun
+from gate.side import MATCH, MISMATCH, UNAVAILABLE, CrossCheck, MeasureSamples
 
-# Cross-check outcomes.
-MATCH = "match"  # recomputed corpus figure equals the file's (to rounding)
-MISMATCH = "mismatch"  # it does not: a normalization mismatch; the per-sample data is not used
-UNAVAILABLE = "unavailable"  # no usable per-sample data for this run (absent, or invalid: see CrossCheck.invalid)
-
-
-@dataclass(frozen=True)
-class CrossCheck:
-    status: str  # MATCH, MISMATCH or UNAVAILABLE
-    recomputed: float | None
-    reported: float | None
-    message: str
-    invalid: bool = False  # UNAVAILABLE because the per-sample file is malformed (bad input, not merely absent)
-    path: str | None = None  # the per-sample file
-
-    @property
-    def usable(self) -> bool:
-        return self.status == MATCH
-
-
-@dataclass(frozen=True, eq=False)
-class UtteranceErrors:
-    """One error measure (wer, cer or cp_cer) of one workload run, one entry per utterance, in file order.
-
-    `errors[i]` is S+D+I (characters for ZH and MOSS), `ref_len[i]` the reference length in the
-    same units. Entries with `valid[i]` False (failed request, empty reference, invalid for cpCER)
-    carry errors 0 and are excluded from the corpus figure.
-    """
-
-    measure: str
-    ids: tuple[str, ...]
-    ref_len: np.ndarray  # int64
-    errors: np.ndarray  # int64
-    valid: np.ndarray  # bool
-    substitutions: np.ndarray | None
-    deletions: np.ndarray | None
-    insertions: np.ndarray | None
-    crosscheck: CrossCheck
-    hyp_text: tuple[str, ...] = ()  # normalized hypothesis, for reports of changed utterances
-    ref_text: tuple[str, ...] = ()  # normalized reference
-
-    @property
-    def corpus_rate(self) -> float | None:
-        total = int(self.ref_len[self.valid].sum())
-        return None if total == 0 else float(self.errors[self.valid].sum()) / total
-
+__all__ = ["MATCH", "MISMATCH", "UNAVAILABLE", "CrossCheck", "MeasureSamples", "agrees", "clean_no_speaker",
+           "cp_cer_counts", "read_run_samples", "samples_of_run", "split_by_speaker"]
 
 # --- MOSS-Transcribe-Diarize text cleaning (docs/upstream.md §3.2) --------------------------------------
 # The client scores cleaned text: timestamps dropped, speaker tags canonicalized to [S<n>], bracket
@@ -171,29 +131,35 @@ class _Invalid(Exception):
     """The per-sample file is malformed; the message names what was expected."""
 
 
-def read_run_samples(run_dir: str | Path, workload: Workload) -> dict[str, UtteranceErrors]:
-    """Per-utterance errors of one workload in one run directory, keyed by measure.
+def read_run_samples(run_dir: str | Path, workload: Workload) -> dict[str, MeasureSamples]:
+    """Per-utterance errors of one workload in one run directory (its result files read here), by measure."""
+    return samples_of_run(read_workload_run(Path(run_dir), workload), workload)
+
+
+def samples_of_run(run: WorkloadRun, workload: Workload) -> dict[str, MeasureSamples]:
+    """Per-utterance errors of one typed workload run (as gate.results read it), keyed by measure.
 
     Never raises for bad data: a missing file gives status UNAVAILABLE, a malformed one
-    UNAVAILABLE with `invalid=True`, a recomputation that does not reproduce the file's corpus
-    figure MISMATCH. The reported figure comes from the workload's result file in `run_dir`.
+    UNAVAILABLE with `invalid=True`, a recomputation that does not reproduce the result file's corpus
+    figure MISMATCH. Only the SeedTTS per-sample JSONL is read here; MOSS rows come with the run.
     """
-    run_dir = Path(run_dir)
     measures = [m for m in workload.metrics if m.kind == "accuracy" and m.samples]
     if not measures:
         return {}
+    reported = {_name(m): run.metrics.get(m.name) for m in measures}
+    total = run.coverage.total
     if workload.format == "moss":
-        return _read_moss_samples(moss_results_path(run_dir, workload), measures)
-    workload_run = read_workload_run(run_dir, workload)
-    reported = {_name(m): workload_run.metrics.get(m.name) for m in measures}
-    source = workload_run.samples_path
+        if run.samples_path is None:
+            return {_name(m): _unavailable(_name(m), reported[_name(m)], "no MOSS-TD results file") for m in measures}
+        return _moss_samples(run, Path(run.samples_path), measures, reported, total)
+    source = run.samples_path
     if source is None:
         message = "no per-sample data in this layout (CI SeedTTS artifacts carry none)"
         return {_name(m): _unavailable(_name(m), reported[_name(m)], message) for m in measures}
     path = Path(source)
     try:
         path = _raw_jsonl(path)
-        computed = {"wer": _seedtts_errors(path, workload_run.coverage.total)}
+        computed = {"wer": _seedtts_errors(path, total)}
     except FileNotFoundError as exc:
         return {_name(m): _unavailable(_name(m), reported[_name(m)], str(exc), path=str(path)) for m in measures}
     except _Invalid as exc:
@@ -214,7 +180,7 @@ def _raw_jsonl(raw_dir: Path) -> Path:
     return files[0]
 
 
-def _seedtts_errors(path: Path, expected_rows: int | None) -> UtteranceErrors:
+def _seedtts_errors(path: Path, expected_rows: int | None) -> MeasureSamples:
     try:
         tree = path.parents[min(3, len(path.parents) - 1)]  # <tree>/run<R>/<model>/raw_<lang>/<file>
         rows = inputs.load_jsonl(path, inputs.SAMPLES, root=tree)
@@ -247,33 +213,25 @@ def _seedtts_errors(path: Path, expected_rows: int | None) -> UtteranceErrors:
     # One batched jiwer call over the valid sentences that differ at all (identical ones have no errors).
     subs, dels, ins = _edit_counts(jiwer.process_words, refs, hyps, valid)
     errors = subs + dels + ins
-    return UtteranceErrors(measure="wer", ids=tuple(ids), ref_len=ref_len, errors=errors, valid=valid,
-                           substitutions=subs, deletions=dels, insertions=ins,
-                           crosscheck=CrossCheck(UNAVAILABLE, None, None, "not cross-checked yet"),
-                           hyp_text=tuple(hyps), ref_text=tuple(refs))
+    return _one_run("wer", ids, ref_len, errors, valid, (subs, dels, ins), refs, hyps)
 
 
-def _read_moss_samples(path: Path, measures: list[MetricSpec]) -> dict[str, UtteranceErrors]:
-    """MOSS: the payload holds both the per-sample rows and the corpus figures; it is parsed once."""
-    def unavailable(message: str, reported: Mapping[str, float | None], invalid: bool = False) -> dict[str, UtteranceErrors]:
+def _moss_samples(run: WorkloadRun, path: Path, measures: list[MetricSpec], reported: Mapping[str, float | None],
+                  total: int | None) -> dict[str, MeasureSamples]:
+    """MOSS: the results payload holds both the per-sample rows and the corpus figures; gate.results parsed it."""
+    def unavailable(message: str, invalid: bool = False) -> dict[str, MeasureSamples]:
         return {_name(m): _unavailable(_name(m), reported.get(_name(m)), message, path=str(path), invalid=invalid)
                 for m in measures}
 
-    if not inputs.is_present(path):
-        return unavailable(f"{path}: missing; expected the MOSS-TD client's results", {})
+    if run.samples_document is None:
+        broken = [p for p in run.coverage.problems if p.path == str(path) and p.code in (UNREADABLE, BAD_SCHEMA)]
+        if broken:
+            return unavailable(f"invalid per-sample data: {broken[0]}", invalid=True)
+        return unavailable(f"{path}: missing; expected the MOSS-TD client's results")
     try:
-        data = inputs.load_json(path, inputs.RESULT, root=Path(path).parent.parent.parent.parent)
-    except inputs.Unreadable as exc:
-        return unavailable(f"invalid per-sample data: {exc}", {}, invalid=True)
-    reported: dict[str, float | None] = {}
-    for m in measures:
-        value = _lookup_or_none(data, m.path)
-        reported[_name(m)] = float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
-    total = _lookup_or_none(data, "summary.total_samples")
-    try:
-        computed = _moss_errors(path, data, total if isinstance(total, int) and not isinstance(total, bool) else None)
+        computed = _moss_errors(path, run.samples_document, total)
     except _Invalid as exc:
-        return unavailable(f"invalid per-sample data: {exc}", reported, invalid=True)
+        return unavailable(f"invalid per-sample data: {exc}", invalid=True)
     return {_name(m): _with_crosscheck(computed[_name(m)], reported[_name(m)], str(path)) for m in measures}
 
 
@@ -282,14 +240,7 @@ def _name(metric: MetricSpec) -> str:
     return metric.samples or metric.name
 
 
-def _lookup_or_none(data: Any, dotted: str) -> Any:
-    try:
-        return lookup(data, dotted)
-    except KeyError:
-        return None
-
-
-def _moss_errors(path: Path, data: Any, expected_rows: int | None) -> dict[str, UtteranceErrors]:
+def _moss_errors(path: Path, data: Any, expected_rows: int | None) -> dict[str, MeasureSamples]:
     rows = data.get("per_sample") if isinstance(data, dict) else None
     if not isinstance(rows, list):
         raise _Invalid(f"{path}: per_sample is missing or not a list; expected one entry per sample")
@@ -331,10 +282,7 @@ def _moss_errors(path: Path, data: Any, expected_rows: int | None) -> dict[str, 
     cer_len = np.array([len(r) for r in ref_clean], dtype=np.int64)
     cer_valid = ok & (cer_len > 0)
     subs, dels, ins = _edit_counts(jiwer.process_characters, ref_clean, hyp_clean, cer_valid)
-    pending = CrossCheck(UNAVAILABLE, None, None, "not cross-checked yet")
-    cer = UtteranceErrors(measure="cer", ids=tuple(ids), ref_len=cer_len, errors=subs + dels + ins, valid=cer_valid,
-                          substitutions=subs, deletions=dels, insertions=ins, crosscheck=pending,
-                          hyp_text=tuple(hyp_clean), ref_text=tuple(ref_clean))
+    cer = _one_run("cer", ids, cer_len, subs + dels + ins, cer_valid, (subs, dels, ins), ref_clean, hyp_clean)
     # cpCER: per-speaker concatenation with the best speaker assignment.
     cp_len = np.zeros(n, dtype=np.int64)
     cp_err = np.zeros(n, dtype=np.int64)
@@ -344,13 +292,20 @@ def _moss_errors(path: Path, data: Any, expected_rows: int | None) -> dict[str, 
         if counts is not None:
             cp_err[k], cp_len[k] = counts
             cp_valid[k] = True
-    cp = UtteranceErrors(measure="cp_cer", ids=tuple(ids), ref_len=cp_len, errors=cp_err, valid=cp_valid,
-                         substitutions=None, deletions=None, insertions=None, crosscheck=pending,
-                         hyp_text=tuple(hyp_clean), ref_text=tuple(ref_clean))
+    cp = _one_run("cp_cer", ids, cp_len, cp_err, cp_valid, None, ref_clean, hyp_clean)
     return {"cer": cer, "cp_cer": cp}
 
 
-def _with_crosscheck(errors: UtteranceErrors, reported: float | None, path: str) -> UtteranceErrors:
+def _one_run(measure: str, ids: list[str], ref_len: np.ndarray, errors: np.ndarray, valid: np.ndarray,
+             edits: tuple[np.ndarray, np.ndarray, np.ndarray] | None, refs: list[str], hyps: list[str]) -> MeasureSamples:
+    """One run's row, not cross-checked yet; texts kept for the utterances with errors (for reports)."""
+    texts = {ids[k]: (refs[k], hyps[k]) for k in np.flatnonzero(errors > 0)}
+    subs, dels, ins = (None, None, None) if edits is None else (e[np.newaxis, :] for e in edits)
+    return MeasureSamples(measure=measure, ids=tuple(ids), ref_len=ref_len, errors=errors[np.newaxis, :],
+                          valid=valid[np.newaxis, :], texts=texts, substitutions=subs, deletions=dels, insertions=ins)
+
+
+def _with_crosscheck(errors: MeasureSamples, reported: float | None, path: str) -> MeasureSamples:
     recomputed = errors.corpus_rate
     if reported is None or recomputed is None:
         check = CrossCheck(UNAVAILABLE, recomputed, reported,
@@ -362,8 +317,7 @@ def _with_crosscheck(errors: UtteranceErrors, reported: float | None, path: str)
         check = CrossCheck(MISMATCH, recomputed, reported,
                            f"normalization mismatch: per-sample data gives {errors.measure} {recomputed:.6f}, "
                            f"the result file says {reported:.6f}; per-sample data not used", path=path)
-    return UtteranceErrors(errors.measure, errors.ids, errors.ref_len, errors.errors, errors.valid, errors.substitutions,
-                           errors.deletions, errors.insertions, check, errors.hyp_text, errors.ref_text)
+    return replace(errors, checks=(check,))
 
 
 def agrees(recomputed: float, reported: float) -> bool:
@@ -382,11 +336,10 @@ def _decimals(value: float) -> int | None:
 
 
 def _unavailable(measure: str, reported: float | None, message: str, *, path: str | None = None,
-                 invalid: bool = False) -> UtteranceErrors:
-    empty = np.zeros(0, dtype=np.int64)
-    return UtteranceErrors(measure=measure, ids=(), ref_len=empty, errors=empty, valid=np.zeros(0, dtype=bool),
-                           substitutions=None, deletions=None, insertions=None,
-                           crosscheck=CrossCheck(UNAVAILABLE, None, reported, message, invalid=invalid, path=path))
+                 invalid: bool = False) -> MeasureSamples:
+    return MeasureSamples(measure=measure, ids=(), ref_len=np.zeros(0, dtype=np.int64),
+                          errors=np.zeros((1, 0), dtype=np.int64), valid=np.zeros((1, 0), dtype=bool),
+                          checks=(CrossCheck(UNAVAILABLE, None, reported, message, invalid=invalid, path=path),))
 
 
 def _field(row: Mapping[str, Any], name: str, kind: type, where: str) -> Any:

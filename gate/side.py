@@ -13,17 +13,62 @@ from gate.comparability import Fingerprint
 from gate.stats.overdispersion import Dispersion
 from gate.stats.performance import Calibration
 
+# Whether one run's per-sample data reproduces its result file's corpus figure (gate.samples checks it).
+MATCH = "match"  # recomputed corpus figure equals the file's (to rounding)
+MISMATCH = "mismatch"  # it does not: a normalization mismatch; the per-sample data is not used
+UNAVAILABLE = "unavailable"  # no usable per-sample data for this run (absent, or invalid: see CrossCheck.invalid)
+
+
+@dataclass(frozen=True)
+class CrossCheck:
+    status: str  # MATCH, MISMATCH or UNAVAILABLE
+    recomputed: float | None
+    reported: float | None
+    message: str
+    invalid: bool = False  # UNAVAILABLE because the per-sample file is malformed (bad input, not merely absent)
+    path: str | None = None  # the per-sample file
+
+    @property
+    def usable(self) -> bool:
+        return self.status == MATCH
+
 
 @dataclass(frozen=True, eq=False)
 class MeasureSamples:
-    """One error measure of one workload on one side: ids once, errors per run (rows) and utterance (columns)."""
+    """One error measure (wer, cer or cp_cer) of one workload: ids once, errors per run (rows) and utterance
+    (columns). The one per-utterance type: gate.samples reads one run's files into one row (with its
+    cross-check), gate.tree_side stacks a side's runs, a baseline file stores the stack.
+
+    `errors[r, i]` is S+D+I (characters for ZH and MOSS), `ref_len[i]` the reference length in the same
+    units. Entries with `valid[r, i]` False (failed request, empty reference, invalid for cpCER) carry
+    errors 0 and are excluded from the corpus figure.
+    """
 
     measure: str
     ids: tuple[str, ...]
     ref_len: np.ndarray  # (N,) int
     errors: np.ndarray  # (R, N) int
     valid: np.ndarray  # (R, N) bool
-    texts: Mapping[str, tuple[str, str]] = field(default_factory=dict)  # id -> (reference, hypothesis)
+    # id -> (reference, hypothesis), normalized, of the run with the most errors, for utterances with errors
+    texts: Mapping[str, tuple[str, str]] = field(default_factory=dict)
+    # (R, N) int each, where the measure has them (not cpCER, not a baseline file)
+    substitutions: np.ndarray | None = None
+    deletions: np.ndarray | None = None
+    insertions: np.ndarray | None = None
+    checks: tuple[CrossCheck, ...] = ()  # per run, when read from result files
+
+    @property
+    def crosscheck(self) -> CrossCheck:
+        """The cross-check of a measure read from one run's files."""
+        if len(self.checks) != 1:
+            raise ValueError(f"{self.measure}: {len(self.checks)} cross-checks; expected one run's")
+        return self.checks[0]
+
+    @property
+    def corpus_rate(self) -> float | None:
+        """Errors over reference units of the valid entries, all runs pooled; None when there are none."""
+        total = int((self.ref_len * self.valid).sum())
+        return None if total == 0 else float(self.errors[self.valid].sum()) / total
 
 
 @dataclass(frozen=True)

@@ -7,27 +7,28 @@ broken or incomplete run is incomplete as a whole and the reason names the run a
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
 from gate import samples as samples_module
 from gate.comparability import fingerprint_of_tree
-from gate.config import Suite
-from gate.results import ResultTree, read_tree
-from gate.side import MeasureSamples, Side, WorkloadSide
+from gate.config import Suite, Workload
+from gate.results import ResultTree, WorkloadRun, read_tree
+from gate.side import MISMATCH, UNAVAILABLE, MeasureSamples, Side, WorkloadSide
 
 TEXT_EXCERPT = 300  # characters of reference/hypothesis kept per utterance, for reports
 
-SampleReader = Callable[[Path, Any], Mapping[str, Any]]
+# (run directory, the typed run gate.results read, workload) -> {measure: MeasureSamples of that one run}
+SampleReader = Callable[[Path, WorkloadRun, Workload], Mapping[str, MeasureSamples]]
 
 
 def side_from_tree(tree: ResultTree | str | Path, suite: Suite, *, models: tuple[str, ...] | None = None,
                    sample_reader: SampleReader | None = None) -> Side:
-    """Summarize a result tree. `sample_reader(run_dir, workload)` -> {measure: UtteranceErrors}."""
+    """Summarize a result tree. `sample_reader(run_dir, run, workload)` -> {measure: one run's MeasureSamples}."""
     if not isinstance(tree, ResultTree):
         tree = read_tree(tree, suite, models=models)
-    reader = sample_reader or samples_module.read_run_samples
+    reader = sample_reader or _samples_of_run
     workloads = {}
     present = {info.name for info in tree.runs if info.present}
     for workload_id, planned in tree.workloads.items():
@@ -68,11 +69,12 @@ def _samples_of(tree: ResultTree, workload, reader: SampleReader | None) -> tupl
     if reader is None:
         return {}, ("per-sample loader unavailable",), ()
     runs = [run for run in tree.runs_of(workload.id) if run.present]
-    per_run: list[Mapping[str, Any]] = []
+    read = {r.run: r for r in tree.workloads[workload.id]}
+    per_run: list[Mapping[str, MeasureSamples]] = []
     for run in runs:
         # The reader reports bad data in each measure's crosscheck and never raises for it: an exception
         # here is a bug (exit 70), never a quiet fall back to the weaker test on the means.
-        per_run.append(reader(Path(run.path), workload) or {})
+        per_run.append(reader(Path(run.path), read[run.name], workload) or {})
     invalid = []
     for run, found in zip(runs, per_run, strict=True):
         messages = {item.crosscheck.message for item in found.values() if item.crosscheck.invalid}
@@ -87,37 +89,43 @@ def _samples_of(tree: ResultTree, workload, reader: SampleReader | None) -> tupl
     return measures, tuple(notes), tuple(invalid)
 
 
-def _measure_from_runs(measure: str, run_names: Sequence[str], per_run: Sequence[Any]) -> MeasureSamples | str:
-    """Stack one measure's per-run UtteranceErrors by id; a string says why it cannot be used."""
+def _samples_of_run(run_dir: Path, run: WorkloadRun, workload: Workload) -> Mapping[str, MeasureSamples]:
+    return samples_module.samples_of_run(run, workload)
+
+
+def _measure_from_runs(measure: str, run_names: Sequence[str],
+                       per_run: Sequence[MeasureSamples | None]) -> MeasureSamples | str:
+    """Stack one measure's one-run MeasureSamples by id; a string says why it cannot be used."""
     for name, item in zip(run_names, per_run, strict=True):
         if item is None:
             return f"no per-sample data in {name}"
-        if item.crosscheck.status == samples_module.UNAVAILABLE:
+        if item.crosscheck.status == UNAVAILABLE:
             return f"no usable per-sample data in {name} ({item.crosscheck.message})"
-        if item.crosscheck.status == samples_module.MISMATCH:
+        if item.crosscheck.status == MISMATCH:
             return f"{name}: per-sample data does not reproduce the file's figure ({item.crosscheck.message})"
-    ids = per_run[0].ids
+    present = [item for item in per_run if item is not None]
+    ids = present[0].ids
     if len(set(ids)) != len(ids):
         return f"{run_names[0]}: duplicate utterance ids"
     position = {i: k for k, i in enumerate(ids)}
     n = len(ids)
-    ref_len = np.asarray(per_run[0].ref_len, dtype=np.int64)
-    errors = np.zeros((len(per_run), n), dtype=np.int64)
-    valid = np.zeros((len(per_run), n), dtype=bool)
+    ref_len = np.asarray(present[0].ref_len, dtype=np.int64)
+    errors = np.zeros((len(present), n), dtype=np.int64)
+    valid = np.zeros((len(present), n), dtype=bool)
     texts: dict[str, tuple[str, str]] = {}
     worst = np.full(n, -1)
-    for r, (name, item) in enumerate(zip(run_names, per_run, strict=True)):
+    for r, (name, item) in enumerate(zip(run_names, present, strict=True)):
         if set(item.ids) != set(ids) or len(item.ids) != n:
             return f"{name}: utterance ids differ from {run_names[0]}'s"
         order = np.fromiter((position[i] for i in item.ids), dtype=np.int64, count=n)
         if not np.array_equal(ref_len[order], np.asarray(item.ref_len, dtype=np.int64)):
             return f"{name}: reference lengths differ from {run_names[0]}'s (normalization changed?)"
-        errors[r, order] = np.asarray(item.errors, dtype=np.int64)
-        valid[r, order] = np.asarray(item.valid, dtype=bool)
-        for k, utt in enumerate(item.ids):
-            e = int(item.errors[k])
-            if e > 0 and e > worst[order[k]] and k < len(item.hyp_text):
-                worst[order[k]] = e
-                ref = item.ref_text[k] if k < len(item.ref_text) else ""
-                texts[utt] = (ref[:TEXT_EXCERPT], item.hyp_text[k][:TEXT_EXCERPT])
-    return MeasureSamples(measure=measure, ids=tuple(ids), ref_len=ref_len, errors=errors, valid=valid, texts=texts)
+        errors[r, order] = item.errors[0]
+        valid[r, order] = item.valid[0]
+        for utt, (ref, hyp) in item.texts.items():  # the run with the most errors gives an utterance's texts
+            e = int(errors[r, position[utt]])
+            if e > worst[position[utt]]:
+                worst[position[utt]] = e
+                texts[utt] = (ref[:TEXT_EXCERPT], hyp[:TEXT_EXCERPT])
+    return MeasureSamples(measure=measure, ids=tuple(ids), ref_len=ref_len, errors=errors, valid=valid, texts=texts,
+                          checks=tuple(item.crosscheck for item in present))

@@ -1,8 +1,13 @@
 """The per-utterance cache beside a tree: same results as scoring, a miss on any change, opt-out for untrusted trees."""
 from __future__ import annotations
 
+import builtins
+import collections
 import dataclasses
+import io
 import json
+import os
+import re
 import shutil
 from pathlib import Path
 
@@ -79,7 +84,7 @@ def test_a_changed_file_is_a_miss_and_replaces_its_entry(tree, suite):
 def test_a_damaged_entry_is_a_miss(tree, suite):
     side_from_tree(tree, suite, sample_reader=CachedSampleReader(tree))
     for entry in (tree / CACHE_DIR).glob("*.json"):
-        entry.write_text('{"format": 1, "key": "not this one"')  # truncated and wrong
+        entry.write_text('{"format": 2, "key": "not this one"')  # truncated and wrong
     reader = CachedSampleReader(tree)
     _same_samples(side_from_tree(tree, suite), side_from_tree(tree, suite, sample_reader=reader))
     assert reader.stats.hits == 0
@@ -97,7 +102,7 @@ def test_no_cache_ignores_a_planted_entry(tree, suite):
     side_from_tree(tree, suite, sample_reader=CachedSampleReader(tree))
     entry = next((tree / CACHE_DIR).glob("run1--qwen3_asr_en--*.json"))
     document = json.loads(entry.read_text())
-    document["measures"]["wer"]["errors"] = [0] * len(document["measures"]["wer"]["errors"])
+    document["measures"]["wer"]["errors"] = [[0] * len(row) for row in document["measures"]["wer"]["errors"]]
     entry.write_text(json.dumps(document))
     request = judge.Request(base=tree, candidate=tree, suite=suite, models=("qwen3",))
     trusted = judge.read_side(tree, dataclasses.replace(request, cache=False))
@@ -114,3 +119,36 @@ def test_compare_no_cache_writes_nothing(tree):
     on = runner.invoke(cli, ["compare", str(tree), str(tree), "--models", "qwen3", "--format", "none"])
     assert on.exit_code == 0, on.stderr
     assert list((tree / CACHE_DIR).glob("run1--qwen3_asr_en--*.json"))
+
+
+RESULT_FILE = re.compile(r"/run\d+/(?:.*/)?(asr_[a-z]+|transcribe_diarize_(speed_)?results)\.json$")
+
+
+@pytest.mark.parametrize("flags", [(), ("--no-cache",)], ids=["cache", "no-cache"])
+def test_one_compare_reads_each_result_file_once(tree, tmp_path, monkeypatch, flags):
+    """The per-utterance reader takes the run gate.results parsed (and the cache key hashes that run), so a
+    compare opens each result file once, with the cache cold, warm, or off."""
+    candidate = Path(shutil.copytree(tree, tmp_path / "candidate"))
+    opened: collections.Counter[str] = collections.Counter()
+    real_open, real_os_open = builtins.open, os.open
+
+    def counting_open(file, *args, **kwargs):
+        if isinstance(file, (str, bytes, os.PathLike)):
+            opened[os.fsdecode(file)] += bool(RESULT_FILE.search(os.fsdecode(file)))
+        return real_open(file, *args, **kwargs)
+
+    def counting_os_open(path, *args, **kwargs):
+        opened[os.fsdecode(path)] += bool(RESULT_FILE.search(os.fsdecode(path)))
+        return real_os_open(path, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "open", counting_open)
+    monkeypatch.setattr(io, "open", counting_open)
+    monkeypatch.setattr(os, "open", counting_os_open)
+    for attempt in ("cold", "warm"):
+        opened.clear()
+        result = CliRunner().invoke(cli, ["compare", str(tree), str(candidate), *flags, "--format", "none"])
+        assert result.exit_code in (0, 1), result.output
+        read = {path: n for path, n in opened.items() if n}
+        expected = {str(p) for side in (tree, candidate) for p in side.rglob("*.json") if RESULT_FILE.search(str(p))}
+        assert set(read) == expected, attempt  # every result file of both sides is read ...
+        assert max(read.values()) == 1, (attempt, {p: n for p, n in read.items() if n > 1})  # ... once

@@ -44,11 +44,13 @@ def test_seedtts_errors_are_computed_per_utterance(complete_tree, suite, tmp_pat
     wer = read_run_samples(run, suite.workload("qwen3/asr_en"))["wer"]
     assert wer.ids == ("a", "b", "c", "d")
     assert wer.ref_len.tolist() == [6, 5, 4, 2]
-    assert wer.errors.tolist() == [0, 1, 3, 0]
-    assert wer.substitutions.tolist() == [0, 1, 0, 0]
-    assert wer.deletions.tolist() == [0, 0, 1, 0]
-    assert wer.insertions.tolist() == [0, 0, 2, 0]
-    assert wer.valid.tolist() == [True, True, True, False]
+    assert wer.errors.tolist() == [[0, 1, 3, 0]]  # one run's row
+    assert wer.substitutions.tolist() == [[0, 1, 0, 0]]
+    assert wer.deletions.tolist() == [[0, 0, 1, 0]]
+    assert wer.insertions.tolist() == [[0, 0, 2, 0]]
+    assert wer.valid.tolist() == [[True, True, True, False]]
+    assert dict(wer.texts) == {"b": ("we asked over twenty people", "we asked over 20 people"),
+                               "c": ("one two three four", "one three four five six")}  # utterances with errors
     assert wer.corpus_rate == pytest.approx(4 / 15)
     assert wer.crosscheck.status == MATCH and wer.crosscheck.usable
 
@@ -113,7 +115,7 @@ def test_moss_cross_check_both_outcomes(complete_tree, suite, tmp_path):
     workload = suite.workload("moss_td/googletime")
     found = read_run_samples(run, workload)
     assert found["cer"].crosscheck.status == MATCH and found["cp_cer"].crosscheck.status == MATCH
-    assert len(found["cer"].ids) == 25 and found["cer"].valid.all()
+    assert len(found["cer"].ids) == 25 and found["cer"].valid.shape == (1, 25) and found["cer"].valid.all()
     path = run / "moss_td/googletime/transcribe_diarize_results.json"
     payload = json.loads(path.read_text())
     payload["diarization_metrics"]["cp_cer"] += 0.01
@@ -149,6 +151,6 @@ def test_moss_failed_rows_are_not_scored(complete_tree, suite, tmp_path):
     payload["per_sample"][0].update(error="HTTP 500: boom", result_text="")
     path.write_text(json.dumps(payload))
     cer = read_run_samples(run, suite.workload("moss_td/aishell4_long"))["cer"]
-    assert not cer.valid[0] and cer.valid[1:].all() and cer.errors[0] == 0
+    assert not cer.valid[0, 0] and cer.valid[0, 1:].all() and cer.errors[0, 0] == 0
     assert cer.crosscheck.status == MISMATCH  # the file's figure still counts that sample
     assert np.issubdtype(cer.errors.dtype, np.integer)

@@ -100,7 +100,7 @@ def test_a_deleted_transcript_is_invalid_per_sample_data(tree, suite):
 
 
 def test_a_sample_reader_that_raises_is_a_bug_not_a_weaker_test(tree, suite):
-    def broken(run_dir, workload):
+    def broken(run_dir, run, workload):
         raise RuntimeError("a bug in the reader")
 
     with pytest.raises(RuntimeError):

@@ -15,12 +15,10 @@ import pytest
 from gate.actions_io import row_annotations
 from gate.compare import compare
 from gate.escape import md
+from gate.github_limits import CHECK_SUMMARY, COMMENT, CUT_NOTE, Limit
 from gate.publication import verdict_title as check_title
 from gate.render import (
-    CHECK_SUMMARY_BUDGET,
-    COMMENT_BUDGET,
     COMMENT_MARKER,
-    Budget,
     render_check_summary,
     render_comment,
     render_summary,
@@ -193,12 +191,12 @@ def test_each_output_fits_its_own_budget_dropping_excerpts_before_rows(report):
                     candidate_hypothesis="语" * 590) for i in range(400)]
     big = replace(report, utterances=tuple(flagged) + tuple(many))
     comment = render_comment(big)
-    assert len(comment) <= COMMENT_BUDGET.limit < len(render_summary(big))  # characters, GitHub's unit
+    assert len(comment) <= COMMENT.limit < len(render_summary(big))  # characters, GitHub's unit
     assert "changed-utterance excerpts" in comment.split("<details>")[0] and "z0" not in comment
     check = render_check_summary(big)
-    assert len(check.encode("utf-8")) <= CHECK_SUMMARY_BUDGET.limit
-    tiny = render_comment(big, budget=Budget(1300, "characters"))  # below even the fully folded comment
-    assert len(tiny) <= 1300 and tiny.startswith(COMMENT_MARKER.format(suite="asr")) and "Cut to fit" in tiny
+    assert len(check.encode("utf-8")) <= CHECK_SUMMARY.limit
+    tiny = render_comment(big, budget=Limit(1300, "characters"))  # below even the fully folded comment
+    assert len(tiny) <= 1300 and tiny.startswith(COMMENT_MARKER.format(suite="asr")) and tiny.endswith(CUT_NOTE)
     assert "qwen3/asr\\_en · throughput" in tiny  # the failing rows come first and survive the cut
 
 
