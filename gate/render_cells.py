@@ -59,10 +59,10 @@ def reason_words(problem: CoverageProblem) -> str:
     if problem.run is None:
         return f"{problem.path}: {problem.message}" if problem.path else problem.message
     path = problem.path or ""
-    inside = path.split(f"/{problem.run}/", 1)
+    inside = ("/" + path).split(f"/{problem.run}/", 1)  # "/" first: a tree given as "." leaves "run1/..."
     if len(inside) == 2:
         shown = inside[1] + ": "
-    elif not path or path.endswith(f"/{problem.run}"):
+    elif not path or ("/" + path).endswith(f"/{problem.run}"):
         shown = ""
     else:
         shown = path + ": "

@@ -23,6 +23,9 @@ def test_coverage_problems_are_worded_from_their_fields():
     assert reason_words(CoverageProblem(MISSING_RUN, "missing; a planned scored run", "/abs/tree/run3", "run3")) \
         == "run3: missing; a planned scored run"
     assert reason_words(CoverageProblem(SKIPPED, "skipped 5 samples", run="run1")) == "run1: skipped 5 samples"
+    assert reason_words(CoverageProblem(SKIPPED, "skipped 5 samples", "run1/qwen3/asr_en.json", "run1")) \
+        == "run1: qwen3/asr_en.json: skipped 5 samples"  # a tree given as "." (paths relative to it)
+    assert reason_words(CoverageProblem(MISSING_RUN, "missing", "run2", "run2")) == "run2: missing"
     assert reason_words(CoverageProblem(RUN_RECORD, "not UTF-8", "elsewhere/commit.txt", "run2")) \
         == "run2: elsewhere/commit.txt: not UTF-8"  # a path outside the run folder shows whole
     assert reason_words(CoverageProblem(NO_RESULTS, "no results for this workload")) == "no results for this workload"
