@@ -13,7 +13,7 @@ Baseline file, schema_version 1 (baselines/README.md documents it for reviewers)
     {"schema_version": 1, "kind": "asr-gate-baseline", "suite": "asr", "created": ISO-8601,
      "source": {"path", "commit", "runs": ["run1", ...]},
      "fingerprint": {"gpu", "driver", "packages": {name: version}, "workloads": {id: {fact: value}}},
-     "workloads": {id: {"runs": [...], "complete": bool, "problems": ["code: message", ...],
+     "workloads": {id: {"runs": [...], "complete": bool, "problems": ["run1: code: path: message", ...],
                         "metrics": {name: [value per run]},
                         "samples": {measure: {"ids": [...], "ref_len": [...], "errors": [[per run]],
                                               "invalid": [[indices per run]], "texts": {id: [ref, hyp]}}},
@@ -51,6 +51,7 @@ from gate.baseline_record import (
 from gate.comparability import Fingerprint
 from gate.config import Suite, Workload
 from gate.errors import InputError
+from gate.result_types import RECORDED, Problem
 from gate.results import metric_check
 from gate.schema import SchemaError
 from gate.side import MeasureSamples, Side, WorkloadSide
@@ -69,7 +70,7 @@ _EXPECTED = f"expected schema_version {BASELINE_SCHEMA_VERSION} as documented in
 def document_from_side(side: Side, *, calibration_source: Mapping[str, Any] | None = None) -> BaselineDocument:
     workloads = {
         workload_id: WorkloadRecord(
-            runs=tuple(w.runs), complete=w.complete, problems=tuple(w.problems),
+            runs=tuple(w.runs), complete=w.complete, problems=tuple(p.line for p in w.problems),
             metrics={name: tuple(values) for name, values in w.values.items()},
             samples={m: _samples_record(s) for m, s in w.samples.items()},
             sample_notes=tuple(w.sample_notes), evaluated=tuple(w.evaluated), run_complete=tuple(w.run_complete),
@@ -247,7 +248,7 @@ def _workload_side(w: WorkloadRecord, key: str, workload: Workload) -> WorkloadS
     if expected_runs < len(runs):
         raise schema.Invalid(f"{key}.expected_runs", f"is {expected_runs}, expected at least {len(runs)} (the runs stored)")
     return WorkloadSide(workload_id=workload.id, runs=tuple(runs), values=values, complete=w.complete,
-                        problems=tuple(w.problems), samples=samples, sample_notes=tuple(w.sample_notes),
+                        problems=tuple(Problem(RECORDED, line) for line in w.problems), samples=samples, sample_notes=tuple(w.sample_notes),
                         evaluated=tuple(w.evaluated), run_complete=tuple(w.run_complete), expected_runs=expected_runs)
 
 

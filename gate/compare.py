@@ -44,9 +44,11 @@ from gate.errors import InputError
 from gate.report import (
     MAX_ID,
     MAX_TEXT,
+    NO_RESULTS,
     REPORT_SCHEMA_VERSION,
     CalibrationCheck,
     CoverageEntry,
+    CoverageProblem,
     CoverageSide,
     EnvDifference,
     Report,
@@ -179,10 +181,10 @@ def _coverage(w: WorkloadSide | None, side: Side) -> CoverageSide:
     expected = (w.expected_runs if w and w.expected_runs else len(side.runs))
     if w is None:
         return CoverageSide(complete=False, runs_present=0, runs_complete=0, expected_runs=expected,
-                            reasons=("no results for this workload",))
+                            reasons=(CoverageProblem(NO_RESULTS, "no results for this workload"),))
     return CoverageSide(complete=w.complete, runs_present=len(w.runs), runs_complete=len(w.complete_runs()),
                         expected_runs=max(expected, len(w.runs)),
-                        reasons=tuple(clip(p, MAX_TEXT) for p in w.problems[:50]))
+                        reasons=tuple(CoverageProblem.of(p) for p in w.problems[:50]))
 
 
 def _incomplete_reason(wb: WorkloadSide | None, wc: WorkloadSide | None) -> str:
@@ -191,7 +193,7 @@ def _incomplete_reason(wb: WorkloadSide | None, wc: WorkloadSide | None) -> str:
         if w is None:
             parts.append(f"{name}: no results")
         elif not w.complete:
-            parts.append(f"{name}: {w.problems[0]}" + (f" (+{len(w.problems) - 1} more)" if len(w.problems) > 1 else ""))
+            parts.append(f"{name}: {w.problems[0].line}" + (f" (+{len(w.problems) - 1} more)" if len(w.problems) > 1 else ""))
     return "incomplete (" + "; ".join(parts) + "); means are over the complete runs only"
 
 

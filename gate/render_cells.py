@@ -6,7 +6,7 @@ import re
 from typing import Any
 
 from gate.escape import md, plain
-from gate.report import Basis, CoverageSide, Look, ModelLooks, Row, SideStats
+from gate.report import Basis, CoverageProblem, CoverageSide, Look, ModelLooks, Row, SideStats
 from gate.verdict import Verdict
 
 
@@ -26,9 +26,6 @@ METRIC_NAMES = {
 }
 ENV_KINDS = {"gpu": "GPU", "driver": "driver", "freeze": "packages", "dataset": "dataset",
              "evaluation_input": "evaluation input", "model": "model", "max_new_tokens": "token budget"}
-# "run1: evaluated_ne_total: /abs/tree/run1/qwen3/asr_zh.json: evaluated 2015 of 2020 samples": the code goes
-# (the message says it in words) and the path keeps only its part inside the run folder.
-_CODE = re.compile(r"^[a-z]+(?:_[a-z]+)*$")
 
 
 def metric_name(metric: str) -> str:
@@ -55,18 +52,21 @@ def env_item(kind: str, item: str) -> str:
     return f"{env_kind(kind)}: {item}"
 
 
-def reason_words(reason: str) -> str:
-    """A coverage reason without its internal code, its path from inside the run folder on."""
-    parts = reason.split(": ", 2)
-    if len(parts) < 3 or not parts[0].startswith("run") or not _CODE.match(parts[1]):
-        return reason
-    run, _, rest = parts
-    path, sep, message = rest.partition(": ")
-    if sep and "/" in path:
-        inside = path.split(f"/{run}/", 1)
-        shown = inside[1] + ": " if len(inside) == 2 else ("" if path.endswith(f"/{run}") else path + ": ")
-        return f"{run}: {shown}{message}"
-    return f"{run}: {rest}"
+def reason_words(problem: CoverageProblem) -> str:
+    """A coverage problem in words: "run1: qwen3/asr_zh.json: evaluated 2015 of 2020 samples". The code
+    stays in the report (the message says it in words); the path keeps only its part inside the run folder
+    (none when it is the run folder itself)."""
+    if problem.run is None:
+        return f"{problem.path}: {problem.message}" if problem.path else problem.message
+    path = problem.path or ""
+    inside = ("/" + path).split(f"/{problem.run}/", 1)  # "/" first: a tree given as "." leaves "run1/..."
+    if len(inside) == 2:
+        shown = inside[1] + ": "
+    elif not path or ("/" + path).endswith(f"/{problem.run}"):
+        shown = ""
+    else:
+        shown = path + ": "
+    return f"{problem.run}: {shown}{problem.message}"
 
 
 # --- number formatting (all tolerate None) ----------------------------------------------------------------

@@ -11,13 +11,17 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field, replace
 from enum import Enum
-from typing import Any, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 from gate import typedjson
 from gate.verdict import Verdict
 
-REPORT_SCHEMA_VERSION = 3  # 3: looks and calibration_checks
+if TYPE_CHECKING:
+    from gate.result_types import Problem
+
+REPORT_SCHEMA_VERSION = 4  # 3: looks and calibration_checks; 4: coverage reasons are typed problems
 MAX_ID = 200  # characters of a workload, metric or utterance id kept in a report
+MAX_PATH = 1000  # characters of a file path kept in a coverage problem
 MAX_TEXT = 600  # characters of a note, reason or transcript excerpt kept in a report
 _PROBABILITY = {"min": 0, "max": 1}  # p-values, q-values, α levels: a report with p = 2 is not one the gate wrote
 _AT_LEAST_0 = {"min": 0}  # σ, floors, tolerances, counts
@@ -125,13 +129,34 @@ class Row:
         return self.workload.split("/", 1)[-1]
 
 
+NO_RESULTS = "no_results"  # the side has no result for the workload at all
+NO_REPORT = "no_report"  # gate merge: a model's benchmark job ended without a report
+
+
+@dataclass(frozen=True)
+class CoverageProblem:
+    """Why one side of a workload is incomplete: gate.result_types.Problem field for field, bounded for the
+    report. Renderers format it from its fields (gate.render_cells.reason_words); nothing parses it."""
+
+    code: str = field(metadata={"max": 40})  # a gate.result_types code, NO_RESULTS or NO_REPORT
+    message: str = field(metadata={"max": MAX_TEXT})
+    path: str | None = field(default=None, metadata={"max": MAX_PATH})  # the file it is about, as read
+    run: str | None = field(default=None, metadata={"max": MAX_ID})  # "run1"; None: the side as a whole
+
+    @classmethod
+    def of(cls, problem: Problem) -> CoverageProblem:
+        return cls(code=clip(problem.code, 40), message=clip(problem.message, MAX_TEXT),
+                   path=None if problem.path is None else clip(problem.path, MAX_PATH),
+                   run=None if problem.run is None else clip(problem.run, MAX_ID))
+
+
 @dataclass(frozen=True)
 class CoverageSide:
     complete: bool
     runs_present: int = field(metadata={"min": 0})
     runs_complete: int = field(metadata={"min": 0})
     expected_runs: int = field(metadata={"min": 0})
-    reasons: tuple[str, ...] = field(default=(), metadata={"max_items": 50, "items": {"max": MAX_TEXT}})
+    reasons: tuple[CoverageProblem, ...] = field(default=(), metadata={"max_items": 50})
 
     @property
     def runs_incomplete(self) -> int:
@@ -304,7 +329,7 @@ class Report:
         missing = [m for m in expected_models if m not in present]
         coverage = [c for r in reports for c in r.coverage]
         for model in missing:
-            reason = f"no report for {model}: its benchmark job ended without one"
+            reason = CoverageProblem(NO_REPORT, f"no report for {model}: its benchmark job ended without one")
             lost = CoverageSide(complete=False, runs_present=0, runs_complete=0, expected_runs=0, reasons=(reason,))
             for workload in (missing_workloads or {}).get(model, (model,)):
                 coverage.append(CoverageEntry(workload=workload, baseline=lost, candidate=lost))

@@ -26,18 +26,29 @@ MISSING_RUN = "missing_run"  # a planned scored run (suite or gate-run.json) has
 RUN_RECORD = "run_record"  # the run's commit.txt or freeze.txt exists but cannot be read
 MISSING_METRIC = "missing_metric"  # a metric key the client always writes is absent (a broken or edited file)
 NULL_METRIC = "null_metric"  # a metric is null in this run but measured in another run of the same workload
+INVALID_SAMPLES = "invalid_samples"  # a per-sample file exists but is malformed (gate.samples' crosscheck)
+RECORDED = "recorded"  # a problem kept as one line in a baseline file: its message is that whole line
 # Problems meaning a file is broken (not merely showing an incomplete measurement).
 INPUT_CODES = (UNREADABLE, BAD_SCHEMA, RUN_RECORD, MISSING_METRIC)
 
 
 @dataclass(frozen=True)
 class Problem:
+    """Why a workload run is incomplete. It stays this object from the reader to the report
+    (gate.report.CoverageProblem) and the renderers, which format it from its fields."""
+
     code: str
     message: str
     path: str | None = None
+    run: str | None = None  # the run directory it is about ("run1"); None: the workload side as a whole
 
     def __str__(self) -> str:
         return f"{self.path}: {self.message}" if self.path else self.message
+
+    @property
+    def line(self) -> str:
+        """The problem as one line for people: "run1: evaluated_ne_total: <path>: <message>"."""
+        return f"{self.run}: {self.code}: {self}" if self.run else str(self)
 
 
 @dataclass(frozen=True)

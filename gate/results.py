@@ -40,6 +40,8 @@ from dataclasses import replace
 from pathlib import Path
 
 from gate import inputs, runlog
+from gate.commit_record import FILE as COMMIT_FILE
+from gate.commit_record import read_commit
 from gate.config import Suite, Workload
 from gate.errors import InputError
 from gate.inputs import Unreadable
@@ -244,13 +246,13 @@ def _run_info(run_dir: Path, root: Path) -> RunInfo:
     if not run_dir.is_dir():
         return RunInfo(name=run_dir.name, path=str(run_dir), commit=None, freeze=None, env=None, present=False)
     problems: list[Problem] = []
-    commit = _run_text(run_dir / "commit.txt", inputs.COMMIT, root, problems)
+    commit = _commit(run_dir, problems)
     freeze = _run_text(run_dir / "freeze.txt", inputs.FREEZE, root, problems)
     env, env_problem = read_env(run_dir / "env.json", root)
     return RunInfo(
         name=run_dir.name,
         path=str(run_dir),
-        commit=commit.strip() or None if commit is not None else None,
+        commit=commit,
         freeze=tuple(line for line in freeze.splitlines() if line.strip()) if freeze is not None else None,
         env=env,
         env_problem=env_problem,
@@ -273,6 +275,15 @@ def read_env(path: Path, root: Path | None = None) -> tuple[dict | None, str | N
     except SchemaError as exc:
         return None, f"{path}: {exc}; expected the env record `gate run` writes"
     return doc, None
+
+
+def _commit(run_dir: Path, problems: list[Problem]) -> str | None:
+    """The run's commit (gate.commit_record); a commit.txt it refuses makes the run invalid (RUN_RECORD)."""
+    try:
+        return read_commit(run_dir)
+    except Unreadable as exc:
+        problems.append(Problem(RUN_RECORD, exc.reason, str(run_dir / COMMIT_FILE)))
+        return None
 
 
 def _run_text(path: Path, kind: inputs.Kind, root: Path, problems: list[Problem]) -> str | None:

@@ -10,6 +10,7 @@ from typing import Mapping
 import numpy as np
 
 from gate.comparability import Fingerprint
+from gate.result_types import Problem
 from gate.stats.overdispersion import Dispersion
 from gate.stats.performance import Calibration
 
@@ -77,7 +78,7 @@ class WorkloadSide:
     runs: tuple[str, ...]
     values: Mapping[str, tuple[float | None, ...]]  # metric -> one value per run
     complete: bool
-    problems: tuple[str, ...]  # why not complete, one line each
+    problems: tuple[Problem, ...]  # why not complete
     samples: Mapping[str, MeasureSamples]  # measure -> arrays (only usable ones)
     sample_notes: tuple[str, ...] = ()  # why a measure has no usable per-sample data
     evaluated: tuple[int | None, ...] = ()  # samples evaluated, per run

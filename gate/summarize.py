@@ -27,6 +27,7 @@ from typing import Any
 from gate import results, runlog
 from gate.config import Suite
 from gate.errors import IncompleteInput, InputError
+from gate.result_types import INVALID_SAMPLES
 from gate.results import Problem, ResultTree
 from gate.samples import MATCH, MISMATCH, read_run_samples
 
@@ -257,7 +258,7 @@ class TreeSummary:
         for w in self.workloads:
             for s in w.samples:
                 if s.invalid and s.path not in reported:  # one line per broken file, not one per measure
-                    found.append(Problem("invalid_samples", s.message, s.path))
+                    found.append(Problem(INVALID_SAMPLES, s.message, s.path))
                     reported.add(s.path)
         return tuple(found)
 

@@ -12,19 +12,21 @@ Signs, each enough, and each warning names the path that looks like the base:
 
 The run log and the baseline file are read by their one owners (gate.runlog, gate.baseline_file), as
 strictly as the verdict reads them (and from the same memo, for the run log): a file they refuse is the
-same one-line InputError here.
+same one-line InputError here. A run's commit.txt is read by gate.commit_record; one it refuses gives
+no commit sign (the verdict names it as an invalid run).
 """
 from __future__ import annotations
 
 import datetime as _dt
 import os
-import stat
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
-from gate import runlog
+from gate import inputs, runlog
+from gate.commit_record import FILE as COMMIT_FILE
+from gate.commit_record import read_commit
 
 RUN_LOG = runlog.FILE
 _GIT_SECONDS = 5
@@ -119,20 +121,20 @@ def _candidate_is_older(base: Recorded, cand: Recorded) -> str | None:
 
 
 def _tree_commit(tree: Path) -> str | None:
-    """The commit the tree's first scored run recorded (runbook: run<R>/commit.txt, one line)."""
+    """The commit the tree's first scored run with a commit.txt recorded (gate.commit_record). A commit.txt
+    it refuses gives no commit sign: this is a warning, and the verdict names that file already (the run
+    is invalid, exit 3)."""
     try:
-        runs = sorted(p for p in tree.iterdir() if p.name.startswith("run") and p.is_dir())
+        runs = sorted(p for p in tree.iterdir() if p.name.startswith("run") and p.is_dir() and not p.is_symlink())
     except OSError:
         return None
     for run in runs:
-        document = run / "commit.txt"
-        try:
-            if stat.S_ISREG(os.stat(document).st_mode) and os.stat(document).st_size < 256:
-                text = document.read_text(encoding="utf-8").strip()
-                if text and all(c in "0123456789abcdef" for c in text):
-                    return text
-        except (OSError, ValueError):
+        if not inputs.is_present(run / COMMIT_FILE):
             continue
+        try:
+            return read_commit(run)
+        except inputs.Unreadable:
+            return None
     return None
 
 

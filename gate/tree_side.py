@@ -1,11 +1,13 @@
 """A result tree as one side of a comparison: per workload the per-run metric values, coverage, the
 per-utterance error arrays stacked by utterance id, and the fingerprint (`side_from_tree`).
 
-Problems stay attached to the run they are about ("<run>: <code>: <message>"), so a workload with a
-broken or incomplete run is incomplete as a whole and the reason names the run and the file.
+Problems stay typed (gate.result_types.Problem) and attached to the run they are about (`Problem.run`),
+so a workload with a broken or incomplete run is incomplete as a whole and the reason names the run and
+the file.
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Callable, Iterable, Mapping, Sequence
 
@@ -14,6 +16,7 @@ import numpy as np
 from gate import samples as samples_module
 from gate.comparability import fingerprint_of_tree
 from gate.config import Suite, Workload
+from gate.result_types import INVALID_SAMPLES, MISSING_RUN, Problem
 from gate.results import ResultTree, WorkloadRun, read_tree
 from gate.side import MISMATCH, UNAVAILABLE, MeasureSamples, Side, WorkloadSide
 
@@ -35,12 +38,12 @@ def side_from_tree(tree: ResultTree | str | Path, suite: Suite, *, models: tuple
         workload = suite.workload(workload_id)
         # A planned run without a directory is a problem (MISSING_RUN), not a run: `runs` lists the runs
         # present, `expected_runs` the runs planned (as WorkloadSide defines them).
-        problems = tuple(f"{r.run}: {p.code}: {p}" for r in planned for p in r.coverage.problems)
+        problems = tuple(replace(p, run=r.run) for r in planned for p in r.coverage.problems)
         runs = tuple(r for r in planned if r.run in present)
         values = {m.name: tuple(r.metrics.get(m.name) for r in runs) for m in workload.metrics}
         expected = len(tree.runs_of(workload_id))
         if len(planned) < expected:
-            problems += (f"only {len(planned)} of {expected} scored runs",)
+            problems += (Problem(MISSING_RUN, f"only {len(planned)} of {expected} scored runs"),)
         measures, notes, invalid = _samples_of(tree, workload, reader)
         problems += invalid  # a malformed per-sample file is a malformed result file: the run is invalid
         workloads[workload_id] = WorkloadSide(
@@ -55,12 +58,12 @@ def side_from_tree(tree: ResultTree | str | Path, suite: Suite, *, models: tuple
                 fingerprint=fingerprint_of_tree(tree, suite))
 
 
-def _runs_named(problems: Iterable[str]) -> set[str]:
-    """The runs that "<run>: code: message" problems are about."""
-    return {p.split(":", 1)[0] for p in problems}
+def _runs_named(problems: Iterable[Problem]) -> set[str]:
+    """The runs that `problems` are about."""
+    return {p.run for p in problems if p.run is not None}
 
 
-def _samples_of(tree: ResultTree, workload, reader: SampleReader | None) -> tuple[dict, tuple[str, ...], tuple[str, ...]]:
+def _samples_of(tree: ResultTree, workload, reader: SampleReader | None) -> tuple[dict, tuple[str, ...], tuple[Problem, ...]]:
     """(usable measures, notes on unusable ones, problems): a per-sample file that exists but is malformed
     or unreadable is a problem (the workload run is invalid), not merely a note."""
     wanted = [m.samples for m in workload.metrics if m.kind == "accuracy" and m.samples]
@@ -78,7 +81,7 @@ def _samples_of(tree: ResultTree, workload, reader: SampleReader | None) -> tupl
     invalid = []
     for run, found in zip(runs, per_run, strict=True):
         messages = {item.crosscheck.message for item in found.values() if item.crosscheck.invalid}
-        invalid += [f"{run.name}: invalid_samples: {message}" for message in sorted(messages)]
+        invalid += [Problem(INVALID_SAMPLES, message, run=run.name) for message in sorted(messages)]
     measures, notes = {}, []
     for measure in wanted:
         result = _measure_from_runs(measure, [run.name for run in runs], [r.get(measure) for r in per_run])

@@ -25,6 +25,8 @@ from pathlib import Path
 from typing import Any, Callable, TypeVar
 
 from gate import inputs, runlog, typedjson
+from gate.commit_record import FILE as COMMIT_FILE
+from gate.commit_record import read_commit
 from gate.config import Suite
 from gate.errors import GateError, InputError
 from gate.report import Report
@@ -169,9 +171,9 @@ def check_consistency(trees: Path, suite: Suite, model: str, *, head_sha: str, b
         if expected is None:
             continue
         for run_dir in _model_runs(trees / name, model):
-            commit = _commit_of(run_dir / "commit.txt")
+            commit = _commit_of(run_dir)
             if commit != expected:
-                raise UntrustedInputError(f"{name}/{run_dir.name}/commit.txt names {commit[:40] or 'nothing'!r}; the "
+                raise UntrustedInputError(f"{name}/{run_dir.name}/{COMMIT_FILE} names {commit or 'nothing'!r}; the "
                                           f"{'PR head' if name == 'candidate' else 'merge base'} is {expected}")
     if not ab:
         return
@@ -235,11 +237,13 @@ def _model_runs(side_dir: Path, model: str) -> list[Path]:
     return sorted(p for p in side_dir.iterdir() if p.is_dir() and p.name.startswith("run") and (p / model).is_dir())
 
 
-def _commit_of(path: Path) -> str:
+def _commit_of(run_dir: Path) -> str | None:
+    """The run's commit (gate.commit_record); None when it has no commit.txt. One it refuses is an
+    UntrustedInputError naming the file: nothing from the tree is used."""
     try:
-        return inputs.read_text(path, inputs.COMMIT, follow_links=False).strip()
-    except inputs.Unreadable:
-        return ""
+        return read_commit(run_dir)
+    except inputs.Unreadable as exc:
+        raise UntrustedInputError(exc.reason, path=exc.path) from None
 
 
 def _names(names) -> str:

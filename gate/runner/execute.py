@@ -23,9 +23,12 @@ from pathlib import Path
 from typing import Mapping, TextIO
 
 from gate.calibration_stamp import STAMP_NAME, write_stamp
+from gate.commit_record import FILE as COMMIT_FILE
+from gate.commit_record import read_commit
 from gate.config import Suite
 from gate.env import build_env, cached_dataset_ref
 from gate.errors import GateError, OutputError
+from gate.inputs import Unreadable
 from gate.results import read_workload_run
 from gate.runner import clients, procgroup, server
 from gate.runner.cancel import Cancellation, Cancelled, installed
@@ -39,7 +42,7 @@ from gate.runner.plan import RunStep, Setup, Side, plan_run, run_order
 from gate.runner.preflight import Preflight, PreflightFailed, run_preflight
 from gate.runner.progress import Progress
 from gate.runner.telemetry import Telemetry
-from gate.runner.twolooks import TwoLooks, read_text_or_none
+from gate.runner.twolooks import TwoLooks
 
 __all__ = ["Cancelled", "RunFailed", "RunOutcome", "RunRequest", "Runner"]
 
@@ -228,9 +231,8 @@ class Runner(ServerCycles, TwoLooks):
             return False  # interrupted, failed or running when the last attempt ended: redo it
         if not step.run_dir.is_dir():
             return False
-        recorded = read_text_or_none(step.run_dir / "commit.txt")
         current = git_commit(step.side.checkout)
-        if current is not None and (recorded or "").strip() != current:
+        if current is not None and _recorded_commit(step.run_dir) != current:
             return False
         return all(read_workload_run(step.run_dir, c.workload).complete for m in step.models for c in m.clients)
 
@@ -269,7 +271,7 @@ class Runner(ServerCycles, TwoLooks):
                 entry["status"] = "warning"
                 notes.append(f"{checkout}: not a git checkout (or git missing); commit.txt not written")
             else:
-                self.writes.text(step.run_dir / "commit.txt", commit + "\n")
+                self.writes.text(step.run_dir / COMMIT_FILE, commit + "\n")
         freeze_cmd = [str(step.side.python), "-m", "pip", "freeze", "--exclude-editable"]
         with log.step("freeze", run=step, command=freeze_cmd) as entry:
             self.progress.say(f"{step.label}: pip freeze of {step.side.python} (up to 300 s)")
@@ -314,6 +316,15 @@ class Runner(ServerCycles, TwoLooks):
         if coverage:
             raise RunFailed(f"{step.label}: coverage incomplete (redo the run):\n  " + "\n  ".join(coverage))
         self.progress.say(f"{step.label}: complete")
+
+
+def _recorded_commit(run_dir: Path) -> str | None:
+    """The run's commit (gate.commit_record), None when it has none or one the reader refuses: either way
+    --resume cannot show the run was made from this commit, so it is redone (its folder is made anew)."""
+    try:
+        return read_commit(run_dir)
+    except Unreadable:
+        return None
 
 
 def git_commit(checkout: Path) -> str | None:

@@ -96,7 +96,8 @@ def test_a_deleted_transcript_is_invalid_per_sample_data(tree, suite):
     side = side_from_tree(tree, suite, models=("moss_td",))
     workload = side.workloads["moss_td/googletime"]
     assert not workload.complete
-    assert any("per_sample[2]: result_text is missing" in p for p in workload.problems)
+    assert any(p.code == "invalid_samples" and p.run == "run1" and "per_sample[2]: result_text is missing" in p.message
+               for p in workload.problems)
 
 
 def test_a_sample_reader_that_raises_is_a_bug_not_a_weaker_test(tree, suite):

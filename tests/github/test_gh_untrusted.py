@@ -164,6 +164,8 @@ VIOLATIONS = {
     "pair of the wrong length": ((["rows", 0, "ci"], [0.1, 0.2, 0.3]), "$.rows[0].ci: expected a list of 2 items, got 3"),
     "object where a list belongs": ((["rows"], {}), "$.rows: expected a list"),
     "list where an object belongs": ((["statistics"], []), "$.statistics: expected an object"),
+    "coverage reason as a line (schema 3)": ((["coverage", 0, "baseline", "reasons"], ["run1: skipped: skipped 5"]),
+                                            "$.coverage[0].baseline.reasons[0]: expected an object"),
     "older schema version": ((["schema_version"], 1), f"$.schema_version: expected {REPORT_SCHEMA_VERSION}"),
     "schema version as a float": ((["schema_version"], float(REPORT_SCHEMA_VERSION)), f"$.schema_version: expected {REPORT_SCHEMA_VERSION}"),
     "exit code of another verdict": ((["exit_code"], 0), "$.exit_code: expected 1, the exit code of verdict 'fail'"),

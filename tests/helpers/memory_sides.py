@@ -5,6 +5,7 @@ import numpy as np
 
 from gate.baseline import MeasureSamples, Side, WorkloadSide
 from gate.comparability import Fingerprint
+from gate.result_types import MISSING_FILE, Problem
 
 
 def memory_side(suite, *, values: dict[str, dict[str, list[float]]], samples: dict[str, dict[str, tuple]] | None = None,
@@ -23,7 +24,7 @@ def memory_side(suite, *, values: dict[str, dict[str, list[float]]], samples: di
         ok = (complete or {}).get(workload_id, True)
         workloads[workload_id] = WorkloadSide(
             workload_id=workload_id, runs=runs, values={m: tuple(v) for m, v in metrics.items()}, complete=ok,
-            problems=() if ok else ("run1: missing_file: synthetic defect",), samples=measures,
+            problems=() if ok else (Problem(MISSING_FILE, "synthetic defect", run="run1"),), samples=measures,
             evaluated=tuple(suite.workload(workload_id).expected_samples for _ in runs))
     return Side(kind="tree", path=f"<{label}>", suite=suite.name, commit=label, runs=("run1", "run2", "run3"),
                 workloads=workloads, missing=(), fingerprint=fingerprint or Fingerprint(), calibration=calibration or {})

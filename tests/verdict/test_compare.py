@@ -9,7 +9,7 @@ from gate.baseline import side_from_tree
 from gate.compare import Thresholds, compare
 from gate.errors import InputError
 from gate.examples import DEFAULT_FREEZE, utterance_ids
-from gate.report import Basis
+from gate.report import NO_RESULTS, Basis, CoverageProblem
 from gate.sides import load_side
 from gate.stats.performance import Calibration
 from gate.verdict import Verdict
@@ -96,7 +96,7 @@ def test_coverage_defects_make_the_workload_incomplete(suite, make_tree, defect)
     assert all(v == INCOMPLETE for (w, _), v in verdicts.items() if w == QWEN_EN)
     assert all(v != INCOMPLETE for (w, _), v in verdicts.items() if w != QWEN_EN)
     assert result.verdict == INCOMPLETE and result.exit_code == 3
-    assert defect in " ".join(_coverage(result, QWEN_EN).candidate.reasons)
+    assert defect in {p.code for p in _coverage(result, QWEN_EN).candidate.reasons}
 
 
 def test_freeze_diff_is_not_comparable_unless_allowed(suite, make_tree):
@@ -161,7 +161,7 @@ def test_workload_missing_on_one_side_is_incomplete(suite, sides):
     cand = sides.memory_side(suite, values={QWEN_EN: sides.seedtts_values(rng), "qwen3/asr_zh": sides.seedtts_values(rng)})
     result = compare(base, cand, suite, calibration=_calibration())
     assert {r.verdict for r in result.rows if r.workload == "qwen3/asr_zh"} == {INCOMPLETE}
-    assert _coverage(result, "qwen3/asr_zh").baseline.reasons == ("no results for this workload",)
+    assert _coverage(result, "qwen3/asr_zh").baseline.reasons == (CoverageProblem(NO_RESULTS, "no results for this workload"),)
 
 
 # --- in-memory known answers ---------------------------------------------------------------------------

@@ -1,8 +1,10 @@
-"""Words for readers: metric display names, coverage reasons without codes, env differences, raw-HTML text."""
+"""Words for readers: metric display names, coverage problems without codes, env differences, raw-HTML text."""
 from __future__ import annotations
 
 from gate.config import load_suite
 from gate.render_cells import env_item, html_text, metric_name, reason_words
+from gate.report import NO_RESULTS, CoverageProblem
+from gate.result_types import BAD_SCHEMA, EVALUATED_NE_TOTAL, MISSING_RUN, RUN_RECORD, SKIPPED
 
 
 def test_every_gated_metric_of_the_suite_has_a_display_name():
@@ -13,13 +15,23 @@ def test_every_gated_metric_of_the_suite_has_a_display_name():
     assert metric_name("some_new_metric") == "some new metric"  # unknown ids still read as words
 
 
-def test_coverage_reasons_lose_their_code_and_the_path_outside_the_run():
-    assert reason_words("run1: evaluated_ne_total: /abs/tree/run1/qwen3/asr_zh.json: evaluated 2015 of 2020 samples") \
+def test_coverage_problems_are_worded_from_their_fields():
+    """The code stays in the report; the path shows from inside the run folder on (none for the folder itself)."""
+    assert reason_words(CoverageProblem(EVALUATED_NE_TOTAL, "evaluated 2015 of 2020 samples",
+                                        "/abs/tree/run1/qwen3/asr_zh.json", "run1")) \
         == "run1: qwen3/asr_zh.json: evaluated 2015 of 2020 samples"
-    assert reason_words("run3: missing_run: /abs/tree/run3: missing; a planned scored run") \
+    assert reason_words(CoverageProblem(MISSING_RUN, "missing; a planned scored run", "/abs/tree/run3", "run3")) \
         == "run3: missing; a planned scored run"
-    assert reason_words("run1: skipped: skipped 5 samples") == "run1: skipped 5 samples"
-    assert reason_words("no results for this workload") == "no results for this workload"  # no code: unchanged
+    assert reason_words(CoverageProblem(SKIPPED, "skipped 5 samples", run="run1")) == "run1: skipped 5 samples"
+    assert reason_words(CoverageProblem(SKIPPED, "skipped 5 samples", "run1/qwen3/asr_en.json", "run1")) \
+        == "run1: qwen3/asr_en.json: skipped 5 samples"  # a tree given as "." (paths relative to it)
+    assert reason_words(CoverageProblem(MISSING_RUN, "missing", "run2", "run2")) == "run2: missing"
+    assert reason_words(CoverageProblem(RUN_RECORD, "not UTF-8", "elsewhere/commit.txt", "run2")) \
+        == "run2: elsewhere/commit.txt: not UTF-8"  # a path outside the run folder shows whole
+    assert reason_words(CoverageProblem(NO_RESULTS, "no results for this workload")) == "no results for this workload"
+    # A message with ": " and "/" in it is never taken for a path (the old string form split it there).
+    assert reason_words(CoverageProblem(BAD_SCHEMA, "results[0]: expected a/b: got c", "/t/run1/x.json", "run1")) \
+        == "run1: x.json: results[0]: expected a/b: got c"
 
 
 def test_env_items_and_raw_html_text():

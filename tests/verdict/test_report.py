@@ -24,7 +24,8 @@ from gate.render import (
     render_summary,
     render_terminal,
 )
-from gate.report import Basis, CoverageSide, EnvDifference, Report, Utterance, report_schema
+from gate.report import NO_REPORT, Basis, CoverageProblem, CoverageSide, EnvDifference, Report, Utterance, report_schema
+from gate.result_types import EVALUATED_NE_TOTAL, MISSING_RUN, Problem
 from gate.stats.performance import Calibration
 from gate.verdict import Verdict
 
@@ -63,7 +64,8 @@ def _row(report: Report, workload: str, metric: str):
 
 
 def _hostile(report: Report) -> Report:
-    bad_cov = CoverageSide(complete=False, runs_present=3, runs_complete=2, expected_runs=3, reasons=(HOSTILE,))
+    hostile = CoverageProblem(EVALUATED_NE_TOTAL, HOSTILE, HOSTILE, "run1")
+    bad_cov = CoverageSide(complete=False, runs_present=3, runs_complete=2, expected_runs=3, reasons=(hostile,))
     coverage = tuple(replace(c, candidate=bad_cov) if c.workload == "qwen3/asr_en" else c for c in report.coverage)
     utterance = Utterance(workload="qwen3/asr_en", measure="wer", id=HOSTILE, why="new_catastrophic", ref_len=5,
                           baseline_errors=0, candidate_errors=4, reference=HOSTILE, baseline_hypothesis=HOSTILE,
@@ -134,6 +136,7 @@ def test_merge_is_the_one_fan_in(report, suite, sides):
     assert "moss\\_td" in render_comment(merged)
     lost = Report.merge([other], expected_models=("moss_td", "qwen3"), missing_workloads={"qwen3": ("qwen3/asr_en",)})
     assert lost.verdict is Verdict.INCOMPLETE and any(not c.complete for c in lost.coverage)
+    assert {p.code for c in lost.coverage for p in c.candidate.reasons} == {NO_REPORT}
     with pytest.raises(ValueError):
         Report.merge([report, replace(other, suite="other")])
 
@@ -216,10 +219,10 @@ def test_partial_data_is_labelled_truthfully(suite, sides):
     cand = sides.memory_side(suite, label="cand", values=values)
     zh = cand.workloads["qwen3/asr_zh"]
     short_run = replace(zh, complete=False, run_complete=(False, True, True), expected_runs=3,
-                        problems=("run1: evaluated_ne_total: evaluated 2010 of 2020",), evaluated=(2010, 2020, 2020))
+                        problems=(Problem(EVALUATED_NE_TOTAL, "evaluated 2010 of 2020", run="run1"),), evaluated=(2010, 2020, 2020))
     en = cand.workloads["qwen3/asr_en"]
     missing = replace(en, runs=en.runs[1:], values={m: v[1:] for m, v in en.values.items()}, complete=False,
-                      run_complete=(True, True), expected_runs=3, problems=("only 2 of 3 scored runs",),
+                      run_complete=(True, True), expected_runs=3, problems=(Problem(MISSING_RUN, "only 2 of 3 scored runs"),),
                       evaluated=en.evaluated[1:])
     cand = replace(cand, workloads={"qwen3/asr_zh": short_run, "qwen3/asr_en": missing})
     result = compare(base, cand, suite)
@@ -232,6 +235,10 @@ def test_partial_data_is_labelled_truthfully(suite, sides):
     assert "partial" not in text.split("### ⛔ Coverage")[0]
     assert text.index("### ⛔ Coverage") < text.index("<details>")
     assert "### What changed" not in text  # nothing was tested: the coverage table is the explanation
+    zh = next(c for c in result.coverage if c.workload == "qwen3/asr_zh")
+    assert zh.candidate.reasons == (CoverageProblem(EVALUATED_NE_TOTAL, "evaluated 2010 of 2020", run="run1"),)
+    assert Report.from_json(json.loads(json.dumps(result.to_json()))) == result  # problems stay typed in report.json
+    assert "run1: evaluated 2010 of 2020" in text and "evaluated_ne_total" not in text
 
 
 def test_no_local_paths_are_rendered(report):

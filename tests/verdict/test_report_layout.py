@@ -14,7 +14,8 @@ from click.testing import CliRunner
 from gate.cli import cli
 from gate.compare import compare
 from gate.render import render_comment, render_summary, render_terminal
-from gate.report import CoverageSide, EnvDifference, Report, Utterance
+from gate.report import CoverageProblem, CoverageSide, EnvDifference, Report, Utterance
+from gate.result_types import MISSING_RUN
 from gate.stats.performance import Calibration
 from gate.verdict import Verdict
 
@@ -85,7 +86,7 @@ def test_coverage_is_one_line_when_complete_and_names_what_is_missing_otherwise(
     text = _visible(render_comment(report))
     assert "✅ Coverage complete: both workloads, every run, on both sides" in text
     short = CoverageSide(complete=False, runs_present=2, runs_complete=2, expected_runs=3,
-                         reasons=("only 2 of 3 scored runs",))
+                         reasons=(CoverageProblem(MISSING_RUN, "only 2 of 3 scored runs"),))
     broken = replace(report, coverage=tuple(replace(c, candidate=short) if c.workload == "qwen3/asr_zh" else c
                                             for c in report.coverage))
     text = _visible(render_comment(broken))
