@@ -133,8 +133,8 @@ def judge_speed(row: Draft, metric: MetricSpec, noise: SpeedNoise | None, cross_
                 row.fail_blockers += (f"the A/B's own runs alone do not confirm it (p = {p_own:.2g} > "
                                       f"{CORROBORATION_P}): the calibration's σ alone would carry a FAIL",)
         if test.favourable_set_aside[0]:
-            row.fail_blockers += ("a run set aside leaned towards worse (a candidate run better than the others, or "
-                                  "in one job a baseline run worse than the others): its runs disagree; re-measure",)
+            row.fail_blockers += ("a candidate run better than the others was set aside: its runs disagree; "
+                                  "re-measure",)
         if test.worse_set_aside[0] or test.split_cand[0] or test.intermittent[0]:
             row.unstable = True
             row.fail_blockers += ("unstable: " + ("a third or more of the candidate's runs were set aside as worse"

@@ -120,7 +120,7 @@ class ShiftTest:
     # A candidate run better than the kept ones was set aside: the verdict would rest on discarding evidence
     # in the candidate's favour (two slow restarts out of three make the one good run look wild). Such a
     # row can WARN at most.
-    favourable_set_aside: np.ndarray  # a set-aside run leaned towards worse (see shift_test): FAIL blocked
+    favourable_set_aside: np.ndarray
     worse_set_aside: np.ndarray  # ≥ 1/UNSTABLE_SHARE_INV of the candidate's runs set aside as worse: unstable, WARN at least
     split_cand: np.ndarray  # the candidate's runs fall in two clusters too even to set either aside: unstable
     # ≥ 1/UNSTABLE_SHARE_INV of the candidate's runs are worse than the baseline's median by more than the outlier
@@ -151,16 +151,8 @@ def shift_test(base_log: np.ndarray, cand_log: np.ndarray, noise: SpeedNoise, *,
         p = np.where(se > 0, stats.t.sf(worse / np.where(se > 0, se, 1.0), df), np.where(worse > 0, 0.0, 1.0))
         kept_mean = np.where(kc, yc, 0.0).sum(axis=-1, keepdims=True) / nc[..., None]
         better = (yc > kept_mean) if higher_is_better else (yc < kept_mean)
-        base_mean = np.where(kb, yb, 0.0).sum(axis=-1, keepdims=True) / nb[..., None]
-        base_worse = (yb < base_mean) if higher_is_better else (yb > base_mean)
     aside = ~kc & ~np.isnan(yc)
-    # A run set aside that leaned the estimate towards worse blocks FAIL: a candidate run better than the
-    # others, or (in one job, where `gate run` re-measures it) a baseline run worse than the others. With three
-    # runs an arm, setting aside is a selection the t test does not know about: under plain normal noise it
-    # made the first look's level 1.7× nominal at α₁, 1.2× with this rule (docs/statistics.md).
     favourable = (aside & better).any(axis=-1)
-    if not cross_job:
-        favourable = favourable | (~kb & ~np.isnan(yb) & base_worse).any(axis=-1)
     # Across jobs (three runs a side, no second look to settle it) one run in three apart is a job's or a run's
     # noise as often as a regression: the split test ran there too and WARNed on 22-55% of no-op PRs.
     intermittent = (np.zeros(np.shape(worse), dtype=bool) if cross_job
