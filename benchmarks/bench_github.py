@@ -23,8 +23,8 @@ from gate.config import load_suite  # noqa: E402
 from gate.examples import write_example_pair  # noqa: E402
 from gate.github import Publisher, connect  # noqa: E402
 from gate.posting import judge, post_model, render_section  # noqa: E402
-from gate.sides import load_side  # noqa: E402
-from gate.untrusted import MAX_REPORT_BYTES, UntrustedInputError, load_untrusted_report, planned_runs  # noqa: E402
+from gate.side_loader import load_side  # noqa: E402
+from gate.untrusted import MAX_REPORT_BYTES, UntrustedInputError, expected_run_dirs, load_untrusted_report  # noqa: E402
 
 HOSTILE = "</details><script>x</script> @everyone ``` | " * 40
 
@@ -81,7 +81,7 @@ def main() -> None:
             for run_dir in source.iterdir():
                 if run_dir.is_dir():
                     run_dir.rename(trees / side / run_dir.name)
-            runs = {f"{side}/{name}": "completed" for name in planned_runs(suite)}
+            runs = {f"{side}/{name}": "completed" for name in expected_run_dirs(suite)}
             log = runlog.skeleton({"base": "/checkouts/base", "candidate": "/checkouts/pr"}, runs,
                                   started="2026-11-02T03:00:00+00:00", status="completed")
             (trees / side / runlog.FILE).write_text(json.dumps(log))

@@ -35,7 +35,7 @@ from gate import abplan, comparability, runlog
 from gate.compare import compare
 from gate.config import Suite
 from gate.errors import InputError
-from gate.report import MAX_TEXT, CalibrationCheck, Look, ModelLooks, Report, clip
+from gate.report import MAX_TEXT, CalibrationCheck, LookOutcome, ModelLooks, Report, clip
 from gate.side import Side
 from gate.stats import looks as rule
 
@@ -182,12 +182,12 @@ def _two_look_report(request: Request, base: Side, cand: Side, model: str, calib
     report = _report(request, base, cand, (model,), rule.Look.POOLED if extended else rule.Look.FIRST,
                      calibration, check)
     saw = [sum(1 for run in runs if run in first_runs) for runs in first.found]
-    first_record = Look("first", first.decision.action, _clipped(first.decision.reasons), saw[0], saw[1])
+    first_record = LookOutcome("first", first.decision.action, _clipped(first.decision.reasons), saw[0], saw[1])
     # A tree by hand whose runs differ from the plan is judged as it is (its coverage says what is missing).
     note = first.problems[0] if first.problems else first.not_extended
     if extended:
         pooled = rule.decide_pooled(report, model)
-        second = Look("pooled", pooled.action, _clipped(pooled.reasons), len(first.found[0]), len(first.found[1]))
+        second = LookOutcome("pooled", pooled.action, _clipped(pooled.reasons), len(first.found[0]), len(first.found[1]))
         looks = ModelLooks(model, RECOMPUTED, (first_record, second), pooled.action, note=_clipped_note(note))
     else:
         final = "undecided" if first.decision.action == "extend" else first.decision.action
@@ -217,7 +217,7 @@ def _report(request: Request, base: Side, cand: Side, models: Sequence[str], loo
 def read_side(path: Path, request: Request) -> Side:
     """One side as the judge reads it: a result tree (through its per-utterance cache unless request.cache is
     off) or a baseline file."""
-    from gate.sides import load_side
+    from gate.side_loader import load_side
 
     if request.cache and Path(path).is_dir():
         from gate.baseline import side_from_tree

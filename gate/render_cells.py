@@ -6,7 +6,7 @@ import re
 from typing import Any
 
 from gate.escape import md, plain
-from gate.report import Basis, CoverageProblem, CoverageSide, Look, ModelLooks, Row, SideStats
+from gate.report import Basis, CoverageProblem, CoverageSide, LookOutcome, ModelLooks, Row, SideStats
 from gate.verdict import Verdict
 
 
@@ -207,7 +207,7 @@ def fmt_looks(m: ModelLooks) -> str:
     return " ".join(parts)
 
 
-def _look_outcome(look: Look) -> str:
+def _look_outcome(look: LookOutcome) -> str:
     action = look.action if look.action == "extend" else look.action.upper()
     shown = list(look.reasons[:LOOK_REASONS_SHOWN])
     if len(look.reasons) > LOOK_REASONS_SHOWN:

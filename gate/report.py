@@ -233,7 +233,7 @@ class Statistics:
 
 
 @dataclass(frozen=True)
-class Look:
+class LookOutcome:
     """One look of `gate run --ab` at one model: what it decided, why, and on how many runs."""
 
     name: str = field(metadata={"max": 20})  # "first" (3+3) or "pooled" (all runs, after the extension)
@@ -249,7 +249,7 @@ class ModelLooks:
 
     model: str = field(metadata={"max": 60})
     source: str = field(metadata={"max": 40})  # "gate-run.json" (the candidate tree's log) or "recomputed"
-    looks: tuple[Look, ...] = field(metadata={"max_items": 2})
+    looks: tuple[LookOutcome, ...] = field(metadata={"max_items": 2})
     final: str = field(metadata={"max": 20})  # "pass", "fail", "undecided" or "one look"
     note: str | None = field(default=None, metadata={"max": MAX_TEXT})  # why one look, or why not extended
 

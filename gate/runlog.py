@@ -67,19 +67,19 @@ class Plan:
 
 
 @dataclass(frozen=True)
-class LookDecision:
+class LoggedDecision:
     action: str = field(metadata={"max": 20})
     reasons: tuple[str, ...] = field(metadata={"max_items": 200, "items": {"max": 2000}})
 
 
 @dataclass(frozen=True)
-class ModelLooks:
+class LoggedLooks:
     """What the runner decided for one model at each look (the report's looks are recomputed by the judge)."""
 
-    first: LookDecision
+    first: LoggedDecision
     extended: bool
     why_extended: tuple[str, ...] = field(metadata={"max_items": 200, "items": {"max": 2000}})
-    pooled: LookDecision | None
+    pooled: LoggedDecision | None
     final: str = field(metadata={"max": 20})
     not_extended: str | None = field(default=None, metadata={"max": 400})
 
@@ -122,7 +122,7 @@ class RunLog:
     scored_runs: Mapping[str, Mapping[str, tuple[str, ...]]] = field(
         metadata={"max_items": 2, "items": {"max_items": 100, "items": {"max_items": 200, "items": _RUN}}})
     plan: Plan | None = None
-    looks: Mapping[str, ModelLooks] | None = None
+    looks: Mapping[str, LoggedLooks] | None = None
     remeasured: tuple[Remeasure, ...] | None = field(default=None, metadata={"max_items": 2000})
     calibration: CalibrationUse | None = None
     output_error: str | None = field(default=None, metadata={"max": _TEXT})  # the write that failed the run

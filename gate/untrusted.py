@@ -111,7 +111,7 @@ def check_tree_files(root: str | Path) -> None:
                 raise UntrustedInputError(f"result tree is larger than {MAX_TREE_BYTES} bytes", path=root)
 
 
-def planned_runs(suite: Suite, scored: tuple[str, ...] | None = None) -> tuple[str, ...]:
+def expected_run_dirs(suite: Suite, scored: tuple[str, ...] | None = None) -> tuple[str, ...]:
     """The run directories the plan asks for on one side: the warm run and every scored run (the
     suite's, or those the two-look plan asks for, as recomputed by gate.judge.first_look)."""
     return (f"run{suite.warm_run}", *(scored or tuple(f"run{r}" for r in suite.scored_runs)))
@@ -135,7 +135,7 @@ def check_plan(side_dir: str | Path, suite: Suite, model: str, scored: tuple[str
     side = side_dir.name
     recorded = {label.split("/", 1)[1]: status for label, status in log.runs.items()
                 if label.split("/", 1)[0] == side and "/" in label}
-    planned = planned_runs(suite, scored)
+    planned = expected_run_dirs(suite, scored)
     missing = sorted(set(planned) - set(recorded))
     if missing:
         raise UntrustedInputError(f"run log lists runs {_names(sorted(recorded))} for side {side!r}; the plan of "
@@ -164,7 +164,7 @@ def check_consistency(trees: Path, suite: Suite, model: str, *, head_sha: str, b
     - outliers/run<R>/<model>/ only where the outlier rule, recomputed, picks run<R> of that arm.
     """
     from gate.baseline import run_hashes
-    from gate.sides import load_side
+    from gate.side_loader import load_side
 
     sides = [("candidate", head_sha)] + ([("base", base_sha)] if ab else [])
     for name, expected in sides:

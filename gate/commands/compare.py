@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import click
 
 from gate import atomic, comparability
-from gate.sides import require_present
+from gate.side_loader import require_present
 from gate.swap_check import RowOutcome, recorded, swap_warnings
 from gate.verdict import Verdict
 

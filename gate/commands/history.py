@@ -69,7 +69,7 @@ def command(ctx: click.Context, history_dir: Path, runner_class: str | None, nig
         raise InputError("no such history directory; expected a history store (`gate history import TREE...` makes one)",
                          path=history_dir)
     from gate.history.analysis import LOOKBACK, trends
-    from gate.history.render import table, trends_json
+    from gate.history.views import table, trends_json
 
     suite = load_suite(suite_path)
     history = _read(history_dir, runner_class, suite)
@@ -301,7 +301,7 @@ def noise_(history_dir: Path, runner_class: str | None, as_json: bool, baseline_
       2  unreadable history or baseline, or no complete nightly runs for the baseline's workloads
     """
     from gate.history.analysis import noise, trends
-    from gate.history.render import noise_table
+    from gate.history.views import noise_table
 
     suite = load_suite(suite_path)
     history = _read(history_dir, runner_class, suite)

@@ -22,7 +22,7 @@ from gate.config import Suite, load_suite
 from gate.errors import InputError
 
 if TYPE_CHECKING:
-    from gate.runner.plan import Side
+    from gate.runner.plan import Arm
 
 
 def check_out_dir(out: Path) -> None:
@@ -83,7 +83,7 @@ def _sigma(suite: Suite, models: tuple[str, ...]):
     return make
 
 
-def next_commands(out: Path, sides: tuple[Side, ...], models: tuple[str, ...], suite: Suite,
+def next_commands(out: Path, sides: tuple[Arm, ...], models: tuple[str, ...], suite: Suite,
                   suite_path: Path | None, calibration: Path | None) -> list[str]:
     """The command to run after `gate run`: one that works on exactly what was measured."""
     extra = []
@@ -179,7 +179,7 @@ def command(checkout, ab, out, name, names, models, labels, runs, one_look, max_
         from gate.runner.gpu import NoGpu, NvmlGpu
         from gate.runner.looks import LookPlan
         from gate.runner.outfiles import describe
-        from gate.runner.plan import Setup, Side, dry_run_lines
+        from gate.runner.plan import Arm, Setup, dry_run_lines
         from gate.runner.preflight import preflight_lines
     except ModuleNotFoundError as exc:  # the [runner] extra is not installed: one line naming it
         from gate.cli import missing_extra
@@ -198,7 +198,7 @@ def command(checkout, ab, out, name, names, models, labels, runs, one_look, max_
         pairs = list(zip(tree_names, ab, strict=True))
     else:
         pairs = [(name or "main", checkout)]
-    sides = tuple(Side(n, Path(c).resolve(), Path(python).resolve() if python else Path(c).resolve() / ".venv" / "bin" / "python")
+    sides = tuple(Arm(n, Path(c).resolve(), Path(python).resolve() if python else Path(c).resolve() / ".venv" / "bin" / "python")
                   for n, c in pairs)
     for side in sides:
         if "/" in side.name or side.name in ("", ".", ".."):

@@ -38,7 +38,7 @@ from gate.runner.ledger import Ledger
 from gate.runner.logbook import RunLog
 from gate.runner.looks import Decider, LookPlan, Sigma
 from gate.runner.outfiles import OutputFailed, Writes, describe, output_failed
-from gate.runner.plan import RunStep, Setup, Side, plan_run, run_order
+from gate.runner.plan import Arm, RunStep, Setup, plan_run, run_order
 from gate.runner.preflight import Preflight, PreflightFailed, run_preflight
 from gate.runner.progress import Progress
 from gate.runner.telemetry import Telemetry
@@ -51,7 +51,7 @@ PORT_WAIT_S = 30.0  # a port held by a live listener: wait this long (it may be 
 @dataclass(frozen=True)
 class RunRequest:
     suite: Suite
-    sides: tuple[Side, ...]  # one, or two for A/B (base first)
+    sides: tuple[Arm, ...]  # one, or two for A/B (base first)
     setup: Setup
     runs: tuple[str, ...]
     models: tuple[str, ...]

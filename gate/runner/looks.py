@@ -163,7 +163,7 @@ def calibration_sigma(suite: Suite, calibration: Path | None, models: tuple[str,
     calibration, for the outlier rule; None where the baseline has no usable calibration."""
     if calibration is None:
         return lambda workload_id, metric: None
-    from gate.sides import load_side
+    from gate.side_loader import load_side
     from gate.stats.performance import Calibration
     table = load_side(calibration, suite, models).calibration or {}
 

@@ -19,7 +19,7 @@ _PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
 
 
 @dataclass(frozen=True)
-class Side:
+class Arm:
     """One commit under test: a name for its result tree and the sglang-omni checkout that holds it."""
 
     name: str
@@ -73,7 +73,7 @@ class ModelStep:
 
 @dataclass(frozen=True)
 class RunStep:
-    side: Side
+    side: Arm
     run: str  # "warm", "1", ...
     run_dir: Path
     environment: Mapping[str, str]  # the suite's Step 4 environment, placeholders filled
@@ -84,13 +84,13 @@ class RunStep:
         return f"{self.side.name}/run{self.run}"
 
 
-def run_order(runs: tuple[str, ...], sides: tuple[Side, ...], warm: str) -> tuple[tuple[Side, str], ...]:
+def run_order(runs: tuple[str, ...], sides: tuple[Arm, ...], warm: str) -> tuple[tuple[Arm, str], ...]:
     """(side, run) in execution order. One side: runs as given. Two sides (A/B): every warm run
     as A then B, then scored runs alternating A,B / B,A / A,B ... (runbook: A, B, B, A, A, B)."""
     if len(sides) == 1:
         return tuple((sides[0], run) for run in runs)
     a, b = sides
-    order: list[tuple[Side, str]] = []
+    order: list[tuple[Arm, str]] = []
     scored = [r for r in runs if r == warm] + [r for r in runs if r != warm]
     flip = False
     for run in scored:
@@ -114,7 +114,7 @@ def expand(template: str, values: Mapping[str, str], *, where: str) -> str:
     return _PLACEHOLDER.sub(fill, template)
 
 
-def plan_run(suite: Suite, setup: Setup, side: Side, run: str, models: tuple[str, ...]) -> RunStep:
+def plan_run(suite: Suite, setup: Setup, side: Arm, run: str, models: tuple[str, ...]) -> RunStep:
     run_dir = setup.out / side.name / f"run{run}"
     common = {
         "python": str(side.python),

@@ -18,7 +18,7 @@ from typing import Any, Mapping
 from gate.config import Suite, Workload
 from gate.errors import GateError
 from gate.runner.gpu import GpuInfo, GpuProvider, cpu_set
-from gate.runner.plan import RunStep, Side
+from gate.runner.plan import Arm, RunStep
 
 DATASET_CHECK_TIMEOUT_S = 1800
 
@@ -124,7 +124,7 @@ def run_preflight(suite: Suite, steps: tuple[RunStep, ...], *, gpu: GpuProvider,
     return Preflight(gpu=gpu_info, cpu_set=cpus, sides=sides, notes=tuple(notes))
 
 
-def _check_side(side: Side, step: RunStep) -> list[str]:
+def _check_side(side: Arm, step: RunStep) -> list[str]:
     if not side.checkout.is_dir():
         return [f"{side.checkout}: no such directory; expected an sglang-omni checkout (runbook Step 2)"]
     problems = []
@@ -141,7 +141,7 @@ def _check_side(side: Side, step: RunStep) -> list[str]:
 VERIFY_PINS = Path(".github/scripts/verify_omni_installed_pins.py")
 
 
-def _check_venv_pins(side: Side, env: Mapping[str, str]) -> tuple[str | None, str | None]:
+def _check_venv_pins(side: Arm, env: Mapping[str, str]) -> tuple[str | None, str | None]:
     """Runbook Step 2's last line: the venv must hold the checkout's exact pins. (problem, note)"""
     script = side.checkout / VERIFY_PINS
     if not script.is_file():
@@ -158,7 +158,7 @@ def _check_venv_pins(side: Side, env: Mapping[str, str]) -> tuple[str | None, st
     return None, None
 
 
-def _dataset_check(suite: Suite, side: Side, workloads: tuple[Workload, ...],
+def _dataset_check(suite: Suite, side: Arm, workloads: tuple[Workload, ...],
                    fingerprints: bool) -> tuple[list[str], dict[str, int]]:
     """The dataset check's argv (empty when no dataset is needed) and the sample count expected per check."""
     checks: dict[str, dict] = {}
@@ -208,7 +208,7 @@ def preflight_lines(suite: Suite, steps: tuple[RunStep, ...], *, fingerprints: b
     return lines
 
 
-def _check_datasets(suite: Suite, side: Side, env: Mapping[str, str], workloads: tuple[Workload, ...],
+def _check_datasets(suite: Suite, side: Arm, env: Mapping[str, str], workloads: tuple[Workload, ...],
                     fingerprints: bool) -> tuple[SideFacts, list[str]]:
     argv, expected = _dataset_check(suite, side, workloads, fingerprints)
     if not argv:

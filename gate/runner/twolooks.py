@@ -20,7 +20,7 @@ from gate.inputs import is_present
 from gate.runner.cycle import RunFailed
 from gate.runner.logbook import RunLog
 from gate.runner.looks import Decider, LookPlan, Sigma, find_outlier, speed_values
-from gate.runner.plan import ModelStep, RunStep, Side, plan_run
+from gate.runner.plan import Arm, ModelStep, RunStep, plan_run
 from gate.runner.preflight import Preflight
 from gate.runner.progress import Progress
 
@@ -125,7 +125,7 @@ class TwoLooks:
                 continue
             self._remeasure(side, outlier.run[3:], model.model, why, outcome)
 
-    def _remeasure(self, side: Side, run: str, model: str, why: str, outcome: RunOutcome) -> None:
+    def _remeasure(self, side: Arm, run: str, model: str, why: str, outcome: RunOutcome) -> None:
         """Measure one model of one run again with a fresh server; keep the original under outliers/."""
         assert self.log is not None and self.preflight is not None
         step = plan_run(self.suite, self.request.setup, side, run, (model,))

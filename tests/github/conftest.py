@@ -30,7 +30,7 @@ def example_reports(tmp_path_factory):
     from gate.compare import compare
     from gate.config import load_suite
     from gate.examples import write_example_pair
-    from gate.sides import load_side
+    from gate.side_loader import load_side
 
     root = tmp_path_factory.mktemp("examples")
     suite = load_suite()

@@ -20,7 +20,7 @@ def make_trees(dest, example_reports, model, *, runs=None, head=HEAD, base=MERGE
 
     from gate import runlog
     from gate.config import load_suite
-    from gate.untrusted import planned_runs
+    from gate.untrusted import expected_run_dirs
 
     suite = load_suite()
     dest.mkdir(parents=True, exist_ok=True)
@@ -32,7 +32,7 @@ def make_trees(dest, example_reports, model, *, runs=None, head=HEAD, base=MERGE
                 shutil.copy(run_dir / "freeze.txt", target / "freeze.txt")
             (target / "commit.txt").write_text((base if side == "base" else head) + "\n", encoding="utf-8")
             shutil.copytree(run_dir / model, target / model)
-        names = runs if runs is not None else planned_runs(suite)
+        names = runs if runs is not None else expected_run_dirs(suite)
         log = dict(runlog.skeleton(SIDES, {f"{side}/{name}": "completed" for name in names}, started=STARTED,
                                    status="completed"), exit_code=0)
         (dest / side / "gate-run.json").write_text(json.dumps(log), encoding="utf-8")

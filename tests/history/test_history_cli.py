@@ -143,7 +143,7 @@ def test_import_stores_each_workloads_worst_verdict_from_the_report(tmp_path):
     from dataclasses import replace
 
     from gate.compare import compare
-    from gate.sides import load_side
+    from gate.side_loader import load_side
     from gate.verdict import Verdict
 
     side = load_side(tree, load_suite(), ("qwen3",))  # a real report (read by the typed report reader)

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from gate.runner.looks import find_outlier
-from gate.runner.plan import Side, run_order
+from gate.runner.plan import Arm, run_order
 
 # Replaces the real decider (compare + gate.stats.looks) inside the `gate run` process with a script:
 # {model: [first action, pooled action]}. Every call is logged with the runs the candidate tree held then.
@@ -47,7 +47,7 @@ def _calls(bench) -> list[dict]:
 
 
 def test_extension_continues_the_interleave():
-    a, b = Side("A", Path("/a"), Path("/a/py")), Side("B", Path("/b"), Path("/b/py"))
+    a, b = Arm("A", Path("/a"), Path("/a/py")), Arm("B", Path("/b"), Path("/b/py"))
     order = [(s.name, r) for s, r in run_order(("warm", "1", "2", "3", "4", "5", "6"), (a, b), "warm")]
     assert order[2:8] == [("A", "1"), ("B", "1"), ("B", "2"), ("A", "2"), ("A", "3"), ("B", "3")]
     assert order[8:] == [("B", "4"), ("A", "4"), ("A", "5"), ("B", "5"), ("B", "6"), ("A", "6")]

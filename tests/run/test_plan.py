@@ -8,7 +8,7 @@ import pytest
 
 from gate.config import load_suite
 from gate.errors import SuiteError
-from gate.runner.plan import Setup, Side, expand, plan_run, run_order
+from gate.runner.plan import Arm, Setup, expand, plan_run, run_order
 
 # Copied verbatim from the maintainers' ASR benchmark runbook, Steps 5 and 6 (line continuations joined).
 RUNBOOK_SERVERS = {
@@ -77,7 +77,7 @@ def options(argv: list[str]) -> tuple[list[str], list[tuple[str, str | None]]]:
 def plan():
     suite = load_suite()
     setup = Setup(out=Path("/work/results"), port=8000, hf_hub=HF_HUB, torchinductor_cache=Path("/work/torchinductor"))
-    side = Side("main", CHECKOUT, CHECKOUT / ".venv/bin/python")
+    side = Arm("main", CHECKOUT, CHECKOUT / ".venv/bin/python")
     return plan_run(suite, setup, side, "1", tuple(suite.models))
 
 
@@ -110,7 +110,7 @@ def test_environment_is_step_4(plan):
 
 
 def test_ab_order_is_warm_a_warm_b_then_a_b_b_a_a_b():
-    a, b = Side("A", Path("/a"), Path("/a/py")), Side("B", Path("/b"), Path("/b/py"))
+    a, b = Arm("A", Path("/a"), Path("/a/py")), Arm("B", Path("/b"), Path("/b/py"))
     order = run_order(("warm", "1", "2", "3"), (a, b), "warm")
     assert [(s.name, r) for s, r in order] == [("A", "warm"), ("B", "warm"), ("A", "1"), ("B", "1"), ("B", "2"),
                                                ("A", "2"), ("A", "3"), ("B", "3")]

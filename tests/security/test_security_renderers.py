@@ -62,7 +62,7 @@ def report_json(workdir):
     """A real report (qwen3's planted regression, judged by the real compare) as the JSON an artifact carries."""
     from gate.compare import compare
     from gate.examples import write_example_pair
-    from gate.sides import load_side
+    from gate.side_loader import load_side
 
     small = dataclasses.replace(SUITE, workloads=SUITE.workloads_for(("qwen3",)),
                                 models={"qwen3": SUITE.models["qwen3"]}, labels={})

@@ -18,7 +18,7 @@ from gate.comparability import (
 )
 from gate.compare import compare
 from gate.results import read_tree
-from gate.sides import load_side
+from gate.side_loader import load_side
 from gate.verdict import Verdict
 
 NOT_COMPARABLE = Verdict.NOT_COMPARABLE

@@ -12,7 +12,7 @@ from gate.comparability import CONFLICT, DRIVER, GPU, fingerprint_of_tree, parse
 from gate.compare import compare
 from gate.errors import EXIT_NOT_COMPARABLE
 from gate.results import read_tree
-from gate.sides import load_side
+from gate.side_loader import load_side
 from gate.verdict import Verdict
 
 H100 = "0, NVIDIA H100 80GB HBM3, GPU-5f1c, 81559, 570.86.15, P0, 700.00, 1980, 2619, 9.0"

@@ -10,7 +10,7 @@ from gate.compare import Thresholds, compare
 from gate.errors import InputError
 from gate.examples import DEFAULT_FREEZE, utterance_ids
 from gate.report import NO_RESULTS, Basis, CoverageProblem
-from gate.sides import load_side
+from gate.side_loader import load_side
 from gate.stats.performance import Calibration
 from gate.verdict import Verdict
 

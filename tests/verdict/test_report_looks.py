@@ -17,7 +17,7 @@ from gate import runlog
 from gate.cli import cli
 from gate.examples import CANDIDATE_COMMIT
 from gate.render import render_check_summary, render_comment, render_summary, render_terminal
-from gate.report import Look, ModelLooks, Report, report_schema
+from gate.report import LookOutcome, ModelLooks, Report, report_schema
 from gate.stats import looks as rule
 
 MODELS = ("qwen3", "whisper")
@@ -92,8 +92,8 @@ def test_the_looks_are_recomputed_from_the_trees_not_read_from_the_log(ab, tmp_p
 def test_looks_lines_are_escaped_in_every_output(ab, tmp_path):
     _, report, _ = compare(ab / "base", ab / "candidate", tmp_path)
     hostile = dataclasses.replace(report, looks=(
-        ModelLooks("whisper", "recomputed", (Look("first", "extend", (HOSTILE,), 3, 3),
-                                             Look("pooled", "pass", ("whisper: no FAIL on the pooled runs",), 6, 6)),
+        ModelLooks("whisper", "recomputed", (LookOutcome("first", "extend", (HOSTILE,), 3, 3),
+                                             LookOutcome("pooled", "pass", ("whisper: no FAIL on the pooled runs",), 6, 6)),
                    "pass"),))
     assert "Looks: whisper: first look 3+3 → extend (" in render_terminal(hostile)
     for text in (render_comment(hostile), render_summary(hostile), render_check_summary(hostile)):
