@@ -33,6 +33,7 @@ from gate.render_cells import (
     all_of,
     env_item,
     env_kind,
+    fmt_blind,
     fmt_ci,
     fmt_coverage_side,
     fmt_delta,
@@ -114,6 +115,7 @@ class ModelSummary:
     n: int
     counts: list[tuple[Verdict, int]]  # non-zero counts, most severe first
     improved: int
+    blind: int  # gated rows that pass but could not have seen a change at their floor (Row.blind)
 
 
 @dataclass(frozen=True)
@@ -140,6 +142,7 @@ class View:
     blocking: list[EnvDifference]
     allow_flags: str
     improved_rows: list[Row]
+    blind_passes: list[Row]  # gated rows that pass while blind: the PASS is a caveat there (docs/statistics.md)
     folded: tuple[str, ...]
     folded_words: list[str]
     utterances: list[tuple[Utterance, int]]  # shown excerpts, with where each starts
@@ -209,6 +212,7 @@ def _view(report: Report, folded: tuple[str, ...] = (), trends: Mapping[tuple[st
         blocking=[d for d in differences if d.blocking],
         allow_flags=" ".join(f"--allow-diff {kind}" for kind in dict.fromkeys(d.kind for d in differences if d.blocking)),
         improved_rows=[r for r in rows if r.improved],
+        blind_passes=[r for r in rows if _blind_pass(r)],
         folded=folded,
         folded_words=[FOLD_WORDS[f] for f in folded if _present(f, report, packages, incomplete_coverage, flagged)],
         utterances=[(u, excerpt_start(u, EXCERPT_CHARS)) for u in shown_utterances],
@@ -274,7 +278,13 @@ def _why_lines(rows: Sequence[Row]) -> list[WhyLine]:
 def _model_summary(model: str, rows: list[Row]) -> ModelSummary:
     """One model's rows counted by verdict (most severe first), and how many improved."""
     counts = [(v, sum(1 for r in rows if r.verdict is v)) for v in Verdict.by_severity()]
-    return ModelSummary(model, len(rows), [(v, n) for v, n in counts if n], sum(1 for r in rows if r.improved))
+    return ModelSummary(model, len(rows), [(v, n) for v, n in counts if n], sum(1 for r in rows if r.improved),
+                        sum(1 for r in rows if _blind_pass(r)))
+
+
+def _blind_pass(row: Row) -> bool:
+    """A gated row that passes although it could not have caught a change at its floor (80% power)."""
+    return row.blind and row.verdict.is_pass and row.family is not None
 
 
 def _notes(rows: list[Row]) -> list[NoteLine]:
@@ -309,7 +319,7 @@ def environment() -> jinja2.Environment:
                            commit=short_commit, all_of=all_of, excerpt=md_excerpt, means=fmt_means,
                            coverage_side=fmt_coverage_side, changed_words=changed_words, num=_num_filter, pct=_pct_filter,
                            looks_line=fmt_looks, metric=metric_name, env_kind=env_kind, reason=reason_words,
-                           env_item=env_item, html=html_text)
+                           env_item=env_item, html=html_text, blind_below=fmt_blind)
         _ENV = env
     return _ENV
 

@@ -215,6 +215,13 @@ def _look_outcome(look: LookOutcome) -> str:
     return f"{action} ({'; '.join(shown)})" if shown else action
 
 
+def fmt_blind(row: Row) -> str:
+    """The smallest worsening a blind row could have caught: relative for speed, percentage points for accuracy."""
+    if row.mde is None:
+        return "n/a"
+    return f"{row.mde * 100:.2g}%" if row.family == "speed" else f"{row.mde * 100:.2g} pp"
+
+
 def fmt_errors(value: float) -> str:
     return f"{value:.0f}" if float(value).is_integer() else f"{value:.2f}"
 

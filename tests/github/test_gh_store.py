@@ -52,11 +52,14 @@ def files(tmp_path_factory):
     root = tmp_path_factory.mktemp("store-files")
     trees = [write_example_tree(root / f"aa{k}", SUITE, ExampleSpec(models=("whisper",), seed=60 + k)) for k in range(6)]
     night = write_example_tree(root / "night", SUITE, ExampleSpec(models=("whisper",), seed=7, commit=CANDIDATE_COMMIT))
+    # Another night's measurements: what the nightly moved the baseline to (the same night's baseline made a
+    # second later differs only in its creation time, or not at all within one second).
+    later = write_example_tree(root / "later", SUITE, ExampleSpec(models=("whisper",), seed=8, commit=CANDIDATE_COMMIT))
     out = {}
-    for name, pairs in (("plain", 0), ("three", 3), ("two", 2)):
+    for name, pairs, tree in (("plain", 0, night), ("three", 3, night), ("two", 2, night), ("moved", 0, later)):
         path = root / name / "whisper.json"
         path.parent.mkdir()
-        args = [["baseline", "create", night, "--out", path]]
+        args = [["baseline", "create", tree, "--out", path]]
         if pairs:
             args.append(["baseline", "calibrate", *trees[: 2 * pairs], "--baseline", path])
         for a in args:
@@ -383,7 +386,7 @@ def test_calibration_store_refuses_what_would_lose_evidence(remote, files, tmp_p
 def test_a_baseline_the_nightly_moved_meanwhile_is_not_overwritten_but_the_pair_is_kept(remote, files, tmp_path):
     first_night(remote, files)
     before = branch_files(remote, tmp_path)
-    stale = _calibrated(tmp_path, files, measured_by="plain")  # recalibrated from another baseline than the stored
+    stale = _calibrated(tmp_path, files, measured_by="moved")  # recalibrated from another baseline than the stored
     code, out = store("calibration", "--calibrated", stale, "--runner-class", "h200", "--sha", CANDIDATE_COMMIT,
                       "--remote", remote)
     assert code == 2 and "not recalibrated (the nightly moved the baseline meanwhile" in out, out

@@ -150,3 +150,29 @@ def test_changed_words_are_marked_and_escaped(report):
     line = next(line for line in text.splitlines() if line.startswith("  - candidate: "))
     assert line == "  - candidate: we met **@\u200bteam &lt;b&gt;here&lt;/b&gt;**"
     assert "  - baseline: we met ~~the team~~" in text
+
+
+def _blind_report(suite, sides, sigma: float) -> Report:
+    """qwen3 in one job without a calibration, no change; run-to-run σ `sigma`: at 5% its 3+3 runs cannot see 2%."""
+    rng = np.random.default_rng(21)
+    workloads = ("qwen3/asr_en", "qwen3/asr_zh")
+    base = sides.memory_side(suite, values={w: sides.seedtts_values(rng, sigma=sigma) for w in workloads})
+    cand = sides.memory_side(suite, values={w: sides.seedtts_values(rng, sigma=sigma) for w in workloads}, label="cand")
+    return compare(base, cand, suite, cross_job=False, calibration={})
+
+
+def test_a_pass_on_blind_rows_is_a_pass_with_a_caveat(suite, sides):
+    """Issue 21: a model whose gated rows could not have seen a change at their floor does not get a clean
+    PASS: the headline says which checks are blind and below what, and the model's counts say how many."""
+    blind = _blind_report(suite, sides, 0.05)
+    blind_rows = [r for r in blind.rows if r.blind and r.family is not None]
+    assert blind.verdict is Verdict.PASS and blind_rows
+    comment, terminal = render_comment(blind), render_terminal(blind)
+    assert "A pass with a caveat" in comment
+    assert f"({len(blind_rows)} blind)" in comment
+    assert f"({len(blind_rows)} blind: a pass with a caveat)" in terminal
+    first = blind_rows[0]
+    assert f"(blind below {first.mde * 100:.2g}%)" in comment or f"(blind below {first.mde * 100:.2g} pp)" in comment
+    clean = _blind_report(suite, sides, 0.001)
+    assert clean.verdict is Verdict.PASS and not any(r.blind for r in clean.rows)
+    assert "caveat" not in render_comment(clean) and "blind" not in render_terminal(clean)
