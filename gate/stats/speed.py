@@ -24,8 +24,9 @@ one, or when the A/B's spread is larger than the calibration's beyond chance, th
 runs alone and says so. Across jobs the calibration stays required (the job effect needs A/A pairs).
 
 A row may FAIL only with at least MIN_CALIBRATION_DF degrees of freedom behind its σ, at least two runs per
-side, across jobs at least ADVISED_PAIRS cross-job A/A pairs, and when no candidate run better than the
-others was set aside; otherwise it can WARN at most (`fail_blockers` says why). The row is unstable (WARN at
+side, across jobs at least ADVISED_PAIRS cross-job A/A pairs, when no candidate run better than the others
+was set aside, and when the same shift on σ from the A/B's own runs alone has p ≤ CORROBORATION_P
+(`own_runs_p`); otherwise it can WARN at most (`fail_blockers` and gate.speed_rows say why). The row is unstable (WARN at
 least, never FAIL) when a third or more of the candidate's runs were set aside as worse, when its runs split
 in two even clusters, or when they split across a gap with a third or more in a cluster far worse than the
 baseline's median (`_intermittent`): an intermittent regression must not pass silently, and one wild run in six
