@@ -142,7 +142,8 @@ def compare(base: Side, cand: Side, suite: Suite, *, models: Sequence[str] | Non
                 # sources: "3 A/A pairs + 14 nights" when nightly runs are pooled into σ, else ""
                 own = arms_of_model(base, cand, suite, workload.model, metric.name)
                 judge_speed(row, metric, SpeedNoise.pooled(found), cross_job, stale_blockers, sources=evidence(found),
-                       own_arms=own, stale=bool(calibration_check and calibration_check.status == "stale"),
+                       own_arms=own, base_arms=arms_of_model(base, None, suite, workload.model, metric.name),
+                       stale=bool(calibration_check and calibration_check.status == "stale"),
                        agreement=None if cross_job else model_agreement(calibration or {}, base, cand, suite, workload))
             if blocking and row.verdict is not Verdict.INCOMPLETE:
                 row.verdict = Verdict.NOT_COMPARABLE

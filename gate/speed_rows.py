@@ -20,6 +20,7 @@ from gate.stats.speed import (
     OWN_DISAGREES,
     SOURCE_TEXT,
     SpeedNoise,
+    baseline_sigma,
     fail_blockers,
     joint_agreement,
     own_noise,
@@ -37,12 +38,12 @@ def model_calibrations(calibration: Mapping[str, Mapping[str, Any]], suite: Suit
     return [c for c in found if isinstance(c, Calibration)]
 
 
-def arms_of_model(base: Side, cand: Side, suite: Suite, model: str, metric: str) -> np.ndarray:
-    """ln(value) of every complete run of the model's workloads on both sides, (arms, runs), NaN-padded: the
-    A/B's own evidence about σ in one job (gate.stats.speed.own_noise)."""
+def arms_of_model(base: Side, cand: Side | None, suite: Suite, model: str, metric: str) -> np.ndarray:
+    """ln(value) of every complete run of the model's workloads on both sides (the baseline's only when `cand`
+    is None), (arms, runs), NaN-padded: the A/B's own evidence about σ in one job (gate.stats.speed.own_noise)."""
     arms = []
     for w in suite.workloads_for((model,)):
-        for side in (base, cand):
+        for side in (base, cand) if cand is not None else (base,):
             ws = side.workloads.get(w.id)
             if ws is None or not ws.complete:
                 continue
@@ -78,7 +79,7 @@ def model_agreement(calibration: Mapping[str, Mapping[str, Any]], base: Side, ca
 # Complexity over 15: one rule per documented blocker of a speed row (docs/statistics.md).
 def judge_speed(row: Draft, metric: MetricSpec, noise: SpeedNoise | None, cross_job: bool,  # noqa: C901 (reason above)
            extra_blockers: tuple[str, ...] = (), *, sources: str = "", own_arms: np.ndarray | None = None,
-           stale: bool = False, agreement: float | None = None) -> None:
+           base_arms: np.ndarray | None = None, stale: bool = False, agreement: float | None = None) -> None:
     b, c = row.baseline.present, row.candidate.present
     plain_delta(row)
     missing = [name for name, values in (("baseline", b), ("candidate", c)) if not values or any(v <= 0 for v in values)]
@@ -111,8 +112,9 @@ def judge_speed(row: Draft, metric: MetricSpec, noise: SpeedNoise | None, cross_
                 row.fail_blockers += (f"the sides' own spread disagrees with the calibration's σ (F test p = "
                                       f"{float(p_cross):.2g} < {AGREEMENT_P})",)
     if noise is not None and noise.usable:
+        gap_sigma = baseline_sigma(base_arms) if base_arms is not None and base_arms.size else None
         test = shift_test(np.log(np.asarray(b, dtype=float))[None], np.log(np.asarray(c, dtype=float))[None], noise,
-                          higher_is_better=higher, cross_job=cross_job)
+                          higher_is_better=higher, cross_job=cross_job, gap_sigma=gap_sigma)
         low, high = test.ratio_ci(higher)
         row.basis = Basis.CALIBRATED
         row.p_value, row.ci, row.ci_kind = float(test.p[0]), (float(low[0]), float(high[0])), "ratio"

@@ -32,6 +32,7 @@ from gate.stats.speed import (
     OWN_DISAGREES,
     POWER,
     SENSITIVITY_FACTOR,
+    baseline_sigma,
     joint_agreement,
     mde,
     own_noise,
@@ -385,15 +386,15 @@ def _speed_look(chunk: Chunk, rows, noises, slots, rules: Rules, *, cross_job: b
             se.append(np.full(batch, np.nan))
             df.append(np.full(batch, np.nan))
             continue
+        model_arms = np.concatenate([np.take_along_axis(chunk.speed[w][metric], slots[model], axis=2)
+                                     for w in chunk.speed if w.split("/")[0] == model], axis=1)
         test = shift_test(y[:, 0], y[:, 1], noise, higher_is_better=metric == "throughput",
-                          cross_job=cross_job)
+                          cross_job=cross_job, gap_sigma=baseline_sigma(model_arms[:, 0::2]))
         p.append(test.p)
         above.append(test.worse_rel >= floor)
         half.append(test.worse_rel >= floor / 2)
         shaky = test.worse_set_aside | test.split_cand | test.intermittent
         ok = (np.asarray(noise.sigma_df) >= 4) & ~test.favourable_set_aside & ~shaky
-        model_arms = np.concatenate([np.take_along_axis(chunk.speed[w][metric], slots[model], axis=2)
-                                     for w in chunk.speed if w.split("/")[0] == model], axis=1)
         if cross_job:
             ok = ok & (noise.cross_pairs >= ADVISED_PAIRS) & (not stale)
             ok = ok & (own_noise(model_arms, noise)[1] != OWN_DISAGREES)

@@ -62,7 +62,11 @@ CORROBORATION_P = 0.01
 # one aside in ~1% of row-looks, which made a fifth of no-op PRs WARN); two are a pattern. In `gate run` a
 # worse run set aside at the first look extends the model (gate.stats.looks.decide), so none passes unseen.
 UNSTABLE_SHARE_INV = 3
-INTERMITTENT_SIGMAS = 2.0  # a candidate run this far (or 3%) worse than the baseline's median is "far" (intermittent)
+# A candidate run this far (or 3%) worse than the baseline's median, and this far from the better cluster, is
+# "far" (intermittent). σ here is the baseline arms' own spread (`baseline_sigma`): a split candidate arm would
+# inflate the pooled σ and hide itself. With the pooled σ the multiple was 2 (WARN on 7.2% of no-op PRs at
+# σ 2% with t₃ tails); with the baseline's σ, 4 keeps both intermittent cells at ≥ 97% and that WARN at 3.4%.
+INTERMITTENT_SIGMAS = 4.0
 # A row is blind when its MDE exceeds this multiple of its floor. FAIL also needs the estimate past the floor,
 # so a change AT the floor is caught at most half the time at any σ (docs/statistics.md); the gate's
 # stated goals sit at 1.5× the floor over the whole two-look plan, and a first look at σ 1% reaches about 2×
@@ -137,8 +141,11 @@ class ShiftTest:
 
 
 def shift_test(base_log: np.ndarray, cand_log: np.ndarray, noise: SpeedNoise, *, higher_is_better: bool,
-               cross_job: bool) -> ShiftTest:
-    """ln(value) per run along the last axis (NaN = absent run) -> one-sided test per batch entry."""
+               cross_job: bool, gap_sigma: np.ndarray | None = None) -> ShiftTest:
+    """ln(value) per run along the last axis (NaN = absent run) -> one-sided test per batch entry.
+
+    `gap_sigma`: the σ the intermittent test measures a gap against (`baseline_sigma`: the baseline arms'
+    own spread, which a split candidate arm cannot inflate); where it is None or NaN, the σ in use."""
     yb, yc = np.asarray(base_log, dtype=float), np.asarray(cand_log, dtype=float)
     sigma = np.asarray(noise.sigma, dtype=float)  # flag_runs broadcasts it against the batch axes
     kb = ~np.isnan(yb) & ~flag_runs(yb, sigma)
@@ -157,7 +164,8 @@ def shift_test(base_log: np.ndarray, cand_log: np.ndarray, noise: SpeedNoise, *,
     # Across jobs (three runs a side, no second look to settle it) one run in three apart is a job's or a run's
     # noise as often as a regression: the split test ran there too and WARNed on 22-55% of no-op PRs.
     intermittent = (np.zeros(np.shape(worse), dtype=bool) if cross_job
-                    else _intermittent(yb, yc, sigma, higher_is_better))
+                    else _intermittent(yb, yc, sigma if gap_sigma is None else
+                                       np.where(np.isfinite(gap_sigma), gap_sigma, sigma), higher_is_better))
     return ShiftTest(worse=worse, worse_rel=np.expm1(worse), se=se, df=df, p=p, kept_base=kb, kept_cand=kc,
                      favourable_set_aside=favourable,
                      worse_set_aside=(aside & ~better).sum(axis=-1) * UNSTABLE_SHARE_INV >= (~np.isnan(yc)).sum(axis=-1),
@@ -167,8 +175,8 @@ def shift_test(base_log: np.ndarray, cand_log: np.ndarray, noise: SpeedNoise, *,
 def _intermittent(yb: np.ndarray, yc: np.ndarray, sigma: np.ndarray, higher_is_better: bool) -> np.ndarray:
     """The candidate's runs fall in two clusters, a gap of more than max(INTERMITTENT_SIGMAS·σ, 3%) apart, with
     at least 1/UNSTABLE_SHARE_INV of them in the worse cluster, which is that far worse than the baseline's
-    median too. A constant change has no gap; a wild run is one run in six. 3σ, not the outlier rule's 5σ: the σ
-    in use is the A/B's own spread, which the split arm itself inflates."""
+    median too. A constant change has no gap; a wild run is one run in six. σ is the baseline arms' spread where
+    the caller gives it (shift_test's `gap_sigma`), else the σ in use."""
     worse = yc * (-1.0 if higher_is_better else 1.0)
     present = ~np.isnan(worse)
     n = present.sum(axis=-1)
@@ -284,6 +292,11 @@ def own_noise(arms: np.ndarray, calibration: SpeedNoise | None, *, stale: bool =
                                        / np.where(df > 0, df, 1)), sigma_own)
     code = np.where(pool, POOLED, np.where(usable, OWN_DISAGREES, OWN_NO_CALIBRATION))
     return SpeedNoise(sigma=cast(Any, sigma), sigma_df=cast(Any, df.astype(int))), code, agreement
+
+
+def baseline_sigma(base_arms: np.ndarray) -> np.ndarray:
+    """The robust σ of the baseline's arms alone ((..., arms, runs) of the model's workloads, NaN = absent)."""
+    return robust_sd(np.asarray(base_arms, dtype=float))[0]
 
 
 def own_runs_p(base_log: np.ndarray, cand_log: np.ndarray, arms: np.ndarray, *,

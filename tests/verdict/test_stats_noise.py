@@ -15,6 +15,7 @@ from gate.stats.speed import (
     OWN_STALE,
     POOLED,
     SpeedNoise,
+    baseline_sigma,
     joint_agreement,
     mde,
     own_noise,
@@ -98,14 +99,18 @@ def test_one_wild_run_in_six_is_not_unstable_two_are():
 def test_half_the_runs_slow_is_intermittent_a_constant_change_is_not():
     """Half the candidate's p95 runs +12%: its own median sits between the clusters, so the outlier rule sets
     neither aside, and the A/B's own σ (3.4% here: the split arm inflates it) puts 5σ past the gap. The gap
-    test (more than max(2σ, 3%), the worse cluster as far past the baseline's median) finds it; a constant
-    +3% at σ 1% has no gap and stays a plain shift that can FAIL."""
+    test measures against the baseline's own spread (`baseline_sigma`, which the split cannot inflate): more
+    than max(4σ, 3%), the worse cluster as far past the baseline's median, finds it; against the inflated σ
+    it would hide. A constant +3% at σ 1% has no gap and stays a plain shift that can FAIL."""
     noise = SpeedNoise(sigma=0.034, sigma_df=20)
     base = np.log([[1.0, 1.004, 0.99, 1.006, 1.003, 0.998]])
     split = np.log([[1.10, 0.98, 0.99, 1.008, 1.13, 1.12]])
-    test = shift_test(base, split, noise, higher_is_better=False, cross_job=False)
+    gap_sigma = baseline_sigma(base[:, None, :])  # one baseline arm of six runs
+    assert float(gap_sigma[0]) < 0.01
+    test = shift_test(base, split, noise, higher_is_better=False, cross_job=False, gap_sigma=gap_sigma)
     assert not test.split_cand[0] and not test.worse_set_aside[0]
     assert test.intermittent[0]
+    assert not shift_test(base, split, noise, higher_is_better=False, cross_job=False).intermittent[0]
     # across jobs (three runs a side, no second look) the split is not tested: one run in three apart is noise
     # there as often as not (it WARNed on 22-55% of no-op PRs in benchmarks/verdict_power.py)
     assert not shift_test(base[:, :3], split[:, :3], noise, higher_is_better=False, cross_job=True).intermittent[0]
