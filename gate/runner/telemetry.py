@@ -1,4 +1,5 @@
-"""GPU telemetry during a run: a background thread samples the GPU about once a second.
+"""Telemetry during a run: a background thread samples the GPU (where there is one) and the host about
+once a second.
 
 The summary lets a report flag a run that was throttled or shared: minimum and mean SM clock,
 the share of samples with a slowdown reason (power cap, thermal, HW slowdown...), peak memory, and
