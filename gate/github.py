@@ -27,10 +27,6 @@ __all__ = ["CheckState", "HeadRun", "PullInfo", "TimelineEntry", "Publisher", "G
 
 # GitHub's limits live in gate.github_limits (rendering fits its outputs to them without PyGithub): a comment
 # body over 65,536 characters or a check-run summary over 65,535 UTF-8 bytes is rejected with 422.
-COMMENT_MAX_CHARS = github_limits.COMMENT.limit
-CHECK_SUMMARY_MAX_BYTES = github_limits.CHECK_SUMMARY.limit
-CHECK_TITLE_MAX_CHARS = github_limits.CHECK_TITLE_MAX_CHARS
-STATUS_DESCRIPTION_MAX_CHARS = github_limits.STATUS_DESCRIPTION_MAX_CHARS
 
 
 class GitHubError(GateError):
@@ -124,15 +120,10 @@ def _time(value: object) -> datetime | None:
     return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=timezone.utc)
 
 
-def fit_chars(text: str, limit: int, *, tail: str = "") -> str:
-    """A guard on what reaches the API: the one cut step (github_limits.fit) at `limit` characters."""
-    return github_limits.fit(text, github_limits.Limit(limit, "characters"), tail=tail)
-
-
 def _fit_comment(body: str, marker: str) -> str:
     """A comment body within GitHub's limit that still carries its marker (the sticky comment is found by it)."""
     fitted = github_limits.fit(body, github_limits.COMMENT)
-    return fitted if marker in fitted else github_limits.fit(body, github_limits.COMMENT, tail="\n" + marker)
+    return fitted if marker in fitted else github_limits.with_marker(body, marker)
 
 
 class Publisher:
@@ -331,7 +322,7 @@ class Publisher:
                       details_url: str | None = None, fallback_to_status: bool = True,
                       external_id: str | None = None) -> CheckResult:
         """A completed check run on `sha`; a commit status where check runs are not allowed (403)."""
-        output: dict = {"title": title[:CHECK_TITLE_MAX_CHARS], "summary": github_limits.fit(summary, github_limits.CHECK_SUMMARY)}
+        output: dict = {"title": title[:github_limits.CHECK_TITLE_MAX_CHARS], "summary": github_limits.fit(summary, github_limits.CHECK_SUMMARY)}
         extra: dict = {"details_url": details_url} if details_url else {}
         if external_id:
             extra["external_id"] = external_id
@@ -352,7 +343,7 @@ class Publisher:
         extra = {"target_url": target_url} if target_url else {}
         with api_call(f"setting commit status {name!r} on {sha[:12]} in {self.repository}"):
             status = self.repo.get_commit(sha).create_status(
-                state=state, description=description[:STATUS_DESCRIPTION_MAX_CHARS], context=name, **extra)
+                state=state, description=description[:github_limits.STATUS_DESCRIPTION_MAX_CHARS], context=name, **extra)
         return CheckResult("status", state, status.url)
 
     # -- tracking issue (nightly on main) -----------------------------------------------------------
@@ -367,7 +358,7 @@ class Publisher:
             # PyGithub sends `creator` as given; its stub asks for a NamedUser, a login string is what the API takes.
             issue = next((i for i in self.repo.get_issues(state="open", creator=self.bot_login)  # type: ignore[arg-type]
                           if marker in (i.body or "") and i.pull_request is None), None)
-        body = github_limits.fit(body + "\n" + marker, github_limits.COMMENT, tail="\n" + marker)
+        body = github_limits.with_marker(body, marker)
         if regressed and issue is None:
             with api_call("opening the tracking issue"):
                 self.repo.create_issue(title=title[:250], body=body)

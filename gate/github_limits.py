@@ -50,3 +50,9 @@ def fit(text: str, limit: Limit, *, head: str = "", tail: str = "") -> str:
     body = text[len(head):] if head and text.startswith(head) else text
     room = limit.limit - limit.size(head) - limit.size(CUT_NOTE) - limit.size(tail)
     return head + limit.prefix(body, room) + CUT_NOTE + tail
+
+
+def with_marker(body: str, marker: str) -> str:
+    """`body`, then `marker` on a line of its own, within a comment's limit. The marker is kept whole: a sticky
+    comment or a tracking issue is found again by it."""
+    return fit(body + "\n" + marker, COMMENT, tail="\n" + marker)

@@ -54,7 +54,7 @@ def model_check(model: str, report: Report, section: str, acceptance: Acceptance
         title = (f"accepted by @{escape.plain(acceptance.by, 39)} at {escape.plain(acceptance.at, 20)}: "
                  f"{escape.plain(acceptance.reason, 120)} ({title})")
         conclusion = state = "success"
-    return CheckPlan(check_name(model), conclusion, state, title[:250],
+    return CheckPlan(check_name(model), conclusion, state, title[:github_limits.CHECK_TITLE_MAX_CHARS],
                      acceptance_note(acceptance, verdict) + section)
 
 
@@ -89,7 +89,7 @@ def acceptance_note(acceptance: Acceptance | None, verdict: Verdict) -> str:
 def stale_check(plan: CheckPlan, head: str) -> CheckPlan:
     """A result for a commit that is no longer the PR head: shown on the commit measured, never counted."""
     title = f"not the PR head (now {head[:12]}): {plan.title}"
-    return CheckPlan(plan.name, plan.conclusion, plan.status_state, title[:250],
+    return CheckPlan(plan.name, plan.conclusion, plan.status_state, title[:github_limits.CHECK_TITLE_MAX_CHARS],
                      f"_This commit is not the PR head any more (now `{head[:12]}`); the result is kept here for "
                      "the record and does not count for the pull request._\n\n" + plan.summary)
 
@@ -117,7 +117,7 @@ def overall_check(states: Mapping[str, CheckState], *, sha: str, expected: Seque
     summary = (f"Overall result of the ASR gate on `{sha[:12]}`: the worst of the per-model checks.\n"
                + "".join(f"- {escape.md(note, 300)}\n" for note in notes) + foreign_note(foreign))
     return CheckPlan(CHECK_PREFIX, worst, "failure" if worst in ("failure", "action_required") else "success",
-                     title[:250], summary)
+                     title[:github_limits.CHECK_TITLE_MAX_CHARS], summary)
 
 
 def not_run_check(*, reason: str, required: bool, foreign: Sequence[str] = ()) -> CheckPlan:

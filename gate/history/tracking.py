@@ -18,9 +18,9 @@ import re
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
-from gate import escape
+from gate import escape, github_limits
 from gate.config import Suite
-from gate.github import COMMENT_MAX_CHARS, Publisher, api_call, fit_chars
+from gate.github import Publisher, api_call
 from gate.history.analysis import ChangePoint
 from gate.history.changes import SAME_STEP_DAYS
 from gate.trust import ACCEPT_LABEL, Acceptance, find_acceptance
@@ -144,9 +144,8 @@ def file_steps(publisher: Publisher, points: Sequence[ChangePoint], *, server_ur
     for step in steps:
         key = step_key(step)
         marker = MARKER.format(key=key)
-        body = fit_chars(issue_body(step, repository=publisher.repository, server_url=server_url,
-                                    chart_url=(chart_urls or {}).get(key), run_url=run_url),
-                         COMMENT_MAX_CHARS - len(marker) - 1) + "\n" + marker
+        body = github_limits.with_marker(issue_body(step, repository=publisher.repository, server_url=server_url,
+                                                    chart_url=(chart_urls or {}).get(key), run_url=run_url), marker)
         known = next((cp.issue for cp in step if cp.issue is not None), None)
         issue = next((i for i in existing if (known is not None and i.number == known)
                       or marker in (i.body or "")), None)

@@ -3,14 +3,15 @@ from __future__ import annotations
 import pytest
 
 from gate.github import (
-    CHECK_SUMMARY_MAX_BYTES,
-    COMMENT_MAX_CHARS,
     GitHubError,
     Publisher,
     connect,
     default_retry,
 )
+from gate.github_limits import CHECK_SUMMARY, COMMENT
 from tests.github.fake_github import BOT, REPO, TOKEN
+
+COMMENT_MAX_CHARS, CHECK_SUMMARY_MAX_BYTES = COMMENT.limit, CHECK_SUMMARY.limit
 
 MARK = "<!-- asr-regression-gate: asr -->"
 SHA = "a" * 40
