@@ -59,7 +59,7 @@ from gate.report import (
     clip,
 )
 from gate.side import Side, WorkloadSide
-from gate.speed_rows import arms_of_model, judge_speed, model_agreement, model_calibrations
+from gate.speed_rows import CAN_WARN_AT_MOST, arms_of_model, judge_speed, model_agreement, model_calibrations
 from gate.stats import decision
 from gate.stats.overdispersion import Dispersion
 from gate.stats.performance import MIN_CALIBRATION_DF, evidence
@@ -249,6 +249,16 @@ def _decide_quality(quality: list[Draft], thresholds: Thresholds) -> None:
 def _decide_speed(speed: list[Draft], thresholds: Thresholds) -> None:
     if not speed:
         return
+    # A FAIL must also show on σ from the A/B's own runs alone (gate.stats.speed.own_runs_p), at the look's α, or
+    # at the first look over the model's gated speed rows (Thresholds.own_runs_bonferroni): a calibration that
+    # understates σ cannot carry a FAIL the runs themselves do not show.
+    own_level = thresholds.alpha / len(speed) if thresholds.own_runs_bonferroni else thresholds.alpha
+    for row in speed:
+        if row.p_value is not None and row.p_value <= thresholds.alpha and row.p_own is not None and \
+                not row.p_own <= own_level:
+            shown = "no own-runs σ" if math.isnan(row.p_own) else f"p = {row.p_own:.2g}"
+            _block(row, f"the A/B's own runs alone do not confirm it ({shown}, not ≤ {own_level:.3g}): the "
+                        "calibration's σ alone would carry a FAIL")
     worse = np.array([[r.worse_rel for r in speed]], dtype=float)
     floors = np.array([[r.floor_rel or 0.0 for r in speed]])
     result = decision.decide_family(
@@ -263,6 +273,16 @@ def _decide_speed(speed: list[Draft], thresholds: Thresholds) -> None:
         if row.se is not None and row.df is not None:
             row.mde = float(mde(row.se, row.df, level))
             _sensitivity(row, row.floor_rel or 0.0, "%", 100)
+
+
+def _block(row: Draft, reason: str) -> None:
+    """One more reason a speed row can WARN at most, added to its "can WARN at most" note (gate.speed_rows)."""
+    row.fail_blockers += (reason,)
+    for k, note in enumerate(row.notes):
+        if note.startswith(CAN_WARN_AT_MOST):
+            row.notes[k] = f"{note}; {reason}"
+            return
+    row.notes.append(CAN_WARN_AT_MOST + reason)
 
 
 def _sensitivity(row: Draft, floor: float, unit: str, scale: float) -> None:

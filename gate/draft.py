@@ -49,6 +49,7 @@ class Draft:
     above_floor: bool = False  # accuracy: Δ reaches both floors
     above_half_floor: bool = False  # accuracy: Δ reaches half of both floors
     fail_blockers: tuple[str, ...] = ()  # speed: why this row can WARN at most
+    p_own: float | None = None  # speed: the same shift's p on σ from the A/B's own runs alone (gate.compare checks it)
     base_rate: float | None = None  # accuracy: the baseline's corpus rate over the paired units
     se: float | None = None  # the test's standard error (speed: of Δ ln; accuracy: of Σd_i, in errors)
     can_fail: bool = True  # accuracy: False when churn is possible and no A/A dispersion record says how much

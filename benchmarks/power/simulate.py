@@ -23,12 +23,11 @@ from scipy import stats
 from gate.stats import looks
 from gate.stats.decision import FAIL, WARN, decide_family
 from gate.stats.multiplicity import bh_array
-from gate.stats.outliers import flag_runs
+from gate.stats.outliers import flag_runs, flag_sigma
 from gate.stats.overdispersion import excess_df, widened_p_arrays
 from gate.stats.quality import catastrophic_masks, sign_flip_p_batch
 from gate.stats.speed import (
     ADVISED_PAIRS,
-    CORROBORATION_P,
     OWN_DISAGREES,
     POWER,
     SENSITIVITY_FACTOR,
@@ -247,7 +246,7 @@ def judge(chunk: Chunk, test_sets: dict[str, TestSet], rules: Rules) -> Outcome:
 
     if chunk.cross_job_calibration:  # one decision at the family α, 3 + 3 runs, nothing re-measured
         slots = {m: np.broadcast_to(np.arange(RUNS), (batch, 2, RUNS)) for m in MODELS}
-        sp = _speed_look(chunk, rows, noises, slots, rules, cross_job=True)
+        sp = _speed_look(chunk, rows, noises, slots, rules, cross_job=True, alpha=rules.family_alpha)
         qu = _quality_look(chunk, test_sets, qrows, disp, slots, rules)
         verdict_s = _family(sp, rules.family_alpha, rules, sg)
         verdict_q = _family(qu, rules.family_alpha, rules, qg, catastrophic=qu["catastrophic"])
@@ -271,7 +270,8 @@ def judge(chunk: Chunk, test_sets: dict[str, TestSet], rules: Rules) -> Outcome:
         slots1[m], spare_used[m] = _remeasure(chunk, by_model[m], _in_job(chunk, by_model, noises, {m: start}, m), m,
                                               start, np.zeros((batch, 2), bool))
     used1 = {k: v for m in MODELS for k, v in _in_job(chunk, by_model, noises, slots1, m).items()}
-    sp1 = _speed_look(chunk, rows, used1, slots1, rules, cross_job=False)
+    sp1 = _speed_look(chunk, rows, used1, slots1, rules, cross_job=False, alpha=rules.first_alpha,
+                      bonferroni=True)
     qu1 = _quality_look(chunk, test_sets, qrows, disp, slots1, rules)
     vs1 = _family(sp1, rules.first_alpha, rules, sg)
     vq1 = _family(qu1, rules.first_alpha, rules, qg, catastrophic=qu1["catastrophic"])
@@ -300,7 +300,7 @@ def judge(chunk: Chunk, test_sets: dict[str, TestSet], rules: Rules) -> Outcome:
     ext_rows = np.stack([extend[:, MODELS.index(r[1])] for r in rows], axis=1)
     ext_q = np.stack([extend[:, MODELS.index(r[1])] for r in qrows], axis=1)
     used2 = {k: v for m in MODELS for k, v in _in_job(chunk, by_model, noises, slots2, m).items()}
-    sp2 = _speed_look(chunk, rows, used2, slots2, rules, cross_job=False)
+    sp2 = _speed_look(chunk, rows, used2, slots2, rules, cross_job=False, alpha=rules.pooled_alpha)
     qu2 = _quality_look(chunk, test_sets, qrows, disp, slots2, rules)
     # The pooled report of an extended model compares its 6+6 runs; the other models keep their first
     # look. Holm and BH run over the model's gated rows at both looks: that is what keeps α₁ + α₂ a bound.
@@ -357,7 +357,8 @@ def _remeasure(chunk: Chunk, workloads: list[str], noises: dict, model: str, slo
     for wid in workloads:
         for metric in SPEED_ROWS:
             y = np.take_along_axis(chunk.speed[wid][metric], slots, axis=2)
-            flags = flag_runs(y, noises[(model, metric)].sigma[:, None])
+            noise = noises[(model, metric)]
+            flags = flag_runs(y, flag_sigma(noise.sigma, noise.sigma_df)[:, None])
             flagged |= flags
             slower = y < np.median(y, axis=-1, keepdims=True) if metric == "throughput" else \
                 y > np.median(y, axis=-1, keepdims=True)
@@ -370,7 +371,8 @@ def _remeasure(chunk: Chunk, workloads: list[str], noises: dict, model: str, slo
     return slots, used | redo
 
 
-def _speed_look(chunk: Chunk, rows, noises, slots, rules: Rules, *, cross_job: bool) -> dict:
+def _speed_look(chunk: Chunk, rows, noises, slots, rules: Rules, *, cross_job: bool, alpha: float,
+                bonferroni: bool = False) -> dict:
     p, above, half, can_fail, unstable, se, df, floors = [], [], [], [], [], [], [], []
     stale = bool(chunk.noise is not None and chunk.noise.stale_known)
     batch = slots[rows[0][1]].shape[0]
@@ -398,9 +400,11 @@ def _speed_look(chunk: Chunk, rows, noises, slots, rules: Rules, *, cross_job: b
         if cross_job:
             ok = ok & (noise.cross_pairs >= ADVISED_PAIRS) & (not stale)
             ok = ok & (own_noise(model_arms, noise)[1] != OWN_DISAGREES)
-        # FAIL also needs the A/B's own runs alone to confirm the shift (gate.stats.speed.CORROBORATION_P)
+        # FAIL also needs the A/B's own runs alone to confirm the shift at the look's α, at the first look over
+        # the model's gated speed rows (gate.compare._decide_speed, Thresholds.own_runs_bonferroni)
         p_own = own_runs_p(y[:, 0], y[:, 1], model_arms, higher_is_better=metric == "throughput")
-        ok = ok & ((test.p > CORROBORATION_P) | (p_own <= CORROBORATION_P))
+        own_level = alpha / sum(r[1] == model for r in rows) if bonferroni else alpha
+        ok = ok & ((test.p > alpha) | (p_own <= own_level))
         can_fail.append(np.broadcast_to(ok, test.p.shape))
         unstable.append(shaky)
         se.append(test.se)

@@ -159,15 +159,19 @@ def tree_decider(suite: Suite, base: Path, candidate: Path, calibration: Path | 
 
 
 def calibration_sigma(suite: Suite, calibration: Path | None, models: tuple[str, ...]) -> Callable[[str, str], float | None]:
-    """sigma_run (SD of ln value, about the relative SD) per (workload, metric) from a baseline file's A/A
-    calibration, for the outlier rule; None where the baseline has no usable calibration."""
+    """The σ the outlier rule judges a run against per (workload, metric), from a baseline file's A/A calibration:
+    the upper bound of its sigma_run (SD of ln value) that compare uses too (gate.stats.outliers.flag_sigma);
+    None where the baseline has no usable calibration."""
     if calibration is None:
         return lambda workload_id, metric: None
     from gate.side_loader import load_side
+    from gate.stats.outliers import flag_sigma
     from gate.stats.performance import Calibration
     table = load_side(calibration, suite, models).calibration or {}
 
     def sigma(workload_id: str, metric: str) -> float | None:
         entry = table.get(workload_id, {}).get(metric)
-        return entry.sigma if isinstance(entry, Calibration) and entry.usable else None
+        if not (isinstance(entry, Calibration) and entry.usable):
+            return None
+        return float(flag_sigma(entry.sigma, entry.df))
     return sigma

@@ -24,13 +24,15 @@ one, or when the A/B's spread is larger than the calibration's beyond chance, th
 runs alone and says so. Across jobs the calibration stays required (the job effect needs A/A pairs).
 
 A row may FAIL only with at least MIN_CALIBRATION_DF degrees of freedom behind its σ, at least two runs per
-side, across jobs at least ADVISED_PAIRS cross-job A/A pairs, when no candidate run better than the others
-was set aside, and when the same shift on σ from the A/B's own runs alone has p ≤ CORROBORATION_P
-(`own_runs_p`); otherwise it can WARN at most (`fail_blockers` and gate.speed_rows say why). The row is unstable (WARN at
-least, never FAIL) when a third or more of the candidate's runs were set aside as worse, when its runs split
-in two even clusters, or when they split across a gap with a third or more in a cluster far worse than the
-baseline's median (`_intermittent`): an intermittent regression must not pass silently, and one wild run in six
-is heavy-tailed noise, not a pattern. In `gate run` an unstable first look extends the model.
+side, across jobs at least ADVISED_PAIRS cross-job A/A pairs, when no candidate run better than the others was
+set aside, and when the same shift on σ from the A/B's own runs alone (`own_runs_p`) has p at most the look's α,
+or at the first look of `gate run` the look's α over the model's gated speed rows (gate.compare applies it;
+gate.stats.thresholds.Thresholds.own_runs_bonferroni says why); otherwise it can WARN at most (`fail_blockers`,
+gate.speed_rows and gate.compare say why). The row is unstable (WARN at least, never FAIL) when a third or more
+of the candidate's runs were set aside as worse, when its runs split in two even clusters, or when they split
+across a gap with a third or more in a cluster far worse than the baseline's median (`_intermittent`): an
+intermittent regression must not pass silently, and one wild run in six is heavy-tailed noise, not a pattern. In
+`gate run` an unstable first look extends the model.
 
 `mde` is the smallest worsening the row could have caught with 80% power at its level, from the σ and df
 in use; above SENSITIVITY_FACTOR × the floor the row is blind there and says so.
@@ -45,7 +47,7 @@ from typing import Any, Sequence, cast
 import numpy as np
 from scipy import stats
 
-from gate.stats.outliers import OUTLIER_MIN_REL, flag_runs, robust_sd, split_arms
+from gate.stats.outliers import OUTLIER_MIN_REL, flag_runs, flag_sigma, robust_sd, split_arms
 from gate.stats.performance import MIN_CALIBRATION_DF, Calibration
 
 # A/A pairs the docs advise per runner class; across jobs, fewer cross-job pairs than this cannot FAIL.
@@ -53,10 +55,6 @@ ADVISED_PAIRS = 3
 # The A/B's own spread disagrees with the calibration when F = σ²_own/σ²_cal is this unlikely under equal σ.
 AGREEMENT_P = 0.05
 POWER = 0.8
-# A FAIL must also hold on σ from the A/B's own runs alone, at this level (issue 21): a calibration that
-# understates σ (stale without anyone knowing, or agreeing by chance on a small first look) cannot carry a
-# FAIL the runs themselves do not show. Where the row's σ is the own runs' already, the check is the test.
-CORROBORATION_P = 0.01
 # A row is unstable when at least one in UNSTABLE_SHARE_INV of the candidate's runs was set aside as worse (one
 # of three, two of six). One wild run in six is what heavy-tailed GPU noise shows (Student-t₃ runs at σ 2% set
 # one aside in ~1% of row-looks, which made a fifth of no-op PRs WARN); two are a pattern. In `gate run` a
@@ -148,8 +146,9 @@ def shift_test(base_log: np.ndarray, cand_log: np.ndarray, noise: SpeedNoise, *,
     own spread, which a split candidate arm cannot inflate); where it is None or NaN, the σ in use."""
     yb, yc = np.asarray(base_log, dtype=float), np.asarray(cand_log, dtype=float)
     sigma = np.asarray(noise.sigma, dtype=float)  # flag_runs broadcasts it against the batch axes
-    kb = ~np.isnan(yb) & ~flag_runs(yb, sigma)
-    kc = ~np.isnan(yc) & ~flag_runs(yc, sigma)
+    wild = flag_sigma(sigma, noise.sigma_df)  # a wild run is wild even for the largest σ its df allow
+    kb = ~np.isnan(yb) & ~flag_runs(yb, wild)
+    kc = ~np.isnan(yc) & ~flag_runs(yc, wild)
     nb, nc = kb.sum(axis=-1), kc.sum(axis=-1)
     with np.errstate(all="ignore"):
         shift = np.where(kc, yc, 0.0).sum(axis=-1) / nc - np.where(kb, yb, 0.0).sum(axis=-1) / nb
@@ -169,7 +168,7 @@ def shift_test(base_log: np.ndarray, cand_log: np.ndarray, noise: SpeedNoise, *,
     return ShiftTest(worse=worse, worse_rel=np.expm1(worse), se=se, df=df, p=p, kept_base=kb, kept_cand=kc,
                      favourable_set_aside=favourable,
                      worse_set_aside=(aside & ~better).sum(axis=-1) * UNSTABLE_SHARE_INV >= (~np.isnan(yc)).sum(axis=-1),
-                     split_cand=split_arms(yc, sigma), intermittent=intermittent)
+                     split_cand=split_arms(yc, wild), intermittent=intermittent)
 
 
 def _intermittent(yb: np.ndarray, yc: np.ndarray, sigma: np.ndarray, higher_is_better: bool) -> np.ndarray:
