@@ -20,7 +20,7 @@ The rules (docs/design.md), in the order they apply to a row:
    the A/A calibration when that is fresh and agrees; a stale calibration is left out. Across jobs σ is
    the calibration's plus the between-job variance; no calibration, too few cross-job pairs, a stale
    calibration or a disagreeing spread: the row can WARN at most, and says why. Each gated row states its
-   minimum detectable effect and is "blind" past 2.5x its floor.
+   minimum detectable effect and is "blind" past 3x its floor.
 5. The decision per model and family (gate.stats.decision): FAIL = Holm-adjusted p <= alpha AND the floor
    reached (and the row may fail); WARN = BH q <= warn_q AND half the floor reached, or a newly
    catastrophic utterance (accuracy). Improvements are reported, never gated. The judge sets alpha per

@@ -67,9 +67,10 @@ UNSTABLE_SHARE_INV = 3
 INTERMITTENT_SIGMAS = 4.0
 # A row is blind when its MDE exceeds this multiple of its floor. FAIL also needs the estimate past the floor,
 # so a change AT the floor is caught at most half the time at any σ (docs/statistics.md); the gate's
-# stated goals sit at 1.5× the floor over the whole two-look plan, and a first look at σ 1% reaches about 2×
-# (benchmarks/results/verdict_power.md). Past 2.5× the look says it is blind, and the first look extends.
-SENSITIVITY_FACTOR = 2.5
+# stated goals sit at 1.5× the floor over the whole two-look plan, and a first look at σ 1% (α₁ 0.0001 over a
+# model's rows) reaches about 2.3× (benchmarks/results/verdict_power.md). Past 3× the look says it is blind, and
+# the first look extends; at 2.5× a σ̂ a little high made a fifth of σ 1% no-op models "blind" (8.2 scored runs).
+SENSITIVITY_FACTOR = 3.0
 
 # Where the σ of an in-job row came from (own_noise); the codes batch.
 POOLED, OWN_NO_CALIBRATION, OWN_STALE, OWN_DISAGREES = 0, 1, 2, 3

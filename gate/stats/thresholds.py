@@ -15,7 +15,7 @@ class Thresholds:
 
     # Family-wise levels for FAIL (Holm), per family of each model. A model's two families at 0.005 keep the
     # union bound at 1% per model's verdict whatever their dependence; what an all-model PR gets is measured
-    # by benchmarks/verdict_power.py. Inside `gate run`'s two-look plan the looks spend less, 0.0005 + 0.0015
+    # by benchmarks/verdict_power.py. Inside `gate run`'s two-look plan the looks spend less, 0.0001 + 0.0015
     # (gate.stats.looks.thresholds_for).
     alpha: float = 0.005  # speed family
     quality_alpha: float = 0.005

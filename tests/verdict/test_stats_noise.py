@@ -243,8 +243,8 @@ def test_a_fail_the_calibration_carries_must_be_confirmed_by_the_ab_s_own_runs(s
     """Issue 21: a calibration that understates σ (stale without anyone knowing) can agree by chance with a
     small first look. A 3% shift is p 0.0002 on the pooled σ 1.01%, but p 0.013 on the runs' own σ 1.35%
     (df 8): it can WARN at most, and says why. At 4% the own runs confirm it at the family α and it FAILs. At the
-    first look of `gate run` the own runs must confirm it at α₁ over the model's 4 gated speed rows (0.000125):
-    4% is a WARN there, 7% a FAIL."""
+    first look of `gate run` the own runs must confirm it at α₁ over the model's 4 gated speed rows (2.5e-05):
+    4% is a WARN there (own runs p 0.0033), 9% a FAIL."""
     from gate.stats.looks import Look, thresholds_for
 
     row = _in_job_row(suite, sides, 0.03)
@@ -257,8 +257,8 @@ def test_a_fail_the_calibration_carries_must_be_confirmed_by_the_ab_s_own_runs(s
     first = thresholds_for(Look.FIRST)
     row = _in_job_row(suite, sides, 0.04, thresholds=first)
     assert row.p_value < first.alpha / 4 and row.verdict.value == "warn"
-    assert any("own runs alone do not confirm it" in note and "not ≤ 0.000125" in note for note in row.notes)
-    assert _in_job_row(suite, sides, 0.07, thresholds=first).verdict.value == "fail"
+    assert any("own runs alone do not confirm it" in note and "not ≤ 2.5e-05" in note for note in row.notes)
+    assert _in_job_row(suite, sides, 0.09, thresholds=first).verdict.value == "fail"
 
 
 def test_own_runs_p_is_the_shift_test_on_the_own_runs_sigma():
