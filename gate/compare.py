@@ -150,7 +150,7 @@ def compare(base: Side, cand: Side, suite: Suite, *, models: Sequence[str] | Non
                 row.family = None
                 row.notes.insert(0, "not comparable: " + ", ".join(blocking) + " differ")
             drafts.append(row)
-    _decide(drafts, thresholds)
+    _decide(drafts, thresholds, cross_job)
     rows = tuple(d.freeze() for d in drafts)
     return Report(schema_version=REPORT_SCHEMA_VERSION, suite=suite.name,
                   verdict=Verdict.worst(r.verdict for r in rows), models=chosen,
@@ -215,14 +215,14 @@ def _difference(d: comparability.Difference, allowed: tuple[str, ...]) -> EnvDif
 
 # --- the decision over families --------------------------------------------------------------------------------
 
-def _decide(rows: list[Draft], thresholds: Thresholds) -> None:
+def _decide(rows: list[Draft], thresholds: Thresholds, cross_job: bool) -> None:
     """Holm FAIL and BH WARN per model and family (gate.stats.decision); a newly catastrophic utterance WARNs
     at least. Each model is its own family: CI judges each model in its own job and check, so a model's verdict
     must not depend on which other models share the tree (and `Report.merge` of per-model reports equals one
     compare of them all). The all-model false-FAIL rate this gives is measured by benchmarks/verdict_power.py."""
     for model in dict.fromkeys(r.workload.model for r in rows):
         _decide_quality([r for r in rows if r.workload.model == model and r.family == "quality"], thresholds)
-        _decide_speed([r for r in rows if r.workload.model == model and r.family == "speed"], thresholds)
+        _decide_speed([r for r in rows if r.workload.model == model and r.family == "speed"], thresholds, cross_job)
 
 
 def _decide_quality(quality: list[Draft], thresholds: Thresholds) -> None:
@@ -246,13 +246,14 @@ def _decide_quality(quality: list[Draft], thresholds: Thresholds) -> None:
             _sensitivity(row, max(row.floor_abs or 0.0, (row.floor_rel or 0.0) * (row.base_rate or 0.0)), "pp", 100)
 
 
-def _decide_speed(speed: list[Draft], thresholds: Thresholds) -> None:
+def _decide_speed(speed: list[Draft], thresholds: Thresholds, cross_job: bool) -> None:
     if not speed:
         return
     # A FAIL must also show on σ from the A/B's own runs alone (gate.stats.speed.own_runs_p), at the look's α, or
-    # at the first look over the model's gated speed rows (Thresholds.own_runs_bonferroni): a calibration that
-    # understates σ cannot carry a FAIL the runs themselves do not show.
-    own_level = thresholds.alpha / len(speed) if thresholds.own_runs_bonferroni else thresholds.alpha
+    # over the model's gated speed rows where those runs are few: the first look of `gate run` and across jobs
+    # (Thresholds.own_runs_bonferroni). A calibration that understates σ cannot carry a FAIL the runs do not show.
+    few = thresholds.own_runs_bonferroni or cross_job
+    own_level = thresholds.alpha / len(speed) if few else thresholds.alpha
     for row in speed:
         if row.p_value is not None and row.p_value <= thresholds.alpha and row.p_own is not None and \
                 not row.p_own <= own_level:

@@ -246,7 +246,7 @@ def judge(chunk: Chunk, test_sets: dict[str, TestSet], rules: Rules) -> Outcome:
 
     if chunk.cross_job_calibration:  # one decision at the family α, 3 + 3 runs, nothing re-measured
         slots = {m: np.broadcast_to(np.arange(RUNS), (batch, 2, RUNS)) for m in MODELS}
-        sp = _speed_look(chunk, rows, noises, slots, rules, cross_job=True, alpha=rules.family_alpha)
+        sp = _speed_look(chunk, rows, noises, slots, rules, cross_job=True, alpha=rules.family_alpha, bonferroni=True)
         qu = _quality_look(chunk, test_sets, qrows, disp, slots, rules)
         verdict_s = _family(sp, rules.family_alpha, rules, sg)
         verdict_q = _family(qu, rules.family_alpha, rules, qg, catastrophic=qu["catastrophic"])
@@ -400,8 +400,8 @@ def _speed_look(chunk: Chunk, rows, noises, slots, rules: Rules, *, cross_job: b
         if cross_job:
             ok = ok & (noise.cross_pairs >= ADVISED_PAIRS) & (not stale)
             ok = ok & (own_noise(model_arms, noise)[1] != OWN_DISAGREES)
-        # FAIL also needs the A/B's own runs alone to confirm the shift at the look's α, at the first look over
-        # the model's gated speed rows (gate.compare._decide_speed, Thresholds.own_runs_bonferroni)
+        # FAIL also needs the A/B's own runs alone to confirm the shift at the look's α; at the first look and
+        # across jobs, over the model's gated speed rows (gate.compare._decide_speed, Thresholds.own_runs_bonferroni)
         p_own = own_runs_p(y[:, 0], y[:, 1], model_arms, higher_is_better=metric == "throughput")
         own_level = alpha / sum(r[1] == model for r in rows) if bonferroni else alpha
         ok = ok & ((test.p > alpha) | (p_own <= own_level))

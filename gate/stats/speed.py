@@ -26,13 +26,13 @@ runs alone and says so. Across jobs the calibration stays required (the job effe
 A row may FAIL only with at least MIN_CALIBRATION_DF degrees of freedom behind its σ, at least two runs per
 side, across jobs at least ADVISED_PAIRS cross-job A/A pairs, when no candidate run better than the others was
 set aside, and when the same shift on σ from the A/B's own runs alone (`own_runs_p`) has p at most the look's α,
-or at the first look of `gate run` the look's α over the model's gated speed rows (gate.compare applies it;
-gate.stats.thresholds.Thresholds.own_runs_bonferroni says why); otherwise it can WARN at most (`fail_blockers`,
-gate.speed_rows and gate.compare say why). The row is unstable (WARN at least, never FAIL) when a third or more
-of the candidate's runs were set aside as worse, when its runs split in two even clusters, or when they split
-across a gap with a third or more in a cluster far worse than the baseline's median (`_intermittent`): an
-intermittent regression must not pass silently, and one wild run in six is heavy-tailed noise, not a pattern. In
-`gate run` an unstable first look extends the model.
+or, at the first look of `gate run` and across jobs, the look's α over the model's gated speed rows
+(gate.compare applies it; gate.stats.thresholds.Thresholds.own_runs_bonferroni says why); otherwise it can WARN
+at most (`fail_blockers`, gate.speed_rows and gate.compare say why). The row is unstable (WARN at least, never
+FAIL) when a third or more of the candidate's runs were set aside as worse, when its runs split in two even
+clusters, or when they split across a gap with a third or more in a cluster far worse than the baseline's median
+(`_intermittent`): an intermittent regression must not pass silently, and one wild run in six is heavy-tailed
+noise, not a pattern. In `gate run` an unstable first look extends the model.
 
 `mde` is the smallest worsening the row could have caught with 80% power at its level, from the σ and df
 in use; above SENSITIVITY_FACTOR × the floor the row is blind there and says so.

@@ -20,11 +20,12 @@ class Thresholds:
     alpha: float = 0.005  # speed family
     quality_alpha: float = 0.005
     # A speed FAIL must also show on σ from the A/B's own runs alone, at `alpha`; with this set (the first look of
-    # `gate run`), at `alpha` over the model's gated speed rows. At the first look the own runs have few df (8 for
-    # a two-workload model), and a calibration that understates σ by half still agreed with them in 7% of models
-    # (issue 21's stale cell); a FAIL then rode on both the small calibration σ and an own σ that came out small
-    # by chance: 1.2-1.3% of no-op PRs FAILed at the own runs' α₁, 1.05% at α₁ over the rows. At the pooled
-    # look (20 df) the agreement check catches it, and α₂ costs less power (benchmarks/verdict_power.py).
+    # `gate run`), and in any comparison across jobs (3+3 runs a side), at `alpha` over the model's gated speed rows.
+    # There the own runs have few df (8 for a two-workload model), and a calibration that understates σ by half
+    # still agreed with them in 7% of models (issue 21's stale cell); a FAIL then rode on both the small
+    # calibration σ and an own σ that came out small by chance. Over the rows: in one job 0.88% → 0.78% of
+    # no-op PRs, across jobs 1.27% → 0.40% (4,000 PRs). At the pooled look (20 df) the agreement check catches
+    # it, and α₂ alone costs less power (benchmarks/verdict_power.py).
     own_runs_bonferroni: bool = False
     # WARN: Benjamini-Hochberg q at most this, with at least half the floor (both families). At 0.05 (and 0.02)
     # a simulated all-model no-op PR showed a WARN more than 5% of the time (benchmarks/results/verdict_power.md).

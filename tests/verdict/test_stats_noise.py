@@ -219,7 +219,7 @@ def test_the_calibration_agrees_or_not_over_the_model_s_gated_metrics_together()
     assert np.isnan(joint_agreement([(arms, None)]))  # nothing to test without a calibration
 
 
-def _in_job_row(suite, sides, worse: float, spread: float = 0.0135, thresholds=None):
+def _in_job_row(suite, sides, worse: float, spread: float = 0.0135, thresholds=None, cross_job: bool = False):
     """qwen3 in one job: asr_en's candidate `worse` slower; throughput runs spread ±`spread`, p95 ±1%; a
     calibration of σ 1% on 200 df per workload (it agrees with the runs: the joint F test passes)."""
     from gate.compare import Thresholds, compare
@@ -231,11 +231,14 @@ def _in_job_row(suite, sides, worse: float, spread: float = 0.0135, thresholds=N
                 "rtf_mean": [0.06] * 3}
 
     workloads = ("qwen3/asr_en", "qwen3/asr_zh")
-    cal = Calibration(sigma=0.01, df=200, groups=100)
+    # across jobs: 30 cross-job A/A pairs (60 differences) whose spread is σ's alone (no job effect)
+    cal = Calibration(sigma=0.01, df=200, groups=100, cross_pairs=30, cross_diffs=60,
+                      cross_sum_sq=60 * 0.01 ** 2 * 2 / 3, cross_sum_h=60 * 2 / 3)
     calibration = {w: {"throughput_samples_per_s": cal, "latency_p95_s": cal} for w in workloads}
     base = sides.memory_side(suite, values={w: values(0.0) for w in workloads})
     cand = sides.memory_side(suite, values={workloads[0]: values(worse), workloads[1]: values(0.0)}, label="cand")
-    report = compare(base, cand, suite, cross_job=False, calibration=calibration, thresholds=thresholds or Thresholds())
+    report = compare(base, cand, suite, cross_job=cross_job, calibration=calibration,
+                     thresholds=thresholds or Thresholds())
     return next(r for r in report.rows if r.workload == workloads[0] and r.metric == "throughput_samples_per_s")
 
 
@@ -259,6 +262,17 @@ def test_a_fail_the_calibration_carries_must_be_confirmed_by_the_ab_s_own_runs(s
     assert row.p_value < first.alpha / 4 and row.verdict.value == "warn"
     assert any("own runs alone do not confirm it" in note and "not ≤ 2.5e-05" in note for note in row.notes)
     assert _in_job_row(suite, sides, 0.09, thresholds=first).verdict.value == "fail"
+
+
+def test_across_jobs_the_own_runs_confirm_a_fail_over_the_models_speed_rows(suite, sides):
+    """Across jobs each side has 3 runs (8 own df over two workloads), as at the first look: the own runs confirm
+    a FAIL at the family α over the model's 4 gated speed rows (0.00125). 4% (own runs p 0.0033) FAILs in one
+    job at the family α and is a WARN across jobs; 5% (p 0.00095) FAILs across jobs too."""
+    assert _in_job_row(suite, sides, 0.04).verdict.value == "fail"
+    row = _in_job_row(suite, sides, 0.04, cross_job=True)
+    assert "across jobs" in row.method and row.p_value < 0.005 / 4 and row.verdict.value == "warn"
+    assert any("own runs alone do not confirm it" in note and "not ≤ 0.00125" in note for note in row.notes)
+    assert _in_job_row(suite, sides, 0.05, cross_job=True).verdict.value == "fail"
 
 
 def test_own_runs_p_is_the_shift_test_on_the_own_runs_sigma():
