@@ -32,6 +32,7 @@ from gate.verdict import Verdict
 
 CAN_WARN_AT_MOST = "can WARN at most: "  # the note that lists a speed row's fail_blockers
 
+
 def model_calibrations(calibration: Mapping[str, Mapping[str, Any]], suite: Suite, model: str,
                         metric: str) -> list[Calibration]:
     """The metric's speed calibrations over all the model's workloads (pooled: far more df than one's)."""

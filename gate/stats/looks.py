@@ -25,8 +25,8 @@ from typing import Any, Iterable
 from gate.stats.multiplicity import benjamini_hochberg
 
 FAMILY_ALPHA = 0.005  # one look (FINAL): a comparison of finished trees or against a stored baseline
-# The two-look plan spends half of it per model and family: at σ ≥ 2% every model is extended, and four
-# models at 0.005 each false-FAILed 2-3% of all-model no-op PRs (benchmarks/results/verdict_power.md).
+# The two-look plan spends under a third of it per model and family: at σ ≥ 2% every model is extended, and four
+# models at 0.005 each false-FAILed 2-3% of all-model no-op PRs, at 0.0025 0.9-1.6% (benchmarks/results/verdict_power.md).
 # The first look spends little: a −3% regression at σ 1% is caught at the pooled look anyway (its first-look FAIL
 # buys runs, not power), and α₁ 0.0005 took half a point of false FAIL per PR at σ ≥ 2% for no power.
 FIRST_ALPHA = 0.0001

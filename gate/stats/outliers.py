@@ -20,7 +20,7 @@ itself. A σ̂ from 8 df comes out at half the truth one time in fifty; 5 × tha
 were set aside, which shrank σ̂ further (the trim fed on itself) and moved the kept means. With 3 runs an arm
 the robust σ's 1% quantile was twice the χ² one. Judged against a 95% bound, no-op PRs false-FAILed less: σ 10%
 with t₃ tails 1.05% → 0.65%, 5% of runs 6% slow 0.70% → 0.40% (2,000 PRs, benchmarks/verdict_power.py). The 80%
-bound does as well there (0.6% and 0.2% with this round's other changes), and unlike the 95% one it still sets
+bound does as well there (0.6% and 0.2% with the other issue-21 changes of that commit), and unlike the 95% one it still sets
 aside a −25% run among five others 2% apart (×2.37 at 4 df) and keeps 4 more points of power where 5% of the
 runs are slow restarts.
 """
@@ -48,7 +48,7 @@ def flag_sigma(sigma: float | np.ndarray, df: float | np.ndarray) -> np.ndarray:
     sigma, df = np.asarray(sigma, dtype=float), np.asarray(df, dtype=float)
     with np.errstate(all="ignore"):
         factor = np.where(df > 0, np.sqrt(df / stats.chi2.ppf(FLAG_SIGMA_QUANTILE, np.where(df > 0, df, 1.0))), 1.0)
-    return np.asarray(np.where(df > 0, sigma * factor, sigma), dtype=float)
+    return np.asarray(sigma * factor, dtype=float)
 
 
 def outlier_limit(sigma: float | np.ndarray) -> np.ndarray:

@@ -220,8 +220,8 @@ def test_the_calibration_agrees_or_not_over_the_model_s_gated_metrics_together()
 
 
 def _in_job_row(suite, sides, worse: float, spread: float = 0.0135, thresholds=None, cross_job: bool = False):
-    """qwen3 in one job: asr_en's candidate `worse` slower; throughput runs spread ±`spread`, p95 ±1%; a
-    calibration of σ 1% on 200 df per workload (it agrees with the runs: the joint F test passes)."""
+    """qwen3 in one job (or across jobs): asr_en's candidate `worse` slower; throughput runs spread ±`spread`, p95
+    ±1%; a calibration of σ 1% on 200 df per workload (it agrees with the runs: the joint F test passes)."""
     from gate.compare import Thresholds, compare
     from gate.stats.performance import Calibration
 
