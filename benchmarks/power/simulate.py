@@ -376,6 +376,7 @@ def _speed_look(chunk: Chunk, rows, noises, slots, rules: Rules, *, cross_job: b
     p, above, half, can_fail, unstable, se, df, floors = [], [], [], [], [], [], [], []
     stale = bool(chunk.noise is not None and chunk.noise.stale_known)
     batch = slots[rows[0][1]].shape[0]
+    speed_rows_of = {model: sum(r[1] == model for r in rows) for _, model, _ in rows}
     for wid, model, metric in rows:
         y = np.take_along_axis(chunk.speed[wid][metric], slots[model], axis=2)
         noise = noises[(model, metric)]
@@ -403,7 +404,7 @@ def _speed_look(chunk: Chunk, rows, noises, slots, rules: Rules, *, cross_job: b
         # FAIL also needs the A/B's own runs alone to confirm the shift at the look's α; at the first look and
         # across jobs, over the model's gated speed rows (gate.compare._decide_speed, Thresholds.own_runs_bonferroni)
         p_own = own_runs_p(y[:, 0], y[:, 1], model_arms, higher_is_better=metric == "throughput")
-        own_level = alpha / sum(r[1] == model for r in rows) if bonferroni else alpha
+        own_level = alpha / speed_rows_of[model] if bonferroni else alpha
         ok = ok & ((test.p > alpha) | (p_own <= own_level))
         can_fail.append(np.broadcast_to(ok, test.p.shape))
         unstable.append(shaky)
