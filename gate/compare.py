@@ -18,9 +18,10 @@ The rules (docs/design.md), in the order they apply to a row:
    log-scale t over the runs kept (gate.stats.outliers: one rule, plain median; a worse candidate run set
    aside makes the row unstable, WARN at least). In one job σ comes from the A/B's own runs, pooled with
    the A/A calibration when that is fresh and agrees; a stale calibration is left out. Across jobs σ is
-   the calibration's plus the between-job variance; no calibration, too few cross-job pairs, a stale
-   calibration or a disagreeing spread: the row can WARN at most, and says why. Each gated row states its
-   minimum detectable effect and is "blind" past 3x its floor.
+   the calibration's plus the between-job variance, and the row can WARN at most: a whole job running
+   slower cannot be told from a regression there (gate.stats.speed.ACROSS_JOBS); it also says when the
+   calibration is missing, stale, short of cross-job pairs or disagrees with the sides' spread. Each gated
+   row states its minimum detectable effect and is "blind" past 3x its floor.
 5. The decision per model and family (gate.stats.decision): FAIL = Holm-adjusted p <= alpha AND the floor
    reached (and the row may fail); WARN = BH q <= warn_q AND half the floor reached, or a newly
    catastrophic utterance (accuracy). Improvements are reported, never gated. The judge sets alpha per
@@ -93,8 +94,8 @@ def compare(base: Side, cand: Side, suite: Suite, *, models: Sequence[str] | Non
     to the variance of every speed difference. Default: True when either side is a baseline file, False for
     two trees (gate run's interleaved A/B).
 
-    `calibration_check` (gate.freshness): a calibration stale for the candidate's GPU, driver or packages
-    cannot make a speed row FAIL across jobs; the check is kept in the report.
+    `calibration_check` (gate.freshness): a calibration stale for the candidate's GPU, driver or packages is
+    left out in one job and named on every speed row across jobs; the check is kept in the report.
     """
     allowed = tuple(allow_diff)
     bad = sorted(set(allowed) - set(comparability.KINDS))
@@ -150,7 +151,7 @@ def compare(base: Side, cand: Side, suite: Suite, *, models: Sequence[str] | Non
                 row.family = None
                 row.notes.insert(0, "not comparable: " + ", ".join(blocking) + " differ")
             drafts.append(row)
-    _decide(drafts, thresholds, cross_job)
+    _decide(drafts, thresholds)
     rows = tuple(d.freeze() for d in drafts)
     return Report(schema_version=REPORT_SCHEMA_VERSION, suite=suite.name,
                   verdict=Verdict.worst(r.verdict for r in rows), models=chosen,
@@ -215,14 +216,14 @@ def _difference(d: comparability.Difference, allowed: tuple[str, ...]) -> EnvDif
 
 # --- the decision over families --------------------------------------------------------------------------------
 
-def _decide(rows: list[Draft], thresholds: Thresholds, cross_job: bool) -> None:
+def _decide(rows: list[Draft], thresholds: Thresholds) -> None:
     """Holm FAIL and BH WARN per model and family (gate.stats.decision); a newly catastrophic utterance WARNs
     at least. Each model is its own family: CI judges each model in its own job and check, so a model's verdict
     must not depend on which other models share the tree (and `Report.merge` of per-model reports equals one
     compare of them all). The all-model false-FAIL rate this gives is measured by benchmarks/verdict_power.py."""
     for model in dict.fromkeys(r.workload.model for r in rows):
         _decide_quality([r for r in rows if r.workload.model == model and r.family == "quality"], thresholds)
-        _decide_speed([r for r in rows if r.workload.model == model and r.family == "speed"], thresholds, cross_job)
+        _decide_speed([r for r in rows if r.workload.model == model and r.family == "speed"], thresholds)
 
 
 def _decide_quality(quality: list[Draft], thresholds: Thresholds) -> None:
@@ -246,14 +247,14 @@ def _decide_quality(quality: list[Draft], thresholds: Thresholds) -> None:
             _sensitivity(row, max(row.floor_abs or 0.0, (row.floor_rel or 0.0) * (row.base_rate or 0.0)), "pp", 100)
 
 
-def _decide_speed(speed: list[Draft], thresholds: Thresholds, cross_job: bool) -> None:
+def _decide_speed(speed: list[Draft], thresholds: Thresholds) -> None:
     if not speed:
         return
     # A FAIL must also show on σ from the A/B's own runs alone (gate.stats.speed.own_runs_p), at the look's α, or
-    # over the model's gated speed rows where those runs are few: the first look of `gate run` and across jobs
+    # over the model's gated speed rows where those runs are few: the first look of `gate run`
     # (Thresholds.own_runs_bonferroni). A calibration that understates σ cannot carry a FAIL the runs do not show.
-    few = thresholds.own_runs_bonferroni or cross_job
-    own_level = thresholds.alpha / len(speed) if few else thresholds.alpha
+    # Across jobs a speed row WARNs at most anyway (gate.stats.speed.ACROSS_JOBS).
+    own_level = thresholds.alpha / len(speed) if thresholds.own_runs_bonferroni else thresholds.alpha
     for row in speed:
         if row.p_value is not None and row.p_value <= thresholds.alpha and row.p_own is not None and \
                 not row.p_own <= own_level:

@@ -4,7 +4,7 @@ The calibration workflow keeps the stamp of the A/A pair it measured beside the 
 (<model>.calibration-stamp.json: GPU name, driver, digest of `pip freeze`; gate.calibration_stamp). The
 "current" stamp is built from the candidate tree's own records, the way `gate run` builds it: each
 scored run's env.json (GPU name and driver) and freeze.txt (digest). A difference makes the
-calibration stale (the report says why; speed rows compared across jobs cannot FAIL). A missing stamp,
+calibration stale (the report says why; speed rows compared across jobs name it). A missing stamp,
 or a candidate without env.json, is unknown, not stale. A malformed stamp is an InputError (exit 2).
 
 `calibration_for_plan` answers a different question for the trusted report job: which calibration

@@ -5,8 +5,8 @@ and the trusted recompute of the run plan all call this module, with one set of 
 two trees get the same report wherever they are judged (docs/design.md, "One judge"):
 
 - Calibration: the file given, else BASE's when BASE is a baseline file with one, else CANDIDATE's.
-  Its stamp is checked against the candidate's runs (gate.freshness): a stale calibration blocks a speed
-  FAIL across jobs, and is not used at all inside one job (compare's rule).
+  Its stamp is checked against the candidate's runs (gate.freshness): a stale calibration is named on every
+  speed row across jobs (which WARN at most there), and is not used at all inside one job (compare's rule).
 - Looks: two trees from `gate run --ab` with look decisions (the candidate's gate-run.json says so, or
   the trusted job says it is such a pair) are judged by the two-look rule, recomputed from the trees:
   the first look on run1..run3 of each side at Holm α₁; a model it leaves undecided must hold the

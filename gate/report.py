@@ -258,7 +258,8 @@ class ModelLooks:
 class CalibrationCheck:
     """Was the A/A calibration measured where the candidate was (GPU, driver, package set)?
 
-    A stale calibration is reported; speed rows compared across jobs then cannot FAIL (`blocks_fail`)."""
+    A stale calibration is reported; speed rows compared across jobs say that their σ is stale (`blocks_fail`:
+    stale, across jobs, where the rows still use it; in one job a stale calibration is not used at all)."""
 
     source: str = field(metadata={"max": MAX_ID})  # the calibration file's name, never a local path
     models: tuple[str, ...] = field(metadata={"max_items": 20, "items": {"max": 60}})

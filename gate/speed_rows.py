@@ -108,7 +108,7 @@ def judge_speed(row: Draft, metric: MetricSpec, noise: SpeedNoise | None, cross_
     else:
         row.fail_blockers = fail_blockers(noise, len(b), len(c), cross_job=cross_job) + (extra_blockers if noise else ())
         if noise is not None and noise.usable and own_arms is not None and own_arms.size:
-            # Across jobs too, the sides' own spread must agree with the calibration's σ for a FAIL.
+            # Across jobs the test rests on the calibration's σ: say when the sides' own spread disagrees with it.
             _, code, p_cross = own_noise(own_arms, noise)
             if int(code) == OWN_DISAGREES:
                 row.fail_blockers += (f"the sides' own spread disagrees with the calibration's σ (F test p = "

@@ -11,7 +11,8 @@ Two designs:
 - two-look: an interleaved A/B in one job. First look 3+3 runs at Holm α₁; models with a gated row at
   BH q <= the family's extension level and at least half its floor get 3+3 more runs; the pooled 6+6 decides at Holm α₂. A run
   flagged by the outlier rule is re-measured once per arm (the runner's job); compare sets aside the rest.
-- cross-job: 3 candidate runs against a stored 3-run baseline from another job, one decision at the family α.
+- cross-job: 3 candidate runs against a stored 3-run baseline from another job, one decision at the family α;
+  a speed row WARNs at most there (gate.stats.speed.ACROSS_JOBS).
 """
 from __future__ import annotations
 
@@ -28,7 +29,6 @@ from gate.stats.overdispersion import excess_df, widened_p_arrays
 from gate.stats.quality import catastrophic_masks, sign_flip_p_batch
 from gate.stats.speed import (
     ADVISED_PAIRS,
-    OWN_DISAGREES,
     POWER,
     SENSITIVITY_FACTOR,
     baseline_sigma,
@@ -246,7 +246,7 @@ def judge(chunk: Chunk, test_sets: dict[str, TestSet], rules: Rules) -> Outcome:
 
     if chunk.cross_job_calibration:  # one decision at the family α, 3 + 3 runs, nothing re-measured
         slots = {m: np.broadcast_to(np.arange(RUNS), (batch, 2, RUNS)) for m in MODELS}
-        sp = _speed_look(chunk, rows, noises, slots, rules, cross_job=True, alpha=rules.family_alpha, bonferroni=True)
+        sp = _speed_look(chunk, rows, noises, slots, rules, cross_job=True, alpha=rules.family_alpha)
         qu = _quality_look(chunk, test_sets, qrows, disp, slots, rules)
         verdict_s = _family(sp, rules.family_alpha, rules, sg)
         verdict_q = _family(qu, rules.family_alpha, rules, qg, catastrophic=qu["catastrophic"])
@@ -374,7 +374,6 @@ def _remeasure(chunk: Chunk, workloads: list[str], noises: dict, model: str, slo
 def _speed_look(chunk: Chunk, rows, noises, slots, rules: Rules, *, cross_job: bool, alpha: float,
                 bonferroni: bool = False) -> dict:
     p, above, half, can_fail, unstable, se, df, floors = [], [], [], [], [], [], [], []
-    stale = bool(chunk.noise is not None and chunk.noise.stale_known)
     batch = slots[rows[0][1]].shape[0]
     speed_rows_of = {model: sum(r[1] == model for r in rows) for _, model, _ in rows}
     for wid, model, metric in rows:
@@ -398,11 +397,9 @@ def _speed_look(chunk: Chunk, rows, noises, slots, rules: Rules, *, cross_job: b
         half.append(test.worse_rel >= floor / 2)
         shaky = test.worse_set_aside | test.split_cand | test.intermittent
         ok = (np.asarray(noise.sigma_df) >= 4) & ~test.favourable_set_aside & ~shaky
-        if cross_job:
-            ok = ok & (noise.cross_pairs >= ADVISED_PAIRS) & (not stale)
-            ok = ok & (own_noise(model_arms, noise)[1] != OWN_DISAGREES)
-        # FAIL also needs the A/B's own runs alone to confirm the shift at the look's α; at the first look and
-        # across jobs, over the model's gated speed rows (gate.compare._decide_speed, Thresholds.own_runs_bonferroni)
+        ok = ok & (not cross_job)  # across jobs a speed row WARNs at most (gate.stats.speed.ACROSS_JOBS)
+        # FAIL also needs the A/B's own runs alone to confirm the shift at the look's α; at the first look over the
+        # model's gated speed rows (gate.compare._decide_speed, Thresholds.own_runs_bonferroni)
         p_own = own_runs_p(y[:, 0], y[:, 1], model_arms, higher_is_better=metric == "throughput")
         own_level = alpha / speed_rows_of[model] if bonferroni else alpha
         ok = ok & ((test.p > alpha) | (p_own <= own_level))

@@ -80,7 +80,8 @@ def create(tree: Path, out: Path, models: tuple[str, ...], keep_from: Path | Non
               help="The baseline file to write the calibration into.")
 @click.option("--cross-job", "cross", nargs=2, multiple=True, type=click.Path(path_type=Path),
               help="An A/A pair TREE_A TREE_B whose two arms ran in different jobs (repeatable). Only such "
-                   "pairs let a comparison across jobs (against a stored baseline) FAIL on speed.")
+                   "pairs measure the job-to-job spread a comparison across jobs (against a stored baseline) "
+                   "is judged with.")
 @_SUITE
 def calibrate(trees: tuple[Path, ...], baseline_path: Path, cross: tuple[tuple[Path, Path], ...],
               suite_path: Path | None) -> None:

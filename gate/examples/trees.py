@@ -91,7 +91,7 @@ def write_example_baseline(out: Path, suite: Suite, *, pairs: int = AA_PAIRS, sh
     sides = [replace(side_from_tree(tree, suite), path=str(shown / tree.relative_to(out)))
              for tree in trees]
     # Every synthetic tree is generated on its own, as separate jobs would measure them: the pairs count as
-    # cross-job pairs, which a comparison against baseline.json (another job) needs before it may FAIL on speed.
+    # cross-job pairs, the job-to-job spread a comparison against baseline.json (another job) is judged with.
     calibrate_baseline(baseline_file, list(zip(sides[0::2], sides[1::2], strict=True)), suite, cross_job=[True] * len(sides[0::2]))
     shutil.rmtree(aa_root)
     with (out / "README.txt").open("a", encoding="utf-8") as readme:

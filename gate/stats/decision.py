@@ -2,7 +2,7 @@
 
 FAIL: Holm-adjusted p <= alpha AND the change reaches the row's floor AND the row is allowed to fail.
 WARN: not FAIL, Benjamini-Hochberg q <= warn_q AND the change reaches half the floor. A row that meets
-      the FAIL rule but may not fail (one run per side, no calibration, too few cross-job pairs) lands
+      the FAIL rule but may not fail (one run per side, no calibration, a speed row across jobs) lands
       here too, since its q <= its Holm p.
 PASS: everything else. Improvements are reported, never gated.
 

@@ -91,7 +91,7 @@ class Calibration:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "Calibration":
-        """Files written before cross-job pairs were recorded read as within-job only (cannot FAIL across jobs)."""
+        """Files written before cross-job pairs were recorded read as within-job only (no cross-job spread)."""
         return cls(sigma=float(data["sigma"]), df=int(data["df"]), groups=int(data["groups"]),
                    delta_sd=None if data.get("delta_sd") is None else float(data["delta_sd"]),
                    delta_df=None if data.get("delta_df") is None else int(data["delta_df"]),

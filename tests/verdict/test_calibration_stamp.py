@@ -1,7 +1,7 @@
 """A calibration expires when the GPU, driver or package set changes (issue 11): `gate compare` reads the
 stamp beside the calibration file (<name>.calibration-stamp.json) and compares it with the candidate tree's
-env.json and freeze.txt. Stale: the report says why, speed rows compared across jobs can WARN at most, and
-every output says so in one line. No stamp: unknown, not stale. A malformed stamp: one error line, exit 2."""
+env.json and freeze.txt. Stale: the report says why, speed rows compared across jobs (which WARN at most
+anyway) give it as a reason, and every output says so in one line. No stamp: unknown, not stale. A malformed stamp: one error line, exit 2."""
 from __future__ import annotations
 
 import json
@@ -14,6 +14,7 @@ from gate.calibration_stamp import packages_digest
 from gate.cli import cli
 from gate.examples import CANDIDATE_COMMIT, DEFAULT_FREEZE
 from gate.report import Report
+from gate.stats.speed import ACROSS_JOBS
 
 QWEN_EN = "qwen3/asr_en"
 H100 = {"gpu": "NVIDIA H100 80GB HBM3", "driver": "550.54.15", "packages_sha256": None}
@@ -27,7 +28,7 @@ def invoke(*args):
 
 @pytest.fixture(scope="module")
 def store(make_tree, tmp_path_factory):
-    """A baseline file calibrated from three cross-job A/A pairs, so that a slowdown across jobs can FAIL."""
+    """A baseline file calibrated from three cross-job A/A pairs (the job-to-job spread a WARN across jobs needs)."""
     path = tmp_path_factory.mktemp("store") / "h200" / "qwen3.json"
     path.parent.mkdir()
     assert invoke("baseline", "create", make_tree("base"), "--out", path).exit_code == 0
@@ -83,22 +84,27 @@ def test_an_h100_calibration_is_stale_against_an_h200_tree_and_cannot_fail_acros
     assert {verdicts(report)[k] for k in GATED_SLOW} == {"warn"} and result.exit_code == 0
     assert all(v != "fail" for (_, metric), v in verdicts(report).items() if "latency" in metric or "throughput" in metric)
     slow = next(r for r in report.rows if (r.workload, r.metric) == (QWEN_EN, "throughput_samples_per_s"))
-    assert any("can WARN at most: calibration stale: GPU NVIDIA H100 80GB HBM3 then, NVIDIA H200 now" in n
-               for n in slow.notes)
+    assert any(n.startswith("can WARN at most: ") and "; calibration stale: GPU NVIDIA H100 80GB HBM3 then, NVIDIA "
+               "H200 now" in n for n in slow.notes)
     line = ("Calibration stale: qwen3.json was measured elsewhere (GPU NVIDIA H100 80GB HBM3 then, NVIDIA H200 now; "
-            "driver 550.54.15 then, 580.65.06 now): speed rows compared across jobs can WARN at most.")
+            "driver 550.54.15 then, 580.65.06 now): speed rows compared across jobs still judge by its σ (and WARN at "
+            "most).")
     assert result.stdout.count("Calibration stale") == 1 and line in result.stdout
     for text in markdown:
         assert text.count("Calibration stale") == 1 and f"⚠️ **{line.replace(':', ':**', 1)}" in text
 
 
-def test_the_same_slowdown_fails_with_a_matching_stamp_and_nothing_is_said(calibration, h200_candidate, tmp_path):
+def test_with_a_matching_stamp_nothing_is_said(calibration, h200_candidate, tmp_path):
+    """Across jobs the 25% slowdown WARNs whatever the stamp says (a whole slow job looks the same); a fresh
+    stamp adds no reason to the rows and no line to the outputs."""
     path, stamp = calibration
     stamp({"gpu": H200["name"], "driver": H200["driver_version"],
            "packages_sha256": packages_digest("".join(line + "\n" for line in DEFAULT_FREEZE))})
     result, report, markdown = judge(path, h200_candidate, tmp_path)
     assert [(c.status, c.reasons, c.blocks_fail) for c in report.calibration_checks] == [("fresh", (), False)]
-    assert {verdicts(report)[k] for k in GATED_SLOW} == {"fail"} and result.exit_code == 1
+    assert {verdicts(report)[k] for k in GATED_SLOW} == {"warn"} and result.exit_code == 0
+    slow = next(r for r in report.rows if (r.workload, r.metric) == (QWEN_EN, "throughput_samples_per_s"))
+    assert [n for n in slow.notes if n.startswith("can WARN at most: ")] == [f"can WARN at most: {ACROSS_JOBS}"]
     assert all("stale" not in text.lower() for text in (result.stdout, *markdown))
 
 
@@ -107,7 +113,7 @@ def test_a_missing_stamp_is_unknown_not_stale(calibration, h200_candidate, tmp_p
     result, report, markdown = judge(path, h200_candidate, tmp_path)
     (check,) = report.calibration_checks
     assert check.status == "unknown" and "qwen3.calibration-stamp.json" in check.reasons[0] and not check.blocks_fail
-    assert {verdicts(report)[k] for k in GATED_SLOW} == {"fail"}
+    assert {verdicts(report)[k] for k in GATED_SLOW} == {"warn"}
     assert all("stale" not in text.lower() for text in (result.stdout, *markdown))
 
 

@@ -57,10 +57,11 @@ def test_regression_exits_1_and_writes_every_output(make_tree, calibrated_baseli
     failing = {(r["workload"], r["metric"]) for r in report["rows"] if r["verdict"] == "fail"}
     assert failing == {(QWEN_EN, "corpus_wer")}
     speed = next(r for r in report["rows"] if r["metric"] == "throughput_samples_per_s" and r["workload"] == QWEN_EN)
-    # A stored baseline is another job: without cross-job A/A pairs a 6% slowdown can only WARN, and says why.
+    # A stored baseline is another job: a 6% slowdown can only WARN there, and says why.
     assert speed["verdict"] == "warn" and speed["basis"] == "calibrated"
     assert "(df 16)" in speed["method"]  # 2 A/A pairs × 2 arms × (3 − 1), pooled over qwen3's two workloads
-    assert any("0 of the 3 cross-job A/A pairs a FAIL needs" in n for n in speed["notes"])
+    assert any("only an in-job A/B (gate run --ab) can FAIL on speed" in n and "0 of the 3 cross-job A/A pairs" in n
+               for n in speed["notes"])
     assert out["comment.md"].read_text(encoding="utf-8") == result.stdout
     assert "Per-run values" in out["summary.md"].read_text(encoding="utf-8")
 

@@ -12,6 +12,7 @@ from gate.examples import DEFAULT_FREEZE, utterance_ids
 from gate.report import NO_RESULTS, Basis, CoverageProblem
 from gate.side_loader import load_side
 from gate.stats.performance import Calibration
+from gate.stats.speed import ACROSS_JOBS
 from gate.verdict import Verdict
 
 PASS, WARN, FAIL, INCOMPLETE, NOT_COMPARABLE = (Verdict.PASS, Verdict.WARN, Verdict.FAIL, Verdict.INCOMPLETE,
@@ -126,7 +127,7 @@ def test_uncalibrated_speed_uses_the_ratio_policy_across_jobs(suite, make_tree):
     row = next(r for r in result.rows if r.workload == QWEN_EN and r.metric == "throughput_samples_per_s")
     # Across jobs without a calibration speed can WARN at most, and the row says so.
     assert row.verdict == WARN and row.basis is Basis.UNCALIBRATED and row.p_value is None
-    assert "can WARN at most: no A/A calibration" in row.notes
+    assert f"can WARN at most: no A/A calibration; {ACROSS_JOBS}" in row.notes
 
 
 def test_in_one_job_the_ab_stands_on_its_own_runs(suite, make_tree):

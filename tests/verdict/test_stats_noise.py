@@ -7,9 +7,11 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from gate.speed_rows import CAN_WARN_AT_MOST
 from gate.stats.outliers import flag_runs, outlier_limit, robust_sd, split_arms
 from gate.stats.performance import calibrate
 from gate.stats.speed import (
+    ACROSS_JOBS,
     OWN_DISAGREES,
     OWN_NO_CALIBRATION,
     OWN_STALE,
@@ -264,15 +266,15 @@ def test_a_fail_the_calibration_carries_must_be_confirmed_by_the_ab_s_own_runs(s
     assert _in_job_row(suite, sides, 0.09, thresholds=first).verdict.value == "fail"
 
 
-def test_across_jobs_the_own_runs_confirm_a_fail_over_the_models_speed_rows(suite, sides):
-    """Across jobs each side has 3 runs (8 own df over two workloads), as at the first look: the own runs confirm
-    a FAIL at the family α over the model's 4 gated speed rows (0.00125). 4% (own runs p 0.0033) FAILs in one
-    job at the family α and is a WARN across jobs; 5% (p 0.00095) FAILs across jobs too."""
-    assert _in_job_row(suite, sides, 0.04).verdict.value == "fail"
-    row = _in_job_row(suite, sides, 0.04, cross_job=True)
+def test_across_jobs_a_clear_slowdown_warns_and_says_only_an_in_job_ab_can_fail(suite, sides):
+    """A whole job running slower moves every run of it alike, so one job against another cannot tell it from a
+    regression (5% of jobs 10% slow: 11% of no-op nights FAILed). The same 9% slowdown that FAILs in one job
+    is a WARN across jobs, with p far below the family α, and the row says why."""
+    assert _in_job_row(suite, sides, 0.09).verdict.value == "fail"
+    row = _in_job_row(suite, sides, 0.09, cross_job=True)
     assert "across jobs" in row.method and row.p_value < 0.005 / 4 and row.verdict.value == "warn"
-    assert any("own runs alone do not confirm it" in note and "not ≤ 0.00125" in note for note in row.notes)
-    assert _in_job_row(suite, sides, 0.05, cross_job=True).verdict.value == "fail"
+    (note,) = [n for n in row.notes if n.startswith(CAN_WARN_AT_MOST)]
+    assert ACROSS_JOBS in note
 
 
 def test_own_runs_p_is_the_shift_test_on_the_own_runs_sigma():

@@ -19,7 +19,7 @@ from gate.stats.outliers import flag_runs
 from gate.stats.overdispersion import Dispersion, from_arms, run_variance, widened_p
 from gate.stats.performance import Calibration, calibrate
 from gate.stats.quality import catastrophic_masks, sign_flip_p, sign_flip_p_batch
-from gate.stats.speed import ADVISED_PAIRS, SpeedNoise, fail_blockers, shift_test, standard_error
+from gate.stats.speed import ACROSS_JOBS, ADVISED_PAIRS, SpeedNoise, fail_blockers, shift_test, standard_error
 from gate.verdict import Verdict
 
 QWEN_EN, QWEN_ZH = "qwen3/asr_en", "qwen3/asr_zh"
@@ -103,11 +103,15 @@ def test_the_t_test_matches_statistics_worked_example():
 def test_fail_blockers_say_why_a_row_can_only_warn():
     noise = SpeedNoise(sigma=0.01, sigma_df=40, cross_pairs=1)
     assert fail_blockers(noise, 3, 3, cross_job=False) == ()
-    assert fail_blockers(None, 3, 3, cross_job=True) == ("no A/A calibration",)
+    assert fail_blockers(None, 3, 3, cross_job=True) == ("no A/A calibration", ACROSS_JOBS)
     assert fail_blockers(None, 3, 3, cross_job=False) == ("no σ: fewer than two runs in every arm",)
     assert fail_blockers(noise, 1, 1, cross_job=False) == ("a side has a single run",)
-    (reason,) = fail_blockers(noise, 3, 3, cross_job=True)
-    assert f"1 of the {ADVISED_PAIRS} cross-job A/A pairs" in reason and f"({ADVISED_PAIRS - 1} missing)" in reason
+    across, pairs = fail_blockers(noise, 3, 3, cross_job=True)
+    assert across == ACROSS_JOBS and "only an in-job A/B (gate run --ab) can FAIL on speed" in across
+    assert f"1 of the {ADVISED_PAIRS} cross-job A/A pairs" in pairs and f"({ADVISED_PAIRS - 1} missing)" in pairs
+    # Across jobs, however many pairs and however fresh: a whole job running slower looks like a regression.
+    enough = SpeedNoise(sigma=0.01, sigma_df=40, cross_pairs=ADVISED_PAIRS, cross_msd=1e-4, cross_h=2 / 3, cross_df=6)
+    assert fail_blockers(enough, 3, 3, cross_job=True) == (ACROSS_JOBS,)
 
 
 def test_calibration_pools_deltas_about_zero_and_sets_aside_slow_runs():
