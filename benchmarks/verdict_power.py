@@ -35,10 +35,11 @@ def all_scenarios() -> tuple:
     return noise_module.scenarios() + matrix.scenarios()
 
 
-def run_scenario(key: str, prs: int, chunk: int, seed: int, pairs: int | None = None) -> dict:
+def run_scenario(key: str, prs: int, chunk: int, seed: int, pairs: int | None = None,
+                 target_factor: float = 1.0) -> dict:
     scenario = next(s for s in all_scenarios() if s.key == key)
     rules = simulate.Rules.from_gate() if pairs is None else simulate.Rules.from_gate(pairs)
-    test_sets = noise_module.draw_test_sets(seed)
+    test_sets = noise_module.draw_test_sets(seed, target_factor)
     counts = {f: 0 for f in FIELDS}
     runs_sum, runs_max, done = 0.0, 0.0, 0
     started = time.perf_counter()
@@ -108,9 +109,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pairs", type=int, default=None,
                         help="A/A pairs in each calibration (default: the advised gate.stats.speed.ADVISED_PAIRS)")
     parser.add_argument("--validate", type=int, default=0, help="also check N PRs per scenario against compare")
+    parser.add_argument("--target-factor", type=float, default=1.0,
+                        help="scale the target workload's utterances by this factor (how many a change needs)")
     parser.add_argument("--smoke", action="store_true", help="a few PRs per scenario, for CI")
     parser.add_argument("--out", type=Path, default=None, help="write verdict_power.md and .json here")
     args = parser.parse_args(argv)
+    if args.target_factor <= 0 or (args.target_factor != 1.0 and args.validate):
+        parser.error("--target-factor: expected a positive factor, and no --validate with it (the validation "
+                     "builds the suite's own test sets)")
     keys = [s.key for s in all_scenarios()]
     if args.scenarios:
         unknown = sorted(set(args.scenarios.split(",")) - set(keys))
@@ -123,13 +129,16 @@ def main(argv: list[str] | None = None) -> int:
     if args.jobs > 1:
         with ProcessPoolExecutor(args.jobs) as pool:
             results = list(pool.map(run_scenario, keys, [prs] * len(keys), [chunk] * len(keys),
-                                    [args.seed] * len(keys), [args.pairs] * len(keys)))
+                                    [args.seed] * len(keys), [args.pairs] * len(keys),
+                                    [args.target_factor] * len(keys)))
     else:
-        results = [run_scenario(k, prs, chunk, args.seed, args.pairs) for k in keys]
+        results = [run_scenario(k, prs, chunk, args.seed, args.pairs, args.target_factor) for k in keys]
     elapsed = time.perf_counter() - started
     rules = simulate.Rules.from_gate() if args.pairs is None else simulate.Rules.from_gate(args.pairs)
     text = "# Verdict power (benchmarks/verdict_power.py)\n\n" + table(results, rules)
-    text += f"\n\nSimulated {sum(r['prs'] for r in results)} PRs in {elapsed:.0f} s ({args.jobs} processes, seed {args.seed}).\n"
+    text += f"\n\nSimulated {sum(r['prs'] for r in results)} PRs in {elapsed:.0f} s ({args.jobs} processes, seed {args.seed})"
+    text += (f"; the target workload {noise_module.TARGET} with {args.target_factor:g}× its utterances.\n"
+             if args.target_factor != 1.0 else ".\n")
     validation = None
     if args.validate:
         from power import validate

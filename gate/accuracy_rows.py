@@ -19,7 +19,7 @@ from gate.report import (
 )
 from gate.side import MeasureSamples, WorkloadSide
 from gate.stats.overdispersion import Dispersion, widened_p
-from gate.stats.quality import CATASTROPHIC_MIN_JUMP, paired_quality_test
+from gate.stats.quality import CATASTROPHIC_MIN_JUMP, paired_quality_test, sign_flip_p
 from gate.stats.thresholds import Thresholds  # re-exported: callers import it from here for now
 from gate.verdict import Verdict
 
@@ -57,8 +57,8 @@ def judge_accuracy(row: Draft, workload: Workload, metric: MetricSpec, wb: Workl
     row.candidate = SideStats.of(row.candidate.values, row.candidate.used, row.candidate.expected_runs, n)
     row.delta_abs, row.delta_rel, row.base_rate = test.delta, test.delta_rel, test.base_rate
     row.n_worse, row.n_better = test.n_worse, test.n_better
-    row.above_floor = _reaches(test, row.floor_abs, row.floor_rel, 1.0)
-    row.above_half_floor = _reaches(test, row.floor_abs, row.floor_rel, 0.5)
+    row.above_floor = _reaches(test.delta, test.base_rate, row.floor_abs, row.floor_rel, 1.0)
+    row.above_half_floor = _reaches(test.delta, test.base_rate, row.floor_abs, row.floor_rel, 0.5)
     row.new_catastrophic = len(test.new_catastrophic)
     unit = "sessions" if small else "utterances"
     if test.identical:
@@ -70,15 +70,33 @@ def judge_accuracy(row: Draft, workload: Workload, metric: MetricSpec, wb: Workl
     row.p_degradation = test.p_degradation
     row.method = f"paired {test.p_method} over {n} {unit}"
     r_b, r_c = paired.base_errors.shape[0], paired.cand_errors.shape[0]
-    units = float((test.d ** 2).sum())  # the sign-flip's null variance of Σd; never dropped (issue 21)
+    d, apart = test.d, ""
+    rest = _not_comoving(paired.ids, dispersion)
+    if rest is not None:
+        # Utterances that churned together in the A/A runs are left out of the test (gate.stats.overdispersion);
+        # Δ, its CI and the floors stay those of the whole set.
+        d, kept = test.d[rest], int(rest.sum())
+        row.p_value, method = (sign_flip_p(d, scale=r_b * r_c, n_flips=thresholds.n_flips, seed=seed) if d.any()
+                               else (1.0, "sign-flip (no change among them)"))
+        apart = f"; {n - kept} {unit} that co-move in the A/A runs set aside"
+        row.method = f"paired {method} over {kept} of {n} {unit}"
+        # The floors too are held to the change without the group's swing: the change is estimated on the rest.
+        total, base_total = float(paired.ref_len[rest].sum()), float(test.base_mean_errors[rest].sum())
+        delta_rest, base_rest = float(d.sum()) / total, base_total / total
+        row.above_floor = _reaches(delta_rest, base_rest, row.floor_abs, row.floor_rel, 1.0)
+        row.above_half_floor = _reaches(delta_rest, base_rest, row.floor_abs, row.floor_rel, 0.5)
+        row.notes.append(f"tested without the {n - kept} {unit} that churned together in the A/A runs (they swing "
+                         f"together from run to run): Δ without them {delta_rest * 100:+.3f} pp, the one held to the "
+                         "floors; the row's Δ is the whole set's")
+    units = float((d ** 2).sum())  # the sign-flip's null variance of Σd; never dropped (issue 21)
     row.se = math.sqrt(units) / paired.ref_len.sum()
     if dispersion is not None and dispersion.widens:
         # Same-commit runs churn together (A/A calibration): their covariance widens the null, added to Σd²
         # (gate.stats.overdispersion).
-        row.p_value = widened_p(float(test.d.sum()), units, dispersion, 1 / r_b + 1 / r_c)
+        row.p_value = widened_p(float(d.sum()), units, dispersion, 1 / r_b + 1 / r_c)
         row.se = math.sqrt(units + (1 / r_b + 1 / r_c) * dispersion.excess) / paired.ref_len.sum()
         row.method = (f"paired test widened for correlated churn (φ {dispersion.phi:.2f}, {dispersion.arms} A/A "
-                      f"arms, df {dispersion.df}; Σd² + excess) over {n} {unit}")
+                      f"arms, df {dispersion.df}; Σd² + excess) over {n} {unit}{apart}")
     elif dispersion is None and _churn_possible(paired):
         # Nothing says how much the utterances churn together: the sign-flip's independence is an assumption.
         row.can_fail = False
@@ -99,13 +117,22 @@ def judge_accuracy(row: Draft, workload: Workload, metric: MetricSpec, wb: Workl
     return _notable(workload, metric.samples or "", test, paired)
 
 
+def _not_comoving(ids: tuple[str, ...], dispersion: Dispersion | None) -> np.ndarray | None:
+    """The utterances to test when the A/A runs found some that co-move (a mask over `ids`); None for all."""
+    if dispersion is None or not dispersion.comoving:
+        return None
+    together = set(dispersion.comoving)
+    rest = np.fromiter((i not in together for i in ids), dtype=bool, count=len(ids))
+    return rest if 0 < rest.sum() < len(ids) else None
+
+
 def _churn_possible(paired: _Paired) -> bool:
     """Churn is possible unless each side ran twice or more and its runs gave identical errors everywhere."""
     return any(e.shape[0] < 2 or bool((e != e[:1]).any()) for e in (paired.base_errors, paired.cand_errors))
 
 
-def _reaches(test, floor_abs: float, floor_rel: float, share: float) -> bool:
-    return test.delta >= share * floor_abs - 1e-15 and (test.base_rate == 0 or test.delta >= share * floor_rel * test.base_rate)
+def _reaches(delta: float, base_rate: float, floor_abs: float, floor_rel: float, share: float) -> bool:
+    return delta >= share * floor_abs - 1e-15 and (base_rate == 0 or delta >= share * floor_rel * base_rate)
 
 
 @dataclass(frozen=True)

@@ -42,16 +42,26 @@ def calibration_from_pairs(pairs: Sequence[tuple[Side, Side]], suite: Suite,
                                     [v for v in wb.values.get(metric.name, ()) if v is not None]) for wa, wb, _ in usable],
                                   cross_job=[across for _, _, across in usable])
             elif metric.kind == "accuracy" and metric.samples and usable:
-                arms = [_valid_errors(w.samples[metric.samples]) for pair in usable for w in pair[:2]
-                        if metric.samples in w.samples]
-                entry = from_arms(arms) if arms else None
+                samples = [w.samples[metric.samples] for pair in usable for w in pair[:2] if metric.samples in w.samples]
+                entry = from_arms(*_aligned(samples)) if samples else None
             if entry is not None:
                 out.setdefault(workload.id, {})[metric.name] = entry
     return out
 
 
-def _valid_errors(s: MeasureSamples) -> np.ndarray:
-    return s.errors[:, s.valid.all(axis=0)]
+def _aligned(samples: Sequence[MeasureSamples]) -> tuple[list[np.ndarray], list[str]]:
+    """The arms' error counts over the utterances valid in every run of every arm, columns in one order (the
+    first arm's), with their ids: co-moving utterances are found across arms (overdispersion.comoving)."""
+    valid: list[dict[str, bool]] = []
+    for s in samples:
+        ok = np.asarray(np.asarray(s.valid, dtype=bool).all(axis=0))
+        valid.append({i: bool(ok[k]) for k, i in enumerate(s.ids)})
+    ids = [i for i in samples[0].ids if all(v.get(i, False) for v in valid)]
+    arms = []
+    for s in samples:
+        column = {i: k for k, i in enumerate(s.ids)}
+        arms.append(s.errors[:, [column[i] for i in ids]])
+    return arms, ids
 
 
 def run_hashes(side: Side) -> dict[str, str]:

@@ -100,14 +100,16 @@ class AccuracyNoiseRecord:
     arms: int = field(metadata={"min": 1})
     phi: float
     identical: bool
+    comoving: tuple[str, ...] = field(metadata={"max_items": MAX_UTTERANCES})
 
     def value(self) -> Dispersion:
-        return Dispersion(ss_total=self.ss_total, ss_units=self.ss_units, df=self.df, arms=self.arms)
+        return Dispersion(ss_total=self.ss_total, ss_units=self.ss_units, df=self.df, arms=self.arms,
+                          comoving=self.comoving)
 
     @classmethod
     def of(cls, dispersion: Dispersion) -> "AccuracyNoiseRecord":
         return cls(ss_total=dispersion.ss_total, ss_units=dispersion.ss_units, df=dispersion.df, arms=dispersion.arms,
-                   phi=dispersion.phi, identical=dispersion.identical)
+                   phi=dispersion.phi, identical=dispersion.identical, comoving=dispersion.comoving)
 
 
 NoiseRecord = SpeedNoiseRecord | AccuracyNoiseRecord
@@ -137,6 +139,7 @@ _WORKLOAD_DEFAULTS: dict[str, Any] = {"samples": {}, "sample_notes": [], "evalua
 _SPEED_DEFAULTS: dict[str, Any] = {"delta_sd": None, "delta_df": None, "within_pairs": 0, "cross_pairs": 0,
                                    "cross_diffs": 0, "cross_sum_sq": 0.0, "cross_sum_h": 0.0, "set_aside": 0,
                                    "nights": 0, "night_df": 0, "night_sum_sq": 0.0, "night_set_aside": 0}
+_ACCURACY_DEFAULTS: dict[str, Any] = {"comoving": []}
 _SAMPLES_DEFAULTS: dict[str, Any] = {"invalid": [], "texts": {}}
 _TOP_DEFAULTS: dict[str, Any] = {"missing": [], "fingerprint": {}, "calibration_source": None}
 _FINGERPRINT_DEFAULTS: dict[str, Any] = {"gpu": None, "driver": None, "packages": None, "workloads": {}}
@@ -147,6 +150,14 @@ def _upgrade_workload(w: dict) -> dict:
     if isinstance(out["samples"], dict):
         out["samples"] = {m: ({**_SAMPLES_DEFAULTS, **s} if isinstance(s, dict) else s) for m, s in out["samples"].items()}
     return out
+
+
+def _upgrade_noise(entry: Any) -> Any:
+    if isinstance(entry, dict) and "sigma" in entry:
+        return {**_SPEED_DEFAULTS, **entry}
+    if isinstance(entry, dict) and "ss_total" in entry:
+        return {**_ACCURACY_DEFAULTS, **entry}
+    return entry
 
 
 def upgrade(data: dict) -> dict:
@@ -161,7 +172,6 @@ def upgrade(data: dict) -> dict:
         out["workloads"] = {k: (_upgrade_workload(w) if isinstance(w, dict) else w) for k, w in out["workloads"].items()}
     if isinstance(out.get("calibration"), dict):
         out["calibration"] = {
-            k: ({m: ({**_SPEED_DEFAULTS, **e} if isinstance(e, dict) and "sigma" in e else e) for m, e in ms.items()}
-                if isinstance(ms, dict) else ms)
+            k: ({m: _upgrade_noise(e) for m, e in ms.items()} if isinstance(ms, dict) else ms)
             for k, ms in out["calibration"].items()}
     return out

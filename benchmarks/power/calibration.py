@@ -1,11 +1,13 @@
 """The A/A calibration of simulated PRs, batched: what `gate baseline calibrate` computes for each PR
-(gate.stats.performance.calibrate through gate.stats.outliers.robust_sd; gate.stats.overdispersion.from_arms).
+(gate.stats.performance.calibrate through gate.stats.outliers.robust_sd; gate.stats.overdispersion.from_arms
+with its co-moving utterances).
 benchmarks/power/validate.py feeds the same runs to the real code and checks the verdicts agree."""
 from __future__ import annotations
 
 import numpy as np
 
 from gate.stats.outliers import robust_sd
+from gate.stats.overdispersion import comoving
 from gate.stats.speed import SpeedNoise
 
 RUNS = 3  # per arm per look (simulate.RUNS)
@@ -36,21 +38,22 @@ def speed_calibration(cal: dict, workloads: list[str], metric: str, cross_job: b
                       cross_h=cross_h / cross_diffs if cross_diffs else 0.0, cross_df=cross_diffs)
 
 
-def dispersion(cal_errors: dict, workloads: list[str], measure: str) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-    """Per PR: one measure's (ss_total, ss_units, df) over these workloads' A/A arms (overdispersion.from_arms)."""
-    total = units = 0.0
-    df = 0
-    if next(iter(cal_errors[workloads[0]].values())).shape[1] == 0:
+def dispersion(cal_errors: dict, wid: str, measure: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+    """Per PR: one workload's measure's (ss_total, ss_units, df, rest) from its A/A arms (overdispersion.from_arms
+    with the utterances' ids): `rest` (B, n) marks the utterances that do not co-move (overdispersion.comoving,
+    the gate's own function, per PR, on the arms in the order gate.baseline.calibration_from_pairs sees them),
+    and the sums are over those."""
+    e = cal_errors[wid][measure]  # (B, K, 2, RUNS, n) int
+    if e.shape[1] == 0:
         return None
-    for wid in workloads:
-        if measure in cal_errors[wid]:
-            e = cal_errors[wid][measure]  # (B, K, 2, RUNS, n) int
-            c = e - e[..., :1, :]  # variances are shift-invariant: small integers, cheap to square
-            sums, squares = c.sum(axis=-2), (c * c).sum(axis=-2)
-            units = units + ((squares - sums * sums / RUNS).sum(axis=-1) / (RUNS - 1)).sum(axis=(1, 2)) * (RUNS - 1)
-            totals = c.sum(axis=-1).astype(float)
-            total = total + totals.var(axis=-1, ddof=1).sum(axis=(1, 2)) * (RUNS - 1)
-            df += e.shape[1] * e.shape[2] * (RUNS - 1)
-    return total, units, np.full(np.shape(total), df)
+    rest = np.stack([~comoving([e[b, k, arm] for k in range(e.shape[1]) for arm in range(2)])
+                     for b in range(e.shape[0])])
+    c = (e - e[..., :1, :]) * rest[:, None, None, None, :]  # variances are shift-invariant: small integers
+    sums, squares = c.sum(axis=-2), (c * c).sum(axis=-2)
+    units = ((squares - sums * sums / RUNS).sum(axis=-1) / (RUNS - 1)).sum(axis=(1, 2)) * (RUNS - 1)
+    totals = c.sum(axis=-1).astype(float)
+    total = totals.var(axis=-1, ddof=1).sum(axis=(1, 2)) * (RUNS - 1)
+    df = e.shape[1] * e.shape[2] * (RUNS - 1)
+    return total, units, np.full(np.shape(total), df), rest
 
 

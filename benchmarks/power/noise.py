@@ -24,7 +24,7 @@ true corpus rate, drawn once: a real test set is fixed). Run to run:
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -89,6 +89,9 @@ class NoiseModel:
     intermittent_p95_only: bool = False
     neutral_changes: int = 0  # TARGET's candidate: this many utterances +1 error and as many −1 (Δ 0), every run
     calibrated: bool = True  # False: no A/A calibration and no dispersion record at all
+    # share of a run's run-to-run variance common to all the model's workloads: one server cycle serves them
+    # all, so a slow server start slows every workload of it (issue 21, item 8)
+    run_shared: float = 0.0
 
 
 CLEAN = NoiseModel("clean")
@@ -134,11 +137,14 @@ class TestSet:
     errors: dict  # measure -> (n,) baseline errors
 
 
-def draw_test_sets(seed: int) -> dict[str, TestSet]:
-    """The fixed utterances of every workload (drawn once per benchmark seed)."""
+def draw_test_sets(seed: int, target_factor: float = 1.0) -> dict[str, TestSet]:
+    """The fixed utterances of every workload (drawn once per benchmark seed). `target_factor` scales the
+    TARGET workload's number of utterances (how many a change needs: verdict_power.py --target-factor)."""
     rng = np.random.default_rng([seed, 0xA5])
     out = {}
     for w in WORKLOADS:
+        if w.workload_id == TARGET and target_factor != 1.0:
+            w = replace(w, n=int(round(w.n * target_factor)))
         if w.sessions:
             ref_len = np.maximum(1, rng.normal(w.unit_len, 0.3 * w.unit_len, w.n)).astype(np.int64)
             shape = 8.0

@@ -167,6 +167,9 @@ def _speed_runs(rng, noise: NoiseModel, shape: tuple, n_wl: int, *, arm_jobs: bo
     sigma = noise.sigma_run if sigma is None else sigma
     own = noise.p95_own * sigma / noise.sigma_run
     s = sigma * standard_noise(rng, noise.tails, full)
+    if noise.run_shared:  # drawn only here, so that the other scenarios' draws stay as they were
+        common = sigma * standard_noise(rng, noise.tails, shape + (1,))
+        s = np.sqrt(1 - noise.run_shared) * s + np.sqrt(noise.run_shared) * common
     slow = np.where(rng.random(full) < noise.slow_prob, np.log(noise.slow_factor), 0.0)
     job_shape = shape[:-1] + (1, n_wl) if arm_jobs else shape[:-2] + (1, 1, n_wl)
     shared = rng.standard_normal(job_shape[:-1] + (1,))
@@ -237,7 +240,7 @@ def judge(chunk: Chunk, test_sets: dict[str, TestSet], rules: Rules) -> Outcome:
     measure_of = {w.workload_id: [m for _, m, _ in w.measures] for w in WORKLOADS}
     noises = {(m, metric): speed_calibration(chunk.cal_speed, by_model[m], metric, chunk.cross_job_calibration)
               for m in MODELS for metric in SPEED_ROWS}
-    disp = {(w.workload_id, measure): dispersion(chunk.cal_errors, [w.workload_id], measure)
+    disp = {(w.workload_id, measure): dispersion(chunk.cal_errors, w.workload_id, measure)
             for w in WORKLOADS for measure in measure_of[w.workload_id]}
     rows = [(w.workload_id, w.model, metric) for w in WORKLOADS for metric in SPEED_ROWS]
     qrows = [(w.workload_id, w.model, measure, metric) for w in WORKLOADS for metric, measure, _ in w.measures]
@@ -427,31 +430,39 @@ def _quality_look(chunk: Chunk, test_sets, qrows, disp, slots, rules: Rules) -> 
         base_rate = mean_b.sum(axis=1) / n_total
         small = ts.ref_len.shape[0] <= rules.small_set_size
         floor_abs = rules.small_set_floor_abs if small else rules.quality_floor_abs
-        ok_rel = lambda share: (base_rate == 0) | (delta >= share * rules.quality_floor_rel * base_rate)  # noqa: E731, B023  # called before the loop moves on
-        above.append((delta >= floor_abs - 1e-15) & ok_rel(1.0))
-        half.append((delta >= floor_abs / 2 - 1e-15) & ok_rel(0.5))
         floors.append(np.maximum(floor_abs, rules.quality_floor_rel * base_rate))
         identical = ~scaled.any(axis=1)
-        d = scaled / (r_b * r_c)
-        sum_sq = (d ** 2).sum(axis=1)
         found = disp[(wid, measure)]
+        held, held_base = delta, base_rate  # the change the floors are held to
         if found is None:
-            total = units = df = np.zeros(len(d))
-            widen = np.zeros(len(d), bool)
+            total = units = df = np.zeros(len(scaled))
+            widen = np.zeros(len(scaled), bool)
             # no dispersion record: FAIL only when each side's runs were identical (no churn seen)
             deterministic = ~(runs != runs[:, :, :1]).any(axis=(2, 3))
             can_fail.append(deterministic.all(axis=1))
         else:
-            total, units, df = found
+            total, units, df, rest = found
+            # utterances that co-move in the A/A runs are neither tested nor held to the floors (accuracy_rows)
+            apart = ~rest.all(axis=1)
+            scaled = scaled * rest
+            rest_len = (ts.ref_len * rest).sum(axis=1)
+            held = np.where(apart, (scaled / (r_b * r_c)).sum(axis=1) / rest_len, delta)
+            held_base = np.where(apart, (mean_b * rest).sum(axis=1) / rest_len, base_rate)
             widen = (units > 0) & (total > units)  # Dispersion.widens
-            can_fail.append(np.ones(len(d), bool))
+            can_fail.append(np.ones(len(scaled), bool))
+        ok_rel = lambda share: (held_base == 0) | (held >= share * rules.quality_floor_rel * held_base)  # noqa: E731, B023  # called before the loop moves on
+        above.append((held >= floor_abs - 1e-15) & ok_rel(1.0))
+        half.append((held >= floor_abs / 2 - 1e-15) & ok_rel(0.5))
+        none_left = ~scaled.any(axis=1) & ~identical  # a change only among the set-aside: p 1 (0.5 widened)
+        d = scaled / (r_b * r_c)
+        sum_sq = (d ** 2).sum(axis=1)
         with np.errstate(all="ignore"):
             approx = stats.norm.sf(d.sum(axis=1) / np.sqrt(sum_sq))
         # The exact null only where it can matter: a p above 0.1 decides nothing (not the row's FAIL, WARN or
         # extension, nor, through Holm or BH, any other row's), and the normal approximation of the
         # sign-flip null is far better than 0.3 vs 0.1 there.
-        exact = approx.copy()
-        need = ~identical & ~widen & (approx < 0.3)
+        exact = np.where(none_left, 1.0, approx)
+        need = ~identical & ~none_left & ~widen & (approx < 0.3)
         if need.any():
             exact[need] = sign_flip_p_batch(scaled[need])
         a = 1 / r_b + 1 / r_c

@@ -21,6 +21,15 @@ utterance): under the benchmark's hostile model, +0.5 pp was caught 90% of the t
 from the runs (and the excess's smaller df, `excess_df`). The excess is added rather than multiplied: a real diffuse change also puts d_i² into Σd²,
 and multiplying it by φ would widen the test by the effect itself. Arms whose runs all gave identical errors
 record that transcripts are deterministic; with no nondeterminism there is nothing to widen.
+
+Co-moving utterances (issue 21): when a group of utterances gains and loses errors together from run to run
+(a batch composition that tips all of them), the widened test pays for the whole group's swing on every
+row: under the benchmark's hostile model 33 of 1,088 utterances moving together hid a +0.15 pp change
+(WARN or FAIL 8%). `comoving` finds such utterances in the A/A runs, where only noise is at work, and
+`from_arms` records them and measures the dispersion of the rest; `compare` tests the rest and says how
+many it set aside. What the group hides is then its own 3%, not the whole test. Chosen from A/A runs, never
+from the A/B being judged, the set cannot bias the test; an utterance wrongly grouped only costs its share of
+power, and one missed stays in the rest, whose dispersion record still widens the test for it.
 """
 from __future__ import annotations
 
@@ -31,15 +40,30 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import stats
 
+# An utterance co-moves when its errors changed within at least COMOVE_MIN_ARMS arms and at least
+# COMOVE_MIN_GROUP − 1 other such utterances' run-to-run deviations correlate with its own at COMOVE_MIN_CORR or
+# more. Two independent coin-flip churners reach 0.8 over 12 degrees of freedom (3 A/A pairs) about once in
+# 1,700 pairs, so four such partners by chance are rare (0.06 utterances a set with 435 churners of 1,088, 50
+# sets); the benchmark's hostile group of 33 is found whole unless its swing changed within fewer than 3 of the
+# 6 arms (about 4% of calibrations). Without the arms rule, utterances that changed once in all the runs paired
+# up whenever they changed in the same run (200 such of 1,088 were all "co-moving"). A group over
+# COMOVE_MAX_SHARE of the set is not set aside: the run-level effect is then the set's, and the widened test is
+# the answer.
+COMOVE_MIN_CORR = 0.8
+COMOVE_MIN_GROUP = 5
+COMOVE_MIN_ARMS = 3
+COMOVE_MAX_SHARE = 0.2
+
 
 @dataclass(frozen=True)
 class Dispersion:
     """Over-dispersion of one accuracy measure, from A/A arms (pooled over a model's workloads by `pooled`)."""
 
-    ss_total: float  # Σ_arms (R − 1)·Var_r(Σ_i e_ir)
-    ss_units: float  # Σ_arms (R − 1)·Σ_i Var_r(e_ir)
+    ss_total: float  # Σ_arms (R − 1)·Var_r(Σ_i e_ir), over the utterances not in `comoving`
+    ss_units: float  # Σ_arms (R − 1)·Σ_i Var_r(e_ir), the same
     df: int  # Σ_arms (R − 1)
     arms: int
+    comoving: tuple[str, ...] = ()  # utterance ids that churned together in the A/A runs (`comoving`)
 
     @property
     def identical(self) -> bool:
@@ -67,12 +91,12 @@ class Dispersion:
 
     def to_dict(self) -> dict[str, Any]:
         return {"ss_total": self.ss_total, "ss_units": self.ss_units, "df": self.df, "arms": self.arms,
-                "phi": self.phi, "identical": self.identical}
+                "phi": self.phi, "identical": self.identical, "comoving": list(self.comoving)}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "Dispersion":
         return cls(ss_total=float(data["ss_total"]), ss_units=float(data["ss_units"]), df=int(data["df"]),
-                   arms=int(data["arms"]))
+                   arms=int(data["arms"]), comoving=tuple(str(i) for i in data.get("comoving", ())))
 
     @classmethod
     def pooled(cls, items: Sequence["Dispersion | None"]) -> "Dispersion | None":
@@ -80,22 +104,51 @@ class Dispersion:
         if not found:
             return None
         return cls(ss_total=sum(d.ss_total for d in found), ss_units=sum(d.ss_units for d in found),
-                   df=sum(d.df for d in found), arms=sum(d.arms for d in found))
+                   df=sum(d.df for d in found), arms=sum(d.arms for d in found),
+                   comoving=tuple(dict.fromkeys(i for d in found for i in d.comoving)))
 
 
-def from_arms(arms: Sequence[np.ndarray]) -> Dispersion | None:
-    """Arms of (R, N) error counts (runs × utterances); arms with fewer than two runs add nothing."""
+def comoving(arms: Sequence[np.ndarray]) -> np.ndarray:
+    """Which utterances churned together in same-commit runs: (N,) bool. `arms` are (R, N) error counts with
+    the same utterance in each column; arms with fewer than two runs add nothing (see COMOVE_MIN_CORR)."""
+    used = [np.asarray(e, dtype=float) for e in arms if np.shape(e)[0] >= 2]
+    n = np.shape(arms[0])[1] if len(arms) else 0
+    found = np.zeros(n, dtype=bool)
+    if len(used) < COMOVE_MIN_ARMS:
+        return found
+    deviations = np.concatenate([e - e.mean(axis=0) for e in used])  # (Σ R, N), each arm about its own mean
+    norm = np.sqrt((deviations ** 2).sum(axis=0))
+    arms_changed = np.sum([(e != e[:1]).any(axis=0) for e in used], axis=0)
+    churning = np.flatnonzero(arms_changed >= COMOVE_MIN_ARMS)
+    if churning.size < COMOVE_MIN_GROUP:
+        return found
+    unit = deviations[:, churning] / norm[churning]
+    partners = ((unit.T @ unit) >= COMOVE_MIN_CORR).sum(axis=1) - 1  # less itself
+    found[churning[partners >= COMOVE_MIN_GROUP - 1]] = True
+    return found if found.sum() <= COMOVE_MAX_SHARE * n else np.zeros(n, dtype=bool)
+
+
+def from_arms(arms: Sequence[np.ndarray], ids: Sequence[str] | None = None) -> Dispersion | None:
+    """Arms of (R, N) error counts (runs × utterances); arms with fewer than two runs add nothing. With `ids`
+    (the columns' utterance ids, the same in every arm) the utterances that co-move are found, named in the
+    record and left out of its sums (`comoving`)."""
+    rest = np.ones(np.shape(arms[0])[1] if len(arms) else 0, dtype=bool)
+    named: tuple[str, ...] = ()
+    if ids is not None and len(arms):
+        together = comoving(arms)
+        rest, named = ~together, tuple(ids[int(k)] for k in np.flatnonzero(together))
     ss_total = ss_units = 0.0
     df = used = 0
     for errors in arms:
         e = np.atleast_2d(np.asarray(errors, dtype=float))
         if e.shape[0] < 2:
             continue
+        e = e[:, rest] if ids is not None else e
         ss_total += float(e.sum(axis=1).var(ddof=1)) * (e.shape[0] - 1)
         ss_units += float(e.var(axis=0, ddof=1).sum()) * (e.shape[0] - 1)
         df += e.shape[0] - 1
         used += 1
-    return Dispersion(ss_total=ss_total, ss_units=ss_units, df=df, arms=used) if used else None
+    return Dispersion(ss_total=ss_total, ss_units=ss_units, df=df, arms=used, comoving=named) if used else None
 
 
 def excess_df(ss_total: ArrayLike, ss_units: ArrayLike, df: ArrayLike) -> np.ndarray:
