@@ -53,6 +53,7 @@ from gate.render_cells import (
 )
 from gate.render_excerpt import changed_words, excerpt_start
 from gate.report import Basis, CalibrationCheck, CoverageEntry, EnvDifference, ModelLooks, Report, Row, Utterance
+from gate.stats.speed import ACROSS_JOBS
 from gate.verdict import Verdict
 
 COMMENT_MARKER = "<!-- asr-regression-gate: {suite} -->"  # gate.github finds the sticky comment by it
@@ -158,6 +159,7 @@ class View:
     fallback: int
     looks: list[ModelLooks]
     stale_calibrations: list[CalibrationCheck]
+    across_jobs: bool  # speed rows were judged across jobs: they WARN at most (gate.stats.speed.ACROSS_JOBS)
     show_all: bool = False  # terminal only: every row, not only those that are not a pass
     table: str = ""  # terminal only: the rows shown, as aligned text
 
@@ -227,7 +229,8 @@ def _view(report: Report, folded: tuple[str, ...] = (), trends: Mapping[tuple[st
         uncalibrated=sum(1 for r in rows if r.basis is Basis.UNCALIBRATED),
         fallback=sum(1 for r in rows if r.basis is Basis.FALLBACK),
         looks=list(report.looks),
-        stale_calibrations=[c for c in report.calibration_checks if c.status == "stale"])
+        stale_calibrations=[c for c in report.calibration_checks if c.status == "stale"],
+        across_jobs=any(ACROSS_JOBS in note for r in rows for note in r.notes))
 
 
 def _incomplete_workloads(rows: Sequence[Row], models: dict[str, list[Row]]) -> list[WorkloadMetrics]:

@@ -56,9 +56,9 @@ ADVISED_PAIRS = 3
 # Across jobs a speed row WARNs at most. A whole job running slower (another host, a busy neighbour) moves every
 # run of it alike, so one job against another cannot tell it from a regression: with 5% of jobs 10% slow, 11% of
 # no-op nights FAILed (benchmarks/verdict_power.py, m-cross-noop-slowjob). The in-job A/B cancels it; a step that
-# persists over nights is the history's to find (gate.history.changepoints).
-ACROSS_JOBS = ("across jobs: a job-wide slowdown (another host, a busy neighbour) looks the same as a regression; "
-               "only an in-job A/B (gate run --ab) can FAIL on speed")
+# persists over nights is the history's to find (gate.history.changepoints). The outputs say why once, in their
+# header (gate.render: View.across_jobs); each row names it.
+ACROSS_JOBS = "across jobs: only an in-job A/B (gate run --ab) can FAIL on speed"
 # The A/B's own spread disagrees with the calibration when F = σ²_own/σ²_cal is this unlikely under equal σ.
 AGREEMENT_P = 0.05
 POWER = 0.8

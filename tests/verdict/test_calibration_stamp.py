@@ -106,6 +106,9 @@ def test_with_a_matching_stamp_nothing_is_said(calibration, h200_candidate, tmp_
     slow = next(r for r in report.rows if (r.workload, r.metric) == (QWEN_EN, "throughput_samples_per_s"))
     assert [n for n in slow.notes if n.startswith("can WARN at most: ")] == [f"can WARN at most: {ACROSS_JOBS}"]
     assert all("stale" not in text.lower() for text in (result.stdout, *markdown))
+    # Why speed can only WARN here is said once, in the header of every output
+    assert result.stdout.count("Compared across jobs (against a stored baseline): speed checks can WARN at most.") == 1
+    assert all(text.count("ℹ️ **Compared across jobs** (against a stored baseline)") == 1 for text in markdown)
 
 
 def test_a_missing_stamp_is_unknown_not_stale(calibration, h200_candidate, tmp_path):
@@ -144,6 +147,7 @@ def test_in_one_job_a_stale_calibration_is_reported_and_not_used(calibration, ma
     assert all(row.sigma is None or "A/A" not in row.method for row in speed)  # no calibrated σ in use
     assert "in one job it is not used: speed rows judge by what the job measured." in result.stdout
     assert all(text.count("Calibration stale") == 1 for text in markdown)
+    assert all("Compared across jobs" not in text for text in (result.stdout, *markdown))  # one job: it can FAIL
 
 
 @pytest.mark.parametrize("text, words", [
