@@ -74,7 +74,7 @@ def judge_accuracy(row: Draft, workload: Workload, metric: MetricSpec, wb: Workl
     rest = _not_comoving(paired.ids, dispersion)
     if rest is not None:
         # Utterances that churned together in the A/A runs are left out of the test (gate.stats.overdispersion);
-        # Δ, its CI and the floors stay those of the whole set.
+        # the row's Δ and its CI stay those of the whole set.
         d, kept = test.d[rest], int(rest.sum())
         row.p_value, method = (sign_flip_p(d, scale=r_b * r_c, n_flips=thresholds.n_flips, seed=seed) if d.any()
                                else (1.0, "sign-flip (no change among them)"))

@@ -26,8 +26,8 @@ Co-moving utterances (issue 21): when a group of utterances gains and loses erro
 (a batch composition that tips all of them), the widened test pays for the whole group's swing on every
 row: under the benchmark's hostile model 33 of 1,088 utterances moving together hid a +0.15 pp change
 (WARN or FAIL 8%). `comoving` finds such utterances in the A/A runs, where only noise is at work, and
-`from_arms` records them and measures the dispersion of the rest; `compare` tests the rest and says how
-many it set aside. What the group hides is then its own 3%, not the whole test. Chosen from A/A runs, never
+`from_arms` records them and measures the dispersion of the rest; `compare` tests the rest, holds the floors
+to the rest's Δ, and says how many it set aside. What the group hides is then its own 3%, not the whole test. Chosen from A/A runs, never
 from the A/B being judged, the set cannot bias the test; an utterance wrongly grouped only costs its share of
 power, and one missed stays in the rest, whose dispersion record still widens the test for it.
 """
