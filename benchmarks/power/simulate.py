@@ -433,7 +433,6 @@ def _quality_look(chunk: Chunk, test_sets, qrows, disp, slots, rules: Rules) -> 
         floors.append(np.maximum(floor_abs, rules.quality_floor_rel * base_rate))
         identical = ~scaled.any(axis=1)
         found = disp[(wid, measure)]
-        held, held_base = delta, base_rate  # the change the floors are held to
         if found is None:
             total = units = df = np.zeros(len(scaled))
             widen = np.zeros(len(scaled), bool)
@@ -442,20 +441,20 @@ def _quality_look(chunk: Chunk, test_sets, qrows, disp, slots, rules: Rules) -> 
             can_fail.append(deterministic.all(axis=1))
         else:
             total, units, df, rest = found
-            # utterances that co-move in the A/A runs are neither tested nor held to the floors (accuracy_rows)
-            apart = ~rest.all(axis=1)
-            scaled = scaled * rest
-            rest_len = (ts.ref_len * rest).sum(axis=1)
-            held = np.where(apart, (scaled / (r_b * r_c)).sum(axis=1) / rest_len, delta)
-            held_base = np.where(apart, (mean_b * rest).sum(axis=1) / rest_len, base_rate)
+            scaled = scaled * rest  # utterances that co-move in the A/A runs are not tested (accuracy_rows)
             widen = (units > 0) & (total > units)  # Dispersion.widens
             can_fail.append(np.ones(len(scaled), bool))
+        d = scaled / (r_b * r_c)
+        sum_sq = (d ** 2).sum(axis=1)
+        held, held_base = delta, base_rate  # the change the floors are held to: the rest's where some were set aside
+        if found is not None:
+            apart, rest_len = ~rest.all(axis=1), (ts.ref_len * rest).sum(axis=1)
+            held = np.where(apart, d.sum(axis=1) / rest_len, delta)
+            held_base = np.where(apart, (mean_b * rest).sum(axis=1) / rest_len, base_rate)
         ok_rel = lambda share: (held_base == 0) | (held >= share * rules.quality_floor_rel * held_base)  # noqa: E731, B023  # called before the loop moves on
         above.append((held >= floor_abs - 1e-15) & ok_rel(1.0))
         half.append((held >= floor_abs / 2 - 1e-15) & ok_rel(0.5))
         none_left = ~scaled.any(axis=1) & ~identical  # a change only among the set-aside: p 1 (0.5 widened)
-        d = scaled / (r_b * r_c)
-        sum_sq = (d ** 2).sum(axis=1)
         with np.errstate(all="ignore"):
             approx = stats.norm.sf(d.sum(axis=1) / np.sqrt(sum_sq))
         # The exact null only where it can matter: a p above 0.1 decides nothing (not the row's FAIL, WARN or
