@@ -35,7 +35,7 @@ from pathlib import Path
 
 import numpy as np
 
-from gate.config import load_suite
+from gate.formats.config import load_suite
 from gate.history.analysis import detector_for
 from gate.history.changepoints import detect
 

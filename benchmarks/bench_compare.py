@@ -34,10 +34,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from gate.baseline import calibration_from_pairs, side_from_tree, with_calibration, write_baseline
-from gate.config import default_suite_path, load_suite
 from gate.examples import BASELINE_COMMIT, CANDIDATE_COMMIT, ExampleSpec, write_example_tree
-from gate.sample_cache import CACHE_DIR
+from gate.formats.config import default_suite_path, load_suite
+from gate.judging.calibration import calibration_from_pairs, with_calibration
+from gate.reading.baseline_file import write_baseline
+from gate.reading.sample_cache import CACHE_DIR
+from gate.reading.tree_side import side_from_tree
 
 GOALS = {("file", "cold"): 3.0, ("tree", "warm"): 3.0, ("tree", "cold"): 6.0}
 

@@ -17,10 +17,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from gate.config import load_suite
 from gate.examples import ExampleSpec, write_example_pair, write_example_tree
-from gate.results import read_tree
-from gate.samples import MATCH, read_run_samples
+from gate.formats.config import load_suite
+from gate.reading.results import read_tree
+from gate.reading.samples import MATCH, read_run_samples
 
 
 def _median_time(fn, repeat: int) -> str:
@@ -57,7 +57,7 @@ def main() -> int:
     # A separate process measures the cold start too (imports and caches empty).
     cold = subprocess.run([sys.executable, "-c",
                            "import time, sys; from pathlib import Path; t=time.perf_counter();"
-                           "from gate.config import load_suite; from gate.examples import write_example_tree;"
+                           "from gate.formats.config import load_suite; from gate.examples import write_example_tree;"
                            "write_example_tree(Path(sys.argv[1]), load_suite()); print(time.perf_counter()-t)",
                            str(work / "cold")], capture_output=True, text=True, check=True)
     print(f"write_example_tree, fresh process (imports included): {float(cold.stdout):.2f} s")

@@ -16,15 +16,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "github")
 
 from fake_github import BOT, REPO, TOKEN, FakeGitHub  # noqa: E402
 
-from gate import runlog  # noqa: E402
 from gate.commands.action import render_report  # noqa: E402
-from gate.compare import compare  # noqa: E402
-from gate.config import load_suite  # noqa: E402
 from gate.examples import write_example_pair  # noqa: E402
-from gate.github import Publisher, connect  # noqa: E402
-from gate.posting import judge, post_model, render_section  # noqa: E402
-from gate.side_loader import load_side  # noqa: E402
-from gate.untrusted import MAX_REPORT_BYTES, UntrustedInputError, expected_run_dirs, load_untrusted_report  # noqa: E402
+from gate.formats import runlog  # noqa: E402
+from gate.formats.config import load_suite  # noqa: E402
+from gate.judging.compare import compare  # noqa: E402
+from gate.publish.github import Publisher, connect  # noqa: E402
+from gate.publish.posting import judge, post_model, render_section  # noqa: E402
+from gate.publish.untrusted import MAX_REPORT_BYTES, UntrustedInputError, expected_run_dirs, load_untrusted_report  # noqa: E402
+from gate.reading.side_loader import load_side  # noqa: E402
 
 HOSTILE = "</details><script>x</script> @everyone ``` | " * 40
 

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from gate.config import load_suite
+from gate.formats.config import load_suite
 from gate.history.analysis import trends
 from gate.history.store import HistoryStore, Record
 

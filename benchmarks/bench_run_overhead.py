@@ -34,7 +34,7 @@ sys.path.insert(0, str(REPO / "tests"))
 
 from standin.build import SMALL_COUNTS, make_checkout, make_hf_hub, small_suite, write_knobs  # noqa: E402
 
-from gate.config import load_suite  # noqa: E402
+from gate.formats.config import load_suite  # noqa: E402
 
 TIMING = re.compile(r"\[standin-timing\] (\S+) process_start_epoch=(\S+) end_epoch=(\S+)")
 

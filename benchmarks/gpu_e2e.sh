@@ -70,7 +70,7 @@ import json, subprocess, sys
 from pathlib import Path
 sys.path.insert(0, "tests")
 from standin.build import make_checkout, make_hf_hub, small_suite
-from gate.config import load_suite
+from gate.formats.config import load_suite
 W = Path(sys.argv[1]); W.mkdir(parents=True)
 counts = {"seedtts_en": 30, "seedtts_zh": 5, "movies800times": 4, "aishell4_long": 2, "googletime": 3}
 suite = small_suite(W / "suite.yaml", counts)

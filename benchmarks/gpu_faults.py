@@ -33,7 +33,7 @@ sys.path.insert(0, str(REPO / "tests"))
 from standin.build import SMALL_COUNTS, make_checkout, make_hf_hub, small_suite  # noqa: E402
 from standin.procs import alive, escaped_children, free_port, our_processes  # noqa: E402
 
-from gate.config import load_suite  # noqa: E402
+from gate.formats.config import load_suite  # noqa: E402
 
 GATE_RUN = "import sys\nfrom gate.cli import main\nsys.argv = ['gate', 'run', *sys.argv[1:]]\nmain()\n"
 

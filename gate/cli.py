@@ -19,7 +19,7 @@ from typing import Any, NoReturn
 import click
 
 from gate import __version__
-from gate.errors import EXIT_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_TERMINATED, GateError
+from gate.formats.errors import EXIT_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_TERMINATED, GateError
 
 # The exit codes every command shares; each command's --help ends with this block after its own codes.
 COMMON_EXIT_CODES = ("  2    usage error or unreadable input (one line: gate: error: ...)\n"

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 from gate.cli import run
-from gate.config import load_suite
+from gate.formats.config import load_suite
 from gate.examples import CANDIDATE_COMMIT, ExampleSpec, write_example_baseline, write_example_pair, write_example_tree
 
 H200 = {"name": "NVIDIA H200", "driver_version": "580.95.05"}

@@ -45,7 +45,7 @@ def build(dest: Path, batch: int, graphs: bool, count: int) -> None:
     sys.path.insert(0, str(REPO / "tests"))
     from standin.build import SMALL_COUNTS, make_checkout, make_hf_hub, small_suite
 
-    from gate.config import load_suite
+    from gate.formats.config import load_suite
     counts = {**SMALL_COUNTS, "seedtts_en": count, "seedtts_zh": count}
     knobs = {"counts": counts, "server": {"decoder": {"module_dir": str(Path(__file__).resolve().parent),
                                                       "batch": batch, "graphs": graphs}}}

@@ -41,7 +41,7 @@ def speed_calibration(cal: dict, workloads: list[str], metric: str, cross_job: b
 def dispersion(cal_errors: dict, wid: str, measure: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
     """Per PR: one workload's measure's (ss_total, ss_units, df, rest) from its A/A arms (overdispersion.from_arms
     with the utterances' ids): `rest` (B, n) marks the utterances that do not co-move (overdispersion.comoving,
-    the gate's own function, per PR, on the arms in the order gate.baseline.calibration_from_pairs sees them),
+    the gate's own function, per PR, on the arms in the order gate.judging.calibration.calibration_from_pairs sees them),
     and the sums are over those."""
     e = cal_errors[wid][measure]  # (B, K, 2, RUNS, n) int
     if e.shape[1] == 0:

@@ -3,7 +3,7 @@
 One chunk = B simulated PRs of one scenario, all ten workloads. Everything the verdict needs is built
 as arrays, and the verdict comes from the gate's own batched functions: `gate.stats.speed.shift_test`,
 `gate.stats.decision.decide_family`, `gate.stats.overdispersion`, `gate.stats.quality.sign_flip_p_batch`.
-What is re-implemented here, and checked against `gate.compare.compare` by benchmarks/power/validate.py,
+What is re-implemented here, and checked against `gate.judging.compare.compare` by benchmarks/power/validate.py,
 is only the plumbing: pooling calibrations over a model's workloads, the family membership, the floors,
 the two-look plan of `gate run` (decide / extend / decide_pooled) and the re-measure of a wild run.
 
@@ -68,8 +68,8 @@ class Rules:
 
     @classmethod
     def from_gate(cls, pairs: int = ADVISED_PAIRS) -> "Rules":
-        from gate.compare import Thresholds
-        from gate.config import load_suite
+        from gate.formats.config import load_suite
+        from gate.judging.compare import Thresholds
 
         suite, t = load_suite(), Thresholds()
         metrics = {m.name: m for m in suite.workload("qwen3/asr_en").metrics}
@@ -402,7 +402,7 @@ def _speed_look(chunk: Chunk, rows, noises, slots, rules: Rules, *, cross_job: b
         ok = (np.asarray(noise.sigma_df) >= 4) & ~test.favourable_set_aside & ~shaky
         ok = ok & (not cross_job)  # across jobs a speed row WARNs at most (gate.stats.speed.ACROSS_JOBS)
         # FAIL also needs the A/B's own runs alone to confirm the shift at the look's α; at the first look over the
-        # model's gated speed rows (gate.compare._decide_speed, Thresholds.own_runs_bonferroni)
+        # model's gated speed rows (gate.judging.compare._decide_speed, Thresholds.own_runs_bonferroni)
         p_own = own_runs_p(y[:, 0], y[:, 1], model_arms, higher_is_better=metric == "throughput")
         own_level = alpha / speed_rows_of[model] if bonferroni else alpha
         ok = ok & ((test.p > alpha) | (p_own <= own_level))

@@ -1,7 +1,7 @@
-"""The simulator against the real path: the same simulated PRs, judged by `gate.compare.compare`.
+"""The simulator against the real path: the same simulated PRs, judged by `gate.judging.compare.compare`.
 
 For each validated PR the simulated numbers become `Side`s (per-run metric values and per-utterance error
-arrays, as a result tree gives them), the A/A calibration goes through `gate.baseline.calibration_from_pairs`
+arrays, as a result tree gives them), the A/A calibration goes through `gate.judging.calibration.calibration_from_pairs`
 (the code `gate baseline calibrate` runs), and each model is compared on its own, as CI does: first look
 with `looks.thresholds_for(Look.FIRST)` and `looks.decide`, then, for extended models, the pooled 6+6 with
 `Look.POOLED` and `looks.decide_pooled`; a cross-job scenario is one compare at the family α against a
@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from gate.baseline import calibration_from_pairs
-from gate.comparability import Fingerprint
-from gate.compare import compare
-from gate.config import load_suite
-from gate.report import CalibrationCheck
-from gate.side import MeasureSamples, Side, WorkloadSide
+from gate.formats.config import load_suite
+from gate.formats.report import CalibrationCheck
+from gate.judging.calibration import calibration_from_pairs
+from gate.judging.compare import compare
+from gate.reading.comparability import Fingerprint
+from gate.reading.side import MeasureSamples, Side, WorkloadSide
 from gate.stats import looks
 
 from . import simulate
@@ -59,7 +59,7 @@ def check(keys, n: int, seed: int, rules: simulate.Rules) -> dict:
 
 def describe(result: dict) -> str:
     shown = "".join(f"\n- {m}" for m in result["mismatches"][:10])
-    return (f"Validation against gate.compare.compare: {result['prs']} shared simulated PRs "
+    return (f"Validation against gate.judging.compare.compare: {result['prs']} shared simulated PRs "
             f"({', '.join(result['scenarios'])}), {result['looks']} per-model compares, {result['rows']} gated row "
             f"verdicts; {len(result['mismatches'])} differ.{shown}")
 

@@ -13,12 +13,12 @@ from pathlib import Path
 
 import click
 
-from gate import atomic
-from gate.actions_io import append_file, fit_summary, format_outputs, row_annotations
-from gate.errors import GateError
-from gate.report import Report
-from gate.settings import Settings, SettingsError
-from gate.verdict import Verdict
+from gate.formats import atomic
+from gate.formats.errors import GateError
+from gate.formats.report import Report
+from gate.formats.verdict import Verdict
+from gate.publish.actions_io import append_file, fit_summary, format_outputs, row_annotations
+from gate.publish.settings import Settings, SettingsError
 
 ACTION_COMMANDS = ("run", "compare", "post", "merge", "summarize", "event", "baseline", "store")
 # Exit codes that mean "the gate judged: regression / incomplete / not comparable" (gate compare).
@@ -75,7 +75,7 @@ def command() -> None:
 
 def report_outputs(report_path: str, *, settings: Settings) -> dict[str, str]:
     """Render the report's summary into GITHUB_STEP_SUMMARY, print annotations, and return the outputs."""
-    from gate.untrusted import load_untrusted_report  # here: usage errors answer before scipy loads
+    from gate.publish.untrusted import load_untrusted_report  # here: usage errors answer before scipy loads
 
     report = load_untrusted_report(report_path)
     rendered = render_report(report)
@@ -108,7 +108,7 @@ class Rendered:
 
 def render_report(report: Report) -> Rendered:
     """Comment and summary markdown re-rendered from a validated report (never from uploaded markdown)."""
-    from gate import render  # imported here: Jinja is needed only when something is rendered
+    from gate.render import renderer as render  # imported here: Jinja is needed only when something is rendered
 
     return Rendered(comment=render.render_comment(report), summary=render.render_check_summary(report),
                     marker=render.marker(report.suite))

@@ -5,9 +5,9 @@ from pathlib import Path
 
 import click
 
-from gate import inputs
-from gate.config import load_suite
-from gate.errors import InputError
+from gate.formats import inputs
+from gate.formats.config import load_suite
+from gate.formats.errors import InputError
 
 _SUITE = click.option("--suite", "suite_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
                       help="Suite YAML (default: the packaged gate/suites/asr.yaml).")
@@ -51,7 +51,9 @@ def create(tree: Path, out: Path, models: tuple[str, ...], keep_from: Path | Non
     """
     if not tree.exists():  # answered before scipy loads (the usage-error budget)
         raise InputError("no such directory; expected a result tree <tree>/run<R>/...", path=tree)
-    from gate.baseline import carry_calibration, side_from_tree, write_baseline
+    from gate.judging.calibration import carry_calibration
+    from gate.reading.baseline_file import write_baseline
+    from gate.reading.tree_side import side_from_tree
 
     suite = load_suite(suite_path)
     chosen = tuple(m for item in models for m in item.split(",") if m) or None
@@ -110,7 +112,8 @@ def calibrate(trees: tuple[Path, ...], baseline_path: Path, cross: tuple[tuple[P
     for tree in (*trees, *(t for pair in cross for t in pair)):
         if not tree.exists():  # answered before scipy loads (the usage-error budget)
             raise InputError("no such directory; expected a result tree <tree>/run<R>/...", path=tree)
-    from gate.baseline import calibrate_baseline, side_from_tree
+    from gate.judging.calibration import calibrate_baseline
+    from gate.reading.tree_side import side_from_tree
 
     suite = load_suite(suite_path)
     within = list(zip(trees[0::2], trees[1::2], strict=True))

@@ -8,14 +8,15 @@ from typing import TYPE_CHECKING
 
 import click
 
-from gate import atomic, comparability
-from gate.side_loader import require_present
-from gate.swap_check import RowOutcome, recorded, swap_warnings
-from gate.verdict import Verdict
+from gate.formats import atomic
+from gate.formats.verdict import Verdict
+from gate.judging.swap_check import RowOutcome, recorded, swap_warnings
+from gate.reading import comparability
+from gate.reading.side_loader import require_present
 
 if TYPE_CHECKING:  # the library loads in the command's body: --help and usage errors never import scipy
-    from gate.config import Suite
-    from gate.report import Report
+    from gate.formats.config import Suite
+    from gate.formats.report import Report
 
 
 @click.command("compare")
@@ -89,9 +90,9 @@ def command(base: Path, candidate: Path, models: tuple[str, ...], allow_diff: tu
     """
     for path in (base, candidate):
         require_present(path)  # a missing side is a usage error, answered before the heavy imports
-    from gate.config import load_suite
-    from gate.judge import Request, judge
-    from gate.render import render_comment, render_summary, render_terminal
+    from gate.formats.config import load_suite
+    from gate.judging.judge import Request, judge
+    from gate.render.renderer import render_comment, render_summary, render_terminal
 
     suite = load_suite(suite_path)
     chosen = tuple(m for item in models for m in item.split(",") if m) or None

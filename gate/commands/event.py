@@ -7,11 +7,11 @@ from pathlib import Path
 
 import click
 
-from gate import atomic, typedjson
-from gate.actions_io import append_file, format_outputs
-from gate.config import Suite, load_suite
-from gate.event import EventError, Trigger, read_trigger
-from gate.settings import Settings
+from gate.formats import atomic, typedjson
+from gate.formats.config import Suite, load_suite
+from gate.publish.actions_io import append_file, format_outputs
+from gate.publish.event import EventError, Trigger, read_trigger
+from gate.publish.settings import Settings
 
 
 @click.command("event")
@@ -54,7 +54,7 @@ def command(event_name: str | None, event_path: str | None, suite_path: str | No
     if write_meta:
         if not trigger.sha:
             raise EventError("no commit to record: the event has none and GITHUB_SHA/--sha is not set")
-        from gate.untrusted import META_SCHEMA_VERSION, RunMeta  # the one type its reader decodes
+        from gate.publish.untrusted import META_SCHEMA_VERSION, RunMeta  # the one type its reader decodes
 
         meta = RunMeta(META_SCHEMA_VERSION, trigger.pr, trigger.sha, tuple(trigger.labels), tuple(trigger.models))
         atomic.write_text(write_meta, json.dumps(typedjson.to_json(meta), indent=2) + "\n", what="run metadata")
@@ -70,7 +70,7 @@ def _emit(outputs: dict[str, str], settings: Settings) -> None:
 def meta_outputs(path: str, suite: Suite) -> dict[str, str]:
     """Which models the benchmark run says it measured. Only picks the report job's matrix: each model's
     post is still bound through the API to a label selecting it on the PR head."""
-    from gate.untrusted import load_untrusted_meta  # here: usage errors answer before scipy loads
+    from gate.publish.untrusted import load_untrusted_meta  # here: usage errors answer before scipy loads
 
     if not Path(path).exists():
         return {"run": "false", "reason": "the benchmark run measured nothing (no run metadata)",

@@ -41,8 +41,8 @@ def command(out: Path, suite_path: Path | None) -> None:
       gate example example-out && gate compare example-out/baseline.json example-out/candidate
     """
     # Imported here: numpy and the suite reader load only once the arguments are known to be good.
-    from gate.config import load_suite
     from gate.examples import AA_PAIRS, SYNTHETIC_NOTICE, write_example_baseline, write_example_pair
+    from gate.formats.config import load_suite
 
     suite = load_suite(suite_path)
 

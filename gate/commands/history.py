@@ -20,8 +20,8 @@ from pathlib import Path
 
 import click
 
-from gate.config import load_suite
-from gate.errors import InputError
+from gate.formats.config import load_suite
+from gate.formats.errors import InputError
 
 DEFAULT_HISTORY = "history"
 _HISTORY = click.option("--history", "history_dir", default=DEFAULT_HISTORY, show_default=True,
@@ -188,7 +188,7 @@ def detect_(history_dir: Path, runner_class: str | None, recent: int, json_path:
 
     from gate.history.analysis import trends
     from gate.history.store import HistoryStore
-    from gate.history.tracking import format_change
+    from gate.publish.tracking import format_change
 
     suite = load_suite(suite_path)
     history = _read(history_dir, runner_class, suite)
@@ -210,13 +210,13 @@ def detect_(history_dir: Path, runner_class: str | None, recent: int, json_path:
     if not new:
         click.echo(f"no new change point in the last {recent} night(s); {len(stored)} stored")
     if json_path is not None:
-        from gate import atomic
+        from gate.formats import atomic
 
         atomic.write_text(json_path, json.dumps([cp.to_json() for cp in new], indent=1) + "\n", what="change points")
     if track:
-        from gate.github import Publisher, connect, default_retry
-        from gate.history.tracking import file_steps, group_steps, step_key
-        from gate.settings import Settings
+        from gate.publish.github import Publisher, connect, default_retry
+        from gate.publish.settings import Settings
+        from gate.publish.tracking import file_steps, group_steps, step_key
 
         settings = Settings.from_environ(os.environ)
         publisher = Publisher(connect(api_url=settings.api_url, token=settings.require("token"),
@@ -259,7 +259,7 @@ def guard_(trees: tuple[Path, ...], history_dir: Path, runner_class: str, nights
       0  judged (block or not: see the output)
       2  unreadable history or tree
     """
-    from gate import atomic
+    from gate.formats import atomic
     from gate.history.guard import guard
     from gate.history.importer import records_from_tree
 
@@ -373,7 +373,7 @@ def publish_(out: Path, history_dir: Path, runner_class: str | None, nights: int
     """
     from gate.history.analysis import trends
     from gate.history.publish import publish_site
-    from gate.settings import Settings
+    from gate.publish.settings import Settings
 
     settings = Settings.from_environ(os.environ)
     suite = load_suite(suite_path)

@@ -7,12 +7,12 @@ from typing import TYPE_CHECKING
 
 import click
 
-from gate import atomic, inputs
-from gate.config import load_suite
-from gate.errors import InputError
+from gate.formats import atomic, inputs
+from gate.formats.config import load_suite
+from gate.formats.errors import InputError
 
 if TYPE_CHECKING:
-    from gate.report import Report
+    from gate.formats.report import Report
 
 
 @click.command("merge")
@@ -36,7 +36,7 @@ def command(reports: tuple[str, ...], json_out: str, expect_models: str, suite_p
     Example:
       gate merge reports/ --expect-models qwen3,moss_td --json out/report.json
     """
-    from gate.untrusted import load_untrusted_report  # here: usage errors answer before scipy loads
+    from gate.publish.untrusted import load_untrusted_report  # here: usage errors answer before scipy loads
 
     suite = load_suite(suite_path)
     expected = tuple(m for m in expect_models.replace(",", " ").split() if m)
@@ -76,9 +76,9 @@ def merge_reports(reports: list[Report], *, missing: dict[str, tuple[str, ...]] 
     incomplete coverage on both sides, so the verdict becomes INCOMPLETE instead of silently
     covering fewer models.
     """
-    from gate.report import Report
-    from gate.typedjson import SchemaMismatch
-    from gate.untrusted import UntrustedInputError
+    from gate.formats.report import Report
+    from gate.formats.typedjson import SchemaMismatch
+    from gate.publish.untrusted import UntrustedInputError
 
     try:
         merged = Report.merge(reports, expected_models=tuple(missing or ()), missing_workloads=missing or {})

@@ -1,6 +1,6 @@
 """`gate post`: the trusted job judges uploaded result trees itself and publishes the result on the PR.
 
-The work is in gate.posting, imported when the command runs (usage errors never load PyGithub or scipy).
+The work is in gate.publish.posting, imported when the command runs (usage errors never load PyGithub or scipy).
 """
 from __future__ import annotations
 
@@ -53,10 +53,10 @@ def command(trees, model, baseline, calibration, json_out, not_run, required_pat
       gate post --report nightly/report.json --tracking-issue
     """
     if sum(bool(x) for x in (trees, not_run, report_path)) != 1:  # answered before the library loads
-        from gate.errors import InputError
+        from gate.formats.errors import InputError
 
         raise InputError("give exactly one of --trees DIR (with --model), --not-run, or --report FILE --tracking-issue")
-    from gate.posting import run
+    from gate.publish.posting import run
 
     run(trees, model, baseline, calibration, json_out, not_run, required_paths, report_path, tracking_issue,
         sha, pr, suite_path, dry_run, history_dir, runner_class)

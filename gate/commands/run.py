@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING
 
 import click
 
-from gate.abplan import DEFAULT_MAX_RUNS, EXTENSION_RUNS
-from gate.config import Suite, load_suite
-from gate.errors import InputError
+from gate.formats.abplan import DEFAULT_MAX_RUNS, EXTENSION_RUNS
+from gate.formats.config import Suite, load_suite
+from gate.formats.errors import InputError
 
 if TYPE_CHECKING:
     from gate.runner.plan import Arm

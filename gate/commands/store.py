@@ -1,4 +1,4 @@
-"""`gate store`: write the nightly's baselines or history to the baseline branch (gate.store), or refuse."""
+"""`gate store`: write the nightly's baselines or history to the baseline branch (gate.publish.branch), or refuse."""
 from __future__ import annotations
 
 import base64
@@ -7,10 +7,9 @@ from pathlib import Path
 
 import click
 
-from gate.config import load_suite
-from gate.errors import InputError
-from gate.settings import Settings
-from gate.store import (
+from gate.formats.config import load_suite
+from gate.formats.errors import InputError
+from gate.publish.branch import (
     Night,
     StoredEntry,
     StoreError,
@@ -20,6 +19,7 @@ from gate.store import (
     history_change,
     write,
 )
+from gate.publish.settings import Settings
 
 
 @click.group("store")
@@ -28,7 +28,7 @@ def command() -> None:
 
     Runs in the trusted nightly/calibration jobs with `contents: write`. The branch is fetched, changed,
     committed and pushed here; a push rejected because another writer moved the branch is applied again
-    on the new tip. What may be stored is checked against the branch itself (gate/store.py).
+    on the new tip. What may be stored is checked against the branch itself (gate/publish/branch.py).
 
     \b
     Exit codes:
@@ -82,8 +82,8 @@ def baselines(folder: Path, runner_class: str, sha: str, report_path: Path | Non
     Example:
       gate store baselines new-baselines --runner-class h200 --sha "$SHA" --report result/report.json --tonight trees
     """
-    from gate.baseline import read_baseline
-    from gate.untrusted import load_untrusted_report
+    from gate.publish.untrusted import load_untrusted_report
+    from gate.reading.baseline_file import read_baseline
 
     suite = load_suite(suite_path)
     if not folder.is_dir():
@@ -111,7 +111,7 @@ def baselines(folder: Path, runner_class: str, sha: str, report_path: Path | Non
 def _entries_reader(suite):
     """(path, model) -> a baseline's calibration entries ((workload, metric) -> df), through the strict reader."""
     def entries_of(path: Path, model: str) -> dict[tuple[str, str], StoredEntry]:
-        from gate.baseline import read_baseline
+        from gate.reading.baseline_file import read_baseline
 
         side = read_baseline(path, suite, models=(model,))
         return {(workload, metric): StoredEntry(int(entry.df))
@@ -179,7 +179,7 @@ def _tonight(folder: Path, suite, runner_class: str) -> list:
 
 
 def _drift_guard(tonight: list | None, suite, runner_class: str, update: str):
-    """The `hold` of gate.store.baseline_change: the drift guard on the branch's history at `root`."""
+    """The `hold` of gate.publish.branch.baseline_change: the drift guard on the branch's history at `root`."""
     def hold(root: Path, model: str) -> list[str]:
         from gate.history.guard import guard
         from gate.history.store import HistoryStore
@@ -207,8 +207,8 @@ def _issue_reader(suite):
     settings = Settings.from_environ(os.environ)
     if not settings.token or not settings.repository:
         return None
-    from gate.github import Publisher, connect
-    from gate.history.tracking import step_acceptance
+    from gate.publish.github import Publisher, connect
+    from gate.publish.tracking import step_acceptance
 
     client = connect(api_url=settings.api_url, token=settings.token)
     publisher = Publisher(client, settings.repository, bot_login=settings.bot_login)

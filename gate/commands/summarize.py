@@ -6,9 +6,9 @@ from pathlib import Path
 
 import click
 
-from gate import atomic
-from gate.config import load_suite
-from gate.results import read_tree
+from gate.formats import atomic
+from gate.formats.config import load_suite
+from gate.reading.results import read_tree
 
 
 @click.command("summarize")
@@ -46,7 +46,7 @@ def command(tree: Path, output_format: str, json_path: Path | None, models: tupl
     suite = load_suite(suite_path)
     chosen = tuple(m for item in models for m in item.split(",") if m) or None
     if output_format == "runbook":
-        from gate.summarize import runbook_summary  # imported here: usage errors answer before numpy loads
+        from gate.reading.summarize import runbook_summary  # imported here: usage errors answer before numpy loads
 
         result = runbook_summary(tree)
         click.echo(result.text, nl=False)
@@ -54,7 +54,7 @@ def command(tree: Path, output_format: str, json_path: Path | None, models: tupl
         if json_path is None:
             raise SystemExit(exit_code)
     read = read_tree(tree, suite, models=chosen)  # a bad path fails here, before the per-sample readers load
-    from gate.summarize import render_table, summarize_tree, summary_json
+    from gate.reading.summarize import render_table, summarize_tree, summary_json
 
     summary = summarize_tree(read, suite, samples=not no_samples)
     if output_format == "table":

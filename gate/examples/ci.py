@@ -8,10 +8,10 @@ from typing import Any
 
 import numpy as np
 
-from gate import results
-from gate.config import Suite, Workload
 from gate.examples.spec import SYNTHETIC_NOTICE, ExampleSpec, write_json
 from gate.examples.trees import write_example_tree
+from gate.formats.config import Suite, Workload
+from gate.reading import results
 
 # --- CI artifact layout ----------------------------------------------------------------------------
 

@@ -13,8 +13,8 @@ from functools import lru_cache
 
 import numpy as np
 
-from gate.config import Workload
 from gate.examples.spec import ExampleSpec, stable
+from gate.formats.config import Workload
 
 EN_WORDS = tuple("""
 the a of and to in is it that was he for on are as with his they at be this from have or by one had

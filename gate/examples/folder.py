@@ -13,8 +13,8 @@ import tempfile
 from pathlib import Path
 from typing import Callable, TypeVar
 
-from gate import atomic
-from gate.errors import InputError
+from gate.formats import atomic
+from gate.formats.errors import InputError
 
 MARKER = ".gate-example"  # written last into OUT; its presence means "an example command wrote this folder"
 T = TypeVar("T")

@@ -14,11 +14,11 @@ from typing import Any
 import numpy as np
 from rapidfuzz.distance import Levenshtein
 
-from gate import results
-from gate.config import Workload
 from gate.examples.dataset import CJK_NOVEL, Dataset, corrupt, dataset, moss_shape, novel_word, run_errors, stretch_tail
 from gate.examples.spec import DUPLICATE_IDS, MISSING_IDS, NAN, ExampleSpec, write_json
-from gate.samples import clean_no_speaker, cp_cer_counts
+from gate.formats.config import Workload
+from gate.reading import results
+from gate.reading.samples import clean_no_speaker, cp_cer_counts
 
 _ZH_PUNCT = "，。？！"
 _TIMESTAMP = re.compile(r"\[\d+(?:\.\d+)?\]")

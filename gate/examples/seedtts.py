@@ -15,10 +15,10 @@ from typing import Any
 import numpy as np
 from rapidfuzz.distance import Levenshtein
 
-from gate import results
-from gate.config import Workload
 from gate.examples.dataset import CJK_NOVEL, Dataset, corrupt, dataset, novel_word, run_errors, seedtts_shape, stretch_tail
 from gate.examples.spec import DUPLICATE_IDS, MISSING_IDS, NAN, SYNTHETIC_NOTICE, ExampleSpec, write_json
+from gate.formats.config import Workload
+from gate.reading import results
 
 
 def write_seedtts(run_dir: Path, workload: Workload, model_id: str, spec: ExampleSpec, rng: np.random.Generator,

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
-from gate import results
+from gate.reading import results
 
 SYNTHETIC_NOTICE = ("SYNTHETIC EXAMPLE DATA written by `gate example` (gate/examples/). "
                     "Not a measurement of any GPU, model or commit.")

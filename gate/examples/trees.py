@@ -8,9 +8,6 @@ from pathlib import Path
 
 import numpy as np
 
-from gate import results, runlog
-from gate.baseline import calibrate_baseline, side_from_tree, write_baseline
-from gate.config import Suite, Workload
 from gate.examples.dataset import utterance_ids
 from gate.examples.moss import write_moss
 from gate.examples.seedtts import write_seedtts
@@ -25,6 +22,12 @@ from gate.examples.spec import (
     ExampleSpec,
     stable,
 )
+from gate.formats import runlog
+from gate.formats.config import Suite, Workload
+from gate.judging.calibration import calibrate_baseline
+from gate.reading import results
+from gate.reading.baseline_file import write_baseline
+from gate.reading.tree_side import side_from_tree
 
 
 def write_example_tree(root: Path, suite: Suite, spec: ExampleSpec = ExampleSpec()) -> Path:
@@ -96,7 +99,7 @@ def write_example_baseline(out: Path, suite: Suite, *, pairs: int = AA_PAIRS, sh
     shutil.rmtree(aa_root)
     with (out / "README.txt").open("a", encoding="utf-8") as readme:
         readme.write(
-            f"\nbaseline.json  baseline/ stored by gate.baseline, with its speed noise floor calibrated from {pairs}\n"
+            f"\nbaseline.json  baseline/ stored by gate baseline, with its speed noise floor calibrated from {pairs}\n"
             f"               synthetic A/A pairs (commit {BASELINE_COMMIT[:10]} twice, seeds {AA_SEEDS_FROM}–"
             f"{AA_SEEDS_FROM + 2 * pairs - 1}; the A/A trees\n"
             "               were removed after calibration). Compared against it, speed rows get p-values:\n\n"

@@ -13,12 +13,12 @@ from typing import Sequence
 
 import numpy as np
 
-from gate.config import MetricSpec, Suite, Workload
+from gate.formats.config import MetricSpec, Suite, Workload
 from gate.history.changepoints import Detector, detect
 from gate.history.store import History, Record, mean_of_runs
 
 SPEED_FLOOR_DEFAULT = 0.03
-QUALITY_FLOOR_ABS = 0.001  # gate.compare.Thresholds.quality_floor_abs: 0.1 pp
+QUALITY_FLOOR_ABS = 0.001  # gate.judging.compare.Thresholds.quality_floor_abs: 0.1 pp
 SMALL_SET_FLOOR_ABS = 0.005  # ... and small_set_floor_abs (0.5 pp) for sets of <= 30 sessions
 SMALL_SET_SIZE = 30
 MAGNITUDE_SHARE = 1.0  # report changes of at least the verdict's floor
@@ -160,7 +160,7 @@ def trends(history: History, suite: Suite, *, runner_class: str | None = None, l
 def last_nights(history_dir: str | Path, workload_id: str, metric_name: str, n: int = 14, *,
                 runner_class: str | None = None, suite: Suite | None = None) -> list[Night]:
     """The last `n` nightly values of one workload × metric (for the PR comment's trend)."""
-    from gate.config import load_suite
+    from gate.formats.config import load_suite
     from gate.history.store import HistoryStore
 
     suite = suite or load_suite()

@@ -6,8 +6,8 @@ issue once one is filed). The analysis only re-walks a recent window of nights; 
 is read back from here, so a step 90 nights old is still shown by `gate history`, `noise` and the
 dashboard, and an issue that could not be filed one night (a GitHub error) is filed the next.
 
-Read as strictly as the month files (gate.inputs + gate.typedjson; a bad line named and skipped),
-written whole (gate.atomic) under the store's lock. A change point keeps the numbers of the night it
+Read as strictly as the month files (gate.formats.inputs + gate.formats.typedjson; a bad line named and skipped),
+written whole (gate.formats.atomic) under the store's lock. A change point keeps the numbers of the night it
 was first reported (later windows may re-estimate them slightly); only its issue number is added.
 """
 from __future__ import annotations
@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from gate import inputs, typedjson
+from gate.formats import inputs, typedjson
 from gate.history.analysis import ChangePoint
 from gate.history.records import utc_time
 

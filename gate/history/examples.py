@@ -17,8 +17,8 @@ from pathlib import Path
 
 import numpy as np
 
-from gate.config import Suite
 from gate.examples import SYNTHETIC_NOTICE, ExampleSpec, write_example_tree
+from gate.formats.config import Suite
 
 MODELS = ("qwen3", "whisper")
 STEP_WORKLOAD = "qwen3/asr_en"

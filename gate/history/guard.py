@@ -8,14 +8,14 @@ level, and against the steps the history has recorded:
 - level: for each gated metric, tonight's value against the median of the last LEVEL_NIGHTS nightly
   records since the last change point; worse by more than max(the gate's floor, the nights' ±2σ band) blocks;
 - steps: a stored change point on a gated metric, in the worse direction, blocks until a maintainer
-  accepts it, by the rule a PR's FAIL is accepted (gate.trust.find_acceptance): on the step's tracking
+  accepts it, by the rule a PR's FAIL is accepted (gate.publish.trust.find_acceptance): on the step's tracking
   issue, a comment whose first line is `/asr-gate accept <model|all> <reason>` or the label
   `asr-gate-accept`, by a user with write access, withdrawn when the comment is deleted or the label
   removed. A record of kind "accepted" for that workload from the step's night on counts too
   (`gate history import --kind accepted TREE`).
 
 Nothing here writes. `gate store baselines --tonight` runs the guard against the baseline branch's own
-history before it moves a stored baseline (gate.store), and refuses while it holds.
+history before it moves a stored baseline (gate.publish.branch), and refuses while it holds.
 """
 from __future__ import annotations
 
@@ -23,13 +23,13 @@ import math
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
-from gate.config import Suite
+from gate.formats.config import Suite
 from gate.history.analysis import ChangePoint, Trend, trends
 from gate.history.records import Record
 from gate.history.store import History, mean_of_runs
 from gate.history.svg import display_value, floor_of
-from gate.history.tracking import format_change
-from gate.trust import Acceptance
+from gate.publish.tracking import format_change
+from gate.publish.trust import Acceptance
 
 LEVEL_NIGHTS = 14
 IssueAcceptance = Callable[[ChangePoint], "Acceptance | None"]  # the step's tracking issue, read through the API

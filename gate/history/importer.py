@@ -1,6 +1,6 @@
 """Turn result trees (and, optionally, the verdict report of the same night) into history records.
 
-Trees are read with the gate's own reader (gate.results.read_tree), so anything `gate compare` can
+Trees are read with the gate's own reader (gate.reading.results.read_tree), so anything `gate compare` can
 read can be imported, in either layout. The night's time is the start `gate run` recorded in the
 tree's gate-run.json (what was measured decides the night, so a rerun of the import with another
 `--time` cannot make it a second night), else the time the caller gives, else the newest modification
@@ -14,14 +14,14 @@ import json
 from pathlib import Path
 from typing import Mapping
 
-from gate import runlog
-from gate.comparability import fingerprint_of_tree
-from gate.config import Suite
-from gate.errors import InputError
+from gate.formats import runlog
+from gate.formats.config import Suite
+from gate.formats.errors import InputError
 from gate.history.records import KINDS, Record, utc_time
-from gate.results import ResultTree, read_tree
+from gate.reading.comparability import fingerprint_of_tree
+from gate.reading.results import ResultTree, read_tree
 
-_SEVERITY = ("incomplete", "not_comparable", "fail", "warn", "pass")  # most severe first (gate.verdict precedence)
+_SEVERITY = ("incomplete", "not_comparable", "fail", "warn", "pass")  # most severe first (gate.formats.verdict precedence)
 
 
 def tree_time(tree: ResultTree) -> str:
@@ -37,7 +37,7 @@ def tree_time(tree: ResultTree) -> str:
 
 
 def _run_log_start(root: Path) -> str | None:
-    """The start gate.runlog read from the tree's log (it refuses a log that is not the runner's, naive
+    """The start gate.formats.runlog read from the tree's log (it refuses a log that is not the runner's, naive
     times included), in UTC; None for a tree without one."""
     log = runlog.read(root)
     return None if log is None else log.started_utc.replace(microsecond=0).isoformat()
@@ -52,7 +52,7 @@ def env_digest(tree: ResultTree, suite: Suite) -> str:
 def workload_verdicts(report_path: str | Path) -> dict[str, str]:
     """workload -> its most severe row verdict, from a gate report JSON read by the one typed report reader
     (a report that is not what `gate compare --json` writes is one line naming the file, exit 2)."""
-    from gate.untrusted import load_untrusted_report  # the report model pulls in the stats layer: only when asked
+    from gate.publish.untrusted import load_untrusted_report  # the report model pulls in the stats layer: only when asked
 
     verdicts: dict[str, str] = {}
     for row in load_untrusted_report(report_path).rows:

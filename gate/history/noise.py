@@ -3,7 +3,7 @@
 A night's scored runs are one commit measured several times in one job: exactly what one arm of an A/A
 pair is. So each night is pooled as one more arm into the within-job σ (gate.stats.performance.calibrate,
 outlier rule included), beside the A/A pairs' arms: sums of squares and degrees of freedom added
-(`gate.baseline.pool_nights` keeps the two parts apart, so the pairs' part and the cross-job part are
+(`gate.judging.calibration.pool_nights` keeps the two parts apart, so the pairs' part and the cross-job part are
 never disturbed, and a recalibration from pairs keeps the nights').
 
 What counts:
@@ -23,10 +23,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from gate.baseline import pool_nights, read_baseline
-from gate.config import Suite
-from gate.errors import InputError
+from gate.formats.config import Suite
+from gate.formats.errors import InputError
 from gate.history.store import Record
+from gate.judging.calibration import pool_nights
+from gate.reading.baseline_file import read_baseline
 from gate.stats.performance import Calibration, calibrate
 
 # Why the newest 14 nights and not "every night since the last change point": a change point is a step in

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from gate import atomic
+from gate.formats import atomic
 from gate.history.svg import chart, floor_of
 
 
@@ -17,7 +17,7 @@ def chart_file(workload: str, metric: str) -> str:
 
 def candidate_values(tree: Path, suite) -> dict[tuple[str, str], list[float]]:
     """(workload, metric) -> the candidate tree's per-run values."""
-    from gate.results import read_tree
+    from gate.reading.results import read_tree
 
     read = read_tree(tree, suite)
     out: dict[tuple[str, str], list[float]] = {}

@@ -14,12 +14,12 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from gate.config import Suite
+from gate.formats.config import Suite
+from gate.formats.report import Report
 from gate.history.analysis import trend
 from gate.history.sparkline import sparkline
 from gate.history.store import History, HistoryStore
 from gate.history.svg import floor_of
-from gate.report import Report
 
 NIGHTS = 14
 

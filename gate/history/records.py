@@ -1,9 +1,9 @@
 """One history line: the typed record format, its strict decoder, and the identity that makes imports idempotent.
 
-A line (schema_version 1) is decoded by the gate's strict reader (gate.inputs: duplicate keys, huge
-integers, non-finite numbers and deep nesting refused) and then by gate.typedjson against `StoredLine`:
+A line (schema_version 1) is decoded by the gate's strict reader (gate.formats.inputs: duplicate keys, huge
+integers, non-finite numbers and deep nesting refused) and then by gate.formats.typedjson against `StoredLine`:
 every key present and of its JSON type (`"complete": "false"` is not a boolean, `"v": 1.0` is not an
-integer, a list is not an env digest), a verdict from the closed vocabulary of gate.verdict, a kind
+integer, a list is not an env digest), a verdict from the closed vocabulary of gate.formats.verdict, a kind
 from KINDS. Values are then checked per metric kind (speed in (0, 1e9], accuracy in [0, 10]) so a
 value that would overflow a chart or a logarithm never reaches the analysis.
 
@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Mapping
 
-from gate import typedjson
-from gate.verdict import Verdict
+from gate.formats import typedjson
+from gate.formats.verdict import Verdict
 
 SCHEMA_VERSION = 1
 KINDS = ("nightly", "calibration", "accepted")
@@ -42,7 +42,7 @@ class StoredKind(str, Enum):
 
 @dataclass(frozen=True)
 class StoredLine:
-    """The JSON form of one line, as gate.typedjson decodes it (every key required, no other key)."""
+    """The JSON form of one line, as gate.formats.typedjson decodes it (every key required, no other key)."""
 
     v: int
     time: str = field(metadata={"max": 40})

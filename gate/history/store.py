@@ -6,7 +6,7 @@ Layout (on the baseline branch, beside the baseline files):
     <history>/<runner-class>/change-points.jsonl    change points once found (gate.history.changes)
     <history>/.gitattributes                        "*.jsonl merge=union": two appends merge cleanly
 
-Reading is as strict as a result tree (gate.inputs): regular files only, a size cap per file and per
+Reading is as strict as a result tree (gate.formats.inputs): regular files only, a size cap per file and per
 line, links that leave the store refused, every line decoded by the typed record format. A line that
 cannot be read (a torn last line after a crash, a hand edit, a loose type) is *named and skipped*:
 the nightly keeps running on the rest; `gate history repair` moves such lines to `<file>.rejected`.
@@ -16,7 +16,7 @@ refused by writers (they would overwrite what they could not read).
 Writing never appends in place: under an exclusive lock on the store directory (fcntl, so concurrent
 imports serialise), each month file touched is read, merged with the new records (see
 records.merge: a rerun replaces, a repeat is a no-op), and written whole to a temporary file that is
-renamed over it (gate.atomic). A full disk leaves the old file as it was; a kill leaves the old or the
+renamed over it (gate.formats.atomic). A full disk leaves the old file as it was; a kill leaves the old or the
 new one. Lines the reader skipped are carried over verbatim (a writer never deletes what it did not
 write), each on its own line.
 """
@@ -31,8 +31,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, Mapping, Sequence
 
-from gate import atomic, inputs
-from gate.errors import InputError
+from gate.formats import atomic, inputs
+from gate.formats.errors import InputError
 from gate.history.records import (
     KINDS,
     SCHEMA_VERSION,
@@ -111,7 +111,7 @@ class HistoryStore:
     @property
     def metric_kinds(self) -> Mapping[str, str]:
         if self._suite is None:
-            from gate.config import load_suite
+            from gate.formats.config import load_suite
 
             self._suite = load_suite()
         return metric_kinds_of(self._suite)

@@ -17,8 +17,8 @@ from __future__ import annotations
 import math
 from typing import Sequence
 
-from gate.escape import html_text as escape  # controls and bidi characters never reach a page
 from gate.history.analysis import SPEED_FLOOR_DEFAULT, Trend, detector_for
+from gate.render.escape import html_text as escape  # controls and bidi characters never reach a page
 
 COLORS = {"night": "#1f6feb", "runs": "#9ec5fe", "band": "#dbe9ff", "level": "#0a3069", "change": "#cf222e",
           "floor": "#8250df", "candidate": "#bc4c00", "grid": "#eaeef2", "axis": "#57606a", "text": "#1f2328"}
@@ -178,7 +178,7 @@ def _short_unit(trend: Trend) -> str:
 
 
 def _change_points(trend: Trend, times: list[str], x, top: float, plot_h: float, small: bool, width: int) -> list[str]:
-    from gate.history.tracking import format_change
+    from gate.publish.tracking import format_change
 
     out = []
     for k, cp in enumerate(trend.change_points):

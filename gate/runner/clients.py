@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, ContextManager, Mapping
 
-from gate.errors import GateError
+from gate.formats.errors import GateError
 from gate.runner import boundary, procgroup
 from gate.runner.plan import ClientStep
 from gate.runner.server import log_tail

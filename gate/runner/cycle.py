@@ -13,9 +13,9 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Mapping
 
-from gate.config import Suite
-from gate.errors import GateError
-from gate.results import read_workload_run
+from gate.formats.config import Suite
+from gate.formats.errors import GateError
+from gate.reading.results import read_workload_run
 from gate.runner import boundary, clients, procgroup, server
 from gate.runner.cancel import Cancellation
 from gate.runner.gpu import GpuProvider, wait_until_free
@@ -178,7 +178,7 @@ class ServerCycles:
 
 def all_requests_failed(output: Path) -> str | None:
     """A SeedTTS result whose every request failed says so ("evaluated 0 of N"), not as a schema error
-    about its zero throughput. None when the file shows anything else (gate.results judges it then)."""
+    about its zero throughput. None when the file shows anything else (gate.reading.results judges it then)."""
     try:
         results = json.loads(output.read_text())["results"]
         totals = [(int(r["evaluated"]), int(r["total"])) for r in results]

@@ -4,7 +4,7 @@ Order of a gate run (runbook Steps 3-6):
   preflight (nothing touches the GPU) -> lock the GPU by UUID -> stop the gate's own leftovers ->
   for each (side, run): [skip if --resume and complete] wait GPU free, rm -rf run dir, commit.txt,
   freeze.txt, env.json, telemetry on; per model a server cycle (cycle.py); telemetry.json; coverage
-  checked by gate.results; for A/B, outlier re-measures and the second look (twolooks.py).
+  checked by gate.reading.results; for A/B, outlier re-measures and the second look (twolooks.py).
 Every step goes into <out>/<name>/gate-run.json (logbook.py). Every process group the gate starts is
 recorded in <out>/gate-processes.json before it starts (ledger.py), so the next run stops what a
 SIGKILLed gate left behind. SIGINT/SIGTERM finish the stop sequence of the server and client groups and
@@ -22,14 +22,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping, TextIO
 
-from gate.calibration_stamp import STAMP_NAME, write_stamp
-from gate.commit_record import FILE as COMMIT_FILE
-from gate.commit_record import read_commit
-from gate.config import Suite
-from gate.env import build_env, cached_dataset_ref
-from gate.errors import GateError, OutputError
-from gate.inputs import Unreadable
-from gate.results import read_workload_run
+from gate.formats.calibration_stamp import STAMP_NAME, write_stamp
+from gate.formats.commit_record import FILE as COMMIT_FILE
+from gate.formats.commit_record import read_commit
+from gate.formats.config import Suite
+from gate.formats.env import build_env, cached_dataset_ref
+from gate.formats.errors import GateError, OutputError
+from gate.formats.inputs import Unreadable
+from gate.reading.results import read_workload_run
 from gate.runner import clients, procgroup, server
 from gate.runner.cancel import Cancellation, Cancelled, installed
 from gate.runner.cycle import RunFailed, ServerCycles
@@ -319,7 +319,7 @@ class Runner(ServerCycles, TwoLooks):
 
 
 def _recorded_commit(run_dir: Path) -> str | None:
-    """The run's commit (gate.commit_record), None when it has none or one the reader refuses: either way
+    """The run's commit (gate.formats.commit_record), None when it has none or one the reader refuses: either way
     --resume cannot show the run was made from this commit, so it is redone (its folder is made anew)."""
     try:
         return read_commit(run_dir)

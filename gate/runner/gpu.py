@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Protocol
 
-from gate.errors import GateError
+from gate.formats.errors import GateError
 from gate.runner.waits import Say, Ticker, quiet
 
 # NVML clock-event (throttle) reason bits -> names, from nvml.h (nvmlClocksEventReason*).

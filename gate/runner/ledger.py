@@ -16,7 +16,7 @@ import stat
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from gate.errors import GateError
+from gate.formats.errors import GateError
 from gate.runner import procgroup
 from gate.runner.outfiles import Writes
 

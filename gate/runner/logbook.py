@@ -1,7 +1,7 @@
 """gate-run.json: the log of one gate run, rewritten atomically after every step into each side's tree.
 
 Every step goes in as it starts and as it finishes, so a crash or a signal leaves an accurate log; an
-earlier attempt's log is kept under <name>/attempts/. gate.runlog owns the format: every write is checked
+earlier attempt's log is kept under <name>/attempts/. gate.formats.runlog owns the format: every write is checked
 against its typed model first (a mismatch is a bug, exit 70), and an earlier attempt's log is read by it.
 A write that fails (full disk, permissions) is a failed run (outfiles.OutputFailed, exit 3); the log
 then says so if it can still be written, and otherwise the next --resume redoes every run it did not
@@ -16,9 +16,9 @@ import time
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Iterator
 
-from gate import runlog
-from gate.env import gate_version
-from gate.errors import InputError
+from gate.formats import runlog
+from gate.formats.env import gate_version
+from gate.formats.errors import InputError
 from gate.runner.cancel import Cancelled
 from gate.runner.outfiles import Writes, output_failed
 

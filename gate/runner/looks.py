@@ -9,7 +9,7 @@ outliers/run<R>/<model>/ (not a run* folder, so no reader counts it). At most on
 arm and model, and never more than --max-runs scored runs per model (both arms, re-measures included).
 
 The decisions are statistics, not the runner's: a `Decider` is passed in. The real one
-(`tree_decider`) asks the one judge (gate.judge.decide), which the trusted job also uses to recompute
+(`tree_decider`) asks the one judge (gate.judging.judge.decide), which the trusted job also uses to recompute
 the plan from the finished trees.
 """
 from __future__ import annotations
@@ -19,10 +19,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Mapping, Protocol
 
-from gate.abplan import DEFAULT_MAX_RUNS, EXTENSION_RUNS  # noqa: F401 - re-exported for the runner
-from gate.config import Suite
-from gate.errors import GateError
-from gate.results import read_workload_run
+from gate.formats.abplan import DEFAULT_MAX_RUNS, EXTENSION_RUNS  # noqa: F401 - re-exported for the runner
+from gate.formats.config import Suite
+from gate.formats.errors import GateError
+from gate.reading.results import read_workload_run
 
 
 class Decision(Protocol):
@@ -115,11 +115,11 @@ def find_outlier(arm: Mapping[str, Mapping[tuple[str, str], float]],
 
 
 class _JudgeDecider:
-    """Look decisions by the one judge (gate.judge), on the two trees as they are on disk when asked (at the
+    """Look decisions by the one judge (gate.judging.judge), on the two trees as they are on disk when asked (at the
     first look they hold run1..run3; at the second, run1..run6)."""
 
     def __init__(self, suite: Suite, base: Path, candidate: Path, calibration: Path | None) -> None:
-        from gate import judge
+        from gate.judging import judge
 
         self._judge = judge
         self._request = judge.Request(base=base, candidate=candidate, suite=suite, calibration=calibration)
@@ -143,8 +143,8 @@ def decisions_missing() -> str | None:
     # The judge and what it imports only when it scores (jiwer): on the H200 a missing jiwer surfaced only
     # after the first look's GPU cycles, as exit 70.
     try:
-        import gate.judge  # noqa: F401
-        import gate.samples  # noqa: F401
+        import gate.judging.judge  # noqa: F401
+        import gate.reading.samples  # noqa: F401
     except ImportError as exc:
         return f"two looks need the gate's judge, which needs {exc.name or exc}"
     return None
@@ -164,7 +164,7 @@ def calibration_sigma(suite: Suite, calibration: Path | None, models: tuple[str,
     None where the baseline has no usable calibration."""
     if calibration is None:
         return lambda workload_id, metric: None
-    from gate.side_loader import load_side
+    from gate.reading.side_loader import load_side
     from gate.stats.outliers import flag_sigma
     from gate.stats.performance import Calibration
     table = load_side(calibration, suite, models).calibration or {}

@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
-from gate.errors import GateError
+from gate.formats.errors import GateError
 from gate.runner import boundary
 
 

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping
 
-from gate.config import Suite, Workload
-from gate.errors import SuiteError
+from gate.formats.config import Suite, Workload
+from gate.formats.errors import SuiteError
 
 _PLACEHOLDER = re.compile(r"\{([a-z_]+)\}")
 

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
-from gate.config import Suite, Workload
-from gate.errors import GateError
+from gate.formats.config import Suite, Workload
+from gate.formats.errors import GateError
 from gate.runner.gpu import GpuInfo, GpuProvider, cpu_set
 from gate.runner.plan import Arm, RunStep
 

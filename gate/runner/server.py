@@ -21,7 +21,7 @@ from typing import Callable, Mapping, Sequence
 
 import httpx
 
-from gate.errors import GateError
+from gate.formats.errors import GateError
 from gate.runner import outfiles, procgroup
 from gate.runner.waits import Say, Ticker, quiet
 

@@ -14,9 +14,9 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping
 
-from gate.calibration_stamp import Stamp, calibration_stamp_path, packages_digest, read_stamp, stale_reasons
-from gate.config import Suite
-from gate.inputs import is_present
+from gate.formats.calibration_stamp import Stamp, calibration_stamp_path, packages_digest, read_stamp, stale_reasons
+from gate.formats.config import Suite
+from gate.formats.inputs import is_present
 from gate.runner.cycle import RunFailed
 from gate.runner.logbook import RunLog
 from gate.runner.looks import Decider, LookPlan, Sigma, find_outlier, speed_values

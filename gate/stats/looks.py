@@ -77,7 +77,7 @@ def decide(first_look: Any, model: str) -> LookDecision:
                 close.append(f"{_name(row)}: p = {row.p_value:.3g}, BH q = {q:.3g} ≤ {level} over the model's "
                              f"{len(gated)} {family} rows, with {floor_share(row):.0%} of its floor")
     # A model that could not have seen a change of twice its floor at this look extends too (issue 21): a PASS
-    # from a blind first look says little (gate.compare marks such rows `blind`).
+    # from a blind first look says little (gate.judging.compare marks such rows `blind`).
     close += [f"{_name(r)}: blind below {r.mde:.2%} at the first look" if r.family == "speed" else
               f"{_name(r)}: blind below {r.mde * 100:.2g} pp at the first look"
               for r in rows if r.family and getattr(r, "blind", False) and r.mde is not None]

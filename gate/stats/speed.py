@@ -27,9 +27,9 @@ row WARNs at most: a whole job running slower cannot be told from a regression t
 A row may FAIL only in one job, with at least MIN_CALIBRATION_DF degrees of freedom behind its σ, at least two
 runs per side, when no candidate run better than the others was set aside, and when the same shift on σ from
 the A/B's own runs alone (`own_runs_p`) has p at most the look's α, or, at the first look of `gate run`, the
-look's α over the model's gated speed rows (gate.compare applies it;
+look's α over the model's gated speed rows (gate.judging.compare applies it;
 gate.stats.thresholds.Thresholds.own_runs_bonferroni says why); otherwise it can WARN at most (`fail_blockers`,
-gate.speed_rows and gate.compare say why). The row is unstable (WARN at least, never
+gate.judging.speed_rows and gate.judging.compare say why). The row is unstable (WARN at least, never
 FAIL) when a third or more of the candidate's runs were set aside as worse, when its runs split in two even
 clusters, or when they split across a gap with a third or more in a cluster far worse than the baseline's median
 (`_intermittent`): an intermittent regression must not pass silently, and one wild run in six is heavy-tailed
@@ -57,7 +57,7 @@ ADVISED_PAIRS = 3
 # run of it alike, so one job against another cannot tell it from a regression: with 5% of jobs 10% slow, 11% of
 # no-op nights FAILed (benchmarks/verdict_power.py, m-cross-noop-slowjob). The in-job A/B cancels it; a step that
 # persists over nights is the history's to find (gate.history.changepoints). The outputs say why once, in their
-# header (gate.render: View.across_jobs); each row names it.
+# header (gate.render.renderer: View.across_jobs); each row names it.
 ACROSS_JOBS = "across jobs: only an in-job A/B (gate run --ab) can FAIL on speed"
 # The A/B's own spread disagrees with the calibration when F = σ²_own/σ²_cal is this unlikely under equal σ.
 AGREEMENT_P = 0.05

@@ -1,6 +1,6 @@
 """Decision levels and floors of `gate compare` (issue 10 "Decisions taken"; issue 21).
 
-benchmarks/results/verdict_power.md measures them. `gate.compare` re-exports `Thresholds`.
+benchmarks/results/verdict_power.md measures them. `gate.judging.compare` re-exports `Thresholds`.
 """
 from __future__ import annotations
 

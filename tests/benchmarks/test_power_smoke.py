@@ -1,5 +1,5 @@
 """CI smoke of benchmarks/verdict_power.py (issue 10): the simulator runs, its counts are consistent, and on
-shared simulated PRs it decides exactly as gate.compare does. The full run is for people:
+shared simulated PRs it decides exactly as gate.judging.compare does. The full run is for people:
 `python benchmarks/verdict_power.py --validate 40 --out benchmarks/results`."""
 from __future__ import annotations
 

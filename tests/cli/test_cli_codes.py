@@ -13,7 +13,7 @@ import pytest
 from gate import __version__
 from gate import cli as cli_module
 from gate.cli import COMMAND_MODULES, SHORT_HELP, cli
-from gate.errors import EXIT_INTERNAL
+from gate.formats.errors import EXIT_INTERNAL
 
 HEAVY = ("scipy", "numpy", "github", "jiwer")
 
@@ -115,8 +115,8 @@ def test_run_without_the_runner_extra_names_the_extra():
 def test_outputs_to_stdout_and_into_new_folders(tmp_path):
     from click.testing import CliRunner
 
-    from gate.config import load_suite
     from gate.examples import ExampleSpec, write_example_tree
+    from gate.formats.config import load_suite
 
     tree = write_example_tree(tmp_path / "tree", load_suite(), ExampleSpec(models=("qwen3",), runs=("1", "2", "3")))
     runner = CliRunner()

@@ -15,12 +15,12 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from gate import judge
-from gate.baseline import side_from_tree
 from gate.cli import cli
-from gate.config import load_suite
 from gate.examples import ExampleSpec, write_example_tree
-from gate.sample_cache import CACHE_DIR, CachedSampleReader
+from gate.formats.config import load_suite
+from gate.judging import judge
+from gate.reading.sample_cache import CACHE_DIR, CachedSampleReader
+from gate.reading.tree_side import side_from_tree
 
 
 @pytest.fixture(scope="module")
@@ -126,7 +126,7 @@ RESULT_FILE = re.compile(r"/run\d+/(?:.*/)?(asr_[a-z]+|transcribe_diarize_(speed
 
 @pytest.mark.parametrize("flags", [(), ("--no-cache",)], ids=["cache", "no-cache"])
 def test_one_compare_reads_each_result_file_once(tree, tmp_path, monkeypatch, flags):
-    """The per-utterance reader takes the run gate.results parsed (and the cache key hashes that run), so a
+    """The per-utterance reader takes the run gate.reading.results parsed (and the cache key hashes that run), so a
     compare opens each result file once, with the cache cold, warm, or off."""
     candidate = Path(shutil.copytree(tree, tmp_path / "candidate"))
     opened: collections.Counter[str] = collections.Counter()

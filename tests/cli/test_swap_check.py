@@ -7,13 +7,14 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from gate import runlog
-from gate.baseline import side_from_tree, write_baseline
 from gate.cli import cli
-from gate.config import load_suite
-from gate.errors import InputError
 from gate.examples import ExampleSpec, write_example_tree
-from gate.swap_check import Recorded, RowOutcome, recorded, swap_warnings
+from gate.formats import runlog
+from gate.formats.config import load_suite
+from gate.formats.errors import InputError
+from gate.judging.swap_check import Recorded, RowOutcome, recorded, swap_warnings
+from gate.reading.baseline_file import write_baseline
+from gate.reading.tree_side import side_from_tree
 
 T0 = dt.datetime(2026, 11, 1, 12, 0, tzinfo=dt.timezone.utc)
 LATER = T0 + dt.timedelta(hours=3)
@@ -48,7 +49,7 @@ def test_recorded_reads_run_log_and_baseline_created(tmp_path):
     assert (recorded(tree).when, recorded(tree).source) == (T0, "gate-run.json started")
     baseline = stored_baseline(tmp_path, "2026-11-01T15:00:00+00:00")
     assert (recorded(baseline).kind, recorded(baseline).when, recorded(baseline).source) == ("baseline", LATER, "baseline created")
-    # The same readers as the verdict's (gate.runlog, gate.baseline_file): what they refuse is refused here too.
+    # The same readers as the verdict's (gate.formats.runlog, gate.reading.baseline_file): what they refuse is refused here too.
     (tmp_path / "garbage.json").write_text("{not json")
     with pytest.raises(InputError, match="garbage.json: not valid JSON"):
         recorded(tmp_path / "garbage.json")

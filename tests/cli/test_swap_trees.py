@@ -8,11 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from gate import runlog
-from gate.baseline import side_from_tree, write_baseline
-from gate.config import load_suite
 from gate.examples import ExampleSpec, write_example_tree
-from gate.swap_check import recorded, swap_warnings
+from gate.formats import runlog
+from gate.formats.config import load_suite
+from gate.judging.swap_check import recorded, swap_warnings
+from gate.reading.baseline_file import write_baseline
+from gate.reading.tree_side import side_from_tree
 
 
 def _tree(root: Path, commit: str, sides: dict[str, str] | None) -> Path:

@@ -11,8 +11,8 @@ import pytest
 from click.testing import CliRunner
 
 from gate.cli import cli
-from gate.config import load_suite
 from gate.examples import ExampleSpec, write_example_tree
+from gate.formats.config import load_suite
 from tests.foundation.foundation_defects import DEFECTS_A, DEFECTS_B
 
 

@@ -1,8 +1,8 @@
 """The defects planted in the foundation tests' generated trees (a module, not conftest, so tests can import it)."""
 from __future__ import annotations
 
-from gate import results
 from gate.examples import DUPLICATE_IDS, MISSING_IDS, NAN
+from gate.reading import results
 
 # One coverage defect per workload, planted in run1 (tree "defects_a").
 DEFECTS_A = {

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from gate.baseline import read_baseline
 from gate.examples import AA_PAIRS, BASELINE_COMMIT
+from gate.reading.baseline_file import read_baseline
 from gate.stats.overdispersion import Dispersion
 from gate.stats.performance import Calibration
 from gate.stats.speed import ACROSS_JOBS

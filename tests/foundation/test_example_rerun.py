@@ -9,7 +9,7 @@ import pytest
 
 from gate import cli as cli_module
 from gate.commands import example as example_command
-from gate.sample_cache import CACHE_DIR
+from gate.reading.sample_cache import CACHE_DIR
 
 
 def _digests(root: Path) -> dict[str, str]:

@@ -5,10 +5,10 @@ import shutil
 
 import pytest
 
-from gate import results
 from gate.examples import write_example_ci_artifacts
-from gate.results import read_tree
-from gate.samples import MATCH, UNAVAILABLE, read_run_samples
+from gate.reading import results
+from gate.reading.results import read_tree
+from gate.reading.samples import MATCH, UNAVAILABLE, read_run_samples
 
 
 @pytest.fixture(scope="module")

@@ -7,10 +7,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gate import results
 from gate.examples import ExampleSpec, utterance_ids, write_example_tree
-from gate.results import read_tree
-from gate.samples import MATCH, read_run_samples
+from gate.reading import results
+from gate.reading.results import read_tree
+from gate.reading.samples import MATCH, read_run_samples
 
 RAW_FIELDS = {"id", "is_success", "wer", "ref_text", "hyp_text", "ref_norm", "hyp_norm", "audio_duration_s",
               "latency_s", "text_ttft_s", "inter_chunk_s", "error"}

@@ -1,4 +1,4 @@
-"""gate.results: every coverage reason of the runbook, and every bad input, on schema-exact trees."""
+"""gate.reading.results: every coverage reason of the runbook, and every bad input, on schema-exact trees."""
 from __future__ import annotations
 
 import json
@@ -6,9 +6,9 @@ import shutil
 
 import pytest
 
-from gate import results
-from gate.errors import InputError
-from gate.results import read_tree
+from gate.formats.errors import InputError
+from gate.reading import results
+from gate.reading.results import read_tree
 from tests.foundation.foundation_defects import DEFECTS_A
 
 # The coverage codes each planted defect must produce in run1 (and nothing in run2/run3).

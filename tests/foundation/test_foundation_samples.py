@@ -1,4 +1,4 @@
-"""gate.samples: per-utterance errors recomputed from schema-exact files, cleaned as the client does, cross-checked."""
+"""gate.reading.samples: per-utterance errors recomputed from schema-exact files, cleaned as the client does, cross-checked."""
 from __future__ import annotations
 
 import json
@@ -7,7 +7,7 @@ import shutil
 import numpy as np
 import pytest
 
-from gate.samples import MATCH, MISMATCH, UNAVAILABLE, clean_no_speaker, cp_cer_counts, read_run_samples, split_by_speaker
+from gate.reading.samples import MATCH, MISMATCH, UNAVAILABLE, clean_no_speaker, cp_cer_counts, read_run_samples, split_by_speaker
 from tests.foundation.foundation_defects import DEFECTS_B
 
 

@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from gate.config import default_suite_path, load_suite
-from gate.errors import SuiteError
+from gate.formats.config import default_suite_path, load_suite
+from gate.formats.errors import SuiteError
 
 
 def _variant(tmp_path: Path, old: str, new: str) -> Path:

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from gate import results
 from gate.examples import ExampleSpec, write_example_tree
+from gate.reading import results
 
 RUNBOOK = Path(__file__).resolve().parents[2].parent / "shared" / "seed" / "asr-benchmark-runbook.md"
 # The maintainers' Step 7 script, copied verbatim from the runbook (which lives outside the repository).

@@ -14,12 +14,13 @@ from pathlib import Path
 
 import pytest
 
-from gate import results, runlog
-from gate.baseline import read_baseline, side_from_tree, write_baseline
-from gate.baseline_file import load_document
-from gate.errors import InputError
-from gate.results import read_tree
-from gate.summarize import summarize_tree
+from gate.formats import runlog
+from gate.formats.errors import InputError
+from gate.reading import results
+from gate.reading.baseline_file import load_document, read_baseline, write_baseline
+from gate.reading.results import read_tree
+from gate.reading.summarize import summarize_tree
+from gate.reading.tree_side import side_from_tree
 
 STARTED = "2026-11-01T12:00:00.000+00:00"
 

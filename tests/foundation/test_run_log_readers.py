@@ -1,4 +1,4 @@
-"""Every command that reads gate-run.json reads it through gate.runlog: a log that is `null`, a list, or of
+"""Every command that reads gate-run.json reads it through gate.formats.runlog: a log that is `null`, a list, or of
 a wrong type is one line naming the file and exit 2 in `summarize`, `baseline create`, `history import` and
 `compare` alike (issue 27 item 6: only `compare` refused it before), and a good log reads the same in all."""
 from __future__ import annotations
@@ -8,10 +8,10 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from gate import runlog
 from gate.cli import cli
-from gate.config import load_suite
 from gate.examples import ExampleSpec, write_example_tree
+from gate.formats import runlog
+from gate.formats.config import load_suite
 
 STARTED = "2026-11-02T03:00:00.000+00:00"
 BROKEN = {

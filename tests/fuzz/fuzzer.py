@@ -26,9 +26,9 @@ from typing import Any, Callable
 import numpy as np
 import yaml
 
-from gate import runlog
-from gate.config import default_suite_path
-from gate.inputs import BASELINE, RESULT
+from gate.formats import runlog
+from gate.formats.config import default_suite_path
+from gate.formats.inputs import BASELINE, RESULT
 
 # Workloads of the small suite: the regressed one, a second SeedTTS one and a MOSS one.
 SMALL_WORKLOADS = {"qwen3/asr_en": 120, "qwen3/asr_zh": 80, "moss_td/googletime": 25}

@@ -28,7 +28,7 @@ import pytest
 from click.testing import CliRunner
 
 from gate.cli import cli
-from gate.errors import DOCUMENTED_EXIT_CODES
+from gate.formats.errors import DOCUMENTED_EXIT_CODES
 from tests.fuzz.fuzzer import Case, catalogue
 
 HANG_S = 20

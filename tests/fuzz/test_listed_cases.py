@@ -9,8 +9,8 @@ import shutil
 import pytest
 from click.testing import CliRunner
 
-from gate import runlog
 from gate.cli import cli
+from gate.formats import runlog
 
 
 def _invoke(*args):
@@ -103,7 +103,7 @@ def test_an_env_record_of_the_wrong_schema_is_not_comparable(seeds, tree):
 
 
 _ENTRY = "calibration.qwen3/asr_en.rtf_mean"  # as the range checks name it
-_TYPED = '$.calibration["qwen3/asr_en"].rtf_mean'  # as the typed reader (gate.typedjson) names it
+_TYPED = '$.calibration["qwen3/asr_en"].rtf_mean'  # as the typed reader (gate.formats.typedjson) names it
 
 
 @pytest.mark.parametrize("field, value, words", [
@@ -147,8 +147,8 @@ def test_calibrate_writes_a_new_file_and_keeps_the_old_on_failure(seeds, tmp_pat
     import errno
     import os
 
-    from gate.config import load_suite
     from gate.examples import BASELINE_COMMIT, ExampleSpec, write_example_tree
+    from gate.formats.config import load_suite
 
     suite = load_suite(seeds["suite"])  # an A/A pair: the baseline's commit measured twice, fresh noise each
     pair = [str(write_example_tree(tmp_path / f"aa{k}", suite, ExampleSpec(seed=50 + k, commit=BASELINE_COMMIT,

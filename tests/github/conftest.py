@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from gate.github import Publisher, connect
+from gate.publish.github import Publisher, connect
 from tests.github.fake_github import BOT, REPO, TOKEN, FakeGitHub
 
 
@@ -27,10 +27,10 @@ def example_reports(tmp_path_factory):
     import dataclasses
     import json
 
-    from gate.compare import compare
-    from gate.config import load_suite
     from gate.examples import write_example_pair
-    from gate.side_loader import load_side
+    from gate.formats.config import load_suite
+    from gate.judging.compare import compare
+    from gate.reading.side_loader import load_side
 
     root = tmp_path_factory.mktemp("examples")
     suite = load_suite()

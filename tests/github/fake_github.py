@@ -1,6 +1,6 @@
 """TEST DOUBLE: a tiny GitHub REST server on 127.0.0.1 for PyGithub to talk to, recording every request.
 
-It implements only the endpoints gate.github uses, with GitHub's JSON shapes (the fields PyGithub
+It implements only the endpoints gate.publish.github uses, with GitHub's JSON shapes (the fields PyGithub
 reads), its error bodies ({"message": ...}), Link-header pagination, and URLs in bodies that use
 exactly the host:port PyGithub was given (PyGithub asserts on that). Failures are injected per
 method + path: `fail(...)` answers a status instead of the real handler, optionally after

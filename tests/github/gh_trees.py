@@ -18,9 +18,9 @@ def make_trees(dest, example_reports, model, *, runs=None, head=HEAD, base=MERGE
     import json
     import shutil
 
-    from gate import runlog
-    from gate.config import load_suite
-    from gate.untrusted import expected_run_dirs
+    from gate.formats import runlog
+    from gate.formats.config import load_suite
+    from gate.publish.untrusted import expected_run_dirs
 
     suite = load_suite()
     dest.mkdir(parents=True, exist_ok=True)
@@ -45,7 +45,7 @@ def _add_the_second_look(dest, suite, model):
     import json
     import shutil
 
-    from gate import judge
+    from gate.judging import judge
 
     request = judge.Request(base=dest / "base", candidate=dest / "candidate", suite=suite, design=judge.Design.TWO_LOOKS)
     first = judge.first_look(request, model)

@@ -1,6 +1,8 @@
 from __future__ import annotations
 
-from gate.actions_io import (
+from gate.formats.report import Basis, Row, SideStats
+from gate.formats.verdict import Verdict
+from gate.publish.actions_io import (
     MAX_ANNOTATIONS_PER_LEVEL,
     Annotation,
     fit_summary,
@@ -8,8 +10,6 @@ from gate.actions_io import (
     normalise_verdict,
     row_annotations,
 )
-from gate.report import Basis, Row, SideStats
-from gate.verdict import Verdict
 
 
 def row(verdict, i=0, note=""):

@@ -8,11 +8,11 @@ from datetime import timedelta
 
 import pytest
 
-from gate import publication
-from gate.config import load_suite
-from gate.posting import judge, post_model, post_not_run, render_section
-from gate.trust import BenchmarkRun
-from gate.untrusted import UntrustedInputError, check_consistency
+from gate.formats.config import load_suite
+from gate.publish import publication
+from gate.publish.posting import judge, post_model, post_not_run, render_section
+from gate.publish.trust import BenchmarkRun
+from gate.publish.untrusted import UntrustedInputError, check_consistency
 from tests.github.fake_github import BOT, MERGE_BASE
 from tests.github.gh_trees import make_trees
 
@@ -105,7 +105,7 @@ def test_the_gates_check_runs_carry_its_stamp(fake, publisher, judged):
 # -- 2. order of writes ----------------------------------------------------------------------------------
 
 def test_a_failed_comment_edit_never_leaves_a_stale_overall_check(fake, publisher, judged):
-    from gate.github import GitHubError
+    from gate.publish.github import GitHubError
 
     fake.add_pull(42, labels=("run-whisper-asr",))
     post(fake, publisher, judged, "whisper")

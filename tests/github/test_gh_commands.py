@@ -72,8 +72,8 @@ def test_event_without_actions_environment(tmp_path):
 @pytest.fixture
 def unthrottled(monkeypatch):
     """PyGithub waits a second between writes by default; the loopback fake needs no such courtesy."""
-    import gate.posting as post_module
-    from gate.github import connect
+    import gate.publish.posting as post_module
+    from gate.publish.github import connect
 
     monkeypatch.setattr(post_module, "connect", lambda **kw: connect(**kw, throttle=False))
 
@@ -278,7 +278,7 @@ def test_merge_marks_a_model_without_report_incomplete(tmp_path, example_reports
     assert merged["verdict"] == "incomplete" and merged["exit_code"] == 3 and merged["models"] == ["whisper", "qwen3"]
     assert next(c for c in merged["coverage"] if c["workload"] == "qwen3/asr_en")["candidate"]["complete"] is False
     from gate.commands.action import render_report
-    from gate.report import Report
+    from gate.formats.report import Report
     assert "no report for qwen3" in render_report(Report.from_json(merged)).comment
 
 
@@ -329,7 +329,7 @@ def test_a_refused_post_exits_non_zero_and_names_files_relative_to_the_trees(fak
 
 def test_hostile_why_through_merge_stays_escaped(tmp_path, example_reports):
     from gate.commands.action import render_report
-    from gate.report import Report
+    from gate.formats.report import Report
 
     data = json.loads(example_reports["qwen3"].read_text())
     assert data["utterances"], "the example lists changed utterances"
@@ -346,7 +346,7 @@ def test_hostile_why_through_merge_stays_escaped(tmp_path, example_reports):
 
 def test_hostile_history_fields_are_escaped_in_the_tracking_issue():
     from gate.history.analysis import ChangePoint
-    from gate.history.tracking import issue_body
+    from gate.publish.tracking import issue_body
 
     hostile = "<img src=x onerror=alert(1)> @team #4"
     cp = ChangePoint(workload=hostile, metric=hostile, unit="samples/s", log=True, worse=True, night=hostile,

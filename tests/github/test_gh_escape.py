@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from gate.escape import CUT, annotation, md, md_excerpt, plain
+from gate.render.escape import CUT, annotation, md, md_excerpt, plain
 
 ZW = "\u200b"
 

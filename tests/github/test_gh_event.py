@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from gate.config import load_suite
-from gate.event import EventError, parse_trigger, read_trigger
+from gate.formats.config import load_suite
+from gate.publish.event import EventError, parse_trigger, read_trigger
 from tests.github import gh_payloads as p
 
 SUITE = load_suite()

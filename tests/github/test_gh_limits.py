@@ -5,8 +5,8 @@ import ast
 from pathlib import Path
 
 import gate
-from gate import github_limits
-from gate.github_limits import CUT_NOTE, Limit, fit
+from gate.formats import github_limits
+from gate.formats.github_limits import CUT_NOTE, Limit, fit
 
 
 def test_fit_keeps_whole_lines_the_head_and_the_tail_within_the_limit():
@@ -28,13 +28,13 @@ def test_a_text_that_fits_is_returned_unchanged():
 
 
 def test_render_and_posting_never_import_pygithub_for_the_limits():
-    """Rendering stays free of the API client: only gate.github (and its callers) import PyGithub."""
+    """Rendering stays free of the API client: only gate.publish.github (and its callers) import PyGithub."""
     root = Path(gate.__file__).parent
-    for module in ("render.py", "github_limits.py", "publication.py"):
+    for module in ("render/renderer.py", "formats/github_limits.py", "publish/publication.py"):
         tree = ast.parse((root / module).read_text(encoding="utf-8"))
         imported = {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
         imported |= {node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
-        assert not {n for n in imported if n in ("github", "gate.github") or n.startswith("github.")}, module
+        assert not {n for n in imported if n in ("github", "gate.publish.github") or n.startswith("github.")}, module
 
 
 def test_no_second_definition_of_a_github_limit_or_cut_note():

@@ -10,13 +10,13 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from gate import judge as gate_judge
-from gate import runlog
 from gate.cli import cli
-from gate.config import load_suite
 from gate.examples import CANDIDATE_COMMIT, ExampleSpec, write_example_tree
-from gate.posting import judge, render_section
-from gate.untrusted import UntrustedInputError
+from gate.formats import runlog
+from gate.formats.config import load_suite
+from gate.judging import judge as gate_judge
+from gate.publish.posting import judge, render_section
+from gate.publish.untrusted import UntrustedInputError
 
 SUITE = load_suite()
 STARTED = "2026-11-02T03:00:00.000+00:00"

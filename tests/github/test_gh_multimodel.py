@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from gate import runlog
-from gate.config import load_suite
 from gate.examples import CANDIDATE_COMMIT, ExampleSpec, write_example_tree
 from gate.examples.spec import BASELINE_COMMIT
-from gate.posting import judge
-from gate.untrusted import UntrustedInputError, check_consistency
+from gate.formats import runlog
+from gate.formats.config import load_suite
+from gate.publish.posting import judge
+from gate.publish.untrusted import UntrustedInputError, check_consistency
 
 SUITE = load_suite()
 pytestmark = pytest.mark.slow  # real example trees and judges (multimodel), real git (store)

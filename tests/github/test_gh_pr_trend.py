@@ -15,7 +15,7 @@ import yaml
 from click.testing import CliRunner
 
 from gate.cli import cli
-from gate.config import load_suite
+from gate.formats.config import load_suite
 from gate.history.analysis import trends
 from gate.history.sparkline import BARS, BREAK
 from gate.history.store import HistoryStore
@@ -65,8 +65,8 @@ def judge_argv(mode: str, workdir: Path, runner_temp: Path) -> list[str]:
 
 @pytest.fixture
 def unthrottled(monkeypatch):
-    import gate.posting as post_module
-    from gate.github import connect
+    import gate.publish.posting as post_module
+    from gate.publish.github import connect
 
     monkeypatch.setattr(post_module, "connect", lambda **kw: connect(**kw, throttle=False))
 

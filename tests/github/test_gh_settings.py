@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from gate.settings import Settings, SettingsError
+from gate.publish.settings import Settings, SettingsError
 
 
 def test_defaults_outside_actions():

@@ -11,9 +11,9 @@ import pytest
 from click.testing import CliRunner
 
 from gate.cli import cli
-from gate.config import load_suite
 from gate.examples import CANDIDATE_COMMIT, ExampleSpec, write_example_tree
-from gate.store import Change, StoreError, SubprocessGit, write
+from gate.formats.config import load_suite
+from gate.publish.branch import Change, StoreError, SubprocessGit, write
 
 SUITE = load_suite()
 pytestmark = pytest.mark.slow  # real example trees and judges (multimodel), real git (store)
@@ -161,7 +161,7 @@ def test_a_rejected_push_is_applied_again_on_the_new_tip(remote, tmp_path):
                 git("push", "--quiet", "origin", f"HEAD:{BRANCH}", cwd=other)
             return super().__call__(*args, check=check)
 
-    from gate.store import history_change
+    from gate.publish.branch import history_change
 
     lines = []
     done = write(history_change(runner_class="h200", source=tmp_path / "night", sha="c" * 40), remote=str(remote),
@@ -192,7 +192,7 @@ def test_an_unreadable_branch_is_an_error_not_a_first_night(tmp_path, files):
 
 def test_store_errors_are_store_errors():
     with pytest.raises(StoreError, match="expected on-pass or always"):
-        from gate.store import baseline_change
+        from gate.publish.branch import baseline_change
         baseline_change(runner_class="h200", new={"whisper": Path("x")}, night=None, sha="c" * 40, update="never",
                         entries_of=lambda p, m: {})
 
@@ -248,7 +248,7 @@ def test_an_unaccepted_step_holds_the_baseline_and_a_writers_accept_on_its_issue
         remote, files, tmp_path, example_reports, guarded):
     import dataclasses
 
-    from gate.store import history_change
+    from gate.publish.branch import history_change
     from tests.github.fake_github import REPO, TOKEN, FakeGitHub
 
     store_, steps, history = guarded
@@ -295,7 +295,7 @@ def test_tonight_off_the_last_nights_level_holds_an_on_pass_move(remote, files, 
     """No step in the history, but tonight is 6% slower than every night before it: the level holds it."""
     from gate.history.importer import records_from_tree
     from gate.history.store import HistoryStore
-    from gate.store import history_change
+    from gate.publish.branch import history_change
 
     tonight = records_from_tree(files["night"], SUITE, runner_class="h200")
     flat = tmp_path / "flat"

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 
-from gate.config import load_suite
-from gate.trust import (
+from gate.formats.config import load_suite
+from gate.publish.trust import (
     BenchmarkRun,
     CheckState,
     HeadRun,

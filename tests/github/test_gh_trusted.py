@@ -14,10 +14,10 @@ import threading
 
 import pytest
 
-from gate import publication
-from gate.config import load_suite
-from gate.posting import judge, post_model, post_not_run, render_section
-from gate.untrusted import UntrustedInputError, check_consistency
+from gate.formats.config import load_suite
+from gate.publish import publication
+from gate.publish.posting import judge, post_model, post_not_run, render_section
+from gate.publish.untrusted import UntrustedInputError, check_consistency
 from tests.github.fake_github import BOT
 from tests.github.gh_trees import MERGE_BASE, make_trees
 
@@ -199,7 +199,7 @@ def test_two_models_in_either_order_leave_one_comment_showing_both(fake, publish
 
 @pytest.mark.slow  # two trusted jobs at once against the GitHub fake
 def test_two_concurrent_report_runs_converge(fake, publisher, trees):
-    from gate.github import Publisher, connect
+    from gate.publish.github import Publisher, connect
     from tests.github.fake_github import REPO, TOKEN
 
     fake.add_pull(42, labels=("run-qwen3-asr", "run-whisper-asr"))
@@ -311,7 +311,7 @@ def test_push_after_a_gate_run_leaves_the_new_head_action_required(fake, publish
 def test_a_100k_character_utterance_id_is_cut_and_the_report_stays_valid(trees):
     import jsonschema
 
-    from gate.report import report_schema
+    from gate.formats.report import report_schema
 
     tree = trees("qwen3")
     shown = judge(tree, "qwen3", SUITE, baseline=None, calibration=None).utterances[0]  # one the comment lists

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from gate import typedjson
 from gate.commands.action import render_report
 from gate.commands.merge import merge_reports
-from gate.report import REPORT_SCHEMA_VERSION
-from gate.untrusted import (
+from gate.formats import typedjson
+from gate.formats.report import REPORT_SCHEMA_VERSION
+from gate.publish.untrusted import (
     UntrustedInputError,
     load_untrusted_meta,
     load_untrusted_report,
@@ -37,7 +37,7 @@ def test_real_report_validates(example_reports):
 
 
 def test_oversize_report_is_refused_before_parsing(tmp_path, monkeypatch):
-    from gate import inputs
+    from gate.formats import inputs
 
     monkeypatch.setattr(inputs, "REPORT", inputs.Kind("report", 1000))
     path = write(tmp_path, "[" + "0," * 600 + "0]")
@@ -201,10 +201,10 @@ def test_an_overflowing_number_is_refused(tmp_path, example_reports, text, words
 
 
 def test_the_run_log_is_read_strictly_where_the_plan_reads_it(tmp_path):
-    """The trusted job reads gate-run.json through its one owner (gate.runlog), links refused, one bounded line."""
-    from gate import runlog
-    from gate.config import load_suite
-    from gate.untrusted import check_plan
+    """The trusted job reads gate-run.json through its one owner (gate.formats.runlog), links refused, one bounded line."""
+    from gate.formats import runlog
+    from gate.formats.config import load_suite
+    from gate.publish.untrusted import check_plan
 
     side = tmp_path / "candidate"
     side.mkdir()
@@ -239,7 +239,7 @@ def _small_report(example_reports) -> dict:
     """A valid report with one of everything (row with a CI, coverage, env difference, utterance), kept small."""
     from dataclasses import replace
 
-    from gate.report import EnvDifference, Report
+    from gate.formats.report import EnvDifference, Report
 
     full = Report.from_json(report_copy(example_reports["qwen3"]))
     difference = EnvDifference(kind="freeze", workload=None, item="torch", baseline="2.5", candidate="2.6", known=True,
@@ -278,8 +278,8 @@ def _mutations(doc):
 def test_the_strict_reader_refuses_everything_the_shipped_schema_refuses(example_reports):
     import jsonschema
 
-    from gate.report import Report
-    from gate.typedjson import SchemaMismatch
+    from gate.formats.report import Report
+    from gate.formats.typedjson import SchemaMismatch
 
     schema = json.loads((Path(__file__).parents[2] / "gate" / "schemas" / "report.schema.json").read_text(encoding="utf-8"))
     validator = jsonschema.Draft202012Validator(schema, format_checker=None)
@@ -301,7 +301,7 @@ def test_the_strict_reader_refuses_everything_the_shipped_schema_refuses(example
 # -- uploaded result trees ------------------------------------------------------------------------------
 
 def test_tree_with_a_fifo_is_refused(tmp_path):
-    from gate.untrusted import check_tree_files
+    from gate.publish.untrusted import check_tree_files
 
     (tmp_path / "run1").mkdir()
     os.mkfifo(tmp_path / "run1" / "asr_en.json")  # reading it would block the trusted job forever
@@ -310,7 +310,7 @@ def test_tree_with_a_fifo_is_refused(tmp_path):
 
 
 def test_tree_caps_on_depth_count_and_size(tmp_path, monkeypatch):
-    import gate.untrusted as untrusted
+    import gate.publish.untrusted as untrusted
 
     deep = tmp_path / "deep"
     (deep / "a" / "b" / "c").mkdir(parents=True)
@@ -331,7 +331,7 @@ def test_tree_caps_on_depth_count_and_size(tmp_path, monkeypatch):
 
 
 def test_tree_root_that_is_a_symlink_is_refused(tmp_path):
-    from gate.untrusted import check_tree_files
+    from gate.publish.untrusted import check_tree_files
 
     (tmp_path / "real").mkdir()
     os.symlink(tmp_path / "real", tmp_path / "candidate")

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from gate.config import load_suite
+from gate.formats.config import load_suite
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.yml"))

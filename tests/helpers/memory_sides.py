@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from gate.baseline import MeasureSamples, Side, WorkloadSide
-from gate.comparability import Fingerprint
-from gate.result_types import MISSING_FILE, Problem
+from gate.formats.result_types import MISSING_FILE, Problem
+from gate.reading.comparability import Fingerprint
+from gate.reading.side import MeasureSamples, Side, WorkloadSide
 
 
 def memory_side(suite, *, values: dict[str, dict[str, list[float]]], samples: dict[str, dict[str, tuple]] | None = None,

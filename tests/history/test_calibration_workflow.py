@@ -16,11 +16,13 @@ from pathlib import Path
 import pytest
 import yaml
 
-from gate import runlog
-from gate.baseline import calibrate_baseline, read_baseline, side_from_tree
-from gate.config import load_suite
 from gate.examples import ExampleSpec, write_example_tree
+from gate.formats import runlog
+from gate.formats.config import load_suite
 from gate.history.store import HistoryStore
+from gate.judging.calibration import calibrate_baseline
+from gate.reading.baseline_file import read_baseline
+from gate.reading.tree_side import side_from_tree
 from gate.stats.performance import Calibration
 from tests.helpers.nights import synthetic_records
 
@@ -169,7 +171,7 @@ def git(*args: str, cwd: Path) -> str:
     return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True).stdout
 
 
-# Both store jobs run `gate store` (gate/store.py): the nightly's `store history`, the calibration's
+# Both store jobs run `gate store` (gate/publish/branch.py): the nightly's `store history`, the calibration's
 # `store calibration`, tested against a real bare repository and a concurrent writer in tests/github/test_gh_store.py.
 def test_store_jobs_write_only_through_gate_store():
     for workflow, job, sub in (("asr-gate-calibration.yml", "store", "calibration"),

@@ -7,7 +7,7 @@ import json
 from click.testing import CliRunner
 
 from gate.cli import cli
-from gate.config import load_suite
+from gate.formats.config import load_suite
 from gate.history.analysis import trends
 from gate.history.guard import guard
 from gate.history.store import HistoryStore

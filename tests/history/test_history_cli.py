@@ -95,9 +95,10 @@ def test_plot_needs_no_matplotlib(history_dir, tmp_path):
 
 
 def test_noise_refreshes_a_baseline_calibration(history_dir, tmp_path):
-    from gate.baseline import read_baseline, side_from_tree, write_baseline
-    from gate.config import load_suite
     from gate.examples import ExampleSpec, write_example_tree
+    from gate.formats.config import load_suite
+    from gate.reading.baseline_file import read_baseline, write_baseline
+    from gate.reading.tree_side import side_from_tree
 
     suite = load_suite()
     tree = write_example_tree(tmp_path / "tree", suite, ExampleSpec(models=("qwen3",), runs=("1", "2", "3")))
@@ -116,8 +117,8 @@ def test_noise_refreshes_a_baseline_calibration(history_dir, tmp_path):
 def test_plot_with_a_candidate(history_dir, tmp_path):
     import xml.etree.ElementTree as ET
 
-    from gate.config import load_suite
     from gate.examples import ExampleSpec, write_example_tree
+    from gate.formats.config import load_suite
 
     tree = write_example_tree(tmp_path / "cand", load_suite(), ExampleSpec(models=("qwen3",), runs=("1", "2", "3")))
     result = CliRunner().invoke(cli, ["history", "plot", str(tmp_path / "charts"), "--history", str(history_dir),
@@ -136,15 +137,15 @@ def test_plot_with_a_candidate(history_dir, tmp_path):
 
 
 def test_import_stores_each_workloads_worst_verdict_from_the_report(tmp_path):
-    from gate.config import load_suite
     from gate.examples import ExampleSpec, write_example_tree
+    from gate.formats.config import load_suite
 
     tree = write_example_tree(tmp_path / "t", load_suite(), ExampleSpec(models=("qwen3",), runs=("1", "2", "3")))
     from dataclasses import replace
 
-    from gate.compare import compare
-    from gate.side_loader import load_side
-    from gate.verdict import Verdict
+    from gate.formats.verdict import Verdict
+    from gate.judging.compare import compare
+    from gate.reading.side_loader import load_side
 
     side = load_side(tree, load_suite(), ("qwen3",))  # a real report (read by the typed report reader)
     judged = compare(side, side, load_suite(), models=("qwen3",))

@@ -13,18 +13,19 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from gate import runlog
-from gate.baseline import calibrate_baseline, read_baseline, write_baseline
 from gate.cli import cli
-from gate.comparability import Fingerprint
-from gate.compare import compare
-from gate.config import load_suite
-from gate.errors import InputError
 from gate.examples import ExampleSpec, write_example_tree
+from gate.formats import runlog
+from gate.formats.config import load_suite
+from gate.formats.errors import InputError
 from gate.history.importer import records_from_tree
 from gate.history.noise import NIGHTS_KEPT, pool, write_calibration
 from gate.history.store import HistoryStore, Record
-from gate.side import Side, WorkloadSide
+from gate.judging.calibration import calibrate_baseline
+from gate.judging.compare import compare
+from gate.reading.baseline_file import read_baseline, write_baseline
+from gate.reading.comparability import Fingerprint
+from gate.reading.side import Side, WorkloadSide
 from gate.stats.performance import Calibration, with_nights
 
 SUITE = load_suite()
@@ -262,7 +263,7 @@ def test_an_arm_made_by_gate_run_is_timed_by_its_run_log(tmp_path):
 
 
 def test_the_nightly_refresh_carries_both_parts_over(baseline, tmp_path):
-    from gate.baseline import carry_calibration
+    from gate.judging.calibration import carry_calibration
 
     write_calibration(baseline, both(1) + both(2), SUITE, history="h")
     carried, source = carry_calibration(side("tonight", 0.015), baseline, SUITE)

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from gate.config import load_suite
 from gate.examples import ExampleSpec, write_example_tree
+from gate.formats.config import load_suite
 from gate.history.store import HistoryStore
 from tests.github.fake_github import BOT, REPO, TOKEN, FakeGitHub
 from tests.helpers.nights import synthetic_records

@@ -9,11 +9,11 @@ import subprocess
 import numpy as np
 import pytest
 
-from gate.compare import compare
-from gate.config import load_suite
+from gate.formats.config import load_suite
 from gate.history.pr import NIGHTS, row_trends
 from gate.history.sparkline import BREAK
-from gate.render import render_comment
+from gate.judging.compare import compare
+from gate.render.renderer import render_comment
 from gate.stats.performance import Calibration
 from tests.helpers.memory_sides import memory_side, seedtts_values
 from tests.helpers.nights import synthetic_records
@@ -98,11 +98,11 @@ def test_the_trusted_jobs_pr_comment_shows_the_trend(tmp_path, history_dir, monk
 
     from click.testing import CliRunner
 
-    import gate.posting as post_module
+    import gate.publish.posting as post_module
     from gate.cli import cli
-    from gate.config import load_suite as _load
     from gate.examples import write_example_pair
-    from gate.github import connect
+    from gate.formats.config import load_suite as _load
+    from gate.publish.github import connect
     from tests.github import gh_payloads as p
     from tests.github.fake_github import REPO, TOKEN, FakeGitHub
     from tests.github.gh_trees import make_trees

@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from gate.cli import cli
-from gate.errors import GateError, InputError
+from gate.formats.errors import GateError, InputError
 from gate.history.store import HistoryStore
 from tests.helpers.nights import NIGHTS, synthetic_records
 

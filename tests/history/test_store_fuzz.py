@@ -21,7 +21,7 @@ import pytest
 from click.testing import CliRunner
 
 from gate.cli import cli
-from gate.errors import DOCUMENTED_EXIT_CODES
+from gate.formats.errors import DOCUMENTED_EXIT_CODES
 from gate.history.store import HistoryStore
 from tests.helpers.nights import synthetic_records
 
@@ -235,9 +235,10 @@ def invoke(*args: object):
 @pytest.fixture(scope="module")
 def fixtures(tmp_path_factory):
     """A tree for import and compare, and a baseline file for `baseline nights` (made once)."""
-    from gate.baseline import side_from_tree, write_baseline
-    from gate.config import load_suite
     from gate.examples import ExampleSpec, write_example_tree
+    from gate.formats.config import load_suite
+    from gate.reading.baseline_file import write_baseline
+    from gate.reading.tree_side import side_from_tree
 
     base = tmp_path_factory.mktemp("fuzz-fixtures")
     suite = load_suite()

@@ -1,4 +1,4 @@
-"""gate.atomic: a failed or interrupted write leaves the previous file intact and no temporary file."""
+"""gate.formats.atomic: a failed or interrupted write leaves the previous file intact and no temporary file."""
 from __future__ import annotations
 
 import errno
@@ -6,8 +6,8 @@ import os
 
 import pytest
 
-from gate import atomic
-from gate.errors import OutputError
+from gate.formats import atomic
+from gate.formats.errors import OutputError
 
 
 def test_writes_and_replaces(tmp_path):

@@ -1,4 +1,4 @@
-"""run<R>/commit.txt has one reader (gate.commit_record): every caller accepts and refuses the same files,
+"""run<R>/commit.txt has one reader (gate.formats.commit_record): every caller accepts and refuses the same files,
 each with its own documented outcome (the verdict: an invalid run; the trusted check: an error naming
 the file; --resume: redo the run; the swap check: no commit sign)."""
 from __future__ import annotations
@@ -9,14 +9,14 @@ from typing import Callable
 
 import pytest
 
-from gate import commit_record
-from gate.config import load_suite
-from gate.inputs import COMMIT, Unreadable
-from gate.result_types import RUN_RECORD, Problem
-from gate.results import read_tree
+from gate.formats import commit_record
+from gate.formats.config import load_suite
+from gate.formats.inputs import COMMIT, Unreadable
+from gate.formats.result_types import RUN_RECORD, Problem
+from gate.judging.swap_check import recorded
+from gate.publish.untrusted import UntrustedInputError, check_consistency
+from gate.reading.results import read_tree
 from gate.runner.execute import _recorded_commit
-from gate.swap_check import recorded
-from gate.untrusted import UntrustedInputError, check_consistency
 
 SHA = "0123456789abcdef" * 2 + "01234567"
 SUITE = load_suite()

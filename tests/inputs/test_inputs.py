@@ -1,4 +1,4 @@
-"""gate.inputs: the strict reader refuses what could hang, exhaust memory, escape the tree or be misread."""
+"""gate.formats.inputs: the strict reader refuses what could hang, exhaust memory, escape the tree or be misread."""
 from __future__ import annotations
 
 import json
@@ -7,8 +7,8 @@ import threading
 
 import pytest
 
-from gate import inputs
-from gate.inputs import Kind, Unreadable
+from gate.formats import inputs
+from gate.formats.inputs import Kind, Unreadable
 
 SMALL = Kind("test file", 1024)
 

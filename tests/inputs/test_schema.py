@@ -1,9 +1,9 @@
-"""gate.schema: values are typed and ranged, never coerced."""
+"""gate.formats.schema: values are typed and ranged, never coerced."""
 from __future__ import annotations
 
 import pytest
 
-from gate import schema
+from gate.formats import schema
 
 DOC = {"results": [{"evaluated": 10, "wer": {"mean": 0.01}, "flag": True, "neg": -0.0, "text": "5"}]}
 

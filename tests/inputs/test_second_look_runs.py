@@ -8,10 +8,10 @@ import shutil
 
 import pytest
 
-from gate import runlog
-from gate.baseline import side_from_tree
-from gate.config import load_suite
 from gate.examples import ExampleSpec, write_example_tree
+from gate.formats import runlog
+from gate.formats.config import load_suite
+from gate.reading.tree_side import side_from_tree
 
 SUITE = load_suite()
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from gate.config import load_suite
+from gate.formats.config import load_suite
 from tests.standin.build import SMALL_COUNTS, make_checkout, make_hf_hub, small_suite, write_knobs
 from tests.standin.procs import free_port, our_processes
 

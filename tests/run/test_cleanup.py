@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from gate.results import read_tree
+from gate.reading.results import read_tree
 from tests.standin.procs import alive, escaped_children
 
 

@@ -172,7 +172,7 @@ def test_lock_refuses_a_symlink_and_leaves_its_target_alone(tmp_path):
     target = tmp_path / "precious"
     target.write_text("keep me")
     (tmp_path / "gate-gpu-GPU-x.lock").symlink_to(target)
-    from gate.errors import GateError
+    from gate.formats.errors import GateError
     with pytest.raises(GateError, match="is a symbolic link; refusing"):
         GpuLock(tmp_path, "GPU-x").acquire()
     assert target.read_text() == "keep me"

@@ -93,7 +93,7 @@ def test_two_looks_extend_only_the_undecided_model_and_record_both_looks(bench, 
     # decision, a TEST DOUBLE of gate.stats.looks) and checks the run count, for the trusted job and by hand alike.
     from types import SimpleNamespace
 
-    from gate import judge
+    from gate.judging import judge
     from gate.stats import looks as rule
     seen = []
 
@@ -178,7 +178,7 @@ def test_a_slow_run_is_remeasured_once_and_set_aside(bench, tmp_path):
     stamp = json.loads((bench.out / "candidate" / "stamp.json").read_text())
     assert stamp["gpu"] is None and len(stamp["packages_sha256"]) == 64
     # the real decider's input: the one judge's report on the two trees as they are on disk
-    from gate import judge
+    from gate.judging import judge
     report = judge.judge(judge.Request(base=bench.out / "base", candidate=bench.out / "candidate", suite=bench.suite,
                                        models=("qwen3",)))
     assert {row.workload for row in report.rows} == {"qwen3/asr_en", "qwen3/asr_zh"}
@@ -216,8 +216,8 @@ def test_real_decider_fails_the_regressed_model_extends_the_undecided_and_stops_
     # The report shows both looks, and the trusted side's recomputation (the real decide) accepts the trees.
     from click.testing import CliRunner
 
-    from gate import judge
     from gate.cli import cli
+    from gate.judging import judge
     base, pr = bench.out / "base", bench.out / "pr"
     shown = CliRunner().invoke(cli, ["compare", str(base), str(pr), "--suite", str(bench.suite_path)],
                                catch_exceptions=False)
@@ -233,7 +233,7 @@ def test_real_decider_fails_the_regressed_model_extends_the_undecided_and_stops_
 def _uncalibrated_ab_of_a_slower_build(bench, tmp_path, server: dict):
     """Issue 21: an interleaved A/B carries its own estimate of run-to-run noise, so a build 6% slower FAILs
     without any calibration file (before, such an A/B could WARN at most)."""
-    from gate import judge
+    from gate.judging import judge
     from tests.standin.build import SMALL_COUNTS, make_checkout
     delay = 0.5  # seconds per request: throughput is set by it (long enough that start-up jitter is small)
     bench.knobs({"server": {"request_delay_s": delay, **server}})

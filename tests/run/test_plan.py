@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from gate.config import load_suite
-from gate.errors import SuiteError
+from gate.formats.config import load_suite
+from gate.formats.errors import SuiteError
 from gate.runner.plan import Arm, Setup, expand, plan_run, run_order
 
 # Copied verbatim from the maintainers' ASR benchmark runbook, Steps 5 and 6 (line continuations joined).

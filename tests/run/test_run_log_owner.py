@@ -1,11 +1,11 @@
-"""The runner's writer and gate.runlog's reader agree: every gate-run.json the stand-in `gate run` writes
+"""The runner's writer and gate.formats.runlog's reader agree: every gate-run.json the stand-in `gate run` writes
 (an A/B with its plan and looks, a failed run, a resumed one and the attempt it archived) decodes with the
 strict typed reader, and the writer refuses to write a log that reader would refuse (a bug: exit 70)."""
 from __future__ import annotations
 
 import pytest
 
-from gate import inputs, runlog
+from gate.formats import inputs, runlog
 
 
 def _every_log(out) -> list:

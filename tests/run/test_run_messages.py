@@ -95,7 +95,7 @@ def test_the_templates_load_from_a_source_checkout():
             f"sys.path.insert(0, {str(repo)!r})\n"
             "import importlib.util\n"
             "assert importlib.util.find_spec('gate.templates') is None, 'an install maps gate.templates'\n"
-            "from gate.render import environment\n"
+            "from gate.render.renderer import environment\n"
             "print(environment().get_template('terminal.txt.j2').name)\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd="/")
     assert done.returncode == 0 and done.stdout.strip() == "terminal.txt.j2", done.stderr
@@ -106,7 +106,8 @@ def test_a_run_from_a_source_checkout_names_its_version(monkeypatch):
     (a required string) is then the package's own version, marked, instead of null (a WriterBug, exit 70)."""
     from importlib import metadata
 
-    from gate import __version__, env, runlog
+    from gate import __version__
+    from gate.formats import env, runlog
 
     def not_installed(name):
         raise metadata.PackageNotFoundError(name)

@@ -25,16 +25,17 @@ from pathlib import Path
 
 import pytest
 
-from gate import publication, render
-from gate.config import load_suite
-from gate.github import Publisher, connect
+from gate.formats.config import load_suite
 from gate.history.analysis import ChangePoint, trends
 from gate.history.publish import publish_site
 from gate.history.records import Record
 from gate.history.store import HistoryStore
-from gate.history.tracking import issue_body, issue_title
-from gate.posting import _nightly, render_section
-from gate.untrusted import load_untrusted_report
+from gate.publish import publication
+from gate.publish.github import Publisher, connect
+from gate.publish.posting import _nightly, render_section
+from gate.publish.tracking import issue_body, issue_title
+from gate.publish.untrusted import load_untrusted_report
+from gate.render import renderer as render
 from tests.github.fake_github import BOT, REPO, TOKEN, FakeGitHub
 from tests.security.hostile import HOSTILE
 
@@ -60,9 +61,9 @@ def workdir(tmp_path_factory):
 @pytest.fixture(scope="module")
 def report_json(workdir):
     """A real report (qwen3's planted regression, judged by the real compare) as the JSON an artifact carries."""
-    from gate.compare import compare
     from gate.examples import write_example_pair
-    from gate.side_loader import load_side
+    from gate.judging.compare import compare
+    from gate.reading.side_loader import load_side
 
     small = dataclasses.replace(SUITE, workloads=SUITE.workloads_for(("qwen3",)),
                                 models={"qwen3": SUITE.models["qwen3"]}, labels={})

@@ -72,7 +72,7 @@ def make_hf_hub(dest: Path, suite) -> Path:
 def small_suite(dest: Path, counts: dict = SMALL_COUNTS, *, startup_timeout_s: float = 120, stop_grace_s: float = 2,
                 client_timeout_s: float = 60) -> Path:
     """The bundled suite, with expected_samples matching stand-in `counts` and short timeouts for tests."""
-    from gate.config import default_suite_path
+    from gate.formats.config import default_suite_path
     text = default_suite_path().read_text()
 
     def count(match: re.Match) -> str:
@@ -97,7 +97,7 @@ if __name__ == "__main__":
     parser.add_argument("--real-counts", action="store_true", help="keep the real dataset sizes (1088 2020 800 20 25)")
     args = parser.parse_args()
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-    from gate.config import load_suite
+    from gate.formats.config import load_suite
     args.dest.mkdir(parents=True, exist_ok=True)
     knobs = json.loads(args.knobs)
     if not args.real_counts:
@@ -105,7 +105,7 @@ if __name__ == "__main__":
     make_checkout(args.dest / "checkout", knobs=knobs)
     suite_path = args.dest / "suite.yaml"
     if args.real_counts:
-        from gate.config import default_suite_path
+        from gate.formats.config import default_suite_path
         shutil.copy(default_suite_path(), suite_path)
     else:
         small_suite(suite_path)

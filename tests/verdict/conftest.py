@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from gate.config import load_suite
 from gate.examples import ExampleSpec, write_example_tree
+from gate.formats.config import load_suite
 from tests.helpers import memory_sides
 
 

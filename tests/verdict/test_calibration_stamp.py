@@ -10,10 +10,10 @@ import shutil
 import pytest
 from click.testing import CliRunner
 
-from gate.calibration_stamp import packages_digest
 from gate.cli import cli
 from gate.examples import CANDIDATE_COMMIT, DEFAULT_FREEZE
-from gate.report import Report
+from gate.formats.calibration_stamp import packages_digest
+from gate.formats.report import Report
 from gate.stats.speed import ACROSS_JOBS
 
 QWEN_EN = "qwen3/asr_en"

@@ -8,9 +8,10 @@ import jsonschema
 import pytest
 from click.testing import CliRunner
 
-from gate.baseline import read_baseline, side_from_tree
 from gate.cli import cli
 from gate.examples import CANDIDATE_COMMIT, DEFAULT_FREEZE
+from gate.reading.baseline_file import read_baseline
+from gate.reading.tree_side import side_from_tree
 
 QWEN_EN = "qwen3/asr_en"
 SCHEMA = json.loads((Path(__file__).parents[2] / "gate" / "schemas" / "report.schema.json").read_text(encoding="utf-8"))

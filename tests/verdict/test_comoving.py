@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gate.baseline import calibration_from_pairs
-from gate.baseline_record import AccuracyNoiseRecord, upgrade
-from gate.compare import compare
+from gate.formats.baseline_record import AccuracyNoiseRecord, upgrade
+from gate.judging.calibration import calibration_from_pairs
+from gate.judging.compare import compare
 from gate.stats.overdispersion import Dispersion, comoving, from_arms
 
 QWEN_EN = "qwen3/asr_en"

@@ -4,7 +4,9 @@ from __future__ import annotations
 import json
 import shutil
 
-from gate.comparability import (
+from gate.formats.verdict import Verdict
+from gate.judging.compare import compare
+from gate.reading.comparability import (
     DATASET,
     DRIVER,
     FREEZE,
@@ -16,10 +18,8 @@ from gate.comparability import (
     fingerprint_of_tree,
     parse_freeze,
 )
-from gate.compare import compare
-from gate.results import read_tree
-from gate.side_loader import load_side
-from gate.verdict import Verdict
+from gate.reading.results import read_tree
+from gate.reading.side_loader import load_side
 
 NOT_COMPARABLE = Verdict.NOT_COMPARABLE
 

@@ -8,12 +8,12 @@ import shutil
 from click.testing import CliRunner
 
 from gate.cli import cli
-from gate.comparability import CONFLICT, DRIVER, GPU, fingerprint_of_tree, parse_nvidia_smi_csv
-from gate.compare import compare
-from gate.errors import EXIT_NOT_COMPARABLE
-from gate.results import read_tree
-from gate.side_loader import load_side
-from gate.verdict import Verdict
+from gate.formats.errors import EXIT_NOT_COMPARABLE
+from gate.formats.verdict import Verdict
+from gate.judging.compare import compare
+from gate.reading.comparability import CONFLICT, DRIVER, GPU, fingerprint_of_tree, parse_nvidia_smi_csv
+from gate.reading.results import read_tree
+from gate.reading.side_loader import load_side
 
 H100 = "0, NVIDIA H100 80GB HBM3, GPU-5f1c, 81559, 570.86.15, P0, 700.00, 1980, 2619, 9.0"
 H200 = "0, NVIDIA H200, GPU-8a2e, 143771, 570.86.15, P0, 700.00, 1980, 3201, 9.0"

@@ -1,19 +1,19 @@
-"""Known-answer tests of gate.compare (issue 3 "Done when"), on synthetic trees and in-memory sides."""
+"""Known-answer tests of gate.judging.compare (issue 3 "Done when"), on synthetic trees and in-memory sides."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from gate import results
-from gate.baseline import side_from_tree
-from gate.compare import Thresholds, compare
-from gate.errors import InputError
 from gate.examples import DEFAULT_FREEZE, utterance_ids
-from gate.report import NO_RESULTS, Basis, CoverageProblem
-from gate.side_loader import load_side
+from gate.formats.errors import InputError
+from gate.formats.report import NO_RESULTS, Basis, CoverageProblem
+from gate.formats.verdict import Verdict
+from gate.judging.compare import Thresholds, compare
+from gate.reading import results
+from gate.reading.side_loader import load_side
+from gate.reading.tree_side import side_from_tree
 from gate.stats.performance import Calibration
 from gate.stats.speed import ACROSS_JOBS
-from gate.verdict import Verdict
 
 PASS, WARN, FAIL, INCOMPLETE, NOT_COMPARABLE = (Verdict.PASS, Verdict.WARN, Verdict.FAIL, Verdict.INCOMPLETE,
                                                Verdict.NOT_COMPARABLE)

@@ -1,7 +1,7 @@
 """One judge: the four entry points that turn trees into a verdict agree on the same trees.
 
 `gate compare` by hand, the trusted `gate post --trees`, the runner's look decision (`gate run --ab`'s
-decider) and the trusted plan recompute (`judge.first_look`) all go through gate/judge.py; on an A/B
+decider) and the trusted plan recompute (`judge.first_look`) all go through gate/judging/judge.py; on an A/B
 pair with the runner's own gate-run.json the two reports are byte-identical and the decisions match the
 looks the report records (docs/design.md §One judge).
 """
@@ -14,10 +14,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from gate import judge, runlog
 from gate.cli import cli
-from gate.config import load_suite
 from gate.examples import write_example_pair
+from gate.formats import runlog
+from gate.formats.config import load_suite
+from gate.judging import judge
 from gate.runner.looks import tree_decider
 from gate.stats import looks as rule
 

@@ -1,10 +1,10 @@
 """Words for readers: metric display names, coverage problems without codes, env differences, raw-HTML text."""
 from __future__ import annotations
 
-from gate.config import load_suite
-from gate.render_cells import env_item, html_text, metric_name, reason_words
-from gate.report import NO_RESULTS, CoverageProblem
-from gate.result_types import BAD_SCHEMA, EVALUATED_NE_TOTAL, MISSING_RUN, RUN_RECORD, SKIPPED
+from gate.formats.config import load_suite
+from gate.formats.report import NO_RESULTS, CoverageProblem
+from gate.formats.result_types import BAD_SCHEMA, EVALUATED_NE_TOTAL, MISSING_RUN, RUN_RECORD, SKIPPED
+from gate.render.cells import env_item, html_text, metric_name, reason_words
 
 
 def test_every_gated_metric_of_the_suite_has_a_display_name():

@@ -12,22 +12,22 @@ import jsonschema
 import numpy as np
 import pytest
 
-from gate.actions_io import row_annotations
-from gate.compare import compare
-from gate.escape import md
-from gate.github_limits import CHECK_SUMMARY, COMMENT, CUT_NOTE, Limit
-from gate.publication import verdict_title as check_title
-from gate.render import (
+from gate.formats.github_limits import CHECK_SUMMARY, COMMENT, CUT_NOTE, Limit
+from gate.formats.report import NO_REPORT, Basis, CoverageProblem, CoverageSide, EnvDifference, Report, Utterance, report_schema
+from gate.formats.result_types import EVALUATED_NE_TOTAL, MISSING_RUN, Problem
+from gate.formats.verdict import Verdict
+from gate.judging.compare import compare
+from gate.publish.actions_io import row_annotations
+from gate.publish.publication import verdict_title as check_title
+from gate.render.escape import md
+from gate.render.renderer import (
     COMMENT_MARKER,
     render_check_summary,
     render_comment,
     render_summary,
     render_terminal,
 )
-from gate.report import NO_REPORT, Basis, CoverageProblem, CoverageSide, EnvDifference, Report, Utterance, report_schema
-from gate.result_types import EVALUATED_NE_TOTAL, MISSING_RUN, Problem
 from gate.stats.performance import Calibration
-from gate.verdict import Verdict
 
 GOLDEN = Path(__file__).parent / "golden"
 SCHEMA_FILE = Path(__file__).parents[2] / "gate" / "schemas" / "report.schema.json"
@@ -83,7 +83,7 @@ def test_json_round_trip_and_the_shipped_schema_is_the_generated_one(report):
     data = json.loads(json.dumps(report.to_json()))
     assert Report.from_json(data) == report
     schema = json.loads(SCHEMA_FILE.read_text(encoding="utf-8"))
-    assert schema == report_schema(), "run: python -m gate.report > gate/schemas/report.schema.json"
+    assert schema == report_schema(), "run: python -m gate.formats.report > gate/schemas/report.schema.json"
     jsonschema.Draft202012Validator.check_schema(schema)
     jsonschema.validate(data, schema)
     for broken in (dict(data, verdict="great"), dict(data, extra="x"),

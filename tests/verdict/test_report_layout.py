@@ -12,12 +12,12 @@ import pytest
 from click.testing import CliRunner
 
 from gate.cli import cli
-from gate.compare import compare
-from gate.render import render_comment, render_summary, render_terminal
-from gate.report import CoverageProblem, CoverageSide, EnvDifference, Report, Utterance
-from gate.result_types import MISSING_RUN
+from gate.formats.report import CoverageProblem, CoverageSide, EnvDifference, Report, Utterance
+from gate.formats.result_types import MISSING_RUN
+from gate.formats.verdict import Verdict
+from gate.judging.compare import compare
+from gate.render.renderer import render_comment, render_summary, render_terminal
 from gate.stats.performance import Calibration
-from gate.verdict import Verdict
 
 GOLDEN = Path(__file__).parent / "golden"
 SPEED = ("throughput_samples_per_s", "latency_mean_s", "latency_p95_s", "rtf_mean")

@@ -13,11 +13,11 @@ import jsonschema
 import pytest
 from click.testing import CliRunner
 
-from gate import runlog
 from gate.cli import cli
 from gate.examples import CANDIDATE_COMMIT
-from gate.render import render_check_summary, render_comment, render_summary, render_terminal
-from gate.report import LookOutcome, ModelLooks, Report, report_schema
+from gate.formats import runlog
+from gate.formats.report import LookOutcome, ModelLooks, Report, report_schema
+from gate.render.renderer import render_check_summary, render_comment, render_summary, render_terminal
 from gate.stats import looks as rule
 
 MODELS = ("qwen3", "whisper")

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from gate.speed_rows import CAN_WARN_AT_MOST
+from gate.judging.speed_rows import CAN_WARN_AT_MOST
 from gate.stats.outliers import flag_runs, outlier_limit, robust_sd, split_arms
 from gate.stats.performance import calibrate
 from gate.stats.speed import (
@@ -180,7 +180,7 @@ def test_mde_is_the_change_caught_80_percent_of_the_time():
 
 
 def test_thresholds_live_in_the_stats_layer_and_compare_reexports_them():
-    from gate.compare import Thresholds as FromCompare
+    from gate.judging.compare import Thresholds as FromCompare
 
     assert FromCompare is Thresholds and Thresholds().alpha == 0.005
 
@@ -188,7 +188,7 @@ def test_thresholds_live_in_the_stats_layer_and_compare_reexports_them():
 def test_an_uncalibrated_in_job_ab_of_a_six_percent_slower_build_fails(suite, sides):
     """Issue 21 item 7: on an H200 an uncalibrated `gate run --ab` of a 6.7% slower build ended WARN. In one job
     the A/B's own runs carry σ, so the row can FAIL without a calibration file, and says where σ came from."""
-    from gate.compare import compare
+    from gate.judging.compare import compare
 
     rng = np.random.default_rng(12)
     workloads = ("qwen3/asr_en", "qwen3/asr_zh")
@@ -224,7 +224,7 @@ def test_the_calibration_agrees_or_not_over_the_model_s_gated_metrics_together()
 def _in_job_row(suite, sides, worse: float, spread: float = 0.0135, thresholds=None, cross_job: bool = False):
     """qwen3 in one job (or across jobs): asr_en's candidate `worse` slower; throughput runs spread ±`spread`, p95
     ±1%; a calibration of σ 1% on 200 df per workload (it agrees with the runs: the joint F test passes)."""
-    from gate.compare import Thresholds, compare
+    from gate.judging.compare import Thresholds, compare
     from gate.stats.performance import Calibration
 
     def values(shift: float) -> dict:

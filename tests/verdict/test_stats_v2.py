@@ -12,7 +12,8 @@ from click.testing import CliRunner
 from scipy import stats
 
 from gate.cli import cli
-from gate.compare import compare
+from gate.formats.verdict import Verdict
+from gate.judging.compare import compare
 from gate.stats import decision, looks
 from gate.stats.multiplicity import benjamini_hochberg, bh_array, holm, holm_array
 from gate.stats.outliers import flag_runs
@@ -20,7 +21,6 @@ from gate.stats.overdispersion import Dispersion, from_arms, run_variance, widen
 from gate.stats.performance import Calibration, calibrate
 from gate.stats.quality import catastrophic_masks, sign_flip_p, sign_flip_p_batch
 from gate.stats.speed import ACROSS_JOBS, ADVISED_PAIRS, SpeedNoise, fail_blockers, shift_test, standard_error
-from gate.verdict import Verdict
 
 QWEN_EN, QWEN_ZH = "qwen3/asr_en", "qwen3/asr_zh"
 

@@ -1,0 +1,204 @@
+"""Accuracy rows (docs/design.md §Accuracy): paired per-utterance tests, widened by A/A churn; the maintainers'
+tolerance when per-sample data does not pair."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from gate.formats.config import MetricSpec, Suite, Workload
+from gate.formats.report import (
+    MAX_ID,
+    MAX_TEXT,
+    Basis,
+    SideStats,
+    Utterance,
+    clip,
+)
+from gate.formats.verdict import Verdict
+from gate.judging.draft import Draft, plain_delta
+from gate.reading.side import MeasureSamples, WorkloadSide
+from gate.stats.overdispersion import Dispersion, widened_p
+from gate.stats.quality import CATASTROPHIC_MIN_JUMP, paired_quality_test, sign_flip_p
+from gate.stats.thresholds import Thresholds  # re-exported: callers import it from here for now
+
+MAX_UTTERANCES_PER_ROW = 8
+
+
+# --- accuracy -------------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class _Paired:
+    """Two sides' per-utterance errors of one measure, aligned by utterance id (valid on both sides)."""
+
+    ids: tuple[str, ...]
+    base_errors: np.ndarray  # (R_b, N)
+    cand_errors: np.ndarray  # (R_c, N)
+    ref_len: np.ndarray  # (N,)
+    base: MeasureSamples
+    cand: MeasureSamples
+
+
+def judge_accuracy(row: Draft, workload: Workload, metric: MetricSpec, wb: WorkloadSide, wc: WorkloadSide, suite: Suite,
+              thresholds: Thresholds, seed: int, dispersion: Dispersion | None, cross_job: bool) -> list[Utterance]:
+    plain_delta(row)
+    paired = _pair(metric.samples, wb, wc)
+    if isinstance(paired, _Unpaired):
+        _accuracy_fallback(row, metric, suite, paired.reason)
+        return []
+    test = paired_quality_test(paired.base_errors, paired.cand_errors, paired.ref_len, n_boot=thresholds.n_boot,
+                               n_flips=thresholds.n_flips, seed=seed)
+    n = len(paired.ids)
+    small = n <= thresholds.small_set_size
+    row.floor_abs = thresholds.small_set_floor_abs if small else thresholds.quality_floor_abs
+    row.floor_rel = thresholds.quality_floor_rel
+    row.baseline = SideStats.of(row.baseline.values, row.baseline.used, row.baseline.expected_runs, n)
+    row.candidate = SideStats.of(row.candidate.values, row.candidate.used, row.candidate.expected_runs, n)
+    row.delta_abs, row.delta_rel, row.base_rate = test.delta, test.delta_rel, test.base_rate
+    row.n_worse, row.n_better = test.n_worse, test.n_better
+    row.above_floor = _reaches(test.delta, test.base_rate, row.floor_abs, row.floor_rel, 1.0)
+    row.above_half_floor = _reaches(test.delta, test.base_rate, row.floor_abs, row.floor_rel, 0.5)
+    row.new_catastrophic = len(test.new_catastrophic)
+    unit = "sessions" if small else "utterances"
+    if test.identical:
+        row.basis = Basis.IDENTICAL
+        row.method = f"paired over {n} {unit}: identical per-utterance errors"
+        return []
+    row.basis = Basis.PAIRED
+    row.p_value, row.ci, row.ci_kind = test.p_value, test.ci, "delta_abs"
+    row.p_degradation = test.p_degradation
+    row.method = f"paired {test.p_method} over {n} {unit}"
+    r_b, r_c = paired.base_errors.shape[0], paired.cand_errors.shape[0]
+    d, apart = test.d, ""
+    rest = _not_comoving(paired.ids, dispersion)
+    if rest is not None:
+        # Utterances that churned together in the A/A runs are left out of the test (gate.stats.overdispersion);
+        # the row's Δ and its CI stay those of the whole set.
+        d, kept = test.d[rest], int(rest.sum())
+        row.p_value, method = (sign_flip_p(d, scale=r_b * r_c, n_flips=thresholds.n_flips, seed=seed) if d.any()
+                               else (1.0, "sign-flip (no change among them)"))
+        apart = f"; {n - kept} {unit} that co-move in the A/A runs set aside"
+        row.method = f"paired {method} over {kept} of {n} {unit}"
+        # The floors too are held to the change without the group's swing: the change is estimated on the rest.
+        total, base_total = float(paired.ref_len[rest].sum()), float(test.base_mean_errors[rest].sum())
+        delta_rest, base_rest = float(d.sum()) / total, base_total / total
+        row.above_floor = _reaches(delta_rest, base_rest, row.floor_abs, row.floor_rel, 1.0)
+        row.above_half_floor = _reaches(delta_rest, base_rest, row.floor_abs, row.floor_rel, 0.5)
+        row.notes.append(f"tested without the {n - kept} {unit} that churned together in the A/A runs (they swing "
+                         f"together from run to run): Δ without them {delta_rest * 100:+.3f} pp, the one held to the "
+                         "floors; the row's Δ is the whole set's")
+    units = float((d ** 2).sum())  # the sign-flip's null variance of Σd; never dropped (issue 21)
+    row.se = math.sqrt(units) / paired.ref_len.sum()
+    if dispersion is not None and dispersion.widens:
+        # Same-commit runs churn together (A/A calibration): their covariance widens the null, added to Σd²
+        # (gate.stats.overdispersion).
+        row.p_value = widened_p(float(d.sum()), units, dispersion, 1 / r_b + 1 / r_c)
+        row.se = math.sqrt(units + (1 / r_b + 1 / r_c) * dispersion.excess) / paired.ref_len.sum()
+        row.method = (f"paired test widened for correlated churn (φ {dispersion.phi:.2f}, {dispersion.arms} A/A "
+                      f"arms, df {dispersion.df}; Σd² + excess) over {n} {unit}{apart}")
+    elif dispersion is None and _churn_possible(paired):
+        # Nothing says how much the utterances churn together: the sign-flip's independence is an assumption.
+        row.can_fail = False
+        row.notes.append("can WARN at most: no A/A dispersion record and same-commit transcripts not shown "
+                         "identical (correlated churn would make the sign-flip test too liberal)")
+    row.family = "quality"
+    if test.new_catastrophic:
+        # What was found and its evidence, on its own: the row's p-value speaks of the whole set, not of this.
+        shown = ", ".join(clip(paired.ids[i], 80) for i in test.new_catastrophic[:3])
+        more = f" (+{len(test.new_catastrophic) - 3} more)" if len(test.new_catastrophic) > 3 else ""
+        row.notes.append(f"{len(test.new_catastrophic)} newly catastrophic: >50% errors in all "
+                         f"{paired.cand_errors.shape[0]} candidate runs and none of the {paired.base_errors.shape[0]} "
+                         f"baseline runs, ≥ {CATASTROPHIC_MIN_JUMP} errors above the baseline's worst: {shown}{more}")
+    if test.fixed_catastrophic:
+        row.notes.append(f"{len(test.fixed_catastrophic)} no longer catastrophic")
+    if test.catastrophic_sign_p is not None:
+        row.notes.append(f"sign test, new vs no-longer catastrophic: p={test.catastrophic_sign_p:.3g}")
+    return _notable(workload, metric.samples or "", test, paired)
+
+
+def _not_comoving(ids: tuple[str, ...], dispersion: Dispersion | None) -> np.ndarray | None:
+    """The utterances to test when the A/A runs found some that co-move (a mask over `ids`); None for all."""
+    if dispersion is None or not dispersion.comoving:
+        return None
+    together = set(dispersion.comoving)
+    rest = np.fromiter((i not in together for i in ids), dtype=bool, count=len(ids))
+    return rest if 0 < rest.sum() < len(ids) else None
+
+
+def _churn_possible(paired: _Paired) -> bool:
+    """Churn is possible unless each side ran twice or more and its runs gave identical errors everywhere."""
+    return any(e.shape[0] < 2 or bool((e != e[:1]).any()) for e in (paired.base_errors, paired.cand_errors))
+
+
+def _reaches(delta: float, base_rate: float, floor_abs: float, floor_rel: float, share: float) -> bool:
+    return delta >= share * floor_abs - 1e-15 and (base_rate == 0 or delta >= share * floor_rel * base_rate)
+
+
+@dataclass(frozen=True)
+class _Unpaired:
+    reason: str
+
+
+def _pair(measure: str | None, wb: WorkloadSide, wc: WorkloadSide) -> _Paired | _Unpaired:
+    """Pair the two sides by utterance id, or say why not (the caller then falls back)."""
+    sb, sc = wb.samples.get(measure or ""), wc.samples.get(measure or "")
+    if sb is None or sc is None:
+        notes = [n for w in (wb, wc) for n in w.sample_notes if n.startswith(f"{measure}:")]
+        whose = " and ".join(name for name, s in (("baseline", sb), ("candidate", sc)) if s is None)
+        return _Unpaired(f"no per-sample data on the {whose}" + (f" ({notes[0]})" if notes else ""))
+    only_b, only_c = set(sb.ids) - set(sc.ids), set(sc.ids) - set(sb.ids)
+    if only_b or only_c:
+        example = clip(sorted(only_b or only_c)[0], 80)
+        return _Unpaired(f"utterance ids do not match ({len(only_b)} only in the baseline, {len(only_c)} only in the "
+                         f"candidate, e.g. {example!r}); not paired")
+    order = {i: k for k, i in enumerate(sc.ids)}
+    to_c = np.fromiter((order[i] for i in sb.ids), dtype=np.int64, count=len(sb.ids))
+    ref_b, ref_c = sb.ref_len, sc.ref_len[to_c]
+    if not np.array_equal(ref_b, ref_c):
+        return _Unpaired(f"reference lengths differ for {int((ref_b != ref_c).sum())} utterances (the references "
+                         "or their normalization changed); not paired")
+    valid = sb.valid.all(axis=0) & sc.valid[:, to_c].all(axis=0) & (ref_b > 0)
+    if not valid.any():
+        return _Unpaired("no utterance is valid on both sides")
+    keep = np.flatnonzero(valid)
+    return _Paired(ids=tuple(sb.ids[k] for k in keep), base_errors=sb.errors[:, keep],
+                   cand_errors=sc.errors[:, to_c[keep]], ref_len=ref_b[keep], base=sb, cand=sc)
+
+
+def _accuracy_fallback(row: Draft, metric: MetricSpec, suite: Suite, reason: str) -> None:
+    tolerance = suite.policy.accuracy_tolerance_abs.get(metric.name)
+    row.basis = Basis.FALLBACK
+    row.method = "fallback: maintainers' tolerance"
+    row.notes.append(f"fallback ({reason})")
+    if tolerance is None or row.delta_abs is None:
+        row.notes.append("no tolerance for this metric in the suite policy; not gated")
+        return
+    row.tolerance = tolerance
+    if row.delta_abs > tolerance + 1e-12:
+        row.verdict = Verdict.FAIL
+        row.notes.append(f"Δ {row.delta_abs * 100:+.3f} pp exceeds the tolerance +{tolerance * 100:g} pp")
+
+
+def _notable(workload: Workload, measure: str, test, paired: _Paired) -> list[Utterance]:
+    chosen: list[tuple[int, str]] = [(i, "new_catastrophic") for i in test.new_catastrophic]
+    seen = {i for i, _ in chosen}
+    worse = [i for i in np.argsort(-test.d, kind="stable") if test.d[i] > 0 and i not in seen]
+    chosen += [(int(i), "worse") for i in worse[:5]]
+    better = [i for i in np.argsort(test.d, kind="stable") if test.d[i] < 0 and i not in seen]
+    chosen += [(int(i), "better") for i in better[:3]]
+    out = []
+    for i, why in chosen[:MAX_UTTERANCES_PER_ROW]:
+        utt = paired.ids[i]
+        ref_c, hyp_c = paired.cand.texts.get(utt, ("", ""))
+        ref_b, hyp_b = paired.base.texts.get(utt, ("", ""))
+        reference = ref_c or ref_b
+        out.append(Utterance(
+            workload=clip(workload.id, MAX_ID), measure=measure, id=clip(utt, MAX_ID), why=why,
+            ref_len=int(paired.ref_len[i]), baseline_errors=float(test.base_mean_errors[i]),
+            candidate_errors=float(test.cand_mean_errors[i]), reference=clip(reference, MAX_TEXT),
+            baseline_hypothesis=clip(hyp_b or (reference if test.base_mean_errors[i] == 0 else ""), MAX_TEXT),
+            candidate_hypothesis=clip(hyp_c or (reference if test.cand_mean_errors[i] == 0 else ""), MAX_TEXT)))
+    return out
+
+

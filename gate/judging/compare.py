@@ -1,0 +1,303 @@
+"""Baseline vs candidate -> a Report: one verdict per workload × gated metric, and an overall verdict.
+
+Pure: no file I/O and no printing. Sides are loaded, and this is called, by the one judge (gate.judging.judge);
+reports are rendered by gate.render.renderer. The row tests live in gate.judging.accuracy_rows and gate.judging.speed_rows.
+
+The rules (docs/design.md), in the order they apply to a row:
+
+1. INCOMPLETE: the workload is missing, or any of its runs is incomplete, on either side. Means are
+   over the complete runs only, labelled "k of N runs". Such a row can never pass.
+2. NOT COMPARABLE: a fingerprint fact the row depends on differs (GPU, driver, freeze, dataset,
+   evaluation input, model, MOSS token budget) and its kind was not allowed. The numbers are shown.
+3. Accuracy with per-utterance data on both sides (same ids): paired sign-flip p (exact), widened by
+   the A/A calibration's churn (Σd² plus the measured excess) when same-commit runs are not
+   deterministic; paired bootstrap CI, worse/better counts. Without a dispersion record, when churn is
+   possible, the row can WARN at most. Without per-sample data (or ids that do not pair): the
+   maintainers' tolerance, labelled fallback.
+4. Speed (gated: throughput and p95 latency; mean latency and RTF are shown, not gated): one-sided
+   log-scale t over the runs kept (gate.stats.outliers: one rule, plain median; a worse candidate run set
+   aside makes the row unstable, WARN at least). In one job σ comes from the A/B's own runs, pooled with
+   the A/A calibration when that is fresh and agrees; a stale calibration is left out. Across jobs σ is
+   the calibration's plus the between-job variance, and the row can WARN at most: a whole job running
+   slower cannot be told from a regression there (gate.stats.speed.ACROSS_JOBS); it also says when the
+   calibration is missing, stale, short of cross-job pairs or disagrees with the sides' spread. Each gated
+   row states its minimum detectable effect and is "blind" past 3x its floor.
+5. The decision per model and family (gate.stats.decision): FAIL = Holm-adjusted p <= alpha AND the floor
+   reached (and the row may fail); WARN = BH q <= warn_q AND half the floor reached, or a newly
+   catastrophic utterance (accuracy). Improvements are reported, never gated. The judge sets alpha per
+   look (gate.stats.looks.thresholds_for).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Sequence
+
+import numpy as np
+from scipy import stats
+
+from gate.formats.config import Suite, Workload
+from gate.formats.errors import InputError
+from gate.formats.report import (
+    MAX_ID,
+    MAX_TEXT,
+    NO_RESULTS,
+    REPORT_SCHEMA_VERSION,
+    CalibrationCheck,
+    CoverageEntry,
+    CoverageProblem,
+    CoverageSide,
+    EnvDifference,
+    Report,
+    Row,
+    SideInfo,
+    Statistics,
+    Utterance,
+    clip,
+)
+from gate.formats.verdict import Verdict
+from gate.judging.accuracy_rows import judge_accuracy
+from gate.judging.draft import Draft, new_row, plain_delta
+from gate.judging.speed_rows import CAN_WARN_AT_MOST, arms_of_model, judge_speed, model_agreement, model_calibrations
+from gate.reading import comparability
+from gate.reading.side import Side, WorkloadSide
+from gate.stats import decision
+from gate.stats.overdispersion import Dispersion
+from gate.stats.performance import MIN_CALIBRATION_DF, evidence
+from gate.stats.speed import (
+    POWER,
+    SENSITIVITY_FACTOR,
+    SpeedNoise,
+    mde,
+)
+from gate.stats.thresholds import Thresholds  # re-exported: callers import it from here for now
+
+
+def statistics_of(thresholds: Thresholds, rows: Sequence[Row], seed: int) -> Statistics:
+    return Statistics(quality_alpha=thresholds.quality_alpha, quality_warn_alpha=thresholds.warn_alpha,
+                      quality_floor_abs=thresholds.quality_floor_abs, quality_floor_rel=thresholds.quality_floor_rel,
+                      small_set_size=thresholds.small_set_size, small_set_floor_abs=thresholds.small_set_floor_abs,
+                      quality_family_size=sum(1 for r in rows if r.family == "quality"),
+                      speed_alpha=thresholds.alpha, warn_q=thresholds.warn_q,
+                      speed_family_size=sum(1 for r in rows if r.family == "speed"),
+                      min_calibration_df=MIN_CALIBRATION_DF, n_boot=thresholds.n_boot, seed=seed)
+
+
+def compare(base: Side, cand: Side, suite: Suite, *, models: Sequence[str] | None = None,
+            allow_diff: Iterable[str] = (), seed: int = 0, thresholds: Thresholds = Thresholds(),
+            calibration: Mapping[str, Mapping[str, Any]] | None = None, cross_job: bool | None = None,
+            calibration_check: CalibrationCheck | None = None) -> Report:
+    """Judge `cand` against `base`. `calibration` defaults to the baseline's (else the candidate's).
+
+    `cross_job`: the two sides ran in different jobs (a stored baseline, two nightlies), so a job effect adds
+    to the variance of every speed difference. Default: True when either side is a baseline file, False for
+    two trees (gate run's interleaved A/B).
+
+    `calibration_check` (gate.judging.freshness): a calibration stale for the candidate's GPU, driver or packages is
+    left out in one job and named on every speed row across jobs; the check is kept in the report.
+    """
+    allowed = tuple(allow_diff)
+    bad = sorted(set(allowed) - set(comparability.KINDS))
+    if bad:
+        raise InputError(f"--allow-diff {bad[0]}: expected one of {', '.join(comparability.KINDS)}")
+    chosen = tuple(models) if models else (cand.models or base.models)
+    workloads = _workloads_to_compare(base, cand, suite, chosen)
+    calibration = calibration if calibration is not None else (base.calibration or cand.calibration)
+    if cross_job is None:
+        cross_job = "baseline" in (base.kind, cand.kind)
+    differences = tuple(comparability.diff(base.fingerprint, cand.fingerprint, [w.id for w in workloads]))
+    stale = bool(calibration_check and calibration_check.status == "stale" and cross_job)
+    stale_blockers = (f"calibration stale: {'; '.join(calibration_check.reasons)}",) if calibration_check and stale else ()
+    if calibration_check and calibration_check.status == "stale" and not cross_job:
+        # In one job a stale σ is not used at all (as `gate run` does for its looks): the rows judge by what
+        # the job itself measured, and say why the calibration was left out.
+        calibration = {}
+        stale_blockers = (f"calibration stale, not used in this job: {'; '.join(calibration_check.reasons)}",)
+
+    drafts: list[Draft] = []
+    coverage: list[CoverageEntry] = []
+    utterances: list[Utterance] = []
+    for workload in workloads:
+        wb, wc = base.workloads.get(workload.id), cand.workloads.get(workload.id)
+        coverage.append(CoverageEntry(workload=clip(workload.id, MAX_ID), baseline=_coverage(wb, base),
+                                      candidate=_coverage(wc, cand)))
+        incomplete = not (wb and wc and wb.complete and wc.complete)
+        blocking = comparability.blocking_kinds(differences, workload.id, allowed)
+        for metric in workload.metrics:
+            if not metric.tested:
+                continue
+            row = new_row(workload, metric, wb, wc)
+            if incomplete:
+                row.verdict = Verdict.INCOMPLETE
+                row.method = "not tested: coverage"
+                row.notes.append(_incomplete_reason(wb, wc))
+                plain_delta(row)
+            elif metric.kind == "accuracy":
+                assert wb is not None and wc is not None
+                dispersion = (calibration or {}).get(workload.id, {}).get(metric.name)
+                utterances += judge_accuracy(row, workload, metric, wb, wc, suite, thresholds, seed,
+                                        dispersion if isinstance(dispersion, Dispersion) else None, cross_job)
+            else:
+                found = model_calibrations(calibration or {}, suite, workload.model, metric.name)
+                # sources: "3 A/A pairs + 14 nights" when nightly runs are pooled into σ, else ""
+                own = arms_of_model(base, cand, suite, workload.model, metric.name)
+                judge_speed(row, metric, SpeedNoise.pooled(found), cross_job, stale_blockers, sources=evidence(found),
+                       own_arms=own, base_arms=arms_of_model(base, None, suite, workload.model, metric.name),
+                       stale=bool(calibration_check and calibration_check.status == "stale"),
+                       agreement=None if cross_job else model_agreement(calibration or {}, base, cand, suite, workload))
+            if blocking and row.verdict is not Verdict.INCOMPLETE:
+                row.verdict = Verdict.NOT_COMPARABLE
+                row.family = None
+                row.notes.insert(0, "not comparable: " + ", ".join(blocking) + " differ")
+            drafts.append(row)
+    _decide(drafts, thresholds)
+    rows = tuple(d.freeze() for d in drafts)
+    return Report(schema_version=REPORT_SCHEMA_VERSION, suite=suite.name,
+                  verdict=Verdict.worst(r.verdict for r in rows), models=chosen,
+                  baseline=_side_info(base), candidate=_side_info(cand), rows=rows, coverage=tuple(coverage),
+                  environment_diff=tuple(_difference(d, allowed) for d in differences), allowed_diff=allowed,
+                  utterances=tuple(utterances), statistics=statistics_of(thresholds, rows, seed),
+                  calibration_checks=(replace(calibration_check, blocks_fail=stale),) if calibration_check else ())
+
+
+# --- selection and coverage ----------------------------------------------------------------------------
+
+def _workloads_to_compare(base: Side, cand: Side, suite: Suite, models: tuple[str, ...]) -> tuple[Workload, ...]:
+    if not models:
+        raise InputError(f"neither side has results for any workload of suite {suite.name!r}", path=cand.path)
+    selected = suite.workloads_for(models)
+    known = set(base.workloads) | set(cand.workloads) | set(base.missing) | set(cand.missing)
+    chosen = tuple(w for w in selected if w.id in known)
+    if not set(base.workloads) & set(cand.workloads) & {w.id for w in chosen}:
+        raise InputError(f"baseline and candidate share no workload of model(s) {', '.join(models)}: baseline has "
+                         f"{_listing(base.workloads)}; candidate has {_listing(cand.workloads)}", path=cand.path)
+    return chosen
+
+
+def _listing(workloads: Mapping) -> str:
+    return ", ".join(workloads) or "none"
+
+
+def _coverage(w: WorkloadSide | None, side: Side) -> CoverageSide:
+    expected = (w.expected_runs if w and w.expected_runs else len(side.runs))
+    if w is None:
+        return CoverageSide(complete=False, runs_present=0, runs_complete=0, expected_runs=expected,
+                            reasons=(CoverageProblem(NO_RESULTS, "no results for this workload"),))
+    return CoverageSide(complete=w.complete, runs_present=len(w.runs), runs_complete=len(w.complete_runs()),
+                        expected_runs=max(expected, len(w.runs)),
+                        reasons=tuple(CoverageProblem.of(p) for p in w.problems[:50]))
+
+
+def _incomplete_reason(wb: WorkloadSide | None, wc: WorkloadSide | None) -> str:
+    parts = []
+    for name, w in (("baseline", wb), ("candidate", wc)):
+        if w is None:
+            parts.append(f"{name}: no results")
+        elif not w.complete:
+            parts.append(f"{name}: {w.problems[0].line}" + (f" (+{len(w.problems) - 1} more)" if len(w.problems) > 1 else ""))
+    return "incomplete (" + "; ".join(parts) + "); means are over the complete runs only"
+
+
+def _side_info(side: Side) -> SideInfo:
+    # The folder or file name only: a report never shows a local absolute path.
+    return SideInfo(kind=side.kind, name=clip(Path(side.path).name, MAX_ID) if side.path else None,
+                    commit=clip(side.commit, MAX_ID) if side.commit else None, runs=len(side.runs),
+                    calibrated=bool(side.calibration))
+
+
+def _difference(d: comparability.Difference, allowed: tuple[str, ...]) -> EnvDifference:
+    return EnvDifference(kind=d.kind, workload=None if d.workload is None else clip(d.workload, MAX_ID),
+                         item=clip(d.item, MAX_ID),
+                         baseline=None if d.baseline is None else clip(d.baseline, MAX_TEXT),
+                         candidate=None if d.candidate is None else clip(d.candidate, MAX_TEXT),
+                         known=d.known, blocking=d.known and d.kind not in allowed)
+
+
+# --- the decision over families --------------------------------------------------------------------------------
+
+def _decide(rows: list[Draft], thresholds: Thresholds) -> None:
+    """Holm FAIL and BH WARN per model and family (gate.stats.decision); a newly catastrophic utterance WARNs
+    at least. Each model is its own family: CI judges each model in its own job and check, so a model's verdict
+    must not depend on which other models share the tree (and `Report.merge` of per-model reports equals one
+    compare of them all). The all-model false-FAIL rate this gives is measured by benchmarks/verdict_power.py."""
+    for model in dict.fromkeys(r.workload.model for r in rows):
+        _decide_quality([r for r in rows if r.workload.model == model and r.family == "quality"], thresholds)
+        _decide_speed([r for r in rows if r.workload.model == model and r.family == "speed"], thresholds)
+
+
+def _decide_quality(quality: list[Draft], thresholds: Thresholds) -> None:
+    if not quality:
+        return
+    result = decision.decide_family(
+        np.array([[r.p_value for r in quality]], dtype=float), np.array([[r.above_floor for r in quality]]),
+        np.array([[r.above_half_floor for r in quality]]), np.array([[r.can_fail for r in quality]]),
+        alpha=thresholds.quality_alpha, warn_q=thresholds.warn_q)
+    level = thresholds.quality_alpha / len(quality)  # Holm's first step: what a single regressed row must reach
+    for k, row in enumerate(quality):
+        assert row.p_value is not None
+        row.p_adjusted, row.q_value = float(result.p_adjusted[0, k]), float(result.q_value[0, k])
+        row.verdict = _VERDICT[int(result.verdict[0, k])]
+        if row.verdict is Verdict.PASS and row.new_catastrophic:
+            row.verdict = Verdict.WARN
+        if row.verdict is Verdict.PASS and row.p_value <= thresholds.warn_alpha and not row.above_half_floor:
+            row.notes.append("significant but below the floors")
+        if row.se is not None:
+            row.mde = (stats.norm.isf(level) + stats.norm.ppf(POWER)) * row.se
+            _sensitivity(row, max(row.floor_abs or 0.0, (row.floor_rel or 0.0) * (row.base_rate or 0.0)), "pp", 100)
+
+
+def _decide_speed(speed: list[Draft], thresholds: Thresholds) -> None:
+    if not speed:
+        return
+    # A FAIL must also show on σ from the A/B's own runs alone (gate.stats.speed.own_runs_p), at the look's α, or
+    # over the model's gated speed rows where those runs are few: the first look of `gate run`
+    # (Thresholds.own_runs_bonferroni). A calibration that understates σ cannot carry a FAIL the runs do not show.
+    # Across jobs a speed row WARNs at most anyway (gate.stats.speed.ACROSS_JOBS).
+    own_level = thresholds.alpha / len(speed) if thresholds.own_runs_bonferroni else thresholds.alpha
+    for row in speed:
+        if row.p_value is not None and row.p_value <= thresholds.alpha and row.p_own is not None and \
+                not row.p_own <= own_level:
+            shown = "no own-runs σ" if math.isnan(row.p_own) else f"p = {row.p_own:.2g}"
+            _block(row, f"the A/B's own runs alone do not confirm it ({shown}, not ≤ {own_level:.3g}): the "
+                        "calibration's σ alone would carry a FAIL")
+    worse = np.array([[r.worse_rel for r in speed]], dtype=float)
+    floors = np.array([[r.floor_rel or 0.0 for r in speed]])
+    result = decision.decide_family(
+        np.array([[r.p_value for r in speed]], dtype=float), worse >= floors, worse >= floors / 2,
+        np.array([[not r.fail_blockers for r in speed]]), alpha=thresholds.alpha, warn_q=thresholds.warn_q)
+    level = thresholds.alpha / len(speed)  # Holm's first step: what a single regressed row must reach
+    for k, row in enumerate(speed):
+        row.p_adjusted, row.q_value = float(result.p_adjusted[0, k]), float(result.q_value[0, k])
+        row.verdict = _VERDICT[int(result.verdict[0, k])]
+        if row.unstable and row.verdict is Verdict.PASS:
+            row.verdict = Verdict.WARN
+        if row.se is not None and row.df is not None:
+            row.mde = float(mde(row.se, row.df, level))
+            _sensitivity(row, row.floor_rel or 0.0, "%", 100)
+
+
+def _block(row: Draft, reason: str) -> None:
+    """One more reason a speed row can WARN at most, added to its "can WARN at most" note (gate.judging.speed_rows)."""
+    row.fail_blockers += (reason,)
+    for k, note in enumerate(row.notes):
+        if note.startswith(CAN_WARN_AT_MOST):
+            row.notes[k] = f"{note}; {reason}"
+            return
+    row.notes.append(CAN_WARN_AT_MOST + reason)
+
+
+def _sensitivity(row: Draft, floor: float, unit: str, scale: float) -> None:
+    """Say what the row could not see: blind below its MDE when that exceeds SENSITIVITY_FACTOR × the floor."""
+    if row.mde is None or not math.isfinite(row.mde) or floor <= 0:
+        return
+    row.blind = bool(row.mde > SENSITIVITY_FACTOR * floor)
+    if row.blind:
+        # The caveat is about a PASS: on a FAIL or WARN row it would contradict the verdict beside it.
+        caveat = "; a PASS here is a caveat" if row.verdict is Verdict.PASS else ""
+        row.notes.append(f"blind below {row.mde * scale:.2g}{unit}: a worsening smaller than that is caught less than "
+                         f"80% of the time at this look (floor {floor * scale:.2g}{unit}){caveat}")
+
+
+_VERDICT = {decision.PASS: Verdict.PASS, decision.WARN: Verdict.WARN, decision.FAIL: Verdict.FAIL}
+

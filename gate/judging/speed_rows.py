@@ -1,0 +1,171 @@
+"""Speed rows (docs/design.md §Speed): log-scale tests with σ from the A/B's own runs in one job, the A/A
+calibration across jobs; the ratio policy without either."""
+from __future__ import annotations
+
+import math
+from typing import Any, Mapping
+
+import numpy as np
+
+from gate.formats.config import MetricSpec, Suite
+from gate.formats.report import (
+    Basis,
+)
+from gate.formats.verdict import Verdict
+from gate.judging.draft import Draft, plain_delta
+from gate.reading.side import Side
+from gate.stats.performance import Calibration, ratio_policy
+from gate.stats.speed import (
+    AGREEMENT_P,
+    OWN_DISAGREES,
+    SOURCE_TEXT,
+    SpeedNoise,
+    baseline_sigma,
+    fail_blockers,
+    joint_agreement,
+    own_noise,
+    own_runs_p,
+    shift_test,
+)
+
+# --- speed ------------------------------------------------------------------------------------------------------
+
+CAN_WARN_AT_MOST = "can WARN at most: "  # the note that lists a speed row's fail_blockers
+
+
+def model_calibrations(calibration: Mapping[str, Mapping[str, Any]], suite: Suite, model: str,
+                        metric: str) -> list[Calibration]:
+    """The metric's speed calibrations over all the model's workloads (pooled: far more df than one's)."""
+    found = [calibration.get(w.id, {}).get(metric) for w in suite.workloads_for((model,))]
+    return [c for c in found if isinstance(c, Calibration)]
+
+
+def arms_of_model(base: Side, cand: Side | None, suite: Suite, model: str, metric: str) -> np.ndarray:
+    """ln(value) of every complete run of the model's workloads on both sides (the baseline's only when `cand`
+    is None), (arms, runs), NaN-padded: the A/B's own evidence about σ in one job (gate.stats.speed.own_noise)."""
+    arms = []
+    for w in suite.workloads_for((model,)):
+        for side in (base, cand) if cand is not None else (base,):
+            ws = side.workloads.get(w.id)
+            if ws is None or not ws.complete:
+                continue
+            complete = set(ws.complete_runs())
+            values = [v for i, v in enumerate(ws.values.get(metric, ())) if i in complete]
+            if values and all(v is not None and v > 0 and math.isfinite(v) for v in values):
+                arms.append(np.log(np.asarray(values, dtype=float)))
+    width = max((len(a) for a in arms), default=0)
+    out = np.full((len(arms), width), np.nan)
+    for k, arm in enumerate(arms):
+        out[k, :len(arm)] = arm
+    return out
+
+
+def model_agreement(calibration: Mapping[str, Mapping[str, Any]], base: Side, cand: Side, suite: Suite,
+                    workload: Any) -> float | None:
+    """The joint F test (gate.stats.speed.joint_agreement) of the A/B's own spread against the calibration over
+    the model's gated speed metrics; None when there is nothing to test."""
+    parts = []
+    for metric in workload.metrics:
+        if metric.kind != "speed" or not metric.gated:
+            continue
+        noise = SpeedNoise.pooled(model_calibrations(calibration, suite, workload.model, metric.name))
+        arms = arms_of_model(base, cand, suite, workload.model, metric.name)
+        if noise is not None and noise.usable and arms.size:
+            parts.append((arms, noise))
+    if not parts:
+        return None
+    p = float(joint_agreement(parts))
+    return p if math.isfinite(p) else None
+
+
+# Complexity over 15: one rule per documented blocker of a speed row (docs/statistics.md).
+def judge_speed(row: Draft, metric: MetricSpec, noise: SpeedNoise | None, cross_job: bool,  # noqa: C901 (reason above)
+           extra_blockers: tuple[str, ...] = (), *, sources: str = "", own_arms: np.ndarray | None = None,
+           base_arms: np.ndarray | None = None, stale: bool = False, agreement: float | None = None) -> None:
+    b, c = row.baseline.present, row.candidate.present
+    plain_delta(row)
+    missing = [name for name, values in (("baseline", b), ("candidate", c)) if not values or any(v <= 0 for v in values)]
+    if missing:
+        row.verdict = Verdict.INCOMPLETE
+        row.method = "not tested: missing values"
+        row.notes.append(f"{' and '.join(missing)}: a run has no positive value for {metric.name}")
+        return
+    row.floor_rel = metric.floor_rel or 0.0
+    higher = metric.higher_is_better
+    source = ""
+    if not cross_job and own_arms is not None and own_arms.size:
+        # One job: the A/B's own runs carry σ; a fresh calibration that agrees adds degrees of freedom.
+        usable = noise if noise is not None and noise.usable else None
+        in_use, code, p_agree = own_noise(own_arms, usable, stale=stale and usable is not None,
+                                          agreement=None if agreement is None else np.asarray(agreement))
+        source = SOURCE_TEXT[int(code)]
+        if int(code) == OWN_DISAGREES:
+            source += (f" (F test over the model's gated speed metrics p = {float(p_agree):.2g} < {AGREEMENT_P})"
+                       if agreement is not None else f" (F test p = {float(p_agree):.2g} < {AGREEMENT_P})")
+        noise = in_use if in_use.sigma_df > 0 else None
+        row.fail_blockers = fail_blockers(noise, len(b), len(c), cross_job=False)
+        row.notes.extend(extra_blockers)  # in one job: why a stale calibration was left out (it blocks nothing)
+    else:
+        row.fail_blockers = fail_blockers(noise, len(b), len(c), cross_job=cross_job) + (extra_blockers if noise else ())
+        if noise is not None and noise.usable and own_arms is not None and own_arms.size:
+            # Across jobs the test rests on the calibration's σ: say when the sides' own spread disagrees with it.
+            _, code, p_cross = own_noise(own_arms, noise)
+            if int(code) == OWN_DISAGREES:
+                row.fail_blockers += (f"the sides' own spread disagrees with the calibration's σ (F test p = "
+                                      f"{float(p_cross):.2g} < {AGREEMENT_P})",)
+    if noise is not None and noise.usable:
+        gap_sigma = baseline_sigma(base_arms) if base_arms is not None and base_arms.size else None
+        test = shift_test(np.log(np.asarray(b, dtype=float))[None], np.log(np.asarray(c, dtype=float))[None], noise,
+                          higher_is_better=higher, cross_job=cross_job, gap_sigma=gap_sigma)
+        low, high = test.ratio_ci(higher)
+        row.basis = Basis.CALIBRATED
+        row.p_value, row.ci, row.ci_kind = float(test.p[0]), (float(low[0]), float(high[0])), "ratio"
+        row.worse_rel = float(test.worse_rel[0])
+        row.delta_rel = math.exp(-float(test.worse[0]) if higher else float(test.worse[0])) - 1
+        row.sigma, row.df, row.se = float(noise.sigma), int(round(float(test.df[0]))), float(test.se[0])
+        row.family = "speed" if metric.gated else None
+        if source:
+            row.method = (f"log-scale t, run-to-run σ {float(noise.sigma):.2%} from {source}, "
+                          f"df {int(noise.sigma_df)}, one job")
+        else:
+            row.method = (f"log-scale t, run-to-run σ {float(noise.sigma):.2%} pooled over the model's workloads "
+                          f"({sources + ', ' if sources else ''}df {noise.sigma_df}), across jobs")
+        if own_arms is not None and own_arms.size:
+            # gate.judging.compare holds it to the look's level: a FAIL must show on the A/B's own runs alone
+            row.p_own = float(own_runs_p(np.log(np.asarray(b, dtype=float))[None],
+                                         np.log(np.asarray(c, dtype=float))[None], own_arms, higher_is_better=higher)[0])
+        if test.favourable_set_aside[0]:
+            row.fail_blockers += ("a candidate run better than the others was set aside: its runs disagree; "
+                                  "re-measure",)
+        if test.worse_set_aside[0] or test.split_cand[0] or test.intermittent[0]:
+            row.unstable = True
+            row.fail_blockers += ("unstable: " + ("a third or more of the candidate's runs were set aside as worse"
+                                                  if test.worse_set_aside[0] else
+                                                  "the candidate's runs fall in two clusters" if test.split_cand[0] else
+                                                  "a third or more of the candidate's runs are worse than the baseline's "
+                                                  "median by more than the outlier limit, the others are not "
+                                                  "(intermittent)") + "; WARN at least",)
+        for side, values, kept in (("baseline", b, test.kept_base[0]), ("candidate", c, test.kept_cand[0])):
+            median = float(np.median(np.asarray(values, dtype=float)))
+            for index in np.flatnonzero(~kept):
+                row.notes.append(f"{side} run {index + 1} set aside ({values[index]:.4g}, {values[index] / median - 1:+.0%} "
+                                 "from its arm's median): one wild run must not decide")
+        if not metric.gated:
+            row.notes.append("shown, not gated")
+        elif row.fail_blockers:
+            row.notes.append(CAN_WARN_AT_MOST + "; ".join(row.fail_blockers))
+        return
+    ratio, _ = ratio_policy(b, c, higher_is_better=higher, tolerance=row.floor_rel)
+    row.basis = Basis.UNCALIBRATED
+    row.method = f"uncalibrated: ratio of means against the {row.floor_rel:.0%} floor"
+    row.tolerance = row.floor_rel
+    row.delta_rel = ratio - 1
+    row.worse_rel = (1 / ratio - 1) if higher else ratio - 1
+    if not metric.gated:
+        row.notes.append("shown, not gated")
+    else:
+        row.notes.append(CAN_WARN_AT_MOST + "; ".join(row.fail_blockers))
+        if row.worse_rel >= row.floor_rel:
+            row.verdict = Verdict.WARN
+
+

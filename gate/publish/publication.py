@@ -1,0 +1,156 @@
+"""What the trusted job publishes for a PR, composed from trusted data only.
+
+Per model: a check run `ASR gate / <model>` whose conclusion comes from the trusted compare's
+verdict (or from an acceptance checked through the API). Overall: a check run `ASR gate` whose
+conclusion is the worst of the model check runs on that commit, and ONE sticky comment: a table of
+every model's latest check run (conclusion and escaped title, read back from the API, never from a
+comment's prose) plus the full section of the model just judged. The marker is a constant here,
+so nothing in an artifact can address a second comment.
+
+Only the gate's own check runs count (gate.publish.trust.own_checks: created by the expected app and stamped
+with the gate's external_id); a look-alike, such as a fork's workflow job named `ASR gate / fun`, is
+ignored and named once in the overall check. Another model's check-run *summary* is not copied into
+the comment either; the table links to it instead.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping, Sequence
+
+from gate.formats import github_limits
+from gate.formats.report import Report
+from gate.formats.verdict import Verdict
+from gate.publish.trust import Acceptance, CheckState
+from gate.render import escape
+
+STICKY_MARKER = "<!-- asr-regression-gate: sticky -->"
+CHECK_PREFIX = "ASR gate"
+MODEL_PREFIX = CHECK_PREFIX + " / "
+COMMENT_BUDGET = github_limits.COMMENT.limit - 1_536  # characters: a margin under GitHub's limit
+SECTION_BUDGET = 56_000  # the judged model's section; the table and header take the rest
+
+# Check-run conclusions, worst first: the overall check takes the worst of the model checks.
+_CONCLUSION_ORDER = ("failure", "action_required", "timed_out", "cancelled", "stale", "neutral", "skipped", "success")
+_CONCLUSION_ICONS = {"failure": "❌", "action_required": "⛔", "neutral": "⚠️", "success": "✅", "skipped": "➖"}
+
+@dataclass(frozen=True)
+class CheckPlan:
+    name: str
+    conclusion: str
+    status_state: str
+    title: str
+    summary: str
+
+
+def check_name(model: str) -> str:
+    return f"{CHECK_PREFIX} / {model}"
+
+
+def model_check(model: str, report: Report, section: str, acceptance: Acceptance | None) -> CheckPlan:
+    """The check run of one model from the trusted report; an acceptance turns a FAIL into success."""
+    verdict = report.verdict
+    title = verdict_title(report)
+    conclusion, state = verdict.check_conclusion, verdict.status_state
+    if acceptance is not None and verdict is Verdict.FAIL:
+        title = (f"accepted by @{escape.plain(acceptance.by, 39)} at {escape.plain(acceptance.at, 20)}: "
+                 f"{escape.plain(acceptance.reason, 120)} ({title})")
+        conclusion = state = "success"
+    return CheckPlan(check_name(model), conclusion, state, title[:github_limits.CHECK_TITLE_MAX_CHARS],
+                     acceptance_note(acceptance, verdict) + section)
+
+
+def refused_section(reason: str) -> str:
+    return ("**The uploaded result trees were refused**; nothing from them was judged. "
+            f"Reason: {escape.md(reason, 600)}\n")
+
+
+def refused_check(model: str, reason: str) -> CheckPlan:
+    """Trees that do not match the plan or the file rules: a failure, never a pass."""
+    return CheckPlan(check_name(model), "failure", "failure", "REFUSED: the result trees do not match the plan",
+                     refused_section(reason))
+
+
+def verdict_title(report: Report) -> str:
+    """'FAIL: 2 fail, 1 warn of 30 rows': counted from the typed rows of the trusted report."""
+    counts = report.counts
+    shown = [f"{counts[v]} {v.word.lower()}" for v in Verdict.by_severity() if v is not Verdict.PASS and counts[v]]
+    total = sum(counts.values())
+    detail = ", ".join(shown) + f" of {total} rows" if shown else f"{total} rows"
+    return f"{report.verdict.word.upper()}: {detail}"
+
+
+def acceptance_note(acceptance: Acceptance | None, verdict: Verdict) -> str:
+    if acceptance is None or verdict is not Verdict.FAIL:
+        return ""
+    return (f"> **Regression accepted** by @{escape.md(acceptance.by, 39)} ({acceptance.via}, "
+            f"{escape.md(acceptance.at, 20)}): {escape.md(acceptance.reason, 200)}. "
+            "The failing rows stay listed below.\n\n")
+
+
+def stale_check(plan: CheckPlan, head: str) -> CheckPlan:
+    """A result for a commit that is no longer the PR head: shown on the commit measured, never counted."""
+    title = f"not the PR head (now {head[:12]}): {plan.title}"
+    return CheckPlan(plan.name, plan.conclusion, plan.status_state, title[:github_limits.CHECK_TITLE_MAX_CHARS],
+                     f"_This commit is not the PR head any more (now `{head[:12]}`); the result is kept here for "
+                     "the record and does not count for the pull request._\n\n" + plan.summary)
+
+
+def foreign_note(foreign: Sequence[str]) -> str:
+    """One line per look-alike check name: seen, and ignored."""
+    return "".join(f"- a check named {escape.md(name, 80)} was not made by the gate; it is ignored\n"
+                   for name in foreign)
+
+
+def overall_check(states: Mapping[str, CheckState], *, sha: str, expected: Sequence[str] = (),
+                  foreign: Sequence[str] = (), notes: Sequence[str] = ()) -> CheckPlan:
+    """The required `ASR gate` check: the worst of the gate's own model checks on this commit. A model a label
+    asked for that has no check yet (still running, or its results never arrived) keeps it from passing.
+    `notes` (refusals) and look-alike checks are listed, one escaped line each."""
+    conclusions = [s.conclusion or "neutral" for s in states.values()]
+    waiting = [m for m in expected if check_name(m) not in states]
+    if waiting:
+        conclusions.append("action_required")
+    worst = min(conclusions, key=_rank) if conclusions else "neutral"
+    models = ", ".join(f"{_model_of(name)} {states[name].conclusion}" for name in sorted(states))
+    title = f"{len(states)} model(s): {models}" if states else "no model was judged"
+    if waiting:
+        title += f"; not judged (yet): {', '.join(waiting)}"
+    summary = (f"Overall result of the ASR gate on `{sha[:12]}`: the worst of the per-model checks.\n"
+               + "".join(f"- {escape.md(note, 300)}\n" for note in notes) + foreign_note(foreign))
+    return CheckPlan(CHECK_PREFIX, worst, "failure" if worst in ("failure", "action_required") else "success",
+                     title[:github_limits.CHECK_TITLE_MAX_CHARS], summary)
+
+
+def not_run_check(*, reason: str, required: bool, foreign: Sequence[str] = ()) -> CheckPlan:
+    """The overall check on a commit the gate did not measure (no label, a push after the last run, or a
+    post it refused): `reason` is one escaped line."""
+    conclusion = "action_required" if required else "neutral"
+    return CheckPlan(CHECK_PREFIX, conclusion, "failure" if required else "success", escape.plain(reason, 250),
+                     escape.md(reason, 600) + "\n" + foreign_note(foreign))
+
+
+def sticky_body(states: Mapping[str, CheckState], *, sha: str, model: str, section: str,
+                expected: Sequence[str] = (), foreign: Sequence[str] = ()) -> str:
+    """One comment for every model: the table of latest check runs, then the judged model's section."""
+    worst = overall_check(states, sha=sha, expected=expected).conclusion
+    lines = [STICKY_MARKER, f"## {_CONCLUSION_ICONS.get(worst, '⚠️')} ASR regression gate on `{sha[:12]}`", "",
+             "| model | check | result |", "|---|---|---|"]
+    for name in sorted(states):
+        state = states[name]
+        icon = _CONCLUSION_ICONS.get(state.conclusion or "", "⚠️")
+        conclusion = state.conclusion if state.conclusion in _CONCLUSION_ORDER else "unknown"
+        lines.append(f"| {escape.md(_model_of(name), 60)} | {icon} {conclusion} | {escape.md(state.title, 200)} |")
+    for waiting in (m for m in expected if check_name(m) not in states):
+        lines.append(f"| {escape.md(waiting, 60)} | ⏳ not judged | labelled on this head; no result yet |")
+    lines += ["", foreign_note(foreign).rstrip("\n"), f"### {escape.md(model, 60)} (judged in this run)", ""]
+    body = "\n".join(lines) + "\n"
+    room = COMMENT_BUDGET - len(body) - 200
+    return body + github_limits.fit(section, github_limits.Limit(max(room, 0), "characters"))
+
+
+def _rank(conclusion: str) -> int:
+    return _CONCLUSION_ORDER.index(conclusion) if conclusion in _CONCLUSION_ORDER else 0
+
+
+def _model_of(name: str) -> str:
+    return name[len(CHECK_PREFIX) + 3:] if name.startswith(CHECK_PREFIX + " / ") else name

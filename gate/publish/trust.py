@@ -1,0 +1,291 @@
+"""Decisions the trusted report job takes from GitHub's own records, never from an uploaded artifact.
+
+Pure functions over plain records (no PyGithub here: gate.publish.github builds these records from the API), so
+every case is testable without a server. The rules (docs/trust-model.md has the table):
+
+- `head_arrival`: when did the measured commit last become the PR's head? Only server times count: a
+  `head_ref_force_pushed` event naming it, else the first `pull_request` workflow run on the PR's head
+  branch with that head after the last force push. `committed` events are never used for timing (their
+  dates are the author's to set). No such record: the head cannot be placed, and the post fails closed.
+- `bind_label`: one post is bound to one `labeled` event of a gate label selecting the model, by a user
+  with write (maintain, admin) access, after the head arrived and before the benchmark run started,
+  the label still on the PR; a label event already judged on this head by another run is a replay.
+- `find_acceptance`: a writer accepted a FAIL on this head: the label ACCEPT_LABEL (still present) added
+  after the head arrived, or a comment (still there) whose first line is `/asr-gate accept <model|all> <reason>`.
+- `Stamp`: the `external_id` the gate writes on its own check runs; with the app that created them it
+  tells the gate's check runs from a workflow job that merely has the same name.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Callable, Mapping, Sequence
+
+from gate.formats.config import Suite
+
+ACCEPT_LABEL = "asr-gate-accept"
+WRITE_PERMISSIONS = ("admin", "maintain", "write")
+# The whole first line of the comment, nothing before the slash: never inside a code block, a quote or HTML.
+_ACCEPT_COMMAND = re.compile(r"/asr-gate[ \t]+accept[ \t]+([A-Za-z0-9_]+)[ \t]+(\S.*)")
+MAX_REASON_CHARS = 200
+STAMP_PREFIX = "asr-gate"
+
+
+@dataclass(frozen=True)
+class PullInfo:
+    """A pull request as GitHub (not an artifact) describes it now."""
+
+    number: int
+    head_sha: str
+    head_repo: str | None  # None when the fork was deleted
+    head_ref: str
+    base_repo: str
+    labels: tuple[str, ...]
+    base_sha: str | None = None
+
+    @property
+    def same_repo(self) -> bool:
+        return self.head_repo == self.base_repo
+
+
+@dataclass(frozen=True)
+class TimelineEntry:
+    """One issue-timeline event, reduced to what the trigger binding needs."""
+
+    event: str  # "labeled", "unlabeled", "committed", "head_ref_force_pushed", "commented", ...
+    label: str | None = None
+    actor: str | None = None
+    sha: str | None = None  # committed: the commit; head_ref_force_pushed: the new head (may be null)
+    body: str | None = None  # commented: the comment text
+    id: int | None = None  # the event's (or comment's) id; committed events have none
+    created_at: datetime | None = None  # server time; committed events have none (their dates are user-set)
+
+
+@dataclass(frozen=True)
+class HeadRun:
+    """A workflow run GitHub created for a pull_request event: server evidence that `head_sha` was the head."""
+
+    id: int
+    head_sha: str
+    head_branch: str | None
+    head_repo: str | None
+    event: str
+    created_at: datetime
+
+
+@dataclass(frozen=True)
+class BenchmarkRun:
+    """The benchmark workflow run whose trees are judged (from the workflow_run payload, which GitHub writes)."""
+
+    id: int
+    attempt: int = 1
+    created_at: datetime | None = None
+
+    @property
+    def key(self) -> str:
+        return f"{self.id}.{self.attempt}"
+
+
+@dataclass(frozen=True)
+class CheckState:
+    """The latest check run of one name on a commit: what the overall check and the comment rebuild from."""
+
+    name: str
+    conclusion: str | None
+    title: str
+    summary: str
+    run_id: int
+    external_id: str | None = None
+    app: str | None = None  # slug of the GitHub App that created it (GitHub sets it; a job cannot)
+
+
+@dataclass(frozen=True)
+class Stamp:
+    """external_id of a check run the gate wrote: `asr-gate:<kind>:<model>:<run>:<event>`.
+
+    kind: "model" (counts for the overall check), "overall", or "stale" (a result on a commit that was no
+    longer the PR head: shown there, never counted). run: the benchmark run and attempt; event: the label
+    event's id (0 when none)."""
+
+    kind: str
+    model: str
+    run: str
+    event: int
+
+    def text(self) -> str:
+        return f"{STAMP_PREFIX}:{self.kind}:{self.model}:{self.run}:{self.event}"
+
+    @staticmethod
+    def parse(text: str | None) -> Stamp | None:
+        parts = (text or "").split(":")
+        if len(parts) != 5 or parts[0] != STAMP_PREFIX or not parts[4].isdigit():
+            return None
+        return Stamp(parts[1], parts[2], parts[3], int(parts[4]))
+
+
+@dataclass(frozen=True)
+class OwnChecks:
+    """The gate's own latest model check runs on a commit, and the names of look-alikes it ignored."""
+
+    states: Mapping[str, CheckState]
+    foreign: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Binding:
+    """Whether to post; `reason` is one line, said in the log and (when refused) in the check."""
+
+    ok: bool
+    reason: str
+    event: TimelineEntry | None = None
+    refusals: tuple[str, ...] = ()  # labels that did not count (who, why)
+
+
+@dataclass(frozen=True)
+class Acceptance:
+    by: str
+    reason: str
+    via: str  # "label" or "comment"
+    at: str = ""  # ISO time of the label or comment
+
+    def to_json(self) -> dict:
+        return {"by": self.by, "reason": self.reason, "via": self.via, "at": self.at}
+
+
+def own_checks(runs: Sequence[CheckState], *, prefix: str, app: str) -> OwnChecks:
+    """Latest check run per name (`runs` newest first) among those the gate wrote: created by `app` with
+    a model stamp naming the same model. Any other check run under a gate name is named once as foreign."""
+    states: dict[str, CheckState] = {}
+    foreign: list[str] = []
+    for run in runs:
+        if not run.name.startswith(prefix):
+            continue
+        stamp = Stamp.parse(run.external_id)
+        mine = (run.app == app and stamp is not None and stamp.kind == "model"
+                and run.name == prefix + stamp.model)
+        if not mine:
+            if run.name not in foreign and (stamp is None or stamp.kind == "model"):
+                foreign.append(run.name)
+            continue
+        states.setdefault(run.name, run)
+    return OwnChecks(states, tuple(sorted(foreign)))
+
+
+def head_arrival(sha: str, pull: PullInfo, timeline: Sequence[TimelineEntry],
+                 runs: Sequence[HeadRun]) -> tuple[datetime | None, str]:
+    """The server time by which `sha` had last become the head (a bound at or after the true moment), or
+    None and why it cannot be placed."""
+    pushes = [e for e in timeline if e.event == "head_ref_force_pushed"]
+    if any(e.created_at is None for e in pushes):
+        return None, "a force push in the PR timeline carries no time"
+    last = max(pushes, key=lambda e: e.created_at or datetime.min) if pushes else None
+    if last is not None and last.sha == sha:
+        return last.created_at, f"{sha[:12]} was force-pushed at {_iso(last.created_at)}"
+    if pull.head_repo is None:
+        return None, f"the head commit {sha[:12]} cannot be placed: the fork was deleted"
+    after = last.created_at if last is not None else None
+    seen = [r.created_at for r in runs if r.head_sha == sha and r.event == "pull_request"
+            and r.head_branch == pull.head_ref and r.head_repo == pull.head_repo
+            and (after is None or r.created_at > after)]
+    if not seen:
+        since = f" since the force push at {_iso(after)}" if after is not None else ""
+        return None, (f"the head commit {sha[:12]} cannot be placed in time: no force push names it and no "
+                      f"pull_request workflow run on its branch shows it{since}")
+    first = min(seen)
+    return first, f"{sha[:12]} was the head by {_iso(first)}"
+
+
+def bind_label(*, pull: PullInfo, timeline: Sequence[TimelineEntry], arrival: datetime, model: str, suite: Suite,
+               permission_of: Callable[[str], str], run: BenchmarkRun | None,
+               own: Mapping[str, CheckState], check_name: str) -> Binding:
+    """The one label event this post is bound to (the latest that counts), or why none counts."""
+    selecting = {label for label, models in suite.labels.items() if model in models}
+    refusals: list[str] = []
+    chosen: tuple[int, TimelineEntry] | None = None
+    for index in range(len(timeline) - 1, -1, -1):
+        entry = timeline[index]
+        if entry.event != "labeled" or entry.label not in selecting or entry.created_at is None:
+            continue
+        if entry.created_at <= arrival:
+            continue  # a label for an earlier head
+        if run is not None and run.created_at is not None and entry.created_at > run.created_at:
+            continue  # added after this benchmark run started: it asked for another run
+        permission = permission_of(entry.actor) if entry.actor else "none"
+        if permission not in WRITE_PERMISSIONS:
+            refusals.append(f"label {entry.label} by @{entry.actor} ({permission}) does not count: write access is needed")
+            continue
+        chosen = (index, entry)
+        break
+    if chosen is None:
+        why = refusals[0] if refusals else "no gate label selecting it was added after the head commit arrived"
+        return Binding(False, f"not bound: {model} on {pull.head_sha[:12]}: {why}", refusals=tuple(refusals))
+    index, event = chosen
+    run_key = run.key if run is not None else "local"
+    stamp = Stamp.parse(own[check_name].external_id) if check_name in own else None
+    same_run = stamp is not None and stamp.event == event.id and stamp.run == run_key
+    if stamp is not None and stamp.event == event.id and not same_run:
+        return Binding(False, f"replay: label event {event.id} ({event.label}) was already judged on "
+                              f"{pull.head_sha[:12]} by run {stamp.run}; add the label again to measure again",
+                       event, tuple(refusals))
+    removed = any(e.event == "unlabeled" and e.label == event.label for e in timeline[index + 1:])
+    if (removed or event.label not in pull.labels) and not same_run:
+        return Binding(False, f"revoked: the label {event.label} was removed before its result was judged",
+                       event, tuple(refusals))
+    return Binding(True, f"PR #{pull.number} at {pull.head_sha[:12]}: {model} bound to label event {event.id} "
+                         f"({event.label} by @{event.actor})", event, tuple(refusals))
+
+
+def labelled_models(pull: PullInfo, timeline: Sequence[TimelineEntry], arrival: datetime | None,
+                    suite: Suite) -> tuple[str, ...]:
+    """Models whose gate label was added after the head arrived and is still on the PR: a result is expected
+    (the overall check waits for them). Suite order."""
+    if arrival is None:
+        return ()
+    labels = {e.label for e in timeline if e.event == "labeled" and e.label in suite.labels
+              and e.created_at is not None and e.created_at > arrival and e.label in pull.labels}
+    return suite.models_for_labels(sorted(label for label in labels if label))
+
+
+def find_acceptance(timeline: Sequence[TimelineEntry], *, arrival: datetime, model: str, labels_now: Sequence[str],
+                    permission_of: Callable[[str], str]) -> tuple[Acceptance | None, list[str]]:
+    """The latest acceptance of `model` on this head by a user with write access, and the refusals seen.
+
+    A comment deleted since is no longer in the timeline; the label counts only while it is on the PR.
+    Refusals (someone without write access) are returned so the job can log them; they change nothing.
+    """
+    found: Acceptance | None = None
+    refused: list[str] = []
+    for index, entry in enumerate(timeline):
+        if entry.created_at is None or entry.created_at <= arrival:
+            continue
+        candidate = _acceptance_in(entry, model)
+        if candidate is None:
+            continue
+        if candidate.via == "label" and (ACCEPT_LABEL not in labels_now or any(
+                e.event == "unlabeled" and e.label == ACCEPT_LABEL for e in timeline[index + 1:])):
+            continue  # withdrawn
+        permission = permission_of(candidate.by)
+        if permission in WRITE_PERMISSIONS:
+            found = candidate
+        else:
+            refused.append(f"@{candidate.by} ({permission}) cannot accept a regression: write access is needed")
+    return found, refused
+
+
+def _acceptance_in(entry: TimelineEntry, model: str) -> Acceptance | None:
+    if not entry.actor or entry.actor.endswith("[bot]"):  # bots (the gate's own comments included) never accept
+        return None
+    at = _iso(entry.created_at)
+    if entry.event == "labeled" and entry.label == ACCEPT_LABEL:
+        return Acceptance(by=entry.actor, reason=f"label {ACCEPT_LABEL}", via="label", at=at)
+    if entry.event == "commented" and entry.body:
+        first = entry.body.replace("\r\n", "\n").split("\n", 1)[0].rstrip()
+        match = _ACCEPT_COMMAND.fullmatch(first)
+        if match and match[1] in (model, "all"):
+            return Acceptance(by=entry.actor, reason=match[2].strip()[:MAX_REASON_CHARS], via="comment", at=at)
+    return None
+
+
+def _iso(when: datetime | None) -> str:
+    return when.strftime("%Y-%m-%dT%H:%M:%SZ") if when is not None else "unknown"
