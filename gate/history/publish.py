@@ -247,7 +247,8 @@ def _change_table(trends: Sequence[Trend], repository: str | None, server_url: s
             cls = "worse" if cp.worse else "better"
             rng = (f"{_commit_link(cp.previous_commit, repository, server_url)} … "
                    f"{_commit_link(cp.commit, repository, server_url)}")
-            if repository and cp.previous_commit and cp.commit:
+            if (repository and cp.previous_commit and cp.commit  # only hashes become a link (history is data)
+                    and _HEX.fullmatch(cp.previous_commit) and _HEX.fullmatch(cp.commit)):
                 rng += (f' (<a href="{escape(server_url)}/{escape(repository)}/compare/'
                         f'{escape(cp.previous_commit)}...{escape(cp.commit)}">diff</a>)')
             issue = _issue_link(cp, repository, server_url).strip(" ()") or "—"

@@ -211,7 +211,10 @@ def bind_label(*, pull: PullInfo, timeline: Sequence[TimelineEntry], arrival: da
             continue  # a label for an earlier head
         if run is not None and run.created_at is not None and entry.created_at > run.created_at:
             continue  # added after this benchmark run started: it asked for another run
-        permission = permission_of(entry.actor) if entry.actor else "none"
+        if not entry.actor or entry.actor.endswith("[bot]"):  # bots never bind a run label (as they never accept)
+            refusals.append(f"label {entry.label} by @{entry.actor or 'ghost'} does not count: bots cannot ask for a run")
+            continue
+        permission = permission_of(entry.actor)
         if permission not in WRITE_PERMISSIONS:
             refusals.append(f"label {entry.label} by @{entry.actor} ({permission}) does not count: write access is needed")
             continue

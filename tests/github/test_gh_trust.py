@@ -164,3 +164,10 @@ def test_the_accept_label_counts_only_while_on_the_pr():
     kwargs = dict(arrival=at(1), model="qwen3", permission_of=WRITERS)
     assert find_acceptance(timeline, labels_now=("asr-gate-accept",), **kwargs)[0].via == "label"
     assert find_acceptance(timeline, labels_now=(), **kwargs)[0] is None
+
+
+
+def test_a_bot_with_write_permission_never_binds_a_run_label(monkeypatch):
+    monkeypatch.setitem(globals(), "WRITERS", {"maintainer": "write", "ci[bot]": "write"}.get)
+    binding = bind([TimelineEntry("committed", sha=HEAD), labeled("run-qwen3-asr", 5, actor="ci[bot]", ident=78)])
+    assert not binding.ok and binding.event is None and len(binding.refusals) == 1
