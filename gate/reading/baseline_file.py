@@ -56,11 +56,11 @@ from gate.reading.comparability import Fingerprint
 from gate.reading.results import metric_check
 from gate.reading.side import MeasureSamples, Side, WorkloadSide
 from gate.stats.overdispersion import Dispersion
-from gate.stats.performance import Calibration
+from gate.stats.performance import SIGMA_FLOOR, Calibration
 
 BASELINE_SCHEMA_VERSION = 1
 BASELINE_KIND = "asr-gate-baseline"
-MIN_SIGMA = 1e-4  # ln-scale run-to-run SD below 0.01 %: no real GPU measurement is that quiet
+MIN_SIGMA = SIGMA_FLOOR  # 1e-4, ln-scale run-to-run SD below 0.01 %: no real GPU measurement is that quiet
 MAX_SIGMA = 1.0  # above ~100 %: not a noise estimate
 _EXPECTED = f"expected schema_version {BASELINE_SCHEMA_VERSION} as documented in baselines/README.md"
 

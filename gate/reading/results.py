@@ -197,8 +197,10 @@ def _per_model_runs(root: Path, models: tuple[str, ...] | None) -> set[str] | No
 
 def _logged_runs(root: Path, suite: Suite) -> tuple[str, ...]:
     log = runlog.read(root)
-    if log is None:  # a tree made by hand with the runbook: the suite's runs
-        return tuple(f"run{r}" for r in suite.scored_runs)
+    if log is None:  # a tree made by hand with the runbook: the suite's runs and any further run dirs
+        suite_runs = [f"run{r}" for r in suite.scored_runs]
+        present = [d.name for d in _run_dirs(Path(root), suite) if _RUN_DIR.match(d.name)]
+        return tuple(sorted(dict.fromkeys(suite_runs + present), key=_run_key))
     split = [label.rsplit("/", 1) if "/" in label else ["", label] for label in log.runs]
     own = [run for side, run in split if side == Path(root).name] or [run for _, run in split]
     names = [run for run in dict.fromkeys(own) if _RUN_DIR.match(run) and run != f"run{suite.warm_run}"]

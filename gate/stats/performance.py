@@ -17,6 +17,10 @@ import numpy as np
 
 from gate.stats.outliers import robust_sd
 
+# The least σ a baseline file may hold (its reader refuses less): a metric constant across the A/A runs
+# measures σ 0, which is written as this floor, so calibrate never writes a value its reader refuses.
+SIGMA_FLOOR = 1e-4
+
 # Below this many degrees of freedom a calibration is not used (one A/A pair of 3+3 runs gives 4).
 MIN_CALIBRATION_DF = 4
 
@@ -80,7 +84,7 @@ class Calibration:
                        night_sum_sq=0.0, night_set_aside=0)
 
     def to_dict(self) -> dict[str, Any]:
-        data = {"sigma": self.sigma, "df": self.df, "groups": self.groups, "delta_sd": self.delta_sd,
+        data = {"sigma": max(self.sigma, SIGMA_FLOOR), "df": self.df, "groups": self.groups, "delta_sd": self.delta_sd,
                 "delta_df": self.delta_df, "within_pairs": self.within_pairs, "cross_pairs": self.cross_pairs,
                 "cross_diffs": self.cross_diffs, "cross_sum_sq": self.cross_sum_sq,
                 "cross_sum_h": self.cross_sum_h, "set_aside": self.set_aside}
