@@ -26,7 +26,7 @@ from gate.formats.errors import GateError
 from gate.history.analysis import ChangePoint, Night, Trend, noise
 from gate.history.svg import axis_label, chart, display_name, floor_of
 from gate.publish.tracking import format_change, group_steps
-from gate.render.renderer.escape import html_text as escape  # controls and bidi characters never reach a page
+from gate.render.escape import html_text as escape  # controls and bidi characters never reach a page
 
 PR_RUNS = 3  # runs per side of a PR's first look (the plan's 3+3)
 POWER_Z = 1.959964 + 0.841621  # two-sided 5%, 80% power
