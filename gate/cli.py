@@ -12,8 +12,10 @@ and maps everything that is not a verdict to its own exit code:
 from __future__ import annotations
 
 import importlib
+import os
 import signal
 import sys
+import traceback
 from typing import Any, NoReturn
 
 import click
@@ -173,7 +175,10 @@ def run(argv: list[str] | None = None) -> int:
         click.echo("gate: terminated", err=True)
         return exc.exit_code
     except Exception as exc:  # noqa: BLE001 - a bug: one line and its own code, never a traceback and never 1
-        click.echo(f"gate: internal error: {type(exc).__name__}: {_one_line(str(exc))}; please report", err=True)
+        if os.environ.get("GATE_DEBUG") == "1":  # a maintainer asked for the traceback (README, Exit codes)
+            traceback.print_exc()
+        click.echo(f"gate: internal error: {type(exc).__name__}: {_one_line(str(exc))}; please report "
+                   "(GATE_DEBUG=1 prints the traceback)", err=True)
         return EXIT_INTERNAL
     return result if isinstance(result, int) else 0
 

@@ -115,7 +115,11 @@ def import_(trees: tuple[Path, ...], history_dir: Path, runner_class: str, kind:
     if when is not None and utc_time(when) is None:
         raise InputError(f"--time {when[:60]!r}: expected ISO-8601 with a UTC offset, e.g. 2026-11-03T02:00:00+00:00")
     suite = load_suite(suite_path)
-    verdicts = workload_verdicts(report_path) if report_path else None
+    verdicts = None
+    if report_path:
+        from gate.publish.untrusted import load_untrusted_report  # the report model pulls in the stats layer
+
+        verdicts = workload_verdicts(load_untrusted_report(report_path))
     records = [r for tree in trees for r in records_from_tree(tree, suite, runner_class=runner_class, kind=kind,
                                                               time=when, verdicts=verdicts)]
     records.sort(key=lambda r: r.time)
@@ -187,8 +191,8 @@ def detect_(history_dir: Path, runner_class: str | None, recent: int, json_path:
     import dataclasses
 
     from gate.history.analysis import trends
+    from gate.history.steps import format_change
     from gate.history.store import HistoryStore
-    from gate.publish.tracking import format_change
 
     suite = load_suite(suite_path)
     history = _read(history_dir, runner_class, suite)
@@ -214,9 +218,10 @@ def detect_(history_dir: Path, runner_class: str | None, recent: int, json_path:
 
         atomic.write_text(json_path, json.dumps([cp.to_json() for cp in new], indent=1) + "\n", what="change points")
     if track:
+        from gate.history.steps import group_steps
         from gate.publish.github import Publisher, connect, default_retry
         from gate.publish.settings import Settings
-        from gate.publish.tracking import file_steps, group_steps, step_key
+        from gate.publish.tracking import file_steps, step_key
 
         settings = Settings.from_environ(os.environ)
         publisher = Publisher(connect(api_url=settings.api_url, token=settings.require("token"),

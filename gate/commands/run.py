@@ -20,6 +20,7 @@ import click
 from gate.formats.abplan import DEFAULT_MAX_RUNS, EXTENSION_RUNS
 from gate.formats.config import Suite, load_suite
 from gate.formats.errors import InputError
+from gate.stats.outlier_rule import rule_text as outlier_rule_text
 
 if TYPE_CHECKING:
     from gate.runner.plan import Arm
@@ -78,7 +79,7 @@ def _tree_decider(suite: Suite, base: Path, candidate: Path):
 
 def _sigma(suite: Suite, models: tuple[str, ...]):
     def make(calibration: Path | None):
-        from gate.runner.looks import calibration_sigma
+        from gate.judging.outliers import calibration_sigma
         return calibration_sigma(suite, calibration, models)
     return make
 
@@ -246,7 +247,7 @@ def command(checkout, ab, out, name, names, models, labels, runs, one_look, max_
         for line in dry_run_lines(suite, request.steps()):
             click.echo(line)
         if looks is not None and looks.remeasure:
-            click.echo("# --- after each scored run: a run more than max(5 sigma, 8%) from its arm's median on a gated "
+            click.echo(f"# --- after each scored run: a run more than {outlier_rule_text(' sigma')} from its arm's median on a gated "
                        "speed metric is re-measured once per arm and model (original kept in outliers/run<R>/)")
         if two_looks:
             click.echo(f"# --- second look, only for models that decide(first look) leaves undecided ('extend'), "

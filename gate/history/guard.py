@@ -23,13 +23,13 @@ import math
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
+from gate.formats.acceptance import Acceptance
 from gate.formats.config import Suite
 from gate.history.analysis import ChangePoint, Trend, trends
 from gate.history.records import Record
+from gate.history.steps import format_change
 from gate.history.store import History, mean_of_runs
 from gate.history.svg import display_value, floor_of
-from gate.publish.tracking import format_change
-from gate.publish.trust import Acceptance
 
 LEVEL_NIGHTS = 14
 IssueAcceptance = Callable[[ChangePoint], "Acceptance | None"]  # the step's tracking issue, read through the API

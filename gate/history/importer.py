@@ -12,7 +12,7 @@ import datetime as _dt
 import hashlib
 import json
 from pathlib import Path
-from typing import Mapping
+from typing import TYPE_CHECKING, Mapping
 
 from gate.formats import runlog
 from gate.formats.config import Suite
@@ -20,6 +20,9 @@ from gate.formats.errors import InputError
 from gate.history.records import KINDS, Record, utc_time
 from gate.reading.comparability import fingerprint_of_tree
 from gate.reading.results import ResultTree, read_tree
+
+if TYPE_CHECKING:
+    from gate.formats.report import Report
 
 _SEVERITY = ("incomplete", "not_comparable", "fail", "warn", "pass")  # most severe first (gate.formats.verdict precedence)
 
@@ -49,13 +52,11 @@ def env_digest(tree: ResultTree, suite: Suite) -> str:
     return hashlib.sha256(facts.encode()).hexdigest()[:16]
 
 
-def workload_verdicts(report_path: str | Path) -> dict[str, str]:
-    """workload -> its most severe row verdict, from a gate report JSON read by the one typed report reader
-    (a report that is not what `gate compare --json` writes is one line naming the file, exit 2)."""
-    from gate.publish.untrusted import load_untrusted_report  # the report model pulls in the stats layer: only when asked
-
+def workload_verdicts(report: Report) -> dict[str, str]:
+    """workload -> its most severe row verdict, from a gate report (the caller reads it with the one strict
+    report reader, gate.publish.untrusted.load_untrusted_report: a bad file is one line naming it, exit 2)."""
     verdicts: dict[str, str] = {}
-    for row in load_untrusted_report(report_path).rows:
+    for row in report.rows:
         known = verdicts.get(row.workload)
         if known is None or _SEVERITY.index(row.verdict.value) < _SEVERITY.index(known):
             verdicts[row.workload] = row.verdict.value

@@ -24,8 +24,8 @@ from gate.formats import atomic
 from gate.formats.config import Suite
 from gate.formats.errors import GateError
 from gate.history.analysis import ChangePoint, Night, Trend, noise
+from gate.history.steps import format_change, group_steps
 from gate.history.svg import axis_label, chart, display_name, floor_of
-from gate.publish.tracking import format_change, group_steps
 from gate.render.escape import html_text as escape  # controls and bidi characters never reach a page
 
 PR_RUNS = 3  # runs per side of a PR's first look (the plan's 3+3)

@@ -178,7 +178,7 @@ def _short_unit(trend: Trend) -> str:
 
 
 def _change_points(trend: Trend, times: list[str], x, top: float, plot_h: float, small: bool, width: int) -> list[str]:
-    from gate.publish.tracking import format_change
+    from gate.history.steps import format_change
 
     out = []
     for k, cp in enumerate(trend.change_points):

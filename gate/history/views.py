@@ -5,7 +5,7 @@ from typing import Sequence
 
 from gate.history.analysis import Noise, Trend
 from gate.history.sparkline import sparkline
-from gate.publish.tracking import format_change
+from gate.history.steps import format_change
 
 
 def _value(value: float | None, unit: str) -> str:

@@ -18,9 +18,10 @@ from dataclasses import dataclass
 from typing import Mapping, Sequence
 
 from gate.formats import github_limits
+from gate.formats.acceptance import Acceptance
 from gate.formats.report import Report
 from gate.formats.verdict import Verdict
-from gate.publish.trust import Acceptance, CheckState
+from gate.publish.trust import CheckState
 from gate.render import escape
 
 STICKY_MARKER = "<!-- asr-regression-gate: sticky -->"

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Callable, Mapping, Sequence
 
+from gate.formats.acceptance import Acceptance
 from gate.formats.config import Suite
 
 ACCEPT_LABEL = "asr-gate-accept"
@@ -140,17 +141,6 @@ class Binding:
     reason: str
     event: TimelineEntry | None = None
     refusals: tuple[str, ...] = ()  # labels that did not count (who, why)
-
-
-@dataclass(frozen=True)
-class Acceptance:
-    by: str
-    reason: str
-    via: str  # "label" or "comment"
-    at: str = ""  # ISO time of the label or comment
-
-    def to_json(self) -> dict:
-        return {"by": self.by, "reason": self.reason, "via": self.via, "at": self.at}
 
 
 def own_checks(runs: Sequence[CheckState], *, prefix: str, app: str) -> OwnChecks:

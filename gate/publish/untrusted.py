@@ -198,7 +198,7 @@ def _check_remeasures(tree: Path, side: str, suite: Suite, model: str, calibrati
     non-empty, and picked by find_outlier on the arm with the original put back (at the moment it was made)."""
     from gate.judging.freshness import calibration_for_plan
     from gate.judging.judge import runs_with_model
-    from gate.runner.looks import calibration_sigma, find_outlier, speed_values
+    from gate.judging.outliers import calibration_sigma, find_outlier, speed_values
 
     folder = tree / "outliers"
     if not folder.is_dir():

@@ -21,6 +21,7 @@ from gate.formats.env import gate_version
 from gate.formats.errors import InputError
 from gate.runner.cancel import Cancelled
 from gate.runner.outfiles import Writes, output_failed
+from gate.stats.outlier_rule import rule_text as outlier_rule_text
 
 if TYPE_CHECKING:
     from gate.runner.execute import RunRequest
@@ -52,8 +53,8 @@ class RunLog:
                 "decider": "decide / decide_pooled" if request.looks.decider is not None else None,
                 "one_look_because": request.looks.one_look_because,
                 "max_runs_per_model": request.looks.max_runs,
-                "outlier_rule": "re-measure once per arm and model a run more than max(5 sigma, 8%) from its arm's "
-                                "median on a gated speed metric; the original goes to outliers/run<R>/<model>/",
+                "outlier_rule": f"re-measure once per arm and model a run more than {outlier_rule_text(' sigma')} "
+                                "from its arm's median on a gated speed metric; the original goes to outliers/run<R>/<model>/",
             }
             self.doc["looks"] = {}
             self.doc["remeasured"] = []

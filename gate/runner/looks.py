@@ -4,7 +4,7 @@ First look: warm A, warm B, then 3+3 scored runs interleaved A,B,B,A,A,B. Each m
 by `decide(first_look_report, model)`: pass or fail stops it; extend runs 3+3 more for that model
 only, continuing the pattern (run4..run6: B,A,A,B,B,A), decided by `decide_pooled` on all six pairs.
 After every scored run, a run the judge's outlier rule flags (gate.stats.outliers: further than max(5 sigma,
-8%) from its arm's median on a gated speed metric of the model) is re-measured once with a fresh server; the original is kept under
+3%) from its arm's median on a gated speed metric of the model) is re-measured once with a fresh server; the original is kept under
 outliers/run<R>/<model>/ (not a run* folder, so no reader counts it). At most one re-measure per
 arm and model, and never more than --max-runs scored runs per model (both arms, re-measures included).
 
@@ -17,12 +17,11 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Mapping, Protocol
+from typing import Callable, Protocol
 
 from gate.formats.abplan import DEFAULT_MAX_RUNS, EXTENSION_RUNS  # noqa: F401 - re-exported for the runner
 from gate.formats.config import Suite
 from gate.formats.errors import GateError
-from gate.reading.results import read_workload_run
 
 
 class Decision(Protocol):
@@ -62,56 +61,6 @@ class LookPlan:
     sigma: Callable[[Path | None], Sigma] = no_sigma
     calibration: Path | None = None  # a baseline file with an A/A calibration
     one_look_because: str | None = None  # why an A/B that could have two looks has one
-
-
-@dataclass(frozen=True)
-class Outlier:
-    run: str  # "run3"
-    deviation: float  # relative distance from the arm's median
-    threshold: float
-    row: str  # "qwen3/asr_en throughput_samples_per_s"
-
-    def describe(self) -> str:
-        return (f"{self.run}: {self.row} is {self.deviation:.1%} from its arm's median "
-                f"(rule: more than {self.threshold:.1%})")
-
-
-def speed_values(run_dir: Path, suite: Suite, model: str) -> dict[tuple[str, str], float]:
-    """The gated speed metrics of one model in one run directory: (workload id, metric) -> value."""
-    found = {}
-    for workload in suite.workloads_for((model,)):
-        run = read_workload_run(run_dir, workload)
-        for metric in workload.metrics:
-            value = run.metrics.get(metric.name)
-            if metric.kind == "speed" and isinstance(value, (int, float)) and value > 0:
-                found[(workload.id, metric.name)] = float(value)
-    return found
-
-
-def find_outlier(arm: Mapping[str, Mapping[tuple[str, str], float]],
-                 sigma: Callable[[str, str], float | None] = lambda w, m: None) -> Outlier | None:
-    """The run of one arm farthest beyond the outlier rule on any speed row, or None. The rule is the one
-    `compare` applies (gate.stats.outliers), so a run the runner keeps is never set aside by the judge."""
-    import numpy as np
-
-    from gate.stats.outliers import MIN_RUNS_TO_FLAG, flag_runs, outlier_limit
-
-    if len(arm) < MIN_RUNS_TO_FLAG:
-        return None
-    worst: Outlier | None = None
-    rows = set().union(*(values.keys() for values in arm.values()))
-    for row in sorted(rows):
-        runs = [run for run, values in arm.items() if row in values]
-        if len(runs) < MIN_RUNS_TO_FLAG:
-            continue
-        logs = np.log([arm[run][row] for run in runs])
-        s = sigma(*row) or 0.0
-        threshold = float(outlier_limit(s))
-        deviation = np.abs(np.expm1(logs - float(np.median(logs))))
-        for run, flagged, far in zip(runs, flag_runs(logs, s), deviation, strict=True):
-            if flagged and (worst is None or far - threshold > worst.deviation - worst.threshold):
-                worst = Outlier(run, float(far), threshold, f"{row[0]} {row[1]}")
-    return worst
 
 
 class _JudgeDecider:
@@ -156,22 +105,3 @@ def tree_decider(suite: Suite, base: Path, candidate: Path, calibration: Path | 
     if (missing := decisions_missing()) is not None:
         raise GateError(f"{missing}; run with --one-look")
     return _JudgeDecider(suite, base, candidate, calibration)
-
-
-def calibration_sigma(suite: Suite, calibration: Path | None, models: tuple[str, ...]) -> Callable[[str, str], float | None]:
-    """The σ the outlier rule judges a run against per (workload, metric), from a baseline file's A/A calibration:
-    the upper bound of its sigma_run (SD of ln value) that compare uses too (gate.stats.outliers.flag_sigma);
-    None where the baseline has no usable calibration."""
-    if calibration is None:
-        return lambda workload_id, metric: None
-    from gate.reading.side_loader import load_side
-    from gate.stats.outliers import flag_sigma
-    from gate.stats.performance import Calibration
-    table = load_side(calibration, suite, models).calibration or {}
-
-    def sigma(workload_id: str, metric: str) -> float | None:
-        entry = table.get(workload_id, {}).get(metric)
-        if not (isinstance(entry, Calibration) and entry.usable):
-            return None
-        return float(flag_sigma(entry.sigma, entry.df))
-    return sigma

@@ -17,9 +17,10 @@ from typing import TYPE_CHECKING, Any, Mapping
 from gate.formats.calibration_stamp import Stamp, calibration_stamp_path, packages_digest, read_stamp, stale_reasons
 from gate.formats.config import Suite
 from gate.formats.inputs import is_present
+from gate.judging.outliers import find_outlier, speed_values
 from gate.runner.cycle import RunFailed
 from gate.runner.logbook import RunLog
-from gate.runner.looks import Decider, LookPlan, Sigma, find_outlier, speed_values
+from gate.runner.looks import Decider, LookPlan, Sigma
 from gate.runner.plan import Arm, ModelStep, RunStep, plan_run
 from gate.runner.preflight import Preflight
 from gate.runner.progress import Progress

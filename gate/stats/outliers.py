@@ -31,8 +31,8 @@ import warnings
 import numpy as np
 from scipy import stats
 
-OUTLIER_SIGMAS = 5.0
-OUTLIER_MIN_REL = 0.03  # below this a run is never wild, however small σ is (3% is a real slowdown's size)
+from gate.stats.outlier_rule import OUTLIER_MIN_REL, OUTLIER_SIGMAS
+
 MIN_RUNS_TO_FLAG = 3  # with two runs neither can be told to be the wild one
 MIN_KEPT = 2
 # The median of |x − arm median| over the runs not at it, for arms of 3 normal runs, in σ (simulated once,

@@ -77,8 +77,22 @@ def test_internal_error_is_70_one_line(monkeypatch, capsys):
     def broken(*args, **kwargs):
         raise ZeroDivisionError("a bug")
     monkeypatch.setattr("gate.commands.summarize.load_suite", broken)
+    monkeypatch.delenv("GATE_DEBUG", raising=False)
     assert cli_module.run(["summarize", "anything"]) == EXIT_INTERNAL == 70
-    assert capsys.readouterr().err == "gate: internal error: ZeroDivisionError: a bug; please report\n"
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("gate: internal error: ZeroDivisionError: a bug; please report")
+    assert "Traceback" not in err
+
+
+def test_gate_debug_prints_the_traceback_of_an_internal_error(monkeypatch, capsys):
+    def broken(*args, **kwargs):
+        raise ZeroDivisionError("a bug")
+    monkeypatch.setattr("gate.commands.summarize.load_suite", broken)
+    monkeypatch.setenv("GATE_DEBUG", "1")
+    assert cli_module.run(["summarize", "anything"]) == EXIT_INTERNAL
+    err = capsys.readouterr().err
+    assert err.startswith("Traceback (most recent call last):") and "ZeroDivisionError: a bug" in err
+    assert err.splitlines()[-1].startswith("gate: internal error: ZeroDivisionError")
 
 
 def test_ctrl_c_is_130(monkeypatch, capsys):

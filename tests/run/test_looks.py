@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from gate.runner.looks import find_outlier
+from gate.judging.outliers import find_outlier
 from gate.runner.plan import Arm, run_order
 
 # Replaces the real decider (compare + gate.stats.looks) inside the `gate run` process with a script:

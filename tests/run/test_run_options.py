@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from gate.runner.clients import describe_progress, progress
+from gate.stats.outlier_rule import rule_text
 
 REPO = Path(__file__).resolve().parents[2]
 GATE_RUN = "import sys\nfrom gate.cli import main\nsys.argv = ['gate', 'run', *sys.argv[1:]]\nmain()\n"
@@ -71,7 +72,7 @@ def test_ab_dry_run_shows_the_possible_extension(bench, tmp_path):
     head = lines.index(next(line for line in lines if line.startswith("# --- second look")))
     runs = [line.split(": checkout")[0][6:] for line in lines[head:] if line.startswith("# --- ") and ": checkout" in line]
     assert runs == ["candidate/run4", "base/run4", "base/run5", "candidate/run5", "candidate/run6", "base/run6"]
-    assert any(line.startswith("# --- after each scored run: a run more than max(5 sigma, 8%)") for line in lines)
+    assert any(line.startswith(f"# --- after each scored run: a run more than {rule_text(' sigma')} ") for line in lines)
 
 
 def test_help_has_examples_and_exit_codes():
@@ -90,3 +91,14 @@ def test_ab_without_the_judges_libraries_runs_one_look_and_says_why(bench, tmp_p
     assert done.returncode == 0, done.stderr
     assert "two looks need the gate's judge, which needs jiwer; this A/B runs one look only" in done.stderr
     assert bench.run_log("pr")["looks"] == {}
+
+
+def test_the_outlier_rule_is_stated_from_its_constants_everywhere():
+    """README, the runner's docstring, the dry run and gate-run.json's plan state the rule the judge applies."""
+    from gate.runner import looks
+    from gate.stats import outliers
+
+    assert outliers.OUTLIER_MIN_REL == 0.03 and rule_text() == "max(5σ, 3%)"
+    readme = " ".join((REPO / "README.md").read_text(encoding="utf-8").split())
+    assert rule_text() in readme
+    assert rule_text(" sigma") in " ".join((looks.__doc__ or "").split())

@@ -1,0 +1,15 @@
+"""Who accepted a change and how (a label or a comment): found by gate.publish.trust, read by the drift guard."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Acceptance:
+    by: str
+    reason: str
+    via: str  # "label" or "comment"
+    at: str = ""  # ISO time of the label or comment
+
+    def to_json(self) -> dict:
+        return {"by": self.by, "reason": self.reason, "via": self.via, "at": self.at}
