@@ -19,8 +19,7 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 from gate.formats import inputs, typedjson
-from gate.history.analysis import ChangePoint
-from gate.history.records import utc_time
+from gate.history.records import ChangePoint, utc_time
 
 FILE = "change-points.jsonl"
 SCHEMA_VERSION = 1

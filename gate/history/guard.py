@@ -25,8 +25,8 @@ from typing import Callable, Sequence
 
 from gate.formats.acceptance import Acceptance
 from gate.formats.config import Suite
-from gate.history.analysis import ChangePoint, Trend, trends
-from gate.history.records import Record
+from gate.history.analysis import Trend, trends
+from gate.history.records import ChangePoint, Record
 from gate.history.steps import format_change
 from gate.history.store import History, mean_of_runs
 from gate.history.svg import display_value, floor_of

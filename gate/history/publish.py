@@ -23,7 +23,8 @@ from typing import Sequence
 from gate.formats import atomic
 from gate.formats.config import Suite
 from gate.formats.errors import GateError
-from gate.history.analysis import ChangePoint, Night, Trend, noise
+from gate.history.analysis import Night, Trend, noise
+from gate.history.records import ChangePoint
 from gate.history.steps import format_change, group_steps
 from gate.history.svg import axis_label, chart, display_name, floor_of
 from gate.render.escape import html_text as escape  # controls and bidi characters never reach a page

@@ -189,3 +189,35 @@ def merge(records: list[Record]) -> tuple[list[Record], int]:
         seen[record.digest] = record.key
     kept = sorted(by_key.values(), key=lambda r: (r.time, r.kind, r.workload))
     return kept, dropped
+
+
+@dataclass(frozen=True)
+class ChangePoint:
+    workload: str
+    metric: str
+    unit: str
+    log: bool  # speed metric: change is relative
+    worse: bool  # in the metric's bad direction
+    night: str  # time of the first night on the new level
+    commit: str | None  # first commit measured on the new level
+    previous_commit: str | None  # last commit measured on the old level: the range is previous..commit
+    reported: str  # time of the night it was first reported
+    before: float  # level before (metric units)
+    after: float  # level after
+    change: float  # relative (speed) or absolute (accuracy) change
+    ci: tuple[float, float]  # 95% CI of `change`, same units
+    p_value: float
+    gated: bool = False  # the metric decides verdicts (only gated metrics open tracking issues)
+    issue: int | None = None  # tracking issue, once filed (stored in change-points.jsonl)
+
+    @property
+    def key(self) -> str:
+        """Stable identity for the tracking issue: workload, metric and the first night's date."""
+        return f"{self.workload}:{self.metric}:{self.night[:10]}"
+
+    def to_json(self) -> dict:
+        return {"workload": self.workload, "metric": self.metric, "unit": self.unit, "relative": self.log,
+                "worse": self.worse, "night": self.night, "commit": self.commit,
+                "previous_commit": self.previous_commit, "reported": self.reported, "before": self.before,
+                "after": self.after, "change": self.change, "ci": list(self.ci), "p_value": self.p_value,
+                "gated": self.gated, "issue": self.issue, "key": self.key}

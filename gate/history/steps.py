@@ -7,8 +7,8 @@ from __future__ import annotations
 import datetime as _dt
 from typing import Sequence
 
-from gate.history.analysis import ChangePoint
 from gate.history.changes import SAME_STEP_DAYS
+from gate.history.records import ChangePoint
 from gate.render import escape
 
 

@@ -80,7 +80,7 @@ class History:
     root: str
     records: tuple[Record, ...] = field(default_factory=tuple)
     skipped: tuple[Skipped, ...] = ()
-    change_points: tuple = ()  # gate.history.analysis.ChangePoint, as stored by `gate history detect`
+    change_points: tuple = ()  # gate.history.records.ChangePoint, as stored by `gate history detect`
 
     def runner_classes(self) -> tuple[str, ...]:
         return tuple(sorted({r.runner_class for r in self.records}))

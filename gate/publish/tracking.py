@@ -21,7 +21,7 @@ from typing import Callable, Sequence
 from gate.formats import github_limits
 from gate.formats.acceptance import Acceptance
 from gate.formats.config import Suite
-from gate.history.analysis import ChangePoint
+from gate.history.records import ChangePoint
 from gate.history.steps import format_change, format_level, group_steps
 from gate.publish.github import Publisher, api_call
 from gate.publish.trust import ACCEPT_LABEL, find_acceptance

@@ -345,7 +345,7 @@ def test_hostile_why_through_merge_stays_escaped(tmp_path, example_reports):
 
 
 def test_hostile_history_fields_are_escaped_in_the_tracking_issue():
-    from gate.history.analysis import ChangePoint
+    from gate.history.records import ChangePoint
     from gate.publish.tracking import issue_body
 
     hostile = "<img src=x onerror=alert(1)> @team #4"

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from gate.history.analysis import ChangePoint
 from gate.history.publish import _change_table
+from gate.history.records import ChangePoint
 
 
 def _cp(previous: str, commit: str) -> ChangePoint:

@@ -26,9 +26,9 @@ from pathlib import Path
 import pytest
 
 from gate.formats.config import load_suite
-from gate.history.analysis import ChangePoint, trends
+from gate.history.analysis import trends
 from gate.history.publish import publish_site
-from gate.history.records import Record
+from gate.history.records import ChangePoint, Record
 from gate.history.store import HistoryStore
 from gate.publish import publication
 from gate.publish.github import Publisher, connect
