@@ -14,8 +14,8 @@ import sys
 from pathlib import Path
 
 from gate.cli import run
-from gate.formats.config import load_suite
 from gate.examples import CANDIDATE_COMMIT, ExampleSpec, write_example_baseline, write_example_pair, write_example_tree
+from gate.formats.config import load_suite
 
 H200 = {"name": "NVIDIA H200", "driver_version": "580.95.05"}
 H100 = {"name": "NVIDIA H100 80GB HBM3", "driver_version": "580.95.05"}

@@ -13,11 +13,11 @@ from pathlib import Path
 
 import click
 
-from gate.formats import atomic
+from gate.formats import atomic, github_limits
 from gate.formats.errors import GateError
 from gate.formats.report import Report
 from gate.formats.verdict import Verdict
-from gate.publish.actions_io import append_file, fit_summary, format_outputs, row_annotations
+from gate.publish.actions_io import append_file, format_outputs, row_annotations
 from gate.publish.settings import Settings, SettingsError
 
 ACTION_COMMANDS = ("run", "compare", "post", "merge", "summarize", "event", "baseline", "store")
@@ -82,7 +82,7 @@ def report_outputs(report_path: str, *, settings: Settings) -> dict[str, str]:
     comment_path = Path(report_path).with_suffix(".comment.md")
     atomic.write_text(comment_path, rendered.comment, what="comment markdown")
     if settings.step_summary:
-        append_file(settings.step_summary, fit_summary(rendered.summary), what="job summary")
+        append_file(settings.step_summary, github_limits.fit(rendered.summary, github_limits.JOB_SUMMARY), what="job summary")
     for annotation in row_annotations(report.rows):
         click.echo(annotation.command())
     return {

@@ -17,8 +17,6 @@ from gate.render import escape
 
 # GitHub shows at most 10 errors and 10 warnings per step; the rest are dropped silently.
 MAX_ANNOTATIONS_PER_LEVEL = 10
-# A step summary over 1 MiB is rejected (with an error annotation); stay well below it.
-MAX_SUMMARY_BYTES = 1_000_000
 
 
 @dataclass(frozen=True)
@@ -106,12 +104,3 @@ def append_file(path: str | Path, text: str, *, what: str) -> None:
             handle.write(text)
     except OSError as exc:
         raise GateError(f"cannot append the {what} ({exc.strerror})", path=path) from None
-
-
-def fit_summary(markdown: str, *, max_bytes: int = MAX_SUMMARY_BYTES) -> str:
-    """Cut a job summary to GitHub's per-step limit, saying so at the end."""
-    data = markdown.encode("utf-8")
-    if len(data) <= max_bytes:
-        return markdown
-    note = "\n\n_Summary cut to GitHub's 1 MiB step-summary limit; the full report is in the artifact._\n"
-    return data[: max_bytes - len(note.encode())].decode("utf-8", errors="ignore") + note

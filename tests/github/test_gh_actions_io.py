@@ -1,11 +1,11 @@
 from __future__ import annotations
 
+from gate.formats.github_limits import CUT_NOTE, JOB_SUMMARY, fit
 from gate.formats.report import Basis, Row, SideStats
 from gate.formats.verdict import Verdict
 from gate.publish.actions_io import (
     MAX_ANNOTATIONS_PER_LEVEL,
     Annotation,
-    fit_summary,
     format_outputs,
     normalise_verdict,
     row_annotations,
@@ -62,10 +62,10 @@ def test_outputs_multiline_uses_a_delimiter_not_in_the_value():
     assert lines[2:5] == ["line 1", "EOF", "line 3"] and lines[5] == delimiter
 
 
-def test_summary_is_cut_below_the_step_limit():
-    assert fit_summary("small") == "small"
-    cut = fit_summary("界" * 500_000)  # 1.5 MB of UTF-8
-    assert len(cut.encode()) <= 1_000_000 and cut.endswith("the full report is in the artifact._\n")
+def test_summary_is_cut_to_the_one_job_summary_limit():
+    assert fit("small", JOB_SUMMARY) == "small"
+    cut = fit("界\n" * 500_000, JOB_SUMMARY)  # 2 MB of UTF-8
+    assert len(cut.encode()) <= JOB_SUMMARY.limit and cut.endswith(CUT_NOTE)
 
 
 def test_normalise_verdict_spellings():

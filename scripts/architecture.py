@@ -1,0 +1,186 @@
+"""The architecture's numbers, measured from the code (issue 34's review, repeatable).
+
+    python scripts/architecture.py            # the figures, one per line
+    python scripts/architecture.py --check    # exit 1 when a limit of docs/design.md §Layers is broken
+
+Figures: modules and lines, top-level modules besides `__init__`/`cli`, import cycles (function-level
+imports included, as grimp sees them), the longest import chain in levels, public names defined in more
+than one module, re-export-only modules, and the share of test asserts that compare against prose (a string
+literal of 30 or more characters in the assert).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+import grimp
+
+ROOT = Path(__file__).resolve().parent.parent
+MAX_LEVELS = 10
+MAX_PROSE_SHARE = 0.02
+PROSE_CHARS = 30
+TOP_LEVEL_ALLOWED = {"gate", "gate.cli"}
+
+
+def import_graph() -> dict[str, set[str]]:
+    graph = grimp.build_graph("gate", cache_dir=None)
+    return {m: set(graph.find_modules_directly_imported_by(m)) for m in graph.modules}
+
+
+def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    on_stack: set[str] = set()
+    stack: list[str] = []
+    found: list[list[str]] = []
+    counter = 0
+    for root in sorted(edges):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(edges[root])))]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            for child in children:
+                if child not in index:
+                    index[child] = low[child] = counter
+                    counter += 1
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(edges.get(child, ())))))
+                    break
+                if child in on_stack:
+                    low[node] = min(low[node], index[child])
+            else:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
+                if low[node] == index[node]:
+                    component = []
+                    while True:
+                        member = stack.pop()
+                        on_stack.discard(member)
+                        component.append(member)
+                        if member == node:
+                            break
+                    if len(component) > 1:
+                        found.append(sorted(component))
+    return found
+
+
+def levels(edges: dict[str, set[str]]) -> tuple[int, list[str]]:
+    """The longest import chain (in modules) and one chain of that length; packages' __init__ left out."""
+    memo: dict[str, list[str]] = {}
+
+    def chain(module: str, seen: frozenset[str]) -> list[str]:
+        if module in memo:
+            return memo[module]
+        best: list[str] = []
+        for child in edges.get(module, ()):
+            if child in seen or _is_package(child):
+                continue
+            candidate = chain(child, seen | {child})
+            if len(candidate) > len(best):
+                best = candidate
+        memo[module] = [module, *best]
+        return memo[module]
+
+    longest: list[str] = []
+    for module in sorted(edges):
+        if _is_package(module):
+            continue
+        found = chain(module, frozenset({module}))
+        if len(found) > len(longest):
+            longest = found
+    return len(longest), longest
+
+
+def _is_package(module: str) -> bool:
+    return (ROOT / module.replace(".", "/") / "__init__.py").exists()
+
+
+def module_files() -> dict[str, Path]:
+    files = {}
+    for path in sorted((ROOT / "gate").rglob("*.py")):
+        parts = path.relative_to(ROOT).with_suffix("").parts
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        files[name] = path
+    return files
+
+
+def duplicate_public_names(files: dict[str, Path]) -> dict[str, list[str]]:
+    defined: dict[str, list[str]] = defaultdict(list)
+    for module, path in files.items():
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and not node.name.startswith("_"):
+                defined[node.name].append(module)
+    return {name: modules for name, modules in sorted(defined.items()) if len(modules) > 1}
+
+
+def reexport_modules(files: dict[str, Path]) -> list[str]:
+    """Modules (not packages) whose body is only imports, an `__all__` and a docstring."""
+    found = []
+    for module, path in files.items():
+        if path.name == "__init__.py":
+            continue
+        body = ast.parse(path.read_text(encoding="utf-8")).body
+        kinds = {type(node) for node in body if not (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant))}
+        assigns = [n for n in body if isinstance(n, ast.Assign)]
+        if kinds and kinds <= {ast.Import, ast.ImportFrom, ast.Assign} and all(
+                any(isinstance(t, ast.Name) and t.id == "__all__" for t in a.targets) for a in assigns):
+            found.append(module)
+    return found
+
+
+def prose_asserts(tests: Path) -> tuple[int, int]:
+    total = prose = 0
+    for path in tests.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.Assert):
+                continue
+            total += 1
+            if any(isinstance(n, ast.Constant) and isinstance(n.value, str) and len(n.value) >= PROSE_CHARS
+                   for n in ast.walk(node.test)):
+                prose += 1
+    return prose, total
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="exit 1 when a limit is broken")
+    args = parser.parse_args()
+    sys.path.insert(0, str(ROOT))
+    edges = import_graph()
+    files = module_files()
+    lines = sum(len(p.read_text(encoding="utf-8").splitlines()) for p in files.values())
+    top_level = sorted(m for m in files if m.count(".") == 1 and not _is_package(m) and m not in TOP_LEVEL_ALLOWED)
+    found_cycles = cycles(edges)
+    depth, chain = levels(edges)
+    duplicates = duplicate_public_names(files)
+    reexports = reexport_modules(files)
+    prose, asserts = prose_asserts(ROOT / "tests")
+    print(f"modules: {len(files)} ({lines:,} lines)")
+    print(f"top-level modules besides __init__ and cli: {len(top_level)} {' '.join(top_level)}".rstrip())
+    print(f"import cycles: {len(found_cycles)}")
+    for component in found_cycles:
+        print("  " + " <-> ".join(component))
+    print(f"import levels: {depth} (limit {MAX_LEVELS}): {' -> '.join(chain)}")
+    print(f"public names defined in more than one module: {len(duplicates)}")
+    for name, modules in duplicates.items():
+        print(f"  {name}: {', '.join(modules)}")
+    print(f"re-export modules: {len(reexports)} {' '.join(reexports)}".rstrip())
+    print(f"prose asserts: {prose} of {asserts} ({prose / max(asserts, 1):.1%}; limit {MAX_PROSE_SHARE:.0%})")
+    broken = bool(top_level or found_cycles or depth > MAX_LEVELS or reexports or prose > MAX_PROSE_SHARE * asserts)
+    return 1 if args.check and broken else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
