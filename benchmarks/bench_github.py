@@ -1,7 +1,7 @@
 """Cost of the GitHub side: comment size against the limit, trusted judging time, API requests per post.
 
 Run: python3 benchmarks/bench_github.py
-Uses the synthetic example trees (gate.examples) and the loopback fake GitHub from tests/github
+Uses the synthetic example trees (gate.examples) and the loopback fake GitHub from tests/helpers/fake_github.py
 (a test double speaking GitHub's REST shapes); nothing leaves 127.0.0.1.
 """
 from __future__ import annotations

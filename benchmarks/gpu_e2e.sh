@@ -15,7 +15,7 @@ gate() { python3 -c "import sys; from gate.cli import main; sys.argv = ['gate', 
 echo "== nvidia-smi"; nvidia-smi --query-gpu=index,name,uuid,memory.used,memory.total --format=csv || true
 
 echo "== gpu-marked tests"
-python3 -m pytest -q -m gpu tests/run -p no:cacheprovider || status=1
+python3 -m pytest -q -m gpu tests/e2e/run -p no:cacheprovider || status=1
 
 echo "== gate run end to end on the GPU (stand-in servers hold 4 GiB each)"
 python3 tests/standin/build.py "$OUT/work/bench" --knobs '{"server": {"gpu_mib": 4096}}' >/dev/null

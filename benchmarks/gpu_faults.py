@@ -5,7 +5,7 @@ Each case builds a fresh stand-in checkout whose servers (and a left-behind work
 for one) really hold `--gpu-mib` of GPU memory through torch, runs `gate run` in GPU mode (NVML, the GPU
 lock, GPU-free waits), delivers a signal where the case says so, and then checks:
   - the exit code is the documented one (README, `gate run` exit codes) and stderr's last line says why;
-  - no process of the case is alive (found by a marker in the environment, as tests/run does);
+  - no process of the case is alive (found by a marker in the environment, as tests/e2e/run does);
   - the port answers nothing and the GPU has no compute process and its memory is back to where it was.
 
     python3 benchmarks/gpu_faults.py --out /tmp/faults            # on the GPU machine

@@ -46,7 +46,7 @@ COMMAND_MODULES = (
 
 # The line `gate --help` shows per command, kept here so that listing commands imports none of them
 # (scipy, numpy, PyGithub, jiwer). A command missing here is imported to read its own help.
-# tests/cli/test_cli_codes.py checks each line against the command's docstring.
+# tests/integration/cli/test_cli_codes.py checks each line against the command's docstring.
 SHORT_HELP = {
     "action": "Run GATE_COMMAND with GATE_ARGS; then write the job summary, annotations and outputs.",
     "baseline": "Create baselines from result trees and calibrate their noise floor from A/A pairs and nights.",

@@ -2,7 +2,7 @@
 jobs, intermittent regressions, stale calibration, neutral accuracy changes, no calibration).
 
 Written with the issue's list before any rule was changed for it; the committed models of noise.py are left
-as they were (tests/benchmarks/test_power_smoke.py pins them). Every cell is a Scenario of noise.py, run by
+as they were (tests/e2e/benchmarks/test_power_smoke.py pins them). Every cell is a Scenario of noise.py, run by
 benchmarks/verdict_power.py with `--matrix`.
 """
 from __future__ import annotations

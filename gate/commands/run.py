@@ -176,12 +176,14 @@ def command(checkout, ab, out, name, names, models, labels, runs, one_look, max_
     """
     # The runner loads here: --help and usage errors answer before httpx and numpy are imported.
     try:
-        from gate.runner.execute import Cancelled, Runner, RunRequest
+        from gate.runner.cancel import Cancelled
+        from gate.runner.execute import Runner
         from gate.runner.gpu import NoGpu, NvmlGpu
         from gate.runner.looks import LookPlan
         from gate.runner.outfiles import describe
         from gate.runner.plan import Arm, Setup, dry_run_lines
         from gate.runner.preflight import preflight_lines
+        from gate.runner.request import RunRequest
     except ModuleNotFoundError as exc:  # the [runner] extra is not installed: one line naming it
         from gate.cli import missing_extra
 

@@ -26,7 +26,7 @@ from gate.runner.plan import ModelStep, RunStep
 from gate.runner.progress import Progress
 
 if TYPE_CHECKING:
-    from gate.runner.execute import RunRequest
+    from gate.runner.request import RunRequest
 
 
 class RunFailed(GateError):

@@ -2,7 +2,7 @@
 
 pynvml is imported lazily (inside NvmlGpu) so that `gate run --no-gpu` and every other gate
 command work on a machine without the NVIDIA library. A provider is passed to the runner as a
-collaborator, so tests can give a scripted one (tests/run) and `--no-gpu` gives NoGpu.
+collaborator, so tests can give a scripted one (tests/e2e/run) and `--no-gpu` gives NoGpu.
 """
 from __future__ import annotations
 

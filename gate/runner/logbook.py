@@ -24,8 +24,8 @@ from gate.runner.outfiles import Writes, output_failed
 from gate.stats.outlier_rule import rule_text as outlier_rule_text
 
 if TYPE_CHECKING:
-    from gate.runner.execute import RunRequest
     from gate.runner.plan import RunStep
+    from gate.runner.request import RunRequest
 
 
 def now() -> str:

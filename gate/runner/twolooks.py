@@ -26,7 +26,7 @@ from gate.runner.preflight import Preflight
 from gate.runner.progress import Progress
 
 if TYPE_CHECKING:
-    from gate.runner.execute import RunOutcome, RunRequest
+    from gate.runner.request import RunOutcome, RunRequest
 
 
 class TwoLooks:

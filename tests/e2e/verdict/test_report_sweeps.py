@@ -1,0 +1,31 @@
+"""The slow tests of integration/verdict/test_report.py, kept out of the fast tier (tests/README.md)."""
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from gate.formats.github_limits import CHECK_SUMMARY, COMMENT, CUT_NOTE, Limit
+from gate.render.renderer import (
+    COMMENT_MARKER,
+    render_check_summary,
+    render_comment,
+    render_summary,
+)
+
+
+@pytest.mark.slow  # renders every output at many sizes
+def test_each_output_fits_its_own_budget_dropping_excerpts_before_rows(report):
+    flagged = [u for u in report.utterances if u.workload == "qwen3/asr_en"]
+    assert flagged, "the regressed workload has changed utterances"
+    many = [replace(flagged[0], id=f"z{i}", reference="词" * 590, baseline_hypothesis="词" * 590,
+                    candidate_hypothesis="语" * 590) for i in range(400)]
+    big = replace(report, utterances=tuple(flagged) + tuple(many))
+    comment = render_comment(big)
+    assert len(comment) <= COMMENT.limit < len(render_summary(big))  # characters, GitHub's unit
+    assert "changed-utterance excerpts" in comment.split("<details>")[0] and "z0" not in comment
+    check = render_check_summary(big)
+    assert len(check.encode("utf-8")) <= CHECK_SUMMARY.limit
+    tiny = render_comment(big, budget=Limit(1300, "characters"))  # below even the fully folded comment
+    assert len(tiny) <= 1300 and tiny.startswith(COMMENT_MARKER.format(suite="asr")) and tiny.endswith(CUT_NOTE)
+    assert "qwen3/asr\\_en · throughput" in tiny  # the failing rows come first and survive the cut

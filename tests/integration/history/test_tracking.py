@@ -1,0 +1,97 @@
+"""Tracking issues against the loopback GitHub fake (tests/helpers/fake_github.py), through `gate history detect --track`."""
+from __future__ import annotations
+
+import json
+import re
+
+from click.testing import CliRunner
+
+from gate.cli import cli
+from tests.helpers.fake_github import BOT, REPO, TOKEN, FakeGitHub
+from tests.helpers.nights import STEP_NIGHT, commit
+
+
+def env(fake: FakeGitHub) -> dict[str, str]:
+    return {"GITHUB_API_URL": fake.base_url, "GITHUB_REPOSITORY": REPO, "GITHUB_TOKEN": TOKEN,
+            "GITHUB_SERVER_URL": "https://github.test", "GITHUB_RUN_ID": "77", "GATE_BOT_LOGIN": BOT}
+
+
+def detect(history_dir, fake, *extra):
+    return CliRunner().invoke(cli, ["history", "detect", "--history", str(history_dir), "--recent", "20", "--track",
+                                    "--chart-url", "https://pages.test/asr", *extra], env=env(fake))
+
+
+def test_one_issue_per_step_listing_its_metrics_then_updates_never_duplicate(history_dir):
+    with FakeGitHub() as fake:
+        first = detect(history_dir, fake)
+        assert first.exit_code == 0, first.output
+        issues = fake.state.issues
+        # throughput -6% (gated) and mean latency +6% (shown, not gated) from the same night: one step, one issue
+        assert len(issues) == 1, first.output
+        [issue] = issues.values()
+        assert issue["title"].startswith("ASR regression on main: qwen3/asr_en throughput_samples_per_s -")
+        assert "latency_mean_s" not in issue["title"]  # not gated: listed in the body only
+        body = issue["body"]
+        assert "| throughput\\_samples\\_per\\_s (gated) |" in body and "| latency\\_mean\\_s (shown, not gated) |" in body
+        assert f"https://github.test/{REPO}/compare/{commit(STEP_NIGHT - 1)}...{commit(STEP_NIGHT)}" in body
+        assert "95% CI" in body
+        assert "https://pages.test/asr/qwen3.html#qwen3-asr_en" in body
+        assert "https://github.test/sgl-project/sglang-omni/actions/runs/77" in body
+        assert re.search(r"<!-- asr-gate-step: qwen3/asr_en:2026-09-\d\d -->", body)
+        # The drift guard says here what holds the baseline and how a maintainer releases it (gate.history.guard).
+        assert "**This step holds the nightly baseline of qwen3**" in body
+        assert "`/asr-gate accept <model> <reason>` (model: qwen3, or `all`)" in body and "`asr-gate-accept`" in body
+        stored = [json.loads(line) for line in (history_dir / "h100" / "change-points.jsonl").read_text().splitlines()]
+        number = next(iter(issues))
+        assert {p["metric"]: p["issue"] for p in stored} == {"throughput_samples_per_s": number,
+                                                             "latency_mean_s": number}
+
+        again = detect(history_dir, fake)
+        assert again.exit_code == 0 and "issue" not in again.output.replace("stored", "")  # filed: no API call
+        assert len(fake.state.issues) == 1 and not fake.calls("PATCH", r"/issues/\d+$")
+
+
+def test_a_github_error_keeps_the_change_points_and_the_next_night_files_them(history_dir):
+    with FakeGitHub() as fake:
+        fake.fail("POST", r"/issues$", 502, times=100)
+        failed = detect(history_dir, fake)
+        assert failed.exit_code == 2 and "GitHub" in failed.output.splitlines()[-1]
+        stored = (history_dir / "h100" / "change-points.jsonl").read_text().splitlines()
+        assert len(stored) == 2 and all(json.loads(line)["issue"] is None for line in stored)
+    with FakeGitHub() as fake:
+        later = CliRunner().invoke(cli, ["history", "detect", "--history", str(history_dir), "--recent", "1",
+                                         "--track"], env=env(fake))
+        assert later.exit_code == 0 and "issue opened" in later.output, later.output
+        assert len(fake.state.issues) == 1
+
+
+def test_nothing_new_touches_no_issue(history_dir):
+    with FakeGitHub() as fake:
+        result = CliRunner().invoke(cli, ["history", "detect", "--history", str(history_dir), "--recent", "1",
+                                          "--track"], env=env(fake))
+        assert result.exit_code == 0 and "no new change point" in result.output
+        assert len(fake.state.issues) == 1  # the stored step had no issue yet: filed once
+        again = CliRunner().invoke(cli, ["history", "detect", "--history", str(history_dir), "--recent", "1",
+                                         "--track"], env=env(fake))
+        assert again.exit_code == 0 and len(fake.state.issues) == 1 and len(fake.calls("POST")) == 1
+
+
+def test_github_error_is_one_line(history_dir):
+    with FakeGitHub() as fake:
+        fake.fail("POST", r"/issues$", 403)
+        result = detect(history_dir, fake)
+        assert result.exit_code == 2
+        assert result.output.splitlines()[-1].startswith("gate: error: GitHub refused (403) while opening the issue")
+
+
+def test_detect_writes_the_new_change_points_as_json(history_dir, tmp_path):
+    out = tmp_path / "cp.json"
+    result = CliRunner().invoke(cli, ["history", "detect", "--history", str(history_dir), "--recent", "20",
+                                      "--json", str(out)])
+    assert result.exit_code == 0
+    import json
+
+    points = json.loads(out.read_text())
+    assert {p["metric"] for p in points} == {"throughput_samples_per_s", "latency_mean_s"}
+    assert all(p["commit"] == commit(STEP_NIGHT) for p in points)
+    assert {p["metric"]: p["gated"] for p in points} == {"throughput_samples_per_s": True, "latency_mean_s": False}
