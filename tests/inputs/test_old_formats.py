@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -24,7 +25,7 @@ from gate.formats.report import REPORT_SCHEMA_VERSION, Report
 from gate.formats.verdict import Verdict
 from gate.history.store import HistoryStore
 from gate.publish.untrusted import UntrustedInputError, load_untrusted_report
-from gate.reading.baseline_file import load_document, read_baseline
+from gate.reading.baseline_file import load_document, read_baseline, write_document
 from gate.reading.results import planned_runs
 from gate.stats.overdispersion import Dispersion
 from gate.stats.performance import Calibration
@@ -152,6 +153,13 @@ def test_an_old_calibration_reads_with_its_sigma_and_df(suite, name):
     assert isinstance(side.calibration["qwen3/asr_en"].get("corpus_wer"), Dispersion) is has_accuracy
 
 
+@pytest.mark.parametrize("name", sorted(CALIBRATED))
+def test_an_old_calibration_rewritten_by_todays_writer_reads_back_the_same(tmp_path, name):
+    old = load_document(CALIBRATIONS / name)  # upgraded: the keys its writer left out, filled in
+    write_document(tmp_path / "rewritten.json", old)
+    assert load_document(tmp_path / "rewritten.json") == old
+
+
 @pytest.mark.parametrize("name", ["2026-12-02-e1fd255-example-calibrated.json",
                                   "2026-12-03-e7443fb-example-calibrated.json"])
 def test_an_old_calibration_is_used_through_the_cli(capsys, tmp_path, suite_path, name):
@@ -203,6 +211,18 @@ def test_history_lines_and_change_points_of_the_newest_old_store_read(suite):
         ("qwen3/asr_en", "rtf_mean", "2026-10-21T02:00:00+00:00", True, False),
         ("qwen3/asr_en", "throughput_samples_per_s", "2026-10-21T02:00:00+00:00", True, True)]
     assert all(c.issue is None and c.p_value <= 1 for c in points)
+
+
+def test_an_import_into_the_first_store_rewrites_its_lines_in_utc(tmp_path, suite):
+    store = tmp_path / "history"
+    shutil.copytree(HISTORIES / "2026-12-02-0be92d1-history-import", store)
+    night = HistoryStore(store, suite=suite).read(warn=None).records[0]  # a night of another commit, by today's writer
+    tonight = replace(night, kind="nightly", time="2026-12-02T02:00:00+00:00", commit="0123456789abcdef" * 2 + "01234567")
+    assert HistoryStore(store, suite=suite).append([tonight], warn=None) == 1
+    history = HistoryStore(store, suite=suite).read(warn=None)
+    assert history.skipped == () and len(history.records) == 31
+    rewritten = [json.loads(line) for line in (store / "default" / "2026-12.jsonl").read_text().splitlines()]
+    assert len(rewritten) == 21 and all(line["time"].endswith("+00:00") for line in rewritten)
 
 
 def test_old_history_is_shown_through_the_cli(capsys, suite_path):
