@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
-from enum import Enum
+from enum import Enum, StrEnum
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 from gate.formats import typedjson
@@ -41,6 +41,67 @@ class Basis(str, Enum):
 
     def __str__(self) -> str:
         return self.value
+
+
+class RowKind(StrEnum):
+    ACCURACY = "accuracy"
+    SPEED = "speed"
+
+
+class Direction(StrEnum):
+    """Which way the metric is better."""
+
+    LOWER = "lower"
+    HIGHER = "higher"
+
+
+class Family(StrEnum):
+    """The multiplicity family a gated row is adjusted in."""
+
+    QUALITY = "quality"
+    SPEED = "speed"
+
+
+class CiKind(StrEnum):
+    DELTA_ABS = "delta_abs"  # accuracy: candidate − baseline, in the metric's units
+    RATIO = "ratio"  # speed: candidate / baseline
+
+
+class SideKind(StrEnum):
+    TREE = "tree"
+    BASELINE = "baseline"
+
+
+class Why(StrEnum):
+    """Why an utterance is shown."""
+
+    NEW_CATASTROPHIC = "new_catastrophic"
+    WORSE = "worse"
+    BETTER = "better"
+
+
+class LookName(StrEnum):
+    FIRST = "first"  # runs 1..3 a side
+    POOLED = "pooled"  # all runs, after the extension
+
+
+class LookAction(StrEnum):
+    PASS = "pass"
+    FAIL = "fail"
+    EXTEND = "extend"  # first look only
+
+
+class LooksFinal(StrEnum):
+    PASS = "pass"
+    FAIL = "fail"
+    UNDECIDED = "undecided"
+    ONE_LOOK = "one look"
+
+
+class Freshness(StrEnum):
+    FRESH = "fresh"
+    STALE = "stale"
+    UNKNOWN = "unknown"  # no stamp, or nothing to compare with
 
 
 def clip(text: object, limit: int) -> str:
@@ -90,9 +151,9 @@ class Row:
     workload: str = field(metadata={"max": MAX_ID})
     model: str = field(metadata={"max": MAX_ID})
     metric: str = field(metadata={"max": MAX_ID})
-    kind: str = field(metadata={"max": 20})  # "accuracy" or "speed"
+    kind: RowKind
     unit: str = field(metadata={"max": 20})
-    direction: str = field(metadata={"max": 10})  # "lower" or "higher" is better
+    direction: Direction
     baseline: SideStats
     candidate: SideStats
     verdict: Verdict
@@ -100,7 +161,7 @@ class Row:
     improved: bool = False  # CI excludes no change in the better direction, and by at least half the floor
     method: str = field(default="", metadata={"max": 300})  # how it was tested, for people
     notes: tuple[str, ...] = field(default=(), metadata={"max_items": 20, "items": {"max": MAX_TEXT}})
-    family: str | None = field(default=None, metadata={"max": 20})  # multiplicity family: "quality" / "speed"
+    family: Family | None = None
     delta_abs: float | None = None
     delta_rel: float | None = None  # candidate mean / baseline mean - 1
     worse_rel: float | None = None  # speed: relative worsening (positive = worse)
@@ -108,7 +169,7 @@ class Row:
     p_adjusted: float | None = field(default=None, metadata=_PROBABILITY)  # Holm
     q_value: float | None = field(default=None, metadata=_PROBABILITY)  # Benjamini-Hochberg
     ci: tuple[float, float] | None = None
-    ci_kind: str | None = field(default=None, metadata={"max": 20})  # "delta_abs" (accuracy) or "ratio" (speed)
+    ci_kind: CiKind | None = None
     floor_abs: float | None = field(default=None, metadata=_AT_LEAST_0)  # accuracy: Δ must reach this (fraction) ...
     floor_rel: float | None = field(default=None, metadata=_AT_LEAST_0)  # ... and this share of the baseline rate; speed: relative floor
     tolerance: float | None = field(default=None, metadata=_AT_LEAST_0)  # uncalibrated / fallback: the maintainers' tolerance
@@ -191,7 +252,8 @@ class EnvDifference:
 
 @dataclass(frozen=True)
 class SideInfo:
-    kind: str = field(metadata={"max": 20})  # "tree" or "baseline"
+    # A SideKind; a merge of reports judged against different kinds of side joins them ("tree | baseline").
+    kind: str = field(metadata={"max": 20})
     name: str | None = field(metadata={"max": MAX_ID})  # the tree folder's or baseline file's name, never a local path
     commit: str | None = field(metadata={"max": MAX_ID})
     runs: int = field(metadata={"min": 0})
@@ -203,7 +265,7 @@ class Utterance:
     workload: str = field(metadata={"max": MAX_ID})
     measure: str = field(metadata={"max": 40})
     id: str = field(metadata={"max": MAX_ID})
-    why: str = field(metadata={"max": 40})  # "new_catastrophic", "worse", "better"
+    why: Why
     ref_len: int = field(metadata={"min": 0})
     baseline_errors: float = field(metadata={"min": 0})
     candidate_errors: float = field(metadata={"min": 0})
@@ -236,8 +298,8 @@ class Statistics:
 class LookOutcome:
     """One look of `gate run --ab` at one model: what it decided, why, and on how many runs."""
 
-    name: str = field(metadata={"max": 20})  # "first" (3+3) or "pooled" (all runs, after the extension)
-    action: str = field(metadata={"max": 20})  # "pass", "fail" or "extend" (first look only)
+    name: LookName
+    action: LookAction
     reasons: tuple[str, ...] = field(metadata={"max_items": 20, "items": {"max": MAX_TEXT}})
     base_runs: int = field(metadata={"min": 0})  # scored runs per side the look saw
     candidate_runs: int = field(metadata={"min": 0})
@@ -250,7 +312,7 @@ class ModelLooks:
     model: str = field(metadata={"max": 60})
     source: str = field(metadata={"max": 40})  # "gate-run.json" (the candidate tree's log) or "recomputed"
     looks: tuple[LookOutcome, ...] = field(metadata={"max_items": 2})
-    final: str = field(metadata={"max": 20})  # "pass", "fail", "undecided" or "one look"
+    final: LooksFinal
     note: str | None = field(default=None, metadata={"max": MAX_TEXT})  # why one look, or why not extended
 
 
@@ -263,7 +325,7 @@ class CalibrationCheck:
 
     source: str = field(metadata={"max": MAX_ID})  # the calibration file's name, never a local path
     models: tuple[str, ...] = field(metadata={"max_items": 20, "items": {"max": 60}})
-    status: str = field(metadata={"max": 20})  # "fresh", "stale" or "unknown" (no stamp, or nothing to compare with)
+    status: Freshness
     reasons: tuple[str, ...] = field(default=(), metadata={"max_items": 10, "items": {"max": MAX_TEXT}})
     blocks_fail: bool = False  # stale, and the speed rows were compared across jobs
 
@@ -378,7 +440,7 @@ def _merge_side(sides: Sequence[SideInfo]) -> SideInfo:
         kept = list(dict.fromkeys(v for v in values if v))
         return " | ".join(kept) if kept else None
 
-    return SideInfo(kind=join(s.kind for s in sides) or "tree", name=join(s.name for s in sides),
+    return SideInfo(kind=join(s.kind for s in sides) or SideKind.TREE, name=join(s.name for s in sides),
                     commit=join(s.commit for s in sides), runs=max(s.runs for s in sides),
                     calibrated=all(s.calibrated for s in sides))
 

@@ -14,6 +14,7 @@ from gate.formats.report import (
     Basis,
     SideStats,
     Utterance,
+    Why,
     clip,
 )
 from gate.formats.verdict import Verdict
@@ -194,7 +195,7 @@ def _notable(workload: Workload, measure: str, test, paired: _Paired) -> list[Ut
         ref_b, hyp_b = paired.base.texts.get(utt, ("", ""))
         reference = ref_c or ref_b
         out.append(Utterance(
-            workload=clip(workload.id, MAX_ID), measure=measure, id=clip(utt, MAX_ID), why=why,
+            workload=clip(workload.id, MAX_ID), measure=measure, id=clip(utt, MAX_ID), why=Why(why),
             ref_len=int(paired.ref_len[i]), baseline_errors=float(test.base_mean_errors[i]),
             candidate_errors=float(test.cand_mean_errors[i]), reference=clip(reference, MAX_TEXT),
             baseline_hypothesis=clip(hyp_b or (reference if test.base_mean_errors[i] == 0 else ""), MAX_TEXT),

@@ -52,6 +52,7 @@ from gate.formats.report import (
     Report,
     Row,
     SideInfo,
+    SideKind,
     Statistics,
     Utterance,
     clip,
@@ -201,7 +202,7 @@ def _incomplete_reason(wb: WorkloadSide | None, wc: WorkloadSide | None) -> str:
 
 def _side_info(side: Side) -> SideInfo:
     # The folder or file name only: a report never shows a local absolute path.
-    return SideInfo(kind=side.kind, name=clip(Path(side.path).name, MAX_ID) if side.path else None,
+    return SideInfo(kind=SideKind(side.kind).value, name=clip(Path(side.path).name, MAX_ID) if side.path else None,
                     commit=clip(side.commit, MAX_ID) if side.commit else None, runs=len(side.runs),
                     calibrated=bool(side.calibration))
 

@@ -8,7 +8,11 @@ from gate.formats.config import MetricSpec, Workload
 from gate.formats.report import (
     MAX_TEXT,
     Basis,
+    CiKind,
+    Direction,
+    Family,
     Row,
+    RowKind,
     SideStats,
     clip,
 )
@@ -59,12 +63,12 @@ class Draft:
 
     def freeze(self) -> Row:
         return Row(workload=self.workload.id, model=self.workload.model, metric=self.metric.name,
-                   kind=self.metric.kind, unit=self.metric.unit, direction=self.metric.direction,
+                   kind=RowKind(self.metric.kind), unit=self.metric.unit, direction=Direction(self.metric.direction),
                    baseline=self.baseline, candidate=self.candidate, verdict=self.verdict, basis=self.basis,
                    improved=improved(self), method=self.method, notes=tuple(clip(n, MAX_TEXT) for n in self.notes),
-                   family=self.family, delta_abs=num(self.delta_abs), delta_rel=num(self.delta_rel),
+                   family=Family(self.family) if self.family else None, delta_abs=num(self.delta_abs), delta_rel=num(self.delta_rel),
                    worse_rel=num(self.worse_rel), p_value=num(self.p_value), p_adjusted=num(self.p_adjusted),
-                   q_value=num(self.q_value), ci=pair_of_nums(self.ci), ci_kind=self.ci_kind,
+                   q_value=num(self.q_value), ci=pair_of_nums(self.ci), ci_kind=CiKind(self.ci_kind) if self.ci_kind else None,
                    floor_abs=self.floor_abs, floor_rel=self.floor_rel, tolerance=self.tolerance,
                    p_degradation=num(self.p_degradation), n_worse=self.n_worse, n_better=self.n_better,
                    new_catastrophic=self.new_catastrophic, sigma=num(self.sigma), df=self.df,

@@ -19,10 +19,8 @@ from typing import Iterable, Sequence
 from gate.formats import inputs
 from gate.formats.calibration_stamp import Stamp, calibration_stamp_path, packages_digest, read_stamp, stale_reasons
 from gate.formats.config import Suite
-from gate.formats.report import MAX_ID, MAX_TEXT, CalibrationCheck, clip
+from gate.formats.report import MAX_ID, MAX_TEXT, CalibrationCheck, Freshness, clip
 from gate.reading.results import planned_runs, read_env
-
-FRESH, STALE, UNKNOWN = "fresh", "stale", "unknown"
 
 
 def check_calibration(calibration_file: Path, candidate: Path, suite: Suite,
@@ -32,16 +30,16 @@ def check_calibration(calibration_file: Path, candidate: Path, suite: Suite,
     source, chosen = clip(calibration_file.name, MAX_ID), tuple(models)
     stamp_path = calibration_stamp_path(calibration_file)
     if not inputs.is_present(stamp_path):
-        return CalibrationCheck(source, chosen, UNKNOWN,
+        return CalibrationCheck(source, chosen, Freshness.UNKNOWN,
                                 (f"no {clip(stamp_path.name, MAX_ID)} beside it: where it was measured is unknown",))
     recorded = read_stamp(stamp_path)
     if not candidate.is_dir():
-        return CalibrationCheck(source, chosen, UNKNOWN, ("the candidate is not a result tree: no env.json to compare",))
+        return CalibrationCheck(source, chosen, Freshness.UNKNOWN, ("the candidate is not a result tree: no env.json to compare",))
     current = tree_stamp(candidate, planned_runs(candidate, suite, chosen or None))
     if current is None:
-        return CalibrationCheck(source, chosen, UNKNOWN, ("the candidate's runs have no env.json: where they ran is unknown",))
+        return CalibrationCheck(source, chosen, Freshness.UNKNOWN, ("the candidate's runs have no env.json: where they ran is unknown",))
     reasons = stale_reasons(recorded, current)
-    return CalibrationCheck(source, chosen, STALE if reasons else FRESH, tuple(clip(r, MAX_TEXT) for r in reasons))
+    return CalibrationCheck(source, chosen, Freshness.STALE if reasons else Freshness.FRESH, tuple(clip(r, MAX_TEXT) for r in reasons))
 
 
 def calibration_for_plan(calibration_file: Path | None, base: Path, suite: Suite) -> Path | None:

@@ -34,7 +34,7 @@ from typing import Any, Callable, Mapping, Sequence
 from gate.formats import abplan, runlog
 from gate.formats.config import Suite
 from gate.formats.errors import InputError
-from gate.formats.report import MAX_TEXT, CalibrationCheck, LookOutcome, ModelLooks, Report, clip
+from gate.formats.report import MAX_TEXT, CalibrationCheck, LookAction, LookName, LookOutcome, LooksFinal, ModelLooks, Report, clip
 from gate.judging.compare import compare
 from gate.reading import comparability
 from gate.reading.side import Side
@@ -99,7 +99,7 @@ def judge(request: Request) -> Report:
     else:
         reports = [_report(request, base, cand, (model,), rule.Look.FINAL, calibration, check) for model in models]
         if (why := _one_look_because(request, base, cand)) is not None:
-            reports = [replace(r, looks=(ModelLooks(m, runlog.FILE, (), "one look", note=_clipped_note(why)),))
+            reports = [replace(r, looks=(ModelLooks(m, runlog.FILE, (), LooksFinal.ONE_LOOK, note=_clipped_note(why)),))
                        for r, m in zip(reports, models, strict=True)]
     return reports[0] if len(reports) == 1 else Report.merge(reports)
 
@@ -183,15 +183,15 @@ def _two_look_report(request: Request, base: Side, cand: Side, model: str, calib
     report = _report(request, base, cand, (model,), rule.Look.POOLED if extended else rule.Look.FIRST,
                      calibration, check)
     saw = [sum(1 for run in runs if run in first_runs) for runs in first.found]
-    first_record = LookOutcome("first", first.decision.action, _clipped(first.decision.reasons), saw[0], saw[1])
+    first_record = LookOutcome(LookName.FIRST, LookAction(first.decision.action), _clipped(first.decision.reasons), saw[0], saw[1])
     # A tree by hand whose runs differ from the plan is judged as it is (its coverage says what is missing).
     note = first.problems[0] if first.problems else first.not_extended
     if extended:
         pooled = rule.decide_pooled(report, model)
-        second = LookOutcome("pooled", pooled.action, _clipped(pooled.reasons), len(first.found[0]), len(first.found[1]))
-        looks = ModelLooks(model, RECOMPUTED, (first_record, second), pooled.action, note=_clipped_note(note))
+        second = LookOutcome(LookName.POOLED, LookAction(pooled.action), _clipped(pooled.reasons), len(first.found[0]), len(first.found[1]))
+        looks = ModelLooks(model, RECOMPUTED, (first_record, second), LooksFinal(pooled.action), note=_clipped_note(note))
     else:
-        final = "undecided" if first.decision.action == "extend" else first.decision.action
+        final = LooksFinal.UNDECIDED if first.decision.action == "extend" else LooksFinal(first.decision.action)
         looks = ModelLooks(model, RECOMPUTED, (first_record,), final, note=_clipped_note(note))
     return replace(report, looks=(looks,))
 
