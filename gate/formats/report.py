@@ -184,6 +184,7 @@ class Row:
     mde: float | None = None
     blind: bool = False
     unstable: bool = False  # speed: a worse candidate run set aside, or the candidate's runs split: WARN at least
+    across_jobs: bool = False  # gated speed row judged across jobs: it WARNs at most (gate.stats.speed.ACROSS_JOBS)
 
     @property
     def short_workload(self) -> str:
@@ -375,7 +376,7 @@ class Report:
         for key in DERIVED_KEYS:
             if key not in data:
                 raise typedjson.SchemaMismatch("$", f"missing key {key!r}")
-        report = typedjson.from_json(cls, {k: v for k, v in data.items() if k not in DERIVED_KEYS})
+        report = typedjson.from_json(cls, _upgraded({k: v for k, v in data.items() if k not in DERIVED_KEYS}))
         _check_derived(data, report)
         return report
 
@@ -412,6 +413,15 @@ class Report:
                    utterances=tuple(u for r in reports for u in r.utterances), statistics=stats,
                    looks=tuple(m for r in reports for m in r.looks),
                    calibration_checks=tuple(c for r in reports for c in r.calibration_checks))
+
+
+def _upgraded(data: dict[str, Any]) -> dict[str, Any]:
+    """A version-4 report written before a row carried `across_jobs` (tests/fixtures/formats/report) reads it
+    as False: such a report renders without the "compared across jobs" header line."""
+    rows = data.get("rows")
+    if isinstance(rows, list):
+        data = {**data, "rows": [{"across_jobs": False, **row} if isinstance(row, dict) else row for row in rows]}
+    return data
 
 
 def _check_derived(data: Mapping[str, Any], report: Report) -> None:

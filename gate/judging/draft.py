@@ -58,6 +58,7 @@ class Draft:
     se: float | None = None  # the test's standard error (speed: of Δ ln; accuracy: of Σd_i, in errors)
     can_fail: bool = True  # accuracy: False when churn is possible and no A/A dispersion record says how much
     unstable: bool = False  # speed: a worse candidate run set aside, or the candidate's runs split in two
+    across_jobs: bool = False  # gated speed row judged across jobs (WARN at most)
     mde: float | None = None  # smallest worsening caught with 80% power (speed: relative; accuracy: absolute)
     blind: bool = False  # mde above SENSITIVITY_FACTOR × the floor
 
@@ -72,7 +73,8 @@ class Draft:
                    floor_abs=self.floor_abs, floor_rel=self.floor_rel, tolerance=self.tolerance,
                    p_degradation=num(self.p_degradation), n_worse=self.n_worse, n_better=self.n_better,
                    new_catastrophic=self.new_catastrophic, sigma=num(self.sigma), df=self.df,
-                   mde=num(self.mde), blind=self.blind, unstable=self.unstable)
+                   mde=num(self.mde), blind=self.blind, unstable=self.unstable,
+                   across_jobs=self.across_jobs)
 
 
 def improved(row: Draft) -> bool:

@@ -107,6 +107,7 @@ def judge_speed(row: Draft, metric: MetricSpec, noise: SpeedNoise | None, cross_
         row.notes.extend(extra_blockers)  # in one job: why a stale calibration was left out (it blocks nothing)
     else:
         row.fail_blockers = fail_blockers(noise, len(b), len(c), cross_job=cross_job) + (extra_blockers if noise else ())
+        row.across_jobs = cross_job and metric.gated
         if noise is not None and noise.usable and own_arms is not None and own_arms.size:
             # Across jobs the test rests on the calibration's σ: say when the sides' own spread disagrees with it.
             _, code, p_cross = own_noise(own_arms, noise)

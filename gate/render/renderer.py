@@ -54,7 +54,6 @@ from gate.render.cells import (
 )
 from gate.render.escape import md, md_excerpt, plain
 from gate.render.excerpt import changed_words, excerpt_start
-from gate.stats.speed import ACROSS_JOBS
 
 COMMENT_MARKER = "<!-- asr-regression-gate: {suite} -->"  # gate.publish.github finds the sticky comment by it
 EXCERPT_CHARS = 160
@@ -159,7 +158,7 @@ class View:
     fallback: int
     looks: list[ModelLooks]
     stale_calibrations: list[CalibrationCheck]
-    across_jobs: bool  # speed rows were judged across jobs: they WARN at most (gate.stats.speed.ACROSS_JOBS)
+    across_jobs: bool  # speed rows were judged across jobs: they WARN at most (Row.across_jobs)
     show_all: bool = False  # terminal only: every row, not only those that are not a pass
     table: str = ""  # terminal only: the rows shown, as aligned text
 
@@ -230,7 +229,7 @@ def _view(report: Report, folded: tuple[str, ...] = (), trends: Mapping[tuple[st
         fallback=sum(1 for r in rows if r.basis is Basis.FALLBACK),
         looks=list(report.looks),
         stale_calibrations=[c for c in report.calibration_checks if c.status == "stale"],
-        across_jobs=any(ACROSS_JOBS in note for r in rows for note in r.notes))
+        across_jobs=any(r.across_jobs for r in rows))
 
 
 def _incomplete_workloads(rows: Sequence[Row], models: dict[str, list[Row]]) -> list[WorkloadMetrics]:

@@ -333,11 +333,15 @@ def test_hostile_why_through_merge_stays_escaped(tmp_path, example_reports):
 
     data = json.loads(example_reports["qwen3"].read_text())
     assert data["utterances"], "the example lists changed utterances"
+    path, out = tmp_path / "report.json", tmp_path / "merged.json"
     for utterance in data["utterances"]:
         utterance["why"] = "<img src=x onerror=alert(1)> @team #4"
-    path = tmp_path / "report.json"
     path.write_text(json.dumps(data))
-    out = tmp_path / "merged.json"
+    assert invoke(["merge", str(path), "--json", str(out)]).exit_code == 2  # `why` is a closed vocabulary
+    for utterance in data["utterances"]:
+        utterance["why"] = "worse"
+        utterance["reference"] = utterance["candidate_hypothesis"] = "<img src=x onerror=alert(1)> @team #4"
+    path.write_text(json.dumps(data))
     assert invoke(["merge", str(path), "--json", str(out)]).exit_code == 0
     rendered = render_report(Report.from_json(json.loads(out.read_text())))
     for text in (rendered.comment, rendered.summary):

@@ -73,13 +73,14 @@ def report_json(workdir):
 
 
 def poisoned_report(report_json, value: str, path: Path):
-    """`value` in every free-text field of the report, read back through the untrusted report reader."""
+    """`value` in every free-text field of the report (closed vocabularies such as `why` are refused by the reader
+    when they hold anything else), read back through the untrusted report reader."""
     data = copy.deepcopy(report_json)
     for side in ("baseline", "candidate"):
         data[side]["name"] = value
         data[side]["commit"] = value
     for utterance in data["utterances"]:
-        utterance.update(id=f"{value} {utterance['id']}", why=value[:40], reference=f"{value} {utterance['reference']}",
+        utterance.update(id=f"{value} {utterance['id']}", reference=f"{value} {utterance['reference']}",
                          candidate_hypothesis=f"{value} {utterance['candidate_hypothesis']}")
     for row in data["rows"]:
         row["notes"] = [*row.get("notes", []), value]
