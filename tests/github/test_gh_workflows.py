@@ -279,3 +279,16 @@ def test_report_judge_and_not_run_jobs_get_the_stamp_key_from_an_environment():
     action = load(ACTION)
     run = next(s for s in action["runs"]["steps"] if s.get("id") == "gate")
     assert run["env"]["GATE_STAMP_KEY"] == "${{ inputs.stamp-key }}" and run["env"]["GATE_APP_SLUG"] == "${{ inputs.app-slug }}"
+
+
+def test_calibration_store_downloads_only_the_recalibrate_jobs_artifacts():
+    """Issue 35: merge-multiple over a glob would take any job's artifact of the run; the names are exact."""
+    jobs = load(ROOT / ".github" / "workflows" / "asr-gate-calibration.yml")["jobs"]
+    upload = next(s for s in jobs["recalibrate"]["steps"] if str(s.get("uses", "")).startswith("actions/upload-artifact@"))
+    assert upload["with"]["name"] == "asr-gate-calibrated-${{ matrix.model }}-${{ github.run_id }}-${{ github.run_attempt }}"
+    download = next(s for job in jobs.values() for s in job.get("steps", [])
+                    if str(s.get("uses", "")).startswith("actions/download-artifact@")
+                    and "asr-gate-calibrated" in str((s.get("with") or {}).get("pattern")))
+    pattern = download["with"]["pattern"]
+    assert "*" not in pattern and "join(fromJSON(needs.plan.outputs.matrix).model, ',')" in pattern
+    assert pattern.startswith("${{ format('asr-gate-calibrated-{{{0},{0}}}-{1}-{2}'")
