@@ -400,7 +400,11 @@ def _replay_evidence(own: OwnChecks) -> dict[str, CheckState]:
 
 def _own(publisher: Publisher, sha: str, check: publication.CheckPlan, stamp: Stamp, authority: Authority) -> OwnChecks:
     own = _read_own(publisher, sha, authority)
-    if check.name not in own.states:  # no key or App (or check runs refused): this run's judgement counts, known here
+    listed = own.states.get(check.name)
+    listed_stamp = Stamp.parse(listed.external_id) if listed is not None else None
+    # Not read back (no key or App, check runs refused, or a listing that lags): this run's judgement, known here,
+    # counts unless a proven later one (by label event and run) is listed.
+    if listed_stamp is None or listed_stamp.order < stamp.order:
         own = own.with_judgement(CheckState(check.name, check.conclusion, check.title, "", 0, stamp.text(),
                                             authority.app))
     return own
