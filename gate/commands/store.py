@@ -135,8 +135,11 @@ def calibration(calibrated: Path | None, history_dir: Path | None, runner_class:
                 branch: str, suite_path: str | None) -> None:
     """Store the calibration workflow's A/A pairs, recalibrated baselines and history on the baseline branch.
 
+    --calibrated may hold only the files this store owns, named per model and runner class
+    (<class>/<model>.json, <class>/<model>.calibration-stamp.json, <class>/calibration/<model>/<pair>/...,
+    history/<class>/<YYYY-MM>.jsonl, merged by the history store's merge); anything else is refused, naming it.
     Pairs are only added, never replaced; a recalibrated baseline never drops a calibration entry, and its
-    degrees of freedom shrink only when the pairs' stamp changed (logged). A baseline the nightly moved
+    degrees of freedom shrink only when the pairs' stamp changed its content (logged). A baseline the nightly moved
     since recalibrate read it is left as it is (its pair is kept) and the command exits 2 saying so.
 
     \b
@@ -158,7 +161,7 @@ def calibration(calibrated: Path | None, history_dir: Path | None, runner_class:
     stale: list[str] = []
     change = calibration_change(runner_class=runner_class, source=calibrated, history=history_dir, sha=sha,
                                 entries_of=_entries_reader(suite), log=lambda line: click.echo(f"gate: {line}"),
-                                stale=stale)
+                                stale=stale, suite=suite)
     _write(change, remote, branch)
     if stale:
         raise StoreError(f"not recalibrated (the nightly moved the baseline meanwhile; their pairs are stored): "

@@ -20,6 +20,7 @@ from gate.history.analysis import trend
 from gate.history.sparkline import sparkline
 from gate.history.store import History, HistoryStore
 from gate.history.svg import floor_of
+from gate.render import escape
 
 NIGHTS = 14
 
@@ -73,5 +74,5 @@ def _cell(found, shown, row, floor: tuple[float, bool]) -> str:
         parts.append(f"baseline {sparkline([base], low=low, high=high)}")
     first = shown[0].time
     steps = sorted({(cp.night[:10], cp.issue) for cp in found.change_points if cp.night >= first and cp.issue})
-    parts += [f"step since {night} #{issue}" for night, issue in steps]
+    parts += [f"step since {escape.md(night, 10)} #{int(issue)}" for night, issue in steps]  # night: history data
     return " · ".join(parts)

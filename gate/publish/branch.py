@@ -24,10 +24,11 @@ from __future__ import annotations
 import shutil
 import subprocess
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Mapping, Protocol, Sequence
 
+from gate.formats.config import Suite
 from gate.formats.errors import GateError
 
 PUSH_ATTEMPTS = 4
@@ -196,32 +197,35 @@ CALIBRATION_KEYS = ("calibration", "calibration_source")  # what recalibration m
 
 def calibration_change(*, runner_class: str, source: Path | None, history: Path | None, sha: str,
                        entries_of: Callable[[Path, str], dict[tuple[str, str], StoredEntry]],
-                       log: Callable[[str], None] = lambda _: None, stale: list[str] | None = None) -> Change:
+                       log: Callable[[str], None] = lambda _: None, stale: list[str] | None = None,
+                       suite: Suite | None = None) -> Change:
     """The calibration workflow's write: new A/A pairs under <class>/calibration/, each recalibrated baseline and
     its stamp, and the arms' history lines (a union). Checked on the branch's tip when applied:
 
+    - `source` holds only files this store owns, named per model (of the suite) and runner class:
+      <class>/<model>.json, <class>/<model>.calibration-stamp.json, <class>/calibration/<model>/<pair>/...,
+      and history/<class>/<YYYY-MM>.jsonl, whose records are merged by the history store's own merge; anything
+      else is refused, naming it, before anything is written (the folder is several jobs' uploads merged);
     - a pair file already on the branch is never replaced by other content (pairs are only added);
     - a recalibrated baseline replaces the stored one only if its measurements are the stored ones (the
       nightly may have moved the baseline since recalibrate read it: then that model's baseline and stamp
       are left as they are and its name is added to `stale`; its pair is still kept for the next run);
-    - no calibration entry is dropped, and no degrees of freedom shrink unless the stamp changed (pairs
-      measured on another GPU, driver or package set expired): then the shrink is logged, never silent."""
+    - no calibration entry is dropped, and no degrees of freedom shrink unless the stamp's content changed
+      (pairs measured on another GPU, driver or package set expired): then the shrink is logged, never silent.
+      A stamp only reformatted is the same stamp."""
     if source is None and history is None:
         raise StoreError("nothing to store: neither recalibrated files nor history were given")
     for folder in (source, history):
         if folder is not None and not folder.is_dir():
             raise StoreError("expected a directory (missing)", path=folder)
-    files = sorted(p for p in source.rglob("*") if p.is_file() and not p.is_symlink()) if source else []
-    if source is not None and not files:
+    owned = _owned_calibration_files(source, runner_class, suite) if source is not None else _Owned()
+    if source is not None and not (owned.baselines or owned.copies or owned.history):
         raise StoreError("the recalibrated folder holds no file", path=source)
-    folder = source / runner_class if source is not None else None
-    baselines = [p for p in files if p.parent == folder and p.name.endswith(".json")
-                 and not p.name.endswith(".calibration-stamp.json")]
     merge_history = history_change(runner_class=runner_class, source=history, sha=sha).apply if history else None
 
     def apply(root: Path) -> None:
         moved: list[str] = []
-        for path in baselines:
+        for path in owned.baselines:
             model = path.stem
             stored = root / runner_class / path.name
             if not stored.is_file():
@@ -231,11 +235,12 @@ def calibration_change(*, runner_class: str, source: Path | None, history: Path 
                     "recalibrates the new one")
                 moved.append(model)
                 continue
-            stamp_changed = _read_or_none(stored.with_name(f"{model}.calibration-stamp.json")) != \
-                _read_or_none(path.with_name(f"{model}.calibration-stamp.json"))
+            stamp_changed = _stamp(stored.with_name(f"{model}.calibration-stamp.json")) != \
+                _stamp(path.with_name(f"{model}.calibration-stamp.json"))
             _check_recalibration(model, entries_of(stored, model), entries_of(path, model), stamp_changed, log)
-        for path in files:
-            relative = path.relative_to(source) if source else path
+        assert source is not None or not owned.copies
+        for path in owned.copies:
+            relative = path.relative_to(source)  # type: ignore[arg-type]  # copies come from source only
             model = path.name.split(".", 1)[0]
             if len(relative.parts) == 2 and model in moved:  # that model's baseline and stamp stay as they are
                 continue
@@ -244,6 +249,10 @@ def calibration_change(*, runner_class: str, source: Path | None, history: Path 
                 raise StoreError(f"{relative}: a stored A/A pair file would be replaced by other content")
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(path, target)
+        if owned.history:
+            from gate.history.store import HistoryStore
+
+            HistoryStore(root / "history", suite=suite).append(owned.history, warn=None)
         if merge_history is not None:
             merge_history(root)
         if stale is not None:
@@ -252,15 +261,76 @@ def calibration_change(*, runner_class: str, source: Path | None, history: Path 
     return Change(f"ASR calibration ({runner_class}): A/A pair of main at {sha}, measured in two jobs", apply)
 
 
+@dataclass
+class _Owned:
+    """What `--calibrated` may write: baselines (also copied), files copied as they are, history records."""
+
+    baselines: list[Path] = field(default_factory=list)
+    copies: list[Path] = field(default_factory=list)
+    history: list = field(default_factory=list)
+
+
+def _owned_calibration_files(source: Path, runner_class: str, suite: Suite | None) -> _Owned:
+    """Sort the uploaded folder into the files the calibration store owns; the first other entry is refused."""
+    from gate.history.store import MONTH_FILE, HistoryStore
+
+    if suite is None:
+        from gate.formats.config import load_suite
+
+        suite = load_suite()
+    models = set(suite.models)
+    owned = _Owned()
+    months = False
+    expected = (f"expected only {runner_class}/<model>.json, {runner_class}/<model>.calibration-stamp.json, "
+                f"{runner_class}/calibration/<model>/<pair>/... or history/{runner_class}/<YYYY-MM>.jsonl")
+    for path in sorted(source.rglob("*")):
+        relative = path.relative_to(source)
+        parts = relative.parts
+        if path.is_dir() and not path.is_symlink():
+            continue
+        if not path.is_file() or path.is_symlink():
+            raise StoreError(f"{relative}: not a regular file; {expected}", path=source)
+        name = parts[-1]
+        if len(parts) == 2 and parts[0] == runner_class and name.endswith(".calibration-stamp.json") \
+                and name[:-len(".calibration-stamp.json")] in models:
+            _stamp(path)  # must parse: it decides whether degrees of freedom may shrink
+            owned.copies.append(path)
+        elif len(parts) == 2 and parts[0] == runner_class and name.endswith(".json") and name[:-5] in models:
+            owned.baselines.append(path)
+            owned.copies.append(path)
+        elif len(parts) >= 5 and parts[:2] == (runner_class, "calibration") and parts[2] in models:
+            owned.copies.append(path)
+        elif len(parts) == 3 and parts[:2] == ("history", runner_class) and MONTH_FILE.fullmatch(name):
+            months = True
+        else:
+            raise StoreError(f"{relative}: not a file the calibration store writes; {expected}", path=source)
+    if months:
+        skipped: list[str] = []
+        found = HistoryStore(source / "history", suite=suite).read(runner_class=runner_class, warn=skipped.append)
+        if skipped:
+            first = skipped[0].replace(f"{source}/", "")  # named inside the folder, never by the runner's path
+            raise StoreError(f"history/{runner_class}: the history store cannot read it: {first}", path=source)
+        owned.history = list(found.records)
+    return owned
+
+
+def _stamp(path: Path) -> object:
+    """A calibration stamp's parsed content (None when there is none): reformatting it changes nothing."""
+    import json
+
+    if not path.is_file():
+        return None
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise StoreError(f"expected the calibration stamp as JSON ({exc})", path=path) from None
+
+
 def _measurements(path: Path) -> object:
     import json
 
     data = json.loads(path.read_text(encoding="utf-8"))
     return {k: v for k, v in data.items() if k not in CALIBRATION_KEYS} if isinstance(data, dict) else data
-
-
-def _read_or_none(path: Path) -> bytes | None:
-    return path.read_bytes() if path.is_file() else None
 
 
 def _check_recalibration(model: str, old: Mapping[tuple[str, str], StoredEntry],

@@ -305,10 +305,11 @@ class Publisher:
 
     def check_runs(self, sha: str, *, prefix: str) -> list[CheckState]:
         """Every check run on `sha` whose name starts with `prefix`, newest first, with who made it (`app`,
-        set by GitHub) and its `external_id` (settable only through the API)."""
+        set by GitHub) and its `external_id` (settable only through the API). filter=all: GitHub's default
+        (latest) keeps one check run per name, so a look-alike posted later would hide the gate's own."""
         out: list[CheckState] = []
         with api_call(f"listing check runs on {sha[:12]} in {self.repository}"):
-            for run in self.repo.get_commit(sha).get_check_runs():
+            for run in self.repo.get_commit(sha).get_check_runs(filter="all"):
                 if not run.name.startswith(prefix):
                     continue
                 output = run.output

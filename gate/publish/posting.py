@@ -16,8 +16,10 @@ code. Nothing it publishes is read from an uploaded verdict or report:
      label selecting this model, after the head arrived (server times only), still on the PR, and not
      judged already by another run; the head that cannot be placed in time fails closed;
   4. a FAIL may have been accepted by a writer (gate.publish.trust.find_acceptance);
-  5. the model's check run (stamped with an external_id naming the run and the label event), then the
-     overall check from the gate's OWN check runs only, then ONE sticky comment, then the label.
+  5. the model's check run (stamped with an external_id naming the run and the label event, and tagged with
+     the stamp key's HMAC when one is configured), then the overall check from the gate's OWN check runs only
+     (proven by that tag or a dedicated App; without either, only this run's judgement), then ONE sticky
+     comment, then the label.
 With `--not-run` (the benchmark run measured nothing) only the overall check is set, per the
 required-check policy in docs/use-in-sglang-omni.md. `--report --tracking-issue` is the nightly's
 path (main's own report, in the same trusted workflow). The trust model: docs/trust-model.md.
@@ -45,10 +47,11 @@ from gate.formats.verdict import Verdict
 from gate.publish import publication
 from gate.publish.event import read_trigger
 from gate.publish.github import Publisher, connect, default_retry
-from gate.publish.settings import DEFAULT_APP, Settings
+from gate.publish.settings import Settings
 from gate.publish.trust import (
     WRITE_PERMISSIONS,
     Acceptance,
+    Authority,
     BenchmarkRun,
     CheckState,
     OwnChecks,
@@ -92,6 +95,7 @@ def run(trees, model, baseline, calibration, json_out, not_run, required_paths, 
         sha, pr, suite_path, dry_run, history_dir=None, runner_class=None) -> None:
     """The body of `gate post` (see its --help)."""
     settings = Settings.from_environ(os.environ)
+    authority = Authority(settings.app_slug, settings.stamp_key.encode() if settings.stamp_key else None)
     suite = load_suite(suite_path)
     if history_dir is not None and not history_dir.is_dir():  # given means expected: never a quiet comment without it
         raise InputError("--history: expected the nightly history directory (missing)", path=history_dir)
@@ -160,7 +164,7 @@ def run(trees, model, baseline, calibration, json_out, not_run, required_paths, 
         return
     if not_run:
         post_not_run(publisher, suite, number, sha=sha, required_paths=required, details_url=details_url, log=log,
-                     app=settings.app_slug)
+                     authority=authority)
         return
     assert model is not None
     if report is not None:
@@ -177,7 +181,7 @@ def run(trees, model, baseline, calibration, json_out, not_run, required_paths, 
     trends = _history_trends(history_dir, report, suite, runner_class) if report is not None else None
     section = render_section(report, trends) if report is not None else publication.refused_section(refused or "")
     outcome = post_model(publisher, suite, number, sha=sha, model=model, report=report, section=section,
-                         details_url=details_url, log=log, refused=refused, run=run, app=settings.app_slug)
+                         details_url=details_url, log=log, refused=refused, run=run, authority=authority)
     if outcome.acceptance is not None and json_out:
         _write_acceptance(json_out.with_name("acceptance.json"), outcome.acceptance, model=model, sha=sha)
     if outcome.refused is not None:
@@ -241,7 +245,7 @@ def _history_trends(history_dir: Path | None, report: Report, suite: Suite,
 
 def post_model(publisher: Publisher, suite: Suite, number: int, *, sha: str, model: str, report: Report | None,
                section: str, details_url: str | None, log: Log, refused: str | None = None,
-               run: BenchmarkRun | None = None, app: str = DEFAULT_APP) -> Outcome:
+               run: BenchmarkRun | None = None, authority: Authority = Authority()) -> Outcome:  # noqa: B008 (frozen)
     """Bind to one label event, accept, then publish: model check, overall check, comment, labels.
 
     `report` is the trusted compare's; None with `refused` when the uploaded trees were refused. A post
@@ -253,16 +257,15 @@ def post_model(publisher: Publisher, suite: Suite, number: int, *, sha: str, mod
             else publication.model_check(model, report, section, None))
     if sha != pull.head_sha:
         return _post_stale(publisher, suite, pull, timeline, sha=sha, model=model, plan=plan,
-                           details_url=details_url, log=log, run=run, app=app)
-    own = own_checks(publisher.check_runs(sha, prefix=publication.MODEL_PREFIX), prefix=publication.MODEL_PREFIX,
-                     app=app)
+                           details_url=details_url, log=log, run=run, authority=authority)
+    own = _read_own(publisher, sha, authority)
     arrival, placed = head_arrival(sha, pull, timeline, publisher.head_runs(sha))
     log(placed)
     if arrival is None:
         return _refuse(publisher, sha, own, (), placed, details_url=details_url, log=log, run=run)
     expected = labelled_models(pull, timeline, arrival, suite)
     binding = bind_label(pull=pull, timeline=timeline, arrival=arrival, model=model, suite=suite,
-                         permission_of=publisher.permission, run=run, own=own.states,
+                         permission_of=publisher.permission, run=run, own=_replay_evidence(own),
                          check_name=publication.check_name(model))
     for line in binding.refusals:
         log(escape.plain(line, 300))
@@ -279,9 +282,10 @@ def post_model(publisher: Publisher, suite: Suite, number: int, *, sha: str, mod
             log(f"FAIL of {model} accepted by @{escape.plain(acceptance.by, 39)}")
             plan = publication.model_check(model, report, section, acceptance)
             section = publication.acceptance_note(acceptance, report.verdict) + section
-    stamp = Stamp("model", model, run.key if run is not None else "local", binding.event.id or 0)
+    stamp = authority.sign(Stamp("model", model, run.key if run is not None else "local", binding.event.id or 0),
+                           sha=sha, conclusion=plan.conclusion)
     _publish(publisher, suite, number, sha=sha, model=model, check=plan, stamp=stamp, section=section,
-             label=binding.event.label, expected=expected, details_url=details_url, log=log, app=app)
+             label=binding.event.label, expected=expected, details_url=details_url, log=log, authority=authority)
     return Outcome(posted=True, acceptance=acceptance)
 
 
@@ -291,9 +295,11 @@ def _refuse(publisher: Publisher, sha: str, own: OwnChecks, expected: tuple[str,
     and names the refusal in one escaped line."""
     if own.states:
         plan = publication.overall_check(own.states, sha=sha, expected=expected, foreign=own.foreign,
-                                         notes=(f"refused: {reason}",))
+                                         notes=(f"refused: {reason}",), unproven=own.unproven,
+                                         configured=own.configured)
     else:
-        plan = publication.not_run_check(reason=f"refused: {reason}", required=True, foreign=own.foreign)
+        plan = publication.not_run_check(reason=f"refused: {reason}", required=True, foreign=own.foreign,
+                                         unproven=own.unproven, configured=own.configured)
     stamp = Stamp("overall", "all", run.key if run is not None else "local", 0)
     result = publisher.publish_check(sha, name=plan.name, conclusion=plan.conclusion, status_state=plan.status_state,
                                      title=plan.title, summary=plan.summary, details_url=details_url,
@@ -304,7 +310,7 @@ def _refuse(publisher: Publisher, sha: str, own: OwnChecks, expected: tuple[str,
 
 def _post_stale(publisher: Publisher, suite: Suite, pull: PullInfo, timeline: list, *, sha: str, model: str,
                 plan: publication.CheckPlan, details_url: str | None, log: Log, run: BenchmarkRun | None,
-                app: str) -> Outcome:
+                authority: Authority) -> Outcome:
     """The head moved after the run measured `sha`: the result goes on `sha` marked "not the PR head" (never
     counted), and the new head gets an action-required overall check unless the gate judged it already."""
     labelled = [e for e in timeline if e.event == "labeled" and e.label in suite.labels and model in suite.labels[e.label]
@@ -322,10 +328,10 @@ def _post_stale(publisher: Publisher, suite: Suite, pull: PullInfo, timeline: li
         log(f"{stale.name} on {sha[:12]} (not the PR head): {result.conclusion}")
     else:
         log(f"no writer's gate label selecting {model} before the run started; nothing posted on {sha[:12]}")
-    own = own_checks(publisher.check_runs(pull.head_sha, prefix=publication.MODEL_PREFIX),
-                     prefix=publication.MODEL_PREFIX, app=app)
+    own = _read_own(publisher, pull.head_sha, authority)
     if not own.states:
-        waiting = publication.not_run_check(reason=reason, required=True, foreign=own.foreign)
+        waiting = publication.not_run_check(reason=reason, required=True, foreign=own.foreign, unproven=own.unproven,
+                                            configured=own.configured)
         publisher.publish_check(pull.head_sha, name=waiting.name, conclusion=waiting.conclusion,
                                 status_state=waiting.status_state, title=waiting.title, summary=waiting.summary,
                                 details_url=details_url,
@@ -336,7 +342,7 @@ def _post_stale(publisher: Publisher, suite: Suite, pull: PullInfo, timeline: li
 
 def _publish(publisher: Publisher, suite: Suite, number: int, *, sha: str, model: str, check: publication.CheckPlan,
              stamp: Stamp, section: str, label: str | None, expected: tuple[str, ...], details_url: str | None,
-             log: Log, app: str) -> None:
+             log: Log, authority: Authority) -> None:
     """Model check, then the overall check, then the comment, then labels: a failed comment write leaves an
     overall check that already agrees with the model checks."""
     result = publisher.publish_check(sha, name=check.name, conclusion=check.conclusion, status_state=check.status_state,
@@ -346,20 +352,21 @@ def _publish(publisher: Publisher, suite: Suite, number: int, *, sha: str, model
     overall_stamp = Stamp("overall", "all", stamp.run, stamp.event).text()
 
     def write_overall(own: OwnChecks) -> None:
-        overall = publication.overall_check(own.states, sha=sha, expected=expected, foreign=own.foreign)
+        overall = publication.overall_check(own.states, sha=sha, expected=expected, foreign=own.foreign,
+                                            unproven=own.unproven, configured=own.configured)
         done = publisher.publish_check(sha, name=overall.name, conclusion=overall.conclusion,
                                        status_state=overall.status_state, title=overall.title,
                                        summary=overall.summary, details_url=details_url, external_id=overall_stamp)
         log(f"{overall.name}: {done.conclusion}")
 
-    own = _own(publisher, sha, check, stamp, app)
+    own = _own(publisher, sha, check, stamp, authority)
     write_overall(own)
     for _ in range(_REBUILD_ATTEMPTS):  # again while another model's check changed meanwhile
         body = publication.sticky_body(own.states, sha=sha, model=model, section=section, expected=expected,
-                                       foreign=own.foreign)
+                                       foreign=own.foreign, unproven=own.unproven, configured=own.configured)
         comment = publisher.upsert_comment(number, body, marker=publication.STICKY_MARKER)
         log(f"comment {comment.action} on #{number}: {comment.url}")
-        again = _own(publisher, sha, check, stamp, app)
+        again = _own(publisher, sha, check, stamp, authority)
         if again == own:
             break
         own = again
@@ -370,37 +377,62 @@ def _publish(publisher: Publisher, suite: Suite, number: int, *, sha: str, model
 
 
 def _all_judged(own: OwnChecks, models: tuple[str, ...], event: int) -> bool:
-    """Every model the label selects has a check bound to this label event: the one-shot label is spent."""
-    stamps = [Stamp.parse(own.states[publication.check_name(m)].external_id) if publication.check_name(m) in own.states
+    """Every model the label selects has a check bound to this label event: the one-shot label is spent.
+    Without a key or App the other models' checks cannot be proven; their stamps still count here, because
+    removing a label can only make a later run refuse, never pass."""
+    checks = {**own.claimed, **own.states} if not own.configured else own.states
+    stamps = [Stamp.parse(checks[publication.check_name(m)].external_id) if publication.check_name(m) in checks
               else None for m in models]
     return all(s is not None and s.event == event for s in stamps)
 
 
-def _own(publisher: Publisher, sha: str, check: publication.CheckPlan, stamp: Stamp, app: str) -> OwnChecks:
-    own = own_checks(publisher.check_runs(sha, prefix=publication.MODEL_PREFIX), prefix=publication.MODEL_PREFIX,
-                     app=app)
-    if check.name not in own.states:  # check runs refused (status fallback): the judged model still counts
-        states = dict(own.states)
-        states[check.name] = CheckState(check.name, check.conclusion, check.title, "", 0, stamp.text(), app)
-        own = OwnChecks(states, own.foreign)
+def _read_own(publisher: Publisher, sha: str, authority: Authority) -> OwnChecks:
+    """The gate's own model checks on `sha`, from every check run on it (filter=all), proven by `authority`."""
+    return own_checks(publisher.check_runs(sha, prefix=publication.MODEL_PREFIX), prefix=publication.MODEL_PREFIX,
+                      sha=sha, authority=authority)
+
+
+def _replay_evidence(own: OwnChecks) -> dict[str, CheckState]:
+    """The judgements a replay is checked against: the proven ones; with nothing to prove them, every stamped
+    check (a made-up stamp can then only refuse a post, never let one through)."""
+    return dict(own.states) if own.configured else {**own.claimed, **own.states}
+
+
+def _own(publisher: Publisher, sha: str, check: publication.CheckPlan, stamp: Stamp, authority: Authority) -> OwnChecks:
+    own = _read_own(publisher, sha, authority)
+    listed = own.states.get(check.name)
+    listed_stamp = Stamp.parse(listed.external_id) if listed is not None else None
+    # Not read back (no key or App, check runs refused, or a listing that lags): this run's judgement, known here,
+    # counts unless a proven later one (by label event and run) is listed.
+    if listed_stamp is None or listed_stamp.order < stamp.order:
+        own = own.with_judgement(CheckState(check.name, check.conclusion, check.title, "", 0, stamp.text(),
+                                            authority.app))
     return own
 
 
 def post_not_run(publisher: Publisher, suite: Suite, number: int, *, sha: str, required_paths: tuple[str, ...],
-                 details_url: str | None, log: Log, app: str = DEFAULT_APP) -> None:
+                 details_url: str | None, log: Log, authority: Authority = Authority()) -> None:  # noqa: B008 (frozen)
     """The required-check policy for a commit the benchmark run did not measure (docs: required-check policy).
     Only the gate's own check runs count; a head that moved on gets nothing from this run."""
     pull = publisher.pull_request(number)
     if pull.head_sha != sha:
         log(f"the run was for {sha[:12]}, the head is now {pull.head_sha[:12]}; its own run sets its check")
         return
-    own = own_checks(publisher.check_runs(sha, prefix=publication.MODEL_PREFIX), prefix=publication.MODEL_PREFIX,
-                     app=app)
+    own = _read_own(publisher, sha, authority)
     timeline = publisher.timeline(number)
     arrival, _ = head_arrival(sha, pull, timeline, publisher.head_runs(sha))
     expected = labelled_models(pull, timeline, arrival, suite)
     if own.states:  # this commit was judged by an earlier run: keep the overall check as the models say
-        plan = publication.overall_check(own.states, sha=sha, expected=expected, foreign=own.foreign)
+        plan = publication.overall_check(own.states, sha=sha, expected=expected, foreign=own.foreign,
+                                         unproven=own.unproven, configured=own.configured)
+    elif own.unproven:  # judged, as far as anyone can tell, but not provably by the gate: never a pass
+        names = ", ".join(publication.model_of(name) for name in own.unproven)
+        why = ("no stamp key or dedicated App is configured to authenticate it" if not own.configured
+               else "its stamp does not authenticate")
+        plan = publication.not_run_check(reason=f"not authenticated: a judgement of {names} on {sha[:12]} cannot be "
+                                                f"counted: {why}; add a gate label to judge it in this run",
+                                         required=True, foreign=own.foreign, unproven=own.unproven,
+                                         configured=own.configured)
     elif expected:  # labelled, but no results arrived (still running, or the run uploaded none)
         plan = publication.not_run_check(
             reason=f"labelled for {', '.join(expected)} on {sha[:12]}, but no result yet", required=True,

@@ -7,10 +7,11 @@ every model's latest check run (conclusion and escaped title, read back from the
 comment's prose) plus the full section of the model just judged. The marker is a constant here,
 so nothing in an artifact can address a second comment.
 
-Only the gate's own check runs count (gate.publish.trust.own_checks: created by the expected app and stamped
-with the gate's external_id); a look-alike, such as a fork's workflow job named `ASR gate / fun`, is
-ignored and named once in the overall check. Another model's check-run *summary* is not copied into
-the comment either; the table links to it instead.
+Only the gate's own check runs count (gate.publish.trust.own_checks: stamped with the gate's external_id and
+proven by the trusted job's stamp key or a dedicated App); a look-alike, such as a fork's workflow job named
+`ASR gate / fun`, is ignored and named once in the overall check, and a stamped check the gate cannot prove
+(copied, made up, or any while nothing is configured to prove it) keeps the overall check from passing.
+Another model's check-run *summary* is not copied into the comment either; the table links to it instead.
 """
 from __future__ import annotations
 
@@ -102,48 +103,76 @@ def foreign_note(foreign: Sequence[str]) -> str:
                    for name in foreign)
 
 
+def unproven_note(unproven: Sequence[str], *, configured: bool) -> str:
+    """One line per stamped check the gate cannot prove it wrote; without a key or App, one line saying how
+    to configure one (docs/use-in-sglang-omni.md)."""
+    if not unproven:
+        return ""
+    if not configured:
+        names = ", ".join(escape.md(model_of(name), 60) for name in unproven)
+        return (f"- earlier judgement(s) of {names} cannot be authenticated, so only this run's judgement counts: "
+                "set the stamp key (secret ASR_GATE_STAMP_KEY in an environment only the default branch may use) "
+                "or post with a dedicated GitHub App (docs/use-in-sglang-omni.md)\n")
+    return "".join(f"- a check named {escape.md(name, 80)} carries a gate stamp the gate cannot authenticate "
+                   "(copied or made up); it is ignored\n" for name in unproven)
+
+
 def overall_check(states: Mapping[str, CheckState], *, sha: str, expected: Sequence[str] = (),
-                  foreign: Sequence[str] = (), notes: Sequence[str] = ()) -> CheckPlan:
+                  foreign: Sequence[str] = (), notes: Sequence[str] = (), unproven: Sequence[str] = (),
+                  configured: bool = True) -> CheckPlan:
     """The required `ASR gate` check: the worst of the gate's own model checks on this commit. A model a label
-    asked for that has no check yet (still running, or its results never arrived) keeps it from passing.
-    `notes` (refusals) and look-alike checks are listed, one escaped line each."""
+    asked for that has no check yet (still running, or its results never arrived), or whose only check the gate
+    cannot authenticate (`unproven`), keeps it from passing. `notes` (refusals), look-alike and unproven checks
+    are listed, one escaped line each."""
     conclusions = [s.conclusion or "neutral" for s in states.values()]
     waiting = [m for m in expected if check_name(m) not in states]
-    if waiting:
+    blocking = [model_of(name) for name in unproven if name not in states]
+    if waiting or blocking:
         conclusions.append("action_required")
     worst = min(conclusions, key=_rank) if conclusions else "neutral"
-    models = ", ".join(f"{_model_of(name)} {states[name].conclusion}" for name in sorted(states))
+    models = ", ".join(f"{model_of(name)} {states[name].conclusion}" for name in sorted(states))
     title = f"{len(states)} model(s): {models}" if states else "no model was judged"
     if waiting:
         title += f"; not judged (yet): {', '.join(waiting)}"
+    if blocking:
+        title += f"; not authenticated: {', '.join(escape.plain(m, 60) for m in blocking)}"
     summary = (f"Overall result of the ASR gate on `{sha[:12]}`: the worst of the per-model checks.\n"
-               + "".join(f"- {escape.md(note, 300)}\n" for note in notes) + foreign_note(foreign))
+               + "".join(f"- {escape.md(note, 300)}\n" for note in notes) + foreign_note(foreign)
+               + unproven_note(unproven, configured=configured))
     return CheckPlan(CHECK_PREFIX, worst, "failure" if worst in ("failure", "action_required") else "success",
                      title[:github_limits.CHECK_TITLE_MAX_CHARS], summary)
 
 
-def not_run_check(*, reason: str, required: bool, foreign: Sequence[str] = ()) -> CheckPlan:
+def not_run_check(*, reason: str, required: bool, foreign: Sequence[str] = (), unproven: Sequence[str] = (),
+                  configured: bool = True) -> CheckPlan:
     """The overall check on a commit the gate did not measure (no label, a push after the last run, or a
-    post it refused): `reason` is one escaped line."""
+    post it refused): `reason` is one escaped line. A stamped check the gate cannot prove makes it required."""
+    required = required or bool(unproven)
     conclusion = "action_required" if required else "neutral"
     return CheckPlan(CHECK_PREFIX, conclusion, "failure" if required else "success", escape.plain(reason, 250),
-                     escape.md(reason, 600) + "\n" + foreign_note(foreign))
+                     escape.md(reason, 600) + "\n" + foreign_note(foreign) + unproven_note(unproven, configured=configured))
 
 
 def sticky_body(states: Mapping[str, CheckState], *, sha: str, model: str, section: str,
-                expected: Sequence[str] = (), foreign: Sequence[str] = ()) -> str:
+                expected: Sequence[str] = (), foreign: Sequence[str] = (), unproven: Sequence[str] = (),
+                configured: bool = True) -> str:
     """One comment for every model: the table of latest check runs, then the judged model's section."""
-    worst = overall_check(states, sha=sha, expected=expected).conclusion
+    worst = overall_check(states, sha=sha, expected=expected, unproven=unproven).conclusion
     lines = [STICKY_MARKER, f"## {_CONCLUSION_ICONS.get(worst, '⚠️')} ASR regression gate on `{sha[:12]}`", "",
              "| model | check | result |", "|---|---|---|"]
     for name in sorted(states):
         state = states[name]
         icon = _CONCLUSION_ICONS.get(state.conclusion or "", "⚠️")
         conclusion = state.conclusion if state.conclusion in _CONCLUSION_ORDER else "unknown"
-        lines.append(f"| {escape.md(_model_of(name), 60)} | {icon} {conclusion} | {escape.md(state.title, 200)} |")
-    for waiting in (m for m in expected if check_name(m) not in states):
+        lines.append(f"| {escape.md(model_of(name), 60)} | {icon} {conclusion} | {escape.md(state.title, 200)} |")
+    blocking = [name for name in unproven if name not in states]
+    for name in blocking:
+        lines.append(f"| {escape.md(model_of(name), 60)} | 🔒 not authenticated | a judgement the gate cannot "
+                     "prove it made; label again to judge it in a run that can |")
+    for waiting in (m for m in expected if check_name(m) not in states and check_name(m) not in blocking):
         lines.append(f"| {escape.md(waiting, 60)} | ⏳ not judged | labelled on this head; no result yet |")
-    lines += ["", foreign_note(foreign).rstrip("\n"), f"### {escape.md(model, 60)} (judged in this run)", ""]
+    notes = (foreign_note(foreign) + unproven_note(unproven, configured=configured)).rstrip("\n")
+    lines += ["", notes, f"### {escape.md(model, 60)} (judged in this run)", ""]
     body = "\n".join(lines) + "\n"
     room = COMMENT_BUDGET - len(body) - 200
     return body + github_limits.fit(section, github_limits.Limit(max(room, 0), "characters"))
@@ -153,5 +182,5 @@ def _rank(conclusion: str) -> int:
     return _CONCLUSION_ORDER.index(conclusion) if conclusion in _CONCLUSION_ORDER else 0
 
 
-def _model_of(name: str) -> str:
+def model_of(name: str) -> str:
     return name[len(CHECK_PREFIX) + 3:] if name.startswith(CHECK_PREFIX + " / ") else name

@@ -19,6 +19,8 @@ DEFAULT_BOT_LOGIN = "github-actions[bot]"
 # The GitHub App whose check runs are the gate's own (GitHub sets a check run's `app`; the Actions token's is
 # github-actions). A caller posting with its own GitHub App's token names that app's slug (GATE_APP_SLUG).
 DEFAULT_APP = "github-actions"
+# HMAC-SHA256 keys shorter than this are guessable in practice; `openssl rand -hex 32` gives 64 characters.
+MIN_STAMP_KEY_CHARS = 32
 _REPOSITORY = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
 
 
@@ -44,6 +46,7 @@ class Settings:
     in_actions: bool = False
     bot_login: str = DEFAULT_BOT_LOGIN
     app_slug: str = DEFAULT_APP
+    stamp_key: str | None = field(default=None, repr=False)  # never logged: proves the gate's check runs
     # Inputs of action.yml, passed through `env:` with a GATE_ prefix (never `${{ }}` inside `run:`).
     command: str | None = None
     args: str = ""
@@ -80,6 +83,7 @@ class Settings:
             in_actions=get("GITHUB_ACTIONS") == "true",
             bot_login=get("GATE_BOT_LOGIN") or DEFAULT_BOT_LOGIN,
             app_slug=get("GATE_APP_SLUG") or DEFAULT_APP,
+            stamp_key=_stamp_key(get("GATE_STAMP_KEY")),
             command=get("GATE_COMMAND"),
             args=get("GATE_ARGS") or "",
             report=get("GATE_REPORT"),
@@ -106,6 +110,13 @@ class Settings:
             }.get(name, name)
             raise SettingsError(f"{variable}: required here but not set")
         return value
+
+
+def _stamp_key(value: str | None) -> str | None:
+    if value is not None and len(value) < MIN_STAMP_KEY_CHARS:
+        raise SettingsError(f"GATE_STAMP_KEY: expected at least {MIN_STAMP_KEY_CHARS} characters "
+                            f"(e.g. `openssl rand -hex 32`), got {len(value)}")
+    return value
 
 
 def _boolean(value: str | None, name: str, *, default: bool) -> bool:

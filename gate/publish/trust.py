@@ -12,13 +12,18 @@ every case is testable without a server. The rules (docs/trust-model.md has the 
   the label still on the PR; a label event already judged on this head by another run is a replay.
 - `find_acceptance`: a writer accepted a FAIL on this head: the label ACCEPT_LABEL (still present) added
   after the head arrived, or a comment (still there) whose first line is `/asr-gate accept <model|all> <reason>`.
-- `Stamp`: the `external_id` the gate writes on its own check runs; with the app that created them it
-  tells the gate's check runs from a workflow job that merely has the same name.
+- `Stamp` and `Authority`: the `external_id` the gate writes on its own check runs, and how the trusted job
+  proves that it wrote one: an HMAC-SHA256 tag over (head, model, conclusion, run and attempt, label event)
+  with a key only the trusted job holds, or a dedicated GitHub App's slug (a workflow token is always the
+  `github-actions` app, which any writer's branch workflow can be). A stamp is plain text anyone can copy;
+  only the tag (or the App) tells the gate's judgement from a copy. Without either, no earlier check run counts.
 """
 from __future__ import annotations
 
+import hashlib
+import hmac
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Callable, Mapping, Sequence
 
@@ -31,6 +36,10 @@ WRITE_PERMISSIONS = ("admin", "maintain", "write")
 _ACCEPT_COMMAND = re.compile(r"/asr-gate[ \t]+accept[ \t]+([A-Za-z0-9_]+)[ \t]+(\S.*)")
 MAX_REASON_CHARS = 200
 STAMP_PREFIX = "asr-gate"
+# The app behind every workflow's GITHUB_TOKEN: a writer's branch workflow is this app too, so it proves nothing.
+ACTIONS_APP = "github-actions"
+_TAG_HEX = 32  # 128 bits of HMAC-SHA256: far beyond guessing, short enough for an external_id
+_TAG = re.compile(r"[0-9a-f]{%d}" % _TAG_HEX)
 
 
 @dataclass(frozen=True)
@@ -103,34 +112,99 @@ class CheckState:
 
 @dataclass(frozen=True)
 class Stamp:
-    """external_id of a check run the gate wrote: `asr-gate:<kind>:<model>:<run>:<event>`.
+    """external_id of a check run the gate wrote: `asr-gate:<kind>:<model>:<run>:<event>[:<tag>]`.
 
     kind: "model" (counts for the overall check), "overall", or "stale" (a result on a commit that was no
     longer the PR head: shown there, never counted). run: the benchmark run and attempt; event: the label
-    event's id (0 when none)."""
+    event's id (0 when none); tag: the HMAC of `Authority.sign` (absent when no key is configured)."""
 
     kind: str
     model: str
     run: str
     event: int
+    tag: str = ""
 
     def text(self) -> str:
-        return f"{STAMP_PREFIX}:{self.kind}:{self.model}:{self.run}:{self.event}"
+        base = f"{STAMP_PREFIX}:{self.kind}:{self.model}:{self.run}:{self.event}"
+        return f"{base}:{self.tag}" if self.tag else base
+
+    @property
+    def order(self) -> tuple[int, int, int]:
+        """Which of two judgements of one model is the later: the label event, then the run and its attempt
+        (all inside the authenticated text, so a copy of an older judgement never outranks a newer one)."""
+        run_id, _, attempt = self.run.partition(".")
+        return (self.event, int(run_id) if run_id.isdigit() else 0, int(attempt) if attempt.isdigit() else 0)
 
     @staticmethod
     def parse(text: str | None) -> Stamp | None:
         parts = (text or "").split(":")
-        if len(parts) != 5 or parts[0] != STAMP_PREFIX or not parts[4].isdigit():
+        if len(parts) not in (5, 6) or parts[0] != STAMP_PREFIX or not parts[4].isdigit():
             return None
-        return Stamp(parts[1], parts[2], parts[3], int(parts[4]))
+        tag = parts[5] if len(parts) == 6 else ""
+        if len(parts) == 6 and not _TAG.fullmatch(tag):
+            return None
+        return Stamp(parts[1], parts[2], parts[3], int(parts[4]), tag)
+
+
+@dataclass(frozen=True)
+class Authority:
+    """How the trusted job proves a check run is its own (docs/trust-model.md, "Check runs").
+
+    `key`: the stamp key (an environment secret that only the default branch's jobs get); every model stamp
+    carries an HMAC-SHA256 tag over what it claims. `app`: the slug of the GitHub App whose token posts; any app
+    but github-actions proves authorship by itself, since only its private key's holder can post as it.
+    Neither configured: nothing on GitHub proves authorship, so no earlier check run counts."""
+
+    app: str = ACTIONS_APP
+    key: bytes | None = field(default=None, repr=False)
+
+    @property
+    def configured(self) -> bool:
+        return self.key is not None or self.app != ACTIONS_APP
+
+    def _tag(self, stamp: Stamp, *, sha: str, conclusion: str | None) -> str:
+        assert self.key is not None
+        message = "\n".join(("asr-gate-stamp/1", stamp.kind, sha, stamp.model, conclusion or "",
+                              stamp.run, str(stamp.event)))
+        return hmac.new(self.key, message.encode(), hashlib.sha256).hexdigest()[:_TAG_HEX]
+
+    def sign(self, stamp: Stamp, *, sha: str, conclusion: str) -> Stamp:
+        """The stamp with its tag (unchanged without a key)."""
+        return replace(stamp, tag=self._tag(stamp, sha=sha, conclusion=conclusion)) if self.key is not None else stamp
+
+    def proves(self, run: CheckState, stamp: Stamp, *, sha: str) -> bool:
+        """Whether `run`, which carries `stamp`, was written by the trusted job: the expected app, and with a key
+        a tag that matches this head, this check's model and conclusion, and the run and label event it names."""
+        if not self.configured or run.app != self.app:
+            return False
+        if self.key is None:
+            return True  # a dedicated App: GitHub sets `app`, and only the App's key holder posts as it
+        return bool(stamp.tag) and hmac.compare_digest(stamp.tag, self._tag(stamp, sha=sha, conclusion=run.conclusion))
 
 
 @dataclass(frozen=True)
 class OwnChecks:
-    """The gate's own latest model check runs on a commit, and the names of look-alikes it ignored."""
+    """The gate's own latest model check runs on a commit, and what it did not count.
+
+    foreign: gate-named check runs without a model stamp (a workflow job named like the gate), ignored.
+    unproven: gate-named check runs that carry a model stamp the trusted job cannot prove it wrote (a copied
+    or made-up stamp, or any stamp while no key or App is configured): never counted; while one names a
+    model the gate has no proven judgement of (`blocking`), the overall check cannot pass.
+    claimed: the latest stamped check per name, proven or not; only ever used to refuse (replays), never to pass."""
 
     states: Mapping[str, CheckState]
     foreign: tuple[str, ...] = ()
+    unproven: tuple[str, ...] = ()
+    claimed: Mapping[str, CheckState] = field(default_factory=dict)
+    configured: bool = True
+
+    @property
+    def blocking(self) -> tuple[str, ...]:
+        return tuple(name for name in self.unproven if name not in self.states)
+
+    def with_judgement(self, state: CheckState) -> OwnChecks:
+        """These checks with the judgement the current run just made (known without reading it back)."""
+        return replace(self, states={**self.states, state.name: state})
 
 
 @dataclass(frozen=True)
@@ -143,23 +217,33 @@ class Binding:
     refusals: tuple[str, ...] = ()  # labels that did not count (who, why)
 
 
-def own_checks(runs: Sequence[CheckState], *, prefix: str, app: str) -> OwnChecks:
-    """Latest check run per name (`runs` newest first) among those the gate wrote: created by `app` with
-    a model stamp naming the same model. Any other check run under a gate name is named once as foreign."""
-    states: dict[str, CheckState] = {}
+def own_checks(runs: Sequence[CheckState], *, prefix: str, sha: str, authority: Authority) -> OwnChecks:
+    """Per name, the gate's latest proven judgement on `sha` among `runs` (every check run listed with
+    filter=all): "latest" by the label event and run the authenticated stamp names, never by the check run's
+    name, id or time, so a look-alike or a copy posted later hides nothing."""
+    states: dict[str, tuple[tuple[int, int, int], CheckState]] = {}
+    claimed: dict[str, tuple[tuple[int, int, int], CheckState]] = {}
     foreign: list[str] = []
+    unproven: list[str] = []
     for run in runs:
         if not run.name.startswith(prefix):
             continue
         stamp = Stamp.parse(run.external_id)
-        mine = (run.app == app and stamp is not None and stamp.kind == "model"
-                and run.name == prefix + stamp.model)
-        if not mine:
+        if stamp is None or stamp.kind != "model" or run.name != prefix + stamp.model:
             if run.name not in foreign and (stamp is None or stamp.kind == "model"):
                 foreign.append(run.name)
             continue
-        states.setdefault(run.name, run)
-    return OwnChecks(states, tuple(sorted(foreign)))
+        rank = (stamp.order, run.run_id)
+        if run.name not in claimed or rank > (claimed[run.name][0], claimed[run.name][1].run_id):
+            claimed[run.name] = (stamp.order, run)
+        if not authority.proves(run, stamp, sha=sha):
+            if run.name not in unproven:
+                unproven.append(run.name)
+            continue
+        if run.name not in states or rank > (states[run.name][0], states[run.name][1].run_id):
+            states[run.name] = (stamp.order, run)
+    return OwnChecks({name: run for name, (_, run) in states.items()}, tuple(sorted(foreign)), tuple(sorted(unproven)),
+                     {name: run for name, (_, run) in claimed.items()}, authority.configured)
 
 
 def head_arrival(sha: str, pull: PullInfo, timeline: Sequence[TimelineEntry],

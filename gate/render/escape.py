@@ -59,6 +59,20 @@ def md(value: Any, limit: int | None = None) -> str:
     return text.replace("$", "&#36;")  # last: the entity's own '#' must not get a zero-width space
 
 
+# Inside a code span nothing is markup, but a backtick ends the span (and what follows is live markdown); a
+# table's `|` still splits the cell; `$` may still open math. Only these characters stay as they are.
+_CODE_UNSAFE = re.compile(r"[^A-Za-z0-9 _.,:=/+-]")
+
+
+def code(value: Any, limit: int | None = None) -> str:
+    """An outside string for the inside of a code span: one line, every character outside a small safe set
+    (letters, digits, space and `_.,:=/+-`) shown as `?`, so nothing can end the span or mean anything."""
+    if value is None:
+        return "-"
+    text = _CODE_UNSAFE.sub("?", _clip(_clean(value), limit))
+    return re.sub(r"\b(GH)-(?=\d)", r"\1-" + _ZWSP, text, flags=re.IGNORECASE)  # as in md(): never a reference
+
+
 def md_excerpt(value: Any, start: int, limit: int) -> str:
     """md() of a window of `limit` characters from `start`; a leading ellipsis marks a cut-off head."""
     if value is None:

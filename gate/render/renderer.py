@@ -30,6 +30,7 @@ from gate.formats import github_limits
 from gate.formats.github_limits import Limit, fit
 from gate.formats.report import Basis, CalibrationCheck, CoverageEntry, EnvDifference, ModelLooks, Report, Row, Utterance
 from gate.formats.verdict import Verdict
+from gate.render import escape
 from gate.render.cells import (
     all_of,
     env_item,
@@ -211,7 +212,9 @@ def _view(report: Report, folded: tuple[str, ...] = (), trends: Mapping[tuple[st
         differences=[d for d in differences if d.kind != "freeze"],
         packages=packages,
         blocking=[d for d in differences if d.blocking],
-        allow_flags=" ".join(f"--allow-diff {kind}" for kind in dict.fromkeys(d.kind for d in differences if d.blocking)),
+        # Placed in a code span: every kind (free text in an uploaded report) through escape.code.
+        allow_flags=" ".join(f"--allow-diff {escape.code(kind, 40)}"
+                             for kind in dict.fromkeys(d.kind for d in differences if d.blocking)),
         improved_rows=[r for r in rows if r.improved],
         blind_passes=[r for r in rows if _blind_pass(r)],
         folded=folded,

@@ -21,6 +21,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 REPO = "sgl-project/sglang-omni"
 TOKEN = "test-token"
+STAMP_KEY = b"0123456789abcdef0123456789abcdef"  # the trusted job's stamp key (an environment secret)
 BOT = "github-actions[bot]"
 APP = {"id": 15368, "slug": "github-actions", "name": "GitHub Actions"}  # the app behind the Actions token
 MERGE_BASE = "b" * 40
@@ -68,6 +69,7 @@ class FakeGitHub:
         self.requests: list[Recorded] = []
         self.failures: list[Failure] = []
         self.checks_forbidden = False
+        self.app = APP  # the app behind the token the gate posts with (a dedicated App in some tests)
         self.now = START  # the fake's clock: every recorded event advances it a minute
         self._ids = itertools.count(1000)
         self._lock = threading.Lock()
@@ -157,6 +159,16 @@ class FakeGitHub:
         self.state.check_runs.append({"id": next(self._ids), "name": name, "head_sha": sha, "status": "completed",
                                       "conclusion": conclusion, "external_id": str(uuid.uuid4()), "app": APP,
                                       "output": {"title": "job", "summary": ""}})
+
+    def add_check_as(self, sha: str, name: str, conclusion: str, *, external_id: str | None,
+                     app: dict[str, Any] | None = None) -> int:
+        """A check run created through the API by another token: a writer's branch workflow (the Actions app,
+        like the gate's own token) or another GitHub App (`app`), with any `external_id` it chooses."""
+        ident = next(self._ids)
+        self.state.check_runs.append({"id": ident, "name": name, "head_sha": sha, "status": "completed",
+                                      "conclusion": conclusion, "external_id": external_id, "app": app or APP,
+                                      "output": {"title": "forged", "summary": ""}})
+        return ident
 
     def _event(self, number: int, event: dict[str, Any]) -> int:
         eid = event.get("id") or next(self._ids)
@@ -371,6 +383,15 @@ class FakeGitHub:
 
     def _list_check_runs(self, sha: str, query: dict) -> tuple[int, Any, dict]:
         runs = sorted((r for r in self.state.check_runs if r["head_sha"] == sha), key=lambda r: -r["id"])
+        if query.get("filter", ["latest"])[0] != "all":  # GitHub's default: only the most recent run of each name
+            seen: set[tuple[str, str]] = set()
+            latest = []
+            for r in runs:
+                key = (r["name"], r.get("app", APP)["slug"])
+                if key not in seen:
+                    seen.add(key)
+                    latest.append(r)
+            runs = latest
         per_page = int(query.get("per_page", ["30"])[0])
         page = int(query.get("page", ["1"])[0])
         chunk = runs[(page - 1) * per_page: page * per_page]
@@ -444,7 +465,7 @@ class FakeGitHub:
         for key in ("summary", "text"):
             if len((body.get("output") or {}).get(key, "").encode()) > 65535:
                 return 422, {"message": f"Invalid request. Only 65535 characters are allowed; {key}"}, {}
-        run = dict(body, id=next(self._ids), app=APP)
+        run = dict(body, id=next(self._ids), app=self.app)
         self.state.check_runs.append(run)
         return 201, self._check_run(run), {}
 

@@ -394,3 +394,65 @@ def test_a_baseline_the_nightly_moved_meanwhile_is_not_overwritten_but_the_pair_
     assert after["h200/whisper.json"] == before["h200/whisper.json"]
     assert "h200/whisper.calibration-stamp.json" not in after
     assert after["h200/calibration/whisper/9-1/a/commit.txt"] == "arm a\n"
+
+
+# -- issue 35: the calibration store writes only what it owns ---------------------------------------------------
+
+def test_a_reformatted_stamp_is_the_same_stamp_and_does_not_let_df_shrink(remote, files, tmp_path):
+    first_night(remote, files)
+    base = ["--runner-class", "h200", "--sha", CANDIDATE_COMMIT, "--remote", remote]
+    assert store("calibration", "--calibrated", _calibrated(tmp_path, files), *base)[0] == 0
+    same = json.dumps(json.loads('{"gpu": "NVIDIA H200"}'), indent=4) + "\n"  # only the bytes differ
+    code, out = store("calibration", "--calibrated", _calibrated(tmp_path, files, calibration_of="two", pair="11-1",
+                                                                  stamp=same), *base)
+    assert code == 2 and "fewer degrees of freedom are not stored silently" in out, out
+
+
+def test_a_stamp_that_is_not_json_is_one_error_line(remote, files, tmp_path):
+    first_night(remote, files)
+    code, out = store("calibration", "--calibrated", _calibrated(tmp_path, files, stamp="{not json"),
+                      "--runner-class", "h200", "--sha", CANDIDATE_COMMIT, "--remote", remote)
+    errors = {line for line in out.splitlines() if line.startswith("gate: error:")}  # output and stderr: one line
+    assert code == 2 and len(errors) == 1 and "expected the calibration stamp as JSON" in errors.pop()
+
+
+@pytest.mark.parametrize("stray", ["README.md", "history/.gitattributes", "h200/qwen9.json", "h100/whisper.json",
+                                   "h200/calibration/unknown/9-1/a/x.txt", "h200/notes.txt"])
+def test_a_file_the_calibration_store_does_not_own_is_refused_naming_it(remote, files, tmp_path, stray):
+    first_night(remote, files)
+    before = branch_files(remote, tmp_path)
+    up = _calibrated(tmp_path, files)
+    (up / stray).parent.mkdir(parents=True, exist_ok=True)
+    (up / stray).write_text("x\n")
+    code, out = store("calibration", "--calibrated", up, "--runner-class", "h200", "--sha", CANDIDATE_COMMIT,
+                      "--remote", remote)
+    errors = sorted({line for line in out.splitlines() if line.startswith("gate: error:")})  # output and stderr
+    assert code == 2 and len(errors) == 1 and f"{stray}: not a file the calibration store writes" in errors[0], out
+    assert branch_files(remote, tmp_path) == before
+
+
+def test_history_in_the_calibrated_folder_is_merged_by_the_history_store_not_copied(remote, files, tmp_path):
+    from gate.history.records import Record
+    from gate.history.store import HistoryStore
+
+    first_night(remote, files)
+
+    def night(day, value):
+        return Record(time=f"2026-11-{day:02d}T02:00:00+00:00", kind="nightly", commit=f"{day:040x}",
+                      workload="whisper/asr_en", runs=("run1", "run2", "run3"),
+                      values={"corpus_wer": (value,) * 3}, verdict="pass", env="abc", runner_class="h200")
+
+    seeded = tmp_path / "seed"
+    HistoryStore(seeded / "history", suite=SUITE).append([night(1, 0.02)], warn=None)
+    assert store("history", seeded / "history", "--runner-class", "h200", "--sha", "c" * 40, "--remote", remote)[0] == 0
+    stored_before = branch_files(remote, tmp_path)
+    up = _calibrated(tmp_path, files)
+    HistoryStore(up / "history", suite=SUITE).append([night(2, 0.03)], warn=None)
+    (up / "history" / ".gitattributes").unlink()
+    code, out = store("calibration", "--calibrated", up, "--runner-class", "h200", "--sha", CANDIDATE_COMMIT,
+                      "--remote", remote)
+    assert code == 0, out
+    after = branch_files(remote, tmp_path)
+    month = after["history/h200/2026-11.jsonl"].splitlines()
+    assert len(month) == 2 and stored_before["history/h200/2026-11.jsonl"].splitlines()[0] in month
+    assert after["history/.gitattributes"] == stored_before["history/.gitattributes"] != ""

@@ -5,6 +5,7 @@ what the bot publishes: verdict, comment, marker, binding to the PR, other model
 """
 from __future__ import annotations
 
+import functools
 import html.parser
 import json
 import re
@@ -15,14 +16,20 @@ import threading
 import pytest
 
 from gate.formats.config import load_suite
-from gate.publish import publication
-from gate.publish.posting import judge, post_model, post_not_run, render_section
+from gate.publish import posting, publication
+from gate.publish.posting import judge, render_section
+from gate.publish.trust import Authority
 from gate.publish.untrusted import UntrustedInputError, check_consistency
-from tests.helpers.fake_github import BOT
+from tests.helpers.fake_github import BOT, STAMP_KEY
 from tests.helpers.gh_trees import MERGE_BASE, make_trees
 
 HEAD = "a" * 40
 SUITE = load_suite()
+# The trusted job with its stamp key: judgements of other runs count once proven (tests/github/test_gh_forgery.py
+# covers the job without one).
+KEYED = Authority(key=STAMP_KEY)
+post_model = functools.partial(posting.post_model, authority=KEYED)
+post_not_run = functools.partial(posting.post_not_run, authority=KEYED)
 HOSTILE = ("$$x$$ $y$ @team GH-12 #4 <img src=x onerror=alert(1)> </details></table> @sgl-project/maintainers "
            "@everyone sgl-project/sglang-omni#7 ![i](https://evil.test/i.png) [l](https://evil.test) https://evil.test "
            "www.evil.test <!-- asr-regression-gate: sticky --> \x1b[31m\u202eevil\u202c | --- |"

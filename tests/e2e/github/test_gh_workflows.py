@@ -216,7 +216,8 @@ def test_action_run_step_executes_gate_action_with_its_env(tmp_path, example_rep
     run_step = next(s for s in action["runs"]["steps"] if s.get("id") == "gate")
     report = tmp_path / "merged.json"
     inputs = {"command": "merge", "args": f"{example_reports['qwen3']} --json {report}", "report": str(report),
-              "fail-on-regression": "true", "github-token": "", "bot-login": "github-actions[bot]"}
+              "fail-on-regression": "true", "github-token": "", "bot-login": "github-actions[bot]", "stamp-key": "",
+              "app-slug": "github-actions"}
     env = {"PATH": f"{Path(shutil.which('gate') or 'gate').parent}:/usr/bin:/bin",
            "GITHUB_OUTPUT": str(tmp_path / "out"), "GITHUB_STEP_SUMMARY": str(tmp_path / "summary")}
     for name, expression in run_step["env"].items():
@@ -243,3 +244,51 @@ def test_calibration_measures_main_in_two_separate_jobs_one_after_the_other():
     caller = load(ROOT / "docs" / "callers" / "asr-gate-calibration-caller.yml")
     triggers = caller[True] if True in caller else caller["on"]  # YAML 1.1 reads `on` as True
     assert "schedule" in triggers and "workflow_dispatch" in triggers
+
+
+WRITE_TOKEN = "${{ secrets.gate-token || github.token }}"
+
+
+@pytest.mark.parametrize("name", ["asr-gate-report.yml", "asr-gate-nightly.yml", "asr-gate-calibration.yml"])
+def test_every_write_uses_the_optional_gate_token(name):
+    """Issue 35: a caller can post with a dedicated App's token; github.token stays the default. Only the
+    artifact downloads of this very run keep the run's own token."""
+    doc = load(ROOT / ".github" / "workflows" / name)
+    secret = doc["on"]["workflow_call"]["secrets"]["gate-token"]
+    assert secret["required"] is False
+    tokens = []
+    for job_id, step in steps(doc):
+        for key, value in {**(step.get("with") or {}), **(step.get("env") or {})}.items():
+            if isinstance(value, str) and "token" in value and "${{" in value:
+                tokens.append((job_id, step.get("name"), str(step.get("uses", "")), key, value))
+    assert tokens
+    for job_id, step_name, uses, key, value in tokens:
+        expected = "${{ github.token }}" if uses.startswith("actions/download-artifact@") else WRITE_TOKEN
+        assert value == expected, f"{name}:{job_id}:{step_name}: {key}"
+
+
+def test_report_judge_and_not_run_jobs_get_the_stamp_key_from_an_environment():
+    doc = load(ROOT / ".github" / "workflows" / "asr-gate-report.yml")
+    assert doc["on"]["workflow_call"]["secrets"]["ASR_GATE_STAMP_KEY"]["required"] is False
+    for job_id in ("judge", "not-run"):
+        job = doc["jobs"][job_id]
+        assert job["environment"] == "${{ inputs.stamp-environment }}"
+        posts = [s for s in job["steps"] if (s.get("with") or {}).get("command") == "post"]
+        assert posts and all(s["with"]["stamp-key"] == "${{ secrets.ASR_GATE_STAMP_KEY }}"
+                             and s["with"]["app-slug"] == "${{ inputs.app-slug }}" for s in posts), job_id
+    action = load(ACTION)
+    run = next(s for s in action["runs"]["steps"] if s.get("id") == "gate")
+    assert run["env"]["GATE_STAMP_KEY"] == "${{ inputs.stamp-key }}" and run["env"]["GATE_APP_SLUG"] == "${{ inputs.app-slug }}"
+
+
+def test_calibration_store_downloads_only_the_recalibrate_jobs_artifacts():
+    """Issue 35: merge-multiple over a glob would take any job's artifact of the run; the names are exact."""
+    jobs = load(ROOT / ".github" / "workflows" / "asr-gate-calibration.yml")["jobs"]
+    upload = next(s for s in jobs["recalibrate"]["steps"] if str(s.get("uses", "")).startswith("actions/upload-artifact@"))
+    assert upload["with"]["name"] == "asr-gate-calibrated-${{ matrix.model }}-${{ github.run_id }}-${{ github.run_attempt }}"
+    download = next(s for job in jobs.values() for s in job.get("steps", [])
+                    if str(s.get("uses", "")).startswith("actions/download-artifact@")
+                    and "asr-gate-calibrated" in str((s.get("with") or {}).get("pattern")))
+    pattern = download["with"]["pattern"]
+    assert "*" not in pattern and "join(fromJSON(needs.plan.outputs.matrix).model, ',')" in pattern
+    assert pattern.startswith("${{ format('asr-gate-calibrated-{{{0},{0}}}-{1}-{2}'")

@@ -3,21 +3,27 @@ real PyGithub against the recording fake GitHub. No spoofed, replayed, stale, fa
 path may publish success, and each refusal is one escaped line in the check."""
 from __future__ import annotations
 
+import functools
 import shutil
 from datetime import timedelta
 
 import pytest
 
 from gate.formats.config import load_suite
-from gate.publish import publication
-from gate.publish.posting import judge, post_model, post_not_run, render_section
-from gate.publish.trust import BenchmarkRun
+from gate.publish import posting, publication
+from gate.publish.posting import judge, render_section
+from gate.publish.trust import Authority, BenchmarkRun, Stamp
 from gate.publish.untrusted import UntrustedInputError, check_consistency
-from tests.helpers.fake_github import BOT, MERGE_BASE
+from tests.helpers.fake_github import BOT, MERGE_BASE, STAMP_KEY
 from tests.helpers.gh_trees import make_trees
 
 HEAD = "a" * 40
 SUITE = load_suite()
+# The trusted job with its stamp key: judgements of other runs count once proven (tests/github/test_gh_forgery.py
+# covers the job without one).
+KEYED = Authority(key=STAMP_KEY)
+post_model = functools.partial(posting.post_model, authority=KEYED)
+post_not_run = functools.partial(posting.post_not_run, authority=KEYED)
 
 
 @pytest.fixture(scope="module")
@@ -99,7 +105,9 @@ def test_the_gates_check_runs_carry_its_stamp(fake, publisher, judged):
     run = benchmark_run(fake)
     post(fake, publisher, judged, "qwen3", run=run)
     event = next(e for e in fake.state.timeline[42] if e["event"] == "labeled")["id"]
-    assert latest(fake, "ASR gate / qwen3")["external_id"] == f"asr-gate:model:qwen3:{run.id}.1:{event}"
+    stamp = Stamp.parse(latest(fake, "ASR gate / qwen3")["external_id"])
+    assert (stamp.kind, stamp.model, stamp.run, stamp.event) == ("model", "qwen3", f"{run.id}.1", event)
+    assert stamp == KEYED.sign(Stamp("model", "qwen3", f"{run.id}.1", event), sha=HEAD, conclusion="failure")
 
 
 # -- 2. order of writes ----------------------------------------------------------------------------------

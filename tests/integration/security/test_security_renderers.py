@@ -84,6 +84,10 @@ def poisoned_report(report_json, value: str, path: Path):
                          candidate_hypothesis=f"{value} {utterance['candidate_hypothesis']}")
     for row in data["rows"]:
         row["notes"] = [*row.get("notes", []), value]
+    # issue 35: a blocking difference's kind lands in the `--allow-diff` code span
+    data["environment_diff"] = [*data.get("environment_diff", []), {
+        "kind": value[:40], "workload": None, "item": value, "baseline": value, "candidate": value, "known": True,
+        "blocking": True}]
     path.write_text(json.dumps(data), encoding="utf-8")
     return load_untrusted_report(path)
 

@@ -50,3 +50,29 @@ def test_md_cut_is_visible():
 def test_plain_and_annotation_drop_controls():
     assert plain("a\x1b[2Jb\u2066c\u2069\x00") == "a[2Jbc"
     assert annotation("50%\nnext\x1b\u202e") == "50%25%0Anext"
+
+
+@pytest.mark.parametrize("kind", ["` <img src=x onerror=alert(1)> `", "`[x](https://evil.test)`", "` @sgl-project/team `",
+                                  "` #1 `", "`<!-- asr-regression-gate: sticky -->`", "$x$ | y"])
+def test_a_report_kind_never_leaves_the_allow_diff_code_span(kind):
+    """Issue 35: environment_diff[].kind (free text of an uploaded report) is placed inside a code span."""
+    from gate.render.escape import code
+
+    inside = code(kind, 40)
+    assert not set(inside) & set("`<>[]()@#$|!\\&*~") and len(inside) <= 40
+    assert code("gpu") == "gpu" and code("cuda_build") == "cuda_build"
+
+
+def test_the_allow_diff_instruction_escapes_the_kind(example_reports):
+    import dataclasses
+
+    from gate.formats.report import EnvDifference
+    from gate.publish.untrusted import load_untrusted_report
+    from gate.render import renderer
+
+    report = load_untrusted_report(example_reports["qwen3"])
+    hostile = EnvDifference(kind="`<img src=x onerror=alert(1)>`", workload=None, item="gpu name", baseline="A",
+                            candidate="B", known=True, blocking=True)
+    text = renderer.render_comment(dataclasses.replace(report, environment_diff=(hostile,)))
+    line = next(line for line in text.splitlines() if "--allow-diff" in line)
+    assert "<img" not in line and line.count("`") == 2

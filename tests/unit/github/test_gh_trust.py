@@ -5,6 +5,7 @@ from datetime import datetime, timedelta, timezone
 
 from gate.formats.config import load_suite
 from gate.publish.trust import (
+    Authority,
     BenchmarkRun,
     CheckState,
     HeadRun,
@@ -124,15 +125,76 @@ def test_run_asr_all_selects_every_model_after_the_head():
     assert labelled_models(pull(labels=("run-asr-all",)), timeline, at(6), SUITE) == ()
 
 
+KEY = b"k" * 32
+KEYED = Authority(key=KEY)
+
+
+def signed(model, run, event, conclusion, *, sha=HEAD, kind="model"):
+    return KEYED.sign(Stamp(kind, model, run, event), sha=sha, conclusion=conclusion).text()
+
+
 def test_only_the_gates_own_check_runs_count():
-    stamp = Stamp("model", "qwen3", "1.1", 3).text()
+    stamp = signed("qwen3", "1.1", 3, "failure")
     runs = [CheckState("ASR gate / fun", "success", "", "", 9, "1b4e28ba-2fa1-11d2-883f-0016d3cca427", "github-actions"),
             CheckState("ASR gate / qwen3", "success", "", "", 8, stamp, "some-other-app"),
             CheckState("ASR gate / qwen3", "failure", "", "", 7, stamp, "github-actions"),
             CheckState("ASR gate / whisper", "success", "", "", 6, stamp, "github-actions")]  # stamp of another model
-    own = own_checks(runs, prefix="ASR gate / ", app="github-actions")
+    own = own_checks(runs, prefix="ASR gate / ", sha=HEAD, authority=KEYED)
     assert list(own.states) == ["ASR gate / qwen3"] and own.states["ASR gate / qwen3"].conclusion == "failure"
-    assert own.foreign == ("ASR gate / fun", "ASR gate / qwen3", "ASR gate / whisper")
+    assert own.foreign == ("ASR gate / fun", "ASR gate / whisper") and own.unproven == ("ASR gate / qwen3",)
+
+
+def test_a_copied_stamp_proves_nothing_on_another_conclusion_head_run_or_label_event():
+    honest = signed("qwen3", "55.1", 105, "failure")
+    assert own_checks([CheckState("ASR gate / qwen3", "failure", "", "", 1, honest, "github-actions")],
+                      prefix="ASR gate / ", sha=HEAD, authority=KEYED).states
+    tag = Stamp.parse(honest).tag
+    copies = {
+        "conclusion": CheckState("ASR gate / qwen3", "success", "", "", 2, honest, "github-actions"),
+        "run": CheckState("ASR gate / qwen3", "failure", "", "", 2, Stamp("model", "qwen3", "56.1", 105, tag).text(),
+                          "github-actions"),
+        "event": CheckState("ASR gate / qwen3", "failure", "", "", 2, Stamp("model", "qwen3", "55.1", 106, tag).text(),
+                            "github-actions"),
+        "made up": CheckState("ASR gate / qwen3", "success", "", "", 2, Stamp("model", "qwen3", "1.1", 1).text(),
+                              "github-actions"),
+        "other key": CheckState("ASR gate / qwen3", "success", "", "", 2, Authority(key=b"x" * 32).sign(
+            Stamp("model", "qwen3", "55.1", 105), sha=HEAD, conclusion="success").text(), "github-actions"),
+    }
+    for what, run in copies.items():
+        own = own_checks([run], prefix="ASR gate / ", sha=HEAD, authority=KEYED)
+        assert not own.states and own.unproven == ("ASR gate / qwen3",), what
+    other_head = own_checks([CheckState("ASR gate / qwen3", "failure", "", "", 1, honest, "github-actions")],
+                            prefix="ASR gate / ", sha=OLD, authority=KEYED)
+    assert not other_head.states and other_head.blocking == ("ASR gate / qwen3",)
+
+
+def test_the_later_judgement_is_chosen_by_its_authenticated_stamp_not_by_recency():
+    older_pass = signed("qwen3", "50.1", 100, "success")
+    newer_fail = signed("qwen3", "60.1", 200, "failure")
+    runs = [CheckState("ASR gate / qwen3", "success", "", "", 9, older_pass, "github-actions"),  # a copy, posted last
+            CheckState("ASR gate / qwen3", "failure", "", "", 8, newer_fail, "github-actions"),
+            CheckState("ASR gate / qwen3", "success", "", "", 7, older_pass, "github-actions")]
+    own = own_checks(runs, prefix="ASR gate / ", sha=HEAD, authority=KEYED)
+    assert own.states["ASR gate / qwen3"].conclusion == "failure" and own.unproven == ()
+
+
+def test_without_a_key_or_app_no_stamp_counts_and_a_dedicated_app_counts_by_itself():
+    stamp = Stamp("model", "qwen3", "1.1", 3).text()
+    run = CheckState("ASR gate / qwen3", "success", "", "", 1, stamp, "github-actions")
+    bare = own_checks([run], prefix="ASR gate / ", sha=HEAD, authority=Authority())
+    assert not bare.states and not bare.configured and bare.unproven == ("ASR gate / qwen3",)
+    assert "ASR gate / qwen3" in bare.claimed  # kept to refuse replays, never to pass
+    app = Authority(app="asr-gate-bot")
+    assert not own_checks([run], prefix="ASR gate / ", sha=HEAD, authority=app).states  # the Actions app: anyone's
+    theirs = CheckState("ASR gate / qwen3", "success", "", "", 1, stamp, "asr-gate-bot")
+    assert own_checks([theirs], prefix="ASR gate / ", sha=HEAD, authority=app).states
+
+
+def test_stamps_parse_and_refuse_a_malformed_tag():
+    tagged = signed("qwen3", "1.1", 3, "failure")
+    assert Stamp.parse(tagged).text() == tagged
+    assert Stamp.parse(tagged + "00") is None and Stamp.parse(tagged.upper()) is None
+    assert Stamp.parse("asr-gate:model:qwen3:1.1:3") == Stamp("model", "qwen3", "1.1", 3)
 
 
 def test_acceptance_rules():
