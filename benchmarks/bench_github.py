@@ -22,7 +22,7 @@ from gate.formats import runlog  # noqa: E402
 from gate.formats.config import load_suite  # noqa: E402
 from gate.judging.compare import compare  # noqa: E402
 from gate.publish.github import Publisher, connect  # noqa: E402
-from gate.publish.posting import judge, post_model, render_section  # noqa: E402
+from gate.publish.posting import judge_uploaded, post_model, render_section  # noqa: E402
 from gate.publish.untrusted import MAX_REPORT_BYTES, UntrustedInputError, expected_run_dirs, load_untrusted_report  # noqa: E402
 from gate.reading.side_loader import load_side  # noqa: E402
 
@@ -85,7 +85,7 @@ def main() -> None:
             log = runlog.skeleton({"base": "/checkouts/base", "candidate": "/checkouts/pr"}, runs,
                                   started="2026-11-02T03:00:00+00:00", status="completed")
             (trees / side / runlog.FILE).write_text(json.dumps(log))
-        judged, t_judge = timed(lambda: judge(trees, "qwen3", suite, baseline=None, calibration=None))
+        judged, t_judge = timed(lambda: judge_uploaded(trees, "qwen3", suite, baseline=None, calibration=None))
         section = render_section(judged)
         print(f"trusted judge of qwen3 (tree checks + compare): {t_judge:.2f} s, verdict {judged.verdict.value}")
         for throttle in (False, True):

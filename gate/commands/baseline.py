@@ -85,7 +85,7 @@ def create(tree: Path, out: Path, models: tuple[str, ...], keep_from: Path | Non
                    "pairs measure the job-to-job spread a comparison across jobs (against a stored baseline) "
                    "is judged with.")
 @_SUITE
-def calibrate(trees: tuple[Path, ...], baseline_path: Path, cross: tuple[tuple[Path, Path], ...],
+def calibrate_command(trees: tuple[Path, ...], baseline_path: Path, cross: tuple[tuple[Path, Path], ...],
               suite_path: Path | None) -> None:
     """Estimate run-to-run noise from A/A pairs TREE_A TREE_B [TREE_A2 TREE_B2 ...] (same commit twice, each
     pair measured in one job), plus --cross-job pairs. Use trees from trusted jobs only (nightly and
@@ -157,7 +157,7 @@ def nights(baseline_path: Path, history_dir: Path | None, runner_class: str | No
       gate baseline nights new/qwen3.json --history store/history --runner-class h100 --tonight results/nightly
     """
     from gate.history.importer import records_from_tree
-    from gate.history.noise import describe, write_calibration
+    from gate.history.noise import describe_sigmas, write_calibration
     from gate.history.store import HistoryStore, Record
 
     suite = load_suite(suite_path)
@@ -171,7 +171,7 @@ def nights(baseline_path: Path, history_dir: Path | None, runner_class: str | No
     found, written = write_calibration(baseline_path, records, suite, require=False,
                                        history=str(history_dir) if history_dir is not None else None,
                                        tonight=[str(t) for t in tonight])
-    for line in describe(written):
+    for line in describe_sigmas(written):
         click.echo(line)
     pooled = sum(found.used.values())
     skipped = f"; {found.repeated} repeated night(s) skipped" if found.repeated else ""

@@ -312,10 +312,10 @@ def noise_(history_dir: Path, runner_class: str | None, as_json: bool, baseline_
     history = _read(history_dir, runner_class, suite)
     found = [noise(t) for t in trends(history, suite, runner_class=runner_class)]
     if baseline_path is not None:
-        from gate.history.noise import describe, write_calibration
+        from gate.history.noise import describe_sigmas, write_calibration
 
         _, written = write_calibration(baseline_path, history.records, suite, history=str(history_dir))
-        for line in describe(written):
+        for line in describe_sigmas(written):
             click.echo(line, err=True)
         click.echo(f"calibration of {len(written)} workloads written to {baseline_path} from the history", err=True)
     if as_json:

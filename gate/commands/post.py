@@ -56,7 +56,7 @@ def command(trees, model, baseline, calibration, json_out, not_run, required_pat
         from gate.formats.errors import InputError
 
         raise InputError("give exactly one of --trees DIR (with --model), --not-run, or --report FILE --tracking-issue")
-    from gate.publish.posting import run
+    from gate.publish.posting import post
 
-    run(trees, model, baseline, calibration, json_out, not_run, required_paths, report_path, tracking_issue,
+    post(trees, model, baseline, calibration, json_out, not_run, required_paths, report_path, tracking_issue,
         sha, pr, suite_path, dry_run, history_dir, runner_class)

@@ -28,14 +28,14 @@ if TYPE_CHECKING:
 
 def check_out_dir(out: Path) -> None:
     """--out must be a folder the gate can create and write (exit 2 before anything runs, one line)."""
-    from gate.runner.outfiles import describe
+    from gate.runner.outfiles import os_error_text
 
     try:
         out.mkdir(parents=True, exist_ok=True)
         probe = tempfile.NamedTemporaryFile(dir=out, prefix=".gate-write-check.", delete=True)
         probe.close()
     except OSError as exc:
-        raise InputError(f"cannot create or write the out dir ({describe(exc)}); expected a writable folder",
+        raise InputError(f"cannot create or write the out dir ({os_error_text(exc)}); expected a writable folder",
                          path=out) from None
 
 
@@ -180,7 +180,7 @@ def command(checkout, ab, out, name, names, models, labels, runs, one_look, max_
         from gate.runner.execute import Runner
         from gate.runner.gpu import NoGpu, NvmlGpu
         from gate.runner.looks import LookPlan
-        from gate.runner.outfiles import describe
+        from gate.runner.outfiles import os_error_text
         from gate.runner.plan import Arm, Setup, dry_run_lines
         from gate.runner.preflight import preflight_lines
         from gate.runner.request import RunRequest
@@ -225,7 +225,7 @@ def command(checkout, ab, out, name, names, models, labels, runs, one_look, max_
         try:
             Path(calibration).open("rb").close()
         except OSError as exc:
-            raise InputError(f"cannot read it ({describe(exc)}); expected a readable baseline JSON file",
+            raise InputError(f"cannot read it ({os_error_text(exc)}); expected a readable baseline JSON file",
                              path=calibration) from None
     out = Path(out).resolve()
     hub, home = _hf_paths(hf_hub, hf_home)

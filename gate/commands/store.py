@@ -10,7 +10,7 @@ import click
 from gate.formats.config import load_suite
 from gate.formats.errors import InputError
 from gate.publish.branch import (
-    Night,
+    NightVerdict,
     StoredEntry,
     StoreError,
     SubprocessGit,
@@ -97,7 +97,7 @@ def baselines(folder: Path, runner_class: str, sha: str, report_path: Path | Non
         if not report_path.exists():
             raise InputError("tonight's report is missing; nothing is stored without it", path=report_path)
         report = load_untrusted_report(report_path)
-        night = Night(report.verdict.value, report.candidate.commit, tuple(report.models))
+        night = NightVerdict(report.verdict.value, report.candidate.commit, tuple(report.models))
     for model, path in new.items():
         read_baseline(path, suite, models=(model,))  # each new file must read back before anything is pushed
 

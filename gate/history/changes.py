@@ -55,7 +55,7 @@ def to_line(cp: ChangePoint) -> str:
     return json.dumps(data, separators=(",", ":"), allow_nan=False, ensure_ascii=False)
 
 
-def from_json(data: object) -> ChangePoint:
+def decode_change_point(data: object) -> ChangePoint:
     """One stored change point; ValueError (one line) when it is not one."""
     line = typedjson.from_json(StoredChangePoint, data)  # SchemaMismatch is a ValueError
     if line.v != SCHEMA_VERSION:
@@ -71,19 +71,19 @@ def from_json(data: object) -> ChangePoint:
                        gated=line.gated, issue=line.issue)
 
 
-def read(path: Path, *, root: Path) -> tuple[list[ChangePoint], list[tuple[int, str]]]:
+def read_change_points(path: Path, *, root: Path) -> tuple[list[ChangePoint], list[tuple[int, str]]]:
     """(change points, (line, reason) of every line skipped) of one file; Unreadable if the file is not one."""
     good, bad = inputs.load_jsonl_lines(path, inputs.HISTORY, max_line_bytes=inputs.HISTORY_LINE_BYTES, root=root)
     points = []
     for number, data in good:
         try:
-            points.append(from_json(data))
+            points.append(decode_change_point(data))
         except ValueError as exc:
             bad.append((number, f"{exc}; expected a stored change point"))
-    return merge(points), sorted(bad)
+    return merge_change_points(points), sorted(bad)
 
 
-def merge(points: Iterable[ChangePoint]) -> list[ChangePoint]:
+def merge_change_points(points: Iterable[ChangePoint]) -> list[ChangePoint]:
     """One per key, the first one stored wins (its numbers are the ones reported); an issue number is kept."""
     by_key: dict[str, ChangePoint] = {}
     for cp in points:
@@ -114,4 +114,4 @@ def combine(stored: Sequence[ChangePoint], found: Sequence[ChangePoint]) -> list
             out.append(cp)
         elif out[match].issue is None and cp.issue is not None:
             out[match] = dataclasses.replace(out[match], issue=cp.issue)
-    return merge(out)
+    return merge_change_points(out)

@@ -113,7 +113,7 @@ def write_calibration(baseline_path: Path, records: Sequence[Record], suite: Sui
     return found, written
 
 
-def describe(written: dict[str, dict[str, Calibration]]) -> list[str]:
+def describe_sigmas(written: dict[str, dict[str, Calibration]]) -> list[str]:
     """One line per workload: each speed metric's σ with its degrees of freedom split by source."""
     lines = []
     for workload_id, metrics in written.items():

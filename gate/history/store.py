@@ -160,7 +160,7 @@ class HistoryStore:
         for item in skipped:
             if warn is not None:
                 warn(str(item))
-        from gate.history.changes import merge as merge_points
+        from gate.history.changes import merge_change_points as merge_points
 
         return History(root=str(self.root), records=tuple(kept), skipped=tuple(skipped),
                        change_points=tuple(merge_points(points)))
@@ -171,7 +171,7 @@ class HistoryStore:
         if not os.path.lexists(path):
             return [], []
         try:
-            found, bad = changes.read(path, root=self.root)
+            found, bad = changes.read_change_points(path, root=self.root)
         except inputs.Unreadable as exc:
             return [], [Skipped(str(path), 0, exc.reason)]
         lines = _raw_lines(path, self.root) if bad else []

@@ -104,7 +104,7 @@ def judge(request: Request) -> Report:
     return reports[0] if len(reports) == 1 else Report.merge(reports)
 
 
-def decide(request: Request, model: str, look: rule.Look) -> rule.LookDecision:
+def decide_look(request: Request, model: str, look: rule.Look) -> rule.LookDecision:
     """The runner's decision at a look (FIRST: pass, fail or extend; POOLED: pass or fail), on the trees as
     they are on disk now: the same judgement the recompute makes of the finished trees."""
     base, cand = read_side(request.base, request), read_side(request.candidate, request)
@@ -128,7 +128,7 @@ def first_look(request: Request, model: str) -> FirstLook:
             view.mkdir(parents=True, exist_ok=True)
             views.append(view)
         view_request = replace(request, base=views[0], candidate=views[1], cache=False, design=Design.ONE_LOOK)
-        decision = decide(view_request, model, rule.Look.FIRST)
+        decision = decide_look(view_request, model, rule.Look.FIRST)
     expected, not_extended = first, None
     if decision.action == "extend":
         remeasured = sum(1 for tree in (request.base, request.candidate) for run in first

@@ -116,7 +116,7 @@ def _checkout_tip(git: Git, work: Path, branch: str) -> None:
 # -- baselines ---------------------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
-class Night:
+class NightVerdict:
     """What tonight's report says, as the store needs it (read by the command through the strict readers)."""
 
     verdict: str  # "pass", "warn", ...
@@ -131,7 +131,7 @@ class StoredEntry:
     df: int
 
 
-def baseline_change(*, runner_class: str, new: Mapping[str, Path], night: Night | None, sha: str, update: str,
+def baseline_change(*, runner_class: str, new: Mapping[str, Path], night: NightVerdict | None, sha: str, update: str,
                     entries_of: Callable[[Path, str], dict[tuple[str, str], StoredEntry]],
                     hold: Callable[[Path, str], Sequence[str]] | None = None) -> Change:
     """Tonight's baseline files (model -> file), checked against what the branch holds when applied.
@@ -163,7 +163,7 @@ def baseline_change(*, runner_class: str, new: Mapping[str, Path], night: Night 
     return Change(f"ASR baseline ({runner_class}): main at {sha}, nightly verdict {verdict}", apply)
 
 
-def _check_night(model: str, night: Night | None, sha: str, update: str) -> None:
+def _check_night(model: str, night: NightVerdict | None, sha: str, update: str) -> None:
     if night is None:
         raise StoreError(f"{model}: a baseline is stored already and tonight has no report: nothing that was not "
                          "judged replaces it")

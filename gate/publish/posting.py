@@ -53,10 +53,10 @@ from gate.publish.trust import (
     Acceptance,
     Authority,
     BenchmarkRun,
+    CheckStamp,
     CheckState,
     OwnChecks,
     PullInfo,
-    Stamp,
     bind_label,
     find_acceptance,
     head_arrival,
@@ -91,7 +91,7 @@ class PostRefused(GateError):
 
 
 # Complexity over 15: the trusted job's steps in order; each branch is one documented outcome.
-def run(trees, model, baseline, calibration, json_out, not_run, required_paths, report_path, tracking_issue,  # noqa: C901 (reason above)
+def post(trees, model, baseline, calibration, json_out, not_run, required_paths, report_path, tracking_issue,  # noqa: C901 (reason above)
         sha, pr, suite_path, dry_run, history_dir=None, runner_class=None) -> None:
     """The body of `gate post` (see its --help)."""
     settings = Settings.from_environ(os.environ)
@@ -133,7 +133,7 @@ def run(trees, model, baseline, calibration, json_out, not_run, required_paths, 
             if not trees.exists():
                 raise UntrustedInputError(f"the benchmark job uploaded no result trees for {model} (it failed or was "
                                           "cancelled before uploading; its log says why)")
-            report = judge(trees, model, suite, baseline=baseline, calibration=calibration)
+            report = judge_uploaded(trees, model, suite, baseline=baseline, calibration=calibration)
         except UntrustedInputError as exc:  # published as a refusal (after binding), never as a pass
             refused = relative(str(exc), trees)
             log(f"result trees refused: {escape.plain(refused, 500)}")
@@ -195,7 +195,7 @@ def relative(text: str, trees: Path) -> str:
     return text
 
 
-def judge(trees: Path, model: str, suite: Suite, *, baseline: Path | None, calibration: Path | None) -> Report:
+def judge_uploaded(trees: Path, model: str, suite: Suite, *, baseline: Path | None, calibration: Path | None) -> Report:
     """The trusted judgement of one model by the one judge (gate.judging.judge): the candidate from the uploaded trees,
     the baseline from a trusted path (the baseline branch) or, in A/B mode, the uploaded base tree. Uploaded
     trees are read without their cache, and must hold exactly the runs the recomputed two-look plan asks for."""
@@ -282,7 +282,7 @@ def post_model(publisher: Publisher, suite: Suite, number: int, *, sha: str, mod
             log(f"FAIL of {model} accepted by @{escape.plain(acceptance.by, 39)}")
             plan = publication.model_check(model, report, section, acceptance)
             section = publication.acceptance_note(acceptance, report.verdict) + section
-    stamp = authority.sign(Stamp("model", model, run.key if run is not None else "local", binding.event.id or 0),
+    stamp = authority.sign(CheckStamp("model", model, run.key if run is not None else "local", binding.event.id or 0),
                            sha=sha, conclusion=plan.conclusion)
     _publish(publisher, suite, number, sha=sha, model=model, check=plan, stamp=stamp, section=section,
              label=binding.event.label, expected=expected, details_url=details_url, log=log, authority=authority)
@@ -300,7 +300,7 @@ def _refuse(publisher: Publisher, sha: str, own: OwnChecks, expected: tuple[str,
     else:
         plan = publication.not_run_check(reason=f"refused: {reason}", required=True, foreign=own.foreign,
                                          unproven=own.unproven, configured=own.configured)
-    stamp = Stamp("overall", "all", run.key if run is not None else "local", 0)
+    stamp = CheckStamp("overall", "all", run.key if run is not None else "local", 0)
     result = publisher.publish_check(sha, name=plan.name, conclusion=plan.conclusion, status_state=plan.status_state,
                                      title=plan.title, summary=plan.summary, details_url=details_url,
                                      external_id=stamp.text())
@@ -321,7 +321,7 @@ def _post_stale(publisher: Publisher, suite: Suite, pull: PullInfo, timeline: li
     log(reason)
     if labelled:
         stale = publication.stale_check(plan, pull.head_sha)
-        stamp = Stamp("stale", model, run.key if run is not None else "local", labelled[-1].id or 0)
+        stamp = CheckStamp("stale", model, run.key if run is not None else "local", labelled[-1].id or 0)
         result = publisher.publish_check(sha, name=stale.name, conclusion=stale.conclusion,
                                          status_state=stale.status_state, title=stale.title, summary=stale.summary,
                                          details_url=details_url, external_id=stamp.text())
@@ -335,13 +335,13 @@ def _post_stale(publisher: Publisher, suite: Suite, pull: PullInfo, timeline: li
         publisher.publish_check(pull.head_sha, name=waiting.name, conclusion=waiting.conclusion,
                                 status_state=waiting.status_state, title=waiting.title, summary=waiting.summary,
                                 details_url=details_url,
-                                external_id=Stamp("overall", "all", run.key if run else "local", 0).text())
+                                external_id=CheckStamp("overall", "all", run.key if run else "local", 0).text())
         log(f"{waiting.name} on {pull.head_sha[:12]}: {waiting.conclusion}")
     return Outcome(posted=False, stale=True)
 
 
 def _publish(publisher: Publisher, suite: Suite, number: int, *, sha: str, model: str, check: publication.CheckPlan,
-             stamp: Stamp, section: str, label: str | None, expected: tuple[str, ...], details_url: str | None,
+             stamp: CheckStamp, section: str, label: str | None, expected: tuple[str, ...], details_url: str | None,
              log: Log, authority: Authority) -> None:
     """Model check, then the overall check, then the comment, then labels: a failed comment write leaves an
     overall check that already agrees with the model checks."""
@@ -349,7 +349,7 @@ def _publish(publisher: Publisher, suite: Suite, number: int, *, sha: str, model
                                      title=check.title, summary=check.summary, details_url=details_url,
                                      external_id=stamp.text())
     log(f"{check.name}: {result.kind.replace('_', ' ')} {result.conclusion}")
-    overall_stamp = Stamp("overall", "all", stamp.run, stamp.event).text()
+    overall_stamp = CheckStamp("overall", "all", stamp.run, stamp.event).text()
 
     def write_overall(own: OwnChecks) -> None:
         overall = publication.overall_check(own.states, sha=sha, expected=expected, foreign=own.foreign,
@@ -381,7 +381,7 @@ def _all_judged(own: OwnChecks, models: tuple[str, ...], event: int) -> bool:
     Without a key or App the other models' checks cannot be proven; their stamps still count here, because
     removing a label can only make a later run refuse, never pass."""
     checks = {**own.claimed, **own.states} if not own.configured else own.states
-    stamps = [Stamp.parse(checks[publication.check_name(m)].external_id) if publication.check_name(m) in checks
+    stamps = [CheckStamp.parse(checks[publication.check_name(m)].external_id) if publication.check_name(m) in checks
               else None for m in models]
     return all(s is not None and s.event == event for s in stamps)
 
@@ -398,10 +398,10 @@ def _replay_evidence(own: OwnChecks) -> dict[str, CheckState]:
     return dict(own.states) if own.configured else {**own.claimed, **own.states}
 
 
-def _own(publisher: Publisher, sha: str, check: publication.CheckPlan, stamp: Stamp, authority: Authority) -> OwnChecks:
+def _own(publisher: Publisher, sha: str, check: publication.CheckPlan, stamp: CheckStamp, authority: Authority) -> OwnChecks:
     own = _read_own(publisher, sha, authority)
     listed = own.states.get(check.name)
-    listed_stamp = Stamp.parse(listed.external_id) if listed is not None else None
+    listed_stamp = CheckStamp.parse(listed.external_id) if listed is not None else None
     # Not read back (no key or App, check runs refused, or a listing that lags): this run's judgement, known here,
     # counts unless a proven later one (by label event and run) is listed.
     if listed_stamp is None or listed_stamp.order < stamp.order:
@@ -448,7 +448,7 @@ def post_not_run(publisher: Publisher, suite: Suite, number: int, *, sha: str, r
         plan = publication.not_run_check(reason=reason, required=bool(touched), foreign=own.foreign)
     result = publisher.publish_check(sha, name=plan.name, conclusion=plan.conclusion, status_state=plan.status_state,
                                      title=plan.title, summary=plan.summary, details_url=details_url,
-                                     external_id=Stamp("overall", "all", "not-run", 0).text())
+                                     external_id=CheckStamp("overall", "all", "not-run", 0).text())
     log(f"{plan.name}: {result.conclusion} ({escape.plain(plan.title, 200)})")
 
 

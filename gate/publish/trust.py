@@ -111,7 +111,7 @@ class CheckState:
 
 
 @dataclass(frozen=True)
-class Stamp:
+class CheckStamp:
     """external_id of a check run the gate wrote: `asr-gate:<kind>:<model>:<run>:<event>[:<tag>]`.
 
     kind: "model" (counts for the overall check), "overall", or "stale" (a result on a commit that was no
@@ -136,14 +136,14 @@ class Stamp:
         return (self.event, int(run_id) if run_id.isdigit() else 0, int(attempt) if attempt.isdigit() else 0)
 
     @staticmethod
-    def parse(text: str | None) -> Stamp | None:
+    def parse(text: str | None) -> CheckStamp | None:
         parts = (text or "").split(":")
         if len(parts) not in (5, 6) or parts[0] != STAMP_PREFIX or not parts[4].isdigit():
             return None
         tag = parts[5] if len(parts) == 6 else ""
         if len(parts) == 6 and not _TAG.fullmatch(tag):
             return None
-        return Stamp(parts[1], parts[2], parts[3], int(parts[4]), tag)
+        return CheckStamp(parts[1], parts[2], parts[3], int(parts[4]), tag)
 
 
 @dataclass(frozen=True)
@@ -162,17 +162,17 @@ class Authority:
     def configured(self) -> bool:
         return self.key is not None or self.app != ACTIONS_APP
 
-    def _tag(self, stamp: Stamp, *, sha: str, conclusion: str | None) -> str:
+    def _tag(self, stamp: CheckStamp, *, sha: str, conclusion: str | None) -> str:
         assert self.key is not None
         message = "\n".join(("asr-gate-stamp/1", stamp.kind, sha, stamp.model, conclusion or "",
                               stamp.run, str(stamp.event)))
         return hmac.new(self.key, message.encode(), hashlib.sha256).hexdigest()[:_TAG_HEX]
 
-    def sign(self, stamp: Stamp, *, sha: str, conclusion: str) -> Stamp:
+    def sign(self, stamp: CheckStamp, *, sha: str, conclusion: str) -> CheckStamp:
         """The stamp with its tag (unchanged without a key)."""
         return replace(stamp, tag=self._tag(stamp, sha=sha, conclusion=conclusion)) if self.key is not None else stamp
 
-    def proves(self, run: CheckState, stamp: Stamp, *, sha: str) -> bool:
+    def proves(self, run: CheckState, stamp: CheckStamp, *, sha: str) -> bool:
         """Whether `run`, which carries `stamp`, was written by the trusted job: the expected app, and with a key
         a tag that matches this head, this check's model and conclusion, and the run and label event it names."""
         if not self.configured or run.app != self.app:
@@ -228,7 +228,7 @@ def own_checks(runs: Sequence[CheckState], *, prefix: str, sha: str, authority: 
     for run in runs:
         if not run.name.startswith(prefix):
             continue
-        stamp = Stamp.parse(run.external_id)
+        stamp = CheckStamp.parse(run.external_id)
         if stamp is None or stamp.kind != "model" or run.name != prefix + stamp.model:
             if run.name not in foreign and (stamp is None or stamp.kind == "model"):
                 foreign.append(run.name)
@@ -299,7 +299,7 @@ def bind_label(*, pull: PullInfo, timeline: Sequence[TimelineEntry], arrival: da
         return Binding(False, f"not bound: {model} on {pull.head_sha[:12]}: {why}", refusals=tuple(refusals))
     index, event = chosen
     run_key = run.key if run is not None else "local"
-    stamp = Stamp.parse(own[check_name].external_id) if check_name in own else None
+    stamp = CheckStamp.parse(own[check_name].external_id) if check_name in own else None
     same_run = stamp is not None and stamp.event == event.id and stamp.run == run_key
     if stamp is not None and stamp.event == event.id and not same_run:
         return Binding(False, f"replay: label event {event.id} ({event.label}) was already judged on "

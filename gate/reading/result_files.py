@@ -250,7 +250,7 @@ def read_metrics(data: Any, located: Iterable[tuple[MetricSpec, str]], expected_
     return values, problems
 
 
-def lookup(data: Any, dotted: str) -> Any:
+def lookup_key(data: Any, dotted: str) -> Any:
     """Follow a path like 'results[0].corpus_wer.mean'. Raises KeyError naming the first missing step."""
     try:
         return schema.lookup(data, dotted)
@@ -258,7 +258,7 @@ def lookup(data: Any, dotted: str) -> Any:
         raise KeyError(exc.field) from None
 
 
-def load_json(path: Path) -> Any:
+def load_result(path: Path) -> Any:
     """A result file by the strict rules of gate.formats.inputs (kind RESULT). Raises Unreadable."""
     return inputs.load_json(path, inputs.RESULT)
 

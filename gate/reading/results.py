@@ -70,7 +70,7 @@ from gate.formats.result_types import (
     WorkloadRun,
 )
 from gate.formats.schema import SchemaError
-from gate.reading.result_files import ci_files, load_json, lookup, metric_check, moss_results_path, read_workload_run
+from gate.reading.result_files import ci_files, metric_check, moss_results_path, read_workload_run
 
 # The names readers of a result tree use, in one place (the types and the file readers live beside).
 __all__ = [

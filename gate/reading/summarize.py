@@ -156,7 +156,7 @@ def _runbook_moss(path: str) -> tuple[dict[str, Any], dict[str, Any]]:
 
 def _strict_json(path: str) -> Any:
     try:
-        return results.load_json(Path(path))
+        return results.load_result(Path(path))
     except results.Unreadable as exc:
         raise IncompleteInput(f"{exc.reason}; expected a complete JSON file", path=path) from None
 

@@ -37,7 +37,7 @@ def env_kind(kind: str) -> str:
     return ENV_KINDS.get(kind, kind.replace("_", " "))
 
 
-def html_text(value: Any) -> str:
+def summary_text(value: Any) -> str:
     """An outside string inside raw HTML (<summary>), where GitHub renders no markdown: md()'s entities and
     zero-width spaces, without its backslash escapes (they would show)."""
     return re.sub(r"\\(.)", r"\1", md(value))

@@ -48,10 +48,10 @@ from gate.render.cells import (
     fmt_spread,
     fmt_value,
     fmt_why,
-    html_text,
     metric_name,
     reason_words,
     short_commit,
+    summary_text,
 )
 from gate.render.escape import md, md_excerpt, plain
 from gate.render.excerpt import changed_words, excerpt_start
@@ -324,7 +324,7 @@ def environment() -> jinja2.Environment:
                            commit=short_commit, all_of=all_of, excerpt=md_excerpt, means=fmt_means,
                            coverage_side=fmt_coverage_side, changed_words=changed_words, num=_num_filter, pct=_pct_filter,
                            looks_line=fmt_looks, metric=metric_name, env_kind=env_kind, reason=reason_words,
-                           env_item=env_item, html=html_text, blind_below=fmt_blind)
+                           env_item=env_item, html=summary_text, blind_below=fmt_blind)
         _ENV = env
     return _ENV
 

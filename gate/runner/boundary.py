@@ -26,7 +26,7 @@ def install(hook: Hook | None) -> None:
 
 
 @contextmanager
-def installed(hook: Hook) -> Iterator[None]:
+def hook_installed(hook: Hook) -> Iterator[None]:
     previous = _hook
     install(hook)
     try:

@@ -20,7 +20,7 @@ from gate.runner import boundary, clients, procgroup, server
 from gate.runner.cancel import Cancellation
 from gate.runner.gpu import GpuProvider, wait_until_free
 from gate.runner.ledger import Ledger
-from gate.runner.logbook import RunLog
+from gate.runner.logbook import Logbook
 from gate.runner.outfiles import Writes, output_failed
 from gate.runner.plan import ModelStep, RunStep
 from gate.runner.progress import Progress
@@ -42,7 +42,7 @@ class ServerCycles:
     suite: Suite
     gpu: GpuProvider
     gpu_index: int
-    log: RunLog | None
+    log: Logbook | None
     cancel: Cancellation
     ledger: Ledger
     writes: Writes

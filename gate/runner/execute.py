@@ -33,9 +33,9 @@ from gate.runner.cancel import Cancellation, Cancelled, installed
 from gate.runner.cycle import RunFailed, ServerCycles
 from gate.runner.gpu import GpuLock, GpuProvider
 from gate.runner.ledger import Ledger
-from gate.runner.logbook import RunLog
+from gate.runner.logbook import Logbook
 from gate.runner.looks import Decider, Sigma
-from gate.runner.outfiles import OutputFailed, Writes, describe, output_failed
+from gate.runner.outfiles import OutputFailed, Writes, os_error_text, output_failed
 from gate.runner.plan import RunStep
 from gate.runner.preflight import Preflight, PreflightFailed, run_preflight
 from gate.runner.progress import Progress
@@ -57,7 +57,7 @@ class Runner(ServerCycles, TwoLooks):
         self.progress.remaining = list(cycles)
         if request.looks is not None and request.looks.decider is not None:
             self.progress.possible = [m.model for s in request.extension_steps(request.models) for m in s.models]
-        self.log: RunLog | None = None
+        self.log: Logbook | None = None
         self.preflight: Preflight | None = None
         self.gpu_index = request.gpu_index or 0
         self.cancel = Cancellation(say=lambda line: self.progress.say(line))
@@ -88,7 +88,7 @@ class Runner(ServerCycles, TwoLooks):
             try:
                 self.ledger.lock()
                 self.subreaper = procgroup.become_subreaper()
-                self.log = RunLog(self.request, self.steps, self.writes)
+                self.log = Logbook(self.request, self.steps, self.writes)
                 self.progress.prior = self.log.previous_cycle_s
                 self._run_logged(outcome)
             finally:
@@ -110,7 +110,7 @@ class Runner(ServerCycles, TwoLooks):
                 raise
             raise failed from None
         except OSError as exc:  # a file under --out the gate writes directly (mkdir, a log to append to)
-            failed = OutputFailed(f"cannot write {exc.filename or 'under --out'} ({describe(exc)})")
+            failed = OutputFailed(f"cannot write {exc.filename or 'under --out'} ({os_error_text(exc)})")
             self.log.finish("failed", failed.exit_code, str(failed))
             raise failed from None
         except BaseException as exc:

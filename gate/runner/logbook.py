@@ -32,7 +32,7 @@ def now() -> str:
     return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="milliseconds")
 
 
-class RunLog:
+class Logbook:
     def __init__(self, request: RunRequest, steps: tuple[RunStep, ...], writes: Writes | None = None) -> None:
         self.writes = writes or Writes()
         self.paths = [request.setup.out / side.name / runlog.FILE for side in request.sides]

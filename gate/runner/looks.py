@@ -76,12 +76,12 @@ class _JudgeDecider:
     def first(self, model: str) -> Decision:
         from gate.stats.looks import Look
 
-        return self._judge.decide(self._judge_request(model), model, Look.FIRST)
+        return self._judge.decide_look(self._judge_request(model), model, Look.FIRST)
 
     def pooled(self, model: str) -> Decision:
         from gate.stats.looks import Look
 
-        return self._judge.decide(self._judge_request(model), model, Look.POOLED)
+        return self._judge.decide_look(self._judge_request(model), model, Look.POOLED)
 
     def _judge_request(self, model: str):
         return dataclasses.replace(self._request, models=(model,))

@@ -24,16 +24,16 @@ class OutputFailed(GateError):
     exit_code = 3
 
 
-def describe(exc: OSError) -> str:
+def os_error_text(exc: OSError) -> str:
     code = errno.errorcode.get(exc.errno, str(exc.errno)) if exc.errno is not None else "OSError"
     return f"{code}: {exc.strerror or exc}"
 
 
 def output_failed(path: Path | str, exc: OSError, what: str = "write") -> OutputFailed:
-    return OutputFailed(f"cannot {what} {path} ({describe(exc)})")
+    return OutputFailed(f"cannot {what} {path} ({os_error_text(exc)})")
 
 
-def write_text(path: Path, text: str) -> None:
+def write_output(path: Path, text: str) -> None:
     """Atomic and durable; OutputFailed (temporary file removed) if it cannot be written."""
     tmp = path.with_name(f".{path.name}.tmp")
     try:
@@ -65,7 +65,7 @@ class Writes:
 
     def text(self, path: Path, text: str) -> None:
         try:
-            write_text(path, text)
+            write_output(path, text)
         except OutputFailed as exc:
             first = self.error is None
             if first:

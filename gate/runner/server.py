@@ -102,12 +102,12 @@ def spawn(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], port: int, 
 def record(server: Server) -> None:
     """server.pid holds the pid (= process group, so `kill -- -$(cat server.pid)` works by hand) and
     server.gate.json the tag to find it again. OutputFailed if they cannot be written."""
-    outfiles.write_text(server.pid_file, f"{server.group.pgid}\n")
+    outfiles.write_output(server.pid_file, f"{server.group.pgid}\n")
     doc = {"pid": server.group.pgid, "tag": server.group.tag, "port": server.port, "argv": server.argv}
-    outfiles.write_text(server.pid_file.with_name("server.gate.json"), json.dumps(doc, indent=1) + "\n")
+    outfiles.write_output(server.pid_file.with_name("server.gate.json"), json.dumps(doc, indent=1) + "\n")
 
 
-def start(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], port: int, log: Path, pid_file: Path,
+def start_server(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], port: int, log: Path, pid_file: Path,
           tag: str | None = None) -> Server:
     """spawn + record; a server whose record cannot be written is stopped before the error is raised."""
     server = spawn(argv, cwd=cwd, env=env, port=port, log=log, pid_file=pid_file, tag=tag)
@@ -148,7 +148,7 @@ def wait_healthy(server: Server, *, timeout_s: float, poll_s: float = HEALTH_POL
             interval = min(interval * 2, max_poll_s)
 
 
-def stop(server: Server, *, grace_s: float, hurry: Callable[[], bool] = lambda: False) -> str:
+def stop_server(server: Server, *, grace_s: float, hurry: Callable[[], bool] = lambda: False) -> str:
     return procgroup.stop(server.group, grace_s=grace_s, hurry=hurry)
 
 

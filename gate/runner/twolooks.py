@@ -19,7 +19,7 @@ from gate.formats.config import Suite
 from gate.formats.inputs import is_present
 from gate.judging.outliers import find_outlier, speed_values
 from gate.runner.cycle import RunFailed
-from gate.runner.logbook import RunLog
+from gate.runner.logbook import Logbook
 from gate.runner.looks import Decider, LookPlan, Sigma
 from gate.runner.plan import Arm, ModelStep, RunStep, plan_run
 from gate.runner.preflight import Preflight
@@ -34,7 +34,7 @@ class TwoLooks:
 
     request: RunRequest
     suite: Suite
-    log: RunLog | None
+    log: Logbook | None
     preflight: Preflight | None
     progress: Progress
     _calibration: Path | None

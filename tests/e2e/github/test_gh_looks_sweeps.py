@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from gate.judging import judge as gate_judge
-from gate.publish.posting import judge
+from gate.publish.posting import judge_uploaded
 from gate.publish.untrusted import UntrustedInputError
 from tests.integration.github.test_gh_looks import H100_STAMP, H200_STAMP, SUITE, stamped
 
@@ -21,10 +21,10 @@ def test_a_stale_calibration_is_left_out_of_the_recomputed_plan_as_the_runner_le
                                                      design=gate_judge.Design.TWO_LOOKS), "whisper")
     assert first.decision.action == "extend"
     with pytest.raises(UntrustedInputError, match=r"the first look \(extend\) asks for run1, run2, run3, run4"):
-        judge(slower, "whisper", SUITE, baseline=None, calibration=stale)
+        judge_uploaded(slower, "whisper", SUITE, baseline=None, calibration=stale)
 
 
 @pytest.mark.slow  # calibrates and judges two-look trees
 def test_a_fresh_calibration_is_used_and_then_the_same_trees_lack_the_second_look(calibration, slower, tmp_path):
     with pytest.raises(UntrustedInputError, match=r"the first look \(extend\) asks for run1, run2, run3, run4, run5, run6"):
-        judge(slower, "whisper", SUITE, baseline=None, calibration=stamped(calibration, tmp_path, H200_STAMP))
+        judge_uploaded(slower, "whisper", SUITE, baseline=None, calibration=stamped(calibration, tmp_path, H200_STAMP))

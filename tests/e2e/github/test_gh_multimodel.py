@@ -13,7 +13,7 @@ from gate.examples import CANDIDATE_COMMIT, ExampleSpec, write_example_tree
 from gate.examples.spec import BASELINE_COMMIT
 from gate.formats import runlog
 from gate.formats.config import load_suite
-from gate.publish.posting import judge
+from gate.publish.posting import judge_uploaded
 from gate.publish.untrusted import UntrustedInputError, check_consistency
 
 SUITE = load_suite()
@@ -54,8 +54,8 @@ def copy(honest, tmp_path):
 
 
 def test_the_honest_two_model_pair_is_accepted_for_each_model(honest):
-    whisper = judge(honest, "whisper", SUITE, baseline=None, calibration=None)
-    qwen3 = judge(honest, "qwen3", SUITE, baseline=None, calibration=None)
+    whisper = judge_uploaded(honest, "whisper", SUITE, baseline=None, calibration=None)
+    qwen3 = judge_uploaded(honest, "qwen3", SUITE, baseline=None, calibration=None)
     assert [look.action for look in whisper.looks[0].looks] == ["extend", "pass"]
     assert len(qwen3.looks[0].looks) == 1 and qwen3.looks[0].looks[0].action != "extend"
     for model in ("whisper", "qwen3"):
@@ -71,4 +71,4 @@ def test_the_honest_two_model_pair_is_accepted_for_each_model(honest):
 def test_a_deleted_or_extra_run_of_either_model_is_refused(copy, model, edit):
     edit(copy)
     with pytest.raises(UntrustedInputError, match=model):
-        judge(copy, model, SUITE, baseline=None, calibration=None)
+        judge_uploaded(copy, model, SUITE, baseline=None, calibration=None)

@@ -17,7 +17,7 @@ import pytest
 
 from gate.formats.config import load_suite
 from gate.publish import posting, publication
-from gate.publish.posting import judge, render_section
+from gate.publish.posting import judge_uploaded, render_section
 from gate.publish.trust import Authority
 from gate.publish.untrusted import UntrustedInputError, check_consistency
 from tests.helpers.fake_github import BOT, STAMP_KEY
@@ -61,7 +61,7 @@ def post(publisher, model, tree, *, pr=42, sha=HEAD, run=None):
     lines = []
     report, refused = None, None
     try:
-        report = judge(tree, model, SUITE, baseline=None, calibration=None)
+        report = judge_uploaded(tree, model, SUITE, baseline=None, calibration=None)
         check_consistency(tree, SUITE, model, head_sha=sha, base_sha=MERGE_BASE, ab=True)
     except UntrustedInputError as exc:
         report, refused = None, str(exc)
@@ -107,7 +107,7 @@ def test_extra_run_is_refused_and_published_as_a_failure(fake, publisher, trees)
     # The first look, recomputed here from run1..run3 of both trees, did not ask for a run4.
     with pytest.raises(UntrustedInputError, match=r"qwen3 has scored runs run1, run2, run3, run4; the first look "
                                                   r"\(\w+\) asks for run1, run2, run3"):
-        judge(tree, "qwen3", SUITE, baseline=None, calibration=None)
+        judge_uploaded(tree, "qwen3", SUITE, baseline=None, calibration=None)
     fake.add_pull(42, labels=("run-qwen3-asr",))
     reason = "tree holds run directories ..."
     assert post_model(publisher, SUITE, 42, sha=HEAD, model="qwen3", report=None, refused=reason,
@@ -117,7 +117,7 @@ def test_extra_run_is_refused_and_published_as_a_failure(fake, publisher, trees)
 
 def test_run_log_must_list_every_planned_run(trees):
     with pytest.raises(UntrustedInputError, match="the plan of qwen3 asks for"):
-        judge(trees("qwen3", runs=("runwarm", "run1", "run2")), "qwen3", SUITE, baseline=None, calibration=None)
+        judge_uploaded(trees("qwen3", runs=("runwarm", "run1", "run2")), "qwen3", SUITE, baseline=None, calibration=None)
 
 
 def test_symlink_in_a_tree_is_refused(trees, tmp_path):
@@ -128,7 +128,7 @@ def test_symlink_in_a_tree_is_refused(trees, tmp_path):
     target.unlink()
     target.symlink_to(secret)
     with pytest.raises(UntrustedInputError, match="symbolic link"):
-        judge(tree, "qwen3", SUITE, baseline=None, calibration=None)
+        judge_uploaded(tree, "qwen3", SUITE, baseline=None, calibration=None)
 
 
 # -- binding to the trigger ----------------------------------------------------------------------------
@@ -211,7 +211,7 @@ def test_two_concurrent_report_runs_converge(fake, publisher, trees):
 
     fake.add_pull(42, labels=("run-qwen3-asr", "run-whisper-asr"))
     built = {m: trees(m) for m in ("qwen3", "whisper")}
-    reports = {m: judge(built[m], m, SUITE, baseline=None, calibration=None) for m in built}
+    reports = {m: judge_uploaded(built[m], m, SUITE, baseline=None, calibration=None) for m in built}
     gate = threading.Barrier(2)
     errors = []
 
@@ -321,12 +321,12 @@ def test_a_100k_character_utterance_id_is_cut_and_the_report_stays_valid(trees):
     from gate.formats.report import report_schema
 
     tree = trees("qwen3")
-    shown = judge(tree, "qwen3", SUITE, baseline=None, calibration=None).utterances[0]  # one the comment lists
+    shown = judge_uploaded(tree, "qwen3", SUITE, baseline=None, calibration=None).utterances[0]  # one the comment lists
     long_id = "u" * 100_000
     for raw in tree.glob("*/run*/qwen3/raw_*/*.jsonl"):
         text = raw.read_text(encoding="utf-8")
         raw.write_text(text.replace(json.dumps(shown.id), json.dumps(long_id)), encoding="utf-8")
-    report = judge(tree, "qwen3", SUITE, baseline=None, calibration=None)
+    report = judge_uploaded(tree, "qwen3", SUITE, baseline=None, calibration=None)
     jsonschema.validate(report.to_json(), report_schema())
     long_ones = [u.id for u in report.utterances if u.id.startswith("uuu")]
     assert long_ones and all(i.endswith("…[cut]") for i in long_ones)

@@ -17,7 +17,7 @@ def _start(bench, knobs: dict, name: str = "s"):
     env = {**bench.env(), "SGLANG_OMNI_STRICT_PORT": "1"}
     d = bench.root / name
     d.mkdir()
-    return server.start(argv, cwd=bench.checkout, env=env, port=bench.port, log=d / "server.log", pid_file=d / "server.pid")
+    return server.start_server(argv, cwd=bench.checkout, env=env, port=bench.port, log=d / "server.log", pid_file=d / "server.pid")
 
 
 def test_healthy_server_starts_and_its_group_stops(bench):
@@ -25,7 +25,7 @@ def test_healthy_server_starts_and_its_group_stops(bench):
     assert server.wait_healthy(srv, timeout_s=10) < 10
     assert srv.pid_file.read_text().strip() == str(srv.group.pgid)
     assert not server.port_free(bench.port)
-    assert server.stop(srv, grace_s=2) == "term"
+    assert server.stop_server(srv, grace_s=2) == "term"
     assert procgroup.members(srv.group.pgid) == []
     assert server.port_free(bench.port)
 
@@ -47,14 +47,14 @@ def test_a_server_that_never_becomes_healthy_is_bounded(bench):
     with pytest.raises(server.ServerFailed, match=r"not healthy after 0.8 s"):
         server.wait_healthy(srv, timeout_s=0.8)
     assert time.monotonic() - began < 3
-    server.stop(srv, grace_s=1)
+    server.stop_server(srv, grace_s=1)
 
 
 def test_child_left_behind_ignoring_term_is_killed_with_the_group(bench):
     srv = _start(bench, {"leave_child": True, "ignore_term": True})
     server.wait_healthy(srv, timeout_s=10)
     assert len(procgroup.members(srv.group.pgid, srv.group.tag)) >= 2
-    assert server.stop(srv, grace_s=0.5) == "kill"
+    assert server.stop_server(srv, grace_s=0.5) == "kill"
     assert procgroup.members(srv.group.pgid) == [] and bench.leftovers() == []
     assert server.port_free(bench.port), "the child held the listening socket until it was killed"
 
@@ -64,7 +64,7 @@ def test_child_that_started_its_own_session_is_still_stopped(bench):
     server.wait_healthy(srv, timeout_s=10)
     tagged = procgroup.members(srv.group.pgid, srv.group.tag)
     assert len(tagged) >= 2 and len(procgroup.members(srv.group.pgid)) < len(tagged)  # one left the session
-    assert server.stop(srv, grace_s=0.5) == "kill"
+    assert server.stop_server(srv, grace_s=0.5) == "kill"
     assert bench.leftovers() == []
 
 
@@ -88,7 +88,7 @@ def test_recorded_session_without_our_tag_is_left_alone(bench):
     server.wait_healthy(srv, timeout_s=10)
     assert procgroup.stop_recorded(srv.group.pgid, "not-the-tag", grace_s=0.2) == 0
     assert srv.alive
-    server.stop(srv, grace_s=2)
+    server.stop_server(srv, grace_s=2)
 
 
 def test_port_free_sees_a_listener():
@@ -107,7 +107,7 @@ def test_health_probes_back_off_and_stay_out_of_the_failure_tail(bench):
                          "log_line": "[standin] CUDA graph capture has not finished"})
     with pytest.raises(server.ServerFailed) as info:
         server.wait_healthy(srv, timeout_s=3)
-    server.stop(srv, grace_s=1)
+    server.stop_server(srv, grace_s=1)
     probes = srv.log.read_text().count('"GET /health HTTP/1.1" 503')
     assert 3 <= probes <= 16, f"{probes} probes in 3 s (the 0.25 s cap makes ~14; a fixed 50 ms poll ~60)"
     message = str(info.value)

@@ -11,8 +11,8 @@ import pytest
 
 from gate.formats.config import load_suite
 from gate.publish import posting, publication
-from gate.publish.posting import judge, render_section
-from gate.publish.trust import Authority, BenchmarkRun, Stamp
+from gate.publish.posting import judge_uploaded, render_section
+from gate.publish.trust import Authority, BenchmarkRun, CheckStamp
 from gate.publish.untrusted import UntrustedInputError, check_consistency
 from tests.helpers.fake_github import BOT, MERGE_BASE, STAMP_KEY
 from tests.helpers.gh_trees import make_trees
@@ -33,7 +33,7 @@ def judged(tmp_path_factory, example_reports):
     out = {}
     for model in ("qwen3", "whisper"):
         tree = make_trees(root / model, example_reports, model)
-        report = judge(tree, model, SUITE, baseline=None, calibration=None)
+        report = judge_uploaded(tree, model, SUITE, baseline=None, calibration=None)
         out[model] = (tree, report, render_section(report))
     assert out["qwen3"][1].verdict.value == "fail" and out["whisper"][1].verdict.value == "pass"
     return out
@@ -105,9 +105,9 @@ def test_the_gates_check_runs_carry_its_stamp(fake, publisher, judged):
     run = benchmark_run(fake)
     post(fake, publisher, judged, "qwen3", run=run)
     event = next(e for e in fake.state.timeline[42] if e["event"] == "labeled")["id"]
-    stamp = Stamp.parse(latest(fake, "ASR gate / qwen3")["external_id"])
+    stamp = CheckStamp.parse(latest(fake, "ASR gate / qwen3")["external_id"])
     assert (stamp.kind, stamp.model, stamp.run, stamp.event) == ("model", "qwen3", f"{run.id}.1", event)
-    assert stamp == KEYED.sign(Stamp("model", "qwen3", f"{run.id}.1", event), sha=HEAD, conclusion="failure")
+    assert stamp == KEYED.sign(CheckStamp("model", "qwen3", f"{run.id}.1", event), sha=HEAD, conclusion="failure")
 
 
 # -- 2. order of writes ----------------------------------------------------------------------------------

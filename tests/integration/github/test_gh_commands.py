@@ -365,7 +365,7 @@ def test_post_with_the_stamp_key_tags_its_check_and_a_copy_posted_by_another_run
         fake, tmp_path, qwen3_trees, unthrottled):
     """Issue 35 through the CLI: GATE_STAMP_KEY (the action's stamp-key input) tags the stamp; the not-run post
     of a later event verifies it, and the FAIL's stamp copied onto a success proves nothing."""
-    from gate.publish.trust import Stamp
+    from gate.publish.trust import CheckStamp
     from tests.helpers.fake_github import STAMP_KEY
 
     fake.add_pull(42, labels=("run-qwen3-asr",), head_repo="contributor/sglang-omni")
@@ -374,7 +374,7 @@ def test_post_with_the_stamp_key_tags_its_check_and_a_copy_posted_by_another_run
     result = invoke(["post", "--trees", str(qwen3_trees), "--model", "qwen3"], **env)
     assert result.exit_code == 0, result.output
     honest = next(r for r in fake.state.check_runs if r["name"] == "ASR gate / qwen3")
-    assert Stamp.parse(honest["external_id"]).tag
+    assert CheckStamp.parse(honest["external_id"]).tag
     fake.add_check_as(p.HEAD, "ASR gate / qwen3", "success", external_id=honest["external_id"])
     again = invoke(["post", "--not-run", "--pr", "42", "--sha", p.HEAD],
                    **{k: v for k, v in env.items() if not k.startswith("GITHUB_EVENT")})

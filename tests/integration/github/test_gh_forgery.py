@@ -8,8 +8,8 @@ import pytest
 
 from gate.formats.config import load_suite
 from gate.publish import publication
-from gate.publish.posting import judge, post_model, post_not_run, render_section
-from gate.publish.trust import Authority, BenchmarkRun, Stamp
+from gate.publish.posting import judge_uploaded, post_model, post_not_run, render_section
+from gate.publish.trust import Authority, BenchmarkRun, CheckStamp
 from tests.helpers.fake_github import BOT, STAMP_KEY
 from tests.helpers.gh_trees import make_trees
 
@@ -27,7 +27,7 @@ def judged(tmp_path_factory, example_reports):
     root = tmp_path_factory.mktemp("forgery-trees")
     out = {}
     for model in ("qwen3", "whisper"):
-        report = judge(make_trees(root / model, example_reports, model), model, SUITE, baseline=None, calibration=None)
+        report = judge_uploaded(make_trees(root / model, example_reports, model), model, SUITE, baseline=None, calibration=None)
         out[model] = (report, render_section(report))
     assert out["qwen3"][0].verdict.value == "fail" and out["whisper"][0].verdict.value == "pass"
     return out
@@ -82,7 +82,7 @@ def test_a_made_up_stamp_on_an_unlabelled_pr_touching_asr_code_is_not_green(fake
 
 def test_a_made_up_tag_does_not_verify(fake, publisher):
     fake.add_pull(42)
-    forged = Stamp("model", "fun", "1.1", 1, "0" * 32).text()
+    forged = CheckStamp("model", "fun", "1.1", 1, "0" * 32).text()
     fake.add_check_as(HEAD, "ASR gate / fun", "success", external_id=forged)
     not_run(publisher, KEYED)
     assert overall(fake)["conclusion"] == "action_required"

@@ -14,7 +14,7 @@ from gate.cli import cli
 from gate.examples import CANDIDATE_COMMIT, ExampleSpec, write_example_tree
 from gate.formats import runlog
 from gate.formats.config import load_suite
-from gate.publish.posting import judge, render_section
+from gate.publish.posting import judge_uploaded, render_section
 
 SUITE = load_suite()
 STARTED = "2026-11-02T03:00:00.000+00:00"
@@ -77,7 +77,7 @@ def test_the_report_carries_the_recomputed_looks_never_the_uploaded_ones(tmp_pat
     spec = ExampleSpec(models=MODEL, seed=1, commit=CANDIDATE_COMMIT, runs=("warm", *"123456"),
                        extra_errors={"whisper/asr_en": 8})
     trees = upload(tmp_path / "trees", spec, runs=("warm", *"123456"), log_extra=forged)
-    report = judge(trees, "whisper", SUITE, baseline=None, calibration=None)
+    report = judge_uploaded(trees, "whisper", SUITE, baseline=None, calibration=None)
     (looks,) = report.looks
     assert looks.source == "recomputed" and looks.final == "pass"
     first, pooled = looks.looks
@@ -91,7 +91,7 @@ def test_the_report_carries_the_recomputed_looks_never_the_uploaded_ones(tmp_pat
 
 
 def test_against_a_stored_baseline_a_stale_calibration_cannot_fail(calibration, slower, tmp_path):
-    report = judge(slower, "whisper", SUITE, baseline=stamped(calibration, tmp_path, H100_STAMP), calibration=None)
+    report = judge_uploaded(slower, "whisper", SUITE, baseline=stamped(calibration, tmp_path, H100_STAMP), calibration=None)
     assert report.looks == ()  # not an A/B: no plan was recomputed
     (check,) = report.calibration_checks
     assert (check.source, check.status, check.blocks_fail) == ("whisper.json", "stale", True)

@@ -7,10 +7,10 @@ from gate.formats.config import load_suite
 from gate.publish.trust import (
     Authority,
     BenchmarkRun,
+    CheckStamp,
     CheckState,
     HeadRun,
     PullInfo,
-    Stamp,
     TimelineEntry,
     bind_label,
     find_acceptance,
@@ -107,7 +107,7 @@ def test_a_label_removed_before_the_judge_runs_revokes_it():
 
 def test_a_label_event_judged_by_another_run_is_a_replay():
     own = {"ASR gate / qwen3": CheckState("ASR gate / qwen3", "failure", "", "", 1,
-                                          Stamp("model", "qwen3", "55.1", 105).text(), "github-actions")}
+                                          CheckStamp("model", "qwen3", "55.1", 105).text(), "github-actions")}
     timeline = [labeled("run-qwen3-asr", 5)]
     replay = bind(timeline, own=own, run=BenchmarkRun(66, 1, at(7)))
     assert not replay.ok and replay.reason.startswith("replay")
@@ -130,7 +130,7 @@ KEYED = Authority(key=KEY)
 
 
 def signed(model, run, event, conclusion, *, sha=HEAD, kind="model"):
-    return KEYED.sign(Stamp(kind, model, run, event), sha=sha, conclusion=conclusion).text()
+    return KEYED.sign(CheckStamp(kind, model, run, event), sha=sha, conclusion=conclusion).text()
 
 
 def test_only_the_gates_own_check_runs_count():
@@ -148,17 +148,17 @@ def test_a_copied_stamp_proves_nothing_on_another_conclusion_head_run_or_label_e
     honest = signed("qwen3", "55.1", 105, "failure")
     assert own_checks([CheckState("ASR gate / qwen3", "failure", "", "", 1, honest, "github-actions")],
                       prefix="ASR gate / ", sha=HEAD, authority=KEYED).states
-    tag = Stamp.parse(honest).tag
+    tag = CheckStamp.parse(honest).tag
     copies = {
         "conclusion": CheckState("ASR gate / qwen3", "success", "", "", 2, honest, "github-actions"),
-        "run": CheckState("ASR gate / qwen3", "failure", "", "", 2, Stamp("model", "qwen3", "56.1", 105, tag).text(),
+        "run": CheckState("ASR gate / qwen3", "failure", "", "", 2, CheckStamp("model", "qwen3", "56.1", 105, tag).text(),
                           "github-actions"),
-        "event": CheckState("ASR gate / qwen3", "failure", "", "", 2, Stamp("model", "qwen3", "55.1", 106, tag).text(),
+        "event": CheckState("ASR gate / qwen3", "failure", "", "", 2, CheckStamp("model", "qwen3", "55.1", 106, tag).text(),
                             "github-actions"),
-        "made up": CheckState("ASR gate / qwen3", "success", "", "", 2, Stamp("model", "qwen3", "1.1", 1).text(),
+        "made up": CheckState("ASR gate / qwen3", "success", "", "", 2, CheckStamp("model", "qwen3", "1.1", 1).text(),
                               "github-actions"),
         "other key": CheckState("ASR gate / qwen3", "success", "", "", 2, Authority(key=b"x" * 32).sign(
-            Stamp("model", "qwen3", "55.1", 105), sha=HEAD, conclusion="success").text(), "github-actions"),
+            CheckStamp("model", "qwen3", "55.1", 105), sha=HEAD, conclusion="success").text(), "github-actions"),
     }
     for what, run in copies.items():
         own = own_checks([run], prefix="ASR gate / ", sha=HEAD, authority=KEYED)
@@ -179,7 +179,7 @@ def test_the_later_judgement_is_chosen_by_its_authenticated_stamp_not_by_recency
 
 
 def test_without_a_key_or_app_no_stamp_counts_and_a_dedicated_app_counts_by_itself():
-    stamp = Stamp("model", "qwen3", "1.1", 3).text()
+    stamp = CheckStamp("model", "qwen3", "1.1", 3).text()
     run = CheckState("ASR gate / qwen3", "success", "", "", 1, stamp, "github-actions")
     bare = own_checks([run], prefix="ASR gate / ", sha=HEAD, authority=Authority())
     assert not bare.states and not bare.configured and bare.unproven == ("ASR gate / qwen3",)
@@ -192,9 +192,9 @@ def test_without_a_key_or_app_no_stamp_counts_and_a_dedicated_app_counts_by_itse
 
 def test_stamps_parse_and_refuse_a_malformed_tag():
     tagged = signed("qwen3", "1.1", 3, "failure")
-    assert Stamp.parse(tagged).text() == tagged
-    assert Stamp.parse(tagged + "00") is None and Stamp.parse(tagged.upper()) is None
-    assert Stamp.parse("asr-gate:model:qwen3:1.1:3") == Stamp("model", "qwen3", "1.1", 3)
+    assert CheckStamp.parse(tagged).text() == tagged
+    assert CheckStamp.parse(tagged + "00") is None and CheckStamp.parse(tagged.upper()) is None
+    assert CheckStamp.parse("asr-gate:model:qwen3:1.1:3") == CheckStamp("model", "qwen3", "1.1", 3)
 
 
 def test_acceptance_rules():

@@ -4,7 +4,7 @@ from __future__ import annotations
 from gate.formats.config import load_suite
 from gate.formats.report import NO_RESULTS, CoverageProblem
 from gate.formats.result_types import BAD_SCHEMA, EVALUATED_NE_TOTAL, MISSING_RUN, RUN_RECORD, SKIPPED
-from gate.render.cells import env_item, html_text, metric_name, reason_words
+from gate.render.cells import env_item, metric_name, reason_words, summary_text
 
 
 def test_every_gated_metric_of_the_suite_has_a_display_name():
@@ -37,4 +37,4 @@ def test_coverage_problems_are_worded_from_their_fields():
 def test_env_items_and_raw_html_text():
     assert env_item("gpu", "gpu name") == "GPU name"
     assert env_item("freeze", "torch") == "packages: torch"
-    assert html_text("moss_td <b>@x") == "moss_td &lt;b&gt;@\u200bx"  # no backslash, no tag, no mention
+    assert summary_text("moss_td <b>@x") == "moss_td &lt;b&gt;@\u200bx"  # no backslash, no tag, no mention
