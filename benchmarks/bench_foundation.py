@@ -20,7 +20,8 @@ from pathlib import Path
 from gate.examples import ExampleSpec, write_example_pair, write_example_tree
 from gate.formats.config import load_suite
 from gate.reading.results import read_tree
-from gate.reading.samples import MATCH, read_run_samples
+from gate.reading.samples import read_run_samples
+from gate.reading.side import MATCH
 
 
 def _median_time(fn, repeat: int) -> str:

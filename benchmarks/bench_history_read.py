@@ -23,7 +23,8 @@ import numpy as np
 
 from gate.formats.config import load_suite
 from gate.history.analysis import trends
-from gate.history.store import HistoryStore, Record
+from gate.history.records import Record
+from gate.history.store import HistoryStore
 
 
 def write_history(root: Path, years: int) -> int:

@@ -158,7 +158,8 @@ def nights(baseline_path: Path, history_dir: Path | None, runner_class: str | No
     """
     from gate.history.importer import records_from_tree
     from gate.history.noise import describe_sigmas, write_calibration
-    from gate.history.store import HistoryStore, Record
+    from gate.history.records import Record
+    from gate.history.store import HistoryStore
 
     suite = load_suite(suite_path)
     records: list[Record] = []

@@ -10,9 +10,7 @@ from pathlib import Path
 
 import click
 
-from gate.examples.folder import MARKER, write_replaceable
-
-__all__ = ["MARKER", "command"]
+from gate.examples.folder import write_replaceable
 
 
 @click.command("example")

@@ -10,8 +10,8 @@ import numpy as np
 
 from gate.examples.spec import SYNTHETIC_NOTICE, ExampleSpec, write_json
 from gate.examples.trees import write_example_tree
+from gate.formats import result_types
 from gate.formats.config import Suite, Workload
-from gate.reading import results
 
 # --- CI artifact layout ----------------------------------------------------------------------------
 
@@ -27,8 +27,8 @@ def write_example_ci_artifacts(root: Path, suite: Suite, spec: ExampleSpec = Exa
     for attempt in range(1, attempts + 1):
         last = attempt == attempts
         defects = dict(spec.defects) if last else {
-            **{w.id: results.SKIPPED for w in suite.workloads_for((model,))},
-            **{w.id: results.FAILED_REQUESTS for w in suite.workloads_for(("moss_td",))},
+            **{w.id: result_types.SKIPPED for w in suite.workloads_for((model,))},
+            **{w.id: result_types.FAILED_REQUESTS for w in suite.workloads_for(("moss_td",))},
         }
         attempt_spec = ExampleSpec(seed=spec.seed * 100 + attempt, models=(model, "moss_td"), runs=("1",),
                                    commit=spec.commit, freeze=spec.freeze, speed_sigma=spec.speed_sigma,
@@ -49,7 +49,7 @@ def write_example_ci_artifacts(root: Path, suite: Suite, spec: ExampleSpec = Exa
             moss_dir = base / "test_multi_speaker0"
             moss_dir.mkdir(parents=True, exist_ok=True)
             for workload in suite.workloads_for(("moss_td",)):
-                path = run / workload.path / results.MOSS_RESULTS_FILE
+                path = run / workload.path / result_types.MOSS_RESULTS_FILE
                 if path.is_file():
                     payload = json.loads(path.read_text(encoding="utf-8"))
                     payload["router_ready_s"] = 142.7

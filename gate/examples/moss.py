@@ -16,8 +16,8 @@ from rapidfuzz.distance import Levenshtein
 
 from gate.examples.dataset import CJK_NOVEL, Dataset, corrupt, dataset, moss_shape, novel_word, run_errors, stretch_tail
 from gate.examples.spec import DUPLICATE_IDS, MISSING_IDS, NAN, ExampleSpec, write_json
+from gate.formats import result_types
 from gate.formats.config import Workload
-from gate.reading import results
 from gate.reading.samples import clean_no_speaker, cp_cer_counts
 
 _ZH_PUNCT = "，。？！"
@@ -31,12 +31,12 @@ def write_moss(run_dir: Path, workload: Workload, model_id: str, spec: ExampleSp
     """One MOSS workload in one run: its speed, request and evaluation files (with `defect` planted)."""
     name = workload.name
     data = dataset(workload.id, workload.expected_samples, workload.format, workload.lang)
-    n = workload.expected_samples - (max(1, workload.expected_samples // 8) if defect == results.WRONG_TOTAL else 0)
+    n = workload.expected_samples - (max(1, workload.expected_samples // 8) if defect == result_types.WRONG_TOTAL else 0)
     errors = run_errors(data, workload.id, spec, rng)[:n]
     failed = np.zeros(n, dtype=bool)
-    if defect in (results.EVALUATED_NE_TOTAL, results.FAILED_REQUESTS):
+    if defect in (result_types.EVALUATED_NE_TOTAL, result_types.FAILED_REQUESTS):
         failed[data.order[:3][data.order[:3] < n]] = True
-    elif defect == results.NO_SPEED:
+    elif defect == result_types.NO_SPEED:
         failed[:] = True
     # Speed: one run-level draw moves throughput and latency together; the factor is the spec's.
     factor = spec.speed_factor.get(workload.id, 1.0)
@@ -62,14 +62,14 @@ def write_moss(run_dir: Path, workload: Workload, model_id: str, spec: ExampleSp
     }
     if defect == NAN:
         evaluation["diarization_metrics"]["cer"] = float("nan")
-    speed_document = {"schema_version": 2 if defect == results.BAD_SCHEMA else 1, "config": config, "speed": speed}
+    speed_document = {"schema_version": 2 if defect == result_types.BAD_SCHEMA else 1, "config": config, "speed": speed}
     directory = run_dir / workload.path
     directory.mkdir(parents=True, exist_ok=True)
-    write_json(directory / results.MOSS_SPEED_FILE, speed_document)
+    write_json(directory / result_types.MOSS_SPEED_FILE, speed_document)
     write_json(directory / "transcribe_diarize_asr_results.json",
                {"schema_version": 1, "config": config, "samples": samples, "outputs": outputs})
-    if defect != results.MISSING_FILE:
-        write_json(directory / results.MOSS_RESULTS_FILE, evaluation, truncate=defect == results.UNREADABLE)
+    if defect != result_types.MISSING_FILE:
+        write_json(directory / result_types.MOSS_RESULTS_FILE, evaluation, truncate=defect == result_types.UNREADABLE)
 
 
 @dataclass
@@ -241,7 +241,7 @@ def _speed_section(name: str, n: int, completed: int, lat_ok: np.ndarray, dur_ok
 def _config(workload: Workload, model_id: str, n: int, wall: float, defect: str | None) -> dict[str, Any]:
     """The client's `config` block (the request budget is the one MAX_NEW_TOKENS_SET plants)."""
     name = workload.name
-    no_budget = workload.require_null_max_new_tokens and defect != results.MAX_NEW_TOKENS_SET
+    no_budget = workload.require_null_max_new_tokens and defect != result_types.MAX_NEW_TOKENS_SET
     return {
         "dataset": "movies800times" if name.startswith("movies800times") else name,
         "repo_id": _moss_repo(name), "split": "validation", "audio_column": "audio", "expected_column": "transcription",
@@ -249,7 +249,7 @@ def _config(workload: Workload, model_id: str, n: int, wall: float, defect: str 
         "concurrency": 16, "warmup": 0, "request_rate": "inf",
         "request_timeout_s": 300.0 if workload.require_null_max_new_tokens else 1800.0,
         "max_new_tokens": None if no_budget else 65536,
-        "max_samples": n if defect == results.WRONG_TOTAL else None,
+        "max_samples": n if defect == result_types.WRONG_TOTAL else None,
         "wall_clock_s": round(float(wall), 3), "timing_scope": "asr_requests_only",
     }
 

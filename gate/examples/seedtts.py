@@ -17,8 +17,8 @@ from rapidfuzz.distance import Levenshtein
 
 from gate.examples.dataset import CJK_NOVEL, Dataset, corrupt, dataset, novel_word, run_errors, seedtts_shape, stretch_tail
 from gate.examples.spec import DUPLICATE_IDS, MISSING_IDS, NAN, SYNTHETIC_NOTICE, ExampleSpec, write_json
+from gate.formats import result_types
 from gate.formats.config import Workload
-from gate.reading import results
 
 
 def write_seedtts(run_dir: Path, workload: Workload, model_id: str, spec: ExampleSpec, rng: np.random.Generator,
@@ -26,10 +26,10 @@ def write_seedtts(run_dir: Path, workload: Workload, model_id: str, spec: Exampl
     """One SeedTTS workload in one run: the raw per-request JSONL and the `--output` JSON (with `defect` planted)."""
     data = dataset(workload.id, workload.expected_samples, workload.format, workload.lang)
     en = workload.lang == "en"
-    n = workload.expected_samples - (88 if defect == results.WRONG_TOTAL else 0)  # as if run with --max-samples
+    n = workload.expected_samples - (88 if defect == result_types.WRONG_TOTAL else 0)  # as if run with --max-samples
     errors = run_errors(data, workload.id, spec, rng)[:n]
     failed = np.zeros(n, dtype=bool)
-    if defect in (results.EVALUATED_NE_TOTAL, results.SKIPPED):
+    if defect in (result_types.EVALUATED_NE_TOTAL, result_types.SKIPPED):
         failed[data.order[:5][data.order[:5] < n]] = True
     rows = _transcripts(data, n, errors, en, spec.hallucinate.get(workload.id))
     latency, throughput = _speed(data, workload.id, n, spec, rng)
@@ -37,14 +37,14 @@ def write_seedtts(run_dir: Path, workload: Workload, model_id: str, spec: Exampl
     assert workload.raw_dir is not None, "the suite gives every SeedTTS workload a raw_dir"
     _write_raw(run_dir / workload.raw_dir, data, rows, latency, failed, en, defect)
     document = _seedtts_document(workload, model_id, spec, data, n, int((~failed).sum()), measured)
-    if defect == results.BAD_SCHEMA:
+    if defect == result_types.BAD_SCHEMA:
         document["schema_version"] = 3
     if defect == NAN:
         document["results"][0]["corpus_wer"]["mean"] = float("nan")
     path = run_dir / workload.path
     path.parent.mkdir(parents=True, exist_ok=True)
-    if defect != results.MISSING_FILE:
-        write_json(path, document, truncate=defect == results.UNREADABLE)
+    if defect != result_types.MISSING_FILE:
+        write_json(path, document, truncate=defect == result_types.UNREADABLE)
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
-from gate.reading import results
+from gate.formats import result_types
 
 SYNTHETIC_NOTICE = ("SYNTHETIC EXAMPLE DATA written by `gate example` (gate/examples/). "
                     "Not a measurement of any GPU, model or commit.")
@@ -36,10 +36,10 @@ DEFAULT_FREEZE = (
 NAN = "nan"  # a metric written as NaN (not valid JSON)
 DUPLICATE_IDS = "duplicate_ids"  # per-sample rows: one id twice
 MISSING_IDS = "missing_ids"  # per-sample rows: one row dropped
-SEEDTTS_DEFECTS = (results.MISSING_FILE, results.UNREADABLE, results.BAD_SCHEMA, results.EVALUATED_NE_TOTAL,
-                   results.SKIPPED, results.WRONG_TOTAL, NAN, DUPLICATE_IDS, MISSING_IDS)
-MOSS_DEFECTS = (results.MISSING_FILE, results.UNREADABLE, results.BAD_SCHEMA, results.EVALUATED_NE_TOTAL,
-                results.WRONG_TOTAL, results.FAILED_REQUESTS, results.NO_SPEED, results.MAX_NEW_TOKENS_SET,
+SEEDTTS_DEFECTS = (result_types.MISSING_FILE, result_types.UNREADABLE, result_types.BAD_SCHEMA, result_types.EVALUATED_NE_TOTAL,
+                   result_types.SKIPPED, result_types.WRONG_TOTAL, NAN, DUPLICATE_IDS, MISSING_IDS)
+MOSS_DEFECTS = (result_types.MISSING_FILE, result_types.UNREADABLE, result_types.BAD_SCHEMA, result_types.EVALUATED_NE_TOTAL,
+                result_types.WRONG_TOTAL, result_types.FAILED_REQUESTS, result_types.NO_SPEED, result_types.MAX_NEW_TOKENS_SET,
                 NAN, DUPLICATE_IDS, MISSING_IDS)
 
 

@@ -22,10 +22,9 @@ from gate.examples.spec import (
     ExampleSpec,
     stable,
 )
-from gate.formats import runlog
+from gate.formats import result_types, runlog
 from gate.formats.config import Suite, Workload
 from gate.judging.calibration import calibrate_baseline
-from gate.reading import results
 from gate.reading.baseline_file import write_baseline
 from gate.reading.tree_side import side_from_tree
 
@@ -140,7 +139,7 @@ def _check_spec(spec: ExampleSpec, suite: Suite, workloads: tuple[Workload, ...]
             raise ValueError(f"ExampleSpec.hallucinate: {workload_id} has no utterance {utterance!r}")
     for workload_id, defect in spec.defects.items():
         allowed: tuple[str, ...] = SEEDTTS_DEFECTS if known[workload_id].format == "seedtts" else MOSS_DEFECTS
-        if defect == results.MAX_NEW_TOKENS_SET and not known[workload_id].require_null_max_new_tokens:
+        if defect == result_types.MAX_NEW_TOKENS_SET and not known[workload_id].require_null_max_new_tokens:
             allowed = ()
         if defect not in allowed:
             raise ValueError(f"ExampleSpec.defects: {defect!r} does not apply to {workload_id}")

@@ -15,8 +15,8 @@ import numpy as np
 
 from gate.formats.config import MetricSpec, Suite, Workload
 from gate.history.changepoints import Detector, detect
-from gate.history.records import ChangePoint
-from gate.history.store import History, Record, mean_of_runs
+from gate.history.records import ChangePoint, Record
+from gate.history.store import History, mean_of_runs
 
 SPEED_FLOOR_DEFAULT = 0.03
 QUALITY_FLOOR_ABS = 0.001  # gate.judging.compare.Thresholds.quality_floor_abs: 0.1 pp

@@ -17,9 +17,10 @@ from typing import TYPE_CHECKING, Mapping
 from gate.formats import runlog
 from gate.formats.config import Suite
 from gate.formats.errors import InputError
+from gate.formats.result_types import ResultTree
 from gate.history.records import KINDS, Record, utc_time
 from gate.reading.comparability import fingerprint_of_tree
-from gate.reading.results import ResultTree, read_tree
+from gate.reading.results import read_tree
 
 if TYPE_CHECKING:
     from gate.formats.report import Report

@@ -25,7 +25,7 @@ from typing import Iterable, Sequence
 
 from gate.formats.config import Suite
 from gate.formats.errors import InputError
-from gate.history.store import Record
+from gate.history.records import Record
 from gate.judging.calibration import pool_nights
 from gate.reading.baseline_file import read_baseline
 from gate.stats.performance import Calibration, calibrate

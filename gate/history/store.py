@@ -34,8 +34,6 @@ from typing import Callable, Iterable, Iterator, Mapping, Sequence
 from gate.formats import atomic, inputs
 from gate.formats.errors import InputError
 from gate.history.records import (
-    KINDS,
-    SCHEMA_VERSION,
     BadRecord,
     Record,
     checked,
@@ -44,8 +42,6 @@ from gate.history.records import (
     record_from_json,
     utc_time,
 )
-
-__all__ = ["KINDS", "SCHEMA_VERSION", "Record", "History", "HistoryStore", "mean_of_runs", "Skipped"]
 
 GITATTRIBUTES = "*.jsonl merge=union\n"
 CHANGE_POINTS = "change-points.jsonl"

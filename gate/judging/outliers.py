@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Callable, Mapping
 
 from gate.formats.config import Suite
-from gate.reading.results import read_workload_run
+from gate.reading.result_files import read_workload_run
 
 
 @dataclass(frozen=True)

@@ -23,8 +23,6 @@ from gate.formats import github_limits
 from gate.formats.errors import GateError
 from gate.publish.trust import CheckState, HeadRun, PullInfo, TimelineEntry
 
-__all__ = ["CheckState", "HeadRun", "PullInfo", "TimelineEntry", "Publisher", "GitHubError", "connect"]
-
 # GitHub's limits live in gate.formats.github_limits (rendering fits its outputs to them without PyGithub): a comment
 # body over 65,536 characters or a check-run summary over 65,535 UTF-8 bytes is rejected with 422.
 

@@ -53,7 +53,7 @@ from gate.formats.result_types import RECORDED, Problem
 from gate.formats.schema import SchemaError
 from gate.reading import samples as samples_module
 from gate.reading.comparability import Fingerprint
-from gate.reading.results import metric_check
+from gate.reading.result_files import metric_check
 from gate.reading.side import MeasureSamples, Side, WorkloadSide
 from gate.stats.overdispersion import Dispersion
 from gate.stats.performance import SIGMA_FLOOR, Calibration

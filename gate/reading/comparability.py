@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
 from gate.formats.config import Suite
-from gate.reading.results import ResultTree
+from gate.formats.result_types import ResultTree
 
 GPU = "gpu"
 DRIVER = "driver"

@@ -46,22 +46,11 @@ from gate.formats.config import Suite, Workload
 from gate.formats.errors import InputError
 from gate.formats.inputs import Unreadable
 from gate.formats.result_types import (
-    BAD_SCHEMA,
-    EVALUATED_NE_TOTAL,
-    FAILED_REQUESTS,
-    INPUT_CODES,
-    MAX_NEW_TOKENS_SET,
     MISSING_FILE,
-    MISSING_METRIC,
     MISSING_RUN,
     MOSS_RESULTS_FILE,
-    MOSS_SPEED_FILE,
-    NO_SPEED,
     NULL_METRIC,
     RUN_RECORD,
-    SKIPPED,
-    UNREADABLE,
-    WRONG_TOTAL,
     Coverage,
     Problem,
     Provenance,
@@ -70,16 +59,7 @@ from gate.formats.result_types import (
     WorkloadRun,
 )
 from gate.formats.schema import SchemaError
-from gate.reading.result_files import ci_files, metric_check, moss_results_path, read_workload_run
-
-# The names readers of a result tree use, in one place (the types and the file readers live beside).
-__all__ = [
-    "BAD_SCHEMA", "EVALUATED_NE_TOTAL", "FAILED_REQUESTS", "INPUT_CODES", "MAX_NEW_TOKENS_SET", "MISSING_FILE",
-    "MISSING_METRIC", "MISSING_RUN", "MOSS_RESULTS_FILE", "MOSS_SPEED_FILE", "NO_SPEED", "NULL_METRIC",
-    "RUN_RECORD", "SKIPPED", "UNREADABLE", "WRONG_TOTAL", "Coverage", "Problem", "Provenance", "ResultTree", "RunInfo",
-    "Unreadable", "WorkloadRun", "load_json", "lookup", "metric_check", "moss_results_path", "planned_runs",
-    "read_env", "read_tree", "read_workload_run",
-]
+from gate.reading.result_files import ci_files, read_workload_run
 
 _RUN_DIR = re.compile(r"^run(.+)$")
 

@@ -34,9 +34,6 @@ from gate.formats.result_types import BAD_SCHEMA, UNREADABLE, WorkloadRun
 from gate.reading.result_files import read_workload_run
 from gate.reading.side import MATCH, MISMATCH, UNAVAILABLE, CrossCheck, MeasureSamples
 
-__all__ = ["MATCH", "MISMATCH", "UNAVAILABLE", "CrossCheck", "MeasureSamples", "agrees", "clean_no_speaker",
-           "cp_cer_counts", "read_run_samples", "samples_of_run", "split_by_speaker"]
-
 # --- MOSS-Transcribe-Diarize text cleaning (docs/upstream.md §3.2) --------------------------------------
 # The client scores cleaned text: timestamps dropped, speaker tags canonicalized to [S<n>], bracket
 # events dropped, then whitespace and Unicode punctuation (category P) removed and lowercased.

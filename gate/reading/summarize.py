@@ -24,19 +24,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gate.formats import runlog
+from gate.formats import inputs, result_types, runlog
 from gate.formats.config import Suite
 from gate.formats.errors import IncompleteInput, InputError
-from gate.formats.result_types import INVALID_SAMPLES
-from gate.reading import results
-from gate.reading.results import Problem, ResultTree
-from gate.reading.samples import MATCH, MISMATCH, read_run_samples
+from gate.formats.result_types import INVALID_SAMPLES, Problem, ResultTree
+from gate.reading import result_files
+from gate.reading.samples import read_run_samples
+from gate.reading.side import MATCH, MISMATCH
 
 SUMMARY_SCHEMA_VERSION = 1
 EXIT_COMPLETE = 0
 EXIT_INCOMPLETE = 3
 # Coverage problems that mean a file is broken (not merely an incomplete measurement); still exit 3.
-_INPUT_CODES = results.INPUT_CODES
+_INPUT_CODES = result_types.INPUT_CODES
 
 
 # --- the runbook's summarize.py, reproduced ---------------------------------------------------------
@@ -156,8 +156,8 @@ def _runbook_moss(path: str) -> tuple[dict[str, Any], dict[str, Any]]:
 
 def _strict_json(path: str) -> Any:
     try:
-        return results.load_result(Path(path))
-    except results.Unreadable as exc:
+        return result_files.load_result(Path(path))
+    except inputs.Unreadable as exc:
         raise IncompleteInput(f"{exc.reason}; expected a complete JSON file", path=path) from None
 
 

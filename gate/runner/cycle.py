@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Mapping
 
 from gate.formats.config import Suite
 from gate.formats.errors import GateError
-from gate.reading.results import read_workload_run
+from gate.reading.result_files import read_workload_run
 from gate.runner import boundary, clients, procgroup, server
 from gate.runner.cancel import Cancellation
 from gate.runner.gpu import GpuProvider, wait_until_free

@@ -27,7 +27,7 @@ from gate.formats.commit_record import read_commit
 from gate.formats.env import build_env, cached_dataset_ref
 from gate.formats.errors import GateError, OutputError
 from gate.formats.inputs import Unreadable
-from gate.reading.results import read_workload_run
+from gate.reading.result_files import read_workload_run
 from gate.runner import procgroup, server
 from gate.runner.cancel import Cancellation, Cancelled, installed
 from gate.runner.cycle import RunFailed, ServerCycles

@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from gate.history.store import Record
+from gate.history.records import Record
 
 STEP_NIGHT = 24
 NIGHTS = 36

@@ -4,16 +4,16 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from gate.formats import result_types
 from gate.judging.compare import Thresholds, compare
-from gate.reading import results
 from gate.reading.side_loader import load_side
 from gate.stats.performance import Calibration
 from tests.integration.verdict.test_compare import FAIL, INCOMPLETE, QWEN_EN, SPEED, WARN, _calibration, _coverage, _verdicts
 
 
 @pytest.mark.slow  # one generated tree per planted defect
-@pytest.mark.parametrize("defect", [results.MISSING_FILE, results.UNREADABLE, results.EVALUATED_NE_TOTAL,
-                                    results.SKIPPED, results.WRONG_TOTAL])
+@pytest.mark.parametrize("defect", [result_types.MISSING_FILE, result_types.UNREADABLE, result_types.EVALUATED_NE_TOTAL,
+                                    result_types.SKIPPED, result_types.WRONG_TOTAL])
 def test_coverage_defects_make_the_workload_incomplete(suite, make_tree, defect):
     base = load_side(make_tree("base"), suite)
     cand = load_side(make_tree(f"defect-{defect}", seed=1, defects={QWEN_EN: defect}), suite)

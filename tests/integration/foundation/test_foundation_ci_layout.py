@@ -6,9 +6,10 @@ import shutil
 import pytest
 
 from gate.examples import write_example_ci_artifacts
-from gate.reading import results
+from gate.formats import result_types
 from gate.reading.results import read_tree
-from gate.reading.samples import MATCH, UNAVAILABLE, read_run_samples
+from gate.reading.samples import read_run_samples
+from gate.reading.side import MATCH, UNAVAILABLE
 
 
 @pytest.fixture(scope="module")
@@ -33,8 +34,8 @@ def test_first_attempt_alone_shows_its_failures(artifact, suite, tmp_path):
     only_first = tmp_path / "a"
     shutil.copytree(artifact / "pytest-of-runner/pytest-1", only_first / "pytest-1")
     tree = read_tree(only_first, suite, models=("qwen3", "moss_td"))
-    assert results.SKIPPED in tree.workloads["qwen3/asr_en"][0].coverage.codes
-    assert results.FAILED_REQUESTS in tree.workloads["moss_td/googletime"][0].coverage.codes
+    assert result_types.SKIPPED in tree.workloads["qwen3/asr_en"][0].coverage.codes
+    assert result_types.FAILED_REQUESTS in tree.workloads["moss_td/googletime"][0].coverage.codes
 
 
 def test_per_sample_data_in_ci_artifacts(artifact, suite):

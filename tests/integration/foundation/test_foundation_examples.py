@@ -8,9 +8,10 @@ import numpy as np
 import pytest
 
 from gate.examples import ExampleSpec, utterance_ids, write_example_tree
-from gate.reading import results
+from gate.formats import result_types
 from gate.reading.results import read_tree
-from gate.reading.samples import MATCH, read_run_samples
+from gate.reading.samples import read_run_samples
+from gate.reading.side import MATCH
 
 RAW_FIELDS = {"id", "is_success", "wer", "ref_text", "hyp_text", "ref_norm", "hyp_norm", "audio_duration_s",
               "latency_s", "text_ttft_s", "inter_chunk_s", "error"}
@@ -113,8 +114,8 @@ def test_knobs_hallucinate_and_p95(tmp_path, suite):
 
 @pytest.mark.parametrize("spec, message", [
     (ExampleSpec(speed_factor={"nope/asr_en": 1.0}), "unknown workload"),
-    (ExampleSpec(defects={"qwen3/asr_en": results.NO_SPEED}), "does not apply"),
-    (ExampleSpec(defects={"moss_td/googletime": results.MAX_NEW_TOKENS_SET}), "does not apply"),
+    (ExampleSpec(defects={"qwen3/asr_en": result_types.NO_SPEED}), "does not apply"),
+    (ExampleSpec(defects={"moss_td/googletime": result_types.MAX_NEW_TOKENS_SET}), "does not apply"),
     (ExampleSpec(hallucinate={"qwen3/asr_en": "no-such-utterance"}), "has no utterance"),
 ])
 def test_bad_specs_are_refused(tmp_path, suite, spec, message):

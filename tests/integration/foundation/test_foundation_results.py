@@ -6,23 +6,23 @@ import shutil
 
 import pytest
 
+from gate.formats import result_types
 from gate.formats.errors import InputError
-from gate.reading import results
 from gate.reading.results import read_tree
 from tests.helpers.foundation_defects import DEFECTS_A
 
 # The coverage codes each planted defect must produce in run1 (and nothing in run2/run3).
 EXPECTED_CODES = {
-    "qwen3/asr_en": {results.SKIPPED, results.EVALUATED_NE_TOTAL},
-    "qwen3/asr_zh": {results.UNREADABLE},
-    "whisper/asr_en": {results.BAD_SCHEMA},
-    "whisper/asr_zh": {results.WRONG_TOTAL},
-    "fun/asr_en": {results.MISSING_FILE},
-    "fun/asr_zh": {results.UNREADABLE},  # NaN is not JSON
-    "moss_td/movies800times": {results.MAX_NEW_TOKENS_SET},
-    "moss_td/movies800times_stream": {results.FAILED_REQUESTS, results.EVALUATED_NE_TOTAL},
-    "moss_td/aishell4_long": {results.NO_SPEED, results.FAILED_REQUESTS, results.EVALUATED_NE_TOTAL},
-    "moss_td/googletime": {results.WRONG_TOTAL},
+    "qwen3/asr_en": {result_types.SKIPPED, result_types.EVALUATED_NE_TOTAL},
+    "qwen3/asr_zh": {result_types.UNREADABLE},
+    "whisper/asr_en": {result_types.BAD_SCHEMA},
+    "whisper/asr_zh": {result_types.WRONG_TOTAL},
+    "fun/asr_en": {result_types.MISSING_FILE},
+    "fun/asr_zh": {result_types.UNREADABLE},  # NaN is not JSON
+    "moss_td/movies800times": {result_types.MAX_NEW_TOKENS_SET},
+    "moss_td/movies800times_stream": {result_types.FAILED_REQUESTS, result_types.EVALUATED_NE_TOTAL},
+    "moss_td/aishell4_long": {result_types.NO_SPEED, result_types.FAILED_REQUESTS, result_types.EVALUATED_NE_TOTAL},
+    "moss_td/googletime": {result_types.WRONG_TOTAL},
 }
 
 
@@ -94,10 +94,10 @@ def _copy_run1(source, tmp_path, relative):
 
 
 @pytest.mark.parametrize("edit, code, words", [
-    (lambda d: d["results"][0].__setitem__("evaluated", "1088"), results.BAD_SCHEMA, "non-negative integer"),
-    (lambda d: d["results"][0]["corpus_wer"].__setitem__("mean", "0.01"), results.BAD_SCHEMA, "expected a non-negative number"),
-    (lambda d: d.__setitem__("schema_version", 99), results.BAD_SCHEMA, "schema_version is 99"),
-    (lambda d: d.__setitem__("results", []), results.BAD_SCHEMA, "results[0] is missing"),
+    (lambda d: d["results"][0].__setitem__("evaluated", "1088"), result_types.BAD_SCHEMA, "non-negative integer"),
+    (lambda d: d["results"][0]["corpus_wer"].__setitem__("mean", "0.01"), result_types.BAD_SCHEMA, "expected a non-negative number"),
+    (lambda d: d.__setitem__("schema_version", 99), result_types.BAD_SCHEMA, "schema_version is 99"),
+    (lambda d: d.__setitem__("results", []), result_types.BAD_SCHEMA, "results[0] is missing"),
 ])
 def test_wrong_types_and_schema_in_seedtts(complete_tree, suite, tmp_path, edit, code, words):
     root, path = _copy_run1(complete_tree, tmp_path, "qwen3/asr_en.json")
@@ -119,5 +119,5 @@ def test_unreadable_files(complete_tree, suite, tmp_path, text, words):
     root, path = _copy_run1(complete_tree, tmp_path, "qwen3/asr_en.json")
     path.write_bytes(text if isinstance(text, bytes) else text.encode())
     run = read_tree(root, suite, models=("qwen3",)).workloads["qwen3/asr_en"][0]
-    assert run.coverage.codes == (results.UNREADABLE,)
+    assert run.coverage.codes == (result_types.UNREADABLE,)
     assert words in run.coverage.problems[0].message

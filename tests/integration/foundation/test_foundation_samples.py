@@ -7,7 +7,8 @@ import shutil
 import numpy as np
 import pytest
 
-from gate.reading.samples import MATCH, MISMATCH, UNAVAILABLE, clean_no_speaker, cp_cer_counts, read_run_samples, split_by_speaker
+from gate.reading.samples import clean_no_speaker, cp_cer_counts, read_run_samples, split_by_speaker
+from gate.reading.side import MATCH, MISMATCH, UNAVAILABLE
 from tests.helpers.foundation_defects import DEFECTS_B
 
 

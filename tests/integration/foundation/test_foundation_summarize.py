@@ -11,19 +11,19 @@ from pathlib import Path
 import pytest
 
 from gate.examples import ExampleSpec, write_example_tree
-from gate.reading import results
+from gate.formats import result_types
 
 RUNBOOK = Path(__file__).resolve().parents[3].parent / "shared" / "seed" / "asr-benchmark-runbook.md"
 # The maintainers' Step 7 script, copied verbatim from the runbook (which lives outside the repository).
 SHIPPED_STEP7 = Path(__file__).resolve().parents[2] / "fixtures" / "runbook-step7-summarize.py.txt"
 # Defects the runbook's script survives (it prints complete=False or "missing in a run").
 SURVIVABLE = {
-    "qwen3/asr_en": results.SKIPPED,
-    "whisper/asr_zh": results.WRONG_TOTAL,
-    "fun/asr_en": results.MISSING_FILE,
-    "moss_td/movies800times": results.MAX_NEW_TOKENS_SET,  # the script does not check this one
-    "moss_td/movies800times_stream": results.FAILED_REQUESTS,
-    "moss_td/aishell4_long": results.NO_SPEED,
+    "qwen3/asr_en": result_types.SKIPPED,
+    "whisper/asr_zh": result_types.WRONG_TOTAL,
+    "fun/asr_en": result_types.MISSING_FILE,
+    "moss_td/movies800times": result_types.MAX_NEW_TOKENS_SET,  # the script does not check this one
+    "moss_td/movies800times_stream": result_types.FAILED_REQUESTS,
+    "moss_td/aishell4_long": result_types.NO_SPEED,
 }
 
 

@@ -14,9 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from gate.formats import runlog
+from gate.formats import result_types, runlog
 from gate.formats.errors import InputError
-from gate.reading import results
 from gate.reading.baseline_file import load_document, read_baseline, write_baseline
 from gate.reading.results import read_tree
 from gate.reading.summarize import summarize_tree
@@ -47,7 +46,7 @@ def _problems(tree: Path, suite, workload_id: str, run: int):
 def test_a_metric_key_deleted_from_one_run_is_that_runs_problem(tree, suite):
     _edit(tree / "run2/qwen3/asr_zh.json", lambda d: d["results"][0]["throughput_samples_per_s"].pop("mean"))
     problems = _problems(tree, suite, "qwen3/asr_zh", 2)
-    assert [p.code for p in problems] == [results.MISSING_METRIC]
+    assert [p.code for p in problems] == [result_types.MISSING_METRIC]
     assert problems[0].path.endswith("run2/qwen3/asr_zh.json")
     assert "results[0].throughput_samples_per_s.mean is missing" in problems[0].message
     assert not _problems(tree, suite, "qwen3/asr_zh", 1)  # the other runs are untouched
@@ -56,16 +55,16 @@ def test_a_metric_key_deleted_from_one_run_is_that_runs_problem(tree, suite):
 def test_a_moss_speed_key_missing_without_failures_is_a_broken_file(tree, suite):
     speed = tree / "run1/moss_td/googletime/transcribe_diarize_speed_results.json"
     _edit(speed, lambda d: d["speed"].pop("throughput_qps"))
-    assert [p.code for p in _problems(tree, suite, "moss_td/googletime", 1)] == [results.MISSING_METRIC]
+    assert [p.code for p in _problems(tree, suite, "moss_td/googletime", 1)] == [result_types.MISSING_METRIC]
     _edit(speed, lambda d: d["speed"].update(failed_requests=25))  # every request failed: only counts are written
-    assert results.NO_SPEED in [p.code for p in _problems(tree, suite, "moss_td/googletime", 1)]
+    assert result_types.NO_SPEED in [p.code for p in _problems(tree, suite, "moss_td/googletime", 1)]
 
 
 def test_a_null_in_one_run_that_others_measured_is_named(tree, suite):
     results_file = "moss_td/googletime/transcribe_diarize_results.json"
     _edit(tree / "run3" / results_file, lambda d: d["diarization_metrics"].update(speaker_timestamp_der=None))
     problems = _problems(tree, suite, "moss_td/googletime", 3)
-    assert [p.code for p in problems] == [results.NULL_METRIC]
+    assert [p.code for p in problems] == [result_types.NULL_METRIC]
     assert "diarization_metrics.speaker_timestamp_der is null, but run1, run2 measured it" in problems[0].message
     for run in ("run1", "run2"):  # null in every run: nothing was measured anywhere, nothing to average away
         _edit(tree / run / results_file, lambda d: d["diarization_metrics"].update(speaker_timestamp_der=None))
@@ -81,7 +80,7 @@ def test_a_null_in_one_run_that_others_measured_is_named(tree, suite):
 def test_absurd_seedtts_values_are_refused_with_the_range(tree, suite, where, value, words):
     _edit(tree / "run1/qwen3/asr_en.json", lambda d: d["results"][0][where].update(mean=value))
     problems = _problems(tree, suite, "qwen3/asr_en", 1)
-    assert [p.code for p in problems] == [results.BAD_SCHEMA]
+    assert [p.code for p in problems] == [result_types.BAD_SCHEMA]
     assert f"results[0].{where}.mean is {value!r}" in problems[0].message and words in problems[0].message
 
 

@@ -3,12 +3,7 @@ from __future__ import annotations
 import pytest
 
 from gate.formats.github_limits import CHECK_SUMMARY, COMMENT
-from gate.publish.github import (
-    GitHubError,
-    Publisher,
-    connect,
-    default_retry,
-)
+from gate.publish.github import GitHubError, Publisher, connect, default_retry
 from tests.helpers.fake_github import BOT, REPO, TOKEN
 
 COMMENT_MAX_CHARS, CHECK_SUMMARY_MAX_BYTES = COMMENT.limit, CHECK_SUMMARY.limit

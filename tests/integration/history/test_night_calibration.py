@@ -20,7 +20,8 @@ from gate.formats.config import load_suite
 from gate.formats.errors import InputError
 from gate.history.importer import records_from_tree
 from gate.history.noise import NIGHTS_KEPT, pool, write_calibration
-from gate.history.store import HistoryStore, Record
+from gate.history.records import Record
+from gate.history.store import HistoryStore
 from gate.judging.calibration import calibrate_baseline
 from gate.judging.compare import compare
 from gate.reading.baseline_file import read_baseline, write_baseline
