@@ -315,6 +315,13 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "components.json").write_text(json.dumps(result, indent=1) + "\n")
+    for entry in result["configs"].get("graphs-b32", []):  # the proxy is Whisper-shaped: whisper's components
+        doc = {"schema": "gate-components/1",
+               "source": f"benchmarks/noise/components.py, graphs-b32 on machine {entry['machine']}",
+               "models": {"whisper": {"sigma_start": entry["sigma_start"]["estimate"],
+                                      "sigma_pass": entry["sigma_pass"]["estimate"],
+                                      "start_cost_s": entry["start_s"], "pass_cost_s": entry["pass_s"]}}}
+        (args.out / f"gate-components-{entry['machine']}.json").write_text(json.dumps(doc, indent=1) + "\n")
     text = markdown(result)
     (args.out / "components.md").write_text(text)
     print(text)
