@@ -218,6 +218,7 @@ def analyse(studies: list[dict]) -> dict:
             if summary is not None:
                 result["duet"].append({"machine": label, "kind": key, **_plain(summary)})
     result["duet_vs_interleave"] = _duet_vs_interleave(result)
+    result["minutes"] = minutes_table(result)
     for name, entries in result["configs"].items():
         parts = [Components(e["starts"], e["passes"], Interval(**e["sigma_pass"]), Interval(**e["sigma_start"]),
                             e["df_pass"], e["df_start"], e["grand_mean"]) for e in entries]
@@ -248,6 +249,50 @@ def _duet_vs_interleave(result: dict) -> list[dict]:
                      "variance_ratio_low": (inter / math.sqrt(high)) ** 2,
                      "duet_vs_solo_throughput": next(d["a_throughput"] for d in groups) / solo["mean"] - 1.0})
     return sorted(rows, key=lambda r: r["machine"])
+
+
+TARGETS = (0.02, 0.03, 0.05)
+
+
+def minutes_table(result: dict) -> list[dict]:
+    """Per machine with graphs-b32 components: GPU minutes for each target change (80% power, one-sided
+    α 0.005, the A/B's own df) under today's design, the two-level design and the duet; and what today's
+    budget (--max-runs 14: 7 starts a side) buys under each."""
+    from gate.stats import nested
+    from gate.stats.speed import mde
+    rows = []
+    for e in result["configs"].get("graphs-b32", []):
+        c = nested.Components(e["sigma_start"]["estimate"], e["sigma_pass"]["estimate"], e["start_s"], e["pass_s"])
+        duet = next((d for d in result.get("duet_vs_interleave", []) if d["machine"] == e["machine"]), None)
+        row: dict = {"machine": e["machine"], "targets": {}}
+        budget = nested.design(c, 7, 1)
+        row["budget"] = {"minutes": budget.gpu_minutes, "today": budget.detectable,
+                         "two_level": _detectable(nested.best_within(c, budget.gpu_minutes))}
+        for target in TARGETS:
+            today, two = nested.cheapest_for(c, target, passes=1), nested.cheapest_for(c, target)
+            cell = {"today": None if today is None else today.gpu_minutes,
+                    "two_level": None if two is None else two.gpu_minutes,
+                    "two_level_design": None if two is None else [two.starts, two.passes]}
+            if duet is not None:
+                cell["duet"] = _duet_minutes(duet, target, mde)
+            row["targets"][f"{target:.2f}"] = cell
+        if duet is not None:
+            sessions = max(2, int(budget.gpu_minutes * 60 // duet["session_s"]))
+            row["budget"]["duet"] = float(mde(duet["duet_sd"]["estimate"] / math.sqrt(sessions), sessions - 1, 0.005))
+        rows.append(row)
+    return rows
+
+
+def _detectable(d) -> float | None:
+    return None if d is None else d.detectable
+
+
+def _duet_minutes(duet: dict, target: float, mde) -> float | None:
+    """Duet sessions (fresh servers each) until the mean session difference detects `target`: df n − 1."""
+    for n in range(2, 200):
+        if float(mde(duet["duet_sd"]["estimate"] / math.sqrt(n), n - 1, 0.005)) <= target:
+            return n * duet["session_s"] / 60.0
+    return None
 
 
 def _plain(value):
@@ -299,7 +344,31 @@ def markdown(result: dict) -> str:
             lines.append(f"| {r['machine']} | {r['sessions']} ({r['df']}) | {_pct(r['duet_sd'])} | {r['session_s']:.1f} | "
                          f"{100 * r['interleave_sd']:.2f}% | {r['variance_ratio']:.1f}× ({r['variance_ratio_low']:.1f}×) | "
                          f"{100 * r['duet_vs_solo_throughput']:+.1f}% |")
+    if result.get("minutes"):
+        head = " | ".join(f"{100 * t:.0f}%: today / two-level (K×P) / duet" for t in TARGETS)
+        lines += ["", "GPU minutes per model (one Whisper-shaped model, graphs-b32 components; 80% power, one-sided "
+                  "α 0.005, own-runs df) for a detectable change, and the change today's budget (7 starts a side, "
+                  "2 warm cycles) buys:", "",
+                  f"| machine | {head} | budget min | budget buys: today / two-level / duet |",
+                  "|---|" + "---|" * (len(TARGETS) + 2)]
+        for r in result["minutes"]:
+            cells = []
+            for t in TARGETS:
+                c = r["targets"][f"{t:.2f}"]
+                k, p = c["two_level_design"] or ("-", "-")
+                cells.append(f"{_m(c['today'])} / {_m(c['two_level'])} ({k}×{p}) / {_m(c.get('duet'))}")
+            b = r["budget"]
+            lines.append(f"| {r['machine']} | " + " | ".join(cells) + f" | {b['minutes']:.1f} | "
+                         f"{_p(b['today'])} / {_p(b['two_level'])} / {_p(b.get('duet'))} |")
     return "\n".join(lines) + "\n"
+
+
+def _m(minutes: float | None) -> str:
+    return "n/a" if minutes is None else f"{minutes:.1f}"
+
+
+def _p(change: float | None) -> str:
+    return "n/a" if change is None else f"{100 * change:.1f}%"
 
 
 def main(argv: list[str] | None = None) -> int:
