@@ -109,3 +109,22 @@ def test_harness_and_analysis_without_a_gpu(tmp_path, monkeypatch):
     result = components.analyse([study])
     assert result["configs"]["graphs-b1"][0]["starts"] == 2
     assert result["duet"][0]["n"] == 2
+
+
+@pytest.mark.gpu
+def test_harness_on_the_gpu_measures_starts_passes_and_a_slower_duet_build(tmp_path, monkeypatch):
+    """On a GPU machine: the decoder behind the stand-in, two starts × two passes, one A/B duet session of the −3%
+    build (what docs/benchmarks.md's study ran, sized to about a minute)."""
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA device")
+    from noise import nested
+    monkeypatch.setenv("NESTED_WORK", str(tmp_path / "work"))
+    code = nested.main(["--out", str(tmp_path), "--configs", "graphs-b1", "--passes", "2", "--max-starts", "2",
+                        "--budget-s", "1", "--duet-ab-s", "1", "--duet-pairs", "2"])
+    assert code == 0
+    study = json.loads((tmp_path / "nested-A.json").read_text())
+    starts = study["configs"][0]["starts"]
+    assert len(starts) == 2 and all("error" not in s and s["ready_s"] > 0 for s in starts)
+    assert study["duet_ab"]["slow_b"] == pytest.approx(0.0309)
+    assert all("error" not in s for s in study["duet_ab"]["sessions"])
