@@ -44,7 +44,7 @@ class Request:
 
 class Decoder:
     def __init__(self, batch: int, *, graphs: bool, device: str = "cuda", seed: int = 20261203,
-                 shape: dict | None = None) -> None:
+                 shape: dict | None = None, slow: float = 0.0) -> None:
         s = {**WHISPER_LARGE_V3, **(shape or {})}
         self.s, self.batch, self.graphs, self.device = s, batch, graphs, device
         self.dtype = torch.bfloat16 if device.startswith("cuda") else torch.float32
@@ -79,6 +79,9 @@ class Decoder:
         self.ready = threading.Event()
         self.failed: BaseException | None = None
         self.steps = 0
+        # A slower build for A/B checks (issue 37): after each step, sleep `slow` × that step's time, so
+        # throughput drops by about slow / (1 + slow) (0.0309 -> about -3%) with the same kernels.
+        self.slow = slow
         self.setup_s: dict[str, float] = {}
 
     # --- the model ---------------------------------------------------------------------------------
@@ -175,6 +178,7 @@ class Decoder:
             assert request is not None
             self._admit(slot, request)
             self.host_tokens[slot], self.host_pos[slot] = FORCED[0], 0
+        began = time.perf_counter()
         self.tokens.copy_(torch.tensor(self.host_tokens))  # host to device each step, as a server does
         self.pos.copy_(torch.tensor(self.host_pos))
         if self.graph is not None:
@@ -183,6 +187,8 @@ class Decoder:
             self._step()
         produced = self.next.tolist()  # to the host every step, as a server detokenises (a sync, as there)
         self.steps += 1
+        if self.slow > 0:
+            time.sleep(self.slow * (time.perf_counter() - began))
         for slot, request in enumerate(self.slots):
             if request is None:
                 continue

@@ -137,6 +137,11 @@ def next_commands(out: Path, sides: tuple[Arm, ...], models: tuple[str, ...], su
 @click.option("--resume", is_flag=True, help="Skip runs the last attempt completed (same commit, coverage complete); "
                                              "a run it left interrupted or failed is redone.")
 @click.option("--dry-run", is_flag=True, help="Print every command in order (preflight included) and exit.")
+@click.option("--components", "components_path", type=click.Path(path_type=Path), default=None,
+              help="--dry-run: a gate-components/1 file (σ_start, σ_pass, start and pass cost per model); the dry run "
+                   "then plans by detectable change.")
+@click.option("--target-change", type=click.FloatRange(min=0, min_open=True, max=100), default=3.0, show_default=True,
+              metavar="PERCENT", help="--components: the change the plan must detect with 80% power.")
 @click.option("--lock-dir", type=click.Path(path_type=Path), default=Path("/tmp"), show_default=True,
               help="Where the per-GPU lock file lives.")
 @click.option("--lock-wait", type=float, default=0.0, show_default=True,
@@ -152,13 +157,15 @@ def next_commands(out: Path, sides: tuple[Arm, ...], models: tuple[str, ...], su
 def command(checkout, ab, out, name, names, models, labels, runs, one_look, max_runs, no_remeasure, calibration,  # noqa: C901 (reason above)
             gpu_index, no_gpu,
             port, hf_hub, hf_home, startup_timeout, client_timeout, torchinductor_cache, python, suite_path, resume,
-            dry_run, lock_dir, lock_wait, port_wait, progress_every, skip_venv_check, no_dataset_fingerprints):
+            dry_run, components_path, target_change, lock_dir, lock_wait, port_wait, progress_every, skip_venv_check,
+            no_dataset_fingerprints):
     """Run the ASR benchmarks of one checkout (or two, --ab) and write the runbook's result tree.
 
     \b
     Examples:
       gate run --checkout ~/sglang-omni --out results --models qwen3
       gate run --checkout ~/sglang-omni --out results --dry-run     # every command, nothing runs
+      gate run --checkout ~/sglang-omni --out r --dry-run --components c.json --target-change 3  # + cycles for 3%
       gate run --ab base candidate --out results --models whisper   # A/B on one GPU, two looks
       gate run --ab ~/omni-base ~/omni-pr --out results --label run-qwen3-asr
       gate run --checkout ~/sglang-omni --out results --resume      # after an interruption
@@ -227,6 +234,12 @@ def command(checkout, ab, out, name, names, models, labels, runs, one_look, max_
         except OSError as exc:
             raise InputError(f"cannot read it ({os_error_text(exc)}); expected a readable baseline JSON file",
                              path=calibration) from None
+    if components_path is not None and not dry_run:
+        raise InputError("--components plans a dry run; give --dry-run too")
+    components = None
+    if components_path is not None:
+        from gate.formats.components import load as load_components
+        components = load_components(Path(components_path))
     out = Path(out).resolve()
     hub, home = _hf_paths(hf_hub, hf_home)
     setup = Setup(out=out, port=port or suite.server.port, hf_hub=hub, hf_home=home,
@@ -255,6 +268,10 @@ def command(checkout, ab, out, name, names, models, labels, runs, one_look, max_
             click.echo(f"# --- second look, only for models that decide(first look) leaves undecided ('extend'), "
                        f"then decide_pooled on all runs; at most {max_runs} scored runs per model")
             for line in dry_run_lines(suite, request.extension_steps(selected)):
+                click.echo(line)
+        if components is not None:
+            from gate.runner.plan_by_change import lines as plan_lines
+            for line in plan_lines(components, selected, target_change / 100.0, max_runs):
                 click.echo(line)
         return
     if two_looks:

@@ -14,7 +14,7 @@ environment, so it carries no trace of the gate), ignore_term, fail_every (every
 answers HTTP 500), access_log (a uvicorn-style access line per request, /health probes included),
 log_line (one line the server prints once it listens, e.g. its last words before a hang),
 request_delay_s (every transcription takes that long, on every start), slow_request_s (added delay:
-a slow server start, e.g. with on_call). Not a fault: decoder {"module_dir", "batch", "graphs"} decodes each
+a slow server start, e.g. with on_call). Not a fault: decoder {"module_dir", "batch", "graphs", "slow"} decodes each
 transcription with a Whisper-large-v3-shaped decoder on the GPU first (benchmarks/noise/asr_decoder.py).
 """
 from __future__ import annotations
@@ -218,7 +218,8 @@ def _start_decoder(knob: dict):
     import asr_decoder
 
     began = time.perf_counter()
-    engine = asr_decoder.Decoder(int(knob.get("batch", 32)), graphs=bool(knob.get("graphs", True))).start()
+    engine = asr_decoder.Decoder(int(knob.get("batch", 32)), graphs=bool(knob.get("graphs", True)),
+                                 slow=float(knob.get("slow", 0.0))).start()
     decoder_tokens = asr_decoder.tokens_for
 
     def watch():
