@@ -102,7 +102,7 @@ def format_outputs(values: Mapping[str, str]) -> str:
 def append_file(path: str | Path, text: str, *, what: str) -> None:
     """Append to a file named by Actions; one line on failure (e.g. GITHUB_OUTPUT in a read-only dir)."""
     try:
-        with open(path, "a", encoding="utf-8") as handle:
+        with open(path, "a", encoding="utf-8", errors="backslashreplace") as handle:  # a non-UTF-8 path: escaped
             handle.write(text)
     except OSError as exc:
         raise GateError(f"cannot append the {what} ({exc.strerror})", path=path) from None
@@ -110,7 +110,7 @@ def append_file(path: str | Path, text: str, *, what: str) -> None:
 
 def fit_summary(markdown: str, *, max_bytes: int = MAX_SUMMARY_BYTES) -> str:
     """Cut a job summary to GitHub's per-step limit, saying so at the end."""
-    data = markdown.encode("utf-8")
+    data = markdown.encode("utf-8", "backslashreplace")  # as appended: a non-UTF-8 path is written escaped
     if len(data) <= max_bytes:
         return markdown
     note = "\n\n_Summary cut to GitHub's 1 MiB step-summary limit; the full report is in the artifact._\n"

@@ -259,7 +259,12 @@ class Runner(ServerCycles, TwoLooks):
         with log.step("gpu-free", run=step):
             self._wait_gpu_free()
         with log.step("prepare", run=step, command=["rm", "-rf", str(step.run_dir)]):
-            shutil.rmtree(step.run_dir, ignore_errors=True)  # a run is always redone whole (runbook Step 4)
+            try:  # a run is always redone whole (runbook Step 4)
+                shutil.rmtree(step.run_dir)
+            except FileNotFoundError:
+                pass
+            except OSError as exc:  # e.g. a folder the user cannot read or enter: named, never "file exists"
+                raise output_failed(exc.filename or step.run_dir, exc, "remove the earlier run") from None
             try:
                 step.run_dir.mkdir(parents=True)
             except OSError as exc:
