@@ -198,6 +198,11 @@ def command(checkout, ab, out, name, names, models, labels, runs, one_look, max_
         if python:
             raise InputError("--python cannot be used with --ab (each checkout uses its own .venv/bin/python)")
         pairs = list(zip(tree_names, ab, strict=True))
+        base_dir, cand_dir = (Path(c).resolve() for c in ab)
+        if base_dir == cand_dir or (base_dir / ".venv").resolve() == (cand_dir / ".venv").resolve():
+            # an A/B of one checkout (or one shared .venv) measures the same code twice (README: never share a .venv)
+            raise InputError(f"--ab {ab[0]} {ab[1]}: both sides are the same checkout or share one .venv; "
+                             "expected two checkouts, each with its own .venv")
     else:
         pairs = [(name or "main", checkout)]
     sides = tuple(Arm(n, Path(c).resolve(), Path(python).resolve() if python else Path(c).resolve() / ".venv" / "bin" / "python")

@@ -275,6 +275,7 @@ class Runner(ServerCycles, TwoLooks):
             if commit is None:
                 entry["status"] = "warning"
                 notes.append(f"{checkout}: not a git checkout (or git missing); commit.txt not written")
+                self.progress.say(f"warning: {notes[-1]} (compare cannot name the commit measured)")
             else:
                 self.writes.text(step.run_dir / COMMIT_FILE, commit + "\n")
         freeze_cmd = [str(step.side.python), "-m", "pip", "freeze", "--exclude-editable"]
