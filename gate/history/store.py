@@ -208,7 +208,11 @@ class HistoryStore:
         records = []
         for number, data in good:
             try:
-                records.append(record_from_json(data, runner_class, kinds))
+                record = record_from_json(data, runner_class, kinds)
+                if MONTH_FILE.fullmatch(path.name) and record.month != path.name[:-len(".jsonl")]:
+                    raise BadRecord(f"a night of {record.month} in the {path.name} month file; expected the "
+                                    "month file of its own night")
+                records.append(record)
             except BadRecord as exc:
                 if lines is None:
                     lines = _raw_lines(path, self.root)
