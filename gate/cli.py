@@ -8,9 +8,11 @@ and maps everything that is not a verdict to its own exit code:
     70   internal error: a bug in the gate (one line: `gate: internal error: ...; please report`)
     130  interrupted by Ctrl-C (SIGINT)
     143  terminated by SIGTERM
+    129  hung up (SIGHUP: the terminal or SSH session closed); 131 quit (SIGQUIT)
 """
 from __future__ import annotations
 
+import errno
 import importlib
 import os
 import signal
@@ -21,13 +23,14 @@ from typing import Any, NoReturn
 import click
 
 from gate import __version__
-from gate.formats.errors import EXIT_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_TERMINATED, GateError
+from gate.formats.errors import EXIT_HANGUP, EXIT_INPUT, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_QUIT, EXIT_TERMINATED, GateError
 
 # The exit codes every command shares; each command's --help ends with this block after its own codes.
 COMMON_EXIT_CODES = ("  2    usage error or unreadable input (one line: gate: error: ...)\n"
                      f"  {EXIT_INTERNAL}   internal error (a bug: please report it)\n"
                      f"  {EXIT_INTERRUPTED}  interrupted (Ctrl-C)\n"
-                     f"  {EXIT_TERMINATED}  terminated (SIGTERM)")
+                     f"  {EXIT_TERMINATED}  terminated (SIGTERM)\n"
+                     f"  {EXIT_HANGUP}  hung up (SIGHUP), {EXIT_QUIT} quit (SIGQUIT)")
 
 # Module name in gate/commands -> the click command it defines as `command`.
 COMMAND_MODULES = (
@@ -113,6 +116,11 @@ class _GateGroup(click.Group):
 
 # Modules only an extra installs -> the extra (pip install 'asr-regression-gate[EXTRA]').
 EXTRA_OF_MODULE = {"httpx": "runner", "pynvml": "runner", "matplotlib": "plot"}
+# Modules of the base install (pyproject.toml's dependencies) -> the distribution that provides them:
+# a broken environment missing one gets the pip line that fixes it, not an internal error.
+DISTRIBUTION_OF_MODULE = {"jiwer": "jiwer", "rapidfuzz": "rapidfuzz", "scipy": "scipy", "numpy": "numpy",
+                          "yaml": "pyyaml", "jinja2": "jinja2", "github": "PyGithub", "requests": "requests",
+                          "click": "click"}
 
 
 def _import_command(name: str, module: str) -> click.Command:
@@ -127,9 +135,14 @@ def missing_extra(name: str, exc: ModuleNotFoundError) -> Exception:
     any other missing module is returned as it is (a bug: exit 70)."""
     missing = (exc.name or "").split(".")[0]
     extra = EXTRA_OF_MODULE.get(missing)
-    if extra is None:
-        return exc
-    return GateError(f"`gate {name}` needs {missing}, which is not installed; pip install 'asr-regression-gate[{extra}]'")
+    if extra is not None:
+        return GateError(f"`gate {name}` needs {missing}, which is not installed; "
+                         f"pip install 'asr-regression-gate[{extra}]'")
+    distribution = DISTRIBUTION_OF_MODULE.get(missing)
+    if distribution is not None:
+        return GateError(f"`gate {name}` needs {missing}, which is not installed (a dependency of the gate itself); "
+                         f"pip install '{distribution}'")
+    return exc
 
 
 def _name(module: str) -> str:
@@ -139,7 +152,7 @@ def _name(module: str) -> str:
 @click.group(cls=_GateGroup, context_settings={"help_option_names": ["-h", "--help"]},
              epilog="Exit codes: each command's --help lists its own; every command shares "
                     f"2 usage error or bad input, {EXIT_INTERNAL} internal error, "
-                    f"{EXIT_INTERRUPTED} Ctrl-C, {EXIT_TERMINATED} SIGTERM.\n\n"
+                    f"{EXIT_INTERRUPTED} Ctrl-C, {EXIT_TERMINATED} SIGTERM, {EXIT_HANGUP} SIGHUP, {EXIT_QUIT} SIGQUIT.\n\n"
                     "Example: gate example example-out && gate compare example-out/baseline.json "
                     "example-out/candidate")
 @click.version_option(__version__, prog_name="gate")
@@ -147,8 +160,12 @@ def cli() -> None:
     """Regression gate for SGLang-Omni's ASR benchmarks (runbook as code, noise-floor verdicts)."""
 
 
+# Signals that end a command like SIGTERM (unwinding, exit 128 + N), and the one line each prints.
+_ENDING_SIGNALS = {signal.SIGTERM: "terminated", signal.SIGHUP: "hung up (SIGHUP)", signal.SIGQUIT: "quit (SIGQUIT)"}
+
+
 def _raise_sigterm(signum: int, frame: Any) -> NoReturn:
-    raise _Interrupted(EXIT_TERMINATED)
+    raise _Interrupted(128 + signum)
 
 
 def run(argv: list[str] | None = None) -> int:
@@ -172,15 +189,40 @@ def run(argv: list[str] | None = None) -> int:
     except _Interrupted as exc:
         if exc.exit_code == EXIT_INTERRUPTED:
             return _interrupted()
-        click.echo("gate: terminated", err=True)
+        said = _ENDING_SIGNALS.get(signal.Signals(exc.exit_code - 128), "terminated")
+        try:
+            click.echo(f"gate: {said}", err=True)
+        except OSError:  # the terminal that hung up is gone
+            pass
         return exc.exit_code
+    except ModuleNotFoundError as exc:  # a module imported as the command runs (jiwer by the sample reader)
+        error = missing_extra(_command_name(argv), exc)
+        if isinstance(error, GateError):
+            click.echo(f"gate: error: {error}", err=True)
+            return error.exit_code
+        return _internal_error(exc)
+    except PermissionError as exc:  # a file or folder the user cannot read, enter or write: never a bug
+        where = f"{exc.filename}: " if exc.filename else ""
+        code = errno.errorcode.get(exc.errno or 0, "EACCES")
+        click.echo(f"gate: error: {where}cannot read, enter or write it ({code}: permission denied); expected a "
+                   "file or folder this user can read and write", err=True)
+        return EXIT_INPUT
     except Exception as exc:  # noqa: BLE001 - a bug: one line and its own code, never a traceback and never 1
-        if os.environ.get("GATE_DEBUG") == "1":  # a maintainer asked for the traceback (README, Exit codes)
-            traceback.print_exc()
-        click.echo(f"gate: internal error: {type(exc).__name__}: {_one_line(str(exc))}; please report "
-                   "(GATE_DEBUG=1 prints the traceback)", err=True)
-        return EXIT_INTERNAL
+        return _internal_error(exc)
     return result if isinstance(result, int) else 0
+
+
+def _internal_error(exc: Exception) -> int:
+    if os.environ.get("GATE_DEBUG") == "1":  # a maintainer asked for the traceback (README, Exit codes)
+        traceback.print_exc()
+    click.echo(f"gate: internal error: {type(exc).__name__}: {_one_line(str(exc))}; please report "
+               "(GATE_DEBUG=1 prints the traceback)", err=True)
+    return EXIT_INTERNAL
+
+
+def _command_name(argv: list[str] | None) -> str:
+    words = [a for a in (sys.argv[1:] if argv is None else argv) if not a.startswith("-")]
+    return words[0] if words else "…"
 
 
 def _interrupted() -> int:
@@ -202,11 +244,16 @@ def _one_line(text: str) -> str:
 
 
 def main() -> None:
-    # SIGTERM becomes an exception so commands unwind (finally blocks, temp folders) and exit 143.
-    # `gate run` installs its own handlers for the runner's stop sequence; they replace this one.
-    previous = signal.getsignal(signal.SIGTERM)
-    if previous in (signal.SIG_DFL, None):
-        signal.signal(signal.SIGTERM, _raise_sigterm)
+    # A path that is not UTF-8 (lone surrogates in Python) is printed escaped, never a UnicodeEncodeError;
+    # `\udcff` is also a valid JSON escape, so `--json -` stays JSON.
+    for stream in (sys.stdout, sys.stderr):
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
+    # SIGTERM, SIGHUP and SIGQUIT become an exception so commands unwind (finally blocks, temp folders) and
+    # exit 128 + N. `gate run` installs its own handlers for the runner's stop sequence; they replace these.
+    for signum in _ENDING_SIGNALS:
+        if signal.getsignal(signum) in (signal.SIG_DFL, None):
+            signal.signal(signum, _raise_sigterm)
     sys.exit(run())
 
 

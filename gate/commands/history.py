@@ -120,8 +120,9 @@ def import_(trees: tuple[Path, ...], history_dir: Path, runner_class: str, kind:
         from gate.publish.untrusted import load_untrusted_report  # the report model pulls in the stats layer
 
         verdicts = workload_verdicts(load_untrusted_report(report_path))
-    records = [r for tree in trees for r in records_from_tree(tree, suite, runner_class=runner_class, kind=kind,
-                                                              time=when, verdicts=verdicts)]
+    records = [r for tree in trees for r in records_from_tree(
+        tree, suite, runner_class=runner_class, kind=kind, time=when, verdicts=verdicts,
+        warn=lambda line: click.echo(f"gate: warning: {line}", err=True))]
     records.sort(key=lambda r: r.time)
     written = HistoryStore(history_dir, suite=suite).append(records)
     nights = len({r.time for r in records})

@@ -3,7 +3,7 @@
 Exit codes: 0 every run complete; 2 bad input or preflight failure (an --out that cannot be created or
 written included); 3 a run failed (server died or hung, client failed, coverage incomplete, GPU not freed,
 a file under --out could not be written: full disk, named with its errno, once everything is stopped); 4 another gate holds the GPU or the out dir;
-128+N interrupted by signal N (130 SIGINT, 143 SIGTERM). Completed runs are always kept.
+128+N interrupted by signal N (130 SIGINT, 143 SIGTERM, 129 SIGHUP, 131 SIGQUIT). Completed runs are always kept.
 """
 from __future__ import annotations
 
@@ -178,7 +178,8 @@ def command(checkout, ab, out, name, names, models, labels, runs, one_look, max_
       3    a run failed: server died or hung, client failed, coverage incomplete, GPU not freed,
            or a file under --out could not be written (full disk: path and errno; all stopped first)
       4    another gate run holds this GPU (or this out dir)
-      130  interrupted by SIGINT, 143 by SIGTERM (the server and clients are stopped first)
+      130  interrupted by SIGINT, 143 by SIGTERM, 129 by SIGHUP, 131 by SIGQUIT (the server and
+           clients are stopped first)
     Completed runs are always kept.
     """
     # The runner loads here: --help and usage errors answer before httpx and numpy are imported.
@@ -206,6 +207,11 @@ def command(checkout, ab, out, name, names, models, labels, runs, one_look, max_
         if python:
             raise InputError("--python cannot be used with --ab (each checkout uses its own .venv/bin/python)")
         pairs = list(zip(tree_names, ab, strict=True))
+        base_dir, cand_dir = (Path(c).resolve() for c in ab)
+        if base_dir == cand_dir or (base_dir / ".venv").resolve() == (cand_dir / ".venv").resolve():
+            # an A/B of one checkout (or one shared .venv) measures the same code twice (README: never share a .venv)
+            raise InputError(f"--ab {ab[0]} {ab[1]}: both sides are the same checkout or share one .venv; "
+                             "expected two checkouts, each with its own .venv")
     else:
         pairs = [(name or "main", checkout)]
     sides = tuple(Arm(n, Path(c).resolve(), Path(python).resolve() if python else Path(c).resolve() / ".venv" / "bin" / "python")
@@ -287,12 +293,15 @@ def command(checkout, ab, out, name, names, models, labels, runs, one_look, max_
     try:
         outcome = runner.run()
     except Cancelled as exc:
-        if runner.log is None:  # preflight or the locks: nothing started, no gate-run.json of this attempt
-            click.echo(f"gate: interrupted by {exc} before any run started (nothing to stop)", err=True)
-        else:
-            logs = ", ".join(str(out / side.name / "gate-run.json") for side in sides)
-            click.echo(f"gate: interrupted by {exc}; server and clients stopped, completed runs kept (see {logs})",
-                       err=True)
+        try:
+            if runner.log is None:  # preflight or the locks: nothing started, no gate-run.json of this attempt
+                click.echo(f"gate: interrupted by {exc} before any run started (nothing to stop)", err=True)
+            else:
+                logs = ", ".join(str(out / side.name / "gate-run.json") for side in sides)
+                click.echo(f"gate: interrupted by {exc}; server and clients stopped, completed runs kept (see {logs})",
+                           err=True)
+        except OSError:  # the terminal hung up (SIGHUP); the exit code still says what happened
+            pass
         sys.exit(exc.exit_code)
     done = ", ".join(outcome.completed) or "none"
     skipped = f"; skipped (already complete): {', '.join(outcome.skipped)}" if outcome.skipped else ""

@@ -225,18 +225,23 @@ def _issue_reader(suite):
 @_REMOTE
 @_BRANCH
 def history(folder: Path, runner_class: str, sha: str, remote: str | None, branch: str) -> None:
-    """Merge FOLDER (tonight's history files) into history/ on the baseline branch, line by line.
+    """Merge FOLDER (tonight's history files) into history/ on the baseline branch, record by record.
+
+    FOLDER is read by the history store's own strict reader: a line it cannot use (torn, not UTF-8, out of
+    range) is named and kept out of the push; the merge and the write are the store's (atomic, locked).
 
     \b
     Exit codes:
-      0    pushed, or nothing changed
-      2    refused (no history) or git failed; nothing was pushed
+      0    pushed, or nothing changed (every line kept out is named)
+      2    refused (no history, no readable record, a history file on the branch that is not a regular
+           file) or git failed; nothing was pushed
 
     \b
     Example:
       gate store history history-night --runner-class h200 --sha "$SHA"
     """
-    _write(history_change(runner_class=runner_class, source=folder, sha=sha), remote, branch)
+    _write(history_change(runner_class=runner_class, source=folder, sha=sha, log=lambda line: click.echo(f"gate: {line}")),
+           remote, branch)
 
 
 def _write(change, remote: str | None, branch: str) -> None:

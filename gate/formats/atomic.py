@@ -22,15 +22,19 @@ os.umask(UMASK)  # read once: a new file gets the usual 0666 & ~umask (mkstemp a
 
 
 def write_text(path: str | Path, text: str, *, what: str = "output") -> Path:
-    """Write `text` (UTF-8) to `path` atomically; OutputError (one line) if it cannot be written."""
-    return write_bytes(path, text.encode("utf-8"), what=what)
+    """Write `text` (UTF-8) to `path` atomically; OutputError (one line) if it cannot be written.
+
+    A path that is not UTF-8 reaches text as lone surrogates (Python's surrogateescape); they are written
+    escaped (`\\udcff`), never as raw bytes: in JSON that is a valid string escape, in text a visible one."""
+    return write_bytes(path, text.encode("utf-8", "backslashreplace"), what=what)
 
 
 def write_bytes(path: str | Path, data: bytes, *, what: str = "output") -> Path:
     path = Path(path)
-    existed = path.exists()
+    existed = False
     tmp: str | None = None
     try:
+        existed = path.exists()  # inside the try: a parent the user cannot enter is an OutputError, not a bug
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
         try:

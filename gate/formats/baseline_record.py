@@ -35,7 +35,7 @@ class FingerprintRecord:
     gpu: str | None
     driver: str | None
     packages: Mapping[str, str] | None = field(metadata={"max_items": 10_000})
-    workloads: Mapping[str, Mapping[str, str | int | None]]
+    workloads: Mapping[str, Mapping[str, str | bool | int | float | None]]  # bool, float: client settings
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,8 @@ Documented exit codes of every command (README "Exit codes"):
     4   not comparable: the two sides differ in GPU, driver, packages, dataset, model, token budget,
         or one side's env.json cannot be read
     70  internal error of the gate itself (a bug: one line, never a traceback)
-    130 interrupted (Ctrl-C / SIGINT); 143 terminated (SIGTERM)
+    130 interrupted (Ctrl-C / SIGINT); 143 terminated (SIGTERM); 129 hung up (SIGHUP: the terminal
+        or SSH session closed); 131 quit (SIGQUIT, Ctrl-\\)
 """
 from __future__ import annotations
 
@@ -23,8 +24,10 @@ EXIT_NOT_COMPARABLE = 4
 EXIT_INTERNAL = 70
 EXIT_INTERRUPTED = 130
 EXIT_TERMINATED = 143
+EXIT_HANGUP = 129
+EXIT_QUIT = 131
 DOCUMENTED_EXIT_CODES = (EXIT_OK, EXIT_FAIL, EXIT_INPUT, EXIT_INCOMPLETE, EXIT_NOT_COMPARABLE, EXIT_INTERNAL,
-                         EXIT_INTERRUPTED, EXIT_TERMINATED)
+                         EXIT_INTERRUPTED, EXIT_TERMINATED, EXIT_HANGUP, EXIT_QUIT)
 
 
 class GateError(Exception):

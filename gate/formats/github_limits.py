@@ -15,7 +15,8 @@ class Limit:
     unit: str  # "characters" or "bytes" (UTF-8)
 
     def size(self, text: str) -> int:
-        return len(text) if self.unit == "characters" else len(text.encode("utf-8"))
+        # backslashreplace: a non-UTF-8 path (lone surrogates) is counted as the escape it is written as
+        return len(text) if self.unit == "characters" else len(text.encode("utf-8", "backslashreplace"))
 
     def fits(self, text: str) -> bool:
         return self.size(text) <= self.limit
@@ -25,7 +26,7 @@ class Limit:
         if self.unit == "characters":
             head = text[: max(room, 0)]
         else:
-            head = text.encode("utf-8")[: max(room, 0)].decode("utf-8", errors="ignore")
+            head = text.encode("utf-8", "backslashreplace")[: max(room, 0)].decode("utf-8", errors="ignore")
         return head.rsplit("\n", 1)[0] if "\n" in head else head
 
 

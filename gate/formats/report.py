@@ -378,6 +378,7 @@ class Report:
                 raise typedjson.SchemaMismatch("$", f"missing key {key!r}")
         report = typedjson.from_json(cls, _upgraded({k: v for k, v in data.items() if k not in DERIVED_KEYS}))
         _check_derived(data, report)
+        _check_models(report)
         return report
 
     @classmethod
@@ -422,6 +423,16 @@ def _upgraded(data: dict[str, Any]) -> dict[str, Any]:
     if isinstance(rows, list):
         data = {**data, "rows": [{"across_jobs": False, **row} if isinstance(row, dict) else row for row in rows]}
     return data
+def _check_models(report: Report) -> None:
+    """`models` is what `gate merge --expect-models` trusts: it must name exactly the models its rows and
+    coverage are of (workload ids are <model>/<workload>), or a report could claim a model it never judged."""
+    judged = {row.model for row in report.rows} | {entry.workload.split("/", 1)[0] for entry in report.coverage}
+    if set(report.models) != judged:
+        claimed = ", ".join(sorted(set(report.models) - judged)) or "none"
+        left_out = ", ".join(sorted(judged - set(report.models))) or "none"
+        raise typedjson.SchemaMismatch("$.models", f"expected the models its rows and coverage are of "
+                                                   f"({', '.join(sorted(judged))}); listed without a row: {claimed}; "
+                                                   f"judged but not listed: {left_out}")
 
 
 def _check_derived(data: Mapping[str, Any], report: Report) -> None:

@@ -21,6 +21,7 @@ SKIPPED = "skipped"  # SeedTTS counted skipped samples
 WRONG_TOTAL = "wrong_total"  # total is not the expected sample count (e.g. --max-samples)
 FAILED_REQUESTS = "failed_requests"  # MOSS speed.failed_requests > 0
 NO_SPEED = "no_speed"  # MOSS speed lacks throughput/latency/RTF: every request failed
+ALL_FAILED = "all_requests_failed"  # SeedTTS evaluated 0 of N: every request failed (the client still exits 0)
 MAX_NEW_TOKENS_SET = "max_new_tokens_set"  # movies800times* sent a token budget (runbook Step 6)
 MISSING_RUN = "missing_run"  # a planned scored run (suite or gate-run.json) has no run directory
 RUN_RECORD = "run_record"  # the run's commit.txt or freeze.txt exists but cannot be read
@@ -86,6 +87,8 @@ class Provenance:
     request_timeout_s: float | None = None
     concurrency: int | None = None
     stream: bool | None = None
+    warmup: bool | int | None = None  # SeedTTS --warmup (true/false); MOSS config.warmup (a count, 0 in CI)
+    repeats: int | None = None  # SeedTTS --repeats
 
 
 @dataclass(frozen=True)

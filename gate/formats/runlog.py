@@ -232,6 +232,14 @@ def _check_values(log: RunLog) -> None:
     for label, status in log.runs.items():
         if status not in RUN_STATUSES:
             raise typedjson.SchemaMismatch(typedjson.key_path("$.runs", label), f"expected one of {', '.join(RUN_STATUSES)}")
+        side = label.rsplit("/", 1)[0] if "/" in label else None
+        if side is not None and side not in log.sides:  # the runner labels every run <side>/run<R> of a side it lists
+            raise typedjson.SchemaMismatch(typedjson.key_path("$.runs", label),
+                                           f"side {typedjson.quoted(side[:60])} is not one of $.sides "
+                                           f"({', '.join(sorted(log.sides)) or 'none'})")
+    for side in log.scored_runs:
+        if side not in log.sides:
+            raise typedjson.SchemaMismatch(typedjson.key_path("$.scored_runs", side), "expected a side of $.sides")
     for model, record in (log.looks or {}).items():
         where = typedjson.key_path("$.looks", model)
         if record.first.action not in LOOK_ACTIONS:

@@ -12,7 +12,7 @@ import datetime as _dt
 import hashlib
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Mapping
+from typing import TYPE_CHECKING, Callable, Mapping
 
 from gate.formats import runlog
 from gate.formats.config import Suite
@@ -66,8 +66,10 @@ def workload_verdicts(report: Report) -> dict[str, str]:
 
 def records_from_tree(path: str | Path, suite: Suite, *, runner_class: str, kind: str = "nightly",
                       time: str | None = None, verdicts: Mapping[str, str] | None = None,
-                      models: tuple[str, ...] | None = None) -> list[Record]:
-    """One record per workload found in the tree (missing workloads have nothing to record)."""
+                      models: tuple[str, ...] | None = None,
+                      warn: Callable[[str], None] | None = None) -> list[Record]:
+    """One record per workload found in the tree (missing workloads have nothing to record). A workload stored
+    as incomplete is passed to `warn` with the file and field that made it so (as every other command names it)."""
     if kind not in KINDS:
         raise InputError(f"kind {kind!r}: expected one of {', '.join(KINDS)}")
     tree = read_tree(path, suite, models=models)
@@ -80,8 +82,14 @@ def records_from_tree(path: str | Path, suite: Suite, *, runner_class: str, kind
         workload = suite.workload(workload_id)
         values = {m.name: tuple(r.metrics.get(m.name) for r in runs) for m in workload.metrics
                   if m.kind in ("speed", "accuracy")}
+        complete = tree.complete(workload_id)
+        if not complete and warn is not None:
+            problems = [p.line for r in runs for p in r.coverage.problems] or [
+                f"{len(runs)} of {len(tree.runs)} planned runs found"]
+            more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+            warn(f"{workload_id}: stored as incomplete: {problems[0]}{more}")
         records.append(Record(time=when, kind=kind, commit=commit, workload=workload_id,
                               runs=tuple(r.run for r in runs), values=values,
                               verdict=(verdicts or {}).get(workload_id), env=digest,
-                              complete=tree.complete(workload_id), runner_class=runner_class))
+                              complete=complete, runner_class=runner_class))
     return records

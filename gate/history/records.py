@@ -29,6 +29,10 @@ from gate.formats.verdict import Verdict
 SCHEMA_VERSION = 1
 KINDS = ("nightly", "calibration", "accepted")
 SPEED_MAX = 1e9  # samples/s, seconds or RTF: anything above is not a measurement
+# The nights a record may be of: none before the history store existed, none in the future (a day of clock
+# skew allowed). A night dated 0001 or 2099 is a broken line, not a measurement.
+HISTORY_BEGAN = _dt.datetime(2026, 1, 1, tzinfo=_dt.timezone.utc)
+FUTURE_SLACK = _dt.timedelta(days=1)
 ACCURACY_MAX = 10.0  # WER/CER as a fraction: 10 = 1000% (insertions can pass 100%)
 MAX_RUNS = 100
 MAX_METRICS = 50
@@ -140,14 +144,30 @@ def record_from_json(data: object, runner_class: str, metric_kinds: Mapping[str,
                           env=line.env, complete=line.complete, runner_class=runner_class), metric_kinds)
 
 
+class SuiteRules(dict):
+    """metric -> speed | accuracy (a Mapping, as every caller reads it), and the suite's own facts a record must
+    fit: its workloads, and per workload × metric the range the tree reader holds a result file to
+    (gate.reading.result_files.metric_check), so the history takes no value a tree would refuse."""
+
+    def __init__(self, kinds: Mapping[str, str], ranges: Mapping[str, Mapping[str, Any]]) -> None:
+        super().__init__(kinds)
+        self.ranges = ranges
+
+
 def checked(record: Record, metric_kinds: Mapping[str, str]) -> Record:
-    """`record` if every value fits its metric's range and the runs; else BadRecord."""
+    """`record` if every value fits its metric's range and the runs, and its night lies in the store's span;
+    else BadRecord. With SuiteRules, the workload must be the suite's and each value in the tree reader's range."""
     if record.kind not in KINDS:
         raise BadRecord(f"kind {record.kind!r}: expected one of {', '.join(KINDS)}")
     if record.verdict is not None and record.verdict not in {v.value for v in Verdict}:
         raise BadRecord(f"verdict {record.verdict!r}: expected one of {', '.join(v.value for v in Verdict)} or null")
     if utc_time(record.time) != record.time:
         raise BadRecord(f"time {record.time!r}: expected ISO-8601 in UTC")
+    night = _dt.datetime.fromisoformat(record.time)
+    latest = _dt.datetime.now(_dt.timezone.utc) + FUTURE_SLACK
+    if not HISTORY_BEGAN <= night <= latest:
+        raise BadRecord(f"time {record.time!r}: expected a night from {HISTORY_BEGAN.date()} (when the history store "
+                        f"began) to today")
     for metric, per_run in record.values.items():
         if len(per_run) != len(record.runs):
             raise BadRecord(f"values.{metric[:40]}: {len(per_run)} values for {len(record.runs)} runs; "
@@ -162,12 +182,28 @@ def checked(record: Record, metric_kinds: Mapping[str, str]) -> Record:
                 shown = "(0" if not closed else "[0"
                 raise BadRecord(f"values.{metric[:40]}: {typedjson.quoted(v)} is outside {shown}, {high:g}] "
                                 f"({kind or 'metric'})")
+    ranges = getattr(metric_kinds, "ranges", None)  # after the generic checks: their messages come first
+    if ranges is not None and record.workload not in ranges:
+        raise BadRecord(f"workload {typedjson.quoted(record.workload[:80])}: not a workload of the suite")
+    for metric, per_run in record.values.items():
+        check = ranges[record.workload].get(metric) if ranges is not None else None
+        if check is None:
+            continue
+        for v in per_run:
+            if not check.test(v):
+                raise BadRecord(f"values.{metric[:40]}: {typedjson.quoted(v)} is outside {check.expected} "
+                                "(the range a result file's value must have)")
     return record
 
 
-def metric_kinds_of(suite) -> dict[str, str]:
-    """metric name -> speed | accuracy, from the suite (names mean the same in every workload)."""
-    return {m.name: m.kind for w in suite.workloads for m in w.metrics if m.kind in ("speed", "accuracy")}
+def metric_kinds_of(suite) -> SuiteRules:
+    """metric name -> speed | accuracy, from the suite (names mean the same in every workload), with the
+    suite's workloads and the tree reader's range of each of their metrics."""
+    from gate.reading.result_files import metric_check
+
+    kinds = {m.name: m.kind for w in suite.workloads for m in w.metrics if m.kind in ("speed", "accuracy")}
+    ranges = {w.id: {m.name: metric_check(m, w.expected_samples) for m in w.metrics} for w in suite.workloads}
+    return SuiteRules(kinds, ranges)
 
 
 def merge(records: list[Record]) -> tuple[list[Record], int]:

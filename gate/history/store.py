@@ -23,6 +23,7 @@ write), each on its own line.
 from __future__ import annotations
 
 import contextlib
+import datetime as _dt
 import fcntl
 import os
 import re
@@ -204,7 +205,11 @@ class HistoryStore:
         records = []
         for number, data in good:
             try:
-                records.append(record_from_json(data, runner_class, kinds))
+                record = record_from_json(data, runner_class, kinds)
+                if MONTH_FILE.fullmatch(path.name) and path.name[:-len(".jsonl")] not in _months_near(record.time):
+                    raise BadRecord(f"a night of {record.month} in the {path.name} month file; expected the "
+                                    "month file of its own night")
+                records.append(record)
             except BadRecord as exc:
                 if lines is None:
                     lines = _raw_lines(path, self.root)
@@ -335,3 +340,11 @@ def mean_of_runs(values: Iterable[float | None], *, log: bool) -> float | None:
     if log:
         return math.exp(sum(math.log(v) for v in present) / len(present))
     return sum(present) / len(present)
+
+
+def _months_near(utc: str) -> set[str]:
+    """The month files a night may be in: its UTC month, or the month of its local time within the widest UTC
+    offset (14 h). Stores before 2026-12-03 filed a night by the month of the offset it was written with, and
+    keep it there when its line is rewritten in UTC (tests/fixtures/formats/history)."""
+    moment = _dt.datetime.fromisoformat(utc)
+    return {(moment + _dt.timedelta(hours=h)).strftime("%Y-%m") for h in (-14, 0, 14)}

@@ -19,6 +19,7 @@ from gate.formats.baseline_record import noise_record
 from gate.formats.config import Suite
 from gate.formats.errors import InputError
 from gate.reading.baseline_file import load_document, side_from_document, write_document
+from gate.reading.copies import copies, side_hashes
 from gate.reading.side import MeasureSamples, Side
 from gate.stats.overdispersion import Dispersion, from_arms
 from gate.stats.performance import Calibration, calibrate, with_nights
@@ -64,47 +65,24 @@ def _aligned(samples: Sequence[MeasureSamples]) -> tuple[list[np.ndarray], list[
     return arms, ids
 
 
-def run_hashes(side: Side) -> dict[str, str]:
-    """A content hash per scored run: every workload's metric values and per-utterance errors of that run.
-    Two runs with the same hash are the same measurement (a copied run directory), not two measurements."""
-    hashes = {}
-    for run in side.runs:
-        digest = hashlib.sha256()
-        for workload_id in sorted(side.workloads):
-            w = side.workloads[workload_id]
-            if run not in w.runs:
-                continue
-            r = w.runs.index(run)
-            digest.update(workload_id.encode())
-            for name in sorted(w.values):
-                value = w.values[name][r] if r < len(w.values[name]) else None
-                digest.update(f"{name}={value!r};".encode())
-            for measure in sorted(w.samples):
-                digest.update(measure.encode() + np.ascontiguousarray(w.samples[measure].errors[r]).tobytes())
-        hashes[run] = digest.hexdigest()
-    return hashes
-
-
 def check_independent(pairs: Sequence[tuple[Side, Side]]) -> None:
-    """Refuse A/A evidence that is not new evidence: a tree given twice, or a run byte-identical to another
-    (one clear InputError naming both)."""
-    seen: dict[str, str] = {}
+    """Refuse A/A evidence that is not new evidence: a tree given twice, or a run copied from another
+    (gate.reading.copies, the rule every command applies; one clear InputError naming both)."""
     trees: dict[tuple[str, ...], str] = {}
+    labelled = []
     for a, b in pairs:
         for side in (a, b):
-            hashes = run_hashes(side)
+            hashes = side_hashes(side)
             key = tuple(sorted(hashes.values()))
-            if key in trees:
+            if key and key in trees:
                 raise InputError(f"calibration: this tree repeats {trees[key]} (same content hash "
                                  f"{hashlib.sha256(''.join(key).encode()).hexdigest()[:12]}); each A/A pair must be "
                                  "new, independent runs", path=side.path)
             trees[key] = side.path
-            for run, digest in hashes.items():
-                where = f"{side.path} {run}"
-                if digest in seen:
-                    raise InputError(f"calibration: {where} is byte-identical to {seen[digest]} (content hash "
-                                     f"{digest[:12]}); copied runs are not independent measurements", path=side.path)
-                seen[digest] = where
+            labelled.append((side.path, hashes))
+    for copy, original, digest in copies(labelled):
+        raise InputError(f"calibration: {copy} is byte-identical to {original} (content hash {digest[:12]}); copied "
+                         "runs are not independent measurements", path=copy.rsplit(" ", 1)[0])
 
 
 def calibrate_baseline(baseline_path: str | Path, pairs: Sequence[tuple[Side, Side]], suite: Suite,

@@ -37,6 +37,7 @@ from gate.formats.errors import InputError
 from gate.formats.report import MAX_TEXT, CalibrationCheck, LookAction, LookName, LookOutcome, LooksFinal, ModelLooks, Report, clip
 from gate.judging.compare import compare
 from gate.reading import comparability
+from gate.reading.copies import refuse_copies, side_hashes
 from gate.reading.side import Side
 from gate.stats import looks as rule
 
@@ -92,6 +93,8 @@ def judge(request: Request) -> Report:
     _check_allowed(request.allow_diff)
     base = read_side(request.base, request)
     cand = read_side(request.candidate, request)
+    if base.kind == cand.kind == "tree":  # a candidate run copied from the base (each tree's own: side_from_tree)
+        refuse_copies([(base.path, side_hashes(base)), (cand.path, side_hashes(cand))], path=cand.path)
     models = request.models or cand.models or base.models
     calibration, check = _calibration(request, base, cand, models)
     if _two_looks(request, base, cand):

@@ -100,7 +100,7 @@ def format_outputs(values: Mapping[str, str]) -> str:
 def append_file(path: str | Path, text: str, *, what: str) -> None:
     """Append to a file named by Actions; one line on failure (e.g. GITHUB_OUTPUT in a read-only dir)."""
     try:
-        with open(path, "a", encoding="utf-8") as handle:
+        with open(path, "a", encoding="utf-8", errors="backslashreplace") as handle:  # a non-UTF-8 path: escaped
             handle.write(text)
     except OSError as exc:
         raise GateError(f"cannot append the {what} ({exc.strerror})", path=path) from None

@@ -221,7 +221,7 @@ def calibration_change(*, runner_class: str, source: Path | None, history: Path 
     owned = _owned_calibration_files(source, runner_class, suite) if source is not None else _Owned()
     if source is not None and not (owned.baselines or owned.copies or owned.history):
         raise StoreError("the recalibrated folder holds no file", path=source)
-    merge_history = history_change(runner_class=runner_class, source=history, sha=sha).apply if history else None
+    merge_history = history_change(runner_class=runner_class, source=history, sha=sha, log=log).apply if history else None
 
     def apply(root: Path) -> None:
         moved: list[str] = []
@@ -349,26 +349,42 @@ def _check_recalibration(model: str, old: Mapping[tuple[str, str], StoredEntry],
 
 # -- history -----------------------------------------------------------------------------------------------
 
-def history_change(*, runner_class: str, source: Path, sha: str) -> Change:
-    """Union of tonight's history files into history/: lines already on the branch stay, new ones are appended."""
+def history_change(*, runner_class: str, source: Path, sha: str, log: Callable[[str], None] = lambda _: None,
+                   suite=None) -> Change:
+    """Tonight's history merged into history/ on the branch through the history store itself (gate.history.store):
+    its strict reader on both sides, its merge (a repeat is a no-op, a rerun replaces) and its atomic writer
+    under its lock. A line or file of tonight's that the reader cannot use is named in the log and kept out
+    of the push (never a torn or undecodable line pushed); the branch's own unreadable lines are named and kept
+    as they are (a writer never deletes what it did not write; `gate history repair` moves them aside)."""
+    from gate.history.store import CHANGE_POINTS, HistoryStore
+
     if not source.is_dir():
         raise StoreError("expected the night's history as a directory", path=source)
-    files = sorted(p for p in source.rglob("*") if p.is_file() and not p.is_symlink())
-    if not files:
+    if not any(True for _ in source.rglob("*")):
         raise StoreError("the night's history holds no file", path=source)
+    tonight = HistoryStore(source, suite=suite)
+    records: list = []
+    points: dict[str, tuple] = {}
+    for cls, _folder in tonight.class_dirs():
+        night = tonight.read(runner_class=cls, warn=lambda line: log(f"store: tonight's history: {line}; "
+                                                                      "kept out of the push"))
+        records.extend(r for r in night.records if r.runner_class == cls)
+        points[cls] = night.change_points
+    known = {p for _cls, p in tonight.files()} | {folder / CHANGE_POINTS for _cls, folder in tonight.class_dirs()}
+    for path in sorted(source.rglob("*")):
+        if path not in known and path.name != ".gitattributes" and not path.is_dir():
+            log(f"store: tonight's history: {path}: not a month file (<runner-class>/<YYYY-MM>.jsonl) or "
+                f"{CHANGE_POINTS}; not stored")
+    if not records and not any(points.values()):
+        raise StoreError("the night's history holds no record the history store can read; nothing was stored",
+                         path=source)
 
     def apply(root: Path) -> None:
-        for path in files:
-            relative = path.relative_to(source)
-            target = root / "history" / relative
-            target.parent.mkdir(parents=True, exist_ok=True)
-            old = target.read_text(encoding="utf-8").splitlines() if target.is_file() else []
-            seen = set(old)
-            lines = list(old)
-            for line in path.read_text(encoding="utf-8").splitlines():
-                if line not in seen:
-                    seen.add(line)
-                    lines.append(line)
-            target.write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
+        branch = HistoryStore(root / "history", suite=suite)
+        if records:
+            branch.append(records, warn=lambda line: log(f"store: history on the branch: {line}; kept as it is"))
+        for cls, found in points.items():
+            if found:
+                branch.record_change_points(cls, found)
 
     return Change(f"ASR history ({runner_class}): main at {sha}", apply)

@@ -163,7 +163,7 @@ def check_consistency(trees: Path, suite: Suite, model: str, *, head_sha: str, b
       per-utterance errors, as the A/A calibration counts pairs);
     - outliers/run<R>/<model>/ only where the outlier rule, recomputed, picks run<R> of that arm.
     """
-    from gate.judging.calibration import run_hashes
+    from gate.reading.copies import copies, side_hashes
     from gate.reading.side_loader import load_side
 
     sides = [("candidate", head_sha)] + ([("base", base_sha)] if ab else [])
@@ -177,18 +177,11 @@ def check_consistency(trees: Path, suite: Suite, model: str, *, head_sha: str, b
                                           f"{'PR head' if name == 'candidate' else 'merge base'} is {expected}")
     if not ab:
         return
-    hashes = {}
-    for name in ("base", "candidate"):
-        side = load_side(trees / name, suite, (model,))
-        # Runs that hold only other models' results hash alike (nothing measured): they are not compared.
-        measured = {run for w in side.workloads.values() for i, run in enumerate(w.runs)
-                    if any(i < len(values) and values[i] is not None for values in w.values.values())}
-        hashes[name] = {run: digest for run, digest in run_hashes(side).items() if run in measured}
-    by_hash = {digest: run for run, digest in hashes["base"].items()}
-    for run, digest in hashes["candidate"].items():
-        if digest in by_hash:
-            raise UntrustedInputError(f"candidate/{run} measures exactly what base/{by_hash[digest]} measures (same "
-                                      "content hash): a copied run is not a measurement")
+    # Runs that hold only other models' results measured nothing: gate.reading.copies never compares them.
+    labelled = [(name, side_hashes(load_side(trees / name, suite, (model,)))) for name in ("base", "candidate")]
+    for copy, original, _digest in copies(labelled):
+        raise UntrustedInputError(f"{copy.replace(' ', '/')} measures exactly what {original.replace(' ', '/')} "
+                                  "measures (same content hash): a copied run is not a measurement")
     for name in ("base", "candidate"):
         _check_remeasures(trees / name, name, suite, model, calibration)
 

@@ -30,7 +30,8 @@ DATASET = "dataset"
 EVALUATION_INPUT = "evaluation_input"
 MODEL = "model"
 MAX_NEW_TOKENS = "max_new_tokens"
-KINDS = (GPU, DRIVER, FREEZE, DATASET, EVALUATION_INPUT, MODEL, MAX_NEW_TOKENS)
+CLIENT = "client"  # the client settings the runbook fixes: what is measured, not the code under test
+KINDS = (GPU, DRIVER, FREEZE, DATASET, EVALUATION_INPUT, MODEL, MAX_NEW_TOKENS, CLIENT)
 
 # The package under test appears in the freeze with its commit; that difference is the point of the comparison.
 UNDER_TEST = frozenset({"sglang-omni"})
@@ -44,6 +45,13 @@ WORKLOAD_FACTS = {
     "model_id": MODEL,
     "model_revision": MODEL,
     "max_new_tokens": MAX_NEW_TOKENS,
+    # The runbook's client command line (concurrency 32 or 16, --repeats 1, --warmup, --stream only for the
+    # stream workload, MOSS's 300 s timeout): a candidate measured at concurrency 8 is not slower, it is another test.
+    "concurrency": CLIENT,
+    "stream": CLIENT,
+    "warmup": CLIENT,
+    "repeats": CLIENT,
+    "request_timeout_s": CLIENT,
 }
 
 UNREADABLE = "unreadable env.json"  # prefix of the marker that replaces the facts of a broken env record
@@ -213,6 +221,8 @@ def fingerprint_of_tree(tree: ResultTree, suite: Suite) -> Fingerprint:
             facts["model_id"].append(p.model_id or _str(model_env.get("model_id")))
             facts["model_revision"].append(p.model_revision or _str(model_env.get("revision")))
             facts["max_new_tokens"].append(p.max_new_tokens if workload.format == "moss" else None)
+            for name in ("concurrency", "stream", "warmup", "repeats", "request_timeout_s"):
+                facts[name].append(getattr(p, name))
         workloads[workload_id] = {name: _join(values) for name, values in facts.items()}
     return Fingerprint(gpu=_join(gpus), driver=_join(drivers), packages=packages, workloads=workloads,
                        cuda=_join(cudas))

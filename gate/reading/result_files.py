@@ -18,6 +18,7 @@ from gate.formats import inputs, schema
 from gate.formats.config import MetricSpec, Workload
 from gate.formats.inputs import Unreadable
 from gate.formats.result_types import (
+    ALL_FAILED,
     BAD_SCHEMA,
     EVALUATED_NE_TOTAL,
     FAILED_REQUESTS,
@@ -286,23 +287,10 @@ def _read_seedtts(run_dir: Path, workload: Workload, root: Path) -> WorkloadRun:
         total = schema.get(data, "results[0].total", COUNT)
         skipped = schema.get(data, "results[0].skipped", COUNT)
         repeats = schema.get_optional(data, "results[0].repeats", POSITIVE_INT, 1)
+        if evaluated == 0 and total > 0:  # throughput 0.0 and WER null: no measurement, not a broken file
+            return _all_failed(run_dir, workload, path, data, total, skipped, raw)
         metrics, missing = read_metrics(data, ((m, m.path) for m in workload.metrics), workload.expected_samples, path)
-        artifacts = schema.get_optional(data, "provenance.artifacts", OBJECT, {})
-        text = optional(STRING)
-        provenance = Provenance(
-            dataset_id=schema.get_optional(artifacts, "dataset_id", text) or None,
-            dataset_revision=schema.get_optional(artifacts, "dataset_revision", text) or None,
-            model_id=(schema.get_optional(artifacts, "requested_model_id", text)
-                      or schema.get_optional(data, "config.model_path", text) or None),
-            model_revision=schema.get_optional(artifacts, "declared_model_revision", text) or None,
-            evaluation_input_sha256=schema.get_optional(artifacts, "evaluation_input_sha256", text) or None,
-            dependency_freeze_sha256=schema.get_optional(data, "provenance.dependency_freeze_sha256", text) or None,
-            packages=_packages(schema.get_optional(data, "provenance.packages", OBJECT, {})),
-            gpu_csv=schema.get_optional(data, "provenance.gpu.nvidia_smi_csv", text) or None,
-            torch_cuda_build=schema.get_optional(data, "provenance.gpu.torch_cuda_build", text) or None,
-            concurrency=schema.get_optional(data, "results[0].concurrency", POSITIVE_INT),
-            stream=schema.get_optional(data, "config.stream", schema.BOOL),
-        )
+        provenance = _seedtts_provenance(data)
     except Unreadable as exc:
         return _broken(run_dir, workload, Problem(UNREADABLE, exc.reason, str(path)), (str(path),), raw)
     except SchemaError as exc:
@@ -319,6 +307,42 @@ def _read_seedtts(run_dir: Path, workload: Workload, root: Path) -> WorkloadRun:
                                              f"({expected} per repeat × {repeats})", str(path)))
     coverage = Coverage(expected=expected, evaluated=evaluated, total=total, skipped=skipped, problems=tuple(problems))
     return WorkloadRun(workload.id, run_dir.name, metrics, coverage, provenance, (str(path),), samples_path=raw)
+
+
+def _all_failed(run_dir: Path, workload: Workload, path: Path, data: Any, total: int, skipped: int,
+                raw: str | None) -> WorkloadRun:
+    """A SeedTTS run whose every request failed: one problem saying so (INCOMPLETE), no metric."""
+    try:
+        provenance = _seedtts_provenance(data)
+    except SchemaError:
+        provenance = Provenance()
+    problem = Problem(ALL_FAILED, f"every request failed (evaluated 0 of {total}); see the client log and server.log",
+                      str(path))
+    coverage = Coverage(expected=workload.expected_samples, evaluated=0, total=total, skipped=skipped,
+                        problems=(problem,))
+    metrics: dict[str, float | None] = {m.name: None for m in workload.metrics}
+    return WorkloadRun(workload.id, run_dir.name, metrics, coverage, provenance, (str(path),), samples_path=raw)
+
+
+def _seedtts_provenance(data: Any) -> Provenance:
+    artifacts = schema.get_optional(data, "provenance.artifacts", OBJECT, {})
+    text = optional(STRING)
+    return Provenance(
+        dataset_id=schema.get_optional(artifacts, "dataset_id", text) or None,
+        dataset_revision=schema.get_optional(artifacts, "dataset_revision", text) or None,
+        model_id=(schema.get_optional(artifacts, "requested_model_id", text)
+                  or schema.get_optional(data, "config.model_path", text) or None),
+        model_revision=schema.get_optional(artifacts, "declared_model_revision", text) or None,
+        evaluation_input_sha256=schema.get_optional(artifacts, "evaluation_input_sha256", text) or None,
+        dependency_freeze_sha256=schema.get_optional(data, "provenance.dependency_freeze_sha256", text) or None,
+        packages=_packages(schema.get_optional(data, "provenance.packages", OBJECT, {})),
+        gpu_csv=schema.get_optional(data, "provenance.gpu.nvidia_smi_csv", text) or None,
+        torch_cuda_build=schema.get_optional(data, "provenance.gpu.torch_cuda_build", text) or None,
+        concurrency=schema.get_optional(data, "results[0].concurrency", POSITIVE_INT),
+        stream=schema.get_optional(data, "config.stream", schema.BOOL),
+        warmup=schema.get_optional(data, "config.warmup", schema.BOOL),
+        repeats=schema.get_optional(data, "results[0].repeats", POSITIVE_INT),
+    )
 
 
 # --- MOSS-Transcribe-Diarize ----------------------------------------------------------------------
@@ -382,6 +406,7 @@ def _read_moss(run_dir: Path, workload: Workload, root: Path) -> WorkloadRun:  #
             schema.get_optional(config, "concurrency", POSITIVE_INT)
             schema.get_optional(config, "max_new_tokens", POSITIVE_INT)
             schema.get_optional(config, "request_timeout_s", POSITIVE)
+            schema.get_optional(config, "warmup", COUNT)
         except SchemaError as exc:
             problems.append(Problem(BAD_SCHEMA, f"{exc}; expected transcribe_diarize_speed_results.json",
                                     str(paths["speed"])))
@@ -408,6 +433,7 @@ def _read_moss(run_dir: Path, workload: Workload, root: Path) -> WorkloadRun:  #
         max_new_tokens=config.get("max_new_tokens"),
         request_timeout_s=None if config.get("request_timeout_s") is None else float(config["request_timeout_s"]),
         concurrency=config.get("concurrency") or results_config.get("concurrency"),
+        warmup=config.get("warmup"),
     )
     coverage = Coverage(expected=expected, evaluated=evaluated, total=total, failed_requests=failed, problems=tuple(problems))
     return WorkloadRun(workload.id, run_dir.name, metrics, coverage, provenance, tuple(str(p) for p in paths.values()),

@@ -186,6 +186,15 @@ def _logged_runs(root: Path, suite: Suite) -> tuple[str, ...]:
     names = [run for run in dict.fromkeys(own) if _RUN_DIR.match(run) and run != f"run{suite.warm_run}"]
     if not names:
         raise InputError("lists no scored run; expected the run log `gate run` writes", path=Path(root) / runlog.FILE)
+    # A scored run folder holding results that the log does not list contradicts it (a log edited to drop a
+    # run, or runs of another attempt): named, never judged on the runs the log happens to keep.
+    listed = {run for _, run in split}
+    unlisted = [d.name for d in _run_dirs(Path(root), suite) if re.fullmatch(r"run\d+", d.name)
+                and d.name not in listed and any(p.is_file() for p in d.rglob("*.json"))]
+    if unlisted:
+        raise InputError(f"lists {', '.join(sorted(names, key=_run_key))} but not {', '.join(sorted(unlisted, key=_run_key))}, "
+                         "which holds results; expected the log of the gate run that made every run of this tree "
+                         "(or move the other runs away)", path=Path(root) / runlog.FILE)
     return tuple(sorted(names, key=_run_key))
 
 

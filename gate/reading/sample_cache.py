@@ -98,7 +98,7 @@ def _key(run_dir: Path, run: WorkloadRun, workload: Workload) -> str:
     raw = Path(run.samples_path) if run.samples_path and workload.format != "moss" else None
     # The run's location is part of the key: messages and cross-checks name the files they read.
     for part in (f"format {FORMAT}", f"gate {__version__}", _code_digest(), repr(workload),
-                 str(run_dir.resolve()), repr(run), hashlib.sha256(document.encode("utf-8")).hexdigest(),
+                 str(run_dir.resolve()), repr(run), hashlib.sha256(document.encode("utf-8", "surrogateescape")).hexdigest(),
                  _directory_digest(raw) if raw is not None and raw.is_dir() else "no per-sample directory"):
         digest.update(part.encode("utf-8", "surrogateescape") + b"\0")
     return digest.hexdigest()

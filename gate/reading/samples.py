@@ -254,6 +254,8 @@ def _moss_errors(path: Path, data: Any, expected_rows: int | None) -> dict[str, 
         error = row.get("error")
         if error is not None and not isinstance(error, str):
             raise _Invalid(f"{where}: error is {error!r}; expected a string or null")
+        if isinstance(error, str) and error.strip().lower() in ("null", "none"):  # JSON null spelled as text: edited
+            raise _Invalid(f"{where}: error is the string {error!r}; expected null (no error) or the error message")
         reference = _field(row, "expected_text", str, where)
         if "result_text" not in row:  # the client writes it for every sample ("" or null when the request failed)
             raise _Invalid(f"{where}: result_text is missing; expected the transcript (a string, or null for a "

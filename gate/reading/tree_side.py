@@ -17,6 +17,7 @@ from gate.formats.config import Suite, Workload
 from gate.formats.result_types import INVALID_SAMPLES, MISSING_RUN, Problem, ResultTree, WorkloadRun
 from gate.reading import samples as samples_module
 from gate.reading.comparability import fingerprint_of_tree
+from gate.reading.copies import refuse_copies, side_hashes
 from gate.reading.results import read_tree
 from gate.reading.side import MISMATCH, UNAVAILABLE, MeasureSamples, Side, WorkloadSide
 
@@ -53,9 +54,11 @@ def side_from_tree(tree: ResultTree | str | Path, suite: Suite, *, models: tuple
             run_complete=tuple(not r.coverage.problems and r.run not in _runs_named(invalid) for r in runs),
             expected_runs=len(tree.runs_of(workload_id)))
     commits = sorted({r.commit for r in tree.runs if r.commit})
-    return Side(kind="tree", path=str(tree.root), suite=suite.name, commit=" | ".join(commits) or None,
+    side = Side(kind="tree", path=str(tree.root), suite=suite.name, commit=" | ".join(commits) or None,
                 runs=tree.run_names, workloads=workloads, missing=tuple(tree.missing_workloads),
                 fingerprint=fingerprint_of_tree(tree, suite))
+    refuse_copies([("", side_hashes(side))], path=tree.root)  # a run copied inside the tree (gate.reading.copies)
+    return side
 
 
 def _runs_named(problems: Iterable[Problem]) -> set[str]:

@@ -25,7 +25,8 @@ METRIC_NAMES = {
     "failed_requests": "failed requests",
 }
 ENV_KINDS = {"gpu": "GPU", "driver": "driver", "freeze": "packages", "dataset": "dataset",
-             "evaluation_input": "evaluation input", "model": "model", "max_new_tokens": "token budget"}
+             "evaluation_input": "evaluation input", "model": "model", "max_new_tokens": "token budget",
+             "client": "client settings"}
 
 
 def metric_name(metric: str) -> str:

@@ -1,9 +1,11 @@
-"""SIGINT/SIGTERM for `gate run`: the first signal cancels, but never in the middle of a stop; a second one hurries.
+"""SIGINT/SIGTERM/SIGHUP/SIGQUIT for `gate run`: the first signal cancels, but never in the middle of a stop; a second one hurries.
 
 The first signal raises Cancelled in the main thread, unless a stop sequence is running (inside
 `shielded()`): then the stop finishes (TERM -> grace -> KILL -> wait for the group) and Cancelled
 is raised when it is done. A second signal never raises; it sets `hurry`, which a stop in progress
-polls to skip the rest of its grace and KILL the group at once.
+polls to skip the rest of its grace and KILL the group at once. SIGHUP (a dropped SSH session, a closed
+tmux pane) and SIGQUIT (Ctrl-\\) are handled like SIGTERM: their default action would end the gate at once
+and leave the server, its workers and the clients running in their own process groups.
 """
 from __future__ import annotations
 
@@ -12,9 +14,12 @@ import threading
 from contextlib import contextmanager
 from typing import Callable, Iterator
 
+# The signals that cancel a gate run; each exits 128 + its number (README "Exit codes").
+SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
+
 
 class Cancelled(BaseException):
-    """SIGINT/SIGTERM. A BaseException so that no `except Exception` swallows it on the way out."""
+    """SIGINT/SIGTERM/SIGHUP/SIGQUIT. A BaseException so that no `except Exception` swallows it on the way out."""
 
     def __init__(self, signum: int) -> None:
         super().__init__(signal.Signals(signum).name)
@@ -72,11 +77,11 @@ class Cancellation:
 
 @contextmanager
 def installed(cancellation: Cancellation) -> Iterator[Cancellation]:
-    """Route SIGINT/SIGTERM to `cancellation` while the block runs (main thread only; elsewhere a no-op)."""
+    """Route SIGNALS to `cancellation` while the block runs (main thread only; elsewhere a no-op)."""
     if threading.current_thread() is not threading.main_thread():
         yield cancellation
         return
-    previous = {s: signal.signal(s, cancellation.handle) for s in (signal.SIGINT, signal.SIGTERM)}
+    previous = {s: signal.signal(s, cancellation.handle) for s in SIGNALS}
     try:
         yield cancellation
     finally:

@@ -216,7 +216,12 @@ class Runner(ServerCycles, TwoLooks):
         with log.step("gpu-free", run=step):
             self._wait_gpu_free()
         with log.step("prepare", run=step, command=["rm", "-rf", str(step.run_dir)]):
-            shutil.rmtree(step.run_dir, ignore_errors=True)  # a run is always redone whole (runbook Step 4)
+            try:  # a run is always redone whole (runbook Step 4)
+                shutil.rmtree(step.run_dir)
+            except FileNotFoundError:
+                pass
+            except OSError as exc:  # e.g. a folder the user cannot read or enter: named, never "file exists"
+                raise output_failed(exc.filename or step.run_dir, exc, "remove the earlier run") from None
             try:
                 step.run_dir.mkdir(parents=True)
             except OSError as exc:
@@ -227,6 +232,7 @@ class Runner(ServerCycles, TwoLooks):
             if commit is None:
                 entry["status"] = "warning"
                 notes.append(f"{checkout}: not a git checkout (or git missing); commit.txt not written")
+                self.progress.say(f"warning: {notes[-1]} (compare cannot name the commit measured)")
             else:
                 self.writes.text(step.run_dir / COMMIT_FILE, commit + "\n")
         freeze_cmd = [str(step.side.python), "-m", "pip", "freeze", "--exclude-editable"]

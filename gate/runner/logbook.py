@@ -137,6 +137,8 @@ class Logbook:
         runlog.check_written(self.doc, whole=True)
         with self.writes.quiet():  # the last word: never replaces the error being reported
             self.write()
+        if status == "completed":  # nothing else to report: a log left at `running` fails the run (exit 3)
+            self.writes.raise_held()
 
     def write(self) -> None:
         runlog.check_written(self.doc, whole=False)

@@ -31,8 +31,11 @@ class Progress:
             if self.possible:
                 longest = self._eta(self.remaining + self.possible)
                 tail += f", ~{clock_text(longest or eta)} if the second look extends"
-        print(f"gate run [{self.done}/{self.total} cycles, {clock_text(elapsed)} elapsed{tail}] {message}",
-              file=self.stream, flush=True)
+        try:
+            print(f"gate run [{self.done}/{self.total} cycles, {clock_text(elapsed)} elapsed{tail}] {message}",
+                  file=self.stream, flush=True)
+        except OSError:  # a terminal that hung up (SIGHUP): the stop sequence must go on without it
+            pass
 
     def cycle_done(self, model: str, seconds: float) -> None:
         self.done += 1

@@ -99,12 +99,13 @@ def spawn(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], port: int, 
     return Server(group, port, log, pid_file, list(argv))
 
 
-def record(server: Server) -> None:
+def record(server: Server, write: Callable[[Path, str], None] = outfiles.write_output) -> None:
     """server.pid holds the pid (= process group, so `kill -- -$(cat server.pid)` works by hand) and
-    server.gate.json the tag to find it again. OutputFailed if they cannot be written."""
-    outfiles.write_output(server.pid_file, f"{server.group.pgid}\n")
+    server.gate.json the tag to find it again. OutputFailed if they cannot be written. `write`: the run's
+    Writes.text, so that a failure here is the run's first failure (the message names server.pid)."""
+    write(server.pid_file, f"{server.group.pgid}\n")
     doc = {"pid": server.group.pgid, "tag": server.group.tag, "port": server.port, "argv": server.argv}
-    outfiles.write_output(server.pid_file.with_name("server.gate.json"), json.dumps(doc, indent=1) + "\n")
+    write(server.pid_file.with_name("server.gate.json"), json.dumps(doc, indent=1) + "\n")
 
 
 def start_server(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], port: int, log: Path, pid_file: Path,

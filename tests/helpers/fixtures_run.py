@@ -40,6 +40,7 @@ class Bench:
         write_knobs(self.checkout, {"counts": SMALL_COUNTS, **knobs})
 
     no_gpu: bool = True  # a gpu-marked test sets False to use the real GPU through pynvml
+    prefix: tuple[str, ...] = ()  # a command before the gate's python (tests/helpers/unprivileged.py)
 
     def args(self, *extra: str, checkout: bool = True) -> list[str]:
         base = ["--out", str(self.out), "--suite", str(self.suite_path), "--hf-hub", str(self.hf_hub),
@@ -53,7 +54,8 @@ class Bench:
         return {**os.environ, "STANDIN_TEST_MARKER": self.marker, "PYTHONPATH": path}
 
     def start(self, *extra: str, checkout: bool = True, python_prelude: str = "") -> subprocess.Popen:
-        return subprocess.Popen([sys.executable, "-c", python_prelude + GATE_RUN, *self.args(*extra, checkout=checkout)],
+        return subprocess.Popen([*self.prefix, sys.executable, "-c", python_prelude + GATE_RUN,
+                                 *self.args(*extra, checkout=checkout)],
                                 cwd=REPO, env=self.env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
     def run(self, *extra: str, checkout: bool = True, timeout: float = 60,

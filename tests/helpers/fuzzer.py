@@ -323,8 +323,13 @@ def _run_cases(runs: tuple[str, ...]) -> list[Case]:
         return run
 
     def extra_copy(root: Path, rng: np.random.Generator) -> str:
-        shutil.copytree(root / "run1", root / str(rng.choice(["run1.bak", "run4", "run_old"])))
+        shutil.copytree(root / "run1", root / str(rng.choice(["run1.bak", "run_old"])))
         return "run1"
+
+    def copied_scored_run(root: Path, rng: np.random.Generator) -> str:
+        # run4 is a scored run (no gate-run.json: every run<N> folder is): a copy is one measurement, refused
+        shutil.copytree(root / f"run{rng.choice(runs)}", root / "run4", copy_function=rng.choice([shutil.copy2, os.link]))
+        return "run4"
 
     def unknown_workload(root: Path, rng: np.random.Generator) -> str:
         shutil.copy(root / "run1/qwen3/asr_en.json", root / "run1/qwen3/asr_fr.json")
@@ -344,6 +349,7 @@ def _run_cases(runs: tuple[str, ...]) -> list[Case]:
 
     return [Case("missing scored run", "tree", True, missing_run),
             Case("extra run folder (ignored)", "tree", False, extra_copy),
+            Case("scored run copied or hard-linked (refused)", "tree", True, copied_scored_run),
             Case("unknown workload file (ignored)", "tree", False, unknown_workload),
             Case("unreadable env record", "tree", True, env_record),
             Case("non-regular run record", "tree", True, run_record)]

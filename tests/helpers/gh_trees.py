@@ -1,6 +1,8 @@
 """Result trees shaped like what the benchmark job uploads for one model (built from the synthetic examples)."""
 from __future__ import annotations
 
+from tests.helpers.runs import copy_run
+
 HEAD = "a" * 40  # the PR head the fake GitHub serves
 MERGE_BASE = "b" * 40  # the merge base its compare API answers
 SIDES = {"base": "/checkouts/base", "candidate": "/checkouts/pr"}  # the sides `gate run --ab` records, base first
@@ -43,7 +45,6 @@ def make_trees(dest, example_reports, model, *, runs=None, head=HEAD, base=MERGE
 
 def _add_the_second_look(dest, suite, model):
     import json
-    import shutil
 
     from gate.judging import judge
 
@@ -52,7 +53,7 @@ def _add_the_second_look(dest, suite, model):
     extra = [run for run in first.expected if not (dest / "base" / run).exists()]
     for side in ("base", "candidate"):
         for run in extra:
-            shutil.copytree(dest / side / f"run{int(run[3:]) - 3}", dest / side / run)
+            copy_run(dest / side / f"run{int(run[3:]) - 3}", dest / side / run)  # a new measurement, not a copy
         log_path = dest / side / "gate-run.json"
         log = json.loads(log_path.read_text(encoding="utf-8"))
         log["runs"].update({f"{side}/{run}": "completed" for run in extra})

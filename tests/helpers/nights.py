@@ -18,7 +18,7 @@ def commit(i: int) -> str:
 
 
 def synthetic_records(*, nights: int = NIGHTS, step_night: int = STEP_NIGHT, seed: int = 7,
-                      runner_class: str = "h100", base: float = 98.0) -> list[Record]:
+                      runner_class: str = "h100", base: float = 98.0, first: _dt.datetime = FIRST) -> list[Record]:
     """qwen3/asr_en with 1% run and night noise; throughput -6% from `step_night` (latency +6%)."""
     rng = np.random.default_rng(seed)
     records = []
@@ -28,7 +28,7 @@ def synthetic_records(*, nights: int = NIGHTS, step_night: int = STEP_NIGHT, see
         values = {"corpus_wer": tuple(float(v) for v in 0.0138 + rng.normal(0, 0.0002, 3)),
                   "throughput_samples_per_s": tuple(float(v) for v in base * np.exp(runs)),
                   "latency_mean_s": tuple(float(v) for v in 0.34 * np.exp(-runs))}
-        records.append(Record(time=(FIRST + _dt.timedelta(days=i)).isoformat(), kind="nightly", commit=commit(i),
+        records.append(Record(time=(first + _dt.timedelta(days=i)).isoformat(), kind="nightly", commit=commit(i),
                               workload="qwen3/asr_en", runs=("run1", "run2", "run3"), values=values,
                               verdict="pass", env="abc", complete=True, runner_class=runner_class))
     return records

@@ -11,6 +11,7 @@ from click.testing import CliRunner
 
 from gate.cli import cli
 from gate.formats import runlog
+from tests.helpers.runs import copy_run
 
 
 def _invoke(*args):
@@ -37,6 +38,9 @@ def _edit(path, change):
 def test_a_negative_wer_in_one_run_is_incomplete_not_averaged(seeds, tree):
     same = tree.parent / "same"
     shutil.copytree(tree, same)  # same-commit pair: without the damage it would pass
+    for run in ("run1", "run2", "run3"):  # measured again, not copied (a copy is refused: gate.reading.copies)
+        shutil.rmtree(same / run)
+        copy_run(tree / run, same / run)
     _edit(same / "run2/qwen3/asr_zh.json", lambda d: d["results"][0]["corpus_wer"].__setitem__("mean", -0.02))
     result = _compare(seeds, tree, same, "--models", "qwen3")
     assert result.exit_code == 3, result.output
@@ -73,7 +77,7 @@ def test_gate_run_json_plans_the_runs(seeds, tree):
     (tree / "gate-run.json").write_text(json.dumps(log))
     summary = _invoke("summarize", tree, "--suite", seeds["suite"], "--no-samples")
     assert summary.exit_code == 3 and "run4: missing_run" in summary.output  # a planned second look is missing
-    shutil.copytree(tree / "run3", tree / "run4")
+    copy_run(tree / "run3", tree / "run4")  # measured anew (a plain copy is refused: gate.reading.copies)
     assert _invoke("summarize", tree, "--suite", seeds["suite"], "--no-samples").exit_code == 0
     (tree / "gate-run.json").write_text('{"runs": {"a/run1": 1, "a/run1": 2}}')
     broken = _invoke("summarize", tree, "--suite", seeds["suite"])

@@ -15,6 +15,7 @@ from gate.formats import runlog
 from gate.formats.config import load_suite
 from gate.publish.posting import judge_uploaded
 from gate.publish.untrusted import UntrustedInputError, check_consistency
+from tests.helpers.runs import copy_run
 
 SUITE = load_suite()
 pytestmark = pytest.mark.slow  # real example trees and judges (multimodel), real git (store)
@@ -65,7 +66,7 @@ def test_the_honest_two_model_pair_is_accepted_for_each_model(honest):
 @pytest.mark.parametrize("model, edit", [
     ("whisper", lambda t: shutil.rmtree(t / "candidate" / "run5" / "whisper")),  # a deleted run of the extended model
     ("whisper", lambda t: shutil.rmtree(t / "base" / "run6")),
-    ("qwen3", lambda t: shutil.copytree(t / "candidate" / "run1" / "qwen3", t / "candidate" / "run4" / "qwen3")),
+    ("qwen3", lambda t: copy_run(t / "candidate" / "run1" / "qwen3", t / "candidate" / "run4" / "qwen3")),
     ("qwen3", lambda t: shutil.rmtree(t / "base" / "run2" / "qwen3")),  # a deleted run of the model that stopped
 ])
 def test_a_deleted_or_extra_run_of_either_model_is_refused(copy, model, edit):

@@ -14,6 +14,7 @@ from gate.cli import cli
 from gate.examples import CANDIDATE_COMMIT, ExampleSpec, write_example_tree
 from gate.formats.config import load_suite
 from gate.publish.branch import Change, StoreError, SubprocessGit, write
+from tests.helpers.nights import synthetic_records
 
 SUITE = load_suite()
 pytestmark = pytest.mark.slow  # real example trees and judges (multimodel), real git (store)
@@ -142,9 +143,11 @@ def test_a_calibration_is_never_dropped_or_shrunk(remote, files, tmp_path, examp
 def test_a_rejected_push_is_applied_again_on_the_new_tip(remote, tmp_path):
     """Another writer pushes between our fetch and our push: the first push is rejected, the second lands."""
     other = tmp_path / "other"
+    nights = synthetic_records(nights=2, runner_class="h200")
     history = tmp_path / "night" / "h200"
     history.mkdir(parents=True)
-    (history / "whisper.jsonl").write_text('{"night": 2}\n')
+    month = f"{nights[1].month}.jsonl"
+    (history / month).write_text(nights[1].line() + "\n")
     write(Change("seed", lambda root: (root / "history").mkdir() or (root / "history" / "seed.txt").write_text("x\n")),
           remote=str(remote), branch=BRANCH, make_git=lambda cwd: SubprocessGit(cwd))
     pushes = []
@@ -155,7 +158,7 @@ def test_a_rejected_push_is_applied_again_on_the_new_tip(remote, tmp_path):
                 pushes.append(1)
                 git("clone", "--quiet", "--branch", BRANCH, str(remote), str(other), cwd=tmp_path)
                 (other / "history" / "h200").mkdir(parents=True)
-                (other / "history" / "h200" / "whisper.jsonl").write_text('{"night": 1}\n')
+                (other / "history" / "h200" / month).write_text(nights[0].line() + "\n")
                 git("add", "-A", cwd=other)
                 git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "other writer", cwd=other)
                 git("push", "--quiet", "origin", f"HEAD:{BRANCH}", cwd=other)
@@ -168,18 +171,20 @@ def test_a_rejected_push_is_applied_again_on_the_new_tip(remote, tmp_path):
                  branch=BRANCH, make_git=lambda cwd: Racing(cwd), log=lines.append)
     assert done == "pushed" and any("push rejected (attempt 1)" in line for line in lines)
     stored = branch_files(remote, tmp_path)
-    assert stored["history/h200/whisper.jsonl"] == '{"night": 1}\n{"night": 2}\n'  # both writers' lines, once each
+    assert stored[f"history/h200/{month}"] == nights[0].line() + "\n" + nights[1].line() + "\n"  # both writers', once
     assert stored["history/seed.txt"] == "x\n"
 
 
 def test_history_is_a_union_and_a_missing_history_is_refused(remote, tmp_path):
+    a, b, c = (r.line() + "\n" for r in synthetic_records(nights=3, runner_class="h200"))
+    month = f"{synthetic_records(nights=1, runner_class='h200')[0].month}.jsonl"
     night = tmp_path / "h"
     (night / "h200").mkdir(parents=True)
-    (night / "h200" / "qwen3.jsonl").write_text("a\nb\n")
+    (night / "h200" / month).write_text(a + b)
     assert store("history", night, "--runner-class", "h200", "--sha", "c" * 40, "--remote", remote)[0] == 0
-    (night / "h200" / "qwen3.jsonl").write_text("b\nc\n")
+    (night / "h200" / month).write_text(b + c)
     assert store("history", night, "--runner-class", "h200", "--sha", "d" * 40, "--remote", remote)[0] == 0
-    assert branch_files(remote, tmp_path)["history/h200/qwen3.jsonl"] == "a\nb\nc\n"
+    assert branch_files(remote, tmp_path)[f"history/h200/{month}"] == a + b + c
     code, out = store("history", tmp_path / "none", "--runner-class", "h200", "--sha", "c" * 40, "--remote", remote)
     assert code == 2 and "expected the night's history as a directory" in out
 
@@ -334,9 +339,11 @@ def _calibrated(root: Path, files, *, calibration_of="three", measured_by="three
 
 def test_calibration_store_adds_the_pair_the_stamp_and_the_history(remote, files, tmp_path):
     first_night(remote, files)
+    arm1, arm2, arm3 = (r.line() + "\n" for r in synthetic_records(nights=3, runner_class="h200"))
+    month = f"{synthetic_records(nights=1, runner_class='h200')[0].month}.jsonl"
     history = tmp_path / "arms"
     (history / "h200").mkdir(parents=True)
-    (history / "h200" / "2026-11.jsonl").write_text("arm-1\narm-2\n")
+    (history / "h200" / month).write_text(arm1 + arm2)
     up = _calibrated(tmp_path, files)
     code, out = store("calibration", "--calibrated", up, "--history", history, "--runner-class", "h200",
                       "--sha", CANDIDATE_COMMIT, "--remote", remote)
@@ -344,15 +351,15 @@ def test_calibration_store_adds_the_pair_the_stamp_and_the_history(remote, files
     stored = branch_files(remote, tmp_path)
     assert stored["h200/calibration/whisper/9-1/a/commit.txt"] == "arm a\n"
     assert stored["h200/whisper.calibration-stamp.json"] == '{"gpu": "NVIDIA H200"}'
-    assert stored["history/h200/2026-11.jsonl"] == "arm-1\narm-2\n"
-    # Another pair later: the first one stays, the history grows by line.
-    (history / "h200" / "2026-11.jsonl").write_text("arm-1\narm-2\narm-3\n")
+    assert stored[f"history/h200/{month}"] == arm1 + arm2
+    # Another pair later: the first one stays, the history grows by record.
+    (history / "h200" / month).write_text(arm1 + arm2 + arm3)
     code, out = store("calibration", "--calibrated", _calibrated(tmp_path, files, pair="10-1"), "--history", history,
                       "--runner-class", "h200", "--sha", CANDIDATE_COMMIT, "--remote", remote)
     assert code == 0, out
     stored = branch_files(remote, tmp_path)
     assert {"h200/calibration/whisper/9-1/a/commit.txt", "h200/calibration/whisper/10-1/a/commit.txt"} <= set(stored)
-    assert stored["history/h200/2026-11.jsonl"] == "arm-1\narm-2\narm-3\n"
+    assert stored[f"history/h200/{month}"] == arm1 + arm2 + arm3
 
 
 def test_calibration_store_refuses_what_would_lose_evidence(remote, files, tmp_path):

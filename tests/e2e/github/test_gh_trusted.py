@@ -22,6 +22,7 @@ from gate.publish.trust import Authority
 from gate.publish.untrusted import UntrustedInputError, check_consistency
 from tests.helpers.fake_github import BOT, STAMP_KEY
 from tests.helpers.gh_trees import MERGE_BASE, make_trees
+from tests.helpers.runs import copy_run
 
 HEAD = "a" * 40
 SUITE = load_suite()
@@ -103,7 +104,7 @@ def test_forged_verdict_and_report_in_the_artifact_change_nothing(fake, publishe
 
 def test_extra_run_is_refused_and_published_as_a_failure(fake, publisher, trees):
     tree = trees("qwen3")
-    shutil.copytree(tree / "candidate" / "run1", tree / "candidate" / "run4")  # best-of-four cherry-picking
+    copy_run(tree / "candidate" / "run1", tree / "candidate" / "run4")  # best-of-four cherry-picking
     # The first look, recomputed here from run1..run3 of both trees, did not ask for a run4.
     with pytest.raises(UntrustedInputError, match=r"qwen3 has scored runs run1, run2, run3, run4; the first look "
                                                   r"\(\w+\) asks for run1, run2, run3"):

@@ -121,3 +121,36 @@ def test_a_full_tmpfs_mid_client_exits_3_with_nothing_running(bench, tiny_tmpfs)
     assert again.returncode == 0, again.stderr
     assert bench.run_log()["runs"] == {"main/run1": "completed"}
     _nothing_left(bench)
+
+
+# Only the writes of one file fail as on a full disk (its temporary file is written, the rename refused);
+# with `when`, only a write whose text contains it.
+_ONE_FILE = """import errno, os
+_real_replace = os.replace
+def _replace(src, dst, *args, **kwargs):
+    if str(dst).endswith({name!r}) and {when!r} in open(src).read():
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(dst))
+    return _real_replace(src, dst, *args, **kwargs)
+os.replace = _replace
+"""
+
+
+def test_a_full_disk_at_the_final_log_write_exits_3_naming_gate_run_json(bench):
+    """Issue 38: the last gate-run.json write (status completed) failed and the gate said "completed", exit 0."""
+    done = bench.run(*RUN, python_prelude=_ONE_FILE.format(name="gate-run.json", when='"status": "completed"'))
+    assert done.returncode == 3, done.stderr
+    line = _error_line(done.stderr)
+    assert "gate-run.json" in line and "ENOSPC" in line, line
+    assert "gate run: completed" not in done.stderr
+    assert bench.run_log()["status"] == "running"  # the last write that could be made; --resume redoes the run
+    _nothing_left(bench)
+
+
+def test_a_failing_server_pid_write_is_named_as_the_cause(bench):
+    """Issue 38: when server.pid could not be written, the message named gate-run.json."""
+    done = bench.run(*RUN, python_prelude=_ONE_FILE.format(name="server.pid", when=""))
+    assert done.returncode == 3, done.stderr
+    line = _error_line(done.stderr)
+    assert "server.pid" in line and "ENOSPC" in line, line
+    assert line.split("ENOSPC")[0].count("gate-run.json") == 0, line
+    _nothing_left(bench)

@@ -12,10 +12,10 @@ def test_all_requests_failed_is_said_so_not_as_a_schema_error(bench):
     bench.knobs({"server": {"fail_every": 1}})  # every transcription answers HTTP 500; the client still exits 0
     done = bench.run("--models", "qwen3", "--runs", "1")
     assert done.returncode == 3, done.stderr
-    assert "all 6 requests failed (evaluated 0 of 6)" in done.stderr
+    assert "every request failed (evaluated 0 of 6)" in done.stderr
     assert "mean is 0.0" not in done.stderr
     coverage = [s for s in bench.run_log()["steps"] if s["step"] == "coverage"]
-    assert coverage[0]["status"] == "incomplete" and "all 6 requests failed" in coverage[0]["message"]
+    assert coverage[0]["status"] == "incomplete" and "every request failed" in coverage[0]["message"]
 
 
 def test_a_signal_during_preflight_points_to_no_log(bench):
@@ -117,3 +117,27 @@ def test_a_run_from_a_source_checkout_names_its_version(monkeypatch):
     doc = runlog.skeleton({"main": "/checkout"}, {"1": "pending"}, started="2026-12-03T00:00:00.000+00:00",
                           gate_version=env.gate_version())
     runlog.check_written(doc, whole=True)  # raises WriterBug where the writer and the reader disagree
+
+
+def test_an_ab_of_one_checkout_is_refused(bench, tmp_path):
+    """Issue 38: the same checkout twice (or two checkouts sharing one .venv) measures one build twice."""
+    done = bench.run("--models", "qwen3", "--runs", "1", "--ab", str(bench.checkout), str(bench.checkout),
+                     checkout=False)
+    assert done.returncode == 2, done.stderr
+    lines = [ln for ln in done.stderr.splitlines() if ln.startswith("gate: ")]
+    assert len(lines) == 1 and lines[0].startswith("gate: error: --ab ") and "same checkout" in lines[0], done.stderr
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / ".venv").symlink_to(bench.checkout / ".venv")
+    done = bench.run("--models", "qwen3", "--runs", "1", "--ab", str(bench.checkout), str(other), checkout=False)
+    assert done.returncode == 2 and "share one .venv" in done.stderr, done.stderr
+
+
+def test_a_checkout_that_is_not_a_git_repository_is_warned(bench):
+    import shutil
+
+    shutil.rmtree(bench.checkout / ".git")
+    done = bench.run("--models", "qwen3", "--runs", "1")
+    assert done.returncode == 0, done.stderr
+    assert "warning: " in done.stderr and "not a git checkout" in done.stderr
+    assert not (bench.out / "main" / "run1" / "commit.txt").exists()

@@ -65,7 +65,10 @@ def test_dry_run_prints_preflight_and_one_hf_cache(bench, tmp_path):
 
 
 def test_ab_dry_run_shows_the_possible_extension(bench, tmp_path):
-    done = bench.run("--ab", str(bench.checkout), str(bench.checkout), "--models", "qwen3", "--dry-run",
+    from tests.standin.build import SMALL_COUNTS, make_checkout
+
+    candidate = make_checkout(tmp_path / "candidate", knobs={"counts": SMALL_COUNTS})  # --ab of one checkout is refused
+    done = bench.run("--ab", str(bench.checkout), str(candidate), "--models", "qwen3", "--dry-run",
                      checkout=False)
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()

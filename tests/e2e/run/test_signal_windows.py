@@ -83,3 +83,13 @@ def test_a_signal_at_every_boundary_leaves_nothing(bench):
     assert len(names) >= 30, names
     for k in range(1, len(names) + 1):
         _signal_at(bench, k, signal.SIGINT if k % 2 else signal.SIGTERM, names)
+
+
+@pytest.mark.slow
+def test_a_hangup_or_quit_at_every_boundary_leaves_nothing(bench):
+    """SIGHUP (a dropped SSH session, a closed tmux pane) and SIGQUIT are SIGTERM's equals (issue 38): at every
+    boundary, alternating, nothing is left and the exit is 129/131."""
+    names = _boundaries(bench)
+    assert len(names) >= 20, names
+    for k in range(1, len(names) + 1):
+        _signal_at(bench, k, signal.SIGHUP if k % 2 else signal.SIGQUIT, names)

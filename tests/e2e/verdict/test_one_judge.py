@@ -21,6 +21,7 @@ from gate.formats.config import load_suite
 from gate.judging import judge
 from gate.runner.looks import tree_decider
 from gate.stats import looks as rule
+from tests.helpers.runs import copy_run
 
 SUITE = load_suite()
 MODELS = ("qwen3", "whisper")
@@ -64,7 +65,7 @@ def _add_the_second_looks(trees: Path) -> None:
         for model, expected in extended.items():
             for run in expected[3:]:
                 source, target = trees / name / f"run{int(run[3:]) - 3}", trees / name / run
-                shutil.copytree(source / model, target / model)
+                copy_run(source / model, target / model)  # measured again: not a copy (gate.reading.copies)
                 for record in ("commit.txt", "freeze.txt", "env.json"):
                     if (source / record).is_file() and not (target / record).exists():
                         shutil.copy(source / record, target / record)
@@ -130,6 +131,6 @@ def test_the_trusted_job_refuses_a_pair_whose_runs_are_not_the_plan(ab_trees, tm
     trees = tmp_path / "trees"
     shutil.copytree(ab_trees, trees)
     decided = next(m for m in MODELS if not (trees / "candidate" / "run4" / m).exists())
-    shutil.copytree(trees / "candidate" / "run3" / decided, trees / "candidate" / "run4" / decided)
+    copy_run(trees / "candidate" / "run3" / decided, trees / "candidate" / "run4" / decided)
     result = CliRunner().invoke(cli, ["post", "--trees", str(trees), "--model", decided, "--dry-run"])
     assert result.exit_code == 2 and f"{decided} has scored runs run1, run2, run3, run4" in result.output

@@ -125,7 +125,7 @@ def test_a_one_look_ab_says_one_look_and_why(ab, tmp_path):
 
 
 def test_a_tree_that_is_not_an_ab_shows_no_looks(make_tree, tmp_path):
-    result, report, outputs = compare(make_tree("base"), make_tree("base"), tmp_path)
+    result, report, outputs = compare(make_tree("base"), make_tree("base-again", seed=2), tmp_path)
     assert report.looks == () and "Looks" not in result.stdout
     assert all("Looks" not in text for text in outputs.values())
     assert "Looks" not in render_terminal(report) + render_comment(report) + render_summary(report)

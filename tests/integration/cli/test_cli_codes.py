@@ -60,7 +60,7 @@ def test_every_help_lists_exit_codes_and_an_example(path, command, capsys):
     assert cli_module.run([*path, "--help"]) == 0
     text = capsys.readouterr().out
     assert "Exit codes:" in text and "0 " in text.split("Exit codes:")[1]
-    for code in ("70", "130", "143"):
+    for code in ("70", "130", "143", "129", "131"):
         assert code in text.split("Exit codes of every command:")[1]
     assert "Example" in text, path
 
@@ -103,17 +103,20 @@ def test_ctrl_c_is_130(monkeypatch, capsys):
     assert capsys.readouterr().err.strip() == "gate: interrupted"
 
 
-def test_sigterm_is_143(tmp_path):
-    """A real process: the gate busy writing the example trees (about 8 s) gets SIGTERM. (Reading a FIFO
+@pytest.mark.parametrize("sig, code, said", [(signal.SIGTERM, 143, "gate: terminated"),
+                                             (signal.SIGHUP, 129, "gate: hung up (SIGHUP)"),
+                                             (signal.SIGQUIT, 131, "gate: quit (SIGQUIT)")])
+def test_sigterm_sighup_sigquit_unwind_with_their_code(tmp_path, sig, code, said):
+    """A real process: the gate busy writing the example trees (about 8 s) gets the signal. (Reading a FIFO
     cannot be used to block it: the strict reader refuses a FIFO at once.)"""
     out = tmp_path / "example"
     proc = subprocess.Popen([sys.executable, "-c", "from gate.cli import main; main()", "example", str(out)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     time.sleep(1.5)  # past imports, writing trees
-    proc.send_signal(signal.SIGTERM)
+    proc.send_signal(sig)
     _, err = proc.communicate(timeout=30)
-    assert proc.returncode == 143
-    assert err.strip().splitlines()[-1] == "gate: terminated"
+    assert proc.returncode == code
+    assert err.strip().splitlines()[-1] == said
     assert not out.exists()  # nothing half-written is left behind
 
 
@@ -133,9 +136,11 @@ def test_outputs_to_stdout_and_into_new_folders(tmp_path):
     from gate.formats.config import load_suite
 
     tree = write_example_tree(tmp_path / "tree", load_suite(), ExampleSpec(models=("qwen3",), runs=("1", "2", "3")))
+    # The same commit measured again (a tree compared with itself is a copied run, refused).
+    again = write_example_tree(tmp_path / "again", load_suite(), ExampleSpec(seed=2, models=("qwen3",), runs=("1", "2", "3")))
     runner = CliRunner()
     out = tmp_path / "new" / "deeper"
-    done = runner.invoke(cli, ["compare", str(tree), str(tree), "--json", "-", "--format", "none", "--no-cache",
+    done = runner.invoke(cli, ["compare", str(tree), str(again), "--json", "-", "--format", "none", "--no-cache",
                                "--comment", str(out / "comment.md"), "--summary", str(out / "summary.md")])
     assert done.exit_code == 0, done.stderr
     assert json.loads(done.stdout)["verdict"] == "pass"

@@ -155,3 +155,17 @@ def test_moss_failed_rows_are_not_scored(complete_tree, suite, tmp_path):
     assert not cer.valid[0, 0] and cer.valid[0, 1:].all() and cer.errors[0, 0] == 0
     assert cer.crosscheck.status == MISMATCH  # the file's figure still counts that sample
     assert np.issubdtype(cer.errors.dtype, np.integer)
+
+
+@pytest.mark.parametrize("spelled", ["null", "None", " NULL "])
+def test_a_moss_error_spelled_null_is_invalid_not_success(complete_tree, suite, tmp_path, spelled):
+    """Issue 38: per_sample[].error of the string "null" is an edited file, never taken as no error."""
+    run = tmp_path / "run1"
+    shutil.copytree(complete_tree / "run1/moss_td/aishell4_long", run / "moss_td/aishell4_long")
+    path = run / "moss_td/aishell4_long/transcribe_diarize_results.json"
+    payload = json.loads(path.read_text())
+    payload["per_sample"][0]["error"] = spelled
+    path.write_text(json.dumps(payload))
+    cer = read_run_samples(run, suite.workload("moss_td/aishell4_long"))["cer"]
+    assert cer.crosscheck.status == UNAVAILABLE and cer.crosscheck.invalid
+    assert "per_sample[0]" in cer.crosscheck.message and "error" in cer.crosscheck.message

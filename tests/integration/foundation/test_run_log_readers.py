@@ -20,6 +20,8 @@ BROKEN = {
     "runs of numbers": None,  # filled in from a good log below
     "a naive start": None,
     "an unknown status": None,
+    "a run of a side not in sides": None,  # issue 38: was accepted
+    "run3 dropped while run3 holds results": None,  # issue 38: compare judged 2 runs, baseline create stored 2
 }
 
 
@@ -38,7 +40,9 @@ def _broken(tree, name: str) -> str:
     good = _good(tree)
     changes = {"runs of numbers": {"runs": {f"{tree.name}/run1": 1}},
                "a naive start": {"started": "2026-11-02T03:00:00"},
-               "an unknown status": {"status": "finished"}}
+               "an unknown status": {"status": "finished"},
+               "a run of a side not in sides": {"runs": {**good["runs"], "base/run1": "completed"}},
+               "run3 dropped while run3 holds results": {"runs": {f"{tree.name}/run{r}": "completed" for r in "12"}}}
     return BROKEN[name] or json.dumps({**good, **changes[name]})
 
 

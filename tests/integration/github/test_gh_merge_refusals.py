@@ -65,3 +65,17 @@ def test_a_report_path_given_as_a_fifo_is_named(tmp_path, example_reports):
     os.mkfifo(fifo)
     result, out = _merge(tmp_path, example_reports["qwen3"], fifo)
     assert result.exit_code == 2 and f"{fifo}: not a regular file (a FIFO)" in result.stderr
+
+
+@pytest.mark.parametrize("models", [["whisper"], ["qwen3", "whisper"], []])
+def test_a_tampered_models_field_is_named(tmp_path, example_reports, models):
+    """Issue 38: a qwen3 report claiming whisper would make --expect-models whisper pass without a whisper job."""
+    report = json.loads(example_reports["qwen3"].read_text())
+    report["models"] = models
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(report))
+    out = tmp_path / "merged.json"
+    result = CliRunner().invoke(cli, ["merge", str(bad), "--expect-models", "qwen3,whisper", "--json", str(out)])
+    assert result.exit_code == 2, result.output
+    assert f"{bad}: report does not match the schema at $.models" in result.stderr
+    assert result.stderr.count("\n") == 1 and not out.exists()

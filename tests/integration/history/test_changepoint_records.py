@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import dataclasses
+import datetime as _dt
 import json
 import math
 
@@ -17,7 +18,9 @@ STEPS = (20, 80)  # throughput -6% from night 20, another -6% from night 80
 
 
 def two_step_nights():
-    records = synthetic_records(nights=NIGHTS, step_night=STEPS[0], seed=11)
+    # 120 nights that end in the past: the store refuses a night in the future (issue 38)
+    records = synthetic_records(nights=NIGHTS, step_night=STEPS[0], seed=11,
+                                first=_dt.datetime(2026, 5, 1, 2, 0, tzinfo=_dt.timezone.utc))
     out = []
     for i, record in enumerate(records):
         if i >= STEPS[1]:  # the second step, on top of the first

@@ -165,3 +165,22 @@ def test_import_stores_each_workloads_worst_verdict_from_the_report(tmp_path):
     assert {r["workload"]: r["verdict"] for r in lines} == {"qwen3/asr_en": "fail", "qwen3/asr_zh": "pass"}
     bad = CliRunner().invoke(cli, ["history", "import", "--history", str(tmp_path / "h"), "--time", "tonight", str(tree)])
     assert bad.exit_code == 2 and "--time 'tonight'" in bad.output
+
+
+@pytest.mark.parametrize("broken", [b'{"schema_version": NaN}', b"\xef\xbb\xbf{}", b'{"a": "\x00"}',
+                                    b"[" * 65 + b"]" * 65])
+def test_import_names_the_file_that_made_a_workload_incomplete(tmp_path, broken):
+    """Issue 38: a malformed result file was stored as complete: false without a word."""
+    import shutil
+
+    out = tmp_path / "nights"
+    assert CliRunner().invoke(cli, ["history", "example-nights", str(out), "--nights", "2"]).exit_code == 0
+    tree = next(out.glob("night-*"))
+    target = next(p for p in sorted(tree.rglob("asr_en.json")) if "run2" in p.parts)
+    target.write_bytes(broken)
+    result = CliRunner().invoke(cli, ["history", "import", "--history", str(tmp_path / "h"), "--runner-class", "h100",
+                                      str(tree)])
+    assert result.exit_code == 0, result.output
+    warnings = [line for line in result.stderr.splitlines() if line.startswith("gate: warning: ")]
+    assert any(str(target) in line and "stored as incomplete" in line for line in warnings), result.stderr
+    shutil.rmtree(tmp_path / "h")

@@ -215,3 +215,29 @@ def test_a_really_full_tmpfs_never_corrupts_the_store(small_tmpfs, tmp_path):
 
 def _import_many(root: str, n: int) -> None:
     HistoryStore(root).append(synthetic_records(nights=n))
+
+
+@pytest.mark.parametrize("name, change", [
+    ("throughput 1e-300", lambda d: d["values"].update(throughput_samples_per_s=[1e-300] * 3)),
+    ("throughput 5e8", lambda d: d["values"].update(throughput_samples_per_s=[5e8] * 3)),
+    ("WER 5e-324", lambda d: d["values"].update(corpus_wer=[5e-324] * 3)),
+    ("a night of year 1", lambda d: d.update(time="0001-09-28T02:00:00+00:00")),
+    ("a night in 2099", lambda d: d.update(time="2099-09-28T02:00:00+00:00")),
+    ("a January night in the September file", lambda d: d.update(time="2026-01-28T02:00:00+00:00")),
+    ("an unknown workload", lambda d: d.update(workload="qwen3/asr_xx")),
+])
+def test_the_history_refuses_what_the_tree_reader_refuses(tmp_path, name, change):
+    """Issue 38: values and nights a result tree could not hold were taken without a word."""
+    from tests.helpers.nights import synthetic_records
+
+    root = tmp_path / "h"
+    HistoryStore(root).append(synthetic_records(nights=3), warn=None)
+    path = root / "h100" / "2026-09.jsonl"
+    data = json.loads(path.read_text().splitlines()[0])
+    data["time"] = "2026-09-28T02:00:00+00:00"
+    change(data)
+    path.write_text(path.read_text() + json.dumps(data) + "\n")
+    history = HistoryStore(root).read(warn=None)
+    assert len(history.records) == 3, name
+    [skipped] = history.skipped
+    assert skipped.path == str(path) and skipped.line == 4, (name, skipped)

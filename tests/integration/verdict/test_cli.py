@@ -39,9 +39,16 @@ def calibrated_baseline(make_tree, tmp_path_factory):
     return path
 
 
-def test_identical_trees_exit_0(make_tree):
+def test_a_tree_compared_with_itself_is_refused(make_tree):
+    """Issue 38: its runs are the same measurements on both sides (gate.reading.copies), never a pass."""
     tree = make_tree("base")
     result = invoke("compare", tree, tree)
+    assert result.exit_code == 2, result.output
+    assert "measures exactly what" in _error_line(result)
+
+
+def test_two_measurements_of_one_commit_exit_0(make_tree):
+    result = invoke("compare", make_tree("base"), make_tree("base-again", seed=2))
     assert result.exit_code == 0, result.output
     assert "Verdict: pass" in result.stdout
 
@@ -137,10 +144,10 @@ def test_calibrate_rejects_odd_trees_and_mixed_commits(make_tree, calibrated_bas
 
 
 def test_models_option_limits_the_comparison(make_tree):
-    tree = make_tree("base")
-    result = invoke("compare", tree, tree, "--models", "qwen3", "--format", "json")
+    tree, other = make_tree("base"), make_tree("base-again", seed=2)
+    result = invoke("compare", tree, other, "--models", "qwen3", "--format", "json")
     assert {r["model"] for r in json.loads(result.stdout)["rows"]} == {"qwen3"}
-    result = invoke("compare", tree, tree, "--models", "nosuchmodel")
+    result = invoke("compare", tree, other, "--models", "nosuchmodel")
     assert result.exit_code == 2 and "nosuchmodel" in _error_line(result)
 
 
