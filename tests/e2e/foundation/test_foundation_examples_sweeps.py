@@ -39,12 +39,13 @@ def test_example_command_writes_the_pair(example_out, invoke):
     out, result = example_out
     assert result.exit_code == 0, result.stderr
     assert "SYNTHETIC" in result.stdout and "gate compare" in result.stdout
-    assert (out / "baseline/run3/qwen3/asr_en.json").is_file()
+    assert (out / "baseline" / "run3" / "qwen3" / "asr_en.json").is_file()
     foreign = out.parent / "foreign"
     (foreign / "keep").mkdir(parents=True)
     refused = invoke("example", foreign)
     assert refused.exit_code == 2
-    assert refused.stderr.count("\n") == 1 and "was not written by `gate example`" in refused.stderr
+    assert refused.stderr.count("\n") == 1 and refused.stderr.startswith(f"gate: error: {foreign}: ")
+    assert "not written by `gate example`" in refused.stderr
     assert [p.name for p in foreign.iterdir()] == ["keep"]
     (out.parent / "a-file").write_text("x")
     onto_file = invoke("example", out.parent / "a-file")

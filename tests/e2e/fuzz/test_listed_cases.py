@@ -44,7 +44,8 @@ def test_a_negative_wer_in_one_run_is_incomplete_not_averaged(seeds, tree):
     _edit(same / "run2/qwen3/asr_zh.json", lambda d: d["results"][0]["corpus_wer"].__setitem__("mean", -0.02))
     result = _compare(seeds, tree, same, "--models", "qwen3")
     assert result.exit_code == 3, result.output
-    assert "run2: qwen3/asr_zh.json: results[0].corpus_wer.mean is -0.02, expected a non-negative number" in result.output
+    line = next(line for line in result.output.splitlines() if "run2: qwen3/asr_zh.json: " in line)
+    assert "corpus_wer.mean is -0.02, " in line and ", expected a non-negative" in line
     summary = _invoke("summarize", same, "--suite", seeds["suite"])
     assert summary.exit_code == 3 and "asr_zh.json" in summary.output
 
@@ -52,7 +53,8 @@ def test_a_negative_wer_in_one_run_is_incomplete_not_averaged(seeds, tree):
 def test_negative_zero_speed_is_refused(seeds, tree):
     _edit(tree / "run1/qwen3/asr_zh.json", lambda d: d["results"][0]["rtf_mean"].__setitem__("mean", -0.0))
     summary = _invoke("summarize", tree, "--suite", seeds["suite"])
-    assert summary.exit_code == 3 and "rtf_mean.mean is -0.0, expected a positive number" in summary.output
+    assert summary.exit_code == 3 and "rtf_mean.mean is -0.0, " in summary.output
+    assert "expected a positive number" in summary.output  # -0.0 is not above 0
 
 
 def test_only_run1_is_incomplete(seeds, tree):
@@ -67,7 +69,8 @@ def test_a_copied_run_folder_is_reported_and_ignored(seeds, tree):
     shutil.copytree(tree / "run1", tree / "run1.bak")
     summary = _invoke("summarize", tree, "--suite", seeds["suite"], "--no-samples")
     assert summary.exit_code == 0, summary.output
-    assert "ignored: run1.bak: not a planned run (run1, run2, run3); ignored" in summary.output
+    line = next(line for line in summary.output.splitlines() if "run1.bak" in line)
+    assert "ignored: run1.bak: " in line and "not a planned run" in line and "(run1, run2, run3)" in line
     assert "runs:    run1, run2, run3" in summary.output
 
 
@@ -87,9 +90,10 @@ def test_gate_run_json_plans_the_runs(seeds, tree):
 def test_a_duplicate_key_is_refused(seeds, tree):
     path = tree / "run3/qwen3/asr_zh.json"
     text = path.read_text()
-    path.write_text(re.sub(r'"latency_p95_s": \{', '"latency_p95_s": {"mean": 0.1}, "latency_p95_s": {', text, count=1))
+    key = "latency_p95_s"
+    path.write_text(re.sub(f'"{key}": \\{{', f'"{key}": {{"mean": 0.1}}, "{key}": {{', text, count=1))
     result = _compare(seeds, seeds["baseline"], tree)
-    assert result.exit_code == 3 and "asr_zh.json: duplicate key 'latency_p95_s'" in result.output
+    assert result.exit_code == 3 and f"asr_zh.json: duplicate key {key!r}" in result.output
 
 
 def test_a_truncated_env_record_is_not_comparable(seeds, tree):
@@ -169,7 +173,8 @@ def test_calibrate_writes_a_new_file_and_keeps_the_old_on_failure(seeds, tmp_pat
     monkeypatch.setattr(os, "write", full)
     result = _invoke("baseline", "calibrate", *pair, "--baseline", baseline, "--suite", seeds["suite"])
     monkeypatch.setattr(os, "write", real_write)
-    assert result.exit_code == 2 and "(no space left on device); the previous file is unchanged" in result.output
+    assert result.exit_code == 2 and "(no space left on device); " in result.output
+    assert result.output.rstrip().endswith("previous file is unchanged")
     assert baseline.read_bytes() == before and sorted(p.name for p in tmp_path.iterdir()) == ["aa0", "aa1", "baseline.json"]
     ok = _invoke("baseline", "calibrate", *pair, "--baseline", baseline, "--suite", seeds["suite"])
     assert ok.exit_code == 0, ok.output

@@ -19,6 +19,10 @@ from tests.helpers.nights import synthetic_records
 SUITE = load_suite()
 pytestmark = pytest.mark.slow  # real example trees and judges (multimodel), real git (store)
 BRANCH = "asr-gate-baselines"
+# Paths on the branch (h200 runner class, whisper, the A/A pairs `_calibrated` uploads).
+STAMP = "h200/whisper.calibration-stamp.json"
+PAIR_9 = "h200/calibration/whisper/9-1/a/commit.txt"
+PAIR_10 = "h200/calibration/whisper/10-1/a/commit.txt"
 
 
 def git(*args, cwd):
@@ -126,7 +130,7 @@ def test_only_a_pass_report_of_the_same_night_moves_the_baseline(remote, files, 
     code, out = store("baselines", files["three"], "--runner-class", "h200", "--sha", CANDIDATE_COMMIT,
                       "--remote", remote, "--report", passing, "--tonight", files["night"])
     assert code == 0 and "store unchanged" in out, out  # the same file: nothing to commit
-    assert "no history of h200 on the branch yet" in out
+    assert "no history of h200" in out
 
 
 @pytest.mark.parametrize("new, words", [("plain", "drops the calibration of whisper/"),
@@ -186,13 +190,14 @@ def test_history_is_a_union_and_a_missing_history_is_refused(remote, tmp_path):
     assert store("history", night, "--runner-class", "h200", "--sha", "d" * 40, "--remote", remote)[0] == 0
     assert branch_files(remote, tmp_path)[f"history/h200/{month}"] == a + b + c
     code, out = store("history", tmp_path / "none", "--runner-class", "h200", "--sha", "c" * 40, "--remote", remote)
-    assert code == 2 and "expected the night's history as a directory" in out
+    assert code == 2 and "gate: error: " in out and "night's history" in out
+    assert str(tmp_path / "none") in out
 
 
 def test_an_unreadable_branch_is_an_error_not_a_first_night(tmp_path, files):
     code, out = store("baselines", files["three"], "--runner-class", "h200", "--sha", CANDIDATE_COMMIT,
                       "--remote", tmp_path / "no-such-repo.git")
-    assert code == 2 and "cannot read the baseline branch" in out
+    assert code == 2 and "gate: error: " in out and "cannot read" in out and BRANCH in out
 
 
 def test_store_errors_are_store_errors():
@@ -277,7 +282,8 @@ def test_an_unaccepted_step_holds_the_baseline_and_a_writers_accept_on_its_issue
             return result.exit_code, result.output + (result.stderr if result.stderr_bytes else "")
 
         code, out = run()
-        assert code == 2 and "the drift guard holds the baseline: whisper/asr_en throughput_samples_per_s: step -" in out
+        metric = "throughput_samples_per_s"
+        assert code == 2 and "the drift guard holds" in out and f"whisper/asr_en {metric}: step -" in out
         assert f"(#{issue}) not accepted" in out
         code, out = run("--update", "always")  # a dispatch moves past a WARN night, not past an unaccepted step
         assert code == 2 and "drift guard holds" in out
@@ -286,7 +292,7 @@ def test_an_unaccepted_step_holds_the_baseline_and_a_writers_accept_on_its_issue
         fake.state.permissions["alice"] = "write"
         fake.comment_as(issue, "Maybe:\n```\n/asr-gate accept all quoted, not a command\n```", user="alice")
         code, out = run()
-        assert code == 2 and "(triage) cannot accept a regression" in out
+        assert code == 2 and "@tri (triage) cannot accept" in out
         assert branch_files(remote, tmp_path) == before  # nothing reached the branch
         fake.comment_as(issue, "/asr-gate accept whisper new decoder, 6% slower by design (#77)", user="alice")
         code, out = run()
@@ -314,7 +320,7 @@ def test_tonight_off_the_last_nights_level_holds_an_on_pass_move(remote, files, 
     base = ["baselines", newer, "--runner-class", "h200", "--sha", CANDIDATE_COMMIT, "--remote", remote,
             "--report", passing, "--tonight", files["night"]]
     code, out = store(*base)
-    assert code == 2 and "against the last 14 nights' level" in out, out
+    assert code == 2 and "last 14 nights' level" in out, out
     code, out = store(*base, "--update", "always")  # a maintainer's dispatch accepts a level move
     assert code == 0 and "store pushed" in out, out
 
@@ -349,8 +355,8 @@ def test_calibration_store_adds_the_pair_the_stamp_and_the_history(remote, files
                       "--sha", CANDIDATE_COMMIT, "--remote", remote)
     assert code == 0 and "store pushed" in out, out
     stored = branch_files(remote, tmp_path)
-    assert stored["h200/calibration/whisper/9-1/a/commit.txt"] == "arm a\n"
-    assert stored["h200/whisper.calibration-stamp.json"] == '{"gpu": "NVIDIA H200"}'
+    assert stored[PAIR_9] == "arm a\n"
+    assert stored[STAMP] == '{"gpu": "NVIDIA H200"}'
     assert stored[f"history/h200/{month}"] == arm1 + arm2
     # Another pair later: the first one stays, the history grows by record.
     (history / "h200" / month).write_text(arm1 + arm2 + arm3)
@@ -358,7 +364,7 @@ def test_calibration_store_adds_the_pair_the_stamp_and_the_history(remote, files
                       "--runner-class", "h200", "--sha", CANDIDATE_COMMIT, "--remote", remote)
     assert code == 0, out
     stored = branch_files(remote, tmp_path)
-    assert {"h200/calibration/whisper/9-1/a/commit.txt", "h200/calibration/whisper/10-1/a/commit.txt"} <= set(stored)
+    assert {PAIR_9, PAIR_10} <= set(stored)
     assert stored[f"history/h200/{month}"] == arm1 + arm2 + arm3
 
 
@@ -370,14 +376,14 @@ def test_calibration_store_refuses_what_would_lose_evidence(remote, files, tmp_p
     # Fewer degrees of freedom on the same stamp: refused.
     code, out = store("calibration", "--calibrated", _calibrated(tmp_path, files, calibration_of="two", pair="11-1"),
                       *base)
-    assert code == 2 and "fewer degrees of freedom are not stored silently" in out
+    assert code == 2 and "fewer degrees of freedom" in out
     # No calibration at all: refused whatever the stamp.
     code, out = store("calibration", "--calibrated", _calibrated(tmp_path, files, calibration_of="plain", pair="11-1",
                                                                   stamp='{"gpu": "other"}'), *base)
-    assert code == 2 and "drops the calibration of whisper/" in out
+    assert code == 2 and "drops the calibration" in out and "whisper/" in out
     # A stored pair replaced by other content: refused.
     code, out = store("calibration", "--calibrated", _calibrated(tmp_path, files, content="forged\n"), *base)
-    assert code == 2 and "a stored A/A pair file would be replaced by other content" in out
+    assert code == 2 and "would be replaced" in out and "commit.txt" in out
     assert branch_files(remote, tmp_path) == before
     # Missing inputs are errors, never a quiet "nothing to store".
     code, out = store("calibration", *base)
@@ -387,7 +393,7 @@ def test_calibration_store_refuses_what_would_lose_evidence(remote, files, tmp_p
     # A new stamp (another GPU, driver or package set): older pairs expired, the shrink is stored and said.
     code, out = store("calibration", "--calibrated", _calibrated(tmp_path, files, calibration_of="two", pair="12-1",
                                                                   stamp='{"gpu": "NVIDIA H200", "driver": "580"}'), *base)
-    assert code == 0 and "pairs measured on another GPU, driver or package set expired" in out, out
+    assert code == 0 and "expired (the stamp changed)" in out, out
 
 
 def test_a_baseline_the_nightly_moved_meanwhile_is_not_overwritten_but_the_pair_is_kept(remote, files, tmp_path):
@@ -396,11 +402,11 @@ def test_a_baseline_the_nightly_moved_meanwhile_is_not_overwritten_but_the_pair_
     stale = _calibrated(tmp_path, files, measured_by="moved")  # recalibrated from another baseline than the stored
     code, out = store("calibration", "--calibrated", stale, "--runner-class", "h200", "--sha", CANDIDATE_COMMIT,
                       "--remote", remote)
-    assert code == 2 and "not recalibrated (the nightly moved the baseline meanwhile" in out, out
+    assert code == 2 and "not recalibrated" in out and "nightly moved" in out, out
     after = branch_files(remote, tmp_path)
     assert after["h200/whisper.json"] == before["h200/whisper.json"]
-    assert "h200/whisper.calibration-stamp.json" not in after
-    assert after["h200/calibration/whisper/9-1/a/commit.txt"] == "arm a\n"
+    assert STAMP not in after
+    assert after[PAIR_9] == "arm a\n"
 
 
 # -- issue 35: the calibration store writes only what it owns ---------------------------------------------------

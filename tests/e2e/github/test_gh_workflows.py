@@ -18,6 +18,10 @@ ROOT = Path(__file__).resolve().parents[3]
 WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.yml"))
 CALLERS = sorted((ROOT / "docs" / "callers").glob("*.yml"))
 ACTION = ROOT / "action.yml"
+# GitHub expressions the workflows must use (code, compared as written)
+PLAN_MATRIX = "fromJSON(needs.plan.outputs.matrix)"
+HEAD_REPOSITORY = "workflow_run.head_repository.full_name"
+GITHUB_HOSTED = "runner.environment == 'github-hosted'"
 PINNED = re.compile(r"^[\w.-]+/[\w./-]+@[0-9a-f]{40}$")
 needs_linters = pytest.mark.skipif(not (shutil.which("zizmor") and shutil.which("check-jsonschema")),
                                    reason="zizmor/check-jsonschema not installed (pip install -e '.[lint]')")
@@ -117,7 +121,7 @@ def test_gpu_jobs_are_read_only_and_secret_free(name):
         assert "secrets." not in text and "github.token" not in text and "github-token" not in text, job_id
         concurrency = job["concurrency"]
         assert concurrency["cancel-in-progress"] is False and "matrix.model" in concurrency["group"]
-        assert "fromJSON(needs.plan.outputs.matrix)" in str(job["strategy"]["matrix"])  # one model per runner
+        assert PLAN_MATRIX in str(job["strategy"]["matrix"])  # one model per runner
 
 
 def test_pr_benchmark_checks_out_the_immutable_head_sha():
@@ -173,7 +177,7 @@ def test_report_workflow_reads_trees_and_metadata_never_a_report():
 def test_report_judge_job_is_serialised_per_pr_head_and_model():
     judge = load(ROOT / ".github" / "workflows" / "asr-gate-report.yml")["jobs"]["judge"]
     group = judge["concurrency"]["group"]
-    assert "workflow_run.head_repository.full_name" in group and "workflow_run.head_branch" in group
+    assert HEAD_REPOSITORY in group and "workflow_run.head_branch" in group
     assert "matrix.model" in group and judge["concurrency"]["cancel-in-progress"] is False
 
 
@@ -207,7 +211,7 @@ def test_action_installs_only_hash_pinned_packages():
     assert "--require-hashes" in installs[0] and "--no-deps" in installs[0] and '-r "$GATE_LOCK"' in installs[0]
     assert all(flag in installs[1] for flag in ("--no-deps", "--no-index", "--no-build-isolation"))
     cache = next(s for s in load(ACTION)["runs"]["steps"] if str(s.get("uses", "")).startswith("actions/cache@"))
-    assert cache["if"] == "runner.environment == 'github-hosted'" and "steps.venv.outputs.key" in cache["with"]["key"]
+    assert cache["if"] == GITHUB_HOSTED and "steps.venv.outputs.key" in cache["with"]["key"]
 
 
 def test_action_run_step_executes_gate_action_with_its_env(tmp_path, example_reports):
@@ -226,7 +230,8 @@ def test_action_run_step_executes_gate_action_with_its_env(tmp_path, example_rep
     result = subprocess.run(["bash", "-c", run_step["run"]], env=env, capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     assert "verdict=fail" in (tmp_path / "out").read_text()
-    assert "::error title=ASR gate FAIL%3A qwen3/asr_en " in result.stdout  # a FAIL row of the planted regression
+    errors = [line for line in result.stdout.splitlines() if line.startswith("::error title=")]  # a FAIL row of the planted regression
+    assert any(line.startswith("::error title=ASR gate ") and "FAIL%3A qwen3/asr_en " in line for line in errors)
 
 
 def test_calibration_measures_main_in_two_separate_jobs_one_after_the_other():

@@ -36,8 +36,9 @@ def test_full_run_writes_the_runbook_tree(bench, tmp_path):
     assert speed["config"]["max_new_tokens"] is None and speed["config"]["request_timeout_s"] == 300
     env = json.loads((run1 / "env.json").read_text())
     assert env["schema_version"] == 1 and env["gpu"] is None and env["commit"] == tree.runs[0].commit
-    assert env["models"]["moss_td"]["revision"] == "704aa4a9c304e8520be88901e0d1960158ef5b15"
-    assert env["datasets"]["zhaochenyang20/seed-tts-eval-arrow"]["revision"].startswith("27f4c1ad")
+    assert env["models"]["moss_td"]["revision"] == bench.suite.models["moss_td"].revision
+    seedtts = bench.suite.datasets["seedtts"]
+    assert env["datasets"][seedtts.id]["revision"] == seedtts.revision and seedtts.revision.startswith("27f4c1ad")
     assert env["python"] and env["host"]["logical_cpus"]
     assert env["datasets"]["zhaochenyang20/googletime"]["cached_main_ref"] == "0123abc"  # from the fake hub
     telemetry = json.loads((run1 / "telemetry.json").read_text())
@@ -48,7 +49,7 @@ def test_full_run_writes_the_runbook_tree(bench, tmp_path):
     kinds = [s["step"] for s in log["steps"] if s["run"] == "1"]
     assert kinds.count("server-start") == 4 and kinds.count("client") == 10 and kinds[-1] == "coverage"
     assert all(s["status"] in ("ok", "warning") and s["end"] for s in log["steps"])
-    assert "ETA" in done.stderr and "main/run1 moss_td: client googletime" in done.stderr
+    assert "ETA" in done.stderr and "main/run1 moss_td: client " in done.stderr  # progress names run, model, step
 
 
 # (knobs, expected message in stderr) for faults that must fail run1 while keeping runwarm.
@@ -70,7 +71,8 @@ def test_fault_fails_clearly_and_keeps_earlier_runs(bench, fault):
     bench.knobs(knobs)
     done = bench.run("--models", "qwen3", "--runs", "warm,1")
     assert done.returncode == 3, done.stderr
-    assert message in done.stderr and "Traceback (most recent call last):\n  File" not in done.stderr
+    assert message in done.stderr  # the gate's own traceback never shows (a server's, quoted from its log, may)
+    assert not any(line.startswith("Traceback") for line in done.stderr.splitlines())
     assert done.stderr.count("gate: error:") == 1
     log = bench.run_log()
     assert log["status"] == "failed" and log["exit_code"] == 3
@@ -106,7 +108,7 @@ def test_client_timeout_stops_the_client_group(bench, tmp_path):
     bench.knobs({"client": {"hang": True}})
     began = time.monotonic()
     done = bench.run("--models", "qwen3", "--runs", "1")
-    assert done.returncode == 3 and "client timed out after 2 s and was stopped" in done.stderr
+    assert done.returncode == 3 and "client timed out after 2 s" in done.stderr and "was stopped" in done.stderr
     assert time.monotonic() - began < 15
 
 
@@ -125,11 +127,11 @@ def test_missing_snapshot_and_python_are_reported_together(bench, tmp_path):
     done = bench.run("--models", "whisper", "--runs", "1", "--hf-hub", str(tmp_path / "empty-hub"))
     assert done.returncode == 2
     lines = done.stderr.splitlines()
-    assert lines[0].endswith("preflight: checkout, venv pins and datasets (offline, in the checkout's python; "
-                             "loading them can take minutes), snapshots, GPU")
-    assert lines[1] == "gate: error: preflight failed:"
-    assert any(".venv/bin/python: missing or not executable" in line for line in lines)
-    assert any("config.json: missing; expected the openai/whisper-large-v3 snapshot" in line for line in lines)
+    assert "preflight: checkout" in lines[0] and lines[0].endswith(", snapshots, GPU")  # said first
+    assert lines[1].startswith("gate: error: ") and lines[1].endswith(" preflight failed:")  # then every problem
+    assert any(".venv/bin/python: missing" in line and "not executable" in line for line in lines)
+    whisper = bench.suite.models["whisper"].model_id
+    assert any("config.json: missing; " in line and f"the {whisper} snapshot" in line for line in lines)
     assert not bench.out.exists() or not any(bench.out.rglob("run*"))
 
 
@@ -137,16 +139,18 @@ def test_dataset_that_does_not_load_offline(bench):
     bench.knobs({"dataset_errors": {"googletime": "Couldn't reach the Hub (offline mode)"}, "counts": {"movies800times": 9}})
     done = bench.run("--models", "moss_td", "--runs", "1")
     assert done.returncode == 2, done.stderr
-    assert "dataset zhaochenyang20/googletime does not load offline: ConnectionError: Couldn't reach" in done.stderr
-    assert "dataset zhaochenyang20/movies800time has 9 samples, expected 4" in done.stderr
+    googletime, movies = (bench.suite.datasets[k].id for k in ("googletime", "movies800times"))
+    assert f"dataset {googletime} does not load offline: " in done.stderr and ": ConnectionError: " in done.stderr
+    assert f"dataset {movies} has 9 samples, expected 4" in done.stderr
 
 
 def test_venv_that_does_not_match_the_pins_is_a_preflight_problem(bench):
-    bench.knobs({"venv_pins_error": "transformers==5.12.1 expected, found 5.0.0"})
+    pins = "transformers==5.12.1 expected, found 5.0.0"
+    bench.knobs({"venv_pins_error": pins})
     done = bench.run("--models", "qwen3", "--runs", "1")
     assert done.returncode == 2
-    assert "the venv does not match the checkout's pins (runbook Step 2; rebuild it, or --skip-venv-check): " \
-           "ERROR: transformers==5.12.1 expected, found 5.0.0" in done.stderr
+    assert f"--skip-venv-check): ERROR: {pins}" in done.stderr  # pip's own words, and the way past them
+    assert "the checkout's pins" in done.stderr and "runbook Step 2" in done.stderr
     assert bench.run("--models", "qwen3", "--runs", "1", "--skip-venv-check").returncode == 0
 
 
@@ -191,7 +195,7 @@ def test_resume_skips_complete_runs_and_redoes_incomplete_ones(bench):
     assert bench.run_log()["runs"] == {"main/run1": "skipped", "main/run2": "completed"}
     assert (bench.out / "main" / "run2" / "qwen3" / "asr_zh.json").is_file()
     assert not marker.exists(), "an incomplete run is redone whole"
-    assert "skipped (already complete): main/run1" in done.stderr
+    assert "skipped (already complete)" in done.stderr and ": main/run1" in done.stderr
 
 
 def test_second_gate_on_the_same_gpu_fails_clearly(bench):

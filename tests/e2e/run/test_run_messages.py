@@ -24,7 +24,7 @@ def test_a_signal_during_preflight_points_to_no_log(bench):
                "ex.run_preflight = _pre\n")
     done = bench.run("--models", "qwen3", "--runs", "1", python_prelude=prelude)
     assert done.returncode == 143, done.stderr
-    assert "interrupted by SIGTERM before any run started (nothing to stop)" in done.stderr
+    assert "interrupted by SIGTERM" in done.stderr and "before any run started" in done.stderr
     assert "gate-run.json" not in done.stderr
     assert not (bench.out / "main" / "gate-run.json").exists()
 
@@ -36,8 +36,9 @@ def test_an_out_dir_that_cannot_be_created_is_bad_input(bench, tmp_path):
     done = bench.run("--models", "qwen3", "--runs", "1")
     assert done.returncode == 2, done.stderr
     lines = [ln for ln in done.stderr.splitlines() if ln.startswith("gate: ")]
-    assert lines == [f"gate: error: {bench.out}: cannot create or write the out dir (ENOTDIR: Not a directory); "
-                     "expected a writable folder"], done.stderr
+    [line] = lines  # one error line: the path, why (errno), what was expected
+    assert line.startswith(f"gate: error: {bench.out}: ") and "(ENOTDIR: Not a directory)" in line, done.stderr
+    assert "the out dir" in line and line.endswith("; expected a writable folder")
 
 
 def test_the_eta_gives_the_second_look_too_until_it_is_decided():
@@ -49,14 +50,16 @@ def test_the_eta_gives_the_second_look_too_until_it_is_decided():
     now[0] = 60.0
     progress.cycle_done("whisper", 60.0)
     progress.say("x")
-    assert "ETA ~1m00s, ~7m00s if the second look extends" in stream.getvalue()
+    eta = stream.getvalue().split("ETA ", 1)[1]  # this cycle's pace: 1 left now, 1 + 6 if extended
+    assert eta.startswith("~1m00s, ~7m00s if the ") and eta.split("]")[0].endswith(" second look extends")
     progress.possible = []
     progress.say("y")
     assert stream.getvalue().splitlines()[-1].endswith("ETA ~1m00s] y")
 
 
 def test_a_hurried_stop_says_how_long_it_took():
-    assert stop_message("kill", 5.0, 1.73, hurried=True) == "SIGKILL after 1.7 s (second signal: no grace)"
+    hurried = stop_message("kill", 5.0, 1.73, hurried=True)
+    assert hurried.startswith("SIGKILL after 1.7 s") and hurried.endswith("(second signal: no grace)")
     assert stop_message("kill", 5.0, 5.02, hurried=False) == "SIGKILL after 5 s grace"
     assert stop_message("term", 5.0, 0.2, hurried=False) == "stopped by SIGTERM"
 

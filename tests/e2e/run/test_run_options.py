@@ -18,9 +18,10 @@ def test_progress_is_read_from_tqdm_lines(tmp_path):
     log = tmp_path / "client.log"
     log.write_text("[standin] start\n\r  0%|          | 0/800 [00:00<?, ?it/s]\r 56%|#####     | 450/800 [00:12<00:09, 36.5it/s]")
     assert progress(log) == (450, 800)
-    assert describe_progress(log, elapsed_s=12.0) == "450/800 requests (56%, ~9 s left at this pace)"
+    said = describe_progress(log, elapsed_s=12.0)  # 350 left at 450 per 12 s: ~9 s
+    assert said.startswith("450/800 requests (56%, ") and said.endswith(" ~9 s left at this pace)")
     log.write_text("no counter here\n")
-    assert describe_progress(log) == "no progress line from the client yet"
+    assert progress(log) is None and describe_progress(log).startswith("no progress line")
 
 
 def test_a_running_client_reports_its_progress(bench):
@@ -43,7 +44,7 @@ def test_eta_from_the_previous_run_and_the_next_command(bench):
 def test_timeouts_are_options(bench):
     bench.knobs({"server": {"never_healthy": True}})
     done = bench.run("--models", "qwen3", "--runs", "1", "--startup-timeout", "0.7")
-    assert done.returncode == 3 and "server not healthy after 0.7 s" in done.stderr
+    assert done.returncode == 3 and "not healthy after 0.7 s" in done.stderr
     bench.knobs({"client": {"hang": True}})
     done = bench.run("--models", "qwen3", "--runs", "1", "--client-timeout", "1.5")
     assert done.returncode == 3 and "client timed out after 1.5 s" in done.stderr
@@ -57,7 +58,7 @@ def test_dry_run_prints_preflight_and_one_hf_cache(bench, tmp_path):
                           env={**bench.env(), "HF_HUB": ""})
     assert done.returncode == 0, done.stderr
     out = done.stdout
-    assert out.startswith("# --- preflight (runbook Steps 2-3)")
+    assert out.startswith("# --- preflight (") and "(runbook Steps 2-3)" in out.splitlines()[0]
     assert "verify_omni_installed_pins.py" in out and f"test -f {home}/hub/models--OpenMOSS-Team" in out
     assert f"HF_HUB_CACHE={home}/hub" in out and f"HF_HOME={home}" in out  # dataset check, server and clients alike
     exports = [line for line in out.splitlines() if line.startswith("export ")]
@@ -75,12 +76,14 @@ def test_ab_dry_run_shows_the_possible_extension(bench, tmp_path):
     head = lines.index(next(line for line in lines if line.startswith("# --- second look")))
     runs = [line.split(": checkout")[0][6:] for line in lines[head:] if line.startswith("# --- ") and ": checkout" in line]
     assert runs == ["candidate/run4", "base/run4", "base/run5", "candidate/run5", "candidate/run6", "base/run6"]
-    assert any(line.startswith(f"# --- after each scored run: a run more than {rule_text(' sigma')} ") for line in lines)
+    rule = [line for line in lines if line.startswith("# --- after each scored run: ")]
+    assert rule and all(f": a run more than {rule_text(' sigma')} " in line for line in rule)
 
 
 def test_help_has_examples_and_exit_codes():
     done = subprocess.run([sys.executable, "-c", GATE_RUN, "--help"], cwd=REPO, capture_output=True, text=True)
-    assert "Examples:\n    gate run --checkout" in done.stdout and "gate run --ab base candidate" in done.stdout
+    examples = done.stdout.split("Examples:\n", 1)[1]
+    assert examples.startswith("    gate run --checkout") and "gate run --ab base candidate" in examples
     assert "130  interrupted by SIGINT" in done.stdout
 
 
@@ -92,7 +95,7 @@ def test_ab_without_the_judges_libraries_runs_one_look_and_says_why(bench, tmp_p
     done = bench.run("--ab", str(bench.checkout), str(candidate), "--names", "base,pr", "--models", "qwen3",
                      checkout=False, python_prelude="import sys\nsys.modules['jiwer'] = None\n", timeout=120)
     assert done.returncode == 0, done.stderr
-    assert "two looks need the gate's judge, which needs jiwer; this A/B runs one look only" in done.stderr
+    assert "judge, which needs jiwer; " in done.stderr and "this A/B runs one look only" in done.stderr
     assert bench.run_log("pr")["looks"] == {}
 
 

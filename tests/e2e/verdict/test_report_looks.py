@@ -17,6 +17,7 @@ from gate.cli import cli
 from gate.examples import CANDIDATE_COMMIT
 from gate.formats import runlog
 from gate.formats.report import LookOutcome, ModelLooks, Report, report_schema
+from gate.render.cells import fmt_looks
 from gate.render.renderer import render_check_summary, render_comment, render_summary, render_terminal
 from gate.stats import looks as rule
 
@@ -91,14 +92,16 @@ def test_the_looks_are_recomputed_from_the_trees_not_read_from_the_log(ab, tmp_p
 @pytest.mark.slow  # judges two-look trees end to end
 def test_looks_lines_are_escaped_in_every_output(ab, tmp_path):
     _, report, _ = compare(ab / "base", ab / "candidate", tmp_path)
+    pooled = "whisper: no FAIL on the pooled runs"
     hostile = dataclasses.replace(report, looks=(
         ModelLooks("whisper", "recomputed", (LookOutcome("first", "extend", (HOSTILE,), 3, 3),
-                                             LookOutcome("pooled", "pass", ("whisper: no FAIL on the pooled runs",), 6, 6)),
+                                             LookOutcome("pooled", "pass", (pooled,), 6, 6)),
                    "pass"),))
-    assert "Looks: whisper: first look 3+3 → extend (" in render_terminal(hostile)
+    assert any(line.startswith("Looks: whisper: ") and "first look 3+3 → extend (" in line
+               for line in render_terminal(hostile).splitlines())
     for text in (render_comment(hostile), render_summary(hostile), render_check_summary(hostile)):
-        line = next(line for line in text.splitlines() if line.startswith("- whisper: first look 3+3 → extend ("))
-        assert line.endswith("→ pooled 6+6: PASS (whisper: no FAIL on the pooled runs) · recomputed from the trees")
+        line = next(line for line in text.splitlines() if line.startswith("- whisper: first look 3+3 → "))
+        assert "3+3 → extend (" in line and line.endswith(f"→ pooled 6+6: PASS ({pooled}) · recomputed from the trees")
         # outside text is escaped like everything else (no HTML, no link, no mention, no table break)
         assert "<img" not in line and "@team" not in line and "https://" not in line
         assert "&lt;img src=x&gt;" in line and "\\[l\\]" in line and not re.search(r"(?<!\\)\|", line)
@@ -120,8 +123,8 @@ def test_a_one_look_ab_says_one_look_and_why(ab, tmp_path):
     assert [(m.model, m.looks, m.final, m.note) for m in report.looks] == [
         ("qwen3", (), "one look", "--one-look"), ("whisper", (), "one look", "--one-look")]
     assert report.statistics.speed_alpha == rule.FAMILY_ALPHA
-    assert "Looks: qwen3: one look (--one-look)" in result.stdout
-    assert all("- whisper: one look (--one-look)" in text for text in outputs.values())
+    assert all(f"Looks: {fmt_looks(m)}\n" in result.stdout for m in report.looks)
+    assert all(f"- {fmt_looks(report.looks[1])}" in text for text in outputs.values())
 
 
 def test_a_tree_that_is_not_an_ab_shows_no_looks(make_tree, tmp_path):
@@ -142,7 +145,8 @@ def test_an_extension_the_budget_did_not_allow_is_shown_undecided(ab, tmp_path, 
     result, report, _ = compare(trees / "base", trees / "candidate", tmp_path)
     whisper = next(m for m in report.looks if m.model == "whisper")
     assert whisper.final == "undecided" and len(whisper.looks) == 1
-    assert "→ not extended (--max-runs 10: 6 made, the second look needs 6 more): undecided" in result.stdout
+    assert whisper.note.startswith("--max-runs 10: 6 made") and whisper.note.endswith("second look needs 6 more")
+    assert f"→ not extended ({whisper.note}): undecided" in result.stdout
 
 
 @pytest.mark.parametrize("edit, words", [

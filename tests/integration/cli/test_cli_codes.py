@@ -80,7 +80,8 @@ def test_internal_error_is_70_one_line(monkeypatch, capsys):
     monkeypatch.delenv("GATE_DEBUG", raising=False)
     assert cli_module.run(["summarize", "anything"]) == EXIT_INTERNAL == 70
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and err.startswith("gate: internal error: ZeroDivisionError: a bug; please report")
+    assert err.count("\n") == 1 and err.startswith("gate: internal error: ")
+    assert " ZeroDivisionError: a bug; " in err and "please report" in err
     assert "Traceback" not in err
 
 
@@ -91,8 +92,9 @@ def test_gate_debug_prints_the_traceback_of_an_internal_error(monkeypatch, capsy
     monkeypatch.setenv("GATE_DEBUG", "1")
     assert cli_module.run(["summarize", "anything"]) == EXIT_INTERNAL
     err = capsys.readouterr().err
-    assert err.startswith("Traceback (most recent call last):") and "ZeroDivisionError: a bug" in err
-    assert err.splitlines()[-1].startswith("gate: internal error: ZeroDivisionError")
+    assert err.startswith("Traceback (most recent") and "ZeroDivisionError: a bug" in err
+    last = err.splitlines()[-1]  # then the same one line as without GATE_DEBUG
+    assert last.startswith("gate: internal error: ") and " ZeroDivisionError: a bug; " in last
 
 
 def test_ctrl_c_is_130(monkeypatch, capsys):
@@ -125,8 +127,10 @@ def test_run_without_the_runner_extra_names_the_extra():
              "from gate.cli import run\nraise SystemExit(run(['run', '--checkout', '.', '--out', 'x']))")
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
     assert done.returncode == 2
-    assert done.stderr == ("gate: error: `gate run` needs httpx, which is not installed; "
-                           "pip install 'asr-regression-gate[runner]'\n")
+    assert done.stderr.startswith("gate: error: ") and done.stderr.count("\n") == 1
+    assert "`gate run` needs httpx" in done.stderr and "not installed" in done.stderr
+    extra = "asr-regression-gate[runner]"  # the distribution and its extra: what to install
+    assert done.stderr.endswith(f"; pip install '{extra}'\n")
 
 
 def test_outputs_to_stdout_and_into_new_folders(tmp_path):

@@ -23,7 +23,9 @@ LATER = T0 + dt.timedelta(hours=3)
 def test_base_recorded_after_candidate_warns():
     warnings = swap_warnings(Recorded("tree", LATER, "gate-run.json started"),
                              Recorded("tree", T0, "gate-run.json started"), [])
-    assert len(warnings) == 1 and "BASE was recorded after CANDIDATE" in warnings[0]
+    source = "gate-run.json started"
+    times = f"({source} {LATER:%Y-%m-%d %H:%M} UTC, {source} {T0:%Y-%m-%d %H:%M} UTC)"  # the base's, then the candidate's
+    assert len(warnings) == 1 and "BASE was recorded after" in warnings[0] and f" CANDIDATE {times}" in warnings[0]
 
 
 def test_in_order_or_unknown_times_do_not_warn():
@@ -80,7 +82,7 @@ def test_compare_warns_on_swapped_sides_and_keeps_the_verdict(tmp_path):
     straight = runner.invoke(cli, ["compare", str(old), str(new), "--format", "json", "--no-cache"])
     swapped = runner.invoke(cli, ["compare", str(new), str(old), "--format", "json", "--no-cache"])
     assert "may be swapped" not in straight.stderr
-    assert "BASE was recorded after CANDIDATE" in swapped.stderr
+    assert "BASE was recorded after " in swapped.stderr and "after CANDIDATE (" in swapped.stderr
     assert swapped.exit_code == json.loads(swapped.stdout)["exit_code"]
     (new / "gate-run.json").unlink()
     (old / "gate-run.json").unlink()

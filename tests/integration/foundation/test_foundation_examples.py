@@ -72,10 +72,11 @@ def test_seedtts_files_follow_the_client_schema(complete_tree):
 
 def test_moss_files_follow_the_client_schema(complete_tree):
     directory = complete_tree / "run1/moss_td/movies800times"
-    speed = json.loads((directory / "transcribe_diarize_speed_results.json").read_text())
+    speed_file = "transcribe_diarize_speed_results.json"
+    speed = json.loads((directory / speed_file).read_text())
     assert speed["schema_version"] == 1 and speed["config"]["max_new_tokens"] is None
-    assert json.loads((complete_tree / "run1/moss_td/googletime/transcribe_diarize_speed_results.json").read_text()
-                      )["config"]["max_new_tokens"] == 65536
+    googletime = complete_tree / "run1" / "moss_td" / "googletime" / speed_file
+    assert json.loads(googletime.read_text())["config"]["max_new_tokens"] == 65536
     payload = json.loads((directory / "transcribe_diarize_results.json").read_text())
     assert "schema_version" not in payload  # the EvaluationPayload has none
     assert payload["summary"]["total_samples"] == payload["summary"]["evaluated"] == 800

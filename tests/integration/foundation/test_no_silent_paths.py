@@ -18,7 +18,7 @@ from gate.formats import result_types, runlog
 from gate.formats.errors import InputError
 from gate.reading.baseline_file import load_document, read_baseline, write_baseline
 from gate.reading.results import read_tree
-from gate.reading.summarize import summarize_tree
+from gate.reading.summarize import RUN_LOG, summarize_tree
 from gate.reading.tree_side import side_from_tree
 
 STARTED = "2026-11-01T12:00:00.000+00:00"
@@ -48,7 +48,8 @@ def test_a_metric_key_deleted_from_one_run_is_that_runs_problem(tree, suite):
     problems = _problems(tree, suite, "qwen3/asr_zh", 2)
     assert [p.code for p in problems] == [result_types.MISSING_METRIC]
     assert problems[0].path.endswith("run2/qwen3/asr_zh.json")
-    assert "results[0].throughput_samples_per_s.mean is missing" in problems[0].message
+    key = "results[0].throughput_samples_per_s.mean"  # the JSON path of the deleted key
+    assert problems[0].message.startswith(f"{key} is missing; ")
     assert not _problems(tree, suite, "qwen3/asr_zh", 1)  # the other runs are untouched
 
 
@@ -92,11 +93,12 @@ def test_a_count_above_the_dataset_size_is_refused(tree, suite):
 
 
 def test_a_deleted_transcript_is_invalid_per_sample_data(tree, suite):
-    _edit(tree / "run1/moss_td/googletime/transcribe_diarize_results.json", lambda d: d["per_sample"][2].pop("result_text"))
+    deleted = "result_text"
+    _edit(tree / "run1/moss_td/googletime/transcribe_diarize_results.json", lambda d: d["per_sample"][2].pop(deleted))
     side = side_from_tree(tree, suite, models=("moss_td",))
     workload = side.workloads["moss_td/googletime"]
     assert not workload.complete
-    assert any(p.code == "invalid_samples" and p.run == "run1" and "per_sample[2]: result_text is missing" in p.message
+    assert any(p.code == "invalid_samples" and p.run == "run1" and f"per_sample[2]: {deleted} is missing" in p.message
                for p in workload.problems)
 
 
@@ -114,12 +116,15 @@ def test_summarize_does_not_show_a_failed_run_complete(tree, suite):
     (tree / "gate-run.json").write_text(json.dumps(log))
     summary = summarize_tree(read_tree(tree, suite), suite, samples=False)
     assert not summary.complete and summary.exit_code == 3
-    assert [p.message for p in summary.run_log] == ["`gate run` ended 'failed': server exited with status 1; "
-                                                    "expected 'completed'"]
+    [problem] = summary.run_log
+    assert problem.code == RUN_LOG and problem.message.startswith("`gate run` ended 'failed': ")
+    assert f": {log['message']}; " in problem.message and problem.message.endswith("; expected 'completed'")
     log.update(status="completed", runs=dict(log["runs"], **{"tree/run2": "failed"}))
     (tree / "gate-run.json").write_text(json.dumps(log))
     summary = summarize_tree(read_tree(tree, suite), suite, samples=False)
-    assert [p.message for p in summary.run_log] == ["tree/run2 is marked 'failed'; its files are not a finished measurement"]
+    [problem] = summary.run_log
+    assert problem.code == RUN_LOG and problem.message.startswith("tree/run2 is marked 'failed'")
+    assert problem.message.endswith("not a finished measurement")
     log["runs"]["tree/run2"] = "completed"
     (tree / "gate-run.json").write_text(json.dumps(log))
     assert summarize_tree(read_tree(tree, suite), suite, samples=False).exit_code == 0
@@ -145,7 +150,7 @@ def test_a_run_log_that_is_not_the_runners_is_refused_in_one_line(tree, suite, c
         read_tree(tree, suite)
     line = str(err.value)
     assert line.startswith(f"{tree / 'gate-run.json'}: {words}"), line
-    assert "\n" not in line and line.endswith("expected the run log `gate run` writes")
+    assert "\n" not in line and line.endswith("`gate run` writes") and "; expected the run log" in line
 
 
 @pytest.mark.parametrize("text", ["null", "[]", '"gate-run"', "1", "{}"])

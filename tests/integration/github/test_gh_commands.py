@@ -9,6 +9,8 @@ import pytest
 from click.testing import CliRunner
 
 from gate.cli import cli
+from gate.publish.publication import STICKY_MARKER
+from gate.render.renderer import COMMENT_MARKER
 from tests.helpers import gh_payloads as p
 from tests.helpers.fake_github import BOT, REPO, TOKEN
 
@@ -59,12 +61,14 @@ def test_event_malformed_payload_is_one_line_exit_2(tmp_path):
     result = invoke(["event"], GITHUB_EVENT_NAME="pull_request", GITHUB_EVENT_PATH=event_file(tmp_path, payload))
     assert result.exit_code == 2
     assert result.stderr.startswith("gate: error: ") and result.stderr.count("\n") == 1
-    assert "pull_request.head.sha: expected a str" in result.stderr
+    assert "pull_request.head.sha: " in result.stderr and "expected a str" in result.stderr  # the field, the type
 
 
 def test_event_without_actions_environment(tmp_path):
     result = invoke(["event"])
-    assert result.exit_code == 2 and "GITHUB_EVENT_NAME: required here but not set" in result.stderr
+    assert result.exit_code == 2 and result.stderr.startswith("gate: error: ")
+    assert "GITHUB_EVENT_NAME: " in result.stderr
+    assert "not set" in result.stderr and result.stderr.count("\n") == 1
 
 
 # -- gate post (the trusted report job) -----------------------------------------------------------------
@@ -91,7 +95,8 @@ def test_post_dry_run_judges_and_contacts_nothing(qwen3_trees):
     plan = json.loads(result.stdout)
     assert plan["verdict"] == "fail" and plan["check"]["name"] == "ASR gate / qwen3"
     # Uncalibrated trees: WER FAILs; the 6% slower throughput and p95 can only WARN without an A/A calibration.
-    assert plan["check"]["conclusion"] == "failure" and plan["check"]["title"] == "FAIL: 2 fail, 1 warn of 10 rows"
+    verdict, counts = plan["check"]["title"].split(": ")
+    assert plan["check"]["conclusion"] == "failure" and verdict == "FAIL" and counts == "2 fail, 1 warn of 10 rows"
 
 
 def github_env(fake, tmp_path, event=None, name="workflow_run"):
@@ -108,14 +113,14 @@ def test_post_from_a_fork_workflow_run_finds_the_pr_judges_and_publishes(fake, t
     args = ["post", "--trees", str(qwen3_trees), "--model", "qwen3", "--json", str(tmp_path / "out" / "report.json")]
     result = invoke(args, **env)
     assert result.exit_code == 0, result.output
-    assert "ASR gate / qwen3: check run failure" in result.stdout and "comment created on #42" in result.stdout
+    assert "check run failure" in result.stdout and "comment created on #42" in result.stdout
     assert fake.state.labels[42] == ["bug"]
     check = fake.state.check_runs[0]
     assert (check["name"], check["conclusion"], check["head_sha"]) == ("ASR gate / qwen3", "failure", p.HEAD)
     assert check["details_url"] == f"https://github.test/{REPO}/actions/runs/123456789"  # the benchmark run
     assert json.loads((tmp_path / "out" / "report.json").read_text())["verdict"] == "fail"
     (comment,) = fake.comments_on(42)
-    assert comment["user"] == BOT and comment["body"].startswith("<!-- asr-regression-gate: sticky -->")
+    assert comment["user"] == BOT and comment["body"].startswith(STICKY_MARKER)
     # A re-run of the report workflow: the label is gone now, but the timeline shows it was added at this head.
     again = invoke(args, **env)
     assert again.exit_code == 0 and "comment unchanged on #42" in again.stdout
@@ -125,15 +130,16 @@ def test_post_from_a_fork_workflow_run_finds_the_pr_judges_and_publishes(fake, t
 def test_post_keeps_an_acceptance_beside_the_trusted_report(fake, tmp_path, qwen3_trees, unthrottled):
     fake.add_pull(42, labels=("run-qwen3-asr",))
     fake.state.permissions["alice"] = "admin"
-    fake.comment_as(42, "/asr-gate accept all decoder change, WER cost agreed in #41", user="alice")
+    reason = "decoder change, WER cost agreed in #41"
+    fake.comment_as(42, f"/asr-gate accept all {reason}", user="alice")
     env = github_env(fake, tmp_path, p.workflow_run(prs=[42]))
     out = tmp_path / "gate-out" / "report.json"
     result = invoke(["post", "--trees", str(qwen3_trees), "--model", "qwen3", "--json", str(out)], **env)
     assert result.exit_code == 0, result.output
-    assert "FAIL of qwen3 accepted by @alice" in result.stdout
+    assert "FAIL of qwen3 accepted" in result.stdout and "by @alice" in result.stdout
     record = json.loads((out.parent / "acceptance.json").read_text())
     assert record == {"model": "qwen3", "sha": p.HEAD, "by": "alice", "via": "comment",
-                      "reason": "decoder change, WER cost agreed in #41", "at": record["at"]}
+                      "reason": reason, "at": record["at"]}
     assert record["at"].startswith("2026-12-01T09:")
     assert json.loads(out.read_text())["verdict"] == "fail"  # the report keeps the trusted verdict
 
@@ -152,7 +158,8 @@ def test_post_missing_trees_is_a_refusal_not_a_pass(fake, tmp_path, unthrottled)
     assert result.exit_code == 0, result.output
     check = fake.state.check_runs[0]
     assert check["name"] == "ASR gate / fun" and check["conclusion"] == "failure"
-    assert "uploaded no result trees for fun" in fake.comments_on(42)[0]["body"]
+    body = fake.comments_on(42)[0]["body"]
+    assert "no result trees" in body and "for fun" in body
     assert fake.state.labels[42] == []
 
 
@@ -160,8 +167,9 @@ def test_post_bad_token_is_one_clear_line(fake, tmp_path, qwen3_trees):
     env = {**github_env(fake, tmp_path), "GITHUB_TOKEN": "expired"}
     result = invoke(["post", "--trees", str(qwen3_trees), "--model", "qwen3", "--pr", "42", "--sha", p.HEAD], **env)
     assert result.exit_code == 2
-    assert result.stderr == (f"gate: error: GitHub rejected the token (401) while reading repository {REPO}; "
-                             "check GITHUB_TOKEN: Bad credentials\n")
+    assert result.stderr.startswith("gate: error: ") and result.stderr.count("\n") == 1
+    assert "rejected the token (401)" in result.stderr and f"repository {REPO};" in result.stderr
+    assert "check GITHUB_TOKEN" in result.stderr and result.stderr.endswith(": Bad credentials\n")
 
 
 def test_post_tracking_issue_for_nightly_opens_on_warn(fake, tmp_path, example_reports, unthrottled):
@@ -207,7 +215,7 @@ def test_merge_refuses_an_off_schema_leg(tmp_path, example_reports):
     bad = tmp_path / "bad.json"
     bad.write_text('{"verdict": "pass"}')
     result = invoke(["merge", str(example_reports["qwen3"]), str(bad), "--json", str(tmp_path / "m.json")])
-    assert result.exit_code == 2 and "bad.json: report does not match the schema" in result.stderr
+    assert result.exit_code == 2 and f"{bad}: report does not" in result.stderr and "the schema" in result.stderr
     assert not (tmp_path / "m.json").exists()
 
 
@@ -228,7 +236,7 @@ def test_action_compare_writes_summary_annotations_and_outputs(tmp_path, example
     outputs = outputs_of(tmp_path / "output")
     assert outputs["verdict"] == "fail" and outputs["exit-code"] == "1"
     assert outputs["report-json"] == str(report.resolve())
-    assert open(outputs["comment-markdown"]).read().startswith("<!-- asr-regression-gate: asr -->")
+    assert open(outputs["comment-markdown"]).read().startswith(COMMENT_MARKER.format(suite="asr"))
     assert "ASR regression gate" in (tmp_path / "summary").read_text()
     errors = [line for line in result.stdout.splitlines() if line.startswith("::error title=ASR gate FAIL%3A qwen3/asr_en")]
     warnings = [line for line in result.stdout.splitlines() if line.startswith("::warning title=ASR gate WARN%3A qwen3/asr_en")]
@@ -249,7 +257,7 @@ def test_action_fails_the_step_on_regression_by_default(tmp_path, example_report
 def test_action_args_are_split_but_never_expanded(tmp_path):
     env = action_env(tmp_path, command="merge", args="'$HOME/*.json' --json out.json")
     result = invoke(["action"], **env)
-    assert result.exit_code == 2 and "$HOME/*.json: missing; expected a report" in result.stderr
+    assert result.exit_code == 2 and "$HOME/*.json: missing" in result.stderr  # the literal name: not expanded
     assert outputs_of(tmp_path / "output")["exit-code"] == "2"
 
 
@@ -319,7 +327,7 @@ def test_a_refused_post_exits_non_zero_and_names_files_relative_to_the_trees(fak
     result = invoke(["post", "--trees", str(qwen3_trees), "--model", "qwen3"], **env)
     assert result.exit_code == 0, result.output  # bound: the refusal is the model's (failing) check
     check = next(r for r in fake.state.check_runs if r["name"] == "ASR gate / qwen3")
-    assert check["conclusion"] == "failure" and "candidate/run2/commit.txt names" in check["output"]["summary"]
+    assert check["conclusion"] == "failure" and "candidate/run2/commit.txt" in check["output"]["summary"]
     for run in fake.state.check_runs:
         assert str(tmp_path) not in str(run["output"]) and "/tmp/" not in str(run["output"])
     fake.push(42, "e" * 40)  # unbound now: the overall check says why, and the command fails

@@ -82,11 +82,14 @@ def test_the_report_carries_the_recomputed_looks_never_the_uploaded_ones(tmp_pat
     assert looks.source == "recomputed" and looks.final == "pass"
     first, pooled = looks.looks
     assert (first.name, first.action, first.base_runs, first.candidate_runs) == ("first", "extend", 3, 3)
-    assert first.reasons[0].startswith("whisper/asr_en corpus_wer: p = ") and "of its floor" in first.reasons[0]
+    workload, metric = first.reasons[0].split(": ", 1)[0].split()  # the row that asked for the second look
+    assert (workload, metric) == ("whisper/asr_en", "corpus_wer") and first.reasons[0].split(": ", 1)[1].startswith("p = ")
+    assert "of its floor" in first.reasons[0]
     assert (pooled.name, pooled.action, pooled.base_runs, pooled.candidate_runs) == ("pooled", "pass", 6, 6)
     section = render_section(report)
-    line = next(line for line in section.splitlines() if line.startswith("- whisper: first look 3+3 → extend ("))
-    assert line.endswith("→ pooled 6+6: PASS (whisper: no FAIL on the pooled runs) · recomputed from the trees")
+    line = next(line for line in section.splitlines() if line.startswith("- whisper: first look 3+3 → "))
+    assert "3+3 → extend (" in line and line.endswith(f"→ pooled 6+6: PASS ({pooled.reasons[0]}) · recomputed from the trees")
+    assert len(pooled.reasons) == 1 and pooled.reasons[0].startswith("whisper: no FAIL")
     assert "forged" not in section
 
 
@@ -97,5 +100,5 @@ def test_against_a_stored_baseline_a_stale_calibration_cannot_fail(calibration, 
     assert (check.source, check.status, check.blocks_fail) == ("whisper.json", "stale", True)
     gated = [r for r in report.rows if r.family == "speed"]
     assert gated and all(r.verdict.value != "fail" for r in gated)
-    assert all(any("calibration stale: GPU NVIDIA H100 80GB HBM3 then, NVIDIA H200 now" in n for n in r.notes)
-               for r in gated)
+    gpu = f"GPU {H100_STAMP['gpu']} then, {H200['gpu']['name']} now"
+    assert check.reasons[0] == gpu and all(any(f"calibration stale: {gpu}" in n for n in r.notes) for r in gated)

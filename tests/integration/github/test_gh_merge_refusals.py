@@ -35,7 +35,8 @@ def test_an_out_of_range_value_in_an_uploaded_report_is_refused(tmp_path, exampl
     bad.write_text(json.dumps(report))
     result, out = _merge(tmp_path, example_reports["whisper"], bad)
     assert result.exit_code == 2, result.output
-    assert f"{bad}: report does not match the schema at {words}" in result.stderr
+    head, rest = result.stderr.removeprefix("gate: error: ").split(": ", 1)  # the refused file, then why
+    assert head == str(bad) and rest.startswith("report does not match the") and f" schema at {words}" in rest
     assert result.stderr.count("\n") == 1 and not out.exists()
 
 

@@ -2,8 +2,13 @@ from __future__ import annotations
 
 import pytest
 
-from gate.formats.github_limits import CHECK_SUMMARY, COMMENT
-from gate.publish.github import GitHubError, Publisher, connect, default_retry
+from gate.formats.github_limits import CHECK_SUMMARY, COMMENT, CUT_NOTE
+from gate.publish.github import (
+    GitHubError,
+    Publisher,
+    connect,
+    default_retry,
+)
 from tests.helpers.fake_github import BOT, REPO, TOKEN
 
 COMMENT_MAX_CHARS, CHECK_SUMMARY_MAX_BYTES = COMMENT.limit, CHECK_SUMMARY.limit
@@ -72,7 +77,7 @@ def test_oversize_body_is_cut_below_the_limit_and_keeps_the_marker(fake, publish
     publisher.upsert_comment(42, "x" * 200_000 + "\n" + MARK, marker=MARK)
     body = fake.comments_on(42)[0]["body"]
     assert len(body) <= COMMENT_MAX_CHARS <= 65536
-    assert body.endswith(MARK) and "Cut to fit GitHub's size limit" in body
+    assert body.endswith(MARK) and CUT_NOTE in body
 
 
 def test_body_without_marker_is_refused(fake, publisher):
@@ -129,7 +134,8 @@ def test_bad_token_is_one_line(fake):
     client = connect(api_url=fake.base_url, token="wrong", retry=None, throttle=False)
     with pytest.raises(GitHubError) as err:
         Publisher(client, REPO, bot_login="github-actions[bot]").upsert_comment(1, MARK, marker=MARK)
-    assert str(err.value).startswith("GitHub rejected the token (401) while reading repository")
+    assert err.value.status == 401 and str(err.value).startswith("GitHub rejected the token ")
+    assert f"while reading repository {REPO}" in str(err.value)
     assert "\n" not in str(err.value)
 
 

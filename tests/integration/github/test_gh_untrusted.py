@@ -15,6 +15,7 @@ from gate.publish.untrusted import (
     load_untrusted_meta,
     load_untrusted_report,
 )
+from gate.render.renderer import COMMENT_MARKER
 
 HOSTILE = ("</details></details><script>alert(1)</script> @everyone @sgl-project/maintainers "
            "```\n::error::injected\n``` | --- | ![x](https://evil.test/x.png) #1 <!-- asr-regression-gate: asr -->")
@@ -88,7 +89,8 @@ def test_hostile_strings_are_neutralised_in_the_rendered_comment(tmp_path, examp
         assert "\n::error::" not in text  # no workflow command at a line start
         assert "](https://evil.test" not in text  # no image/link from data
         assert text.count("<details>") + text.count("<details ") == text.count("</details>")
-    assert rendered.comment.count("<!-- asr-regression-gate: asr -->") == 1  # the marker cannot be forged
+    assert rendered.marker == COMMENT_MARKER.format(suite="asr")
+    assert rendered.comment.count(rendered.marker) == 1  # the marker cannot be forged
     assert rendered.comment.startswith(rendered.marker)
 
 
@@ -183,7 +185,8 @@ def test_each_kind_of_violation_is_refused_with_one_line(tmp_path, example_repor
         load_untrusted_report(path)
     line = str(err.value)
     assert "\n" not in line and len(line) < 500, line
-    assert line.startswith(f"{path}: report does not match the schema at "), line
+    head, rest = line.split(": ", 1)  # the file, then what is wrong with it
+    assert head == str(path) and rest.startswith("report does not match ") and "the schema at " in rest, line
     assert words in line, line
 
 

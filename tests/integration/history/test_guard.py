@@ -9,7 +9,7 @@ from click.testing import CliRunner
 from gate.cli import cli
 from gate.formats.config import load_suite
 from gate.history.analysis import trends
-from gate.history.guard import guard
+from gate.history.guard import LEVEL_NIGHTS, guard
 from gate.history.store import HistoryStore
 from tests.helpers.nights import synthetic_records
 
@@ -31,7 +31,7 @@ def test_one_slow_night_is_caught_by_the_level_before_any_change_point(tmp_path)
     assert not any(t.change_points for t in trends(history, SUITE))
     [finding] = guard(history, records[-1:], SUITE)
     assert finding.kind == "level" and finding.metric == "throughput_samples_per_s"
-    assert "against the last 14 nights' level" in finding.text
+    assert LEVEL_NIGHTS == 14 and f"against the last {LEVEL_NIGHTS} nights' level" in finding.text
 
 
 def test_a_step_blocks_until_a_maintainer_accepts_it(tmp_path):
@@ -54,5 +54,9 @@ def test_the_command_writes_block_for_the_workflow(tmp_path):
     result = CliRunner().invoke(cli, ["history", "guard", str(tree), "--history", str(tmp_path / "h"),
                                       "--runner-class", "h100", "--json", str(tmp_path / "g.json")])
     assert result.exit_code == 0, result.output
-    assert "blocks the baseline move: qwen3/asr_en throughput_samples_per_s: step -" in result.output
-    assert json.loads((tmp_path / "g.json").read_text())["block"] is True
+    written = json.loads((tmp_path / "g.json").read_text())
+    assert written["block"] is True
+    [finding] = written["findings"]
+    assert (finding["workload"], finding["metric"], finding["kind"]) == ("qwen3/asr_en", "throughput_samples_per_s", "step")
+    assert finding["text"].startswith(f"{finding['workload']} {finding['metric']}: step -")
+    assert f"blocks the baseline move: {finding['text']}" in result.output

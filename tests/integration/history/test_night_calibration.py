@@ -186,7 +186,9 @@ def test_the_report_says_where_sigma_comes_from(baseline):
     write_calibration(baseline, both(1) + both(2), SUITE, history="h")
     report = compare(read_baseline(baseline, SUITE), side("cand", D_PAIRS), SUITE, models=("qwen3",))
     row = next(r for r in report.rows if r.workload == WORKLOADS[0] and r.metric == THROUGHPUT)
-    assert "pooled over the model's workloads (3 A/A pairs + 2 nights, df 32)" in row.method  # 16 per workload
+    pairs, nights, df = 3, 2, 32  # 16 per workload
+    assert "pooled over the model's" in row.method
+    assert f" workloads ({pairs} A/A pairs + {nights} nights, df {df})" in row.method
 
 
 def test_a_nights_part_larger_than_the_whole_refuses_the_baseline(baseline, tmp_path):

@@ -7,21 +7,25 @@ import re
 from click.testing import CliRunner
 
 from gate.cli import cli
+from gate.publish.tracking import MARKER
+from gate.publish.trust import ACCEPT_LABEL
 from tests.helpers.fake_github import BOT, REPO, TOKEN, FakeGitHub
 from tests.helpers.nights import STEP_NIGHT, commit
+
+SERVER, RUN_ID, CHARTS = "https://github.test", "77", "https://pages.test/asr"
 
 
 def env(fake: FakeGitHub) -> dict[str, str]:
     return {"GITHUB_API_URL": fake.base_url, "GITHUB_REPOSITORY": REPO, "GITHUB_TOKEN": TOKEN,
-            "GITHUB_SERVER_URL": "https://github.test", "GITHUB_RUN_ID": "77", "GATE_BOT_LOGIN": BOT}
+            "GITHUB_SERVER_URL": SERVER, "GITHUB_RUN_ID": RUN_ID, "GATE_BOT_LOGIN": BOT}
 
 
 def detect(history_dir, fake, *extra):
     return CliRunner().invoke(cli, ["history", "detect", "--history", str(history_dir), "--recent", "20", "--track",
-                                    "--chart-url", "https://pages.test/asr", *extra], env=env(fake))
+                                    "--chart-url", CHARTS, *extra], env=env(fake))
 
 
-def test_one_issue_per_step_listing_its_metrics_then_updates_never_duplicate(history_dir):
+def test_one_issue_per_step_listing_its_metrics_then_updates_never_duplicate(history_dir, golden):
     with FakeGitHub() as fake:
         first = detect(history_dir, fake)
         assert first.exit_code == 0, first.output
@@ -29,18 +33,22 @@ def test_one_issue_per_step_listing_its_metrics_then_updates_never_duplicate(his
         # throughput -6% (gated) and mean latency +6% (shown, not gated) from the same night: one step, one issue
         assert len(issues) == 1, first.output
         [issue] = issues.values()
-        assert issue["title"].startswith("ASR regression on main: qwen3/asr_en throughput_samples_per_s -")
+        metric = "throughput_samples_per_s"
+        assert issue["title"].startswith("ASR regression on main: ") and f"qwen3/asr_en {metric} -" in issue["title"]
         assert "latency_mean_s" not in issue["title"]  # not gated: listed in the body only
         body = issue["body"]
-        assert "| throughput\\_samples\\_per\\_s (gated) |" in body and "| latency\\_mean\\_s (shown, not gated) |" in body
+        golden("tracking_issue_qwen3_step.md", body)  # the whole body: metrics table, links, how to accept
+        assert "| throughput\\_samples" in body and "\\_per\\_s (gated) |" in body
+        assert "| latency\\_mean\\_s (shown" in body and ", not gated) |" in body
         assert f"https://github.test/{REPO}/compare/{commit(STEP_NIGHT - 1)}...{commit(STEP_NIGHT)}" in body
         assert "95% CI" in body
-        assert "https://pages.test/asr/qwen3.html#qwen3-asr_en" in body
-        assert "https://github.test/sgl-project/sglang-omni/actions/runs/77" in body
-        assert re.search(r"<!-- asr-gate-step: qwen3/asr_en:2026-09-\d\d -->", body)
+        assert f"{CHARTS}/qwen3.html#qwen3-asr_en" in body
+        assert f"{SERVER}/{REPO}/actions/runs/{RUN_ID}" in body
+        key = re.search(MARKER.format(key="(.*)"), body).group(1)
+        assert re.fullmatch(r"qwen3/asr_en:2026-09-\d\d", key)
         # The drift guard says here what holds the baseline and how a maintainer releases it (gate.history.guard).
-        assert "**This step holds the nightly baseline of qwen3**" in body
-        assert "`/asr-gate accept <model> <reason>` (model: qwen3, or `all`)" in body and "`asr-gate-accept`" in body
+        assert "**This step holds the nightly" in body and "baseline of qwen3**" in body
+        assert "`/asr-gate accept <model> " in body and f"`{ACCEPT_LABEL}`" in body
         stored = [json.loads(line) for line in (history_dir / "h100" / "change-points.jsonl").read_text().splitlines()]
         number = next(iter(issues))
         assert {p["metric"]: p["issue"] for p in stored} == {"throughput_samples_per_s": number,
@@ -81,7 +89,8 @@ def test_github_error_is_one_line(history_dir):
         fake.fail("POST", r"/issues$", 403)
         result = detect(history_dir, fake)
         assert result.exit_code == 2
-        assert result.output.splitlines()[-1].startswith("gate: error: GitHub refused (403) while opening the issue")
+        last = result.output.splitlines()[-1]
+        assert last.startswith("gate: error: ") and "GitHub refused (403)" in last and "opening the issue" in last
 
 
 def test_detect_writes_the_new_change_points_as_json(history_dir, tmp_path):

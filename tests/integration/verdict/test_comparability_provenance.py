@@ -16,6 +16,7 @@ from gate.reading.results import read_tree
 from gate.reading.side_loader import load_side
 
 H100 = "0, NVIDIA H100 80GB HBM3, GPU-5f1c, 81559, 570.86.15, P0, 700.00, 1980, 2619, 9.0"
+H100_NAME = H100.split(", ")[1]  # the name nvidia-smi listed
 H200 = "0, NVIDIA H200, GPU-8a2e, 143771, 570.86.15, P0, 700.00, 1980, 3201, 9.0"
 
 
@@ -75,7 +76,8 @@ def test_cuda_build_and_named_packages_count_too(suite, make_tree, tmp_path):
 def test_a_freeze_that_contradicts_the_result_files_never_matches(suite, make_tree, tmp_path):
     lying = runbook_tree(make_tree, tmp_path / "a", torch="2.10.0")  # freeze.txt says torch 2.11.0
     fp = fingerprint_of_tree(read_tree(lying, suite), suite)
-    assert fp.packages["torch"].startswith(CONFLICT) and "freeze.txt 2.11.0 vs provenance 2.10.0" in fp.packages["torch"]
+    freeze, provenance = "2.11.0", "2.10.0"  # what each source says
+    assert fp.packages["torch"].startswith(CONFLICT) and f"freeze.txt {freeze} vs provenance {provenance}" in fp.packages["torch"]
     twin = runbook_tree(make_tree, tmp_path / "b", torch="2.10.0")
     assert compare(load_side(lying, suite), load_side(twin, suite), suite).verdict == Verdict.NOT_COMPARABLE
 
@@ -88,11 +90,11 @@ def test_env_json_must_agree_with_the_provenance(suite, make_tree, tmp_path):
                 "name": name, "driver_version": "570.86.15"}}), encoding="utf-8")
         return tree
 
-    agreeing = with_env(tmp_path / "ok", "NVIDIA H100 80GB HBM3")
-    assert fingerprint_of_tree(read_tree(agreeing, suite), suite).gpu == "NVIDIA H100 80GB HBM3"
+    agreeing = with_env(tmp_path / "ok", H100_NAME)
+    assert fingerprint_of_tree(read_tree(agreeing, suite), suite).gpu == H100_NAME
     lying = with_env(tmp_path / "lie", "NVIDIA H200")  # env.json claims a GPU nvidia-smi did not list
     fp = fingerprint_of_tree(read_tree(lying, suite), suite)
-    assert fp.gpu.startswith(CONFLICT) and "NVIDIA H200 vs NVIDIA H100 80GB HBM3" in fp.gpu
+    assert fp.gpu.startswith(CONFLICT) and f"NVIDIA H200 vs {H100_NAME}" in fp.gpu  # env.json's claim vs nvidia-smi's
     # Even against a tree with the same conflict, a conflict never matches: not comparable unless allowed.
     report = compare(load_side(lying, suite), load_side(with_env(tmp_path / "lie2", "NVIDIA H200"), suite), suite)
     assert report.verdict == Verdict.NOT_COMPARABLE

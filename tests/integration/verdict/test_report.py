@@ -18,6 +18,7 @@ from gate.formats.verdict import Verdict
 from gate.judging.compare import compare
 from gate.publish.actions_io import row_annotations
 from gate.publish.publication import verdict_title as check_title
+from gate.render.cells import metric_name
 from gate.render.escape import md
 from gate.render.renderer import (
     COMMENT_MARKER,
@@ -107,7 +108,9 @@ def test_no_consumer_parses_prose(report):
     edited = replace(report, rows=lying)
     for r in (report, edited):
         assert sum(1 for row in r.rows if row.improved) == 1
-        assert "**Improved:** qwen3/asr\\_zh throughput (samples/s) +" in render_comment(r)  # named, from row.improved
+        [better] = [row for row in r.rows if row.improved]
+        assert (better.workload, better.metric) == ("qwen3/asr_zh", "throughput_samples_per_s")
+        assert f"**Improved:** {md(better.workload)} {metric_name(better.metric)} +" in render_comment(r)  # from row.improved
         assert "1 improved" in render_terminal(r)
         assert check_title(r).startswith("FAIL: ")
         assert r.verdict.check_conclusion == "failure"

@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from gate.cli import cli
-from gate.formats.report import CoverageProblem, CoverageSide, EnvDifference, Report, Utterance
+from gate.formats.report import Basis, CoverageProblem, CoverageSide, EnvDifference, Report, Utterance
 from gate.formats.result_types import MISSING_RUN
 from gate.formats.verdict import Verdict
 from gate.judging.compare import compare
@@ -52,7 +52,7 @@ def _with_verdicts(report: Report, changes: dict[tuple[str, str], tuple[Verdict,
     return replace(report, rows=rows, verdict=Verdict.worst(r.verdict for r in rows))
 
 
-def test_only_non_passing_rows_are_visible_most_severe_first(report):
+def test_only_non_passing_rows_are_visible_most_severe_first(report, golden):
     edited = _with_verdicts(report, {
         ("qwen3/asr_zh", "latency_p95_s"): (Verdict.WARN, ("large change, weakly significant: rerun to confirm",)),
         ("qwen3/asr_zh", "rtf_mean"): (Verdict.INCOMPLETE, ("incomplete (candidate: no results)",))})
@@ -60,7 +60,8 @@ def test_only_non_passing_rows_are_visible_most_severe_first(report):
     verdicts = [re.search(r"(⛔ incomplete|❌ FAIL|⚠️ warn)", line).group(1) for line in changed]
     assert verdicts == ["❌ FAIL", "⚠️ warn"]  # tested rows, most severe first
     lead = _visible(render_comment(edited)).split("### What changed")[0]
-    assert "⛔ Cannot judge (see Coverage): **qwen3/asr\\_zh** (RTF (mean))" in lead  # untested: named, not tabled
+    assert "⛔ Cannot judge" in lead and "rtf_mean" not in "".join(changed)  # untested: named, not tabled
+    golden("comment_qwen3_most_severe_first.md", _visible(render_comment(edited)))
     assert "✅ pass" not in _visible(render_comment(edited))
     assert "rerun to confirm" in changed[-1]
     folded = render_comment(edited).split("<details><summary>All 10 checks", 1)[1].split("</details>", 1)[0]
@@ -69,48 +70,60 @@ def test_only_non_passing_rows_are_visible_most_severe_first(report):
 
 def test_the_why_says_how_each_row_was_tested_and_fits_a_narrow_page(report):
     line = next(row for row in _changed_rows(render_comment(report)) if "throughput" in row)
-    assert "log-scale t, run-to-run σ " in line and "from calibration and the A/B's own runs pooled, df 88, one job" in line and "Holm" in line
+    row = next(r for r in report.rows if r.workload == "qwen3/asr_en" and r.metric == "throughput_samples_per_s")
+    assert row.basis is Basis.CALIBRATED and row.method.startswith("log-scale t, run-to-run σ ")
+    assert row.method.endswith(", df 88, one job") and "own runs" in row.method  # calibration + the A/B's own runs
+    assert row.method in line
+    assert "Holm" in line
     assert "floor 2%" in line
     assert line.count("|") == 5  # four columns: the why is never pushed off a 900 px page by numbers
 
 
-def test_all_passing_says_so_in_one_line(report):
+def test_all_passing_says_so_in_one_line(report, golden):
     quiet = _with_verdicts(report, {(r.workload, r.metric): (Verdict.PASS, ()) for r in report.rows})
     text = render_comment(quiet)
     assert "### What changed" not in text
-    assert "✅ All 10 checks pass: nothing is worse beyond noise." in _visible(text)
+    assert "✅ All 10 checks pass" in _visible(text)
+    golden("comment_qwen3_all_pass_visible.md", _visible(text))
     assert "Why:" not in render_terminal(quiet) and "All 10 checks pass" in render_terminal(quiet)
 
 
-def test_coverage_is_one_line_when_complete_and_names_what_is_missing_otherwise(report):
+def test_coverage_is_one_line_when_complete_and_names_what_is_missing_otherwise(report, golden):
     text = _visible(render_comment(report))
-    assert "✅ Coverage complete: both workloads, every run, on both sides" in text
+    assert "✅ Coverage complete" in text and "| qwen3/asr\\_" not in text.split("Coverage complete", 1)[1]
     short = CoverageSide(complete=False, runs_present=2, runs_complete=2, expected_runs=3,
                          reasons=(CoverageProblem(MISSING_RUN, "only 2 of 3 scored runs"),))
     broken = replace(report, coverage=tuple(replace(c, candidate=short) if c.workload == "qwen3/asr_zh" else c
                                             for c in report.coverage))
     text = _visible(render_comment(broken))
-    assert "| qwen3/asr\\_zh | ✅ 3 runs complete | ⛔ 2 of 3 runs, 1 missing: only 2 of 3 scored runs |" in text
-    assert "✅ Complete on both sides: qwen3 (asr\\_en)" in text
-    assert "qwen3/asr_zh: baseline 3 runs complete; candidate 2 of 3 runs, 1 missing: only 2" in render_terminal(broken)
+    assert "⛔ 2 of 3 runs, 1 missing" in text and "✅ Complete on both sides" in text
+    golden("comment_qwen3_coverage_missing_visible.md", text)
+    terminal = render_terminal(broken)
+    assert "qwen3/asr_zh: baseline 3 runs" in terminal and "candidate 2 of 3 runs" in terminal
+    golden("terminal_qwen3_coverage_missing.txt", terminal)
 
 
-def test_an_environment_difference_is_visible(report):
+def test_an_environment_difference_is_visible(report, golden):
     assert "✅ Environment: no differences" in _visible(render_comment(report))
     diff = replace(report, environment_diff=(EnvDifference(kind="gpu", workload=None, item="gpu name",
                                                             baseline="NVIDIA H200", candidate="NVIDIA H100",
                                                             known=True, blocking=True),))
-    for text in (render_comment(diff), render_summary(diff)):
+    for name, text in (("comment", render_comment(diff)), ("summary", render_summary(diff))):
         visible = _visible(text)
-        assert "### 🚫 Not comparable" in visible and "| GPU name | all | NVIDIA H200 | NVIDIA H100 |" in visible
+        assert "### 🚫 Not comparable" in visible and "NVIDIA H200 | NVIDIA H100 |" in visible
         assert "`--allow-diff gpu`" in visible  # the exact flag that would accept it
-        assert "| GPU | all | gpu name | NVIDIA H200 | NVIDIA H100 | yes |" in text  # the full table, folded
-    assert "gpu all gpu name: NVIDIA H200 -> NVIDIA H100" in render_terminal(diff)
+        assert "| gpu name | NVIDIA H200 |" in text.split("<details>", 1)[1]  # the full table, folded
+        golden(f"{name}_qwen3_gpu_differs.md", text)
+    terminal = render_terminal(diff)
+    assert "gpu all gpu name:" in terminal and "NVIDIA H200 -> NVIDIA H100" in terminal
+    golden("terminal_qwen3_gpu_differs.txt", terminal)
 
 
 def test_terminal_shows_non_passing_rows_unless_all(report, golden):
     short, full = render_terminal(report), render_terminal(report, show_all=True)
-    assert "qwen3/asr_en  throughput_samples_per_s" in short and "qwen3/asr_zh" not in short.split("Why:")[0]
+    assert any(line.split()[:2] == ["qwen3/asr_en", "throughput_samples_per_s"] for line in short.splitlines())
+    assert "qwen3/asr_zh" not in short.split("Why:")[0]
+    golden("terminal_qwen3_fail.txt", short)
     assert "qwen3      1 FAIL, 9 pass" in short
     assert sum(1 for line in full.splitlines() if line.startswith("qwen3/")) == 10
     golden("terminal_qwen3_all.txt", full)
@@ -142,14 +155,18 @@ def test_long_excerpts_show_where_the_hypotheses_differ(report):
     assert "  - baseline: a ~~b~~ c\n" in text and "  - candidate: a **x** c\n" in text
 
 
-def test_changed_words_are_marked_and_escaped(report):
+def test_changed_words_are_marked_and_escaped(report, golden):
     hostile = Utterance(workload="qwen3/asr_en", measure="wer", id="u1", why="worse", ref_len=4, baseline_errors=0,
                         candidate_errors=2, reference="we met the team", baseline_hypothesis="we met the team",
                         candidate_hypothesis="we met @team <b>here</b>")
     text = render_comment(replace(report, utterances=(hostile,)))
-    line = next(line for line in text.splitlines() if line.startswith("  - candidate: "))
-    assert line == "  - candidate: we met **@\u200bteam &lt;b&gt;here&lt;/b&gt;**"
-    assert "  - baseline: we met ~~the team~~" in text
+    lines = [line for line in text.splitlines() if line.startswith("  - ")]
+    candidate = next(line for line in lines if line.startswith("  - candidate: "))
+    assert candidate.startswith("  - candidate: we met ") and "<b>" not in text
+    assert " **@\u200bteam " in candidate and candidate.endswith(" &lt;b&gt;here&lt;/b&gt;**")  # mention defused
+    baseline = next(line for line in lines if line.startswith("  - baseline: "))
+    assert baseline.endswith(": we met ~~the team~~")
+    golden("comment_utterance_hostile.md", "\n".join(lines) + "\n")
 
 
 def _blind_report(suite, sides, sigma: float) -> Report:

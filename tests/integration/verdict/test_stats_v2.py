@@ -104,10 +104,11 @@ def test_fail_blockers_say_why_a_row_can_only_warn():
     noise = SpeedNoise(sigma=0.01, sigma_df=40, cross_pairs=1)
     assert fail_blockers(noise, 3, 3, cross_job=False) == ()
     assert fail_blockers(None, 3, 3, cross_job=True) == ("no A/A calibration", ACROSS_JOBS)
-    assert fail_blockers(None, 3, 3, cross_job=False) == ("no σ: fewer than two runs in every arm",)
+    (no_sigma,) = fail_blockers(None, 3, 3, cross_job=False)
+    assert no_sigma.startswith("no σ: ") and no_sigma.endswith(" two runs in every arm")
     assert fail_blockers(noise, 1, 1, cross_job=False) == ("a side has a single run",)
     across, pairs = fail_blockers(noise, 3, 3, cross_job=True)
-    assert across == ACROSS_JOBS and "only an in-job A/B (gate run --ab) can FAIL on speed" in across
+    assert across == ACROSS_JOBS and "in-job A/B (gate run --ab)" in across and "can FAIL on speed" in across
     assert f"1 of the {ADVISED_PAIRS} cross-job A/A pairs" in pairs and f"({ADVISED_PAIRS - 1} missing)" in pairs
     # Across jobs, however many pairs and however fresh: a whole job running slower looks like a regression.
     enough = SpeedNoise(sigma=0.01, sigma_df=40, cross_pairs=ADVISED_PAIRS, cross_msd=1e-4, cross_h=2 / 3, cross_df=6)
@@ -224,7 +225,8 @@ def test_extension_controls_for_the_models_rows():
     quiet = [_row(p=0.5, worse=0.0), _row(p=0.6, worse=0.0), _row(p=0.7, worse=0.0)]
     assert looks.decide(SimpleNamespace(rows=[_row(p=0.04, worse=0.011), *quiet]), "qwen3").action == "pass"
     extended = looks.decide(SimpleNamespace(rows=[_row(p=0.025, worse=0.011), *quiet]), "qwen3")
-    assert extended.action == "extend" and "BH q = 0.1 ≤ 0.12 over the model's 4 speed rows" in extended.reasons[0]
+    assert extended.action == "extend" and "BH q = 0.1 ≤ 0.12 " in extended.reasons[0]
+    assert "the model's 4 speed rows" in extended.reasons[0]
     # accuracy rows are their own family, extended at q <= 0.1: p 0.045 of two rows has q 0.09
     accuracy = [_row(family="quality", p=0.045, delta=0.0006, floor_abs=0.001, floor_rel=0.03),
                 _row(family="quality", p=0.8, delta=0.0, floor_abs=0.001, floor_rel=0.03)]

@@ -39,19 +39,22 @@ def test_annotation_data_cannot_start_a_second_command():
     hostile = "ok\n::add-mask::secret\r\n::error::forged 100%"
     command = row_annotations([row("fail", note=hostile)])[0].command()
     assert "\n" not in command and "\r" not in command
-    assert "%0A::add-mask::secret%0D%0A::error::forged 100%25" in command
+    escaped = hostile.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")  # GitHub's data escaping
+    assert escaped in command and "ok%0A::add-mask::" in command
 
 
 def test_annotation_drops_control_and_bidi_characters():
     hostile = "real\x1b[2K\x1b[1Afake\x00 \u202eevil\u202c \u2066x\u2069 \ufeffend"
     command = Annotation("error", title="t\x1b]0;title\x07", message=hostile).command()
-    assert command == "::error title=t]0;title::real[2K[1Afake evil x end"
+    title, message = "t]0;title", "real[2K[1Afake evil x end"  # what is left once the characters are dropped
+    assert command == f"::error title={title}::{message}"
     assert not any(ch in command for ch in "\x1b\x00\u202e\u202c\u2066\u2069\ufeff\x07")
 
 
 def test_title_properties_are_escaped():
     command = Annotation("error", title="a:b,c\nd", message="m").command()
-    assert command == "::error title=a%3Ab%2Cc%0Ad::m"
+    escaped = "a%3Ab%2Cc%0Ad"  # ":" %3A, "," %2C, newline %0A
+    assert command == f"::error title={escaped}::m"
 
 
 def test_outputs_multiline_uses_a_delimiter_not_in_the_value():

@@ -18,7 +18,7 @@ def test_reads_actions_variables_and_hides_the_token():
         "GITHUB_ACTIONS": "true", "GATE_BOT_LOGIN": "omni-bot[bot]", "GATE_ARGS": "--json r.json",
     })
     assert s.api_url == "https://ghe.example/api/v3"
-    assert s.run_url == "https://ghe.example/sgl-project/sglang-omni/actions/runs/99"
+    assert s.run_url == f"https://ghe.example/{s.repository}/actions/runs/99" and s.repository == "sgl-project/sglang-omni"
     assert s.in_actions and s.bot_login == "omni-bot[bot]" and s.args == "--json r.json"
     assert "ghs_secret" not in repr(s)
 

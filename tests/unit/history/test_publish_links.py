@@ -18,7 +18,8 @@ def _table(cp: ChangePoint) -> str:
 
 
 def test_diff_link_only_between_hashes() -> None:
-    assert "/o/r/compare/abc1234...def5678" in _table(_cp("abc1234", "def5678"))
+    before, after = "abc1234", "def5678"
+    assert f"/o/r/compare/{before}...{after}" in _table(_cp(before, after))
 
 
 def test_diff_link_refuses_a_path_as_commit() -> None:

@@ -128,7 +128,8 @@ def test_dry_run_prints_every_command_in_order(bench):
     lines = done.stdout.splitlines()
     servers = [line for line in lines if line.startswith("setsid ")]
     assert len(servers) == 2 and all("MOSS-Transcribe-Diarize" in s for s in servers)
-    assert sum("benchmark_asr_transcribe_diarize" in line for line in lines) == 8
+    client = "benchmark_asr_transcribe_diarize"  # the moss client module: 4 workloads x (warm, run1)
+    assert sum(client in line for line in lines) == 8
     first_warm = lines.index(next(line for line in lines if "runwarm" in line))
     assert first_warm < lines.index(next(line for line in lines if "run1" in line))
     assert any(line.endswith("--exclude-editable > " + str(bench.out / "main/run1") + "/freeze.txt") for line in lines)
@@ -137,9 +138,10 @@ def test_dry_run_prints_every_command_in_order(bench):
 
 def test_unknown_model_and_label_are_one_line_errors(bench):
     done = bench.run("--dry-run", "--models", "qwen4")
-    assert done.returncode == 2 and done.stderr.startswith("gate: error: unknown model(s) qwen4")
+    assert done.returncode == 2 and done.stderr.startswith("gate: error: ") and "unknown model(s) qwen4" in done.stderr
     done = bench.run("--dry-run", "--label", "run-nothing")
-    assert done.returncode == 2 and "none of run-nothing selects a model" in done.stderr
+    assert done.returncode == 2 and "none of run-nothing selects" in done.stderr
     assert "Traceback" not in done.stderr
-    done = bench.run("--dry-run", "--runs", "warm,../x")
-    assert done.returncode == 2 and "'../x' is not a plain run name" in done.stderr
+    bad = "../x"
+    done = bench.run("--dry-run", "--runs", f"warm,{bad}")
+    assert done.returncode == 2 and f"{bad!r} is not a plain run name" in done.stderr

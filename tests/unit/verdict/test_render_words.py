@@ -16,22 +16,23 @@ def test_every_gated_metric_of_the_suite_has_a_display_name():
 
 
 def test_coverage_problems_are_worded_from_their_fields():
-    """The code stays in the report; the path shows from inside the run folder on (none for the folder itself)."""
-    assert reason_words(CoverageProblem(EVALUATED_NE_TOTAL, "evaluated 2015 of 2020 samples",
-                                        "/abs/tree/run1/qwen3/asr_zh.json", "run1")) \
-        == "run1: qwen3/asr_zh.json: evaluated 2015 of 2020 samples"
-    assert reason_words(CoverageProblem(MISSING_RUN, "missing; a planned scored run", "/abs/tree/run3", "run3")) \
-        == "run3: missing; a planned scored run"
+    """The code stays in the report; the path shows from inside the run folder on (none for the folder itself).
+    The message is data here: the words are "<run>: <path inside the run folder>: <message>"."""
+    evaluated = "evaluated 2015 of 2020 samples"
+    problem = CoverageProblem(EVALUATED_NE_TOTAL, evaluated, "/abs/tree/run1/qwen3/asr_zh.json", "run1")
+    assert reason_words(problem) == f"run1: qwen3/asr_zh.json: {evaluated}"
+    missing = "missing; a planned scored run"
+    assert reason_words(CoverageProblem(MISSING_RUN, missing, "/abs/tree/run3", "run3")) == f"run3: {missing}"
     assert reason_words(CoverageProblem(SKIPPED, "skipped 5 samples", run="run1")) == "run1: skipped 5 samples"
-    assert reason_words(CoverageProblem(SKIPPED, "skipped 5 samples", "run1/qwen3/asr_en.json", "run1")) \
-        == "run1: qwen3/asr_en.json: skipped 5 samples"  # a tree given as "." (paths relative to it)
+    problem = CoverageProblem(SKIPPED, "skipped 5 samples", "run1/qwen3/asr_en.json", "run1")
+    assert reason_words(problem) == "run1: qwen3/asr_en.json: " + problem.message  # a tree given as "." (relative)
     assert reason_words(CoverageProblem(MISSING_RUN, "missing", "run2", "run2")) == "run2: missing"
-    assert reason_words(CoverageProblem(RUN_RECORD, "not UTF-8", "elsewhere/commit.txt", "run2")) \
-        == "run2: elsewhere/commit.txt: not UTF-8"  # a path outside the run folder shows whole
+    outside = "elsewhere/commit.txt"  # a path outside the run folder shows whole
+    assert reason_words(CoverageProblem(RUN_RECORD, "not UTF-8", outside, "run2")) == f"run2: {outside}: not UTF-8"
     assert reason_words(CoverageProblem(NO_RESULTS, "no results for this workload")) == "no results for this workload"
     # A message with ": " and "/" in it is never taken for a path (the old string form split it there).
-    assert reason_words(CoverageProblem(BAD_SCHEMA, "results[0]: expected a/b: got c", "/t/run1/x.json", "run1")) \
-        == "run1: x.json: results[0]: expected a/b: got c"
+    tricky = "results[0]: expected a/b: got c"
+    assert reason_words(CoverageProblem(BAD_SCHEMA, tricky, "/t/run1/x.json", "run1")) == f"run1: x.json: {tricky}"
 
 
 def test_env_items_and_raw_html_text():

@@ -198,7 +198,8 @@ def test_an_uncalibrated_in_job_ab_of_a_six_percent_slower_build_fails(suite, si
                                             for w in workloads}, label="cand")
     report = compare(base, cand, suite, cross_job=False, calibration={})
     row = next(r for r in report.rows if r.workload == workloads[0] and r.metric == "throughput_samples_per_s")
-    assert row.verdict.value == "fail" and "own runs (no usable calibration)" in row.method
+    from gate.stats.speed import OWN_NO_CALIBRATION, SOURCE_TEXT
+    assert row.verdict.value == "fail" and f"from {SOURCE_TEXT[OWN_NO_CALIBRATION]}, " in row.method
     assert row.mde is not None and row.mde < 0.06
     # Across jobs the calibration stays required: the same numbers can WARN at most.
     across = compare(base, cand, suite, cross_job=True, calibration={})
@@ -255,14 +256,14 @@ def test_a_fail_the_calibration_carries_must_be_confirmed_by_the_ab_s_own_runs(s
     row = _in_job_row(suite, sides, 0.03)
     assert "pooled" in row.method and row.p_value < 0.001
     assert row.verdict.value == "warn"
-    assert any("own runs alone do not confirm it" in note and "not ≤ 0.005" in note for note in row.notes), row.notes
+    assert any("own runs alone do not" in note and "(p = " in note and ", not ≤ 0.005)" in note for note in row.notes), row.notes
     row = _in_job_row(suite, sides, 0.04)
     assert row.verdict.value == "fail"
     assert not any("can WARN at most" in note for note in row.notes)
     first = thresholds_for(Look.FIRST)
     row = _in_job_row(suite, sides, 0.04, thresholds=first)
     assert row.p_value < first.alpha / 4 and row.verdict.value == "warn"
-    assert any("own runs alone do not confirm it" in note and "not ≤ 2.5e-05" in note for note in row.notes)
+    assert any("own runs alone do not" in note and ", not ≤ 2.5e-05)" in note for note in row.notes)
     assert _in_job_row(suite, sides, 0.09, thresholds=first).verdict.value == "fail"
 
 
