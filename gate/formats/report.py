@@ -123,6 +123,9 @@ class Row:
     mde: float | None = None
     blind: bool = False
     unstable: bool = False  # speed: a worse candidate run set aside, or the candidate's runs split: WARN at least
+    # The step that would make a row that can WARN at most, or is blind, decisive (gate.judging.next_steps):
+    # "more_runs", "calibrate" or "ab_run"; None when the row could decide.
+    next_step: str | None = field(default=None, metadata={"max": 20})
 
     @property
     def short_workload(self) -> str:

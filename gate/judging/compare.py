@@ -57,6 +57,7 @@ from gate.formats.report import (
     clip,
 )
 from gate.formats.verdict import Verdict
+from gate.judging import next_steps
 from gate.judging.accuracy_rows import judge_accuracy
 from gate.judging.draft import Draft, new_row, plain_delta
 from gate.judging.speed_rows import CAN_WARN_AT_MOST, arms_of_model, judge_speed, model_agreement, model_calibrations
@@ -152,6 +153,8 @@ def compare(base: Side, cand: Side, suite: Suite, *, models: Sequence[str] | Non
                 row.notes.insert(0, "not comparable: " + ", ".join(blocking) + " differ")
             drafts.append(row)
     _decide(drafts, thresholds)
+    for draft in drafts:
+        next_steps.assign(draft, cross_job)
     rows = tuple(d.freeze() for d in drafts)
     return Report(schema_version=REPORT_SCHEMA_VERSION, suite=suite.name,
                   verdict=Verdict.worst(r.verdict for r in rows), models=chosen,

@@ -56,6 +56,7 @@ class Draft:
     unstable: bool = False  # speed: a worse candidate run set aside, or the candidate's runs split in two
     mde: float | None = None  # smallest worsening caught with 80% power (speed: relative; accuracy: absolute)
     blind: bool = False  # mde above SENSITIVITY_FACTOR × the floor
+    next_step: str | None = None  # gate.judging.next_steps: what would make a WARN-at-most or blind row decisive
 
     def freeze(self) -> Row:
         return Row(workload=self.workload.id, model=self.workload.model, metric=self.metric.name,
@@ -68,7 +69,7 @@ class Draft:
                    floor_abs=self.floor_abs, floor_rel=self.floor_rel, tolerance=self.tolerance,
                    p_degradation=num(self.p_degradation), n_worse=self.n_worse, n_better=self.n_better,
                    new_catastrophic=self.new_catastrophic, sigma=num(self.sigma), df=self.df,
-                   mde=num(self.mde), blind=self.blind, unstable=self.unstable)
+                   mde=num(self.mde), blind=self.blind, unstable=self.unstable, next_step=self.next_step)
 
 
 def improved(row: Draft) -> bool:
