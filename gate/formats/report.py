@@ -190,6 +190,9 @@ class EnvDifference:
     candidate: str | None = field(metadata={"max": MAX_TEXT})
     known: bool  # False: only one side recorded the fact (shown, never blocking)
     blocking: bool
+    # "baseline", "candidate" or "both": that side's own records disagree (env.json against its result files'
+    # provenance, or one unreadable), so the sides' setups are not what differs; None: the sides differ
+    within: str | None = field(default=None, metadata={"max": 20})
 
 
 @dataclass(frozen=True)

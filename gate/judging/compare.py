@@ -214,7 +214,8 @@ def _difference(d: comparability.Difference, allowed: tuple[str, ...]) -> EnvDif
                          item=clip(d.item, MAX_ID),
                          baseline=None if d.baseline is None else clip(d.baseline, MAX_TEXT),
                          candidate=None if d.candidate is None else clip(d.candidate, MAX_TEXT),
-                         known=d.known, blocking=d.known and d.kind not in allowed)
+                         known=d.known, blocking=d.known and d.kind not in allowed,
+                         within=comparability.disagrees_within(d))
 
 
 # --- the decision over families --------------------------------------------------------------------------------

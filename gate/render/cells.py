@@ -200,7 +200,7 @@ def fmt_looks(m: ModelLooks) -> str:
     parts.append(f"first look {first.base_runs}+{first.candidate_runs} → {_look_outcome(first)}")
     for look in rest:
         parts.append(f"→ {look.name} {look.base_runs}+{look.candidate_runs}: {_look_outcome(look)}")
-    if not rest and m.final == "undecided":
+    if not rest and m.final == "undecided" and first.action == "extend":
         parts.append(f"→ not extended{f' ({m.note})' if m.note else ''}: undecided")
     if m.source == "recomputed":
         parts.append("· recomputed from the trees")

@@ -141,6 +141,8 @@ class View:
     differences: list[EnvDifference]
     packages: list[EnvDifference]
     blocking: list[EnvDifference]
+    blocking_between: list[EnvDifference]  # the two sides' setups differ
+    blocking_within: list[EnvDifference]  # a side's own records disagree: --allow-diff is not the fix
     allow_flags: str
     improved_rows: list[Row]
     blind_passes: list[Row]  # gated rows that pass while blind: the PASS is a caveat there (docs/statistics.md)
@@ -212,7 +214,10 @@ def _view(report: Report, folded: tuple[str, ...] = (), trends: Mapping[tuple[st
         differences=[d for d in differences if d.kind != "freeze"],
         packages=packages,
         blocking=[d for d in differences if d.blocking],
-        allow_flags=" ".join(f"--allow-diff {kind}" for kind in dict.fromkeys(d.kind for d in differences if d.blocking)),
+        blocking_between=[d for d in differences if d.blocking and not d.within],
+        blocking_within=[d for d in differences if d.blocking and d.within],
+        allow_flags=" ".join(f"--allow-diff {kind}" for kind in
+                             dict.fromkeys(d.kind for d in differences if d.blocking and not d.within)),
         improved_rows=[r for r in rows if r.improved],
         blind_passes=[r for r in rows if _blind_pass(r)],
         folded=folded,
