@@ -83,6 +83,8 @@ def scenarios() -> tuple[Scenario, ...]:
     hostile_book = replace(_model("hostile churn, σ 1%, 3+3 runbook trees, no calibration", 0.01, calibrated=False),
                            churn_range=(0.02, 0.40), shared_churn=0.03)
     out.append(Scenario("m-runbook-noop-hostile", f"no-op, {hostile_book.name}", hostile_book, "runbook"))
+    six = replace(hostile_book, name="hostile churn, σ 1%, 6+6 runbook trees (runs 4-6 added), no calibration")
+    out.append(Scenario("m-runbook6-noop-hostile", f"no-op, {six.name}", six, "runbook", extra={"runs": 6}))
     book = _model("σ 1%, 3+3 runbook trees, no calibration", 0.01, calibrated=False)
     out.append(Scenario("m-runbook-wer-15-thr-6", f"WER +0.15 pp and throughput −6%, {book.name}", book, "runbook",
                         throughput_change=-0.06, wer_change_pp=0.15))

@@ -95,6 +95,7 @@ class Chunk:
     cross_job_calibration: bool
     noise: NoiseModel | None = None
     one_look: bool = False  # "runbook": two hand-made trees of one job, 3 + 3 runs, one look at the family α
+    one_look_runs: int = RUNS  # runs a side of a "runbook" cell (6: the runbook's runs 4-6 added)
 
 
 @dataclass(eq=False)
@@ -161,7 +162,8 @@ def draw_chunk(rng: np.random.Generator, scenario: Scenario, test_sets: dict[str
                 np.maximum(cal_runs, 0, out=cal_runs)
             errors[w.workload_id][measure] = arm_runs
             cal_errors[w.workload_id][measure] = cal_runs
-    return Chunk(speed, cal_speed, errors, cal_errors, cross, noise, one_look=scenario.design == "runbook")
+    return Chunk(speed, cal_speed, errors, cal_errors, cross, noise, one_look=scenario.design == "runbook",
+                 one_look_runs=int(scenario.extra.get("runs", RUNS)))
 
 
 def _speed_runs(rng, noise: NoiseModel, shape: tuple, n_wl: int, *, arm_jobs: bool, sigma: float | None = None):
@@ -252,7 +254,8 @@ def judge(chunk: Chunk, test_sets: dict[str, TestSet], rules: Rules) -> Outcome:
     qg = [np.array([i for i, r in enumerate(qrows) if r[1] == m]) for m in MODELS]
 
     if chunk.cross_job_calibration or chunk.one_look:  # one decision at the family α, 3 + 3 runs, nothing re-measured
-        slots = {m: np.broadcast_to(np.arange(RUNS), (batch, 2, RUNS)) for m in MODELS}
+        width = chunk.one_look_runs if chunk.one_look else RUNS
+        slots = {m: np.broadcast_to(np.arange(width), (batch, 2, width)) for m in MODELS}
         if chunk.one_look:  # two runbook trees: one job (the runbook alternates the commits), σ from their runs
             used = {k: v for m in MODELS for k, v in _in_job(chunk, by_model, noises, slots, m).items()}
             sp = _speed_look(chunk, rows, used, slots, rules, cross_job=False, alpha=rules.family_alpha)
@@ -268,7 +271,7 @@ def judge(chunk: Chunk, test_sets: dict[str, TestSet], rules: Rules) -> Outcome:
         return Outcome(any_fail=fail, any_warn=warn, target_thr_fail=(verdict_s[:, tgt] == FAIL).any(1),
                        target_thr_warn_or_fail=(verdict_s[:, tgt] >= WARN).any(1),
                        target_wer_fail=verdict_q[:, tq] == FAIL, target_wer_warn_or_fail=verdict_q[:, tq] >= WARN,
-                       runs_per_model=np.full((batch, len(MODELS)), 2 * RUNS), slots=slots,
+                       runs_per_model=np.full((batch, len(MODELS)), 2 * width), slots=slots,
                        extended=np.zeros((batch, len(MODELS)), bool),
                        rows_first={**{(r[0], r[2]): verdict_s[:, i] for i, r in enumerate(rows)},
                                    **{(r[0], r[3]): verdict_q[:, i] for i, r in enumerate(qrows)}},

@@ -132,7 +132,7 @@ def compare(base: Side, cand: Side, suite: Suite, *, models: Sequence[str] | Non
             if incomplete:
                 row.verdict = Verdict.INCOMPLETE
                 row.method = "not tested: coverage"
-                row.notes.append(_incomplete_reason(wb, wc))
+                row.notes.append(_unrooted(_unrooted(_incomplete_reason(wb, wc), base), cand))
                 plain_delta(row)
             elif metric.kind == "accuracy":
                 assert wb is not None and wc is not None
@@ -189,7 +189,25 @@ def _coverage(w: WorkloadSide | None, side: Side) -> CoverageSide:
                             reasons=(CoverageProblem(NO_RESULTS, "no results for this workload"),))
     return CoverageSide(complete=w.complete, runs_present=len(w.runs), runs_complete=len(w.complete_runs()),
                         expected_runs=max(expected, len(w.runs)),
-                        reasons=tuple(CoverageProblem.of(p) for p in w.problems[:50]))
+                        reasons=tuple(_problem(p, side) for p in w.problems[:50]))
+
+
+def _problem(problem: Any, side: Side) -> CoverageProblem:
+    """A coverage problem with the side's own folder in place of its absolute path (reports are published)."""
+    found = CoverageProblem.of(problem)
+    return replace(found, message=_unrooted(found.message, side),
+                   path=None if found.path is None else _unrooted(found.path, side))
+
+
+def _unrooted(text: str, side: Side) -> str:
+    """`text` with the side's absolute location shown as its folder name: no runner path in a published text."""
+    if not side.path:
+        return text
+    root = Path(side.path)
+    for shown in dict.fromkeys((str(root.resolve()), str(root.absolute()), str(root))):
+        if shown not in (".", "") and shown in text:
+            text = text.replace(shown, root.name or shown)
+    return text
 
 
 def _incomplete_reason(wb: WorkloadSide | None, wc: WorkloadSide | None) -> str:

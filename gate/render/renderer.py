@@ -43,6 +43,7 @@ from gate.render.cells import (
     fmt_means,
     fmt_p,
     fmt_pcol,
+    fmt_reason,
     fmt_share,
     fmt_spread,
     fmt_value,
@@ -96,8 +97,9 @@ class Lead:
 @dataclass(frozen=True)
 class WhyLine:
     workload: str
-    why: str
+    why: str  # plain words (cells.fmt_reason)
     metrics: list[str]
+    stats: str = ""  # the statistics behind it (cells.fmt_why), shown folded below
 
 
 @dataclass(frozen=True)
@@ -278,8 +280,9 @@ def _why_lines(rows: Sequence[Row]) -> list[WhyLine]:
     """One line per (workload, reason): six metrics of one incomplete workload say why once."""
     merged: dict[tuple[str, str], WhyLine] = {}
     for row in rows:
-        why = fmt_why(row)
-        merged.setdefault((row.workload, why), WhyLine(row.workload, why, [])).metrics.append(row.metric)
+        why, stats = fmt_reason(row), fmt_why(row)
+        merged.setdefault((row.workload, why, stats),
+                          WhyLine(row.workload, why, [], "" if stats == why else stats)).metrics.append(row.metric)
     return list(merged.values())
 
 
@@ -323,7 +326,7 @@ def environment() -> jinja2.Environment:
             undefined=jinja2.StrictUndefined, autoescape=False, trim_blocks=True, lstrip_blocks=True,
             keep_trailing_newline=True)
         env.filters.update(md=md, plain=plain, value=fmt_value, spread=fmt_spread, delta=fmt_delta, ci=fmt_ci,
-                           p=fmt_p, share=fmt_share, pcol=fmt_pcol, why=fmt_why, errors=fmt_errors,
+                           p=fmt_p, share=fmt_share, pcol=fmt_pcol, why=fmt_reason, stats=fmt_why, errors=fmt_errors,
                            commit=short_commit, all_of=all_of, excerpt=md_excerpt, means=fmt_means,
                            coverage_side=fmt_coverage_side, changed_words=changed_words, num=_num_filter, pct=_pct_filter,
                            looks_line=fmt_looks, metric=metric_name, env_kind=env_kind, reason=reason_words,

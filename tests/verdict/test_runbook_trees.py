@@ -82,3 +82,17 @@ def test_swapped_runbook_trees_warn_from_their_files_times(make_tree, tmp_path):
     assert "arguments may be swapped" in swapped.stderr
     right = CliRunner().invoke(cli, ["compare", str(main), str(pr), "--format", "none"], catch_exceptions=False)
     assert "arguments may be swapped" not in right.stderr
+
+
+def test_an_incomplete_side_publishes_no_absolute_path(runbook_pair, tmp_path):
+    import shutil
+
+    main_a, main_b, _ = runbook_pair
+    partial = tmp_path / "partial"
+    shutil.copytree(main_b, partial)
+    (partial / "run2" / "qwen3" / "asr_zh.json").unlink()
+    comment = tmp_path / "comment.md"
+    result, rows = _compare(tmp_path, main_a, partial, "--comment", comment)
+    assert result.exit_code == 3
+    published = comment.read_text() + (tmp_path / f"{main_a.name}-{partial.name}.json").read_text()
+    assert str(tmp_path) not in published and "partial/run2/qwen3/asr_zh.json" in published
