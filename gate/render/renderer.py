@@ -278,7 +278,7 @@ def _leads(rows: Sequence[Row], models: dict[str, list[Row]]) -> list[Lead]:
 
 def _why_lines(rows: Sequence[Row]) -> list[WhyLine]:
     """One line per (workload, reason): six metrics of one incomplete workload say why once."""
-    merged: dict[tuple[str, str], WhyLine] = {}
+    merged: dict[tuple[str, str, str], WhyLine] = {}
     for row in rows:
         why, stats = fmt_reason(row), fmt_why(row)
         merged.setdefault((row.workload, why, stats),
