@@ -148,6 +148,7 @@ class View:
     allow_flags: str
     improved_rows: list[Row]
     blind_passes: list[Row]  # gated rows that pass while blind: the PASS is a caveat there (docs/statistics.md)
+    decide_steps: list[str]  # the steps (Row.next_step, in words) that would decide the rows that could not decide
     folded: tuple[str, ...]
     folded_words: list[str]
     utterances: list[tuple[Utterance, int]]  # shown excerpts, with where each starts
@@ -222,6 +223,8 @@ def _view(report: Report, folded: tuple[str, ...] = (), trends: Mapping[tuple[st
                              dict.fromkeys(d.kind for d in differences if d.blocking and not d.within)),
         improved_rows=[r for r in rows if r.improved],
         blind_passes=[r for r in rows if _blind_pass(r)],
+        decide_steps=list(dict.fromkeys(n.removeprefix("to decide: ") for r in rows if r.next_step
+                                        for n in r.notes if n.startswith("to decide: "))),
         folded=folded,
         folded_words=[FOLD_WORDS[f] for f in folded if _present(f, report, packages, incomplete_coverage, flagged)],
         utterances=[(u, excerpt_start(u, EXCERPT_CHARS)) for u in shown_utterances],
