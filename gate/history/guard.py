@@ -121,12 +121,13 @@ def confirmed_steps(history: History, points: Sequence[ChangePoint], *, runner_c
     for cp in points:
         if not cp.worse or not cp.gated or accepted(cp, history):
             continue
-        if on_issue is not None and cp.issue is not None and on_issue(cp) is not None:
-            continue
         nights = sorted((r for r in history.select(workload=cp.workload, runner_class=runner_class)
                          if r.time >= cp.night), key=lambda r: r.time)
-        if len(nights) >= min_nights and not _reverted(cp, nights):
-            out.append(Confirmed(cp, len(nights)))
+        if len(nights) < min_nights or _reverted(cp, nights):
+            continue
+        if on_issue is not None and cp.issue is not None and on_issue(cp) is not None:
+            continue  # accepted on its tracking issue (read last: it costs API calls)
+        out.append(Confirmed(cp, len(nights)))
     return out
 
 
