@@ -88,6 +88,19 @@ def scenarios() -> tuple[Scenario, ...]:
         out.append(Scenario(f"m-noop-nested-{tag}", f"no-op, {nested.name}", nested, "two-look"))
         out.append(Scenario(f"m-thr-10-nested-{tag}", f"throughput −10%, {nested.name}", nested, "two-look",
                             throughput_change=-0.10))
+    # Issue 39: two trees the runbook wrote by hand (3 + 3 runs, no calibration, no run log), judged by `gate compare`
+    # alone; accuracy churn is measured in each side's own runs. Clean and hostile churn, σ 1% and 2%.
+    for sigma in (0.01, 0.02):
+        book = _model(f"σ {sigma:.0%}, 3+3 runbook trees, no calibration", sigma, calibrated=False)
+        out.append(Scenario(f"m-runbook-noop-s{round(sigma * 100)}", f"no-op, {book.name}", book, "runbook"))
+    hostile_book = replace(_model("hostile churn, σ 1%, 3+3 runbook trees, no calibration", 0.01, calibrated=False),
+                           churn_range=(0.02, 0.40), shared_churn=0.03)
+    out.append(Scenario("m-runbook-noop-hostile", f"no-op, {hostile_book.name}", hostile_book, "runbook"))
+    six = replace(hostile_book, name="hostile churn, σ 1%, 6+6 runbook trees (runs 4-6 added), no calibration")
+    out.append(Scenario("m-runbook6-noop-hostile", f"no-op, {six.name}", six, "runbook", extra={"runs": 6}))
+    book = _model("σ 1%, 3+3 runbook trees, no calibration", 0.01, calibrated=False)
+    out.append(Scenario("m-runbook-wer-15-thr-6", f"WER +0.15 pp and throughput −6%, {book.name}", book, "runbook",
+                        throughput_change=-0.06, wer_change_pp=0.15))
     return tuple(out)
 
 

@@ -13,6 +13,9 @@ Two designs:
   flagged by the outlier rule is re-measured once per arm (the runner's job); compare sets aside the rest.
 - cross-job: 3 candidate runs against a stored 3-run baseline from another job, one decision at the family α;
   a speed row WARNs at most there (gate.stats.speed.ACROSS_JOBS).
+- runbook (issue 39): two trees the runbook wrote by hand, 3 + 3 runs of one job (it alternates the commits), one
+  decision at the family α (`gate compare` of two trees without a run log), nothing re-measured; speed σ from the
+  trees' own runs, accuracy churn from each side's own runs when there is no A/A record.
 """
 from __future__ import annotations
 
@@ -25,7 +28,7 @@ from gate.stats import looks
 from gate.stats.decision import FAIL, WARN, decide_family
 from gate.stats.multiplicity import bh_array
 from gate.stats.outliers import flag_runs, flag_sigma
-from gate.stats.overdispersion import excess_df, widened_p_arrays
+from gate.stats.overdispersion import OWN_MIN_DF, excess_df, own_runs_sums, widened_p_arrays
 from gate.stats.quality import catastrophic_masks, sign_flip_p_batch
 from gate.stats.speed import (
     ADVISED_PAIRS,
@@ -91,6 +94,8 @@ class Chunk:
     cal_errors: dict  # workload -> {measure: (B, pairs, 2, RUNS, n)}
     cross_job_calibration: bool
     noise: NoiseModel | None = None
+    one_look: bool = False  # "runbook": two hand-made trees of one job, 3 + 3 runs, one look at the family α
+    one_look_runs: int = RUNS  # runs a side of a "runbook" cell (6: the runbook's runs 4-6 added)
 
 
 @dataclass(eq=False)
@@ -157,7 +162,8 @@ def draw_chunk(rng: np.random.Generator, scenario: Scenario, test_sets: dict[str
                 np.maximum(cal_runs, 0, out=cal_runs)
             errors[w.workload_id][measure] = arm_runs
             cal_errors[w.workload_id][measure] = cal_runs
-    return Chunk(speed, cal_speed, errors, cal_errors, cross, noise)
+    return Chunk(speed, cal_speed, errors, cal_errors, cross, noise, one_look=scenario.design == "runbook",
+                 one_look_runs=int(scenario.extra.get("runs", RUNS)))
 
 
 def _speed_runs(rng, noise: NoiseModel, shape: tuple, n_wl: int, *, arm_jobs: bool, sigma: float | None = None):
@@ -247,9 +253,14 @@ def judge(chunk: Chunk, test_sets: dict[str, TestSet], rules: Rules) -> Outcome:
     sg = [np.array([i for i, r in enumerate(rows) if r[1] == m]) for m in MODELS]
     qg = [np.array([i for i, r in enumerate(qrows) if r[1] == m]) for m in MODELS]
 
-    if chunk.cross_job_calibration:  # one decision at the family α, 3 + 3 runs, nothing re-measured
-        slots = {m: np.broadcast_to(np.arange(RUNS), (batch, 2, RUNS)) for m in MODELS}
-        sp = _speed_look(chunk, rows, noises, slots, rules, cross_job=True, alpha=rules.family_alpha)
+    if chunk.cross_job_calibration or chunk.one_look:  # one decision at the family α, 3 + 3 runs, nothing re-measured
+        width = chunk.one_look_runs if chunk.one_look else RUNS
+        slots = {m: np.broadcast_to(np.arange(width), (batch, 2, width)) for m in MODELS}
+        if chunk.one_look:  # two runbook trees: one job (the runbook alternates the commits), σ from their runs
+            used = {k: v for m in MODELS for k, v in _in_job(chunk, by_model, noises, slots, m).items()}
+            sp = _speed_look(chunk, rows, used, slots, rules, cross_job=False, alpha=rules.family_alpha)
+        else:
+            sp = _speed_look(chunk, rows, noises, slots, rules, cross_job=True, alpha=rules.family_alpha)
         qu = _quality_look(chunk, test_sets, qrows, disp, slots, rules)
         verdict_s = _family(sp, rules.family_alpha, rules, sg)
         verdict_q = _family(qu, rules.family_alpha, rules, qg, catastrophic=qu["catastrophic"])
@@ -260,7 +271,7 @@ def judge(chunk: Chunk, test_sets: dict[str, TestSet], rules: Rules) -> Outcome:
         return Outcome(any_fail=fail, any_warn=warn, target_thr_fail=(verdict_s[:, tgt] == FAIL).any(1),
                        target_thr_warn_or_fail=(verdict_s[:, tgt] >= WARN).any(1),
                        target_wer_fail=verdict_q[:, tq] == FAIL, target_wer_warn_or_fail=verdict_q[:, tq] >= WARN,
-                       runs_per_model=np.full((batch, len(MODELS)), 2 * RUNS), slots=slots,
+                       runs_per_model=np.full((batch, len(MODELS)), 2 * width), slots=slots,
                        extended=np.zeros((batch, len(MODELS)), bool),
                        rows_first={**{(r[0], r[2]): verdict_s[:, i] for i, r in enumerate(rows)},
                                    **{(r[0], r[3]): verdict_q[:, i] for i, r in enumerate(qrows)}},
@@ -434,11 +445,14 @@ def _quality_look(chunk: Chunk, test_sets, qrows, disp, slots, rules: Rules) -> 
         identical = ~scaled.any(axis=1)
         found = disp[(wid, measure)]
         if found is None:
-            total = units = df = np.zeros(len(scaled))
-            widen = np.zeros(len(scaled), bool)
-            # no dispersion record: FAIL only when each side's runs were identical (no churn seen)
+            # no dispersion record: each side's own runs are its A/A arm (overdispersion.own_runs, accuracy_rows);
+            # with too few of them, FAIL only when each side's runs were identical (no churn seen)
+            total, units, own_df = own_runs_sums(runs[:, 0], runs[:, 1])
+            df = np.full(len(scaled), own_df)
+            enough = own_df >= OWN_MIN_DF
+            widen = (units > 0) & (total > units) & enough
             deterministic = ~(runs != runs[:, :, :1]).any(axis=(2, 3))
-            can_fail.append(deterministic.all(axis=1))
+            can_fail.append(deterministic.all(axis=1) | enough)
         else:
             total, units, df, rest = found
             scaled = scaled * rest  # utterances that co-move in the A/A runs are not tested (accuracy_rows)

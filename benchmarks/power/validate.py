@@ -32,7 +32,9 @@ VALIDATED = ("noop-clean", "noop-hostile", "thr-3-hostile", "wer+0.3-clean", "we
              "m-noop-slow6", "m-noop-slow15", "m-noop-drift", "m-noop-slowjob", "m-cross-noop-slowjob",
              "m-intermittent-third", "m-intermittent-p95", "m-noop-stale-known", "m-noop-stale-unknown",
              "m-cross-noop-stale-unknown", "m-noop-neutral-wer", "m-noop-neutral-wer-hostile", "m-noop-runshared-s2",
-             "m-uncal-noop-s1", "m-uncal-thr-6-s2")
+             "m-uncal-noop-s1", "m-uncal-thr-6-s2",
+             # issue 39: two hand-made runbook trees, 3 + 3 runs, no calibration
+             "m-runbook-noop-s1", "m-runbook-noop-hostile", "m-runbook-wer-15-thr-6")
 _CODES = {"pass": 0, "warn": 1, "fail": 2}
 
 
@@ -73,10 +75,10 @@ def _judge_one(suite, chunk, outcome, test_sets, pr: int, model: str, scenario):
     check = (CalibrationCheck(source="calibration.json", models=(model,), status="stale", reasons=("simulated",))
              if scenario.noise.stale_known else None)
     mismatches, rows, looked = [], 0, 0
-    if cross:
+    if cross or scenario.design == "runbook":  # one look: a stored baseline, or two hand-made trees of one job
         slots = outcome.slots[model][pr]
         report = compare(*_sides(suite, chunk, test_sets, pr, workloads, slots, cross), suite, models=(model,),
-                         calibration=calibration, thresholds=looks.thresholds_for(looks.Look.FINAL), cross_job=True,
+                         calibration=calibration, thresholds=looks.thresholds_for(looks.Look.FINAL), cross_job=cross,
                          calibration_check=check)
         rows, mism = _diff(report, outcome.rows_first, pr)
         return rows, mism, 1

@@ -48,13 +48,16 @@ if TYPE_CHECKING:  # the library loads in the command's body: --help and usage e
 @click.option("--history", "history_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Nightly history of main (gate history): markdown shows each non-passing row's last nights "
                    "with the candidate placed on them.")
+@click.option("--checkout", "checkouts", multiple=True, type=click.Path(file_okay=False, path_type=Path),
+              help="A git checkout holding both sides' commits (repeatable): the swap warning asks it whether "
+                   "CANDIDATE's commit precedes BASE's.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap resampling.")
 @click.option("--suite", "suite_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Suite YAML (default: the packaged gate/suites/asr.yaml).")
 def command(base: Path, candidate: Path, models: tuple[str, ...], allow_diff: tuple[str, ...],
             calibration_path: Path | None, json_path: Path | None, comment_path: Path | None,
             summary_path: Path | None, output_format: str, show_all: bool, no_cache: bool, history_dir: Path | None,
-            seed: int, suite_path: Path | None, cross_job: bool | None) -> None:
+            seed: int, suite_path: Path | None, cross_job: bool | None, checkouts: tuple[Path, ...]) -> None:
     """Compare CANDIDATE against BASE; each is a result tree or a baseline JSON file.
 
     One verdict per workload × gated metric (pass, warn, fail, incomplete, not comparable) and an
@@ -90,16 +93,19 @@ def command(base: Path, candidate: Path, models: tuple[str, ...], allow_diff: tu
     """
     for path in (base, candidate):
         require_present(path)  # a missing side is a usage error, answered before the heavy imports
-    from gate.formats.config import load_suite
-    from gate.judging.judge import Request, judge
-    from gate.render.renderer import render_comment, render_summary, render_terminal
+    from gate.formats.config import check_models, load_suite
 
     suite = load_suite(suite_path)
     chosen = tuple(m for item in models for m in item.split(",") if m) or None
+    check_models(chosen, suite)  # a typo is answered before the statistics are imported
+    from gate.judging.judge import Request, judge
+    from gate.render.renderer import render_comment, render_summary, render_terminal
+
     report = judge(Request(base=base, candidate=candidate, suite=suite, models=chosen, allow_diff=allow_diff,
                            calibration=calibration_path, cross_job=cross_job, seed=seed, cache=not no_cache))
-    for warning in swap_warnings(recorded(base, git=not no_cache), recorded(candidate, git=not no_cache),
-                                 _row_outcomes(report)):
+    given = tuple(str(c) for c in checkouts)
+    for warning in swap_warnings(recorded(base, git=not no_cache, checkouts=given),
+                                 recorded(candidate, git=not no_cache, checkouts=given), _row_outcomes(report)):
         click.echo(f"gate: warning: {warning}", err=True)
     _write(json_path, json.dumps(report.to_json(), indent=2, ensure_ascii=False) + "\n", "report")
     trends = _trends(history_dir, report, suite)

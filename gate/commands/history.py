@@ -237,8 +237,32 @@ def detect_(history_dir: Path, runner_class: str | None, recent: int, json_path:
         if numbers:
             store.record_change_points(cls, [dataclasses.replace(cp, issue=numbers[cp.key]) for cp in stored
                                              if cp.key in numbers])
+            stored = [dataclasses.replace(cp, issue=numbers.get(cp.key, cp.issue)) for cp in stored]
         for done in filed:
             click.echo(f"issue {done.action}: {done.key}" + (f" (#{done.number})" if done.number else ""))
+        _main_check(publisher, settings, suite, history, stored, cls)
+
+
+def _main_check(publisher, settings, suite, history, stored, runner_class: str) -> None:
+    """Main's nightly check FAILs on tonight's commit while a confirmed worse step is not accepted (issue 39):
+    posted after the report job's check of the same name, so the commit's latest nightly check says so."""
+    from gate.history.guard import confirmed_steps
+    from gate.publish.publication import CHECK_PREFIX
+    from gate.publish.tracking import step_acceptance, step_check
+
+    nights = sorted(history.select(runner_class=runner_class), key=lambda r: r.time)
+    if not nights or not nights[-1].commit:
+        return
+    confirmed = confirmed_steps(history, stored, runner_class=runner_class,
+                                on_issue=step_acceptance(publisher, suite, lambda line: click.echo(f"gate: {line}")))
+    if not confirmed:
+        click.echo("main: no confirmed step waits for acceptance")
+        return
+    title, summary = step_check(confirmed, repository=settings.repository, server_url=settings.server_url)
+    result = publisher.publish_check(nights[-1].commit, name=CHECK_PREFIX + " nightly", conclusion="failure",
+                                     status_state="failure", title=title, summary=summary,
+                                     details_url=settings.run_url)
+    click.echo(f"main: nightly check {result.conclusion} on {nights[-1].commit[:10]}: {title}")
 
 
 @command.command("guard")

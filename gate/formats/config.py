@@ -161,6 +161,13 @@ class Suite:
         return tuple(m for m in self.models if m in chosen)
 
 
+def check_models(models: tuple[str, ...] | None, suite: Suite) -> None:
+    """`--models` against the suite's models, before a command imports the statistics (a typo costs no import)."""
+    unknown = sorted(set(models or ()) - set(suite.models))
+    if unknown:
+        raise SuiteError(f"--models {unknown[0]}: expected one of the suite's models: {', '.join(suite.models)}")
+
+
 def default_suite_path() -> Path:
     return Path(str(importlib.resources.files("gate.suites") / "asr.yaml"))
 

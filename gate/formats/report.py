@@ -98,6 +98,18 @@ class LooksFinal(StrEnum):
     ONE_LOOK = "one look"
 
 
+class Within(StrEnum):
+    BASELINE = "baseline"
+    CANDIDATE = "candidate"
+    BOTH = "both"
+
+
+class NextStep(StrEnum):
+    MORE_RUNS = "more_runs"  # runbook runs 4-6 on both sides
+    CALIBRATE = "calibrate"  # `gate baseline calibrate A B`
+    AB_RUN = "ab_run"  # `gate run --ab`
+
+
 class Freshness(StrEnum):
     FRESH = "fresh"
     STALE = "stale"
@@ -185,6 +197,9 @@ class Row:
     blind: bool = False
     unstable: bool = False  # speed: a worse candidate run set aside, or the candidate's runs split: WARN at least
     across_jobs: bool = False  # gated speed row judged across jobs: it WARNs at most (gate.stats.speed.ACROSS_JOBS)
+    # The step that would make a row that can WARN at most, or is blind, decisive (gate.judging.next_steps);
+    # None when the row could decide.
+    next_step: NextStep | None = None
 
     @property
     def short_workload(self) -> str:
@@ -249,6 +264,9 @@ class EnvDifference:
     candidate: str | None = field(metadata={"max": MAX_TEXT})
     known: bool  # False: only one side recorded the fact (shown, never blocking)
     blocking: bool
+    # That side's own records disagree (env.json against its result files' provenance, or one unreadable), so
+    # the sides' setups are not what differs; None: the sides differ
+    within: Within | None = None
 
 
 @dataclass(frozen=True)
@@ -417,12 +435,18 @@ class Report:
 
 
 def _upgraded(data: dict[str, Any]) -> dict[str, Any]:
-    """A version-4 report written before a row carried `across_jobs` (tests/fixtures/formats/report) reads it
-    as False: such a report renders without the "compared across jobs" header line."""
-    rows = data.get("rows")
-    if isinstance(rows, list):
-        data = {**data, "rows": [{"across_jobs": False, **row} if isinstance(row, dict) else row for row in rows]}
+    """A version-4 report written before a row carried `across_jobs` and `next_step`, and an environment
+    difference `within` (tests/fixtures/formats/report), reads them as not said: no "compared across jobs"
+    header line, no next step, the sides differ."""
+    defaults: dict[str, dict[str, Any]] = {"rows": {"across_jobs": False, "next_step": None},
+                                           "environment_diff": {"within": None}}
+    for key, added in defaults.items():
+        items = data.get(key)
+        if isinstance(items, list):
+            data = {**data, key: [{**added, **item} if isinstance(item, dict) else item for item in items]}
     return data
+
+
 def _check_models(report: Report) -> None:
     """`models` is what `gate merge --expect-models` trusts: it must name exactly the models its rows and
     coverage are of (workload ids are <model>/<workload>), or a report could claim a model it never judged."""

@@ -27,7 +27,7 @@ FILE = "gate-run.json"
 SCHEMA_VERSION = 1
 STATUSES = ("running", "completed", "failed", "interrupted")
 RUN_STATUSES = ("pending", "running", "completed", "failed", "interrupted", "skipped", "re-measuring")
-LOOK_ACTIONS = ("pass", "fail", "extend")
+LOOK_ACTIONS = ("pass", "fail", "extend", "undecided")
 FINAL_ACTIONS = ("pass", "fail", "extend", "undecided")
 
 _TIME = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)"

@@ -26,6 +26,7 @@ STEP_FACTOR = 0.95  # throughput multiplier from STEP_NIGHT on
 STEP_NIGHT = 20  # 0-based
 NIGHT_SIGMA = 0.01
 FIRST_NIGHT = _dt.datetime(2026, 10, 1, 2, 0, tzinfo=_dt.timezone.utc)
+NOTICE = SYNTHETIC_NOTICE.replace("`gate example`", "`gate history example-nights`")  # says which command wrote it
 
 
 def night_commit(i: int) -> str:
@@ -47,12 +48,13 @@ def write_example_nights(out: Path, suite: Suite, *, nights: int = 30) -> list[P
                                                     commit=night_commit(i), speed_factor=offsets))
         for raw in root.glob("run*/*/raw_*"):
             shutil.rmtree(raw)
+        (root / "SYNTHETIC.txt").write_text(NOTICE + "\n", encoding="utf-8")
         stamp = (FIRST_NIGHT + _dt.timedelta(days=i)).timestamp()
         for commit_file in root.glob("run*/commit.txt"):
             os.utime(commit_file, (stamp, stamp))
         trees.append(root)
     (out / "README.txt").write_text(
-        SYNTHETIC_NOTICE + "\n\n" f"{nights} synthetic nights of main (models {', '.join(MODELS)}), one a day from "
+        NOTICE + "\n\n" f"{nights} synthetic nights of main (models {', '.join(MODELS)}), one a day from "
         f"{FIRST_NIGHT.date()}. From night {STEP_NIGHT + 1} on, {STEP_WORKLOAD} is "
         f"{round((1 - STEP_FACTOR) * 100)}% slower (throughput; latency and RTF up with it).\n\n"
         f"Try: gate history import --history {out}/history {out}/night-*  &&  gate history --history {out}/history\n",

@@ -32,6 +32,9 @@ from gate.history.store import History, mean_of_runs
 from gate.history.svg import display_value, floor_of
 
 LEVEL_NIGHTS = 14
+# A worse step on a gated metric with this many nights on its new level is confirmed: main's nightly check FAILs
+# until it is accepted or reverted (issue 39). One or two nights could still be a slow job; three are a level.
+CONFIRM_NIGHTS = 3
 IssueAcceptance = Callable[[ChangePoint], "Acceptance | None"]  # the step's tracking issue, read through the API
 
 
@@ -99,3 +102,42 @@ def guard(history: History, tonight: Sequence[Record], suite: Suite, *, runner_c
             where = f" (#{cp.issue})" if cp.issue else " (its tracking issue is not filed yet)"
             found.append(Finding(cp.workload, cp.metric, "step", f"{step}{where} not accepted"))
     return found
+
+
+@dataclass(frozen=True)
+class Confirmed:
+    """A worse step on a gated metric, on its new level for `nights` nights, not accepted."""
+
+    step: ChangePoint
+    nights: int
+
+
+def confirmed_steps(history: History, points: Sequence[ChangePoint], *, runner_class: str | None = None,
+                    on_issue: IssueAcceptance | None = None, min_nights: int = CONFIRM_NIGHTS) -> list[Confirmed]:
+    """The stored change points that make main's nightly check FAIL: worse, gated, not accepted (an "accepted"
+    record, or a maintainer on the tracking issue), and measured for `min_nights` nights or more since the step
+    (a later night back on the old level is a revert: the step is no longer main's level)."""
+    out = []
+    for cp in points:
+        if not cp.worse or not cp.gated or accepted(cp, history):
+            continue
+        nights = sorted((r for r in history.select(workload=cp.workload, runner_class=runner_class)
+                         if r.time >= cp.night), key=lambda r: r.time)
+        if len(nights) < min_nights or _reverted(cp, nights):
+            continue
+        if on_issue is not None and cp.issue is not None and on_issue(cp) is not None:
+            continue  # accepted on its tracking issue (read last: it costs API calls)
+        out.append(Confirmed(cp, len(nights)))
+    return out
+
+
+def _reverted(cp: ChangePoint, nights: Sequence[Record]) -> bool:
+    """The last night is back nearer the old level than the new one."""
+    value = mean_of_runs(nights[-1].values.get(cp.metric, ()), log=cp.log)
+    if value is None:
+        return False
+    if cp.log:
+        if value <= 0 or cp.before <= 0 or cp.after <= 0:
+            return False
+        return abs(math.log(value / cp.before)) < abs(math.log(value / cp.after))
+    return abs(value - cp.before) < abs(value - cp.after)

@@ -45,11 +45,12 @@ def row_trends(history_dir: str | Path | None, report: Report, suite: Suite, *, 
         shown = [n for n in found.nights if n.value is not None][-nights:]
         if len(shown) < 2:
             continue
-        out[(row.workload, row.metric)] = _cell(found, shown, row, floor_of(found, suite))
+        out[(row.workload, row.metric)] = _cell(found, shown, row, floor_of(found, suite),
+                                                history.select(workload=row.workload, kinds=("accepted",)))
     return out
 
 
-def _cell(found, shown, row, floor: tuple[float, bool]) -> str:
+def _cell(found, shown, row, floor: tuple[float, bool], accepted=()) -> str:
     values = [n.value for n in shown]
     center = sorted(values)[len(values) // 2]
     limit, relative = floor
@@ -73,6 +74,12 @@ def _cell(found, shown, row, floor: tuple[float, bool]) -> str:
     if base is not None:
         parts.append(f"baseline {sparkline([base], low=low, high=high)}")
     first = shown[0].time
-    steps = sorted({(cp.night[:10], cp.issue) for cp in found.change_points if cp.night >= first and cp.issue})
-    parts += [f"step since {escape.md(night, 10)} #{int(issue)}" for night, issue in steps]  # night: history data
+    held = {(cp.night[:10], cp.issue) for cp in found.change_points if cp.worse and cp.gated and cp.issue
+            and not any(r.kind == "accepted" and r.workload == cp.workload and r.time >= cp.night for r in accepted)}
+    steps = sorted({(cp.night[:10], cp.issue) for cp in found.change_points if cp.night >= first and cp.issue} | held)
+    # A worse step main has not accepted holds the baseline before it: the PR inherits it (issue 39).
+    # night: history data, escaped; issue: an int
+    parts += [f"main's step since {escape.md(night, 10)} #{int(issue)}, not accepted: the baseline is held before it, "
+              "so this change is main's, not the PR's" if (night, issue) in held
+              else f"step since {escape.md(night, 10)} #{int(issue)}" for night, issue in steps]
     return " · ".join(parts)

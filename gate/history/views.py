@@ -13,7 +13,7 @@ def _value(value: float | None, unit: str) -> str:
         return "—"
     if unit == "fraction":
         return f"{value * 100:.2f}%"
-    return f"{value:.4g}"
+    return f"{value:.4g} {unit}"  # the unit beside the number (issue 39)
 
 
 def table(trends: Sequence[Trend], *, nights: int, history: str) -> str:

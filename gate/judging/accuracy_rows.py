@@ -18,9 +18,10 @@ from gate.formats.report import (
     clip,
 )
 from gate.formats.verdict import Verdict
+from gate.judging import next_steps
 from gate.judging.draft import Draft, plain_delta
 from gate.reading.side import MeasureSamples, WorkloadSide
-from gate.stats.overdispersion import Dispersion, widened_p
+from gate.stats.overdispersion import OWN_MIN_DF, Dispersion, own_runs, widened_p
 from gate.stats.quality import CATASTROPHIC_MIN_JUMP, paired_quality_test, sign_flip_p
 from gate.stats.thresholds import Thresholds  # re-exported: callers import it from here for now
 
@@ -99,10 +100,23 @@ def judge_accuracy(row: Draft, workload: Workload, metric: MetricSpec, wb: Workl
         row.method = (f"paired test widened for correlated churn (φ {dispersion.phi:.2f}, {dispersion.arms} A/A "
                       f"arms, df {dispersion.df}; Σd² + excess) over {n} {unit}{apart}")
     elif dispersion is None and _churn_possible(paired):
-        # Nothing says how much the utterances churn together: the sign-flip's independence is an assumption.
-        row.can_fail = False
-        row.notes.append("can WARN at most: no A/A dispersion record and same-commit transcripts not shown "
-                         "identical (correlated churn would make the sign-flip test too liberal)")
+        own = own_runs(paired.base_errors, paired.cand_errors)
+        if own is None:
+            # Nothing says how much the utterances churn together: the sign-flip's independence is an assumption.
+            row.can_fail = False
+            step = next_steps.for_accuracy(cross_job)
+            row.next_step = step
+            row.notes.append("can WARN at most: no A/A dispersion record, same-commit transcripts not shown identical "
+                             f"and fewer than {OWN_MIN_DF // 2 + 1} runs a side to measure the churn from (correlated "
+                             f"churn would make the sign-flip test too liberal); to decide: {next_steps.TEXT[step]}")
+        elif own.widens:
+            # Each side's same-commit runs are A/A evidence (gate.stats.overdispersion.own_runs).
+            row.p_value = widened_p(float(d.sum()), units, own, 1 / r_b + 1 / r_c)
+            row.se = math.sqrt(units + (1 / r_b + 1 / r_c) * own.excess) / paired.ref_len.sum()
+            row.method = (f"paired test widened for correlated churn measured in each side's own runs (φ "
+                          f"{own.phi:.2f}, {r_b} + {r_c} runs, df {own.df}; Σd² + excess) over {n} {unit}{apart}")
+        else:
+            row.method += f"; churn independent in each side's own runs ({r_b} + {r_c} runs, df {own.df})"
     row.family = "quality"
     if test.new_catastrophic:
         # What was found and its evidence, on its own: the row's p-value speaks of the whole set, not of this.

@@ -55,9 +55,11 @@ from gate.formats.report import (
     SideKind,
     Statistics,
     Utterance,
+    Within,
     clip,
 )
 from gate.formats.verdict import Verdict
+from gate.judging import next_steps
 from gate.judging.accuracy_rows import judge_accuracy
 from gate.judging.draft import Draft, new_row, plain_delta
 from gate.judging.speed_rows import CAN_WARN_AT_MOST, arms_of_model, judge_speed, model_agreement, model_calibrations
@@ -132,7 +134,7 @@ def compare(base: Side, cand: Side, suite: Suite, *, models: Sequence[str] | Non
             if incomplete:
                 row.verdict = Verdict.INCOMPLETE
                 row.method = "not tested: coverage"
-                row.notes.append(_incomplete_reason(wb, wc))
+                row.notes.append(_unrooted(_unrooted(_incomplete_reason(wb, wc), base), cand))
                 plain_delta(row)
             elif metric.kind == "accuracy":
                 assert wb is not None and wc is not None
@@ -153,6 +155,8 @@ def compare(base: Side, cand: Side, suite: Suite, *, models: Sequence[str] | Non
                 row.notes.insert(0, "not comparable: " + ", ".join(blocking) + " differ")
             drafts.append(row)
     _decide(drafts, thresholds)
+    for draft in drafts:
+        next_steps.assign(draft, cross_job)
     rows = tuple(d.freeze() for d in drafts)
     return Report(schema_version=REPORT_SCHEMA_VERSION, suite=suite.name,
                   verdict=Verdict.worst(r.verdict for r in rows), models=chosen,
@@ -187,7 +191,25 @@ def _coverage(w: WorkloadSide | None, side: Side) -> CoverageSide:
                             reasons=(CoverageProblem(NO_RESULTS, "no results for this workload"),))
     return CoverageSide(complete=w.complete, runs_present=len(w.runs), runs_complete=len(w.complete_runs()),
                         expected_runs=max(expected, len(w.runs)),
-                        reasons=tuple(CoverageProblem.of(p) for p in w.problems[:50]))
+                        reasons=tuple(_problem(p, side) for p in w.problems[:50]))
+
+
+def _problem(problem: Any, side: Side) -> CoverageProblem:
+    """A coverage problem with the side's own folder in place of its absolute path (reports are published)."""
+    found = CoverageProblem.of(problem)
+    return replace(found, message=_unrooted(found.message, side),
+                   path=None if found.path is None else _unrooted(found.path, side))
+
+
+def _unrooted(text: str, side: Side) -> str:
+    """`text` with the side's absolute location shown as its folder name: no runner path in a published text."""
+    if not side.path:
+        return text
+    root = Path(side.path)
+    for shown in dict.fromkeys((str(root.resolve()), str(root.absolute()), str(root))):
+        if shown not in (".", "") and shown in text:
+            text = text.replace(shown, root.name or shown)
+    return text
 
 
 def _incomplete_reason(wb: WorkloadSide | None, wc: WorkloadSide | None) -> str:
@@ -212,7 +234,12 @@ def _difference(d: comparability.Difference, allowed: tuple[str, ...]) -> EnvDif
                          item=clip(d.item, MAX_ID),
                          baseline=None if d.baseline is None else clip(d.baseline, MAX_TEXT),
                          candidate=None if d.candidate is None else clip(d.candidate, MAX_TEXT),
-                         known=d.known, blocking=d.known and d.kind not in allowed)
+                         known=d.known, blocking=d.known and d.kind not in allowed,
+                         within=_within(comparability.disagrees_within(d)))
+
+
+def _within(side: str | None) -> Within | None:
+    return None if side is None else Within(side)
 
 
 # --- the decision over families --------------------------------------------------------------------------------

@@ -11,6 +11,7 @@ from gate.formats.report import (
     CiKind,
     Direction,
     Family,
+    NextStep,
     Row,
     RowKind,
     SideStats,
@@ -61,6 +62,7 @@ class Draft:
     across_jobs: bool = False  # gated speed row judged across jobs (WARN at most)
     mde: float | None = None  # smallest worsening caught with 80% power (speed: relative; accuracy: absolute)
     blind: bool = False  # mde above SENSITIVITY_FACTOR × the floor
+    next_step: str | None = None  # gate.judging.next_steps: what would make a WARN-at-most or blind row decisive
 
     def freeze(self) -> Row:
         return Row(workload=self.workload.id, model=self.workload.model, metric=self.metric.name,
@@ -74,7 +76,7 @@ class Draft:
                    p_degradation=num(self.p_degradation), n_worse=self.n_worse, n_better=self.n_better,
                    new_catastrophic=self.new_catastrophic, sigma=num(self.sigma), df=self.df,
                    mde=num(self.mde), blind=self.blind, unstable=self.unstable,
-                   across_jobs=self.across_jobs)
+                   across_jobs=self.across_jobs, next_step=NextStep(self.next_step) if self.next_step else None)
 
 
 def improved(row: Draft) -> bool:

@@ -4,9 +4,14 @@ Signs, each enough, and each warning names the path that looks like the base:
   - a tree's `gate-run.json` lists the sides of the `gate run --ab` that made it, base first, and the
     tree is the folder of one side: BASE is that run's candidate, or CANDIDATE its base;
   - CANDIDATE's commit is an ancestor of BASE's, by `git merge-base --is-ancestor` in a checkout the
-    run log names (when git and the checkout are there; never for trees from an untrusted source);
+    run log names or `gate compare --checkout` gives (when git and the checkout are there; never for trees
+    from an untrusted source);
   - BASE was recorded after CANDIDATE, both trees (`gate-run.json` "started") or both baseline files
     ("created"); two trees from one `gate run --ab` share their start and say nothing;
+  - a tree without a run log (the runbook's, by hand): CANDIDATE's result files, commit.txt included, were all
+    written at least FILE_GAP before BASE's first (the files' own times; trees measured interleaved, as the
+    runbook advises, overlap and say nothing; a copy that reset the times makes them new and close, and says
+    nothing either);
   - CANDIDATE is a baseline file while BASE is a result tree (baselines are what a tree is judged against);
   - every gated row that was tested improved beyond noise (a real change rarely improves everything).
 
@@ -30,6 +35,10 @@ from gate.formats.commit_record import read_commit
 
 RUN_LOG = runlog.FILE
 _GIT_SECONDS = 5
+# Two trees' file times are a sign only this far apart: one runbook run takes longer than this, and a copy of both
+# trees (cp, scp, a download) writes them seconds apart.
+FILE_GAP = _dt.timedelta(minutes=10)
+_MAX_FILES = 5000  # files whose times are read per tree: a tree's run folders hold a few hundred
 
 
 @dataclass(frozen=True)
@@ -42,7 +51,8 @@ class Recorded:
     path: str = ""
     role: str | None = None  # "base" or "candidate": the tree's side in the `gate run --ab` that made it
     commit: str | None = None  # the tree's run*/commit.txt
-    checkouts: tuple[str, ...] = ()  # git checkouts the run log names, for the commit order
+    checkouts: tuple[str, ...] = ()  # git checkouts the run log names (or --checkout gives), for the commit order
+    files: tuple[_dt.datetime, _dt.datetime] | None = None  # oldest and newest time of the run folders' files
 
 
 @dataclass(frozen=True)
@@ -53,9 +63,10 @@ class RowOutcome:
     improved: bool
 
 
-def recorded(path: str | Path, *, git: bool = True) -> Recorded:
+def recorded(path: str | Path, *, git: bool = True, checkouts: tuple[str, ...] = ()) -> Recorded:
     """What the tree or baseline file at `path` says about itself; `git=False` leaves out the checkouts
-    (trees from an untrusted source could name any folder, and git reads a folder's own config)."""
+    (trees from an untrusted source could name any folder, and git reads a folder's own config). `checkouts`:
+    git checkouts given by hand (`gate compare --checkout`), asked after the ones the run log names."""
     path = Path(path)
     if path.is_dir():
         log = runlog.read(path)
@@ -64,9 +75,10 @@ def recorded(path: str | Path, *, git: bool = True) -> Recorded:
         role = None
         if len(names) == 2 and path.resolve().name in names:
             role = ("base", "candidate")[names.index(path.resolve().name)]
-        checkouts = tuple(log.sides.values()) if git and log is not None else ()
+        named = tuple(log.sides.values()) if log is not None else ()
         return Recorded("tree", when, f"{RUN_LOG} started" if when else f"no {RUN_LOG}", str(path), role,
-                        _tree_commit(path), checkouts)
+                        _tree_commit(path), (*named, *checkouts) if git else (),
+                        None if log is not None else _file_times(path))
     from gate.reading.baseline_file import load_document  # numpy: only when a side is a baseline file
 
     created = load_document(path).created
@@ -89,6 +101,9 @@ def swap_warnings(base: Recorded, cand: Recorded, rows: Iterable[RowOutcome]) ->
     if base.kind == cand.kind and base.when and cand.when and base.when > cand.when:
         reasons.append(f"BASE was recorded after CANDIDATE ({base.source} {base.when:%Y-%m-%d %H:%M} UTC, "
                        f"{cand.source} {cand.when:%Y-%m-%d %H:%M} UTC)")
+    if base.files and cand.files and cand.files[1] + FILE_GAP <= base.files[0]:
+        reasons.append(f"CANDIDATE's result files were all written before BASE's (the files' own times: CANDIDATE's "
+                       f"newest {cand.files[1]:%Y-%m-%d %H:%M} UTC, BASE's oldest {base.files[0]:%Y-%m-%d %H:%M} UTC)")
     if cand.kind == "baseline" and base.kind == "tree":
         reasons.append("CANDIDATE is a baseline file and BASE a result tree")
     gated = [row for row in rows if row.gated]
@@ -118,6 +133,27 @@ def _candidate_is_older(base: Recorded, cand: Recorded) -> str | None:
         if done.returncode == 1:
             return None  # git knows both commits and the order is right
     return None
+
+
+def _file_times(tree: Path) -> tuple[_dt.datetime, _dt.datetime] | None:
+    """The oldest and newest modification time of the files in the tree's run folders (commit.txt and the result
+    files the runbook writes as it measures); None when there are none or they cannot be read."""
+    stamps: list[float] = []
+    try:
+        for run in sorted(p for p in tree.iterdir() if p.name.startswith("run") and p.is_dir() and not p.is_symlink()):
+            for _folder, _dirs, files in os.walk(run):
+                for name in files:
+                    full = os.path.join(_folder, name)
+                    if not os.path.islink(full):
+                        stamps.append(os.stat(full).st_mtime)
+                if len(stamps) >= _MAX_FILES:
+                    break
+    except OSError:
+        return None
+    if not stamps:
+        return None
+    utc = _dt.timezone.utc
+    return _dt.datetime.fromtimestamp(min(stamps), utc), _dt.datetime.fromtimestamp(max(stamps), utc)
 
 
 def _tree_commit(tree: Path) -> str | None:

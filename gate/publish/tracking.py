@@ -21,6 +21,7 @@ from typing import Callable, Sequence
 from gate.formats import github_limits
 from gate.formats.acceptance import Acceptance
 from gate.formats.config import Suite
+from gate.history.guard import CONFIRM_NIGHTS, Confirmed
 from gate.history.records import ChangePoint
 from gate.history.steps import format_change, format_level, group_steps
 from gate.publish.github import Publisher, api_call
@@ -95,6 +96,11 @@ def issue_body(step: Sequence[ChangePoint], *, repository: str | None, server_ur
                   f"`/asr-gate accept <model> <reason>` (model: {model}, or `all`), or the label `{ACCEPT_LABEL}`, "
                   "by a user with write access. Deleting that comment or removing the label withdraws the "
                   "acceptance.", ""]
+    if lead.worse and any(cp.gated for cp in step):
+        lines += [f"**Main's nightly check FAILs** once the step has held for {CONFIRM_NIGHTS} nights, and stays red "
+                  "until the step is accepted here or reverted on main (a night back on the old level). Closing this "
+                  "issue without accepting changes neither: the baseline stays held at the level before the step, "
+                  "and a PR judged against it is told that the step is main's, not the PR's.", ""]
     lines += ["E-divisive means places the step, a winsorized Student t test decides it (`gate history`, README "
               "\"History and charts\"). Close this issue once the change is understood; it is not reopened.", ""]
     return "\n".join(lines)
@@ -164,3 +170,29 @@ def step_acceptance(publisher: Publisher, suite: Suite, log: Callable[[str], Non
         return seen[(cp.issue, model)]
 
     return read
+
+
+def step_check(confirmed: Sequence[Confirmed], *, repository: str | None, server_url: str) -> tuple[str, str]:
+    """The title and summary of main's nightly check while confirmed steps are not accepted: which step, since when,
+    its issue, how to accept it and what to revert (gate.history.guard.confirmed_steps)."""
+    lead = confirmed[0].step
+    first = f"{escape.plain(lead.workload, 80)} {escape.plain(lead.metric, 60)} {format_change(lead).split(' (')[0]}"
+    more = f" (+{len(confirmed) - 1} more)" if len(confirmed) > 1 else ""
+    title = f"main regressed: {first} since {escape.plain(lead.night[:10])}, {confirmed[0].nights} nights{more}"
+    lines = ["## ❌ A step on main is confirmed and not accepted", ""]
+    for c in confirmed:
+        cp = c.step
+        model = escape.md(cp.workload.split("/")[0], 40)
+        issue = f"#{cp.issue}" if cp.issue else "its tracking issue (filed tonight or next night)"
+        revert = ""
+        if cp.previous_commit and cp.commit and _HEX.fullmatch(cp.previous_commit) and _HEX.fullmatch(cp.commit):
+            revert = (f" The commits that made it are in `{cp.previous_commit[:10]}..{cp.commit[:10]}`"
+                      + (f" ([diff]({server_url}/{repository}/compare/{cp.previous_commit}...{cp.commit}))"
+                         if repository else "") + ".")
+        lines += [f"- **{escape.md(cp.workload, 80)} {escape.md(cp.metric, 60)} {format_change(cp)}** worse, from "
+                  f"{escape.md(cp.night[:10], 20)}, held {c.nights} nights. Accept it on {issue}: a comment whose "
+                  f"first line is `/asr-gate accept {model} <reason>` (a user with write access), or the label "
+                  f"`{ACCEPT_LABEL}`; the baseline then moves to the new level. Or revert it on main: this check "
+                  f"clears on the first night back on the old level.{revert}"]
+    lines += ["", "Closing the issue without accepting keeps the baseline held at the old level and this check red."]
+    return title, "\n".join(lines)

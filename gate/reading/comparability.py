@@ -264,6 +264,12 @@ def _fact(kind: str, workload: str | None, item: str, a: Any, b: Any) -> Differe
     return Difference(kind, workload, item, a, b, known=a is not None and b is not None)
 
 
+def disagrees_within(d: Difference) -> str | None:
+    """Which side's own records disagree (or cannot be read) on this fact: "baseline", "candidate", "both" or None."""
+    sides = [name for name, value in (("baseline", d.baseline), ("candidate", d.candidate)) if _unreadable(value)]
+    return "both" if len(sides) == 2 else (sides[0] if sides else None)
+
+
 def _unreadable(value: Any) -> bool:
     return isinstance(value, str) and (UNREADABLE in value or CONFLICT in value)
 

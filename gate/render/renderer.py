@@ -44,6 +44,7 @@ from gate.render.cells import (
     fmt_means,
     fmt_p,
     fmt_pcol,
+    fmt_reason,
     fmt_share,
     fmt_spread,
     fmt_value,
@@ -96,8 +97,9 @@ class Lead:
 @dataclass(frozen=True)
 class WhyLine:
     workload: str
-    why: str
+    why: str  # plain words (cells.fmt_reason)
     metrics: list[str]
+    stats: str = ""  # the statistics behind it (cells.fmt_why), shown folded below
 
 
 @dataclass(frozen=True)
@@ -141,9 +143,12 @@ class View:
     differences: list[EnvDifference]
     packages: list[EnvDifference]
     blocking: list[EnvDifference]
+    blocking_between: list[EnvDifference]  # the two sides' setups differ
+    blocking_within: list[EnvDifference]  # a side's own records disagree: --allow-diff is not the fix
     allow_flags: str
     improved_rows: list[Row]
     blind_passes: list[Row]  # gated rows that pass while blind: the PASS is a caveat there (docs/statistics.md)
+    decide_steps: list[str]  # the steps (Row.next_step, in words) that would decide the rows that could not decide
     folded: tuple[str, ...]
     folded_words: list[str]
     utterances: list[tuple[Utterance, int]]  # shown excerpts, with where each starts
@@ -212,11 +217,15 @@ def _view(report: Report, folded: tuple[str, ...] = (), trends: Mapping[tuple[st
         differences=[d for d in differences if d.kind != "freeze"],
         packages=packages,
         blocking=[d for d in differences if d.blocking],
+        blocking_between=[d for d in differences if d.blocking and not d.within],
+        blocking_within=[d for d in differences if d.blocking and d.within],
         # Placed in a code span: every kind (free text in an uploaded report) through escape.code.
-        allow_flags=" ".join(f"--allow-diff {escape.code(kind, 40)}"
-                             for kind in dict.fromkeys(d.kind for d in differences if d.blocking)),
+        allow_flags=" ".join(f"--allow-diff {escape.code(kind, 40)}" for kind in
+                             dict.fromkeys(d.kind for d in differences if d.blocking and not d.within)),
         improved_rows=[r for r in rows if r.improved],
         blind_passes=[r for r in rows if _blind_pass(r)],
+        decide_steps=list(dict.fromkeys(n.removeprefix("to decide: ") for r in rows if r.next_step
+                                        for n in r.notes if n.startswith("to decide: "))),
         folded=folded,
         folded_words=[FOLD_WORDS[f] for f in folded if _present(f, report, packages, incomplete_coverage, flagged)],
         utterances=[(u, excerpt_start(u, EXCERPT_CHARS)) for u in shown_utterances],
@@ -273,10 +282,11 @@ def _leads(rows: Sequence[Row], models: dict[str, list[Row]]) -> list[Lead]:
 
 def _why_lines(rows: Sequence[Row]) -> list[WhyLine]:
     """One line per (workload, reason): six metrics of one incomplete workload say why once."""
-    merged: dict[tuple[str, str], WhyLine] = {}
+    merged: dict[tuple[str, str, str], WhyLine] = {}
     for row in rows:
-        why = fmt_why(row)
-        merged.setdefault((row.workload, why), WhyLine(row.workload, why, [])).metrics.append(row.metric)
+        why, stats = fmt_reason(row), fmt_why(row)
+        merged.setdefault((row.workload, why, stats),
+                          WhyLine(row.workload, why, [], "" if stats == why else stats)).metrics.append(row.metric)
     return list(merged.values())
 
 
@@ -320,7 +330,7 @@ def environment() -> jinja2.Environment:
             undefined=jinja2.StrictUndefined, autoescape=False, trim_blocks=True, lstrip_blocks=True,
             keep_trailing_newline=True)
         env.filters.update(md=md, plain=plain, value=fmt_value, spread=fmt_spread, delta=fmt_delta, ci=fmt_ci,
-                           p=fmt_p, share=fmt_share, pcol=fmt_pcol, why=fmt_why, errors=fmt_errors,
+                           p=fmt_p, share=fmt_share, pcol=fmt_pcol, why=fmt_reason, stats=fmt_why, errors=fmt_errors,
                            commit=short_commit, all_of=all_of, excerpt=md_excerpt, means=fmt_means,
                            coverage_side=fmt_coverage_side, changed_words=changed_words, num=_num_filter, pct=_pct_filter,
                            looks_line=fmt_looks, metric=metric_name, env_kind=env_kind, reason=reason_words,

@@ -25,7 +25,7 @@ from gate.formats.errors import GateError
 
 
 class Decision(Protocol):
-    """gate.stats.looks.LookDecision's shape: action is "pass", "fail" or "extend"."""
+    """gate.stats.looks.LookDecision's shape: action is "pass", "fail", "extend" or "undecided" (a row not judged)."""
 
     @property
     def action(self) -> str: ...

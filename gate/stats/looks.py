@@ -59,7 +59,8 @@ def thresholds_for(look: Look, base: Any = None) -> Any:
 
 @dataclass(frozen=True)
 class LookDecision:
-    action: str  # "pass" (stop; no FAIL), "fail" (stop; a row FAILs), "extend" (3+3 more runs)
+    action: str  # "pass" (stop; no FAIL), "fail" (stop; a row FAILs), "extend" (3+3 more runs), "undecided" (stop;
+    # a row could not be judged: NOT COMPARABLE)
     reasons: tuple[str, ...]
 
 
@@ -69,6 +70,8 @@ def decide(first_look: Any, model: str) -> LookDecision:
     failed = [_name(r) for r in rows if _verdict(r) == "fail"]
     if failed:
         return LookDecision("fail", tuple(f"{n}: FAIL at Holm α₁ = {FIRST_ALPHA}" for n in failed))
+    if (unjudged := _not_comparable(rows)):
+        return unjudged
     close = []
     for family, level in EXTEND_Q.items():
         gated = [r for r in rows if r.family == family and r.p_value is not None]
@@ -92,10 +95,25 @@ def decide(first_look: Any, model: str) -> LookDecision:
 
 def decide_pooled(pooled: Any, model: str) -> LookDecision:
     """After the pooled 6+6: fail or pass (never extend again)."""
-    failed = [_name(r) for r in _rows(pooled, model) if _verdict(r) == "fail"]
+    rows = _rows(pooled, model)
+    failed = [_name(r) for r in rows if _verdict(r) == "fail"]
     if failed:
         return LookDecision("fail", tuple(f"{n}: FAIL on the pooled runs at Holm α₂ = {POOLED_ALPHA}" for n in failed))
+    if (unjudged := _not_comparable(rows)):
+        return unjudged
     return LookDecision("pass", (f"{model}: no FAIL on the pooled runs",))
+
+
+def _not_comparable(rows: Iterable[Any]) -> LookDecision | None:
+    """A row the looks could not judge (NOT COMPARABLE) is undecided, never a pass (issue 39); more runs on the
+    same setups would not judge it either, so the model stops there."""
+    found = [r for r in rows if _verdict(r) == "not comparable"]
+    if not found:
+        return None
+    why = (found[0].notes[0] if getattr(found[0], "notes", None) else "not comparable")
+    more = f" (+{len(found) - 1} more rows)" if len(found) > 1 else ""
+    return LookDecision("undecided", (f"{_name(found[0])}: {why}{more}; a row that could not be judged is "
+                                      "undecided, never a pass",))
 
 
 def floor_share(row: Any) -> float:

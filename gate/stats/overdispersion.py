@@ -30,6 +30,12 @@ row: under the benchmark's hostile model 33 of 1,088 utterances moving together 
 to the rest's Δ, and says how many it set aside. What the group hides is then its own 3%, not the whole test. Chosen from A/A runs, never
 from the A/B being judged, the set cannot bias the test; an utterance wrongly grouped only costs its share of
 power, and one missed stays in the rest, whose dispersion record still widens the test for it.
+
+Each side's own runs (issue 39): without an A/A record, a side that scored the same commit R times is itself an
+A/A arm of R runs, and two such sides give Σ(R − 1) degrees of freedom (4 for the runbook's 3 + 3). A real change
+moves every run of a side alike, so it does not inflate these spreads: `own_runs` measures the excess from the
+two sides being judged, and with OWN_MIN_DF or more the row may FAIL on it. Too few arms to find co-moving
+utterances (COMOVE_MIN_ARMS): the widened test pays for any group's swing, which costs power, not validity.
 """
 from __future__ import annotations
 
@@ -53,6 +59,9 @@ COMOVE_MIN_CORR = 0.8
 COMOVE_MIN_GROUP = 5
 COMOVE_MIN_ARMS = 3
 COMOVE_MAX_SHARE = 0.2
+# A row may FAIL on its two sides' own runs as A/A evidence from this many degrees of freedom: 3 + 3 runs (the
+# runbook's), not 2 + 2 (two df: an excess estimated that loosely leaves the widened t with almost no df).
+OWN_MIN_DF = 4
 
 
 @dataclass(frozen=True)
@@ -149,6 +158,27 @@ def from_arms(arms: Sequence[np.ndarray], ids: Sequence[str] | None = None) -> D
         df += e.shape[0] - 1
         used += 1
     return Dispersion(ss_total=ss_total, ss_units=ss_units, df=df, arms=used, comoving=named) if used else None
+
+
+def own_runs(base_errors: np.ndarray, cand_errors: np.ndarray) -> Dispersion | None:
+    """The two sides' own runs, each an A/A arm of the commit it measured (see the module doc); None below
+    OWN_MIN_DF degrees of freedom."""
+    found = from_arms([np.atleast_2d(base_errors), np.atleast_2d(cand_errors)])
+    return found if found is not None and found.df >= OWN_MIN_DF else None
+
+
+def own_runs_sums(base_runs: ArrayLike, cand_runs: ArrayLike) -> tuple[np.ndarray, np.ndarray, int]:
+    """`own_runs` for batches: (..., R, N) error counts per side -> (ss_total, ss_units) of shape (...) and df."""
+    total = units = np.zeros(np.shape(base_runs)[:-2])
+    df = 0
+    for runs in (np.asarray(base_runs, dtype=float), np.asarray(cand_runs, dtype=float)):
+        r = runs.shape[-2]
+        if r < 2:
+            continue
+        total = total + runs.sum(axis=-1).var(axis=-1, ddof=1) * (r - 1)
+        units = units + runs.var(axis=-2, ddof=1).sum(axis=-1) * (r - 1)
+        df += r - 1
+    return np.asarray(total), np.asarray(units), df
 
 
 def excess_df(ss_total: ArrayLike, ss_units: ArrayLike, df: ArrayLike) -> np.ndarray:

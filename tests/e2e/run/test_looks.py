@@ -281,3 +281,22 @@ def test_an_uncalibrated_ab_of_a_slower_build_fails_on_the_gpu(bench, tmp_path):
     bench.no_gpu = False  # servers that import torch and take GPU memory need more than the CPU suite's 2 s to start
     bench.suite_path = small_suite(tmp_path / "gpu-suite.yaml", startup_timeout_s=90, stop_grace_s=3, client_timeout_s=120)
     _uncalibrated_ab_of_a_slower_build(bench, tmp_path, {"gpu_mib": 2048})
+
+
+def test_a_row_the_looks_could_not_judge_is_undecided_never_a_pass():
+    """Issue 39: every row NOT COMPARABLE (e.g. a side's result files and env.json name different GPUs) must not read
+    as "pass — no gated row near a regression" at the first look, nor at the pooled one."""
+    from types import SimpleNamespace
+
+    from gate.stats import looks as rule
+
+    def row(verdict, metric):
+        return SimpleNamespace(model="qwen3", workload="qwen3/asr_en", metric=metric, verdict=verdict, family=None,
+                               p_value=None, blind=False, unstable=False, mde=None,
+                               notes=("not comparable: gpu differ",))
+    report = SimpleNamespace(rows=[row("not comparable", "throughput_samples_per_s"), row("pass", "corpus_wer")])
+    first = rule.decide(report, "qwen3")
+    assert first.action == "undecided" and "gpu differ" in first.reasons[0]
+    assert rule.decide_pooled(report, "qwen3").action == "undecided"
+    failing = SimpleNamespace(rows=[*report.rows, row("fail", "latency_p95_s")])
+    assert rule.decide(failing, "qwen3").action == "fail"  # a FAIL found elsewhere still stops the model as FAIL

@@ -82,3 +82,58 @@ def test_a_baseline_stored_after_the_candidate_ran_is_not_a_sign(tmp_path):
     baseline = write_baseline(side_from_tree(stored, suite, models=("qwen3",)), tmp_path / "baseline.json")
     baseline.write_text(json.dumps({**json.loads(baseline.read_text()), "created": "2026-11-05T03:00:00+00:00"}))
     assert swap_warnings(recorded(baseline), recorded(tree), []) == []
+
+
+def _age(tree: Path, hours: float) -> Path:
+    """Set every file's time in the tree's run folders to `hours` before now (as if measured then)."""
+    import os
+    import time
+
+    when = time.time() - hours * 3600
+    for path in tree.rglob("*"):
+        if path.is_file():
+            os.utime(path, (when, when))
+    return tree
+
+
+def test_hand_made_trees_swapped_are_named_by_their_files_own_times(tmp_path):
+    """Runbook trees have no run log: their result files' own times tell which was measured first (issue 39)."""
+    older = _age(_tree(tmp_path / "main_a", "a" * 40, None), hours=5)
+    newer = _age(_tree(tmp_path / "pr_regress", "b" * 40, None), hours=1)
+    assert swap_warnings(recorded(older), recorded(newer), []) == []
+    warnings = swap_warnings(recorded(newer), recorded(older), [])
+    assert len(warnings) == 1 and "result files were all written before BASE's" in warnings[0]
+    assert f"gate compare {older} {newer}" in warnings[0]
+
+
+def test_interleaved_or_copied_trees_give_no_time_sign(tmp_path):
+    """The runbook alternates the commits (A, B, B, A, A, B): the trees' times overlap and say nothing; so do two
+    trees copied minutes apart."""
+    a = _tree(tmp_path / "a", "a" * 40, None)
+    b = _tree(tmp_path / "b", "b" * 40, None)
+    _age(a, hours=0.05)  # three minutes apart: under swap_check.FILE_GAP
+    assert swap_warnings(recorded(b), recorded(a), []) == []
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+def test_a_checkout_given_by_hand_orders_hand_made_trees(tmp_path):
+    repo = tmp_path / "checkout"
+    repo.mkdir()
+    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t",
+           "HOME": str(tmp_path)}
+
+    def git(*args: str) -> str:
+        return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True,
+                              env=env).stdout.strip()
+    git("init", "-q")
+    git("commit", "-q", "--allow-empty", "-m", "old")
+    old = git("rev-parse", "HEAD")
+    git("commit", "-q", "--allow-empty", "-m", "new")
+    new = git("rev-parse", "HEAD")
+    main = _tree(tmp_path / "main_a", old, None)
+    pr = _tree(tmp_path / "pr", new, None)
+    assert swap_warnings(recorded(pr), recorded(main), []) == []  # no log, no checkout, same times: no sign
+    given = (str(repo),)
+    warnings = swap_warnings(recorded(pr, checkouts=given), recorded(main, checkouts=given), [])
+    assert len(warnings) == 1 and f"{old[:10]} is an ancestor of BASE's {new[:10]}" in warnings[0]
+    assert swap_warnings(recorded(main, checkouts=given), recorded(pr, checkouts=given), []) == []

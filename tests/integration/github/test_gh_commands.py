@@ -94,9 +94,9 @@ def test_post_dry_run_judges_and_contacts_nothing(qwen3_trees):
     assert result.exit_code == 0, result.output
     plan = json.loads(result.stdout)
     assert plan["verdict"] == "fail" and plan["check"]["name"] == "ASR gate / qwen3"
-    # Uncalibrated trees: WER FAILs; the 6% slower throughput and p95 can only WARN without an A/A calibration.
+    # An A/B of one job: WER FAILs on its paired test, the 6% slower throughput and p95 on the A/B's own runs.
     verdict, counts = plan["check"]["title"].split(": ")
-    assert plan["check"]["conclusion"] == "failure" and verdict == "FAIL" and counts == "2 fail, 1 warn of 10 rows"
+    assert plan["check"]["conclusion"] == "failure" and verdict == "FAIL" and counts == "3 fail of 10 rows"
 
 
 def github_env(fake, tmp_path, event=None, name="workflow_run"):

@@ -73,6 +73,11 @@ def test_an_open_step_of_the_workload_names_its_issue(tmp_path, slow_report):
     found = [cp for t in trends(store.read(), suite) for cp in t.change_points]
     store.record_change_points("h100", [dataclasses.replace(cp, issue=41) for cp in found])
     cell = row_trends(tmp_path / "h", report, suite)[("qwen3/asr_en", "throughput_samples_per_s")]
+    # Not accepted, the worse step holds the baseline before it: the PR is told the change is main's (issue 39).
+    assert "main's step since 2026-09-23 #41, not accepted" in cell and "not the PR's" in cell, cell
+    night = store.read().records[-1]
+    store.append([dataclasses.replace(night, kind="accepted", time="2026-10-01T09:00:00+00:00")])
+    cell = row_trends(tmp_path / "h", report, suite)[("qwen3/asr_en", "throughput_samples_per_s")]
     assert cell.endswith("step since 2026-09-23 #41"), cell
 
 

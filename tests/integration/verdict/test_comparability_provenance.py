@@ -98,3 +98,14 @@ def test_env_json_must_agree_with_the_provenance(suite, make_tree, tmp_path):
     # Even against a tree with the same conflict, a conflict never matches: not comparable unless allowed.
     report = compare(load_side(lying, suite), load_side(with_env(tmp_path / "lie2", "NVIDIA H200"), suite), suite)
     assert report.verdict == Verdict.NOT_COMPARABLE
+    # Issue 39: the headline says that each side disagrees with itself, not that the sides differ, and the fix is
+    # not --allow-diff.
+    assert {d.within for d in report.environment_diff if d.blocking} == {"both"}
+    from gate.render.renderer import render_comment, render_terminal
+
+    text = render_terminal(report)
+    assert "a side's own records disagree" in text and "the sides ran on different setups" not in text
+    assert "add --allow-diff" not in text
+    assert "a side's own records disagree" in render_comment(report)
+    one_sided = compare(load_side(agreeing, suite), load_side(lying, suite), suite)
+    assert {d.within for d in one_sided.environment_diff if d.blocking} == {"candidate"}

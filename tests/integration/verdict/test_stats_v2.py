@@ -307,8 +307,9 @@ def test_widened_accuracy_keeps_sum_d2_and_adds_the_excess(suite, sides):
 
 
 def test_accuracy_without_a_dispersion_record_warns_at_most_when_runs_churn(suite, sides):
-    """No A/A dispersion record and the runs of a side differ: churn is possible, so a clear change WARNs; with
-    identical runs on each side (no churn seen) the same change can FAIL."""
+    """No A/A dispersion record and the runs of a side differ: churn is possible. With two runs a side there is too
+    little same-commit evidence to measure it, so a clear change WARNs; with three a side the sides' own runs measure
+    it (issue 39) and it can FAIL, as with identical runs on each side (no churn seen)."""
     rng = np.random.default_rng(8)
     n = 1000
     ids, ref = [f"u{i}" for i in range(n)], np.full(n, 12)
@@ -327,5 +328,8 @@ def test_accuracy_without_a_dispersion_record_warns_at_most_when_runs_churn(suit
     assert row(base_errors, cand_errors).verdict.value == "fail"
     churned = cand_errors.copy()
     churned[0, 900] += 1  # one run of the candidate differs from the others
-    warned = row(base_errors, churned)
+    measured = row(base_errors, churned)
+    assert measured.verdict.value == "fail" and "each side's own runs" in measured.method
+    warned = row(base_errors[:2], churned[:2])  # 2 + 2 runs: 2 df, under OWN_MIN_DF
     assert warned.verdict.value == "warn" and any("can WARN at most" in note for note in warned.notes)
+    assert warned.next_step == "more_runs"
