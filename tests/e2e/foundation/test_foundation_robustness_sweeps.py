@@ -6,7 +6,11 @@ import shutil
 
 import pytest
 
-from tests.integration.foundation.test_foundation_robustness import WRONG_VALUES, _leaf_paths, _set, ci_artifact, small_tree  # noqa: F401 (fixtures, by name)
+from tests.integration.foundation import test_foundation_robustness as fast_tier
+from tests.integration.foundation.test_foundation_robustness import WRONG_VALUES, _leaf_paths, _set
+
+# The fixtures these tests share with the fast tier's module (pytest finds them by these names).
+ci_artifact, small_tree = fast_tier.ci_artifact, fast_tier.small_tree
 
 
 @pytest.mark.parametrize("source, relative", [

@@ -6,7 +6,11 @@ import pytest
 from gate.judging import judge as gate_judge
 from gate.publish.posting import judge_uploaded
 from gate.publish.untrusted import UntrustedInputError
+from tests.integration.github import test_gh_looks as fast_tier
 from tests.integration.github.test_gh_looks import H100_STAMP, H200_STAMP, SUITE, stamped
+
+# The fixtures these tests share with the fast tier's module (pytest finds them by these names).
+calibration, slower = fast_tier.calibration, fast_tier.slower
 
 
 @pytest.mark.slow  # calibrates and judges two-look trees

@@ -12,6 +12,10 @@ from gate.render.renderer import (
     render_comment,
     render_summary,
 )
+from tests.integration.verdict import test_report as fast_tier
+
+# The fixtures these tests share with the fast tier's module (pytest finds them by these names).
+report = fast_tier.report
 
 
 @pytest.mark.slow  # renders every output at many sizes
