@@ -136,9 +136,12 @@ def test_outputs_to_stdout_and_into_new_folders(tmp_path):
     from gate.formats.config import load_suite
 
     tree = write_example_tree(tmp_path / "tree", load_suite(), ExampleSpec(models=("qwen3",), runs=("1", "2", "3")))
+    # a second measurement of the same commit (a tree against itself is a copied run: refused)
+    again = write_example_tree(tmp_path / "again", load_suite(), ExampleSpec(models=("qwen3",), runs=("1", "2", "3"),
+                                                                             seed=2))
     runner = CliRunner()
     out = tmp_path / "new" / "deeper"
-    done = runner.invoke(cli, ["compare", str(tree), str(tree), "--json", "-", "--format", "none", "--no-cache",
+    done = runner.invoke(cli, ["compare", str(tree), str(again), "--json", "-", "--format", "none", "--no-cache",
                                "--comment", str(out / "comment.md"), "--summary", str(out / "summary.md")])
     assert done.exit_code == 0, done.stderr
     assert json.loads(done.stdout)["verdict"] == "pass"
