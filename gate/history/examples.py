@@ -29,6 +29,14 @@ FIRST_NIGHT = _dt.datetime(2026, 10, 1, 2, 0, tzinfo=_dt.timezone.utc)
 NOTICE = SYNTHETIC_NOTICE.replace("`gate example`", "`gate history example-nights`")  # says which command wrote it
 
 
+def first_night(nights: int) -> _dt.datetime:
+    """FIRST_NIGHT, or earlier when that many nights from it would reach past yesterday: the history refuses a
+    night in the future (gate.history.records), so the example's last night is never after today."""
+    yesterday = _dt.datetime.now(_dt.timezone.utc).replace(hour=2, minute=0, second=0, microsecond=0) \
+        - _dt.timedelta(days=1)
+    return min(FIRST_NIGHT, yesterday - _dt.timedelta(days=nights - 1))
+
+
 def night_commit(i: int) -> str:
     return hashlib.sha1(f"synthetic main commit {i}".encode()).hexdigest()
 
@@ -38,6 +46,7 @@ def write_example_nights(out: Path, suite: Suite, *, nights: int = 30) -> list[P
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng(20261001)
+    first = first_night(nights)
     trees = []
     for i in range(nights):
         offsets = {w.id: float(np.exp(rng.normal(0, NIGHT_SIGMA))) for w in suite.workloads_for(MODELS)}
@@ -49,13 +58,13 @@ def write_example_nights(out: Path, suite: Suite, *, nights: int = 30) -> list[P
         for raw in root.glob("run*/*/raw_*"):
             shutil.rmtree(raw)
         (root / "SYNTHETIC.txt").write_text(NOTICE + "\n", encoding="utf-8")
-        stamp = (FIRST_NIGHT + _dt.timedelta(days=i)).timestamp()
+        stamp = (first + _dt.timedelta(days=i)).timestamp()
         for commit_file in root.glob("run*/commit.txt"):
             os.utime(commit_file, (stamp, stamp))
         trees.append(root)
     (out / "README.txt").write_text(
         NOTICE + "\n\n" f"{nights} synthetic nights of main (models {', '.join(MODELS)}), one a day from "
-        f"{FIRST_NIGHT.date()}. From night {STEP_NIGHT + 1} on, {STEP_WORKLOAD} is "
+        f"{first.date()}. From night {STEP_NIGHT + 1} on, {STEP_WORKLOAD} is "
         f"{round((1 - STEP_FACTOR) * 100)}% slower (throughput; latency and RTF up with it).\n\n"
         f"Try: gate history import --history {out}/history {out}/night-*  &&  gate history --history {out}/history\n",
         encoding="utf-8")

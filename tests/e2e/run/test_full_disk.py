@@ -146,9 +146,23 @@ def test_a_full_disk_at_the_final_log_write_exits_3_naming_gate_run_json(bench):
     _nothing_left(bench)
 
 
+# The disk fills as server.pid is written: that write and every later one fail.
+_FULL_FROM = """import errno, os
+_real_replace = os.replace
+_full = []
+def _replace(src, dst, *args, **kwargs):
+    if str(dst).endswith({name!r}):
+        _full.append(1)
+    if _full:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(dst))
+    return _real_replace(src, dst, *args, **kwargs)
+os.replace = _replace
+"""
+
+
 def test_a_failing_server_pid_write_is_named_as_the_cause(bench):
-    """Issue 38: when server.pid could not be written, the message named gate-run.json."""
-    done = bench.run(*RUN, python_prelude=_ONE_FILE.format(name="server.pid", when=""))
+    """Issue 38: when the disk filled at server.pid, the message named gate-run.json (the next write)."""
+    done = bench.run(*RUN, python_prelude=_FULL_FROM.format(name="server.pid"))
     assert done.returncode == 3, done.stderr
     line = _error_line(done.stderr)
     assert "server.pid" in line and "ENOSPC" in line, line

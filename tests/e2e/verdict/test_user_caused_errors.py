@@ -36,7 +36,7 @@ def test_a_tree_under_a_non_utf8_path_is_read_and_written_escaped(make_tree, tmp
     assert b"\xff" not in stored
     json.loads(stored)
     other = tmp_path.joinpath(os.fsdecode(b"c\xfe"))
-    shutil.copytree(make_tree("plain"), other)
+    shutil.copytree(make_tree("seed11", seed=11), other)  # another measurement (a copy is refused as one)
     done = _gate("compare", other, tree, "--json", tmp_path / "report.json")
     assert done.returncode in (0, 1, 3, 4), done.stderr
     assert "internal error" not in done.stderr.decode("utf-8")

@@ -21,6 +21,7 @@ from gate.formats.config import load_suite
 from gate.judging import judge
 from gate.reading.sample_cache import CACHE_DIR, CachedSampleReader
 from gate.reading.tree_side import side_from_tree
+from tests.helpers.runs import copy_run
 
 
 @pytest.fixture(scope="module")
@@ -111,12 +112,13 @@ def test_no_cache_ignores_a_planted_entry(tree, suite):
     assert trusted.workloads["qwen3/asr_en"].samples["wer"].errors[0].sum() > 0  # scored from the files
 
 
-def test_compare_no_cache_writes_nothing(tree):
+def test_compare_no_cache_writes_nothing(tree, tmp_path):
     runner = CliRunner()
-    off = runner.invoke(cli, ["compare", str(tree), str(tree), "--models", "qwen3", "--no-cache", "--format", "none"])
+    again = copy_run(tree, tmp_path / "again")  # the commit measured again (a tree against itself is refused)
+    off = runner.invoke(cli, ["compare", str(tree), str(again), "--models", "qwen3", "--no-cache", "--format", "none"])
     assert off.exit_code == 0, off.stderr
     assert not (tree / CACHE_DIR).exists()
-    on = runner.invoke(cli, ["compare", str(tree), str(tree), "--models", "qwen3", "--format", "none"])
+    on = runner.invoke(cli, ["compare", str(tree), str(again), "--models", "qwen3", "--format", "none"])
     assert on.exit_code == 0, on.stderr
     assert list((tree / CACHE_DIR).glob("run1--qwen3_asr_en--*.json"))
 
@@ -128,7 +130,7 @@ RESULT_FILE = re.compile(r"/run\d+/(?:.*/)?(asr_[a-z]+|transcribe_diarize_(speed
 def test_one_compare_reads_each_result_file_once(tree, tmp_path, monkeypatch, flags):
     """The per-utterance reader takes the run gate.reading.results parsed (and the cache key hashes that run), so a
     compare opens each result file once, with the cache cold, warm, or off."""
-    candidate = Path(shutil.copytree(tree, tmp_path / "candidate"))
+    candidate = copy_run(tree, tmp_path / "candidate")
     opened: collections.Counter[str] = collections.Counter()
     real_open, real_os_open = builtins.open, os.open
 

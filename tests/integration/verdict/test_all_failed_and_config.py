@@ -52,7 +52,7 @@ def test_every_request_failed_is_incomplete_in_summarize_and_compare(make_tree, 
     assert "every request failed" in out and "bad_schema" not in out, out
     summary = (tmp_path / "summary.json").read_text()
     assert "all_requests_failed" in summary and "bad_schema" not in summary
-    base = make_tree("base", seed=11)
+    base = make_tree("seed11", seed=11)
     code, out = _invoke("compare", base, candidate, "--json", tmp_path / "report.json")
     assert code == 3, out
     assert "every request failed" in out and "run2" in out and "bad_schema" not in out, out
@@ -72,7 +72,7 @@ def _config(**settings):
 
 
 def test_a_candidate_measured_at_another_concurrency_is_not_comparable(make_tree, tmp_path):
-    base = make_tree("plain")
+    base = make_tree("seed11", seed=11)  # another measurement of the same commit (a copy is refused as one)
     candidate = _copy(make_tree, tmp_path, "candidate")
     for run in ("run1", "run2", "run3"):
         _edit(candidate, run, _config(concurrency=8))
@@ -84,7 +84,7 @@ def test_a_candidate_measured_at_another_concurrency_is_not_comparable(make_tree
 
 
 def test_stream_and_warmup_differences_are_not_comparable(make_tree, tmp_path):
-    base = make_tree("plain")
+    base = make_tree("seed11", seed=11)
     for name, change, allow in (("stream", _config(stream=True), "client"),
                                 ("warmup", _config(warmup=False), "client")):
         candidate = _copy(make_tree, tmp_path, name)

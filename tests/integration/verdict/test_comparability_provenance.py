@@ -20,10 +20,11 @@ H100_NAME = H100.split(", ")[1]  # the name nvidia-smi listed
 H200 = "0, NVIDIA H200, GPU-8a2e, 143771, 570.86.15, P0, 700.00, 1980, 3201, 9.0"
 
 
-def runbook_tree(make_tree, dest, *, csv=H100, cuda="13.0", torch=None, freeze=True):
+def runbook_tree(make_tree, dest, *, csv=H100, cuda="13.0", torch=None, freeze=True, measured="base"):
     """The example tree with the runbook's provenance.gpu (and optionally torch) rewritten; no env.json;
-    `freeze=False`: no freeze.txt either (the packages come from the result files)."""
-    shutil.copytree(make_tree("base"), dest)
+    `freeze=False`: no freeze.txt either (the packages come from the result files). `measured`: another name is
+    another measurement of the commit (a tree copied from another is refused as a copied run)."""
+    shutil.copytree(make_tree(measured, seed=0 if measured == "base" else 7), dest)
     if not freeze:
         for path in dest.glob("run*/freeze.txt"):
             path.unlink()
@@ -46,7 +47,7 @@ def test_the_csv_columns_are_the_runbooks(make_tree):
 
 def test_two_runbook_trees_differing_only_in_the_gpu_are_not_comparable_exit_4(suite, make_tree, tmp_path):
     base = runbook_tree(make_tree, tmp_path / "h200", csv=H200)
-    cand = runbook_tree(make_tree, tmp_path / "h100", csv=H100)
+    cand = runbook_tree(make_tree, tmp_path / "h100", csv=H100, measured="again")
     fp = fingerprint_of_tree(read_tree(cand, suite), suite)
     assert (fp.gpu, fp.driver, fp.cuda) == ("NVIDIA H100 80GB HBM3", "570.86.15", "13.0")
     assert fp.packages and fp.packages["torch"] == "2.11.0" and "sglang-omni" not in fp.packages

@@ -41,8 +41,8 @@ def test_summarize_refuses_a_copied_run(linked):
 
 
 def test_compare_refuses_a_copied_run_on_either_side(linked, make_tree):
-    _refused(*_invoke("compare", make_tree("base", seed=11), linked))
-    _refused(*_invoke("compare", linked, make_tree("base", seed=11)))
+    _refused(*_invoke("compare", make_tree("seed11", seed=11), linked))
+    _refused(*_invoke("compare", linked, make_tree("seed11", seed=11)))
 
 
 def test_baseline_create_refuses_a_copied_run(linked, tmp_path):
@@ -53,7 +53,7 @@ def test_baseline_create_refuses_a_copied_run(linked, tmp_path):
 def test_compare_refuses_a_candidate_run_copied_from_the_base(make_tree, tmp_path):
     base = make_tree("plain")
     candidate = tmp_path / "candidate"
-    shutil.copytree(make_tree("base", seed=11), candidate)
+    shutil.copytree(make_tree("seed11", seed=11), candidate)
     shutil.rmtree(candidate / "run3")
     _hard_link_tree(base / "run1", candidate / "run3")
     code, out = _invoke("compare", base, candidate)
