@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from gate import cli as cli_module
-from gate.commands import example as example_command
+from gate.examples.folder import MARKER
 from gate.reading.sample_cache import CACHE_DIR
 
 
@@ -34,7 +34,7 @@ def test_second_run_rewrites_the_same_folder(example_out, invoke):
     again = invoke("example", out)
     assert again.exit_code == 0, again.stderr
     assert _digests(out) == before
-    assert (out / example_command.MARKER).is_file()
+    assert (out / MARKER).is_file()
     assert sorted(p.name for p in out.parent.iterdir() if p.name.startswith(".")) == []  # no staging left
     readme = (out / "README.txt").read_text()
     assert f"gate compare {out / 'baseline.json'} {out / 'candidate'}" in readme  # the final path, not staging
@@ -46,7 +46,7 @@ def test_second_run_rewrites_the_same_folder(example_out, invoke):
 def test_interrupted_run_leaves_the_old_folder(tmp_path, monkeypatch, capsys, interrupt, code):
     out = tmp_path / "out"
     out.mkdir()
-    (out / example_command.MARKER).write_text("earlier\n")
+    (out / MARKER).write_text("earlier\n")
     (out / "old.txt").write_text("previous example\n")
 
     def stop(*args, **kwargs):
@@ -54,5 +54,5 @@ def test_interrupted_run_leaves_the_old_folder(tmp_path, monkeypatch, capsys, in
     monkeypatch.setattr("gate.examples.write_example_baseline", stop)  # imported by the command when it runs
     assert cli_module.run(["example", str(out)]) == code
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]  # no half-written sibling
-    assert sorted(p.name for p in out.iterdir()) == [example_command.MARKER, "old.txt"]
+    assert sorted(p.name for p in out.iterdir()) == [MARKER, "old.txt"]
     assert capsys.readouterr().err.strip().count("\n") == 0  # one line (click prints a newline after ^C)
