@@ -5,12 +5,10 @@ from pathlib import Path
 
 import click
 
+from gate.commands._options import models_option, suite_option
 from gate.formats import inputs
 from gate.formats.config import load_suite
 from gate.formats.errors import InputError
-
-_SUITE = click.option("--suite", "suite_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
-                      help="Suite YAML (default: the packaged gate/suites/asr.yaml).")
 
 
 @click.group("baseline")
@@ -29,12 +27,12 @@ def command() -> None:
 @click.argument("tree", type=click.Path(path_type=Path))
 @click.option("--out", "out", required=True, type=click.Path(dir_okay=False, path_type=Path),
               help="The baseline JSON file to write (baselines/<runner>-<models>.json by convention).")
-@click.option("--models", "models", multiple=True, help="Only these suite models (repeat or comma-separate).")
+@models_option()
 @click.option("--keep-calibration", "keep_from", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Carry the A/A calibration over from this earlier baseline file (the one the new file "
                    "replaces); skipped, with a note, when nothing exists at that path; anything else that is "
                    "not a readable baseline file is an error.")
-@_SUITE
+@suite_option
 def create(tree: Path, out: Path, models: tuple[str, ...], keep_from: Path | None, suite_path: Path | None) -> None:
     """Store result tree TREE as a baseline file: per-run metrics, per-utterance errors, fingerprint.
 
@@ -56,7 +54,7 @@ def create(tree: Path, out: Path, models: tuple[str, ...], keep_from: Path | Non
     from gate.reading.tree_side import side_from_tree
 
     suite = load_suite(suite_path)
-    chosen = tuple(m for item in models for m in item.split(",") if m) or None
+    chosen = models or None
     side = side_from_tree(tree, suite, models=chosen)
     source = None
     if keep_from is not None and inputs.is_present(keep_from):
@@ -84,7 +82,7 @@ def create(tree: Path, out: Path, models: tuple[str, ...], keep_from: Path | Non
               help="An A/A pair TREE_A TREE_B whose two arms ran in different jobs (repeatable). Only such "
                    "pairs measure the job-to-job spread a comparison across jobs (against a stored baseline) "
                    "is judged with.")
-@_SUITE
+@suite_option
 def calibrate_command(trees: tuple[Path, ...], baseline_path: Path, cross: tuple[tuple[Path, Path], ...],
               suite_path: Path | None) -> None:
     """Estimate run-to-run noise from A/A pairs TREE_A TREE_B [TREE_A2 TREE_B2 ...] (same commit twice, each
@@ -134,7 +132,7 @@ def calibrate_command(trees: tuple[Path, ...], baseline_path: Path, cross: tuple
 @click.option("--runner-class", default=None, help="Only this runner class of the history (default: all).")
 @click.option("--tonight", "tonight", multiple=True, type=click.Path(path_type=Path),
               help="Tonight's nightly result tree (repeatable): counted as the newest night.")
-@_SUITE
+@suite_option
 def nights(baseline_path: Path, history_dir: Path | None, runner_class: str | None, tonight: tuple[Path, ...],
            suite_path: Path | None) -> None:
     """Pool the nightly job's own run-to-run spread into BASELINE's speed σ, beside its A/A pairs.

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from gate.commands._options import json_path_option, models_option, suite_option
 from gate.formats import atomic
 from gate.formats.verdict import Verdict
 from gate.judging.swap_check import RowOutcome, recorded, swap_warnings
@@ -22,8 +23,7 @@ if TYPE_CHECKING:  # the library loads in the command's body: --help and usage e
 @click.command("compare")
 @click.argument("base", type=click.Path(path_type=Path))
 @click.argument("candidate", type=click.Path(path_type=Path))
-@click.option("--models", "models", multiple=True,
-              help="Only these suite models (repeat or comma-separate). Default: the models the candidate has.")
+@models_option("the models the candidate has")
 @click.option("--allow-diff", "allow_diff", multiple=True, type=click.Choice(comparability.KINDS),
               help="Accept a fingerprint difference of this kind (repeatable); it is still shown.")
 @click.option("--calibration", "calibration_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
@@ -31,8 +31,7 @@ if TYPE_CHECKING:  # the library loads in the command's body: --help and usage e
 @click.option("--cross-job/--same-job", "cross_job", default=None,
               help="The sides ran in different jobs (a job effect adds to speed noise) or in one interleaved job. "
                    "Default: across jobs when either side is a baseline file, one job for two trees.")
-@click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Write the report (JSON, gate/schemas/report.schema.json) to this file ('-': stdout).")
+@json_path_option("Write the report (JSON, gate/schemas/report.schema.json) to this file ('-': stdout).")
 @click.option("--comment", "comment_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Write the PR comment markdown to this file ('-': stdout).")
 @click.option("--summary", "summary_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
@@ -52,8 +51,7 @@ if TYPE_CHECKING:  # the library loads in the command's body: --help and usage e
               help="A git checkout holding both sides' commits (repeatable): the swap warning asks it whether "
                    "CANDIDATE's commit precedes BASE's.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap resampling.")
-@click.option("--suite", "suite_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Suite YAML (default: the packaged gate/suites/asr.yaml).")
+@suite_option
 def command(base: Path, candidate: Path, models: tuple[str, ...], allow_diff: tuple[str, ...],
             calibration_path: Path | None, json_path: Path | None, comment_path: Path | None,
             summary_path: Path | None, output_format: str, show_all: bool, no_cache: bool, history_dir: Path | None,
@@ -96,7 +94,7 @@ def command(base: Path, candidate: Path, models: tuple[str, ...], allow_diff: tu
     from gate.formats.config import check_models, load_suite
 
     suite = load_suite(suite_path)
-    chosen = tuple(m for item in models for m in item.split(",") if m) or None
+    chosen = models or None
     check_models(chosen, suite)  # a typo is answered before the statistics are imported
     from gate.judging.judge import Request, judge
     from gate.render.renderer import render_comment, render_summary, render_terminal

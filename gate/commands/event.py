@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from gate.commands._options import suite_option
 from gate.formats import atomic, typedjson
 from gate.formats.config import Suite, load_suite
 from gate.publish.actions_io import append_file, format_outputs
@@ -17,14 +18,14 @@ from gate.publish.settings import Settings
 @click.command("event")
 @click.option("--event-name", help="Event name (default: GITHUB_EVENT_NAME).")
 @click.option("--event-path", type=click.Path(dir_okay=False), help="Payload file (default: GITHUB_EVENT_PATH).")
-@click.option("--suite", "suite_path", type=click.Path(dir_okay=False), help="Suite YAML (default: the bundled asr suite).")
+@suite_option
 @click.option("--sha", help="Commit for schedule/dispatch events (default: GITHUB_SHA).")
 @click.option("--write-meta", type=click.Path(dir_okay=False),
               help="Also write the run metadata JSON (models run) for the report workflow.")
 @click.option("--from-meta", type=click.Path(dir_okay=False),
               help="Trusted report job: the models named by an uploaded run-metadata file (untrusted; validated against "
                    "the suite), as run/models/matrix outputs. Missing file: run=false.")
-def command(event_name: str | None, event_path: str | None, suite_path: str | None, sha: str | None,
+def command(event_name: str | None, event_path: str | None, suite_path: Path | None, sha: str | None,
             write_meta: str | None, from_meta: str | None) -> None:
     """Print run, reason, models, matrix, sha, base-sha, pr, labels as NAME=VALUE lines.
 

@@ -10,13 +10,13 @@ from pathlib import Path
 
 import click
 
+from gate.commands._options import suite_option
 from gate.examples.folder import write_replaceable
 
 
 @click.command("example")
 @click.argument("out", type=click.Path(path_type=Path))
-@click.option("--suite", "suite_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Suite YAML (default: the packaged gate/suites/asr.yaml).")
+@suite_option
 def command(out: Path, suite_path: Path | None) -> None:
     """Write OUT/baseline, OUT/candidate (synthetic result trees) and OUT/baseline.json.
 

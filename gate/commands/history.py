@@ -20,6 +20,7 @@ from pathlib import Path
 
 import click
 
+from gate.commands._options import json_flag_option, json_path_option, suite_option
 from gate.formats.config import load_suite
 from gate.formats.errors import InputError
 
@@ -28,8 +29,6 @@ _HISTORY = click.option("--history", "history_dir", default=DEFAULT_HISTORY, sho
                         type=click.Path(file_okay=False, path_type=Path),
                         help="History directory (<runner-class>/<YYYY-MM>.jsonl).")
 _CLASS = click.option("--runner-class", default=None, help="Only this runner class (default: all in the history).")
-_SUITE = click.option("--suite", "suite_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
-                      help="Suite YAML (default: the packaged gate/suites/asr.yaml).")
 
 
 def _read(history_dir: Path, runner_class: str | None, suite=None):
@@ -47,8 +46,8 @@ def _read(history_dir: Path, runner_class: str | None, suite=None):
 @_HISTORY
 @_CLASS
 @click.option("--nights", default=30, show_default=True, type=click.IntRange(1, 10_000), help="Nights shown.")
-@click.option("--json", "as_json", is_flag=True, help="Print the trends and change points as JSON.")
-@_SUITE
+@json_flag_option("Print the trends and change points as JSON.")
+@suite_option
 @click.pass_context
 def command(ctx: click.Context, history_dir: Path, runner_class: str | None, nights: int, as_json: bool,
             suite_path: Path | None) -> None:
@@ -90,7 +89,7 @@ def command(ctx: click.Context, history_dir: Path, runner_class: str | None, nig
 @click.option("--time", "when", default=None,
               help="ISO-8601 time of the night, for trees that do not record their start in gate-run.json "
                    "(default: their newest commit.txt). Stored in UTC.")
-@_SUITE
+@suite_option
 def import_(trees: tuple[Path, ...], history_dir: Path, runner_class: str, kind: str, report_path: Path | None,
             when: str | None, suite_path: Path | None) -> None:
     """Store result trees in the history: one record per night × workload; rerunnable.
@@ -133,7 +132,7 @@ def import_(trees: tuple[Path, ...], history_dir: Path, runner_class: str, kind:
 @command.command("repair")
 @_HISTORY
 @_CLASS
-@_SUITE
+@suite_option
 def repair_(history_dir: Path, runner_class: str | None, suite_path: Path | None) -> None:
     """Move every unreadable line of the history files to <file>.rejected; the files keep the rest.
 
@@ -166,14 +165,13 @@ def repair_(history_dir: Path, runner_class: str | None, suite_path: Path | None
 @_CLASS
 @click.option("--recent", default=1, show_default=True, type=click.IntRange(1, 1000),
               help="Change points first reported in the last N nights count as new.")
-@click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Write the new change points here.")
+@json_path_option("Write the new change points here.")
 @click.option("--track", is_flag=True,
               help="Open or update one GitHub issue per step (workload) that moved a gated metric, for every "
                    "stored step without one yet (also those a GitHub error kept from being filed before).")
 @click.option("--chart-url", default=None,
               help="Base URL of the published dashboard: each issue links <URL>/<model>.html#<workload>.")
-@_SUITE
+@suite_option
 def detect_(history_dir: Path, runner_class: str | None, recent: int, json_path: Path | None, track: bool,
             chart_url: str | None, suite_path: Path | None) -> None:
     """Tonight's change points on main; every change point found is stored in the history
@@ -271,9 +269,8 @@ def _main_check(publisher, settings, suite, history, stored, runner_class: str) 
 @click.option("--runner-class", default="default", show_default=True, help="Runner class the trees ran on.")
 @click.option("--nights", default=14, show_default=True, type=click.IntRange(3, 1000),
               help="Nights of main tonight is compared with.")
-@click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help='Write {"block": true|false, "findings": [...]} here.')
-@_SUITE
+@json_path_option('Write {"block": true|false, "findings": [...]} here.')
+@suite_option
 def guard_(trees: tuple[Path, ...], history_dir: Path, runner_class: str, nights: int, json_path: Path | None,
            suite_path: Path | None) -> None:
     """May tonight's trees become the baseline? Not when a gated metric is worse than main's own recent
@@ -309,11 +306,11 @@ def guard_(trees: tuple[Path, ...], history_dir: Path, runner_class: str, nights
 @command.command("noise")
 @_HISTORY
 @_CLASS
-@click.option("--json", "as_json", is_flag=True, help="Print as JSON.")
+@json_flag_option("Print as JSON.")
 @click.option("--write-calibration", "baseline_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Pool the last nights' run-to-run spread into this baseline file's speed σ (its A/A pairs' "
                    "part is kept; see `gate baseline nights`).")
-@_SUITE
+@suite_option
 def noise_(history_dir: Path, runner_class: str | None, as_json: bool, baseline_path: Path | None,
            suite_path: Path | None) -> None:
     """Run-to-run and night-to-night σ per workload × metric, over the nights since the last change point.
@@ -356,7 +353,7 @@ def noise_(history_dir: Path, runner_class: str | None, as_json: bool, baseline_
 @click.option("--nights", default=90, show_default=True, type=click.IntRange(2, 10_000))
 @click.option("--candidate", "candidate", type=click.Path(path_type=Path), default=None,
               help="A PR's result tree: its runs are drawn at the right edge of each chart.")
-@_SUITE
+@suite_option
 def plot_(out: Path, history_dir: Path, runner_class: str | None, nights: int, candidate: Path | None,
           suite_path: Path | None) -> None:
     """SVG charts per workload × metric: nightly runs, level and noise band, the gate's floor, change points.
@@ -386,7 +383,7 @@ def plot_(out: Path, history_dir: Path, runner_class: str | None, nights: int, c
 @_CLASS
 @click.option("--nights", default=90, show_default=True, type=click.IntRange(2, 10_000))
 @click.option("--repository", default=None, help="owner/name for commit links (default: GITHUB_REPOSITORY).")
-@_SUITE
+@suite_option
 def publish_(out: Path, history_dir: Path, runner_class: str | None, nights: int, repository: str | None,
              suite_path: Path | None) -> None:
     """A self-contained static site: an overview (status, trend, change points, σ per workload) and one page
@@ -416,7 +413,7 @@ def publish_(out: Path, history_dir: Path, runner_class: str | None, nights: int
 @command.command("example-nights")
 @click.argument("out", type=click.Path(file_okay=False, path_type=Path))
 @click.option("--nights", default=30, show_default=True, type=click.IntRange(2, 365))
-@_SUITE
+@suite_option
 def example_nights(out: Path, nights: int, suite_path: Path | None) -> None:
     """Write OUT/night-01 … (synthetic nightly result trees of main, qwen3 and whisper, one planted step).
 

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from gate.commands._options import json_path_option, suite_option
 from gate.formats import atomic, inputs
 from gate.formats.config import load_suite
 from gate.formats.errors import InputError
@@ -17,10 +18,10 @@ if TYPE_CHECKING:
 
 @click.command("merge")
 @click.argument("reports", nargs=-1, required=True, type=click.Path())
-@click.option("--json", "json_out", required=True, type=click.Path(dir_okay=False), help="Where to write the merged report ('-': stdout).")
+@json_path_option("Where to write the merged report ('-': stdout).", required=True)
 @click.option("--expect-models", default="", help="Comma-separated models that should have a report; a missing one makes the verdict INCOMPLETE.")
-@click.option("--suite", "suite_path", type=click.Path(dir_okay=False), help="Suite YAML (default: the bundled asr suite).")
-def command(reports: tuple[str, ...], json_out: str, expect_models: str, suite_path: str | None) -> None:
+@suite_option
+def command(reports: tuple[str, ...], json_path: Path, expect_models: str, suite_path: Path | None) -> None:
     """Merge REPORTS (each validated against the report schema) into one report.json.
 
     A directory stands for the report.json files in it and one level below (the layout
@@ -46,14 +47,14 @@ def command(reports: tuple[str, ...], json_out: str, expect_models: str, suite_p
     present = {model for report in loaded for model in report.models}
     missing = {m: tuple(w.id for w in suite.workloads_for((m,))) for m in expected if m not in present}
     merged = merge_reports(loaded, missing=missing)
-    if json_out == "-":
+    if str(json_path) == "-":
         click.echo(json.dumps(merged.to_json(), indent=2, ensure_ascii=False))
         for model in missing:
             click.echo(f"gate: warning: no report for {model}; the merged verdict is INCOMPLETE", err=True)
         return
-    atomic.write_text(json_out, json.dumps(merged.to_json(), indent=2, ensure_ascii=False) + "\n",
+    atomic.write_text(json_path, json.dumps(merged.to_json(), indent=2, ensure_ascii=False) + "\n",
                       what="merged report")
-    click.echo(f"merged {len(files)} reports -> {json_out}: {merged.verdict.value}")
+    click.echo(f"merged {len(files)} reports -> {json_path}: {merged.verdict.value}")
     for model in missing:
         click.echo(f"gate: warning: no report for {model}; the merged verdict is INCOMPLETE", err=True)
 

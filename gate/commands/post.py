@@ -8,6 +8,9 @@ from pathlib import Path
 
 import click
 
+from gate.commands._options import json_path_option, suite_option
+from gate.publish.post_request import PostRequest
+
 
 @click.command("post")
 @click.option("--trees", "trees", type=click.Path(file_okay=False, path_type=Path),
@@ -17,25 +20,26 @@ import click
               help="Trusted baseline (file on the baseline branch). Default: the trees' base/ side (A/B).")
 @click.option("--calibration", "calibration", type=click.Path(dir_okay=False, path_type=Path),
               help="Trusted A/A calibration (a baseline file on the baseline branch), for A/B runs.")
-@click.option("--json", "json_out", type=click.Path(dir_okay=False, path_type=Path),
-              help="Also write the trusted report here (an artifact for people and tools).")
+@json_path_option("Also write the trusted report here (an artifact for people and tools).")
 @click.option("--not-run", is_flag=True, help="The benchmark run measured nothing: set only the overall check.")
 @click.option("--required-paths", "required_paths", default="",
               help="Comma-separated globs of ASR code paths: an unlabelled PR touching one gets 'action required'.")
-@click.option("--report", "report_path", type=click.Path(dir_okay=False),
+@click.option("--report", "report_path", type=click.Path(dir_okay=False, path_type=Path),
               help="Nightly only (with --tracking-issue): the nightly's own merged report.")
 @click.option("--tracking-issue", is_flag=True, help="Nightly: open/update one issue unless the night passed.")
 @click.option("--sha", help="Commit (default: the workflow_run head, else GITHUB_SHA).")
 @click.option("--pr", type=int, help="PR number (default: from the workflow_run event, else looked up by head).")
-@click.option("--suite", "suite_path", type=click.Path(dir_okay=False), help="Suite YAML (default: the bundled asr suite).")
+@suite_option
 @click.option("--dry-run", is_flag=True, help="Judge and print the model's check as JSON; contact nothing.")
 @click.option("--history", "history_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="The nightly history on the baseline branch (trusted): each non-passing row shows main's "
                    "last nights, where the candidate lands against their band, and an open step's issue.")
 @click.option("--runner-class", "runner_class", default=None,
               help="With --history: only the nights of this GPU class (the class the baseline branch files under).")
-def command(trees, model, baseline, calibration, json_out, not_run, required_paths, report_path, tracking_issue,
-            sha, pr, suite_path, dry_run, history_dir=None, runner_class=None) -> None:
+def command(trees: Path | None, model: str | None, baseline: Path | None, calibration: Path | None,
+            json_path: Path | None, not_run: bool, required_paths: str, report_path: Path | None, tracking_issue: bool,
+            sha: str | None, pr: int | None, suite_path: Path | None, dry_run: bool, history_dir: Path | None = None,
+            runner_class: str | None = None) -> None:
     """Judge uploaded result trees and publish the check runs and the one sticky comment.
 
     Run in the trusted workflow only: the trees are untrusted data and are judged here (their
@@ -52,11 +56,10 @@ def command(trees, model, baseline, calibration, json_out, not_run, required_pat
       gate post --trees untrusted/qwen3 --model qwen3 --calibration store/h100/qwen3.json --dry-run
       gate post --report nightly/report.json --tracking-issue
     """
-    if sum(bool(x) for x in (trees, not_run, report_path)) != 1:  # answered before the library loads
-        from gate.formats.errors import InputError
-
-        raise InputError("give exactly one of --trees DIR (with --model), --not-run, or --report FILE --tracking-issue")
+    request = PostRequest.from_options(  # the mode (exactly one of them) is decided before the library loads
+        trees=trees, not_run=not_run, report=report_path, required_paths=required_paths, model=model,
+        baseline=baseline, calibration=calibration, json_path=json_path, tracking_issue=tracking_issue, sha=sha,
+        pr=pr, suite_path=suite_path, dry_run=dry_run, history_dir=history_dir, runner_class=runner_class)
     from gate.publish.posting import post
 
-    post(trees, model, baseline, calibration, json_out, not_run, required_paths, report_path, tracking_issue,
-        sha, pr, suite_path, dry_run, history_dir, runner_class)
+    post(request)

@@ -12,11 +12,13 @@ import os
 import shlex
 import sys
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
+from gate.commands._options import models_option, suite_option
 from gate.formats.abplan import DEFAULT_MAX_RUNS, EXTENSION_RUNS
 from gate.formats.config import Suite, load_suite
 from gate.formats.errors import InputError
@@ -24,6 +26,7 @@ from gate.stats.outlier_rule import rule_text as outlier_rule_text
 
 if TYPE_CHECKING:
     from gate.runner.plan import Arm
+    from gate.runner.request import RunRequest
 
 
 def check_out_dir(out: Path) -> None:
@@ -106,7 +109,7 @@ def next_commands(out: Path, sides: tuple[Arm, ...], models: tuple[str, ...], su
 @click.option("--out", required=True, type=click.Path(path_type=Path), help="Results root; runs go to OUT/NAME/run<R>.")
 @click.option("--name", default=None, help="Result tree name (runbook NAME); default 'main'.")
 @click.option("--names", default=None, help="A/B: the two tree names, 'A,B' (default base,candidate).")
-@click.option("--models", default=None, help="Comma-separated model keys (qwen3, whisper, fun, moss_td).")
+@models_option("every model of the suite (or those --label selects)")
 @click.option("--label", "labels", multiple=True, help="PR label(s) selecting models, e.g. run-qwen3-asr.")
 @click.option("--runs", default=None, help="Comma-separated runs in order (default: warm + the suite's scored runs). "
                                             "A/B with --runs: one look, no extension.")
@@ -133,7 +136,7 @@ def next_commands(out: Path, sides: tuple[Arm, ...], models: tuple[str, ...], su
               help="TORCHINDUCTOR_CACHE_DIR (default OUT/torchinductor).")
 @click.option("--python", "python", type=click.Path(path_type=Path), default=None,
               help="The checkout's python (default CHECKOUT/.venv/bin/python); for a prepared environment.")
-@click.option("--suite", "suite_path", type=click.Path(path_type=Path), default=None, help="Suite YAML (default: built in).")
+@suite_option
 @click.option("--resume", is_flag=True, help="Skip runs the last attempt completed (same commit, coverage complete); "
                                              "a run it left interrupted or failed is redone.")
 @click.option("--dry-run", is_flag=True, help="Print every command in order (preflight included) and exit.")
@@ -153,12 +156,7 @@ def next_commands(out: Path, sides: tuple[Arm, ...], models: tuple[str, ...], su
 @click.option("--skip-venv-check", is_flag=True,
               help="Do not run the checkout's .github/scripts/verify_omni_installed_pins.py (runbook Step 2).")
 @click.option("--no-dataset-fingerprints", is_flag=True, help="Do not record MOSS dataset fingerprints (slow to load).")
-# Complexity over 15: the CLI command: checks 30 options in turn, then hands one Setup to the runner.
-def command(checkout, ab, out, name, names, models, labels, runs, one_look, max_runs, no_remeasure, calibration,  # noqa: C901 (reason above)
-            gpu_index, no_gpu,
-            port, hf_hub, hf_home, startup_timeout, client_timeout, torchinductor_cache, python, suite_path, resume,
-            dry_run, components_path, target_change, lock_dir, lock_wait, port_wait, progress_every, skip_venv_check,
-            no_dataset_fingerprints):
+def command(**options: Any) -> None:
     """Run the ASR benchmarks of one checkout (or two, --ab) and write the runbook's result tree.
 
     \b
@@ -182,28 +180,91 @@ def command(checkout, ab, out, name, names, models, labels, runs, one_look, max_
            clients are stopped first)
     Completed runs are always kept.
     """
+    _run(RunOptions(**options))
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """`gate run`'s options, typed (click's parameter names; see each option's --help)."""
+
+    checkout: Path | None
+    ab: tuple[Path, Path] | None
+    out: Path
+    name: str | None
+    names: str | None
+    models: tuple[str, ...]
+    labels: tuple[str, ...]
+    runs: str | None
+    one_look: bool
+    max_runs: int
+    no_remeasure: bool
+    calibration: Path | None
+    gpu_index: int | None
+    no_gpu: bool
+    port: int | None
+    hf_hub: Path | None
+    hf_home: Path | None
+    startup_timeout: float | None
+    client_timeout: float | None
+    torchinductor_cache: Path | None
+    python: Path | None
+    suite_path: Path | None
+    resume: bool
+    dry_run: bool
+    components_path: Path | None
+    target_change: float
+    lock_dir: Path
+    lock_wait: float
+    port_wait: float
+    progress_every: float
+    skip_venv_check: bool
+    no_dataset_fingerprints: bool
+
+
+@dataclass(frozen=True)
+class _Planned:
+    """What the options decide: the runner's request, the sides and models, and whether A/B has two looks."""
+
+    request: RunRequest
+    sides: tuple[Arm, ...]
+    models: tuple[str, ...]
+    two_looks: bool
+
+
+def _run(options: RunOptions) -> None:
     # The runner loads here: --help and usage errors answer before httpx and numpy are imported.
     try:
-        from gate.runner.cancel import Cancelled
-        from gate.runner.execute import Runner
-        from gate.runner.gpu import NoGpu, NvmlGpu
-        from gate.runner.looks import LookPlan
-        from gate.runner.outfiles import os_error_text
-        from gate.runner.plan import Arm, Setup, dry_run_lines
-        from gate.runner.preflight import preflight_lines
-        from gate.runner.request import RunRequest
+        import gate.runner.cancel
+        import gate.runner.execute
+        import gate.runner.gpu
+        import gate.runner.looks
+        import gate.runner.outfiles
+        import gate.runner.plan
+        import gate.runner.preflight
+        import gate.runner.request  # noqa: F401 (all the runner needs, loaded before any check)
     except ModuleNotFoundError as exc:  # the [runner] extra is not installed: one line naming it
         from gate.cli import missing_extra
 
         raise missing_extra("run", exc) from None
+    suite = _with_timeouts(load_suite(options.suite_path), options.startup_timeout, options.client_timeout)
+    planned = _plan(options, suite)
+    if options.dry_run:
+        _print_dry_run(options, suite, planned)
+        return
+    _execute(options, suite, planned)
 
-    suite = _with_timeouts(load_suite(suite_path), startup_timeout, client_timeout)
+
+def _sides(options: RunOptions) -> tuple[Arm, ...]:
+    """One side (--checkout) or two (--ab), each a checkout and its python; bad combinations are one line."""
+    from gate.runner.plan import Arm
+
+    checkout, ab, python = options.checkout, options.ab, options.python
     if bool(checkout) == bool(ab):
         raise InputError("give exactly one of --checkout DIR or --ab BASE CANDIDATE")
     if ab:
-        tree_names = _csv(names) or ("base", "candidate")
+        tree_names = _csv(options.names) or ("base", "candidate")
         if len(tree_names) != 2 or tree_names[0] == tree_names[1]:
-            raise InputError(f"--names: expected two different names 'A,B', got {names!r}")
+            raise InputError(f"--names: expected two different names 'A,B', got {options.names!r}")
         if python:
             raise InputError("--python cannot be used with --ab (each checkout uses its own .venv/bin/python)")
         pairs = list(zip(tree_names, ab, strict=True))
@@ -213,25 +274,42 @@ def command(checkout, ab, out, name, names, models, labels, runs, one_look, max_
             raise InputError(f"--ab {ab[0]} {ab[1]}: both sides are the same checkout or share one .venv; "
                              "expected two checkouts, each with its own .venv")
     else:
-        pairs = [(name or "main", checkout)]
+        assert checkout is not None
+        pairs = [(options.name or "main", checkout)]
     sides = tuple(Arm(n, Path(c).resolve(), Path(python).resolve() if python else Path(c).resolve() / ".venv" / "bin" / "python")
                   for n, c in pairs)
     for side in sides:
         if "/" in side.name or side.name in ("", ".", ".."):
             raise InputError(f"--name: {side.name!r} is not a plain directory name")
-    selected = _csv(models)
-    if labels:
-        selected = tuple(dict.fromkeys(selected + suite.models_for_labels(list(labels))))
+    return sides
+
+
+def _models(options: RunOptions, suite: Suite) -> tuple[str, ...]:
+    """--models and the models --label selects, in suite order (all of the suite's when neither is given)."""
+    selected = options.models
+    if options.labels:
+        selected = tuple(dict.fromkeys(selected + suite.models_for_labels(list(options.labels))))
         if not selected:
-            raise InputError(f"--label: none of {', '.join(labels)} selects a model; known labels: "
+            raise InputError(f"--label: none of {', '.join(options.labels)} selects a model; known labels: "
                              f"{', '.join(suite.labels)}")
-    selected = tuple(dict.fromkeys(w.model for w in suite.workloads_for(selected or None)))  # suite order
-    run_names = _csv(runs) or (suite.warm_run, *suite.scored_runs)
+    return tuple(dict.fromkeys(w.model for w in suite.workloads_for(selected or None)))  # suite order
+
+
+def _run_names(options: RunOptions, suite: Suite) -> tuple[str, ...]:
+    run_names = _csv(options.runs) or (suite.warm_run, *suite.scored_runs)
     bad = [r for r in run_names if not r.replace("_", "").replace("-", "").isalnum()]
     if bad:
         raise InputError(f"--runs: {bad[0]!r} is not a plain run name (like warm, 1, 2); runs go to OUT/NAME/run<R>")
     if len(set(run_names)) != len(run_names):
-        raise InputError(f"--runs: duplicate run names in {runs!r}")
+        raise InputError(f"--runs: duplicate run names in {options.runs!r}")
+    return run_names
+
+
+def _check_inputs(options: RunOptions) -> None:
+    """--calibration must be a readable file; --components plans a dry run only."""
+    from gate.runner.outfiles import os_error_text
+
+    calibration = options.calibration
     if calibration is not None:
         if not Path(calibration).is_file():
             raise InputError("no such file; expected a baseline JSON file with an A/A calibration", path=calibration)
@@ -240,55 +318,85 @@ def command(checkout, ab, out, name, names, models, labels, runs, one_look, max_
         except OSError as exc:
             raise InputError(f"cannot read it ({os_error_text(exc)}); expected a readable baseline JSON file",
                              path=calibration) from None
-    if components_path is not None and not dry_run:
+    if options.components_path is not None and not options.dry_run:
         raise InputError("--components plans a dry run; give --dry-run too")
-    components = None
-    if components_path is not None:
-        from gate.formats.components import load as load_components
-        components = load_components(Path(components_path))
-    out = Path(out).resolve()
-    hub, home = _hf_paths(hf_hub, hf_home)
-    setup = Setup(out=out, port=port or suite.server.port, hf_hub=hub, hf_home=home,
-                  torchinductor_cache=Path(torchinductor_cache or out / "torchinductor").resolve())
+
+
+def _plan(options: RunOptions, suite: Suite) -> _Planned:
+    """The runner's request from the options, every check in the documented order (one line each, exit 2)."""
+    from gate.runner.looks import LookPlan
+    from gate.runner.plan import Setup
+    from gate.runner.request import RunRequest
+
+    sides = _sides(options)
+    selected = _models(options, suite)
+    run_names = _run_names(options, suite)
+    _check_inputs(options)
+    out = Path(options.out).resolve()
+    hub, home = _hf_paths(options.hf_hub, options.hf_home)
+    setup = Setup(out=out, port=options.port or suite.server.port, hf_hub=hub, hf_home=home,
+                  torchinductor_cache=Path(options.torchinductor_cache or out / "torchinductor").resolve())
     looks = None
-    two_looks = bool(ab) and not one_look and runs is None and not set(EXTENSION_RUNS) & set(run_names)
+    ab, calibration = bool(options.ab), options.calibration
+    two_looks = ab and not options.one_look and options.runs is None and not set(EXTENSION_RUNS) & set(run_names)
     if ab:
         looks = LookPlan(decider=_tree_decider(suite, out / sides[0].name, out / sides[1].name) if two_looks else None,
-                         max_runs=max_runs, remeasure=not no_remeasure, sigma=_sigma(suite, selected),
+                         max_runs=options.max_runs, remeasure=not options.no_remeasure, sigma=_sigma(suite, selected),
                          calibration=Path(calibration).resolve() if calibration else None,
-                         one_look_because=None if two_looks else ("--one-look" if one_look else "--runs given"))
-    request = RunRequest(suite=suite, sides=sides, setup=setup, runs=run_names, models=selected, gpu_index=gpu_index,
-                         resume=resume, lock_dir=lock_dir, lock_wait_s=lock_wait,
-                         fingerprints=not no_dataset_fingerprints, port_wait_s=port_wait, venv_check=not skip_venv_check,
-                         argv=tuple(sys.argv), progress_every_s=progress_every, looks=looks)
-    if dry_run:
-        for line in preflight_lines(suite, request.steps(), fingerprints=not no_dataset_fingerprints,
-                                    venv_check=not skip_venv_check):
+                         one_look_because=None if two_looks else ("--one-look" if options.one_look else "--runs given"))
+    request = RunRequest(suite=suite, sides=sides, setup=setup, runs=run_names, models=selected,
+                         gpu_index=options.gpu_index, resume=options.resume, lock_dir=options.lock_dir,
+                         lock_wait_s=options.lock_wait, fingerprints=not options.no_dataset_fingerprints,
+                         port_wait_s=options.port_wait, venv_check=not options.skip_venv_check,
+                         argv=tuple(sys.argv), progress_every_s=options.progress_every, looks=looks)
+    return _Planned(request=request, sides=sides, models=selected, two_looks=two_looks)
+
+
+def _print_dry_run(options: RunOptions, suite: Suite, planned: _Planned) -> None:
+    """--dry-run: every command in order (preflight included), the looks' rules and, with --components, the plan."""
+    from gate.runner.plan import dry_run_lines
+    from gate.runner.preflight import preflight_lines
+
+    request, looks = planned.request, planned.request.looks
+    components = None
+    if options.components_path is not None:
+        from gate.formats.components import load as load_components
+        components = load_components(Path(options.components_path))
+    for line in preflight_lines(suite, request.steps(), fingerprints=not options.no_dataset_fingerprints,
+                                venv_check=not options.skip_venv_check):
+        click.echo(line)
+    for line in dry_run_lines(suite, request.steps()):
+        click.echo(line)
+    if looks is not None and looks.remeasure:
+        click.echo(f"# --- after each scored run: a run more than {outlier_rule_text(' sigma')} from its arm's median on a gated "
+                   "speed metric is re-measured once per arm and model (original kept in outliers/run<R>/)")
+    if planned.two_looks:
+        click.echo(f"# --- second look, only for models that decide(first look) leaves undecided ('extend'), "
+                   f"then decide_pooled on all runs; at most {options.max_runs} scored runs per model")
+        for line in dry_run_lines(suite, request.extension_steps(planned.models)):
             click.echo(line)
-        for line in dry_run_lines(suite, request.steps()):
+    if components is not None:
+        from gate.runner.plan_by_change import lines as plan_lines
+        for line in plan_lines(components, planned.models, options.target_change / 100.0, options.max_runs):
             click.echo(line)
-        if looks is not None and looks.remeasure:
-            click.echo(f"# --- after each scored run: a run more than {outlier_rule_text(' sigma')} from its arm's median on a gated "
-                       "speed metric is re-measured once per arm and model (original kept in outliers/run<R>/)")
-        if two_looks:
-            click.echo(f"# --- second look, only for models that decide(first look) leaves undecided ('extend'), "
-                       f"then decide_pooled on all runs; at most {max_runs} scored runs per model")
-            for line in dry_run_lines(suite, request.extension_steps(selected)):
-                click.echo(line)
-        if components is not None:
-            from gate.runner.plan_by_change import lines as plan_lines
-            for line in plan_lines(components, selected, target_change / 100.0, max_runs):
-                click.echo(line)
-        return
-    if two_looks:
+
+
+def _execute(options: RunOptions, suite: Suite, planned: _Planned) -> None:
+    """Measure: the runner under the GPU lock, then the outcome (or the interruption) in one line each."""
+    from gate.runner.cancel import Cancelled
+    from gate.runner.execute import Runner
+    from gate.runner.gpu import NoGpu, NvmlGpu
+
+    request, sides, out = planned.request, planned.sides, planned.request.setup.out
+    if planned.two_looks:
         from gate.runner import looks as looks_module
         missing = looks_module.decisions_missing()
-        if missing:  # measure anyway (one look, recorded in gate-run.json) rather than waste the GPU job
+        if missing and request.looks is not None:  # measure anyway (one look, in gate-run.json), not waste the GPU job
             click.echo(f"gate run: warning: {missing}; this A/B runs one look only", err=True)
             request = dataclasses.replace(request, looks=dataclasses.replace(
-                looks, decider=None, one_look_because=missing))
+                request.looks, decider=None, one_look_because=missing))
     check_out_dir(out)
-    gpu = NoGpu() if no_gpu else NvmlGpu()
+    gpu = NoGpu() if options.no_gpu else NvmlGpu()
     runner = Runner(request, gpu=gpu, base_env=dict(os.environ))
     try:
         outcome = runner.run()
@@ -312,6 +420,5 @@ def command(checkout, ab, out, name, names, models, labels, runs, one_look, max_
     for model, action in outcome.decisions.items():
         click.echo(f"gate run: {model}: {action} (two-look decision; the verdict is gate compare's)", err=True)
     click.echo(f"gate run: results in {', '.join(str(out / side.name) for side in sides)}", err=True)
-    for line in next_commands(out, sides, selected, suite, suite_path, calibration):
+    for line in next_commands(out, sides, planned.models, suite, options.suite_path, options.calibration):
         click.echo(f"gate run: next: {line}", err=True)
-

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from gate.commands._options import suite_option
 from gate.formats.config import load_suite
 from gate.formats.errors import InputError
 from gate.publish.branch import (
@@ -64,9 +65,9 @@ _SHA = click.option("--sha", required=True, help="The main commit measured tonig
                    "for the drift guard. Required for every model the branch has a baseline of.")
 @_REMOTE
 @_BRANCH
-@click.option("--suite", "suite_path", type=click.Path(dir_okay=False), help="Suite YAML (default: the bundled asr suite).")
+@suite_option
 def baselines(folder: Path, runner_class: str, sha: str, report_path: Path | None, update: str,
-              tonight_dir: Path | None, remote: str | None, branch: str, suite_path: str | None) -> None:
+              tonight_dir: Path | None, remote: str | None, branch: str, suite_path: Path | None) -> None:
     """Store FOLDER/<model>.json as <runner-class>/<model>.json on the baseline branch.
 
     A stored baseline moves only when the drift guard, run on the branch's own history/ with tonight's
@@ -130,9 +131,9 @@ def _entries_reader(suite):
 @_SHA
 @_REMOTE
 @_BRANCH
-@click.option("--suite", "suite_path", type=click.Path(dir_okay=False), help="Suite YAML (default: the bundled asr suite).")
+@suite_option
 def calibration(calibrated: Path | None, history_dir: Path | None, runner_class: str, sha: str, remote: str | None,
-                branch: str, suite_path: str | None) -> None:
+                branch: str, suite_path: Path | None) -> None:
     """Store the calibration workflow's A/A pairs, recalibrated baselines and history on the baseline branch.
 
     --calibrated may hold only the files this store owns, named per model and runner class

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from gate.commands._options import json_path_option, models_option, suite_option
 from gate.formats import atomic
 from gate.formats.config import load_suite
 from gate.reading.results import read_tree
@@ -16,12 +17,9 @@ from gate.reading.results import read_tree
 @click.option("--format", "output_format", type=click.Choice(["table", "runbook"]), default="table", show_default=True,
               help="table: per workload, runs, coverage reasons per run and per-sample cross-check. "
                    "runbook: byte-identical to the runbook's Step 7 summarize.py.")
-@click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Also write the summary as JSON (schema_version 1) to this file ('-': stdout, instead of the table).")
-@click.option("--models", "models", multiple=True,
-              help="Only these suite models (repeat or comma-separate, e.g. --models qwen3,moss_td).")
-@click.option("--suite", "suite_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Suite YAML (default: the packaged gate/suites/asr.yaml).")
+@json_path_option("Also write the summary as JSON (schema_version 1) to this file ('-': stdout, instead of the table).")
+@models_option()
+@suite_option
 @click.option("--no-samples", is_flag=True, help="Skip the per-sample cross-check (faster).")
 def command(tree: Path, output_format: str, json_path: Path | None, models: tuple[str, ...],
             suite_path: Path | None, no_samples: bool) -> None:
@@ -44,7 +42,7 @@ def command(tree: Path, output_format: str, json_path: Path | None, models: tupl
       gate summarize results/main --models qwen3 --json -
     """
     suite = load_suite(suite_path)
-    chosen = tuple(m for item in models for m in item.split(",") if m) or None
+    chosen = models or None
     if output_format == "runbook":
         from gate.reading.summarize import runbook_summary  # imported here: usage errors answer before numpy loads
 

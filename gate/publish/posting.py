@@ -45,8 +45,9 @@ from gate.formats.github_limits import Limit
 from gate.formats.report import Report
 from gate.formats.verdict import Verdict
 from gate.publish import publication
-from gate.publish.event import read_trigger
+from gate.publish.event import Trigger, read_trigger
 from gate.publish.github import Publisher, connect, default_retry
+from gate.publish.post_request import PostMode, PostRequest
 from gate.publish.settings import Settings
 from gate.publish.trust import (
     WRITE_PERMISSIONS,
@@ -90,24 +91,34 @@ class PostRefused(GateError):
 
 
 
-# Complexity over 15: the trusted job's steps in order; each branch is one documented outcome.
-def post(trees, model, baseline, calibration, json_out, not_run, required_paths, report_path, tracking_issue,  # noqa: C901 (reason above)
-        sha, pr, suite_path, dry_run, history_dir=None, runner_class=None) -> None:
-    """The body of `gate post` (see its --help)."""
+@dataclass(frozen=True)
+class _Context:
+    """What every mode reads from the environment: the trigger, the commit, where the checks link to."""
+
+    settings: Settings
+    authority: Authority
+    suite: Suite
+    trigger: Trigger | None
+    sha: str | None
+    run: BenchmarkRun | None
+    details_url: str | None
+    log: Log
+
+
+def post(request: PostRequest) -> None:
+    """The body of `gate post` (see its --help): one mode, decided by the command from its options."""
     settings = Settings.from_environ(os.environ)
     authority = Authority(settings.app_slug, settings.stamp_key.encode() if settings.stamp_key else None)
-    suite = load_suite(suite_path)
+    suite = load_suite(request.suite_path)
+    history_dir = request.history_dir
     if history_dir is not None and not history_dir.is_dir():  # given means expected: never a quiet comment without it
         raise InputError("--history: expected the nightly history directory (missing)", path=history_dir)
-    if sum(bool(x) for x in (trees, not_run, report_path)) != 1:
-        raise InputError("give exactly one of --trees DIR (with --model), --not-run, or --report FILE --tracking-issue")
-    if report_path and not tracking_issue:
+    if request.mode is PostMode.REPORT and not request.tracking_issue:
         raise InputError("--report is the nightly's path and needs --tracking-issue; PR results are judged from --trees")
 
     trigger = None
     if settings.event_name == "workflow_run" and settings.event_path:
         trigger = read_trigger("workflow_run", settings.event_path, suite=suite)
-    sha = sha or (trigger.sha if trigger else None) or settings.sha
     run = (BenchmarkRun(trigger.run_id, trigger.run_attempt or 1, trigger.created_at)
            if trigger is not None and trigger.run_id is not None else None)
     # Link the checks to the benchmark run (its logs and artifacts), else to this run.
@@ -115,77 +126,108 @@ def post(trees, model, baseline, calibration, json_out, not_run, required_paths,
     if trigger is not None and trigger.run_id is not None and settings.repository:
         details_url = f"{settings.server_url}/{settings.repository}/actions/runs/{trigger.run_id}"
     log: Log = lambda line: click.echo(f"gate: {line}")  # noqa: E731
+    context = _Context(settings=settings, authority=authority, suite=suite, trigger=trigger,
+                       sha=request.sha or (trigger.sha if trigger else None) or settings.sha, run=run,
+                       details_url=details_url, log=log)
+    if request.mode is PostMode.REPORT:
+        _post_report(request, context)
+    elif request.mode is PostMode.TREES:
+        _post_trees(request, context)
+    else:
+        _post_nothing_run(request, context)
 
-    required = tuple(g.strip() for g in required_paths.split(",") if g.strip())
-    if report_path:  # nightly
-        publisher = _publisher(settings)
-        _nightly(publisher, load_untrusted_report(report_path), sha=sha or settings.require("sha"),
-                 details_url=details_url, log=log)
-        return
 
-    report: Report | None = None
-    refused: str | None = None
-    section = ""
-    if trees:
-        if not model or model not in suite.models:
-            raise InputError(f"--model: expected one of {', '.join(suite.models)}", path=trees)
-        try:
-            if not trees.exists():
-                raise UntrustedInputError(f"the benchmark job uploaded no result trees for {model} (it failed or was "
-                                          "cancelled before uploading; its log says why)")
-            report = judge_uploaded(trees, model, suite, baseline=baseline, calibration=calibration)
-        except UntrustedInputError as exc:  # published as a refusal (after binding), never as a pass
-            refused = relative(str(exc), trees)
-            log(f"result trees refused: {escape.plain(refused, 500)}")
-        if dry_run:
-            if report is None:
-                raise UntrustedInputError(refused or "the result trees were refused")
-            if sha:  # the commit given: the candidate must be it
-                check_consistency(trees, suite, model, head_sha=sha, base_sha=None, ab=baseline is None,
-                                  calibration=calibration)
-            if json_out:
-                _write_json(json_out, report)
-            trends = _history_trends(history_dir, report, suite, runner_class)
-            plan = publication.model_check(model, report, render_section(report, trends), None)
-            click.echo(json.dumps({"verdict": report.verdict.value, "check": plan.__dict__}, indent=2,
-                                  ensure_ascii=False))
-            return
-    elif dry_run:
-        raise InputError("--dry-run needs --trees")
+def _post_report(request: PostRequest, context: _Context) -> None:
+    """PostMode.REPORT: the nightly's own report (main's), its tracking issue."""
+    assert request.report is not None
+    publisher = _publisher(context.settings)
+    _nightly(publisher, load_untrusted_report(request.report), sha=context.sha or context.settings.require("sha"),
+             details_url=context.details_url, log=context.log)
+
+
+def _pull_number(request: PostRequest, context: _Context) -> tuple[Publisher, str, int | None]:
+    """The publisher, the commit and the PR the post is for (None: no open PR has that head)."""
+    sha = context.sha
     if sha is None:
         raise InputError("no commit: run under workflow_run or give --sha")
-
-    publisher = _publisher(settings)
-    number = pr or (trigger.pr if trigger else None)
+    publisher = _publisher(context.settings)
+    trigger = context.trigger
+    number = request.pr or (trigger.pr if trigger else None)
     if number is None and trigger is not None:
         number = publisher.find_pull_for_head(trigger.head_repository, trigger.head_branch, sha)
     if number is None:
-        log(f"no open pull request has head {sha[:12]}; nothing posted")
+        context.log(f"no open pull request has head {sha[:12]}; nothing posted")
+    return publisher, sha, number
+
+
+def _post_nothing_run(request: PostRequest, context: _Context) -> None:
+    """PostMode.NOT_RUN: the benchmark run measured nothing; only the overall check is set."""
+    if request.dry_run:
+        raise InputError("--dry-run needs --trees")
+    publisher, sha, number = _pull_number(request, context)
+    if number is None:
         return
-    if not_run:
-        post_not_run(publisher, suite, number, sha=sha, required_paths=required, details_url=details_url, log=log,
-                     authority=authority)
+    post_not_run(publisher, context.suite, number, sha=sha, required_paths=request.required_paths,
+                 details_url=context.details_url, log=context.log, authority=context.authority)
+
+
+def _post_trees(request: PostRequest, context: _Context) -> None:
+    """PostMode.TREES: judge one model's uploaded trees here, then bind, publish and comment (or --dry-run)."""
+    trees, model, suite, log = request.trees, request.model, context.suite, context.log
+    assert trees is not None
+    if not model or model not in suite.models:
+        raise InputError(f"--model: expected one of {', '.join(suite.models)}", path=trees)
+    report: Report | None = None
+    refused: str | None = None
+    try:
+        if not trees.exists():
+            raise UntrustedInputError(f"the benchmark job uploaded no result trees for {model} (it failed or was "
+                                      "cancelled before uploading; its log says why)")
+        report = judge_uploaded(trees, model, suite, baseline=request.baseline, calibration=request.calibration)
+    except UntrustedInputError as exc:  # published as a refusal (after binding), never as a pass
+        refused = relative(str(exc), trees)
+        log(f"result trees refused: {escape.plain(refused, 500)}")
+    if request.dry_run:
+        _dry_run(request, context, report, refused)
         return
-    assert model is not None
+    publisher, sha, number = _pull_number(request, context)
+    if number is None:
+        return
     if report is not None:
         try:  # the trees must be what GitHub says was measured
             pull = publisher.pull_request(number)
-            base_sha = publisher.merge_base(pull.base_sha, sha) if baseline is None and pull.base_sha else None
-            check_consistency(trees, suite, model, head_sha=sha, base_sha=base_sha, ab=baseline is None,
-                              calibration=calibration)
+            base_sha = publisher.merge_base(pull.base_sha, sha) if request.baseline is None and pull.base_sha else None
+            check_consistency(trees, suite, model, head_sha=sha, base_sha=base_sha, ab=request.baseline is None,
+                              calibration=request.calibration)
         except UntrustedInputError as exc:
             report, refused = None, relative(str(exc), trees)
             log(f"result trees refused: {escape.plain(refused, 500)}")
-    if report is not None and json_out:
-        _write_json(json_out, report)
-    trends = _history_trends(history_dir, report, suite, runner_class) if report is not None else None
+    if report is not None and request.json_path:
+        _write_json(request.json_path, report)
+    trends = _history_trends(request.history_dir, report, suite, request.runner_class) if report is not None else None
     section = render_section(report, trends) if report is not None else publication.refused_section(refused or "")
     outcome = post_model(publisher, suite, number, sha=sha, model=model, report=report, section=section,
-                         details_url=details_url, log=log, refused=refused, run=run, authority=authority)
-    if outcome.acceptance is not None and json_out:
-        _write_acceptance(json_out.with_name("acceptance.json"), outcome.acceptance, model=model, sha=sha)
+                         details_url=context.details_url, log=log, refused=refused, run=context.run,
+                         authority=context.authority)
+    if outcome.acceptance is not None and request.json_path:
+        _write_acceptance(request.json_path.with_name("acceptance.json"), outcome.acceptance, model=model, sha=sha)
     if outcome.refused is not None:
         raise PostRefused(escape.plain(outcome.refused, 300))
+
+
+def _dry_run(request: PostRequest, context: _Context, report: Report | None, refused: str | None) -> None:
+    """`--trees --dry-run`: judge and print the model's check as JSON; contact nothing."""
+    assert request.trees is not None and request.model is not None
+    if report is None:
+        raise UntrustedInputError(refused or "the result trees were refused")
+    if context.sha:  # the commit given: the candidate must be it
+        check_consistency(request.trees, context.suite, request.model, head_sha=context.sha, base_sha=None,
+                          ab=request.baseline is None, calibration=request.calibration)
+    if request.json_path:
+        _write_json(request.json_path, report)
+    trends = _history_trends(request.history_dir, report, context.suite, request.runner_class)
+    plan = publication.model_check(request.model, report, render_section(report, trends), None)
+    click.echo(json.dumps({"verdict": report.verdict.value, "check": plan.__dict__}, indent=2, ensure_ascii=False))
 
 
 def relative(text: str, trees: Path) -> str:
