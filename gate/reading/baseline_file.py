@@ -36,6 +36,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from gate.formats import atomic, inputs, schema, typedjson
+from gate.formats import components as components_format
 from gate.formats.baseline_record import (
     AccuracyNoiseRecord,
     BaselineDocument,
@@ -309,3 +310,10 @@ def _calibration(entry: SpeedNoiseRecord, key: str) -> Calibration:
         raise schema.Invalid(key, "has a nights' part larger than the whole; expected night_df <= df, nights <= groups, "
                                   "night_set_aside <= set_aside and night_sum_sq <= sigma² · df")
     return calibration
+
+
+def stored_components(path: str | Path) -> dict[str, components_format.Stored]:
+    """The variance components the baseline's A/A calibration stored (gate.formats.components); {} for a baseline
+    calibrated on one-pass runs or written before they were stored."""
+    document = load_document(Path(path))
+    return components_format.stored(document.calibration_source, Path(path))
