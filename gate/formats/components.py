@@ -8,8 +8,8 @@ writes one; docs/benchmarks.md says how it was measured).
 Also the owner of the components a baseline's calibration stores (`gate baseline calibrate` on A/A runs with
 P > 1 passes a start): `calibration_source.components` of the baseline file, per model
 
-    {"sigma_start", "sigma_pass", "df_start", "df_pass", "passes", "pass_cost_s", "start_cost_s" (null: the
-     result files do not time a server start), "workload", "metric"}
+    {"sigma_start", "sigma_pass", "df_start", "df_pass", "passes", "pass_cost_s", "start_cost_s" (the median
+     server cycle in the trees' gate-run.json less its passes; null without a log), "workload", "metric"}
 
 A baseline written before issue 37, or calibrated on one-pass runs, has none (`stored` gives {}).
 """
@@ -63,7 +63,7 @@ class Stored:
     df_pass: int
     passes: int
     pass_cost_s: float  # GPU seconds of one timed pass, all the model's workloads (samples / throughput)
-    start_cost_s: float | None  # None: not measured (the result files hold no server-start time)
+    start_cost_s: float | None  # None: not measured (no gate-run.json timed a server cycle)
     workload: str  # the workload and speed metric the σ's are of (the model's noisiest throughput)
     metric: str
 

@@ -21,7 +21,8 @@ Baseline file, schema_version 1 (baselines/README.md documents it for reviewers)
      "calibration": {id: {metric: {"sigma", "df", "groups", "delta_sd", "delta_df", cross-job sums,
                                    "nights", "night_df", "night_sum_sq", "night_set_aside"}}},
      "calibration_source": {"pairs": [[tree_a, tree_b], ...], "created": ISO-8601,
-                            "nights": {"history", "tonight", "kept", "used", "repeated", "created"}} | null}
+                            "nights": {"history", "tonight", "kept", "used", "repeated", "created"},
+                            "components": {model: {...}} (A/A runs with passes; gate.formats.components)} | null}
 
 A speed entry's sigma/df pool the A/A pairs' within-arm spread with the nightly jobs' own runs (the
 night_* fields are the nights' share; gate.history.noise computes it, `pool_nights` stores it).
