@@ -142,7 +142,7 @@ def next_commands(out: Path, sides: tuple[Arm, ...], models: tuple[str, ...], su
 @click.option("--dry-run", is_flag=True, help="Print every command in order (preflight included) and exit.")
 @click.option("--components", "components_path", type=click.Path(path_type=Path), default=None,
               help="--dry-run: a gate-components/1 file (σ_start, σ_pass, start and pass cost per model); the dry run "
-                   "then plans by detectable change.")
+                   "then plans by detectable change. Default: those --calibration's baseline stores (A/A runs with passes).")
 @click.option("--target-change", type=click.FloatRange(min=0, min_open=True, max=100), default=3.0, show_default=True,
               metavar="PERCENT", help="--components: the change the plan must detect with 80% power.")
 @click.option("--lock-dir", type=click.Path(path_type=Path), default=Path("/tmp"), show_default=True,
@@ -362,6 +362,10 @@ def _print_dry_run(options: RunOptions, suite: Suite, planned: _Planned) -> None
     if options.components_path is not None:
         from gate.formats.components import load as load_components
         components = load_components(Path(options.components_path))
+    elif options.calibration is not None:  # the baseline's A/A calibration stores them for runs with passes
+        from gate.reading.baseline_file import stored_components
+        components = {m: c for m, s in stored_components(Path(options.calibration)).items()
+                      if (c := s.components()) is not None} or None
     for line in preflight_lines(suite, request.steps(), fingerprints=not options.no_dataset_fingerprints,
                                 venv_check=not options.skip_venv_check):
         click.echo(line)

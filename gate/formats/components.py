@@ -4,12 +4,22 @@ writes one; docs/benchmarks.md says how it was measured).
 
     {"schema": "gate-components/1", "source": "...",
      "models": {"whisper": {"sigma_start": 0.0246, "sigma_pass": 0.0256, "start_cost_s": 7.6, "pass_cost_s": 2.24}}}
+
+Also the owner of the components a baseline's calibration stores (`gate baseline calibrate` on A/A runs with
+P > 1 passes a start): `calibration_source.components` of the baseline file, per model
+
+    {"sigma_start", "sigma_pass", "df_start", "df_pass", "passes", "pass_cost_s", "start_cost_s" (the median
+     server cycle in the trees' gate-run.json less its passes; null without a log), "workload", "metric"}
+
+A baseline written before issue 37, or calibrated on one-pass runs, has none (`stored` gives {}).
 """
 from __future__ import annotations
 
 import json
 import math
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Mapping
 
 from gate.formats.errors import InputError
 from gate.stats.nested import Components
@@ -39,3 +49,66 @@ def load(path: Path) -> dict[str, Components]:
         except ValueError as exc:
             raise InputError(f"models.{model}: {exc}", path=path) from None
     return out
+
+
+STORED_KEY = "components"  # in a baseline's calibration_source
+
+
+@dataclass(frozen=True)
+class Stored:
+    """A model's components as its baseline's A/A calibration measured them."""
+    sigma_start: float
+    sigma_pass: float
+    df_start: int
+    df_pass: int
+    passes: int
+    pass_cost_s: float  # GPU seconds of one timed pass, all the model's workloads (samples / throughput)
+    start_cost_s: float | None  # None: not measured (no gate-run.json timed a server cycle)
+    workload: str  # the workload and speed metric the σ's are of (the model's noisiest throughput)
+    metric: str
+
+    def components(self, start_cost_s: float | None = None) -> Components | None:
+        """As the planner takes them; None without a start cost (stored or given)."""
+        cost = start_cost_s if start_cost_s is not None else self.start_cost_s
+        return None if cost is None else Components(self.sigma_start, self.sigma_pass, cost, self.pass_cost_s)
+
+
+def record(stored: Stored) -> dict[str, Any]:
+    return {"sigma_start": stored.sigma_start, "sigma_pass": stored.sigma_pass, "df_start": stored.df_start,
+            "df_pass": stored.df_pass, "passes": stored.passes, "pass_cost_s": stored.pass_cost_s,
+            "start_cost_s": stored.start_cost_s, "workload": stored.workload, "metric": stored.metric}
+
+
+def stored(source: Mapping[str, Any] | None, path: Path) -> dict[str, Stored]:
+    """The components in a baseline's calibration_source; {} when it has none (an older file: "none")."""
+    entries = (source or {}).get(STORED_KEY)
+    if entries is None:
+        return {}
+    where = f"calibration_source.{STORED_KEY}"
+    if not isinstance(entries, dict):
+        raise InputError(f"{where}: expected an object of models", path=path)
+    out: dict[str, Stored] = {}
+    for model, entry in entries.items():
+        expected = f"{where}.{model}: expected {{{', '.join(record(_EXAMPLE))}}} as gate baseline calibrate writes"
+        if not isinstance(entry, dict) or set(entry) != set(record(_EXAMPLE)):
+            raise InputError(expected, path=path)
+        try:
+            values = Stored(**entry)
+        except TypeError:
+            raise InputError(expected, path=path) from None
+        numbers = (values.sigma_start, values.sigma_pass, values.pass_cost_s)
+        counts = (values.df_start, values.df_pass, values.passes)
+        if (not all(_finite(v) and v >= 0 for v in numbers) or values.pass_cost_s <= 0
+                or not all(isinstance(c, int) and not isinstance(c, bool) and c >= 1 for c in counts)
+                or values.passes < 2 or not isinstance(values.workload, str) or not isinstance(values.metric, str)
+                or (values.start_cost_s is not None and not (_finite(values.start_cost_s) and values.start_cost_s > 0))):
+            raise InputError(f"{expected} (σ's ≥ 0, costs > 0, df ≥ 1, passes ≥ 2)", path=path)
+        out[model] = values
+    return out
+
+
+def _finite(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+_EXAMPLE = Stored(0.0, 0.0, 1, 1, 2, 1.0, None, "", "")

@@ -100,6 +100,9 @@ class ModelSpec:
     revision: str
     snapshot: str  # template with {hf_hub}
     server_args: tuple[str, ...]
+    # Timed passes per server start (the SeedTTS client's --repeats, filled into {passes}); 1 is the runbook's.
+    # A run's value is the mean of its passes, one observation (gate.stats.nested).
+    passes: int = 1
 
 
 @dataclass(frozen=True)
@@ -257,6 +260,7 @@ class _SuiteParser:
         duplicate = next((i for i in ids if ids.count(i) > 1), None)
         if duplicate:
             raise self.fail("workloads", "unique ids", duplicate)
+        self._check_passes(models, workloads)
         return Suite(
             name=self.string(top["name"], "name"),
             source=str(self.source),
@@ -279,14 +283,29 @@ class _SuiteParser:
 
     def _model(self, key: str, value: Any) -> ModelSpec:
         k = f"models.{key}"
-        m = self.mapping(value, k, ("model_id", "revision", "snapshot", "server_args"))
+        m = self.mapping(value, k, ("model_id", "revision", "snapshot", "server_args"), ("passes",))
         return ModelSpec(
             key=key,
             model_id=self.string(m["model_id"], f"{k}.model_id"),
             revision=self.string(m["revision"], f"{k}.revision"),
             snapshot=self.string(m["snapshot"], f"{k}.snapshot"),
             server_args=self.strings(m["server_args"], f"{k}.server_args"),
+            passes=self.positive(m.get("passes", 1), f"{k}.passes", integer=True),
         )
+
+    def _check_passes(self, models: Mapping[str, ModelSpec], workloads: tuple[Workload, ...]) -> None:
+        """`passes` > 1 needs a client that takes it: only the SeedTTS client has --repeats (MOSS-TD has no flag
+        for timed passes), and its command must carry {passes}, or the setting would be silently ignored."""
+        for index, w in enumerate(workloads):
+            passes = models[w.model].passes
+            if passes == 1:
+                continue
+            if w.format != "seedtts":
+                raise SuiteError(f"models.{w.model}.passes: {passes} timed passes need the SeedTTS client's --repeats; "
+                                 f"workload {w.id} is {w.format} (expected passes 1)", path=self.source)
+            if not any("{passes}" in a for a in w.client.command):
+                raise SuiteError(f"workloads[{index}].client.command: expected --repeats {{passes}} (models.{w.model}"
+                                 f".passes is {passes})", path=self.source)
 
     def _server(self, value: Any) -> ServerSpec:
         s = self.mapping(value, "server", ("port", "startup_timeout_s", "stop_grace_s", "gpu_free_below_mib", "gpu_free_timeout_s", "command"))

@@ -102,6 +102,9 @@ class WorkloadRun:
     samples_path: str | None = None  # per-sample source: SeedTTS raw JSONL directory, MOSS results file (gate.reading.samples)
     # MOSS: the results payload as parsed (it holds the per_sample rows), so gate.reading.samples never reads it again
     samples_document: Any = field(default=None, repr=False, compare=False)
+    # SeedTTS run with P > 1 timed passes in one server start (--repeats P): metric -> the P passes' values
+    # (results[0].per_repeat). `metrics` holds their mean, the run's one observation; empty when P = 1.
+    passes: Mapping[str, tuple[float, ...]] = field(default_factory=dict)
 
     @property
     def complete(self) -> bool:

@@ -14,13 +14,15 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from gate.formats import typedjson
+from gate.formats import components as components_format
+from gate.formats import runlog, typedjson
 from gate.formats.baseline_record import noise_record
 from gate.formats.config import Suite
 from gate.formats.errors import InputError
 from gate.reading.baseline_file import load_document, side_from_document, write_document
 from gate.reading.copies import copies, side_hashes
-from gate.reading.side import MeasureSamples, Side
+from gate.reading.side import MeasureSamples, Side, WorkloadSide
+from gate.stats.nested import pooled_estimate
 from gate.stats.overdispersion import Dispersion, from_arms
 from gate.stats.performance import Calibration, calibrate, with_nights
 
@@ -48,6 +50,73 @@ def calibration_from_pairs(pairs: Sequence[tuple[Side, Side]], suite: Suite,
             if entry is not None:
                 out.setdefault(workload.id, {})[metric.name] = entry
     return out
+
+
+def components_from_pairs(pairs: Sequence[tuple[Side, Side]], suite: Suite) -> dict[str, components_format.Stored]:
+    """Per model, σ_start and σ_pass (gate.stats.nested) of its throughput from A/A arms whose complete runs each
+    carry P > 1 timed passes; each arm (side) is K starts × P passes. A model with several workloads is planned
+    by its noisiest one (the largest σ of a one-pass run). {} when no arm has passes (the runbook's P = 1)."""
+    out: dict[str, components_format.Stored] = {}
+    for model in suite.models:
+        best: components_format.Stored | None = None
+        pass_cost = 0.0
+        for workload in suite.workloads_for((model,)):
+            for metric in (m for m in workload.metrics if m.kind == "speed" and m.higher_is_better):
+                arms = [_pass_arm(side.workloads[workload.id], metric.name)
+                        for pair in pairs for side in pair if workload.id in side.workloads]
+                if not arms or any(arm is None for arm in arms):
+                    continue
+                found = pooled_estimate([arm for arm in arms if arm is not None])
+                if found is None:
+                    continue
+                sigma_start, sigma_pass, df_start, df_pass, passes = found
+                values = [v for arm in arms if arm is not None for start in arm for v in start]
+                # A throughput pass of n samples takes n / throughput seconds of the server's time.
+                pass_cost += workload.expected_samples * float(np.mean([1.0 / v for v in values]))
+                entry = components_format.Stored(sigma_start, sigma_pass, df_start, df_pass, passes, 0.0, None,
+                                                 workload.id, metric.name)
+                if best is None or (sigma_start ** 2 + sigma_pass ** 2 > best.sigma_start ** 2 + best.sigma_pass ** 2):
+                    best = entry
+                break  # one throughput figure a workload
+        if best is not None:
+            out[model] = replace(best, pass_cost_s=pass_cost,
+                                 start_cost_s=_start_cost(pairs, model, best.passes * pass_cost))
+    return out
+
+
+_CYCLE_STEPS = ("server-start", "server-ready", "client", "server-stop")
+
+
+def _start_cost(pairs: Sequence[tuple[Side, Side]], model: str, passes_s: float) -> float | None:
+    """GPU seconds of a server start beyond its timed passes (load, warm-up pass, stop): the median cycle of
+    `model` in the trees' gate-run.json (a cycle's ok steps summed) less the passes' own time; None when no tree
+    has a log (a tree made by hand) or the difference is not positive. A/B trees share one log: counted once."""
+    cycles: dict[tuple[str, str, str | None, str | None], float] = {}
+    failed: set[tuple[str, str, str | None, str | None]] = set()
+    for side in (s for pair in pairs for s in pair):
+        log = runlog.read(side.path)
+        if log is None:
+            continue
+        for step in log.steps:
+            if step.model != model or step.step not in _CYCLE_STEPS:
+                continue
+            key = (log.started, ",".join(sorted(log.sides)), step.side, step.run)
+            if step.status != "ok" or step.seconds is None:
+                failed.add(key)
+            else:
+                cycles[key] = cycles.get(key, 0.0) + step.seconds
+    kept = [seconds - passes_s for key, seconds in cycles.items() if key not in failed]
+    cost = float(np.median(kept)) if kept else 0.0
+    return round(cost, 3) if cost > 0 else None
+
+
+def _pass_arm(side: WorkloadSide, metric: str) -> list[tuple[float, ...]] | None:
+    """One arm's starts × passes of `metric`, its complete runs only; None when a complete run has no passes."""
+    per_run = side.passes.get(metric)
+    if not per_run:
+        return None
+    starts = [per_run[i] for i in side.complete_runs() if i < len(per_run)]
+    return starts if starts and all(len(s) > 1 for s in starts) else None
 
 
 def _aligned(samples: Sequence[MeasureSamples]) -> tuple[list[np.ndarray], list[str]]:
@@ -112,6 +181,9 @@ def calibrate_baseline(baseline_path: str | Path, pairs: Sequence[tuple[Side, Si
     }
     if nights is not None:
         source["nights"] = nights
+    measured = components_from_pairs(pairs, suite)
+    if measured:  # only runs with passes carry them: a one-pass calibration writes exactly what it wrote before
+        source[components_format.STORED_KEY] = {m: components_format.record(c) for m, c in measured.items()}
     records = {w: {m: noise_record(c) for m, c in metrics.items()} for w, metrics in calibration.items()}
     # Never in place: a kill or a full disk during the write leaves the previous baseline valid.
     write_document(path, replace(document, calibration=records, calibration_source=source))

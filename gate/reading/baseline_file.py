@@ -21,7 +21,8 @@ Baseline file, schema_version 1 (baselines/README.md documents it for reviewers)
      "calibration": {id: {metric: {"sigma", "df", "groups", "delta_sd", "delta_df", cross-job sums,
                                    "nights", "night_df", "night_sum_sq", "night_set_aside"}}},
      "calibration_source": {"pairs": [[tree_a, tree_b], ...], "created": ISO-8601,
-                            "nights": {"history", "tonight", "kept", "used", "repeated", "created"}} | null}
+                            "nights": {"history", "tonight", "kept", "used", "repeated", "created"},
+                            "components": {model: {...}} (A/A runs with passes; gate.formats.components)} | null}
 
 A speed entry's sigma/df pool the A/A pairs' within-arm spread with the nightly jobs' own runs (the
 night_* fields are the nights' share; gate.history.noise computes it, `pool_nights` stores it).
@@ -36,6 +37,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from gate.formats import atomic, inputs, schema, typedjson
+from gate.formats import components as components_format
 from gate.formats.baseline_record import (
     AccuracyNoiseRecord,
     BaselineDocument,
@@ -309,3 +311,10 @@ def _calibration(entry: SpeedNoiseRecord, key: str) -> Calibration:
         raise schema.Invalid(key, "has a nights' part larger than the whole; expected night_df <= df, nights <= groups, "
                                   "night_set_aside <= set_aside and night_sum_sq <= sigma² · df")
     return calibration
+
+
+def stored_components(path: str | Path) -> dict[str, components_format.Stored]:
+    """The variance components the baseline's A/A calibration stored (gate.formats.components); {} for a baseline
+    calibrated on one-pass runs or written before they were stored."""
+    document = load_document(Path(path))
+    return components_format.stored(document.calibration_source, Path(path))

@@ -305,8 +305,48 @@ def _read_seedtts(run_dir: Path, workload: Workload, root: Path) -> WorkloadRun:
     if total != expected * repeats:
         problems.append(Problem(WRONG_TOTAL, f"total is {total}, expected {expected * repeats} "
                                              f"({expected} per repeat × {repeats})", str(path)))
+    passes: dict[str, tuple[float, ...]] = {}
+    if repeats > 1:
+        try:
+            passes = _passes(data, workload, metrics, repeats, path)
+        except SchemaError as exc:
+            problems.append(Problem(BAD_SCHEMA, f"{exc}; expected results[0].per_repeat, one record per timed pass "
+                                                f"(--repeats {repeats})", str(path)))
     coverage = Coverage(expected=expected, evaluated=evaluated, total=total, skipped=skipped, problems=tuple(problems))
-    return WorkloadRun(workload.id, run_dir.name, metrics, coverage, provenance, (str(path),), samples_path=raw)
+    return WorkloadRun(workload.id, run_dir.name, metrics, coverage, provenance, (str(path),), samples_path=raw,
+                       passes=passes)
+
+
+_MEAN_PATH = re.compile(r"results\[0\]\.(\w+)\.mean")
+# The client's mean over repeats is statistics' mean of the per-repeat values it writes; a disagreement beyond
+# float and rounding noise (rtfx and rtf_p95 are rounded per repeat) is an edited file.
+_MEAN_REL_TOL = 1e-4
+
+
+def _passes(data: Any, workload: Workload, metrics: dict[str, float | None], repeats: int,
+            path: Path) -> dict[str, tuple[float, ...]]:
+    """Each metric's values in the P timed passes of one server start (results[0].per_repeat; docs/upstream.md
+    §2.1). The run's value stays the client's mean over them (`metrics`): passes in one server are one
+    observation, never independent runs (gate.stats.nested). A metric null in any pass has no pass values."""
+    records = schema.get(data, "results[0].per_repeat", schema.Check("a list", lambda v: isinstance(v, list)))
+    if len(records) != repeats:
+        raise schema.Invalid("results[0].per_repeat", f"has {len(records)} records, expected {repeats} (results[0].repeats)")
+    out: dict[str, tuple[float, ...]] = {}
+    for metric in workload.metrics:
+        match = _MEAN_PATH.fullmatch(metric.path)
+        if match is None:
+            continue
+        values = [metric_value(data, f"results[0].per_repeat[{j}].{match.group(1)}", metric, workload.expected_samples)
+                  for j in range(repeats)]
+        kept = [v for v in values if v is not None]
+        if len(kept) != repeats:
+            continue
+        mean = metrics.get(metric.name)
+        if mean is not None and abs(sum(kept) / repeats - mean) > _MEAN_REL_TOL * abs(mean) + 1e-12:
+            raise schema.Invalid(metric.path, f"is {mean!r}, expected the mean of the per_repeat values "
+                                              f"({sum(kept) / repeats!r})")
+        out[metric.name] = tuple(kept)
+    return out
 
 
 def _all_failed(run_dir: Path, workload: Workload, path: Path, data: Any, total: int, skipped: int,

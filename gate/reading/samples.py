@@ -154,8 +154,16 @@ def samples_of_run(run: WorkloadRun, workload: Workload) -> dict[str, MeasureSam
         message = "no per-sample data in this layout (CI SeedTTS artifacts carry none)"
         return {_name(m): _unavailable(_name(m), reported[_name(m)], message) for m in measures}
     path = Path(source)
+    repeats = run.provenance.repeats or 1
+    if repeats > 1:
+        # P timed passes in one server: the first pass's rows, checked against that pass's own corpus figure. The
+        # passes score the same utterances in one server, so pooling them would count one start's transcripts P
+        # times; the first pass is the one a --repeats 1 run has (rep1), so P = 1 and P > 1 sides pair the same pass.
+        first = run.passes.get("corpus_wer")
+        reported = {k: (first[0] if first else None) for k in reported}
+        total = None if total is None else total // repeats
     try:
-        path = _raw_jsonl(path)
+        path = _raw_jsonl(path, repeats)
         computed = {"wer": _seedtts_errors(path, total)}
     except FileNotFoundError as exc:
         return {_name(m): _unavailable(_name(m), reported[_name(m)], str(exc), path=str(path)) for m in measures}
@@ -165,16 +173,24 @@ def samples_of_run(run: WorkloadRun, workload: Workload) -> dict[str, MeasureSam
     return {_name(m): _with_crosscheck(computed[_name(m)], reported[_name(m)], str(path)) for m in measures}
 
 
-def _raw_jsonl(raw_dir: Path) -> Path:
-    """The one scored repeat file conc<C>_rep<R>.jsonl (rep0 is the profiled pass, never scored)."""
+def _raw_jsonl(raw_dir: Path, repeats: int = 1) -> Path:
+    """The scored repeat file conc<C>_rep1.jsonl of the first timed pass, where the client wrote one file per pass
+    conc<C>_rep1 .. rep<P> (rep0 is the profiled pass, never scored)."""
     if not raw_dir.is_dir():
         raise FileNotFoundError(f"{raw_dir}: missing; expected the SeedTTS client's --save-raw-dir output")
     files = sorted(p for p in raw_dir.glob("conc*_rep*.jsonl") if not p.name.endswith("_rep0.jsonl"))
     if not files:
         raise FileNotFoundError(f"{raw_dir}: no conc<C>_rep<R>.jsonl file")
-    if len(files) > 1:
-        raise _Invalid(f"{raw_dir}: {len(files)} repeat files; expected one (--repeats 1)")
-    return files[0]
+    if repeats == 1:
+        if len(files) > 1:
+            raise _Invalid(f"{raw_dir}: {len(files)} repeat files; expected one (--repeats 1)")
+        return files[0]
+    concurrencies = {p.name.split("_rep", 1)[0] for p in files}
+    wanted = [f"{c}_rep{r}.jsonl" for c in sorted(concurrencies) for r in range(1, repeats + 1)]
+    if len(concurrencies) != 1 or sorted(p.name for p in files) != sorted(wanted):
+        raise _Invalid(f"{raw_dir}: files {', '.join(p.name for p in files)}; expected conc<C>_rep1.jsonl .. "
+                       f"conc<C>_rep{repeats}.jsonl, one per timed pass (--repeats {repeats})")
+    return raw_dir / wanted[0]
 
 
 def _seedtts_errors(path: Path, expected_rows: int | None) -> MeasureSamples:

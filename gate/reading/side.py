@@ -85,6 +85,9 @@ class WorkloadSide:
     # per run present: whether that run is complete (readable, evaluated = total, nothing skipped or failed)
     run_complete: tuple[bool, ...] = ()
     expected_runs: int = 0  # scored runs the side should have (a missing run is not in `runs`)
+    # speed metric -> per run (as `runs`), its timed passes' values when the run had P > 1 passes in one server
+    # start (gate.formats.result_types.WorkloadRun.passes), else (); empty for P = 1 and for baseline files
+    passes: Mapping[str, tuple[tuple[float, ...], ...]] = field(default_factory=dict)
 
     def complete_runs(self) -> tuple[int, ...]:
         """Indices (into `runs`) of the runs whose values may be averaged."""

@@ -131,7 +131,8 @@ def plan_run(suite: Suite, setup: Setup, side: Arm, run: str, models: tuple[str,
     for model_key in models:
         model = suite.models[model_key]
         snapshot = Path(expand(model.snapshot, common, where=f"models.{model_key}.snapshot"))
-        values = {**common, "model": model_key, "model_id": model.model_id, "snapshot": str(snapshot)}
+        values = {**common, "model": model_key, "model_id": model.model_id, "snapshot": str(snapshot),
+                  "passes": str(model.passes)}
         server_argv = tuple(expand(a, values, where="server.command") for a in suite.server.command)
         server_argv += tuple(expand(a, values, where=f"models.{model_key}.server_args") for a in model.server_args)
         model_dir = run_dir / model_key

@@ -107,3 +107,28 @@ def best_within(c: Components, minutes: float, *, alpha: float = Thresholds().al
         if d.gpu_minutes <= minutes and (best is None or d.detectable < best.detectable):
             best = d
     return best
+
+
+def pooled_estimate(arms: Sequence[Sequence[Sequence[float]]]) -> tuple[float, float, int, int, int] | None:
+    """σ_start, σ_pass, their df and P from several A/A arms (each K starts × P passes, one P throughout): the
+    one-way ANOVA's sums of squares pooled over arms, since each arm may sit at its own level (a job, a day).
+    None when fewer than one start's df or one pass's df results, or the arms' P differ."""
+    ss_within = ss_between = 0.0
+    df_within = df_between = 0
+    passes = {len(start) for arm in arms for start in arm}
+    if len(passes) != 1 or min(passes) < 2:
+        return None
+    (p,) = passes
+    for arm in arms:
+        if len(arm) < 2:
+            continue
+        y = np.log(np.asarray(arm, dtype=float))
+        means = y.mean(axis=1)
+        ss_within += float(((y - means[:, None]) ** 2).sum())
+        df_within += y.shape[0] * (p - 1)
+        ss_between += float(p * ((means - means.mean()) ** 2).sum())
+        df_between += y.shape[0] - 1
+    if df_within == 0 or df_between == 0:
+        return None
+    msw, msb = ss_within / df_within, ss_between / df_between
+    return math.sqrt(max(0.0, (msb - msw) / p)), math.sqrt(msw), df_between, df_within, p
