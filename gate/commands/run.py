@@ -294,7 +294,7 @@ def command(checkout, ab, out, name, names, models, labels, runs, one_look, max_
         outcome = runner.run()
     except Cancelled as exc:
         try:
-            if runner.log is None:  # preflight or the locks: nothing started, no gate-run.json of this attempt
+            if not runner.log.opened:  # preflight or the locks: nothing started, no gate-run.json of this attempt
                 click.echo(f"gate: interrupted by {exc} before any run started (nothing to stop)", err=True)
             else:
                 logs = ", ".join(str(out / side.name / "gate-run.json") for side in sides)
