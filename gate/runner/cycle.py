@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 from typing import Mapping
 
+from gate.formats.config import Suite
 from gate.formats.errors import GateError
 from gate.reading.result_files import read_workload_run
 from gate.runner import boundary, clients, procgroup, server
@@ -21,16 +22,18 @@ from gate.runner.logbook import Logbook
 from gate.runner.outfiles import Writes, output_failed
 from gate.runner.plan import ModelStep, RunStep
 from gate.runner.progress import Progress
-from gate.runner.request import RunRequest
 
 
 class ServerCycle:
     """One model's server cycle and what surrounds it (its coverage check, the GPU-free wait)."""
 
-    def __init__(self, request: RunRequest, *, log: Logbook, gpu: GpuProvider, gpu_index: int, cancel: Cancellation,
-                 ledger: Ledger, writes: Writes, progress: Progress) -> None:
-        self.request = request
-        self.suite = request.suite
+    def __init__(self, suite: Suite, *, port: int, port_wait_s: float, progress_every_s: float, log: Logbook,
+                 gpu: GpuProvider, gpu_index: int, cancel: Cancellation, ledger: Ledger, writes: Writes,
+                 progress: Progress) -> None:
+        self.suite = suite
+        self.port = port
+        self.port_wait_s = port_wait_s
+        self.progress_every_s = progress_every_s
         self.log = log
         self.gpu = gpu
         self.gpu_index = gpu_index
@@ -46,13 +49,13 @@ class ServerCycle:
 
     def run(self, step: RunStep, model: ModelStep, env: Mapping[str, str]) -> None:
         log = self.log
-        port = self.request.setup.port
+        port = self.port
         try:
             model.model_dir.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise output_failed(model.model_dir, exc, "create") from None
         with log.step("port-free", run=step, model=model.model, command=[str(port)]):
-            server.wait_port_free(port, timeout_s=self.request.port_wait_s, say=self.progress.say)
+            server.wait_port_free(port, timeout_s=self.port_wait_s, say=self.progress.say)
         self.progress.say(f"{step.label} {model.model}: starting server")
         srv: server.Server | None = None
         failure: BaseException | None = None
@@ -91,7 +94,7 @@ class ServerCycle:
                     on_start=lambda g: self.ledger.started(g.tag, g.pgid),
                     stop_group=lambda g: self._stop_group(g, clients.STOP_GRACE_S, what="the client"),
                     say=lambda line: self.progress.say(f"{step.label} {model.model}: {line}"),
-                    progress_every_s=self.request.progress_every_s)
+                    progress_every_s=self.progress_every_s)
                 entry["exit_status"] = result.exit_code
 
     def _stop_server(self, step: RunStep, model: ModelStep, srv: server.Server, failure: BaseException | None) -> None:

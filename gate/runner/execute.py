@@ -40,7 +40,7 @@ from gate.runner.preflight import Preflight, PreflightFailed, run_preflight
 from gate.runner.progress import Progress
 from gate.runner.request import RunFailed, RunOutcome, RunRequest
 from gate.runner.telemetry import Telemetry
-from gate.runner.twolooks import Looks
+from gate.runner.twolooks import Looks, logged_plan
 
 
 class Runner:
@@ -64,9 +64,13 @@ class Runner:
         self.cancel = Cancellation(say=lambda line: self.progress.say(line))
         self.writes = Writes()  # every file the runner writes under --out; the first failure is the run's
         self.ledger = Ledger(request.setup.out, self.writes)
-        self.log = Logbook(request, self.steps, self.writes)  # opened under the GPU lock
-        self.cycle = ServerCycle(request, log=self.log, gpu=gpu, gpu_index=self.gpu_index, cancel=self.cancel,
-                                 ledger=self.ledger, writes=self.writes, progress=self.progress)
+        plan = None if request.looks is None else logged_plan(request, request.looks, self.steps)
+        self.log = Logbook(request.setup.out, request.sides, request.argv, self.steps, plan,
+                           self.writes)  # opened under the GPU lock
+        self.cycle = ServerCycle(request.suite, port=request.setup.port, port_wait_s=request.port_wait_s,
+                                 progress_every_s=request.progress_every_s, log=self.log, gpu=gpu,
+                                 gpu_index=self.gpu_index, cancel=self.cancel, ledger=self.ledger, writes=self.writes,
+                                 progress=self.progress)
         self.looks = None if request.looks is None else Looks(
             request, request.looks, log=self.log, cycle=self.cycle, progress=self.progress, env=self._env,
             do_step=self._do_step)

@@ -18,17 +18,17 @@ import time
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Iterator
 
-from gate.formats import runlog
+from gate.formats import runlog, typedjson
 from gate.formats.env import gate_version
 from gate.formats.errors import InputError
 from gate.runner.cancel import Cancelled
 from gate.runner.outfiles import Writes, output_failed
-from gate.stats.outlier_rule import rule_text as outlier_rule_text
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from gate.formats.calibration_stamp import Stamp
-    from gate.runner.plan import RunStep
-    from gate.runner.request import RunRequest
+    from gate.runner.plan import Arm, RunStep
 
 
 def now() -> str:
@@ -38,11 +38,15 @@ def now() -> str:
 class Logbook:
     """The writer of gate-run.json. Readers ask it (scored_runs, runs_of_model, ...); none indexes the document."""
 
-    def __init__(self, request: RunRequest, steps: tuple[RunStep, ...], writes: Writes | None = None) -> None:
-        self.request = request
+    def __init__(self, out: Path, sides: tuple[Arm, ...], argv: tuple[str, ...], steps: tuple[RunStep, ...],
+                 plan: runlog.Plan | None, writes: Writes | None = None) -> None:
+        """`plan`: an A/B's (its looks and re-measures are then logged too)."""
+        self.sides = sides
+        self.argv = argv
         self.steps = steps
+        self.plan = plan
         self.writes = writes or Writes()
-        self.paths = [request.setup.out / side.name / runlog.FILE for side in request.sides]
+        self.paths = [out / side.name / runlog.FILE for side in sides]
         self.previous_runs: dict[str, str] = {}  # run label -> status in the attempt before this one
         self.previous_cycle_s: dict[str, float] = {}  # model -> mean seconds of one server cycle, last attempt
         self.doc: dict[str, Any] = {}
@@ -54,25 +58,16 @@ class Logbook:
 
     def open(self) -> None:
         """Keep the earlier attempt's log and start this one (under the GPU lock: nothing is touched before)."""
-        request, steps = self.request, self.steps
         archived = [self._archive(path) for path in self.paths]
         self.doc = {
-            "schema_version": runlog.SCHEMA_VERSION, "gate_version": gate_version(), "argv": list(request.argv),
+            "schema_version": runlog.SCHEMA_VERSION, "gate_version": gate_version(), "argv": list(self.argv),
             "started": now(), "ended": None, "status": "running", "exit_code": None, "message": None,
-            "sides": {s.name: str(s.checkout) for s in request.sides},
+            "sides": {s.name: str(s.checkout) for s in self.sides},
             "previous_attempt": next((a for a in archived if a), None),
-            "runs": {step.label: "pending" for step in steps}, "steps": [],
+            "runs": {step.label: "pending" for step in self.steps}, "steps": [],
         }
-        if request.looks is not None:
-            self.doc["plan"] = {
-                "first_look": [step.label for step in steps],
-                "possible_extension": [step.label for step in request.extension_steps(request.models)],
-                "decider": "decide / decide_pooled" if request.looks.decider is not None else None,
-                "one_look_because": request.looks.one_look_because,
-                "max_runs_per_model": request.looks.max_runs,
-                "outlier_rule": f"re-measure once per arm and model a run more than {outlier_rule_text(' sigma')} "
-                                "from its arm's median on a gated speed metric; the original goes to outliers/run<R>/<model>/",
-            }
+        if self.plan is not None:
+            self.doc["plan"] = typedjson.to_json(self.plan)
             self.doc["looks"] = {}
             self.doc["remeasured"] = []
         self.doc["scored_runs"] = {}  # side -> model -> the scored runs made, in order (what readers should accept)

@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 from typing import Callable
 
+from gate.formats import runlog
 from gate.formats.calibration_stamp import Stamp, calibration_stamp_path, read_stamp, stale_reasons
 from gate.formats.inputs import is_present
 from gate.judging.outliers import find_outlier, speed_values
@@ -23,6 +24,18 @@ from gate.runner.looks import Decider, LookPlan, Sigma
 from gate.runner.plan import Arm, RunStep, plan_run
 from gate.runner.progress import Progress
 from gate.runner.request import RunFailed, RunOutcome, RunRequest
+from gate.stats.outlier_rule import rule_text as outlier_rule_text
+
+
+def logged_plan(request: RunRequest, looks: LookPlan, steps: tuple[RunStep, ...]) -> runlog.Plan:
+    """The A/B plan as gate-run.json records it: the first look's runs, those a second look may add, the rules."""
+    return runlog.Plan(
+        first_look=tuple(step.label for step in steps),
+        possible_extension=tuple(step.label for step in request.extension_steps(request.models)),
+        decider="decide / decide_pooled" if looks.decider is not None else None,
+        one_look_because=looks.one_look_because, max_runs_per_model=looks.max_runs,
+        outlier_rule=f"re-measure once per arm and model a run more than {outlier_rule_text(' sigma')} "
+                     "from its arm's median on a gated speed metric; the original goes to outliers/run<R>/<model>/")
 
 
 class Looks:
