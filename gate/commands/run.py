@@ -406,7 +406,7 @@ def _execute(options: RunOptions, suite: Suite, planned: _Planned) -> None:
         outcome = runner.run()
     except Cancelled as exc:
         try:
-            if runner.log is None:  # preflight or the locks: nothing started, no gate-run.json of this attempt
+            if not runner.log.opened:  # preflight or the locks: nothing started, no gate-run.json of this attempt
                 click.echo(f"gate: interrupted by {exc} before any run started (nothing to stop)", err=True)
             else:
                 logs = ", ".join(str(out / side.name / "gate-run.json") for side in sides)

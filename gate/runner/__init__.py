@@ -16,7 +16,8 @@ stamp.py      where a measurement was made (GPU, driver, packages); stale calibr
 telemetry.py  ~1 Hz GPU and host (load, CPU steal) sampling thread and its summary (telemetry.json)
 logbook.py    gate-run.json: every step as it starts and ends, earlier attempts kept
 progress.py   progress lines and the ETA (with the second look's runs until it is decided)
-cycle.py      one server cycle: port, spawn under a signal shield, clients, shielded stop, GPU free
-twolooks.py   A/B: calibration check, outlier re-measures (citing telemetry), the second look
-execute.py    the orchestration: preflight, locks, runs in order, resume, one run's files, the outcome
+cycle.py      ServerCycle: port, spawn under a signal shield, clients, shielded stop, GPU free, coverage
+twolooks.py   Looks (A/B): calibration check, outlier re-measures (citing telemetry), the second look
+execute.py    Runner, the orchestration: preflight, locks, runs in order, resume, one run's files, the
+              outcome; it builds the Logbook, the ServerCycle and the Looks, each handed what it uses
 """

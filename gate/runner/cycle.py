@@ -9,7 +9,7 @@ client (clients.run_client). `boundary.reached` marks the steps for the test tha
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Mapping
+from typing import Mapping
 
 from gate.formats.config import Suite
 from gate.formats.errors import GateError
@@ -23,40 +23,39 @@ from gate.runner.outfiles import Writes, output_failed
 from gate.runner.plan import ModelStep, RunStep
 from gate.runner.progress import Progress
 
-if TYPE_CHECKING:
-    from gate.runner.request import RunRequest
 
+class ServerCycle:
+    """One model's server cycle and what surrounds it (its coverage check, the GPU-free wait)."""
 
-class RunFailed(GateError):
-    """A run could not be completed (server died or hung, client failed, coverage incomplete)."""
+    def __init__(self, suite: Suite, *, port: int, port_wait_s: float, progress_every_s: float, log: Logbook,
+                 gpu: GpuProvider, gpu_index: int, cancel: Cancellation, ledger: Ledger, writes: Writes,
+                 progress: Progress) -> None:
+        self.suite = suite
+        self.port = port
+        self.port_wait_s = port_wait_s
+        self.progress_every_s = progress_every_s
+        self.log = log
+        self.gpu = gpu
+        self.gpu_index = gpu_index
+        self.cancel = cancel
+        self.ledger = ledger
+        self.writes = writes
+        self.progress = progress
+        self.subreaper = False
 
-    exit_code = 3
+    def become_subreaper(self) -> None:
+        """Adopt orphaned descendants from now on, so the ones that escape a server's group are found."""
+        self.subreaper = procgroup.become_subreaper()
 
-
-class ServerCycles:
-    """The server-cycle half of the Runner (a mixin: the Runner sets these attributes)."""
-
-    request: RunRequest
-    suite: Suite
-    gpu: GpuProvider
-    gpu_index: int
-    log: Logbook | None
-    cancel: Cancellation
-    ledger: Ledger
-    writes: Writes
-    progress: Progress
-    subreaper: bool
-
-    def _server_cycle(self, step: RunStep, model: ModelStep, env: Mapping[str, str]) -> None:
-        assert self.log is not None
+    def run(self, step: RunStep, model: ModelStep, env: Mapping[str, str]) -> None:
         log = self.log
-        port = self.request.setup.port
+        port = self.port
         try:
             model.model_dir.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise output_failed(model.model_dir, exc, "create") from None
         with log.step("port-free", run=step, model=model.model, command=[str(port)]):
-            server.wait_port_free(port, timeout_s=self.request.port_wait_s, say=self.progress.say)
+            server.wait_port_free(port, timeout_s=self.port_wait_s, say=self.progress.say)
         self.progress.say(f"{step.label} {model.model}: starting server")
         srv: server.Server | None = None
         failure: BaseException | None = None
@@ -79,7 +78,6 @@ class ServerCycles:
                 self._stop_server(step, model, srv, failure)
 
     def _serve(self, step: RunStep, model: ModelStep, env: Mapping[str, str], srv: server.Server) -> None:
-        assert self.log is not None
         log = self.log
         with log.step("server-ready", run=step, model=model.model) as entry:
             ready = server.wait_healthy(srv, timeout_s=self.suite.server.startup_timeout_s, say=self.progress.say)
@@ -96,12 +94,11 @@ class ServerCycles:
                     on_start=lambda g: self.ledger.started(g.tag, g.pgid),
                     stop_group=lambda g: self._stop_group(g, clients.STOP_GRACE_S, what="the client"),
                     say=lambda line: self.progress.say(f"{step.label} {model.model}: {line}"),
-                    progress_every_s=self.request.progress_every_s)
+                    progress_every_s=self.progress_every_s)
                 entry["exit_status"] = result.exit_code
 
     def _stop_server(self, step: RunStep, model: ModelStep, srv: server.Server, failure: BaseException | None) -> None:
         """The whole stop, its log writes included, runs shielded; a signal meanwhile cancels once it is done."""
-        assert self.log is not None
         log, grace = self.log, self.suite.server.stop_grace_s
         with self.cancel.shielded(raise_after=False), self.writes.quiet():
             boundary.reached("server stop begins")
@@ -119,7 +116,7 @@ class ServerCycles:
         if not self.cancel.hurry:  # after a second signal, leave at once
             try:
                 with log.step("gpu-free", run=step, model=model.model):
-                    self._wait_gpu_free()
+                    self.wait_gpu_free()
             except GateError as gpu_exc:
                 if failure is None:
                     raise
@@ -144,7 +141,6 @@ class ServerCycles:
         found = procgroup.escaped(known=set())
         if not found:
             return
-        assert self.log is not None
         with self.log.step("escaped-processes", run=step, model=model) as entry:
             procgroup.kill([pid for pid, _ in found])
             entry["status"] = "warning"
@@ -152,10 +148,9 @@ class ServerCycles:
         self.progress.say(f"warning: {len(found)} process(es) escaped the server's process group and its tag "
                           f"(setsid and a cleared environment); killed: {entry['message']}")
 
-    def _coverage(self, step: RunStep, model: ModelStep) -> list[str]:
+    def coverage(self, step: RunStep, model: ModelStep) -> list[str]:
         """Check one model's coverage as soon as its clients are done; the run goes on to the next model,
         so one failure report names every model whose coverage is short."""
-        assert self.log is not None
         with self.log.step("coverage", run=step, model=model.model) as entry:
             problems = []
             for client in model.clients:  # "every request failed" is the reader's own problem (ALL_FAILED)
@@ -166,7 +161,7 @@ class ServerCycles:
                 self.progress.say(f"{step.label} {model.model}: coverage incomplete: " + "; ".join(problems))
         return problems
 
-    def _wait_gpu_free(self) -> None:
+    def wait_gpu_free(self) -> None:
         s = self.suite.server
         wait_until_free(self.gpu, self.gpu_index, below_mib=s.gpu_free_below_mib, timeout_s=s.gpu_free_timeout_s,
                         say=self.progress.say)

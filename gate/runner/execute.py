@@ -21,30 +21,32 @@ import time
 from pathlib import Path
 from typing import Mapping, TextIO
 
-from gate.formats.calibration_stamp import STAMP_NAME, write_stamp
+from gate.formats.calibration_stamp import STAMP_NAME, Stamp, packages_digest, write_stamp
 from gate.formats.commit_record import FILE as COMMIT_FILE
 from gate.formats.commit_record import read_commit
 from gate.formats.env import build_env, cached_dataset_ref
 from gate.formats.errors import GateError, OutputError
 from gate.formats.inputs import Unreadable
 from gate.reading.result_files import read_workload_run
-from gate.runner import procgroup, server
+from gate.runner import server
 from gate.runner.cancel import Cancellation, Cancelled, installed
-from gate.runner.cycle import RunFailed, ServerCycles
+from gate.runner.cycle import ServerCycle
 from gate.runner.gpu import GpuLock, GpuProvider
 from gate.runner.ledger import Ledger
 from gate.runner.logbook import Logbook
-from gate.runner.looks import Decider, Sigma
 from gate.runner.outfiles import OutputFailed, Writes, os_error_text, output_failed
 from gate.runner.plan import RunStep
 from gate.runner.preflight import Preflight, PreflightFailed, run_preflight
 from gate.runner.progress import Progress
-from gate.runner.request import RunOutcome, RunRequest
+from gate.runner.request import RunFailed, RunOutcome, RunRequest
 from gate.runner.telemetry import Telemetry
-from gate.runner.twolooks import TwoLooks
+from gate.runner.twolooks import Looks, logged_plan
 
 
-class Runner(ServerCycles, TwoLooks):
+class Runner:
+    """The orchestration; each part is an object handed what it uses: the log (logbook.py), one server
+    cycle (cycle.py) and, for an A/B, the looks (twolooks.py)."""
+
     def __init__(self, request: RunRequest, *, gpu: GpuProvider, base_env: Mapping[str, str],
                  progress_stream: TextIO | None = None) -> None:
         self.request = request
@@ -57,17 +59,21 @@ class Runner(ServerCycles, TwoLooks):
         self.progress.remaining = list(cycles)
         if request.looks is not None and request.looks.decider is not None:
             self.progress.possible = [m.model for s in request.extension_steps(request.models) for m in s.models]
-        self.log: Logbook | None = None
         self.preflight: Preflight | None = None
         self.gpu_index = request.gpu_index or 0
         self.cancel = Cancellation(say=lambda line: self.progress.say(line))
         self.writes = Writes()  # every file the runner writes under --out; the first failure is the run's
         self.ledger = Ledger(request.setup.out, self.writes)
-        self.subreaper = False
-        self._calibration: Path | None = None  # the calibration once checked against where we run (None: stale/none)
-        self._calibration_checked = False
-        self._decider: Decider | None = None
-        self._sigma: Sigma | None = None
+        plan = None if request.looks is None else logged_plan(request, request.looks, self.steps)
+        self.log = Logbook(request.setup.out, request.sides, request.argv, self.steps, plan,
+                           self.writes)  # opened under the GPU lock
+        self.cycle = ServerCycle(request.suite, port=request.setup.port, port_wait_s=request.port_wait_s,
+                                 progress_every_s=request.progress_every_s, log=self.log, gpu=gpu,
+                                 gpu_index=self.gpu_index, cancel=self.cancel, ledger=self.ledger, writes=self.writes,
+                                 progress=self.progress)
+        self.looks = None if request.looks is None else Looks(
+            request, request.looks, log=self.log, cycle=self.cycle, progress=self.progress, env=self._env,
+            do_step=self._do_step)
 
     # --- the whole gate run ---------------------------------------------------------------------
 
@@ -87,8 +93,8 @@ class Runner(ServerCycles, TwoLooks):
             lock.acquire(wait_s=self.request.lock_wait_s, say=self.progress.say)
             try:
                 self.ledger.lock()
-                self.subreaper = procgroup.become_subreaper()
-                self.log = Logbook(self.request, self.steps, self.writes)
+                self.cycle.become_subreaper()
+                self.log.open()
                 self.progress.prior = self.log.previous_cycle_s
                 self._run_logged(outcome)
             finally:
@@ -97,7 +103,6 @@ class Runner(ServerCycles, TwoLooks):
         return outcome
 
     def _run_logged(self, outcome: RunOutcome) -> None:
-        assert self.log is not None
         try:
             self._run_all(outcome)
         except Cancelled as exc:
@@ -130,7 +135,6 @@ class Runner(ServerCycles, TwoLooks):
 
     def _stop_leftovers(self) -> None:
         """Before anything starts: stop what an earlier gate run (perhaps SIGKILLed) left running."""
-        assert self.log is not None
         grace = self.suite.server.stop_grace_s
         with self.log.step("stop-leftovers") as entry, self.cancel.shielded():
             lines = self.ledger.stop_leftovers(grace_s=grace, hurry=self.cancel.hurried)
@@ -141,7 +145,6 @@ class Runner(ServerCycles, TwoLooks):
             entry["message"] = "; ".join(lines) or "none found"
 
     def _run_all(self, outcome: RunOutcome) -> None:
-        assert self.log is not None
         self._stop_leftovers()
         with self.log.step("port-free", command=[str(self.request.setup.port)]):
             try:
@@ -151,12 +154,10 @@ class Runner(ServerCycles, TwoLooks):
                 raise PreflightFailed([str(exc)]) from None
         for step in self.steps:
             self._do_step(step, outcome)
-        looks = self.request.looks
-        if looks is not None and looks.decider is not None and len(self.request.sides) == 2:
-            self._second_look(looks, outcome)
+        if self.looks is not None and self.looks.plan.decider is not None and len(self.request.sides) == 2:
+            self.looks.second_look(outcome)
 
     def _do_step(self, step: RunStep, outcome: RunOutcome) -> None:
-        assert self.log is not None
         if self.request.resume and self._complete(step):
             self.log.set_run(step.label, "skipped")
             with self.log.step("resume-skip", run=step) as entry:
@@ -171,18 +172,17 @@ class Runner(ServerCycles, TwoLooks):
                 self._one_run(step)
             outcome.completed.append(step.label)
             write_stamp(self.request.setup.out / step.side.name / STAMP_NAME, self._stamp(step))
-        if step.side == self.request.sides[0] and self.request.looks is not None:
-            self._check_calibration(step)
+        if step.side == self.request.sides[0] and self.looks is not None:
+            self.looks.check_calibration(self._stamp(step))
         if step.run != self.suite.warm_run:
             for model in step.models:
                 self.log.made(step.side.name, model.model, step.run)
-            if self.request.looks is not None and self.request.looks.remeasure:
-                self._check_outliers(step, outcome)
+            if self.looks is not None and self.looks.plan.remeasure:
+                self.looks.check_outliers(step, outcome)
 
     def _complete(self, step: RunStep) -> bool:
         """--resume keeps a run only if the last attempt finished it (or, for a tree without a gate log,
         its coverage is complete) and it was made from the same commit."""
-        assert self.log is not None
         before = self.log.previous_runs.get(step.label)
         if before is not None and before not in ("completed", "skipped"):
             return False  # interrupted, failed or running when the last attempt ended: redo it
@@ -192,9 +192,6 @@ class Runner(ServerCycles, TwoLooks):
         if current is not None and _recorded_commit(step.run_dir) != current:
             return False
         return all(read_workload_run(step.run_dir, c.workload).complete for m in step.models for c in m.clients)
-
-    # --- one run --------------------------------------------------------------------------------
-
 
     # --- one run --------------------------------------------------------------------------------
 
@@ -208,13 +205,13 @@ class Runner(ServerCycles, TwoLooks):
         return env
 
     def _one_run(self, step: RunStep) -> None:
-        assert self.log is not None and self.preflight is not None
+        assert self.preflight is not None
         log = self.log
         env = self._env(step)
         checkout = step.side.checkout
         self.progress.say(f"{step.label}: starting ({checkout})")
         with log.step("gpu-free", run=step):
-            self._wait_gpu_free()
+            self.cycle.wait_gpu_free()
         with log.step("prepare", run=step, command=["rm", "-rf", str(step.run_dir)]):
             try:  # a run is always redone whole (runbook Step 4)
                 shutil.rmtree(step.run_dir)
@@ -263,14 +260,14 @@ class Runner(ServerCycles, TwoLooks):
             for model in step.models:
                 began = time.monotonic()
                 try:
-                    self._server_cycle(step, model, env)
+                    self.cycle.run(step, model, env)
                 except GateError as exc:
                     if coverage:
                         exc.args = (f"{exc}\n(earlier in {step.label}: coverage incomplete:\n  "
                                     + "\n  ".join(coverage) + ")",)
                     raise
                 self.progress.cycle_done(model.model, time.monotonic() - began)
-                coverage += self._coverage(step, model)
+                coverage += self.cycle.coverage(step, model)
         finally:
             telemetry.stop()
             with self.writes.quiet():  # on the way out of a failure, the failure is what gets reported
@@ -279,6 +276,12 @@ class Runner(ServerCycles, TwoLooks):
         if coverage:
             raise RunFailed(f"{step.label}: coverage incomplete (redo the run):\n  " + "\n  ".join(coverage))
         self.progress.say(f"{step.label}: complete")
+
+    def _stamp(self, step: RunStep) -> Stamp:
+        """Where a run was made: the GPU, its driver and the run's package set."""
+        gpu = self.preflight.gpu if self.preflight else None
+        return Stamp(gpu=gpu.name if gpu else None, driver=gpu.driver_version if gpu else None,
+                     packages_sha256=packages_digest(read_text_or_none(step.run_dir / "freeze.txt")))
 
 
 def _recorded_commit(run_dir: Path) -> str | None:
@@ -296,3 +299,10 @@ def git_commit(checkout: Path) -> str | None:
     except (OSError, subprocess.TimeoutExpired):
         return None
     return done.stdout.strip() or None if done.returncode == 0 else None
+
+
+def read_text_or_none(path: Path) -> str | None:
+    try:
+        return path.read_text()
+    except OSError:
+        return None

@@ -3,6 +3,8 @@
 Every step goes in as it starts and as it finishes, so a crash or a signal leaves an accurate log; an
 earlier attempt's log is kept under <name>/attempts/. gate.formats.runlog owns the format: every write is checked
 against its typed model first (a mismatch is a bug, exit 70), and an earlier attempt's log is read by it.
+The runner's parts record and ask through its methods (made, scored_runs, runs_of_model, first_look, ...);
+the document itself is the Logbook's alone.
 A write that fails (full disk, permissions) is a failed run (outfiles.OutputFailed, exit 3); the log
 then says so if it can still be written, and otherwise the next --resume redoes every run it did not
 record as completed.
@@ -16,16 +18,17 @@ import time
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Iterator
 
-from gate.formats import runlog
+from gate.formats import runlog, typedjson
 from gate.formats.env import gate_version
 from gate.formats.errors import InputError
 from gate.runner.cancel import Cancelled
 from gate.runner.outfiles import Writes, output_failed
-from gate.stats.outlier_rule import rule_text as outlier_rule_text
 
 if TYPE_CHECKING:
-    from gate.runner.plan import RunStep
-    from gate.runner.request import RunRequest
+    from pathlib import Path
+
+    from gate.formats.calibration_stamp import Stamp
+    from gate.runner.plan import Arm, RunStep
 
 
 def now() -> str:
@@ -33,29 +36,38 @@ def now() -> str:
 
 
 class Logbook:
-    def __init__(self, request: RunRequest, steps: tuple[RunStep, ...], writes: Writes | None = None) -> None:
+    """The writer of gate-run.json. Readers ask it (scored_runs, runs_of_model, ...); none indexes the document."""
+
+    def __init__(self, out: Path, sides: tuple[Arm, ...], argv: tuple[str, ...], steps: tuple[RunStep, ...],
+                 plan: runlog.Plan | None, writes: Writes | None = None) -> None:
+        """`plan`: an A/B's (its looks and re-measures are then logged too)."""
+        self.sides = sides
+        self.argv = argv
+        self.steps = steps
+        self.plan = plan
         self.writes = writes or Writes()
-        self.paths = [request.setup.out / side.name / runlog.FILE for side in request.sides]
+        self.paths = [out / side.name / runlog.FILE for side in sides]
         self.previous_runs: dict[str, str] = {}  # run label -> status in the attempt before this one
         self.previous_cycle_s: dict[str, float] = {}  # model -> mean seconds of one server cycle, last attempt
+        self.doc: dict[str, Any] = {}
+
+    @property
+    def opened(self) -> bool:
+        """Whether this attempt's log was started (not yet during preflight and the locks)."""
+        return bool(self.doc)
+
+    def open(self) -> None:
+        """Keep the earlier attempt's log and start this one (under the GPU lock: nothing is touched before)."""
         archived = [self._archive(path) for path in self.paths]
-        self.doc: dict[str, Any] = {
-            "schema_version": runlog.SCHEMA_VERSION, "gate_version": gate_version(), "argv": list(request.argv),
+        self.doc = {
+            "schema_version": runlog.SCHEMA_VERSION, "gate_version": gate_version(), "argv": list(self.argv),
             "started": now(), "ended": None, "status": "running", "exit_code": None, "message": None,
-            "sides": {s.name: str(s.checkout) for s in request.sides},
+            "sides": {s.name: str(s.checkout) for s in self.sides},
             "previous_attempt": next((a for a in archived if a), None),
-            "runs": {step.label: "pending" for step in steps}, "steps": [],
+            "runs": {step.label: "pending" for step in self.steps}, "steps": [],
         }
-        if request.looks is not None:
-            self.doc["plan"] = {
-                "first_look": [step.label for step in steps],
-                "possible_extension": [step.label for step in request.extension_steps(request.models)],
-                "decider": "decide / decide_pooled" if request.looks.decider is not None else None,
-                "one_look_because": request.looks.one_look_because,
-                "max_runs_per_model": request.looks.max_runs,
-                "outlier_rule": f"re-measure once per arm and model a run more than {outlier_rule_text(' sigma')} "
-                                "from its arm's median on a gated speed metric; the original goes to outliers/run<R>/<model>/",
-            }
+        if self.plan is not None:
+            self.doc["plan"] = typedjson.to_json(self.plan)
             self.doc["looks"] = {}
             self.doc["remeasured"] = []
         self.doc["scored_runs"] = {}  # side -> model -> the scored runs made, in order (what readers should accept)
@@ -65,6 +77,51 @@ class Logbook:
         if f"run{run}" not in runs:
             runs.append(f"run{run}")
         self.write()
+
+    def scored_runs(self, side: str, model: str) -> tuple[str, ...]:
+        """The scored runs made so far for one side and model ("run1", ...), in order."""
+        return tuple(self.doc["scored_runs"].get(side, {}).get(model, []))
+
+    def remeasured(self, side: str, model: str) -> bool:
+        """Whether one side's model has had its re-measure (once per arm and model)."""
+        return any(r["side"] == side and r["model"] == model for r in self.doc.get("remeasured", []))
+
+    def runs_of_model(self, model: str) -> int:
+        """Scored runs made for a model so far, both arms, re-measures included (the --max-runs budget)."""
+        made = sum(len(models.get(model, [])) for models in self.doc["scored_runs"].values())
+        return made + sum(1 for r in self.doc.get("remeasured", []) if r["model"] == model)
+
+    def add_remeasure(self, side: str, run: str, model: str, why: str, original: str) -> None:
+        """Record a re-measure (written with the next step)."""
+        self.doc["remeasured"].append({"side": side, "run": run, "model": model, "why": why, "original": original})
+
+    def add_pending(self, label: str) -> None:
+        """A run the second look adds (written with the next step)."""
+        self.doc["runs"].setdefault(label, "pending")
+
+    def calibration_use(self, *, path: str, stamp: Stamp | None, here: Stamp, stale: list[str],
+                        stale_unknown: str | None) -> None:
+        """Whether the calibration is used for the looks and the outlier rule (a stale one is not)."""
+        record: dict[str, Any] = {"path": path, "stamp": stamp.to_json() if stamp else None, "here": here.to_json(),
+                                  "stale": stale, "used": not stale}
+        if stale_unknown is not None:
+            record["stale_unknown"] = stale_unknown
+        self.doc["calibration"] = record
+        self.write()
+
+    def first_look(self, model: str, action: str, reasons: tuple[str, ...]) -> None:
+        self.doc["looks"][model] = {"first": {"action": action, "reasons": list(reasons)}, "extended": False,
+                                    "why_extended": [], "pooled": None, "final": action}
+
+    def not_extended(self, model: str, why: str) -> None:
+        self.doc["looks"][model]["final"] = "undecided"
+        self.doc["looks"][model]["not_extended"] = why
+
+    def extended(self, model: str, reasons: tuple[str, ...]) -> None:
+        self.doc["looks"][model].update(extended=True, why_extended=list(reasons))
+
+    def pooled(self, model: str, action: str, reasons: tuple[str, ...]) -> None:
+        self.doc["looks"][model].update(pooled={"action": action, "reasons": list(reasons)}, final=action)
 
     def _archive(self, path) -> str | None:
         """Keep an earlier attempt's log under attempts/ (never overwrite it) and remember its run statuses."""

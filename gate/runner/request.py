@@ -1,10 +1,12 @@
-"""What `gate run` is asked to do (RunRequest) and what it did (RunOutcome): the types the runner's parts share."""
+"""What `gate run` is asked to do (RunRequest), what it did (RunOutcome) and how a run fails (RunFailed):
+the types the runner's parts share."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from gate.formats.config import Suite
+from gate.formats.errors import GateError
 from gate.runner import clients
 from gate.runner.looks import LookPlan
 from gate.runner.plan import Arm, RunStep, Setup, plan_run, run_order
@@ -40,6 +42,12 @@ class RunRequest:
         extension = self.looks.extension
         order = run_order((*self.runs, *extension), self.sides, self.suite.warm_run)
         return tuple(plan_run(self.suite, self.setup, side, run, models) for side, run in order if run in extension)
+
+
+class RunFailed(GateError):
+    """A run could not be completed (server died or hung, client failed, coverage incomplete)."""
+
+    exit_code = 3
 
 
 @dataclass

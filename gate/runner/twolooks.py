@@ -12,123 +12,109 @@ import os
 import shutil
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import Callable
 
-from gate.formats.calibration_stamp import Stamp, calibration_stamp_path, packages_digest, read_stamp, stale_reasons
-from gate.formats.config import Suite
+from gate.formats import runlog
+from gate.formats.calibration_stamp import Stamp, calibration_stamp_path, read_stamp, stale_reasons
 from gate.formats.inputs import is_present
 from gate.judging.outliers import find_outlier, speed_values
-from gate.runner.cycle import RunFailed
+from gate.runner.cycle import ServerCycle
 from gate.runner.logbook import Logbook
 from gate.runner.looks import Decider, LookPlan, Sigma
-from gate.runner.plan import Arm, ModelStep, RunStep, plan_run
-from gate.runner.preflight import Preflight
+from gate.runner.plan import Arm, RunStep, plan_run
 from gate.runner.progress import Progress
+from gate.runner.request import RunFailed, RunOutcome, RunRequest
+from gate.stats.outlier_rule import rule_text as outlier_rule_text
 
-if TYPE_CHECKING:
-    from gate.runner.request import RunOutcome, RunRequest
+
+def logged_plan(request: RunRequest, looks: LookPlan, steps: tuple[RunStep, ...]) -> runlog.Plan:
+    """The A/B plan as gate-run.json records it: the first look's runs, those a second look may add, the rules."""
+    return runlog.Plan(
+        first_look=tuple(step.label for step in steps),
+        possible_extension=tuple(step.label for step in request.extension_steps(request.models)),
+        decider="decide / decide_pooled" if looks.decider is not None else None,
+        one_look_because=looks.one_look_because, max_runs_per_model=looks.max_runs,
+        outlier_rule=f"re-measure once per arm and model a run more than {outlier_rule_text(' sigma')} "
+                     "from its arm's median on a gated speed metric; the original goes to outliers/run<R>/<model>/")
 
 
-class TwoLooks:
-    """The looks half of the Runner (a mixin: the Runner sets these attributes and the cycle methods)."""
+class Looks:
+    """The looks of an A/B run. What they run beyond a re-measure (the second look's runs) goes through
+    `do_step`, the Runner's own run of a step, so a look's run is made as every other run is."""
 
-    request: RunRequest
-    suite: Suite
-    log: Logbook | None
-    preflight: Preflight | None
-    progress: Progress
-    _calibration: Path | None
-    _calibration_checked: bool
-    _decider: Decider | None
-    _sigma: Sigma | None
+    def __init__(self, request: RunRequest, looks: LookPlan, *, log: Logbook, cycle: ServerCycle, progress: Progress,
+                 env: Callable[[RunStep], dict[str, str]], do_step: Callable[[RunStep, RunOutcome], None]) -> None:
+        self.request = request
+        self.suite = request.suite
+        self.plan = looks
+        self.log = log
+        self.cycle = cycle
+        self.progress = progress
+        self.env = env
+        self.do_step = do_step
+        self._calibration: Path | None = None  # the calibration once checked against where we run (None: stale/none)
+        self._calibration_checked = False
+        self._decider: Decider | None = None
+        self._sigma: Sigma | None = None
 
-    if TYPE_CHECKING:  # provided by the Runner and ServerCycles
-        def _env(self, step: RunStep) -> dict[str, str]: ...
-
-        def _wait_gpu_free(self) -> None: ...
-
-        def _server_cycle(self, step: RunStep, model: ModelStep, env: Mapping[str, str]) -> None: ...
-
-        def _coverage(self, step: RunStep, model: ModelStep) -> list[str]: ...
-
-        def _do_step(self, step: RunStep, outcome: RunOutcome) -> None: ...
-
-    def _stamp(self, step: RunStep) -> Stamp:
-        gpu = self.preflight.gpu if self.preflight else None
-        return Stamp(gpu=gpu.name if gpu else None, driver=gpu.driver_version if gpu else None,
-                     packages_sha256=packages_digest(read_text_or_none(step.run_dir / "freeze.txt")))
-
-    def _check_calibration(self, step: RunStep) -> None:
-        """Once, after the base side's first run: is the calibration from this GPU, driver and package set?
-        A stale one is reported and not used (decisions and the outlier rule then go without it)."""
-        assert self.log is not None and self.request.looks is not None
-        calibration = self.request.looks.calibration
+    def check_calibration(self, current: Stamp) -> None:
+        """Once, after the base side's first run (`current`: where it ran): is the calibration from this GPU,
+        driver and package set? A stale one is reported and not used (decisions and the outlier rule then go
+        without it)."""
+        calibration = self.plan.calibration
         if self._calibration_checked or calibration is None:
             return
         self._calibration_checked = True
         stamp_path = calibration_stamp_path(calibration)
-        current = self._stamp(step)
-        record: dict[str, Any] = {"path": str(calibration), "stamp": None, "here": current.to_json(), "stale": [],
-                                  "used": True}
+        recorded: Stamp | None = None
+        stale: list[str] = []
+        stale_unknown = None
         if is_present(stamp_path):  # a FIFO or a link is named by the reader, not taken for "not found"
             recorded = read_stamp(stamp_path)
-            record["stamp"] = recorded.to_json()
-            record["stale"] = stale_reasons(recorded, current)
+            stale = stale_reasons(recorded, current)
         else:
-            record["stale_unknown"] = f"{stamp_path} not found: where the calibration was measured is unknown"
-        if record["stale"]:
-            record["used"] = False
-            self.progress.say(f"calibration {calibration} is stale ({'; '.join(record['stale'])}); "
+            stale_unknown = f"{stamp_path} not found: where the calibration was measured is unknown"
+        if stale:
+            self.progress.say(f"calibration {calibration} is stale ({'; '.join(stale)}); "
                               "not used for the look decisions or the outlier rule")
         else:
             self._calibration = calibration
-        self.log.doc["calibration"] = record
-        self.log.write()
+        self.log.calibration_use(path=str(calibration), stamp=recorded, here=current, stale=stale,
+                                 stale_unknown=stale_unknown)
 
     def _looks_sigma(self) -> Sigma:
-        assert self.request.looks is not None
         if self._sigma is None:
-            self._sigma = self.request.looks.sigma(self._calibration)
+            self._sigma = self.plan.sigma(self._calibration)
         return self._sigma
 
     def _looks_decider(self) -> Decider:
-        assert self.request.looks is not None and self.request.looks.decider is not None
+        assert self.plan.decider is not None
         if self._decider is None:
-            self._decider = self.request.looks.decider(self._calibration)
+            self._decider = self.plan.decider(self._calibration)
         return self._decider
 
-    def _runs_of_model(self, model: str) -> int:
-        """Scored runs made for a model so far, both arms, re-measures included (the --max-runs budget)."""
-        assert self.log is not None
-        made = sum(len(models.get(model, [])) for models in self.log.doc["scored_runs"].values())
-        return made + sum(1 for r in self.log.doc.get("remeasured", []) if r["model"] == model)
-
-    def _check_outliers(self, step: RunStep, outcome: RunOutcome) -> None:
+    def check_outliers(self, step: RunStep, outcome: RunOutcome) -> None:
         """After a scored run: re-measure the arm's run farthest beyond the outlier rule, once per arm and model."""
-        assert self.log is not None and self.request.looks is not None
-        looks = self.request.looks
         side = step.side
         for model in step.models:
-            done = [r for r in self.log.doc.get("remeasured", []) if r["side"] == side.name and r["model"] == model.model]
-            if done:
+            if self.log.remeasured(side.name, model.model):
                 continue
-            runs = self.log.doc["scored_runs"].get(side.name, {}).get(model.model, [])
+            runs = self.log.scored_runs(side.name, model.model)
             tree = self.request.setup.out / side.name
             arm = {run: speed_values(tree / run, self.suite, model.model) for run in runs}
             outlier = find_outlier(arm, self._looks_sigma())
             if outlier is None:
                 continue
             why = outlier.describe() + contention(tree / outlier.run)
-            if self._runs_of_model(model.model) + 1 > looks.max_runs:
+            if self.log.runs_of_model(model.model) + 1 > self.plan.max_runs:
                 with self.log.step("remeasure", run=step, model=model.model) as entry:
                     entry.update(status="skipped", message=f"{why}; not re-measured: --max-runs "
-                                                           f"{looks.max_runs} reached")
+                                                           f"{self.plan.max_runs} reached")
                 continue
             self._remeasure(side, outlier.run[3:], model.model, why, outcome)
 
     def _remeasure(self, side: Arm, run: str, model: str, why: str, outcome: RunOutcome) -> None:
         """Measure one model of one run again with a fresh server; keep the original under outliers/."""
-        assert self.log is not None and self.preflight is not None
         step = plan_run(self.suite, self.request.setup, side, run, (model,))
         model_step = step.models[0]
         original = self.request.setup.out / side.name / "outliers" / f"run{run}" / model
@@ -142,43 +128,41 @@ class TwoLooks:
                 shutil.rmtree(original)
             original.parent.mkdir(parents=True, exist_ok=True)
             os.replace(model_step.model_dir, original)
-        self.log.doc["remeasured"].append({"side": side.name, "run": f"run{run}", "model": model, "why": why,
-                                           "original": str(original.relative_to(self.request.setup.out / side.name))})
-        env = self._env(step)
+        self.log.add_remeasure(side.name, f"run{run}", model, why,
+                               str(original.relative_to(self.request.setup.out / side.name)))
+        env = self.env(step)
         with self.log.run(step.label, "re-measuring"):
             with self.log.step("gpu-free", run=step):
-                self._wait_gpu_free()
+                self.cycle.wait_gpu_free()
             began = time.monotonic()
-            self._server_cycle(step, model_step, env)
+            self.cycle.run(step, model_step, env)
             self.progress.cycle_done(model, time.monotonic() - began)
-            problems = self._coverage(step, model_step)
+            problems = self.cycle.coverage(step, model_step)
             if problems:
                 raise RunFailed(f"{step.label} (re-measure): coverage incomplete:\n  " + "\n  ".join(problems))
         outcome.remeasured.append(f"{step.label} {model}")
 
-    def _second_look(self, looks: LookPlan, outcome: RunOutcome) -> None:
+    def second_look(self, outcome: RunOutcome) -> None:
         """decide() on the first look; models it leaves undecided get 3+3 more runs, then decide_pooled()."""
-        assert self.log is not None
-        record = self.log.doc["looks"]
+        looks = self.plan
         extend: list[str] = []
         for model in self.request.models:
             with self.log.step("decide-first-look", model=model) as entry:
                 decision = self._looks_decider().first(model)
                 entry["message"] = f"{decision.action}: " + "; ".join(decision.reasons)
-            record[model] = {"first": {"action": decision.action, "reasons": list(decision.reasons)},
-                             "extended": False, "why_extended": [], "pooled": None, "final": decision.action}
+            self.log.first_look(model, decision.action, decision.reasons)
             if decision.action != "extend":
                 outcome.decisions[model] = decision.action
                 continue
             needed = 2 * len(looks.extension)
-            if self._runs_of_model(model) + needed > looks.max_runs:
-                record[model]["final"] = "undecided"
-                record[model]["not_extended"] = (f"--max-runs {looks.max_runs}: {self._runs_of_model(model)} made, "
-                                                 f"the second look needs {needed} more")
+            if self.log.runs_of_model(model) + needed > looks.max_runs:
+                why = (f"--max-runs {looks.max_runs}: {self.log.runs_of_model(model)} made, "
+                       f"the second look needs {needed} more")
+                self.log.not_extended(model, why)
                 outcome.decisions[model] = "undecided"
-                self.progress.say(f"{model}: undecided after the first look, but {record[model]['not_extended']}")
+                self.progress.say(f"{model}: undecided after the first look, but {why}")
                 continue
-            record[model].update(extended=True, why_extended=list(decision.reasons))
+            self.log.extended(model, decision.reasons)
             extend.append(model)
             self.progress.say(f"{model}: first look undecided ({'; '.join(decision.reasons)}); "
                               f"running {len(looks.extension)}+{len(looks.extension)} more")
@@ -186,17 +170,16 @@ class TwoLooks:
         self.progress.possible = []  # decided: the ETA now counts only the runs that will be made
         steps = self.request.extension_steps(tuple(extend))
         for step in steps:
-            self.log.doc["runs"].setdefault(step.label, "pending")
+            self.log.add_pending(step.label)
             self.progress.total += len(step.models)
             self.progress.remaining += [m.model for m in step.models]
         for step in steps:
-            self._do_step(step, outcome)
+            self.do_step(step, outcome)
         for model in extend:
             with self.log.step("decide-pooled", model=model) as entry:
                 decision = self._looks_decider().pooled(model)
                 entry["message"] = f"{decision.action}: " + "; ".join(decision.reasons)
-            record[model].update(pooled={"action": decision.action, "reasons": list(decision.reasons)},
-                                 final=decision.action)
+            self.log.pooled(model, decision.action, decision.reasons)
             outcome.decisions[model] = decision.action
         self.log.write()
 
@@ -221,10 +204,3 @@ def contention(run_dir: Path) -> str:
     if isinstance(summary.get("cpu_steal_share"), (int, float)):
         facts.append(f"CPU steal {summary['cpu_steal_share']:.1%}")
     return f" [telemetry: {'; '.join(facts)}]" if facts else ""
-
-
-def read_text_or_none(path: Path) -> str | None:
-    try:
-        return path.read_text()
-    except OSError:
-        return None
