@@ -68,7 +68,7 @@ class ServerCycle:
                                        log=model.server_log, pid_file=model.server_pid, tag=tag)
                     boundary.reached("server spawned")
                     self.ledger.started(tag, srv.group.pgid)
-                server.record(srv, self.writes.text)
+                server.record_server(srv, self.writes.text)
             self._serve(step, model, env, srv)
         except BaseException as exc:
             failure = exc

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from typing import Mapping
 
-from gate.stats.nested import WARM_CYCLES, Components, Design, best_within, cheapest_for
+from gate.stats.nested import WARM_CYCLES, Components, NestedDesign, best_within, cheapest_for
 
 
-def _cell(d: Design | None) -> str:
+def _cell(d: NestedDesign | None) -> str:
     if d is None:
         return "not reachable within 64 starts a side"
     return (f"{d.starts} starts a side × {d.passes} pass{'es' if d.passes > 1 else ''} = "

@@ -99,7 +99,7 @@ def spawn(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], port: int, 
     return Server(group, port, log, pid_file, list(argv))
 
 
-def record(server: Server, write: Callable[[Path, str], None] = outfiles.write_output) -> None:
+def record_server(server: Server, write: Callable[[Path, str], None] = outfiles.write_output) -> None:
     """server.pid holds the pid (= process group, so `kill -- -$(cat server.pid)` works by hand) and
     server.gate.json the tag to find it again. OutputFailed if they cannot be written. `write`: the run's
     Writes.text, so that a failure here is the run's first failure (the message names server.pid)."""
@@ -113,7 +113,7 @@ def start_server(argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], port
     """spawn + record; a server whose record cannot be written is stopped before the error is raised."""
     server = spawn(argv, cwd=cwd, env=env, port=port, log=log, pid_file=pid_file, tag=tag)
     try:
-        record(server)
+        record_server(server)
     except BaseException:
         procgroup.stop(server.group, grace_s=5.0)
         raise

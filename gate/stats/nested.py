@@ -47,7 +47,7 @@ class Components:
 
 
 @dataclass(frozen=True)
-class Design:
+class NestedDesign:
     starts: int  # scored server starts per side
     passes: int  # timed passes per start
     detectable: float  # relative change caught with POWER at alpha (one-sided), on the A/B's own runs
@@ -71,20 +71,20 @@ def estimate(passes_per_start: Sequence[Sequence[float]]) -> tuple[float, float,
     return math.sqrt(max(0.0, (msb - msw) / p)), math.sqrt(msw), k - 1, k * (p - 1)
 
 
-def design(c: Components, starts: int, passes: int, alpha: float = Thresholds().alpha) -> Design:
+def design(c: Components, starts: int, passes: int, alpha: float = Thresholds().alpha) -> NestedDesign:
     if starts < 2 or passes < 1:
         raise ValueError("a design needs at least 2 starts a side and 1 pass")
     se = c.start_mean_sigma(passes) * math.sqrt(2.0 / starts)
     change = float(mde(se, 2 * (starts - 1), alpha))
     seconds = WARM_CYCLES * (c.start_cost_s + c.pass_cost_s) + 2 * starts * (c.start_cost_s + passes * c.pass_cost_s)
-    return Design(starts, passes, change, seconds / 60.0)
+    return NestedDesign(starts, passes, change, seconds / 60.0)
 
 
 def cheapest_for(c: Components, target: float, *, max_starts: int = 64, alpha: float = Thresholds().alpha,
-                 max_passes: int = MAX_PASSES, passes: int | None = None) -> Design | None:
+                 max_passes: int = MAX_PASSES, passes: int | None = None) -> NestedDesign | None:
     """The least-GPU-time design whose detectable change is at most `target`; None if none within max_starts.
     `passes` fixes P (1: today's design)."""
-    best: Design | None = None
+    best: NestedDesign | None = None
     for p in ([passes] if passes else range(1, max_passes + 1)):
         for k in range(2, max_starts + 1):
             d = design(c, k, p, alpha)
@@ -96,9 +96,9 @@ def cheapest_for(c: Components, target: float, *, max_starts: int = 64, alpha: f
 
 
 def best_within(c: Components, minutes: float, *, alpha: float = Thresholds().alpha, max_passes: int = MAX_PASSES,
-                passes: int | None = None) -> Design | None:
+                passes: int | None = None) -> NestedDesign | None:
     """The smallest detectable change a GPU budget buys; None if even 2 starts a side do not fit."""
-    best: Design | None = None
+    best: NestedDesign | None = None
     for p in ([passes] if passes else range(1, max_passes + 1)):
         k = 2
         while design(c, k + 1, p, alpha).gpu_minutes <= minutes:
