@@ -104,7 +104,8 @@ def calibrate_command(trees: tuple[Path, ...], baseline_path: Path, cross: tuple
       gate baseline calibrate aa/a1 aa/b1 aa/a2 aa/b2 --cross-job x/a1 x/b1 --baseline baselines/h200-qwen3.json
     """
     if len(trees) % 2:
-        raise InputError(f"expected pairs of trees (TREE_A TREE_B ...), got {len(trees)} trees")
+        raise InputError(f"gate baseline calibrate: expected pairs of trees (TREE_A TREE_B ...), two runs of one "
+                         f"commit each, got {len(trees)} trees: give an even number, or --cross-job TREE_A TREE_B")
     if not trees and not cross:
         raise InputError("expected at least one A/A pair (TREE_A TREE_B, or --cross-job TREE_A TREE_B)")
     for tree in (*trees, *(t for pair in cross for t in pair)):

@@ -105,6 +105,17 @@ def command(base: Path, candidate: Path, models: tuple[str, ...], allow_diff: tu
     for warning in swap_warnings(recorded(base, git=not no_cache, checkouts=given),
                                  recorded(candidate, git=not no_cache, checkouts=given), _row_outcomes(report)):
         click.echo(f"gate: warning: {warning}", err=True)
+    gpu = next((d for d in report.environment_diff if d.kind == "gpu" and d.blocking and not d.within), None)
+    if gpu is not None and base.is_file():
+        click.echo(f"gate: warning: {base}: a baseline stored on {gpu.baseline}, the candidate ran on {gpu.candidate}: "
+                   f"give the baseline stored for the candidate's runner class (baselines/<class>-<model>.json; "
+                   f"runner-class in the callers), or --allow-diff gpu to compare across GPUs anyway", err=True)
+    unstamped = {c.reasons[0] for c in report.calibration_checks
+                 if c.status == "unknown" and c.reasons and c.reasons[0].endswith("where it was measured is unknown")}
+    for reason in sorted(unstamped):
+        click.echo(f"gate: warning: --calibration {calibration_path}: {reason}; the calibration is used as if "
+                   f"measured here: put the stamp the calibration workflow stored with it beside it, under that name",
+                   err=True)
     _write(json_path, json.dumps(report.to_json(), indent=2, ensure_ascii=False) + "\n", "report")
     trends = _trends(history_dir, report, suite)
     _write(comment_path, render_comment(report, trends=trends), "comment")

@@ -82,5 +82,15 @@ def _fsync_dir(folder: Path) -> None:
 
 def _message(exc: OSError, what: str, path: Path, existed: bool) -> str:
     reason = "no space left on device" if exc.errno == errno.ENOSPC else (exc.strerror or str(exc))
+    blocked = next((p for p in path.parents if _is_file(p)), None)
+    if blocked is not None:  # mkdir says "File exists" when a parent is a file
+        reason = f"{blocked} is a file, not a folder: give a path in a folder"
     kept = "the previous file is unchanged" if existed else "nothing was written"
     return f"cannot write the {what} ({reason}); {kept}"
+
+
+def _is_file(path: Path) -> bool:
+    try:
+        return path.is_file()
+    except OSError:
+        return False

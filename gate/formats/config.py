@@ -6,6 +6,7 @@ is one line naming the file and the key path.
 """
 from __future__ import annotations
 
+import difflib
 import importlib.resources
 import math
 from dataclasses import dataclass
@@ -168,7 +169,9 @@ def check_models(models: tuple[str, ...] | None, suite: Suite) -> None:
     """`--models` against the suite's models, before a command imports the statistics (a typo costs no import)."""
     unknown = sorted(set(models or ()) - set(suite.models))
     if unknown:
-        raise SuiteError(f"--models {unknown[0]}: expected one of the suite's models: {', '.join(suite.models)}")
+        close = difflib.get_close_matches(unknown[0], suite.models, n=1, cutoff=0.5)
+        fix = f"; did you mean --models {close[0]}?" if close else "; give them comma-separated, e.g. --models qwen3,whisper"
+        raise SuiteError(f"--models {unknown[0]}: expected one of the suite's models: {', '.join(suite.models)}{fix}")
 
 
 def default_suite_path() -> Path:
@@ -182,7 +185,8 @@ def load_suite(path: str | Path | None = None) -> Suite:
     try:
         data = inputs.load_yaml(source, inputs.SUITE)
     except inputs.Unreadable as exc:
-        raise SuiteError(exc.reason, path=source) from None
+        raise SuiteError(f"{exc.reason}; expected a suite YAML: fix it (the shipped suite is gate/suites/asr.yaml) "
+                         f"or leave out --suite", path=source) from None
     return _SuiteParser(source).suite(data)
 
 
@@ -201,10 +205,14 @@ class _SuiteParser:
             raise self.fail(key or "top level", "a mapping", type(value).__name__)
         for name in required:
             if name not in value:
-                raise SuiteError(f"{_join(key, name)}: required key is missing", path=self.source)
+                typo = difflib.get_close_matches(name, [str(k) for k in value], n=1, cutoff=0.6)
+                fix = f"; found {_join(key, typo[0])}: fix the spelling" if typo else ""
+                raise SuiteError(f"{_join(key, name)}: required key is missing{fix}", path=self.source)
         unknown = sorted(set(value) - set(required) - set(optional))
         if unknown:
-            raise SuiteError(f"{_join(key, unknown[0])}: unknown key", path=self.source)
+            known = ", ".join((*required, *optional))
+            raise SuiteError(f"{_join(key, unknown[0])}: unknown key; expected one of {known}: fix the spelling",
+                             path=self.source)
         return value
 
     def string(self, value: Any, key: str) -> str:

@@ -100,7 +100,9 @@ def _pull_request(event_name: str, payload: dict, suite: Suite) -> Trigger:
     if action == "labeled":
         label = _dig(payload, "label", "name", kind=str, where="label.name")
         if label not in suite.labels:
-            return Trigger(event_name, run=False, reason=f"label {label!r} is not a gate label", **common)
+            return Trigger(event_name, run=False, reason=f"label {label!r} is not a gate label; expected one of "
+                           f"{', '.join(suite.labels)} (create them with the README's `gh label create` block)",
+                           **common)
         # Only the label just added counts: each application is one run of that label's models.
         return Trigger(event_name, run=True, reason=f"label {label} added", models=suite.models_for_labels([label]),
                        labels=(label,), **common)

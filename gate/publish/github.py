@@ -90,7 +90,8 @@ def _explain(status: int | None, what: str, data: object) -> str:
         return f"GitHub rejected the token (401) while {what}; check GITHUB_TOKEN{detail}"
     if status == 403:
         return (f"GitHub refused (403) while {what}; the token lacks a permission (pull-requests/issues/checks/"
-                f"statuses: write) or a rate limit was hit{detail}")
+                f"statuses: write) or a rate limit was hit{detail}; fix: give the job `permissions:` with those scopes "
+                f"(docs/use-in-sglang-omni.md)")
     if status == 404:
         return (f"GitHub found nothing (404) while {what}; check that the repository exists, the PR number and "
                 f"the token's access to it{detail}")

@@ -108,7 +108,8 @@ class Settings:
                 "event_name": "GITHUB_EVENT_NAME",
                 "sha": "GITHUB_SHA",
             }.get(name, name)
-            raise SettingsError(f"{variable}: required here but not set")
+            raise SettingsError(f"{variable}: required here but not set; expected the GitHub Actions environment: "
+                                f"run it in the workflow, or set {variable.split()[0]} yourself")
         return value
 
 

@@ -133,7 +133,12 @@ def load_document(path: str | Path) -> BaselineDocument:
     except inputs.Unreadable as exc:
         raise InputError(f"{exc.reason}; expected a baseline file", path=path) from None
     if not isinstance(data, dict) or data.get("kind") != BASELINE_KIND:
-        raise InputError(f"not a baseline file (expected \"kind\": \"{BASELINE_KIND}\")", path=path)
+        kind = data.get("kind") if isinstance(data, dict) else None
+        said = f"; it says \"kind\": {json.dumps(kind)[:60]}" if isinstance(kind, str) else ""
+        if isinstance(data, dict) and kind is None and "verdict" in data and "rows" in data:
+            said = "; it is a report, as `gate compare --json` writes"
+        raise InputError(f"not a baseline file (expected \"kind\": \"{BASELINE_KIND}\"{said}): give the file "
+                         f"`gate baseline create TREE --out FILE` wrote, or a result tree", path=path)
     version = data.get("schema_version")
     if type(version) is not int or version != BASELINE_SCHEMA_VERSION:  # 1.0 and true are not 1
         raise InputError(f"baseline schema_version is {version!r}, this gate reads the integer "

@@ -86,7 +86,8 @@ def read_tree(root: str | Path, suite: Suite, *, models: tuple[str, ...] | None 
             layout, run_dirs, ignored = "ci", [root], []
     if layout == "runbook" and not existing:
         raise InputError(f"no scored run directories ({', '.join(planned)}) and no CI result "
-                         f"files; expected the runbook layout <tree>/run<R>/<model>/... or CI artifacts", path=root)
+                         f"files; expected the runbook layout <tree>/run<R>/<model>/... or CI artifacts"
+                         f"{_layout_fix(root, suite)}", path=root)
     single = run_dirs == [root]
     runs = tuple(replace(_run_info(d, root), name="run1") if single else _run_info(d, root) for d in run_dirs)
     if not single:
@@ -201,6 +202,21 @@ def _logged_runs(root: Path, suite: Suite) -> tuple[str, ...]:
 def _run_key(name: str) -> tuple:
     tail = name[3:]
     return (0, int(tail), "") if tail.isdigit() else (1, 0, name)
+
+
+def _layout_fix(root: Path, suite: Suite) -> str:
+    """The fix for a tree path one level off: a run folder (give its parent) or a folder of trees (give one)."""
+    try:
+        children = sorted(c for c in root.iterdir() if c.is_dir() and not c.is_symlink())
+    except OSError:
+        return ""
+    models = {w.path.split("/")[0] for w in suite.workloads}
+    if _RUN_DIR.match(root.name) or any(c.name in models for c in children):
+        return f"; this is one run of a tree: give the tree, {root.parent}"
+    trees = [c.name for c in children if _run_dirs(c, suite)]
+    if trees:
+        return f"; this folder holds the trees {', '.join(trees[:4])}: give one of them, {root / trees[0]}"
+    return "; give the folder that holds run1/, run2/, run3/ (the runbook's $OUT/$NAME)"
 
 
 def _run_dirs(root: Path, suite: Suite) -> list[Path]:

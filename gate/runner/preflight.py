@@ -126,11 +126,11 @@ def run_preflight(suite: Suite, steps: tuple[RunStep, ...], *, gpu: GpuProvider,
 
 def _check_side(side: Arm, step: RunStep) -> list[str]:
     if not side.checkout.is_dir():
-        return [f"{side.checkout}: no such directory; expected an sglang-omni checkout (runbook Step 2)"]
+        return [f"{side.checkout}: no such directory; expected an sglang-omni checkout (runbook Step 2): check the --checkout path"]
     problems = []
     if not (side.python.is_file() and os.access(side.python, os.X_OK)):
         problems.append(f"{side.python}: missing or not executable; expected the checkout's venv python "
-                        "(runbook Step 2; or pass --python)")
+                        "(build it in the checkout as runbook Step 2 does, `uv venv .venv`, or pass --python)")
     for model in step.models[:1]:
         server = Path(model.server_argv[0])
         if server.is_absolute() and not (server.is_file() and os.access(server, os.X_OK)):

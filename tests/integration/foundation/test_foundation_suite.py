@@ -45,7 +45,8 @@ def test_cli_reports_a_bad_suite_in_one_line(tmp_path, invoke, complete_tree):
     path = _variant(tmp_path, "name: asr\n", "name: asr\nnmae: typo\n")
     result = invoke("summarize", complete_tree, "--suite", path)
     assert result.exit_code == 2
-    assert result.stderr == f"gate: error: {path}: nmae: unknown key\n"
+    assert result.stderr.startswith(f"gate: error: {path}: nmae: unknown key; expected one of schema_version, name,")
+    assert result.stderr.endswith(": fix the spelling\n") and result.stderr.count("\n") == 1
 
 
 def test_plausible_ranges_come_from_the_suite(suite):

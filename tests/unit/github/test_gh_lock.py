@@ -4,7 +4,7 @@ pinned at a version its specifier allows, and no pinned package missing one of i
 
 When this fails after editing pyproject.toml, regenerate the lock with the command in its header:
     pip-compile --all-build-deps --allow-unsafe --generate-hashes --no-emit-find-links \
-        --no-emit-index-url --output-file=requirements/action.lock --strip-extras --extra runner --extra plot pyproject.toml
+        --no-emit-index-url --output-file=requirements/action.lock --strip-extras --extra runner pyproject.toml
 """
 from __future__ import annotations
 
@@ -45,10 +45,11 @@ def pins() -> dict[str, tuple[Version, list[str]]]:
 
 def declared() -> list[Requirement]:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
-    # The action runs `gate run` too, and the nightly's history job draws charts: the lock covers the [runner]
-    # and [plot] extras as well as the base install (every trusted job installs from it, issue 22).
+    # The action runs `gate run` too: the lock covers the [runner] extra as well as the base install (every
+    # trusted job installs from it, issue 22). Not [plot]: no workflow draws matplotlib charts (the dashboard
+    # draws its own SVG; test_no_workflow_needs_the_plot_extra), so matplotlib and its ~95 MB stay out (issue 39).
     extras = project["project"]["optional-dependencies"]
-    runner = [*extras["runner"], *extras["plot"]]
+    runner = list(extras["runner"])
     return [Requirement(r) for r in (*project["project"]["dependencies"], *runner, *project["build-system"]["requires"])]
 
 
@@ -95,3 +96,13 @@ def test_the_lock_is_closed_under_dependencies():
                 missing.append(f"{name} needs {requirement}")
     assert checked >= 10, f"only {checked} pinned packages are installed at their pinned version here"
     assert not missing, "; ".join(missing)
+
+
+def test_no_workflow_needs_the_plot_extra():
+    """The lock leaves out [plot] (matplotlib): no workflow or caller may run `gate history plot` or install it."""
+    files = [*sorted((ROOT / ".github" / "workflows").glob("*.yml")), *sorted((ROOT / "docs" / "callers").glob("*.yml")),
+             ROOT / "action.yml"]
+    assert len(files) > 5
+    users = [f.name for f in files if re.search(r"history plot|matplotlib|\[plot\]|extra=plot", f.read_text(encoding="utf-8"))]
+    assert not users, f"{users} need the plot extra: add --extra plot to the lock (see this file's docstring)"
+    assert "matplotlib" not in pins()
