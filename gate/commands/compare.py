@@ -110,8 +110,9 @@ def command(base: Path, candidate: Path, models: tuple[str, ...], allow_diff: tu
         click.echo(f"gate: warning: {base}: a baseline stored on {gpu.baseline}, the candidate ran on {gpu.candidate}: "
                    f"give the baseline stored for the candidate's runner class (baselines/<class>-<model>.json; "
                    f"runner-class in the callers), or --allow-diff gpu to compare across GPUs anyway", err=True)
-    unstamped = {c.reasons[0] for c in report.calibration_checks
-                 if c.status == "unknown" and c.reasons and c.reasons[0].endswith("where it was measured is unknown")}
+    # A --calibration file given without its stamp (a baseline's own calibration is checked, and said, in the report)
+    unstamped = {c.reasons[0] for c in report.calibration_checks if calibration_path is not None
+                 and c.status == "unknown" and c.reasons and c.reasons[0].endswith("where it was measured is unknown")}
     for reason in sorted(unstamped):
         click.echo(f"gate: warning: --calibration {calibration_path}: {reason}; the calibration is used as if "
                    f"measured here: put the stamp the calibration workflow stored with it beside it, under that name",
