@@ -23,6 +23,7 @@ from scipy import stats
 
 from gate.stats import looks
 from gate.stats.decision import FAIL, WARN, decide_family
+from gate.stats.drift import arm_positions, interleave_positions
 from gate.stats.multiplicity import bh_array
 from gate.stats.outliers import flag_runs, flag_sigma
 from gate.stats.overdispersion import excess_df, widened_p_arrays
@@ -130,7 +131,9 @@ def draw_chunk(rng: np.random.Generator, scenario: Scenario, test_sets: dict[str
             thr_w[:, 1] += shift
             p95_w[:, 1] -= shift
             if w.workload_id == TARGET and noise.intermittent_share:
-                slow = np.log(noise.intermittent_factor) * intermittent_slots(rng, batch, noise.intermittent_share)
+                hit = (rng.random((batch, SLOTS)) < noise.intermittent_share if noise.intermittent_random else
+                       intermittent_slots(rng, batch, noise.intermittent_share))
+                slow = np.log(noise.intermittent_factor) * hit
                 if not noise.intermittent_p95_only:
                     thr_w[:, 1] += slow
                 p95_w[:, 1] -= slow
@@ -167,6 +170,13 @@ def _speed_runs(rng, noise: NoiseModel, shape: tuple, n_wl: int, *, arm_jobs: bo
     sigma = noise.sigma_run if sigma is None else sigma
     own = noise.p95_own * sigma / noise.sigma_run
     s = sigma * standard_noise(rng, noise.tails, full)
+    order = run_order(shape[-1])  # (2 arms, slots, 1): when each run sat in its job
+    if noise.ar1:  # successive runs of the job in the interleave's order, both arms, correlated
+        steps = standard_noise(rng, noise.tails, shape[:-2] + (int(order.max()) + 1, n_wl))
+        e = steps.copy()
+        for t in range(1, e.shape[-2]):
+            e[..., t, :] = noise.ar1 * e[..., t - 1, :] + np.sqrt(1 - noise.ar1 ** 2) * steps[..., t, :]
+        s = sigma * np.take(e, order[..., 0], axis=-2)
     if noise.run_shared:  # drawn only here, so that the other scenarios' draws stay as they were
         common = sigma * standard_noise(rng, noise.tails, shape + (1,))
         s = np.sqrt(1 - noise.run_shared) * s + np.sqrt(noise.run_shared) * common
@@ -177,11 +187,23 @@ def _speed_runs(rng, noise: NoiseModel, shape: tuple, n_wl: int, *, arm_jobs: bo
     if noise.slow_job_prob:
         job = job - np.where(rng.random(job_shape[:-1] + (1,)) < noise.slow_job_prob, np.log(noise.slow_job_factor), 0.0)
     if noise.drift:
-        order = 2 * np.arange(shape[-1])[:, None] + np.arange(2)[:, None, None]  # (2 arms, slots, 1)
         job = job + noise.drift * order
+    if noise.slow_start_prob:  # a server start in the slow mode slows every workload of it
+        slow = slow + np.where(rng.random(shape + (1,)) < noise.slow_start_prob, np.log(noise.slow_start_factor), 0.0)
+    if noise.warmup_leak:
+        slow = slow - noise.warmup_leak * (np.arange(shape[-1]) == 0)[:, None]
     thr = -s - job + slow
     p95 = s + job - slow + own * standard_noise(rng, noise.tails, full)
     return thr, p95
+
+
+def run_order(slots: int) -> np.ndarray:
+    """(2 arms, slots, 1) positions in the job: the runner's interleave (A,B,B,A,A,B then B,A,A,B,B,A:
+    gate.stats.drift.interleave_positions) for the scored slots, the spare (re-measure) slot last."""
+    scored = min(slots, 2 * RUNS)
+    order = np.stack([interleave_positions(scored, a) for a in range(2)]).astype(float)
+    spare = 2 * scored + np.arange(2)[:, None] * np.ones((1, slots - scored))
+    return np.concatenate([order, spare], axis=1)[..., None]
 
 
 @dataclass(frozen=True)
@@ -342,10 +364,13 @@ def _in_job(chunk: Chunk, by_model: dict, calibrations: dict, slots: dict, model
     stale = bool(chunk.noise is not None and chunk.noise.stale_known)
     arms = {metric: np.concatenate([np.take_along_axis(chunk.speed[wid][metric], slots[model], axis=2)
                                     for wid in by_model[model]], axis=1) for metric in SPEED_ROWS}
-    joint = joint_agreement([(arms[metric], calibrations[(model, metric)]) for metric in SPEED_ROWS])
+    at = arm_positions(arms[SPEED_ROWS[0]].shape[1], slots[model].shape[-1])  # σ after a run-position term
+    joint = joint_agreement([(arms[metric], calibrations[(model, metric)]) for metric in SPEED_ROWS],
+                            [at] * len(SPEED_ROWS))
     for metric in SPEED_ROWS:
         cal = calibrations[(model, metric)]
-        out[(model, metric)] = own_noise(arms[metric], cal, stale=stale and cal is not None, agreement=joint)[0]
+        out[(model, metric)] = own_noise(arms[metric], cal, stale=stale and cal is not None, agreement=joint,
+                                         positions=at)[0]
     return out
 
 
@@ -393,8 +418,9 @@ def _speed_look(chunk: Chunk, rows, noises, slots, rules: Rules, *, cross_job: b
             continue
         model_arms = np.concatenate([np.take_along_axis(chunk.speed[w][metric], slots[model], axis=2)
                                      for w in chunk.speed if w.split("/")[0] == model], axis=1)
-        test = shift_test(y[:, 0], y[:, 1], noise, higher_is_better=metric == "throughput",
-                          cross_job=cross_job, gap_sigma=baseline_sigma(model_arms[:, 0::2]))
+        at = None if cross_job else arm_positions(model_arms.shape[1], model_arms.shape[2])
+        test = shift_test(y[:, 0], y[:, 1], noise, higher_is_better=metric == "throughput", cross_job=cross_job,
+                          gap_sigma=baseline_sigma(model_arms[:, 0::2], None if at is None else at[0::2]))
         p.append(test.p)
         above.append(test.worse_rel >= floor)
         half.append(test.worse_rel >= floor / 2)
@@ -403,7 +429,7 @@ def _speed_look(chunk: Chunk, rows, noises, slots, rules: Rules, *, cross_job: b
         ok = ok & (not cross_job)  # across jobs a speed row WARNs at most (gate.stats.speed.ACROSS_JOBS)
         # FAIL also needs the A/B's own runs alone to confirm the shift at the look's α; at the first look over the
         # model's gated speed rows (gate.judging.compare._decide_speed, Thresholds.own_runs_bonferroni)
-        p_own = own_runs_p(y[:, 0], y[:, 1], model_arms, higher_is_better=metric == "throughput")
+        p_own = own_runs_p(y[:, 0], y[:, 1], model_arms, higher_is_better=metric == "throughput", positions=at)
         own_level = alpha / speed_rows_of[model] if bonferroni else alpha
         ok = ok & ((test.p > alpha) | (p_own <= own_level))
         can_fail.append(np.broadcast_to(ok, test.p.shape))

@@ -121,6 +121,9 @@ class Row:
     # Sensitivity (issue 21): the smallest worsening this row could catch with 80% power at its level (speed:
     # relative, like worse_rel; accuracy: absolute, like delta_abs); blind when that is above twice the floor.
     mde: float | None = None
+    # The same, said the way the metric moves (issue 36): speed relative (a throughput drop negative, a latency
+    # rise positive), accuracy an absolute error-rate rise; on every gated row with a test.
+    detects: float | None = None
     blind: bool = False
     unstable: bool = False  # speed: a worse candidate run set aside, or the candidate's runs split: WARN at least
 

@@ -59,7 +59,7 @@ from gate.formats.report import (
 from gate.formats.verdict import Verdict
 from gate.judging.accuracy_rows import judge_accuracy
 from gate.judging.draft import Draft, new_row, plain_delta
-from gate.judging.speed_rows import CAN_WARN_AT_MOST, arms_of_model, judge_speed, model_agreement, model_calibrations
+from gate.judging.speed_rows import CAN_WARN_AT_MOST, judge_speed, model_agreement, model_calibrations, runs_of_model
 from gate.reading import comparability
 from gate.reading.side import Side, WorkloadSide
 from gate.stats import decision
@@ -141,9 +141,11 @@ def compare(base: Side, cand: Side, suite: Suite, *, models: Sequence[str] | Non
             else:
                 found = model_calibrations(calibration or {}, suite, workload.model, metric.name)
                 # sources: "3 A/A pairs + 14 nights" when nightly runs are pooled into σ, else ""
-                own = arms_of_model(base, cand, suite, workload.model, metric.name)
+                own, at = runs_of_model(base, cand, suite, workload.model, metric.name)
+                base_own, base_at = runs_of_model(base, None, suite, workload.model, metric.name)
+                # in one job the runs' positions in the interleave are known: σ after a run-position term
                 judge_speed(row, metric, SpeedNoise.pooled(found), cross_job, stale_blockers, sources=evidence(found),
-                       own_arms=own, base_arms=arms_of_model(base, None, suite, workload.model, metric.name),
+                       own_arms=own, base_arms=base_own, positions=None if cross_job else (at, base_at),
                        stale=bool(calibration_check and calibration_check.status == "stale"),
                        agreement=None if cross_job else model_agreement(calibration or {}, base, cand, suite, workload))
             if blocking and row.verdict is not Verdict.INCOMPLETE:

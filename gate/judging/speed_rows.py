@@ -14,6 +14,7 @@ from gate.formats.report import (
 from gate.formats.verdict import Verdict
 from gate.judging.draft import Draft, plain_delta
 from gate.reading.side import Side
+from gate.stats.drift import interleave_positions
 from gate.stats.performance import Calibration, ratio_policy
 from gate.stats.speed import (
     AGREEMENT_P,
@@ -43,45 +44,60 @@ def model_calibrations(calibration: Mapping[str, Mapping[str, Any]], suite: Suit
 def arms_of_model(base: Side, cand: Side | None, suite: Suite, model: str, metric: str) -> np.ndarray:
     """ln(value) of every complete run of the model's workloads on both sides (the baseline's only when `cand`
     is None), (arms, runs), NaN-padded: the A/B's own evidence about σ in one job (gate.stats.speed.own_noise)."""
-    arms = []
+    return runs_of_model(base, cand, suite, model, metric)[0]
+
+
+def runs_of_model(base: Side, cand: Side | None, suite: Suite, model: str,
+                  metric: str) -> tuple[np.ndarray, np.ndarray]:
+    """arms_of_model's arms and, alike, each run's position in the job's interleave (gate.stats.drift), from its
+    side and run number: what the σ after a run-position term needs."""
+    arms, where = [], []
     for w in suite.workloads_for((model,)):
-        for side in (base, cand) if cand is not None else (base,):
+        for arm, side in enumerate((base, cand) if cand is not None else (base,)):
             ws = side.workloads.get(w.id)
             if ws is None or not ws.complete:
                 continue
             complete = set(ws.complete_runs())
-            values = [v for i, v in enumerate(ws.values.get(metric, ())) if i in complete]
-            if values and all(v is not None and v > 0 and math.isfinite(v) for v in values):
-                arms.append(np.log(np.asarray(values, dtype=float)))
+            kept = [(i, v) for i, v in enumerate(ws.values.get(metric, ())) if i in complete]
+            if kept and all(v is not None and v > 0 and math.isfinite(v) for _, v in kept):
+                arms.append(np.log(np.asarray([v for _, v in kept], dtype=float)))
+                index = np.asarray([i for i, _ in kept])
+                where.append(interleave_positions(int(index.max()) + 1, arm)[index].astype(float))
     width = max((len(a) for a in arms), default=0)
-    out = np.full((len(arms), width), np.nan)
-    for k, arm in enumerate(arms):
-        out[k, :len(arm)] = arm
-    return out
+    out, positions = np.full((len(arms), width), np.nan), np.zeros((len(arms), width))
+    for k, (arm_runs, at) in enumerate(zip(arms, where, strict=True)):
+        out[k, :len(arm_runs)] = arm_runs
+        positions[k, :len(at)] = at
+    return out, positions
 
 
 def model_agreement(calibration: Mapping[str, Mapping[str, Any]], base: Side, cand: Side, suite: Suite,
                     workload: Any) -> float | None:
     """The joint F test (gate.stats.speed.joint_agreement) of the A/B's own spread against the calibration over
-    the model's gated speed metrics; None when there is nothing to test."""
-    parts = []
+    the model's gated speed metrics; None when there is nothing to test. In one job only (σ after a run-position
+    term, as the rows' own σ)."""
+    parts, where = [], []
     for metric in workload.metrics:
         if metric.kind != "speed" or not metric.gated:
             continue
         noise = SpeedNoise.pooled(model_calibrations(calibration, suite, workload.model, metric.name))
-        arms = arms_of_model(base, cand, suite, workload.model, metric.name)
+        arms, at = runs_of_model(base, cand, suite, workload.model, metric.name)
         if noise is not None and noise.usable and arms.size:
             parts.append((arms, noise))
+            where.append(at)
     if not parts:
         return None
-    p = float(joint_agreement(parts))
+    p = float(joint_agreement(parts, where))
     return p if math.isfinite(p) else None
 
 
 # Complexity over 15: one rule per documented blocker of a speed row (docs/statistics.md).
 def judge_speed(row: Draft, metric: MetricSpec, noise: SpeedNoise | None, cross_job: bool,  # noqa: C901 (reason above)
            extra_blockers: tuple[str, ...] = (), *, sources: str = "", own_arms: np.ndarray | None = None,
-           base_arms: np.ndarray | None = None, stale: bool = False, agreement: float | None = None) -> None:
+           base_arms: np.ndarray | None = None, stale: bool = False, agreement: float | None = None,
+           positions: tuple[np.ndarray, np.ndarray] | None = None) -> None:
+    """`positions`: where own_arms' and base_arms' runs sat in the job (one job only: gate.stats.drift)."""
+    own_at, base_at = positions if positions is not None else (None, None)
     b, c = row.baseline.present, row.candidate.present
     plain_delta(row)
     missing = [name for name, values in (("baseline", b), ("candidate", c)) if not values or any(v <= 0 for v in values)]
@@ -97,7 +113,8 @@ def judge_speed(row: Draft, metric: MetricSpec, noise: SpeedNoise | None, cross_
         # One job: the A/B's own runs carry σ; a fresh calibration that agrees adds degrees of freedom.
         usable = noise if noise is not None and noise.usable else None
         in_use, code, p_agree = own_noise(own_arms, usable, stale=stale and usable is not None,
-                                          agreement=None if agreement is None else np.asarray(agreement))
+                                          agreement=None if agreement is None else np.asarray(agreement),
+                                          positions=own_at)
         source = SOURCE_TEXT[int(code)]
         if int(code) == OWN_DISAGREES:
             source += (f" (F test over the model's gated speed metrics p = {float(p_agree):.2g} < {AGREEMENT_P})"
@@ -114,7 +131,7 @@ def judge_speed(row: Draft, metric: MetricSpec, noise: SpeedNoise | None, cross_
                 row.fail_blockers += (f"the sides' own spread disagrees with the calibration's σ (F test p = "
                                       f"{float(p_cross):.2g} < {AGREEMENT_P})",)
     if noise is not None and noise.usable:
-        gap_sigma = baseline_sigma(base_arms) if base_arms is not None and base_arms.size else None
+        gap_sigma = baseline_sigma(base_arms, base_at) if base_arms is not None and base_arms.size else None
         test = shift_test(np.log(np.asarray(b, dtype=float))[None], np.log(np.asarray(c, dtype=float))[None], noise,
                           higher_is_better=higher, cross_job=cross_job, gap_sigma=gap_sigma)
         low, high = test.ratio_ci(higher)
@@ -133,7 +150,8 @@ def judge_speed(row: Draft, metric: MetricSpec, noise: SpeedNoise | None, cross_
         if own_arms is not None and own_arms.size:
             # gate.judging.compare holds it to the look's level: a FAIL must show on the A/B's own runs alone
             row.p_own = float(own_runs_p(np.log(np.asarray(b, dtype=float))[None],
-                                         np.log(np.asarray(c, dtype=float))[None], own_arms, higher_is_better=higher)[0])
+                                         np.log(np.asarray(c, dtype=float))[None], own_arms, higher_is_better=higher,
+                                         positions=own_at)[0])
         if test.favourable_set_aside[0]:
             row.fail_blockers += ("a candidate run better than the others was set aside: its runs disagree; "
                                   "re-measure",)

@@ -48,6 +48,7 @@ from typing import Any, Sequence, cast
 import numpy as np
 from scipy import stats
 
+from gate.stats.drift import detrended_sd
 from gate.stats.outlier_rule import OUTLIER_MIN_REL
 from gate.stats.outliers import flag_runs, flag_sigma, robust_sd, split_arms
 from gate.stats.performance import MIN_CALIBRATION_DF, Calibration
@@ -244,7 +245,15 @@ def fail_blockers(noise: SpeedNoise | None, n_base_runs: int, n_cand_runs: int, 
     return tuple(reasons)
 
 
-def joint_agreement(parts: Sequence[tuple[np.ndarray, SpeedNoise | None]]) -> np.ndarray:
+def spread(arms: np.ndarray, positions: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The A/B's own σ, df and kept runs: robust_sd of its arms, after a run-position term where `positions` are
+    known (gate.stats.drift: drift through the job must not inflate σ)."""
+    arms = np.asarray(arms, dtype=float)
+    return robust_sd(arms) if positions is None else detrended_sd(arms, positions)[:3]
+
+
+def joint_agreement(parts: Sequence[tuple[np.ndarray, SpeedNoise | None]],
+                    positions: Sequence[np.ndarray | None] | None = None) -> np.ndarray:
     """One F test of the A/B's own spread against the calibration's σ over several metrics of one model together
     (its gated speed metrics): Σ ss_own/σ²_cal over Σ df_own, against Σ df_cal. A calibration goes stale for the
     machine, not for one metric, and one metric's 8 first-look degrees of freedom told σ 2% from a calibration's
@@ -252,10 +261,10 @@ def joint_agreement(parts: Sequence[tuple[np.ndarray, SpeedNoise | None]]) -> np
     share the run effect, so their df overstate the evidence: the test then rejects more often, which only
     pools less. NaN where no part has a usable calibration. `arms` as for own_noise."""
     u = d_own = d_cal = np.zeros(())
-    for arms, cal in parts:
+    for k, (arms, cal) in enumerate(parts):
         if cal is None:
             continue
-        sigma_own, df_own, _ = robust_sd(np.asarray(arms, dtype=float))
+        sigma_own, df_own, _ = spread(arms, None if positions is None else positions[k])
         sigma_cal = np.asarray(cal.sigma, dtype=float)
         df_cal = np.asarray(cal.sigma_df, dtype=float)
         usable = (df_cal >= MIN_CALIBRATION_DF) & np.isfinite(sigma_cal) & (sigma_cal > 0) & (df_own > 0)
@@ -270,15 +279,18 @@ def joint_agreement(parts: Sequence[tuple[np.ndarray, SpeedNoise | None]]) -> np
 
 
 def own_noise(arms: np.ndarray, calibration: SpeedNoise | None, *, stale: bool = False,
-              agreement: np.ndarray | None = None) -> tuple[SpeedNoise, np.ndarray, np.ndarray]:
+              agreement: np.ndarray | None = None,
+              positions: np.ndarray | None = None) -> tuple[SpeedNoise, np.ndarray, np.ndarray]:
     """The σ an in-job row uses: the A/B's own runs, pooled with a fresh calibration that agrees with them.
 
     `arms`: ln(value) as (..., arms, runs), NaN = absent run: both arms of every workload of the model, for
     one metric. Returns (noise, source code, agreement p): `noise.sigma`/`sigma_df` batch like the leading
     axes; the source says which of SOURCE_TEXT applies; the agreement p is NaN without a calibration.
     `agreement`: the model's joint_agreement p, used in place of this metric's own F test where it is finite.
+    `positions`: where each run sat in the job (gate.stats.drift.arm_positions); σ is then taken after a
+    run-position term.
     """
-    sigma_own, df_own, _ = robust_sd(np.asarray(arms, dtype=float))
+    sigma_own, df_own, _ = spread(arms, positions)
     ss_own = np.where(df_own > 0, np.nan_to_num(sigma_own) ** 2 * df_own, 0.0)
     if calibration is None or stale:
         code = np.full(np.shape(df_own), OWN_STALE if calibration is not None else OWN_NO_CALIBRATION)
@@ -304,16 +316,17 @@ def own_noise(arms: np.ndarray, calibration: SpeedNoise | None, *, stale: bool =
     return SpeedNoise(sigma=cast(Any, sigma), sigma_df=cast(Any, df.astype(int))), code, agreement
 
 
-def baseline_sigma(base_arms: np.ndarray) -> np.ndarray:
-    """The robust σ of the baseline's arms alone ((..., arms, runs) of the model's workloads, NaN = absent)."""
-    return robust_sd(np.asarray(base_arms, dtype=float))[0]
+def baseline_sigma(base_arms: np.ndarray, positions: np.ndarray | None = None) -> np.ndarray:
+    """The robust σ of the baseline's arms alone ((..., arms, runs) of the model's workloads, NaN = absent),
+    after a run-position term where `positions` are known."""
+    return spread(base_arms, positions)[0]
 
 
 def own_runs_p(base_log: np.ndarray, cand_log: np.ndarray, arms: np.ndarray, *,
-               higher_is_better: bool) -> np.ndarray:
+               higher_is_better: bool, positions: np.ndarray | None = None) -> np.ndarray:
     """p of the same shift with σ from the A/B's own runs alone (`arms` as for own_noise); NaN without their df.
     Across jobs this σ leaves out the job effect, so the check can only be passed more easily than the test."""
-    own, _, _ = own_noise(arms, None)
+    own, _, _ = own_noise(arms, None, positions=positions)
     test = shift_test(base_log, cand_log, own, higher_is_better=higher_is_better, cross_job=False)
     return np.where(np.asarray(own.sigma_df) > 0, test.p, np.nan)
 
