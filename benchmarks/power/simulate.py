@@ -28,6 +28,7 @@ from gate.stats.multiplicity import bh_array
 from gate.stats.outliers import flag_runs, flag_sigma
 from gate.stats.overdispersion import excess_df, widened_p_arrays
 from gate.stats.quality import catastrophic_masks, sign_flip_p_batch
+from gate.stats.slowmode import slow_mode_runs
 from gate.stats.speed import (
     ADVISED_PAIRS,
     POWER,
@@ -176,7 +177,7 @@ def _speed_runs(rng, noise: NoiseModel, shape: tuple, n_wl: int, *, arm_jobs: bo
         e = steps.copy()
         for t in range(1, e.shape[-2]):
             e[..., t, :] = noise.ar1 * e[..., t - 1, :] + np.sqrt(1 - noise.ar1 ** 2) * steps[..., t, :]
-        s = sigma * np.take(e, order[..., 0], axis=-2)
+        s = sigma * np.take(e, order[..., 0].astype(int), axis=-2)
     if noise.run_shared:  # drawn only here, so that the other scenarios' draws stay as they were
         common = sigma * standard_noise(rng, noise.tails, shape + (1,))
         s = np.sqrt(1 - noise.run_shared) * s + np.sqrt(noise.run_shared) * common
@@ -419,8 +420,10 @@ def _speed_look(chunk: Chunk, rows, noises, slots, rules: Rules, *, cross_job: b
         model_arms = np.concatenate([np.take_along_axis(chunk.speed[w][metric], slots[model], axis=2)
                                      for w in chunk.speed if w.split("/")[0] == model], axis=1)
         at = None if cross_job else arm_positions(model_arms.shape[1], model_arms.shape[2])
+        slow = None if cross_job else slow_mode_runs(model_arms, noise.sigma, higher_is_better=metric == "throughput")
         test = shift_test(y[:, 0], y[:, 1], noise, higher_is_better=metric == "throughput", cross_job=cross_job,
-                          gap_sigma=baseline_sigma(model_arms[:, 0::2], None if at is None else at[0::2]))
+                          gap_sigma=baseline_sigma(model_arms[:, 0::2], None if at is None else at[0::2]),
+                          slow_mode=slow)
         p.append(test.p)
         above.append(test.worse_rel >= floor)
         half.append(test.worse_rel >= floor / 2)

@@ -146,6 +146,7 @@ def compare(base: Side, cand: Side, suite: Suite, *, models: Sequence[str] | Non
                 # in one job the runs' positions in the interleave are known: σ after a run-position term
                 judge_speed(row, metric, SpeedNoise.pooled(found), cross_job, stale_blockers, sources=evidence(found),
                        own_arms=own, base_arms=base_own, positions=None if cross_job else (at, base_at),
+                       whole_model=_whole_model(base, cand, suite, workload.model),
                        stale=bool(calibration_check and calibration_check.status == "stale"),
                        agreement=None if cross_job else model_agreement(calibration or {}, base, cand, suite, workload))
             if blocking and row.verdict is not Verdict.INCOMPLETE:
@@ -226,6 +227,12 @@ def _decide(rows: list[Draft], thresholds: Thresholds) -> None:
     for model in dict.fromkeys(r.workload.model for r in rows):
         _decide_quality([r for r in rows if r.workload.model == model and r.family == "quality"], thresholds)
         _decide_speed([r for r in rows if r.workload.model == model and r.family == "speed"], thresholds)
+
+
+def _whole_model(base: Side, cand: Side, suite: Suite, model: str) -> bool:
+    """Every workload of the model complete on both sides (gate.judging.speed_rows.judge_speed's `whole_model`)."""
+    return all((side.workloads.get(w.id) is not None and side.workloads[w.id].complete)
+               for w in suite.workloads_for((model,)) for side in (base, cand))
 
 
 def _decide_quality(quality: list[Draft], thresholds: Thresholds) -> None:

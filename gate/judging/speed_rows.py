@@ -16,6 +16,7 @@ from gate.judging.draft import Draft, plain_delta
 from gate.reading.side import Side
 from gate.stats.drift import interleave_positions
 from gate.stats.performance import Calibration, ratio_policy
+from gate.stats.slowmode import slow_mode_runs
 from gate.stats.speed import (
     AGREEMENT_P,
     OWN_DISAGREES,
@@ -95,8 +96,10 @@ def model_agreement(calibration: Mapping[str, Mapping[str, Any]], base: Side, ca
 def judge_speed(row: Draft, metric: MetricSpec, noise: SpeedNoise | None, cross_job: bool,  # noqa: C901 (reason above)
            extra_blockers: tuple[str, ...] = (), *, sources: str = "", own_arms: np.ndarray | None = None,
            base_arms: np.ndarray | None = None, stale: bool = False, agreement: float | None = None,
-           positions: tuple[np.ndarray, np.ndarray] | None = None) -> None:
-    """`positions`: where own_arms' and base_arms' runs sat in the job (one job only: gate.stats.drift)."""
+           positions: tuple[np.ndarray, np.ndarray] | None = None, whole_model: bool = False) -> None:
+    """`positions`: where own_arms' and base_arms' runs sat in the job (one job only: gate.stats.drift).
+    `whole_model`: every workload of the model is complete on both sides, so own_arms alternate base, candidate
+    workload by workload and slow-mode server starts can be told (gate.stats.slowmode)."""
     own_at, base_at = positions if positions is not None else (None, None)
     b, c = row.baseline.present, row.candidate.present
     plain_delta(row)
@@ -132,8 +135,12 @@ def judge_speed(row: Draft, metric: MetricSpec, noise: SpeedNoise | None, cross_
                                       f"{float(p_cross):.2g} < {AGREEMENT_P})",)
     if noise is not None and noise.usable:
         gap_sigma = baseline_sigma(base_arms, base_at) if base_arms is not None and base_arms.size else None
+        slow = None
+        if not cross_job and whole_model and own_arms is not None and own_arms.shape[-1] == len(b) == len(c):
+            slow = slow_mode_runs(own_arms, float(noise.sigma), higher_is_better=higher)
         test = shift_test(np.log(np.asarray(b, dtype=float))[None], np.log(np.asarray(c, dtype=float))[None], noise,
-                          higher_is_better=higher, cross_job=cross_job, gap_sigma=gap_sigma)
+                          higher_is_better=higher, cross_job=cross_job, gap_sigma=gap_sigma,
+                          slow_mode=None if slow is None else slow[None])
         low, high = test.ratio_ci(higher)
         row.basis = Basis.CALIBRATED
         row.p_value, row.ci, row.ci_kind = float(test.p[0]), (float(low[0]), float(high[0])), "ratio"
@@ -163,9 +170,16 @@ def judge_speed(row: Draft, metric: MetricSpec, noise: SpeedNoise | None, cross_
                                                   "a third or more of the candidate's runs are worse than the baseline's "
                                                   "median by more than the outlier limit, the others are not "
                                                   "(intermittent)") + "; WARN at least",)
-        for side, values, kept in (("baseline", b, test.kept_base[0]), ("candidate", c, test.kept_cand[0])):
+        if slow is not None and slow.any():
+            starts = "; ".join(f"{side} run{'s' if slow[k].sum() > 1 else ''} "
+                               + ", ".join(str(i + 1) for i in np.flatnonzero(slow[k]))
+                               for k, side in enumerate(("baseline", "candidate")) if slow[k].any())
+            row.notes.append(f"{int(slow.sum())} slow-mode server start{'s' if slow.sum() > 1 else ''} set aside "
+                             f"({starts}): every workload of the model was slower in that run; judged on the fast mode")
+        for arm, (side, values, kept) in enumerate((("baseline", b, test.kept_base[0]),
+                                                    ("candidate", c, test.kept_cand[0]))):
             median = float(np.median(np.asarray(values, dtype=float)))
-            for index in np.flatnonzero(~kept):
+            for index in np.flatnonzero(~kept & (slow[arm] == 0 if slow is not None else True)):
                 row.notes.append(f"{side} run {index + 1} set aside ({values[index]:.4g}, {values[index] / median - 1:+.0%} "
                                  "from its arm's median): one wild run must not decide")
         if not metric.gated:

@@ -140,6 +140,9 @@ class ShiftTest:
     # limit while others are not: an intermittent regression (half the runs slow makes a split arm whose own
     # median sits between the clusters, so neither cluster is "wild" by the candidate's own median). Unstable.
     intermittent: np.ndarray
+    # Runs set aside as slow-mode server starts (gate.stats.slowmode), per arm: the row is judged on the fast mode.
+    slow_mode_base: np.ndarray | None = None
+    slow_mode_cand: np.ndarray | None = None
 
     def ratio_ci(self, higher_is_better: bool, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
         """Two-sided CI of the ratio candidate / baseline (natural direction)."""
@@ -149,12 +152,21 @@ class ShiftTest:
 
 
 def shift_test(base_log: np.ndarray, cand_log: np.ndarray, noise: SpeedNoise, *, higher_is_better: bool,
-               cross_job: bool, gap_sigma: np.ndarray | None = None) -> ShiftTest:
+               cross_job: bool, gap_sigma: np.ndarray | None = None, slow_mode: np.ndarray | None = None) -> ShiftTest:
     """ln(value) per run along the last axis (NaN = absent run) -> one-sided test per batch entry.
 
     `gap_sigma`: the σ the intermittent test measures a gap against (`baseline_sigma`: the baseline arms'
-    own spread, which a split candidate arm cannot inflate); where it is None or NaN, the σ in use."""
+    own spread, which a split candidate arm cannot inflate); where it is None or NaN, the σ in use.
+    `slow_mode`: (..., 2, runs) the base and candidate runs that are slow-mode server starts
+    (gate.stats.slowmode.slow_mode_runs): set aside before anything else, so the row is judged on the fast mode
+    and a slow start is neither a wild run nor an intermittent regression."""
     yb, yc = np.asarray(base_log, dtype=float), np.asarray(cand_log, dtype=float)
+    slow_b = np.zeros(yb.shape, dtype=bool)
+    slow_c = np.zeros(yc.shape, dtype=bool)
+    if slow_mode is not None:
+        slow_b = np.asarray(slow_mode, dtype=bool)[..., 0, :yb.shape[-1]]
+        slow_c = np.asarray(slow_mode, dtype=bool)[..., 1, :yc.shape[-1]]
+        yb, yc = np.where(slow_b, np.nan, yb), np.where(slow_c, np.nan, yc)
     sigma = np.asarray(noise.sigma, dtype=float)  # flag_runs broadcasts it against the batch axes
     wild = flag_sigma(sigma, noise.sigma_df)  # a wild run is wild even for the largest σ its df allow
     kb = ~np.isnan(yb) & ~flag_runs(yb, wild)
@@ -178,7 +190,8 @@ def shift_test(base_log: np.ndarray, cand_log: np.ndarray, noise: SpeedNoise, *,
     return ShiftTest(worse=worse, worse_rel=np.expm1(worse), se=se, df=df, p=p, kept_base=kb, kept_cand=kc,
                      favourable_set_aside=favourable,
                      worse_set_aside=(aside & ~better).sum(axis=-1) * UNSTABLE_SHARE_INV >= (~np.isnan(yc)).sum(axis=-1),
-                     split_cand=split_arms(yc, wild), intermittent=intermittent)
+                     split_cand=split_arms(yc, wild), intermittent=intermittent,
+                     slow_mode_base=slow_b.sum(axis=-1), slow_mode_cand=slow_c.sum(axis=-1))
 
 
 def _intermittent(yb: np.ndarray, yc: np.ndarray, sigma: np.ndarray, higher_is_better: bool) -> np.ndarray:

@@ -87,3 +87,45 @@ def test_every_gated_row_says_what_it_detects_the_way_its_metric_moves(suite, si
         else:
             assert row.detects == pytest.approx(row.mde) and row.detects > 0  # a latency or error-rate rise
     assert all(r.detects is None for r in _in_job_rows(suite, sides, 0.0) if r.family is None)
+
+
+def test_a_slow_mode_start_is_every_workload_slow_in_one_run_never_one_workload_alone():
+    from gate.stats.slowmode import slow_mode_runs
+
+    y = np.zeros((4, 6))  # qwen3's two workloads: [en base, en cand, zh base, zh cand]
+    y[[0, 2], 1] = np.log(0.92)  # baseline run 2: a slow start, both workloads
+    y[1, 4] = np.log(0.88)  # candidate run 5: one workload only (an intermittent regression, not a slow mode)
+    slow = slow_mode_runs(y, 0.01, higher_is_better=True)
+    assert slow.tolist() == [[False, True, False, False, False, False], [False] * 6]
+    assert not slow_mode_runs(y[:2], 0.01, higher_is_better=True).any()  # one workload: cannot be told
+
+
+def test_a_candidate_all_slow_is_a_regression_not_a_slow_mode():
+    from gate.stats.slowmode import slow_mode_runs
+    from gate.stats.speed import SpeedNoise, shift_test
+
+    y = np.zeros((4, 6))
+    y[[1, 3]] = np.log(0.92)  # every candidate run of both workloads 8% slower
+    slow = slow_mode_runs(y, 0.01, higher_is_better=True)
+    assert not slow.any()
+    test = shift_test(y[0][None], y[1][None], SpeedNoise(sigma=0.01, sigma_df=40), higher_is_better=True,
+                      cross_job=False, slow_mode=slow[None])
+    assert test.worse_rel[0] == pytest.approx(1 / 0.92 - 1) and test.p[0] < 1e-6
+
+
+def test_slow_mode_starts_are_set_aside_and_the_row_is_judged_on_the_fast_mode():
+    from gate.stats.slowmode import slow_mode_runs
+    from gate.stats.speed import SpeedNoise, shift_test
+
+    rng = np.random.default_rng(8)
+    y = 0.005 * rng.standard_normal((4, 6))
+    y[[1, 3], 2] += np.log(0.92)  # candidate run 3 and run 6: slow starts of both workloads
+    y[[1, 3], 5] += np.log(0.92)
+    slow = slow_mode_runs(y, 0.005, higher_is_better=True)
+    assert slow[1].tolist() == [False, False, True, False, False, True] and not slow[0].any()
+    noise = SpeedNoise(sigma=0.005, sigma_df=40)
+    fast = shift_test(y[0][None], y[1][None], noise, higher_is_better=True, cross_job=False, slow_mode=slow[None])
+    assert abs(fast.worse_rel[0]) < 0.01 and not fast.intermittent[0] and not fast.worse_set_aside[0]
+    assert fast.slow_mode_cand[0] == 2 and fast.slow_mode_base[0] == 0
+    plain = shift_test(y[0][None], y[1][None], noise, higher_is_better=True, cross_job=False)
+    assert plain.intermittent[0] or plain.worse_set_aside[0]  # without it: two slow runs of six looked intermittent
