@@ -28,7 +28,8 @@ from gate.stats.multiplicity import bh_array
 from gate.stats.outliers import flag_runs, flag_sigma
 from gate.stats.overdispersion import excess_df, widened_p_arrays
 from gate.stats.quality import catastrophic_masks, sign_flip_p_batch
-from gate.stats.slowmode import slow_mode_runs
+from gate.stats.slowmode import fail_blocker as slowmode_blocker
+from gate.stats.slowmode import fast_mode, slow_mode_runs, whole_model_slower
 from gate.stats.speed import (
     ADVISED_PAIRS,
     POWER,
@@ -365,13 +366,17 @@ def _in_job(chunk: Chunk, by_model: dict, calibrations: dict, slots: dict, model
     stale = bool(chunk.noise is not None and chunk.noise.stale_known)
     arms = {metric: np.concatenate([np.take_along_axis(chunk.speed[wid][metric], slots[model], axis=2)
                                     for wid in by_model[model]], axis=1) for metric in SPEED_ROWS}
+    # σ on the fast mode: slow-mode server starts left out first (gate.judging.speed_rows.judge_speed)
+    arms = {metric: fast_mode(a, slow_mode_runs(a, higher_is_better=metric == "throughput"))
+            for metric, a in arms.items()}
     at = arm_positions(arms[SPEED_ROWS[0]].shape[1], slots[model].shape[-1])  # σ after a run-position term
-    joint = joint_agreement([(arms[metric], calibrations[(model, metric)]) for metric in SPEED_ROWS],
-                            [at] * len(SPEED_ROWS))
+    parts = [(arms[metric], calibrations[(model, metric)]) for metric in SPEED_ROWS]
+    joint = joint_agreement(parts, [at] * len(SPEED_ROWS))
+    low = joint_agreement(parts, [at] * len(SPEED_ROWS), low_tail=True)
     for metric in SPEED_ROWS:
         cal = calibrations[(model, metric)]
         out[(model, metric)] = own_noise(arms[metric], cal, stale=stale and cal is not None, agreement=joint,
-                                         positions=at)[0]
+                                         positions=at, agreement_low=low)[0]
     return out
 
 
@@ -420,7 +425,12 @@ def _speed_look(chunk: Chunk, rows, noises, slots, rules: Rules, *, cross_job: b
         model_arms = np.concatenate([np.take_along_axis(chunk.speed[w][metric], slots[model], axis=2)
                                      for w in chunk.speed if w.split("/")[0] == model], axis=1)
         at = None if cross_job else arm_positions(model_arms.shape[1], model_arms.shape[2])
-        slow = None if cross_job else slow_mode_runs(model_arms, noise.sigma, higher_is_better=metric == "throughput")
+        slow, alike = None, np.zeros(batch, bool)
+        if not cross_job:
+            slow = slow_mode_runs(model_arms, higher_is_better=metric == "throughput")
+            model_arms = fast_mode(model_arms, slow)
+            slower = whole_model_slower(model_arms, higher_is_better=metric == "throughput")
+            alike = slowmode_blocker(slower, ~np.isnan(model_arms[:, 1::2]).all(axis=1), bonferroni)
         test = shift_test(y[:, 0], y[:, 1], noise, higher_is_better=metric == "throughput", cross_job=cross_job,
                           gap_sigma=baseline_sigma(model_arms[:, 0::2], None if at is None else at[0::2]),
                           slow_mode=slow)
@@ -435,6 +445,7 @@ def _speed_look(chunk: Chunk, rows, noises, slots, rules: Rules, *, cross_job: b
         p_own = own_runs_p(y[:, 0], y[:, 1], model_arms, higher_is_better=metric == "throughput", positions=at)
         own_level = alpha / speed_rows_of[model] if bonferroni else alpha
         ok = ok & ((test.p > alpha) | (p_own <= own_level))
+        ok = ok & ((test.p > alpha) | ~alike)  # an escaped slow mode bars a FAIL (gate.judging.compare._decide_speed)
         can_fail.append(np.broadcast_to(ok, test.p.shape))
         unstable.append(shaky)
         se.append(test.se)

@@ -62,7 +62,7 @@ from gate.judging.draft import Draft, new_row, plain_delta
 from gate.judging.speed_rows import CAN_WARN_AT_MOST, judge_speed, model_agreement, model_calibrations, runs_of_model
 from gate.reading import comparability
 from gate.reading.side import Side, WorkloadSide
-from gate.stats import decision
+from gate.stats import decision, slowmode
 from gate.stats.overdispersion import Dispersion
 from gate.stats.performance import MIN_CALIBRATION_DF, evidence
 from gate.stats.speed import (
@@ -148,7 +148,8 @@ def compare(base: Side, cand: Side, suite: Suite, *, models: Sequence[str] | Non
                        own_arms=own, base_arms=base_own, positions=None if cross_job else (at, base_at),
                        whole_model=_whole_model(base, cand, suite, workload.model),
                        stale=bool(calibration_check and calibration_check.status == "stale"),
-                       agreement=None if cross_job else model_agreement(calibration or {}, base, cand, suite, workload))
+                       agreement=(None, None) if cross_job else model_agreement(calibration or {}, base, cand, suite, workload,
+                                                                        _whole_model(base, cand, suite, workload.model)))
             if blocking and row.verdict is not Verdict.INCOMPLETE:
                 row.verdict = Verdict.NOT_COMPARABLE
                 row.family = None
@@ -270,6 +271,13 @@ def _decide_speed(speed: list[Draft], thresholds: Thresholds) -> None:
             shown = "no own-runs σ" if math.isnan(row.p_own) else f"p = {row.p_own:.2g}"
             _block(row, f"the A/B's own runs alone do not confirm it ({shown}, not ≤ {own_level:.3g}): the "
                         "calibration's σ alone would carry a FAIL")
+    for row in speed:  # candidate runs with every workload slower alike: an escaped slow mode (gate.stats.slowmode)
+        count, runs = row.slower_alike
+        # the first look of `gate run` is the one with own_runs_bonferroni (gate.stats.looks.thresholds_for)
+        if row.p_value is not None and row.p_value <= thresholds.alpha and slowmode.fail_blocker(
+                np.arange(runs) < count, np.ones(runs, bool), thresholds.own_runs_bonferroni):
+            _block(row, f"{count} of the candidate's {runs} runs have every workload slower alike: a whole-server "
+                        "slowdown or starts in the host's slow mode; more runs tell")
     worse = np.array([[r.worse_rel for r in speed]], dtype=float)
     floors = np.array([[r.floor_rel or 0.0 for r in speed]])
     result = decision.decide_family(

@@ -54,6 +54,7 @@ class Draft:
     se: float | None = None  # the test's standard error (speed: of Δ ln; accuracy: of Σd_i, in errors)
     can_fail: bool = True  # accuracy: False when churn is possible and no A/A dispersion record says how much
     unstable: bool = False  # speed: a worse candidate run set aside, or the candidate's runs split in two
+    slower_alike: tuple[int, int] = (0, 0)  # speed: candidate runs with every workload slower, of runs (gate.stats.slowmode)
     mde: float | None = None  # smallest worsening caught with 80% power (speed: relative; accuracy: absolute)
     blind: bool = False  # mde above SENSITIVITY_FACTOR × the floor
 

@@ -16,8 +16,9 @@ from gate.judging.draft import Draft, plain_delta
 from gate.reading.side import Side
 from gate.stats.drift import interleave_positions
 from gate.stats.performance import Calibration, ratio_policy
-from gate.stats.slowmode import slow_mode_runs
+from gate.stats.slowmode import fast_mode, slow_mode_runs, whole_model_slower
 from gate.stats.speed import (
+    AGREEMENT_LOW_P,
     AGREEMENT_P,
     OWN_DISAGREES,
     SOURCE_TEXT,
@@ -73,9 +74,9 @@ def runs_of_model(base: Side, cand: Side | None, suite: Suite, model: str,
 
 
 def model_agreement(calibration: Mapping[str, Mapping[str, Any]], base: Side, cand: Side, suite: Suite,
-                    workload: Any) -> float | None:
+                    workload: Any, whole_model: bool = False) -> tuple[float | None, float | None]:
     """The joint F test (gate.stats.speed.joint_agreement) of the A/B's own spread against the calibration over
-    the model's gated speed metrics; None when there is nothing to test. In one job only (σ after a run-position
+    the model's gated speed metrics, upper tail and lower tail; None when there is nothing to test. In one job only (σ after a run-position
     term, as the rows' own σ)."""
     parts, where = [], []
     for metric in workload.metrics:
@@ -83,19 +84,23 @@ def model_agreement(calibration: Mapping[str, Mapping[str, Any]], base: Side, ca
             continue
         noise = SpeedNoise.pooled(model_calibrations(calibration, suite, workload.model, metric.name))
         arms, at = runs_of_model(base, cand, suite, workload.model, metric.name)
+        if whole_model and arms.size:  # σ on the fast mode, as the rows' own (judge_speed)
+            arms = fast_mode(arms, slow_mode_runs(arms, higher_is_better=metric.higher_is_better))
         if noise is not None and noise.usable and arms.size:
             parts.append((arms, noise))
             where.append(at)
     if not parts:
-        return None
+        return None, None
     p = float(joint_agreement(parts, where))
-    return p if math.isfinite(p) else None
+    low = float(joint_agreement(parts, where, low_tail=True))
+    return (p if math.isfinite(p) else None), (low if math.isfinite(low) else None)
 
 
 # Complexity over 15: one rule per documented blocker of a speed row (docs/statistics.md).
 def judge_speed(row: Draft, metric: MetricSpec, noise: SpeedNoise | None, cross_job: bool,  # noqa: C901 (reason above)
            extra_blockers: tuple[str, ...] = (), *, sources: str = "", own_arms: np.ndarray | None = None,
-           base_arms: np.ndarray | None = None, stale: bool = False, agreement: float | None = None,
+           base_arms: np.ndarray | None = None, stale: bool = False,
+           agreement: tuple[float | None, float | None] = (None, None),
            positions: tuple[np.ndarray, np.ndarray] | None = None, whole_model: bool = False) -> None:
     """`positions`: where own_arms' and base_arms' runs sat in the job (one job only: gate.stats.drift).
     `whole_model`: every workload of the model is complete on both sides, so own_arms alternate base, candidate
@@ -112,16 +117,30 @@ def judge_speed(row: Draft, metric: MetricSpec, noise: SpeedNoise | None, cross_
     row.floor_rel = metric.floor_rel or 0.0
     higher = metric.higher_is_better
     source = ""
+    slow = None
+    if not cross_job and whole_model and own_arms is not None and own_arms.shape[-1] == len(b) == len(c):
+        # slow-mode server starts are found first and left out of everything after, σ included (gate.stats.slowmode)
+        slow = slow_mode_runs(own_arms, higher_is_better=higher)
+        own_arms = fast_mode(own_arms, slow)
+        alike = whole_model_slower(own_arms, higher_is_better=higher)
+        row.slower_alike = (int(alike.sum()), int((~np.isnan(own_arms[1::2])).all(axis=0).sum()))
+        if base_arms is not None and base_arms.size and base_arms.shape[-1] == slow.shape[-1]:
+            base_arms = np.where(slow[0], np.nan, base_arms)
     if not cross_job and own_arms is not None and own_arms.size:
         # One job: the A/B's own runs carry σ; a fresh calibration that agrees adds degrees of freedom.
         usable = noise if noise is not None and noise.usable else None
+        upper, lower = agreement
         in_use, code, p_agree = own_noise(own_arms, usable, stale=stale and usable is not None,
-                                          agreement=None if agreement is None else np.asarray(agreement),
-                                          positions=own_at)
+                                          agreement=None if upper is None else np.asarray(upper),
+                                          positions=own_at, agreement_low=None if lower is None else np.asarray(lower))
         source = SOURCE_TEXT[int(code)]
         if int(code) == OWN_DISAGREES:
-            source += (f" (F test over the model's gated speed metrics p = {float(p_agree):.2g} < {AGREEMENT_P})"
-                       if agreement is not None else f" (F test p = {float(p_agree):.2g} < {AGREEMENT_P})")
+            noisier = lower is not None and lower < AGREEMENT_LOW_P
+            level = AGREEMENT_LOW_P if noisier else AGREEMENT_P
+            source += (f" (the calibration is noisier than the runs: F test over the model's gated speed metrics "
+                       f"p = {float(p_agree):.2g} < {level})" if noisier else
+                       f" (F test over the model's gated speed metrics p = {float(p_agree):.2g} < {AGREEMENT_P})"
+                       if upper is not None else f" (F test p = {float(p_agree):.2g} < {AGREEMENT_P})")
         noise = in_use if in_use.sigma_df > 0 else None
         row.fail_blockers = fail_blockers(noise, len(b), len(c), cross_job=False)
         row.notes.extend(extra_blockers)  # in one job: why a stale calibration was left out (it blocks nothing)
@@ -135,9 +154,6 @@ def judge_speed(row: Draft, metric: MetricSpec, noise: SpeedNoise | None, cross_
                                       f"{float(p_cross):.2g} < {AGREEMENT_P})",)
     if noise is not None and noise.usable:
         gap_sigma = baseline_sigma(base_arms, base_at) if base_arms is not None and base_arms.size else None
-        slow = None
-        if not cross_job and whole_model and own_arms is not None and own_arms.shape[-1] == len(b) == len(c):
-            slow = slow_mode_runs(own_arms, float(noise.sigma), higher_is_better=higher)
         test = shift_test(np.log(np.asarray(b, dtype=float))[None], np.log(np.asarray(c, dtype=float))[None], noise,
                           higher_is_better=higher, cross_job=cross_job, gap_sigma=gap_sigma,
                           slow_mode=None if slow is None else slow[None])

@@ -18,7 +18,8 @@ Per gated row, on y = ln(value) of the runs kept by `gate.stats.outliers`:
   p = one-sided t tail of worse/SE.
 In one job (interleaved A/B) the A/B's own runs carry a valid estimate of σ (issue 21): their pooled
 within-arm spread over the model's workloads (`own_noise`). With a fresh calibration whose σ agrees with
-it (a one-sided F test at AGREEMENT_P over the model's gated speed metrics together: `joint_agreement`),
+it (a one-sided F test at AGREEMENT_P over the model's gated speed metrics together: `joint_agreement`; and
+not far noisier than them, AGREEMENT_LOW_P),
 the two are pooled (more df); without a calibration, with a stale
 one, or when the A/B's spread is larger than the calibration's beyond chance, the row stands on its own
 runs alone and says so. Across jobs the calibration stays required (the job effect needs A/A pairs), and the
@@ -63,6 +64,10 @@ ADVISED_PAIRS = 3
 ACROSS_JOBS = "across jobs: only an in-job A/B (gate run --ab) can FAIL on speed"
 # The A/B's own spread disagrees with the calibration when F = σ²_own/σ²_cal is this unlikely under equal σ.
 AGREEMENT_P = 0.05
+# ... and the calibration disagrees, the other way, when it is noisier than the runs beyond this (issue 36): an A/A
+# with slow-mode starts in it made σ 3.4% on a σ 1% host, and pooled into every row. Stricter than AGREEMENT_P:
+# a calibration a little noisier than one A/B's runs is ordinary, and pooling it only costs power.
+AGREEMENT_LOW_P = 0.001
 POWER = 0.8
 # A row is unstable when at least one in UNSTABLE_SHARE_INV of the candidate's runs was set aside as worse (one
 # of three, two of six). One wild run in six is what heavy-tailed GPU noise shows (Student-t₃ runs at σ 2% set
@@ -266,13 +271,14 @@ def spread(arms: np.ndarray, positions: np.ndarray | None = None) -> tuple[np.nd
 
 
 def joint_agreement(parts: Sequence[tuple[np.ndarray, SpeedNoise | None]],
-                    positions: Sequence[np.ndarray | None] | None = None) -> np.ndarray:
+                    positions: Sequence[np.ndarray | None] | None = None, *, low_tail: bool = False) -> np.ndarray:
     """One F test of the A/B's own spread against the calibration's σ over several metrics of one model together
     (its gated speed metrics): Σ ss_own/σ²_cal over Σ df_own, against Σ df_cal. A calibration goes stale for the
     machine, not for one metric, and one metric's 8 first-look degrees of freedom told σ 2% from a calibration's
     1% only 78% of the time (the rest pooled a σ half the truth: 4.8% false FAIL per no-op PR). The metrics
     share the run effect, so their df overstate the evidence: the test then rejects more often, which only
-    pools less. NaN where no part has a usable calibration. `arms` as for own_noise."""
+    pools less. NaN where no part has a usable calibration. `arms` as for own_noise. `low_tail`: the p that the
+    calibration is NOT noisier than the runs (the F test's lower tail), held to AGREEMENT_LOW_P."""
     u = d_own = d_cal = np.zeros(())
     for k, (arms, cal) in enumerate(parts):
         if cal is None:
@@ -287,13 +293,22 @@ def joint_agreement(parts: Sequence[tuple[np.ndarray, SpeedNoise | None]],
         d_own = d_own + np.where(usable, df_own, 0)
         d_cal = d_cal + np.where(usable, df_cal, 0)
     with np.errstate(all="ignore"):
-        return np.where((d_own > 0) & (d_cal > 0),
-                        stats.f.sf(u / np.maximum(d_own, 1), np.maximum(d_own, 1), np.maximum(d_cal, 1)), np.nan)
+        return np.where((d_own > 0) & (d_cal > 0), _agreement_p(u / np.maximum(d_own, 1), d_own, d_cal, low_tail),
+                        np.nan)
+
+
+def _agreement_p(ratio: np.ndarray, df_own: np.ndarray, df_cal: np.ndarray, low_tail: bool = False) -> np.ndarray:
+    """The F test of the A/B's own spread against the calibration's σ: its upper tail (the runs noisier than
+    calibrated: a stale calibration), or with `low_tail` its lower tail (the calibration noisier than the runs:
+    an A/A measured with slow-mode starts in it, issue 36)."""
+    d_own, d_cal = np.maximum(np.asarray(df_own, dtype=float), 1), np.maximum(np.asarray(df_cal, dtype=float), 1)
+    tail = stats.f.cdf if low_tail else stats.f.sf
+    return np.asarray(tail(ratio, d_own, d_cal), dtype=float)
 
 
 def own_noise(arms: np.ndarray, calibration: SpeedNoise | None, *, stale: bool = False,
-              agreement: np.ndarray | None = None,
-              positions: np.ndarray | None = None) -> tuple[SpeedNoise, np.ndarray, np.ndarray]:
+              agreement: np.ndarray | None = None, positions: np.ndarray | None = None,
+              agreement_low: np.ndarray | None = None) -> tuple[SpeedNoise, np.ndarray, np.ndarray]:
     """The σ an in-job row uses: the A/B's own runs, pooled with a fresh calibration that agrees with them.
 
     `arms`: ln(value) as (..., arms, runs), NaN = absent run: both arms of every workload of the model, for
@@ -301,7 +316,8 @@ def own_noise(arms: np.ndarray, calibration: SpeedNoise | None, *, stale: bool =
     axes; the source says which of SOURCE_TEXT applies; the agreement p is NaN without a calibration.
     `agreement`: the model's joint_agreement p, used in place of this metric's own F test where it is finite.
     `positions`: where each run sat in the job (gate.stats.drift.arm_positions); σ is then taken after a
-    run-position term.
+    run-position term. `agreement_low`: the model's joint_agreement lower-tail p (in one job): a calibration
+    far noisier than the runs (p below AGREEMENT_LOW_P) is not pooled either.
     """
     sigma_own, df_own, _ = spread(arms, positions)
     ss_own = np.where(df_own > 0, np.nan_to_num(sigma_own) ** 2 * df_own, 0.0)
@@ -314,13 +330,17 @@ def own_noise(arms: np.ndarray, calibration: SpeedNoise | None, *, stale: bool =
     usable = (df_cal >= MIN_CALIBRATION_DF) & np.isfinite(sigma_cal) & (sigma_cal > 0)
     with np.errstate(all="ignore"):
         ratio = ss_own / np.where(df_own > 0, df_own, 1) / np.where(usable, sigma_cal, 1.0) ** 2
-        own_p = np.where(usable & (df_own > 0), stats.f.sf(ratio, np.maximum(df_own, 1), np.maximum(df_cal, 1)),
+        own_p = np.where(usable & (df_own > 0), _agreement_p(ratio, df_own, df_cal),
                          np.where(usable, 1.0, np.nan))
     if agreement is not None:
         joint = np.asarray(agreement, dtype=float)
         own_p = np.where(usable & np.isfinite(joint), joint, own_p)
     agreement = own_p
     pool = usable & (agreement >= AGREEMENT_P)
+    if agreement_low is not None:
+        low = np.asarray(agreement_low, dtype=float)
+        pool = pool & ~(np.isfinite(low) & (low < AGREEMENT_LOW_P))
+        agreement = np.where(usable & np.isfinite(low) & (low < AGREEMENT_LOW_P), low, agreement)
     df = np.where(pool, df_cal + df_own, df_own)
     with np.errstate(all="ignore"):
         sigma = np.where(pool, np.sqrt((np.where(usable, sigma_cal, 0.0) ** 2 * df_cal + ss_own)
