@@ -111,6 +111,8 @@ class Outcome:
     extended: np.ndarray  # (B, models)
     rows_first: dict  # (workload, metric) -> (B,) verdict code at the first (or only) look
     rows_pooled: dict  # (workload, metric) -> (B,) verdict code at the pooled look (-1: model not extended)
+    # the target's throughput row: the change it says it detects at its last look (Row.detects: a drop, negative)
+    target_thr_detects: np.ndarray | None = None
 
 
 # --- drawing -----------------------------------------------------------------------------------------------------
@@ -353,6 +355,7 @@ def judge(chunk: Chunk, test_sets: dict[str, TestSet], rules: Rules) -> Outcome:
         target_wer_fail=(vq1[:, tq] == FAIL) | (vq2[:, tq] == FAIL),
         target_wer_warn_or_fail=(vq1[:, tq] == FAIL) | (vq2[:, tq] >= WARN),
         runs_per_model=runs, slots={"first": slots1, "pooled": slots2}, extended=extend,
+        target_thr_detects=_target_detects(sp1, sp2, rows, extend, rules),
         rows_first={**{(r[0], r[2]): vs1[:, i] for i, r in enumerate(rows)},
                     **{(r[0], r[3]): vq1[:, i] for i, r in enumerate(qrows)}},
         rows_pooled={**{(r[0], r[2]): vs2[:, i] for i, r in enumerate(rows)},
@@ -516,6 +519,19 @@ def _quality_look(chunk: Chunk, test_sets, qrows, disp, slots, rules: Rules) -> 
             "can_fail": np.stack(can_fail, 1), "catastrophic": np.stack(cat, 1),
             "unstable": np.zeros((batch, len(p)), bool), "se": np.stack(se, 1), "floor": np.stack(floors, 1),
             "kind": "quality"}
+
+
+def _target_detects(first: dict, pooled: dict, rows, extend: np.ndarray, rules: Rules) -> np.ndarray:
+    """The target throughput row's Row.detects at its last look: the MDE at Holm's first step over the model's gated
+    speed rows (gate.judging.compare._decide_speed), as a drop."""
+    k = next(i for i, r in enumerate(rows) if r[0] == TARGET and r[2] == "throughput")
+    model = rows[k][1]
+    m = sum(r[1] == model for r in rows)
+    ext = extend[:, MODELS.index(model)]
+    se = np.where(ext, pooled["se"][:, k], first["se"][:, k])
+    df = np.where(ext, pooled["df"][:, k], first["df"][:, k])
+    size = mde(se, df, np.where(ext, rules.pooled_alpha, rules.first_alpha) / m)
+    return np.asarray(1 / (1 + size) - 1)
 
 
 def _blind(look: dict, alpha: float, cols) -> np.ndarray:
