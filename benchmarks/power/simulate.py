@@ -23,7 +23,7 @@ from scipy import stats
 
 from gate.stats import looks
 from gate.stats.decision import FAIL, WARN, decide_family
-from gate.stats.drift import arm_positions, interleave_positions
+from gate.stats.drift import arm_positions, interleave_positions, without_terms
 from gate.stats.multiplicity import bh_array
 from gate.stats.outliers import flag_runs, flag_sigma
 from gate.stats.overdispersion import excess_df, widened_p_arrays
@@ -370,9 +370,9 @@ def _in_job(chunk: Chunk, by_model: dict, calibrations: dict, slots: dict, model
     arms = {metric: np.concatenate([np.take_along_axis(chunk.speed[wid][metric], slots[model], axis=2)
                                     for wid in by_model[model]], axis=1) for metric in SPEED_ROWS}
     # σ on the fast mode: slow-mode server starts left out first (gate.judging.speed_rows.judge_speed)
-    arms = {metric: fast_mode(a, slow_mode_runs(a, higher_is_better=metric == "throughput"))
-            for metric, a in arms.items()}
     at = arm_positions(arms[SPEED_ROWS[0]].shape[1], slots[model].shape[-1])  # σ after a run-position term
+    arms = {metric: fast_mode(a, slow_mode_runs(without_terms(a, at), higher_is_better=metric == "throughput"))
+            for metric, a in arms.items()}
     parts = [(arms[metric], calibrations[(model, metric)]) for metric in SPEED_ROWS]
     joint = joint_agreement(parts, [at] * len(SPEED_ROWS))
     low = joint_agreement(parts, [at] * len(SPEED_ROWS), low_tail=True)
@@ -430,9 +430,10 @@ def _speed_look(chunk: Chunk, rows, noises, slots, rules: Rules, *, cross_job: b
         at = None if cross_job else arm_positions(model_arms.shape[1], model_arms.shape[2])
         slow, alike = None, np.zeros(batch, bool)
         if not cross_job:
-            slow = slow_mode_runs(model_arms, higher_is_better=metric == "throughput")
+            steady = without_terms(model_arms, at)  # drift and warm-up are not a slow mode
+            slow = slow_mode_runs(steady, higher_is_better=metric == "throughput")
             model_arms = fast_mode(model_arms, slow)
-            slower = whole_model_slower(model_arms, higher_is_better=metric == "throughput")
+            slower = whole_model_slower(fast_mode(steady, slow), higher_is_better=metric == "throughput")
             alike = slowmode_blocker(slower, ~np.isnan(model_arms[:, 1::2]).all(axis=1), bonferroni)
         test = shift_test(y[:, 0], y[:, 1], noise, higher_is_better=metric == "throughput", cross_job=cross_job,
                           gap_sigma=baseline_sigma(model_arms[:, 0::2], None if at is None else at[0::2]),

@@ -99,3 +99,16 @@ def _within_ss(y: np.ndarray, kept: np.ndarray) -> np.ndarray:
     with np.errstate(all="ignore"):
         mean = np.where(kept, y, 0.0).sum(axis=-1, keepdims=True) / n
     return np.asarray(np.where(kept & (n >= 2), (y - mean) ** 2, 0.0).sum(axis=(-1, -2)), dtype=float)
+
+
+def without_terms(log_values: np.ndarray, positions: np.ndarray | None) -> np.ndarray:
+    """The runs less the position terms where detrended_sd finds them (as they are elsewhere, or without
+    `positions`): what slow-mode starts are looked for in (gate.stats.slowmode), so that a drifting job's last
+    runs or a warm-up leak's first run, slower in every workload alike, are not taken for a slow mode."""
+    y = np.asarray(log_values, dtype=float)
+    if positions is None or y.shape[-1] == 0:
+        return y
+    found = detrended_sd(y, positions)[3]
+    first, _ = detrend(y, positions)
+    fitted, _ = detrend(y, positions, robust_sd(first)[2])
+    return np.where(np.asarray(found)[..., None, None], fitted, y)
