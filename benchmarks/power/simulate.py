@@ -38,7 +38,7 @@ from gate.stats.speed import (
     joint_agreement,
     mde,
     own_noise,
-    own_runs_p,
+    own_runs_test,
     shift_test,
 )
 
@@ -411,6 +411,8 @@ def _remeasure(chunk: Chunk, workloads: list[str], noises: dict, model: str, slo
 def _speed_look(chunk: Chunk, rows, noises, slots, rules: Rules, *, cross_job: bool, alpha: float,
                 bonferroni: bool = False) -> dict:
     p, above, half, can_fail, unstable, se, df, floors = [], [], [], [], [], [], [], []
+    own_se: list = []
+    own_df: list = []
     batch = slots[rows[0][1]].shape[0]
     speed_rows_of = {model: sum(r[1] == model for r in rows) for _, model, _ in rows}
     for wid, model, metric in rows:
@@ -424,6 +426,8 @@ def _speed_look(chunk: Chunk, rows, noises, slots, rules: Rules, *, cross_job: b
                 lst.append(np.zeros(batch, bool))
             se.append(np.full(batch, np.nan))
             df.append(np.full(batch, np.nan))
+            own_se.append(np.full(batch, np.nan))
+            own_df.append(np.full(batch, np.nan))
             continue
         model_arms = np.concatenate([np.take_along_axis(chunk.speed[w][metric], slots[model], axis=2)
                                      for w in chunk.speed if w.split("/")[0] == model], axis=1)
@@ -446,7 +450,10 @@ def _speed_look(chunk: Chunk, rows, noises, slots, rules: Rules, *, cross_job: b
         ok = ok & (not cross_job)  # across jobs a speed row WARNs at most (gate.stats.speed.ACROSS_JOBS)
         # FAIL also needs the A/B's own runs alone to confirm the shift at the look's α; at the first look over the
         # model's gated speed rows (gate.judging.compare._decide_speed, Thresholds.own_runs_bonferroni)
-        p_own = own_runs_p(y[:, 0], y[:, 1], model_arms, higher_is_better=metric == "throughput", positions=at)
+        p_own, se_own, df_own = own_runs_test(y[:, 0], y[:, 1], model_arms, higher_is_better=metric == "throughput",
+                                              positions=at)
+        own_se.append(se_own)
+        own_df.append(df_own)
         own_level = alpha / speed_rows_of[model] if bonferroni else alpha
         ok = ok & ((test.p > alpha) | (p_own <= own_level))
         ok = ok & ((test.p > alpha) | ~alike)  # an escaped slow mode bars a FAIL (gate.judging.compare._decide_speed)
@@ -456,7 +463,8 @@ def _speed_look(chunk: Chunk, rows, noises, slots, rules: Rules, *, cross_job: b
         df.append(np.broadcast_to(test.df, test.p.shape))
     return {"p": np.stack(p, 1), "above": np.stack(above, 1), "half": np.stack(half, 1),
             "can_fail": np.stack(can_fail, 1), "unstable": np.stack(unstable, 1), "se": np.stack(se, 1),
-            "df": np.stack(df, 1), "floor": np.stack(floors, 1), "kind": "speed"}
+            "df": np.stack(df, 1), "floor": np.stack(floors, 1), "kind": "speed",
+            "own_se": np.stack(own_se, 1), "own_df": np.stack(own_df, 1)}
 
 
 def _quality_look(chunk: Chunk, test_sets, qrows, disp, slots, rules: Rules) -> dict:
@@ -532,6 +540,11 @@ def _target_detects(first: dict, pooled: dict, rows, extend: np.ndarray, rules: 
     se = np.where(ext, pooled["se"][:, k], first["se"][:, k])
     df = np.where(ext, pooled["df"][:, k], first["df"][:, k])
     size = mde(se, df, np.where(ext, rules.pooled_alpha, rules.first_alpha) / m)
+    # bounded by the own-runs confirmation a FAIL also needs: at α₂, or α₁ over the model's rows at the first look
+    own_se = np.where(ext, pooled["own_se"][:, k], first["own_se"][:, k])
+    own_df = np.where(ext, pooled["own_df"][:, k], first["own_df"][:, k])
+    own = mde(own_se, own_df, np.where(ext, rules.pooled_alpha, rules.first_alpha / m))
+    size = np.where(np.isfinite(own), np.maximum(size, own), size)
     return np.asarray(1 / (1 + size) - 1)
 
 

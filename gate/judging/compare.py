@@ -291,6 +291,12 @@ def _decide_speed(speed: list[Draft], thresholds: Thresholds) -> None:
             row.verdict = Verdict.WARN
         if row.se is not None and row.df is not None:
             row.mde = float(mde(row.se, row.df, level))
+            row.detects_mde = row.mde
+            if row.own_se_df is not None and all(math.isfinite(v) for v in row.own_se_df):
+                # a FAIL must also show on the A/B's own runs alone (above): what the row detects is bounded by
+                # that test too (at σ 2/5/10% the t test's MDE alone said 5.1/12.2/22.9%, and FAIL needed more).
+                # The blind rule keeps the t test's: the own runs' few df at a first look would make every row blind.
+                row.detects_mde = max(row.mde, float(mde(row.own_se_df[0], row.own_se_df[1], own_level)))
             _sensitivity(row, row.floor_rel or 0.0, "%", 100)
 
 

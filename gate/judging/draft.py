@@ -50,6 +50,8 @@ class Draft:
     above_half_floor: bool = False  # accuracy: Δ reaches half of both floors
     fail_blockers: tuple[str, ...] = ()  # speed: why this row can WARN at most
     p_own: float | None = None  # speed: the same shift's p on σ from the A/B's own runs alone (gate.judging.compare checks it)
+    own_se_df: tuple[float, float] | None = None  # speed: that test's SE and df (bound what the row detects)
+    detects_mde: float | None = None  # speed: max(mde, the own-runs test's): what `detects` says
     base_rate: float | None = None  # accuracy: the baseline's corpus rate over the paired units
     se: float | None = None  # the test's standard error (speed: of Δ ln; accuracy: of Σd_i, in errors)
     can_fail: bool = True  # accuracy: False when churn is possible and no A/A dispersion record says how much
@@ -76,11 +78,12 @@ def detects(row: Draft) -> float | None:
     """The change the row detects with 80% power, the way its metric moves (issue 36): speed relative (a throughput
     drop is negative: 1/(1 + mde) − 1, a latency rise mde), accuracy absolute (an error-rate rise). The MDE itself
     is a worsening ratio; at σ 10% its 29% is a 22.5% throughput drop."""
-    if row.mde is None or not math.isfinite(row.mde) or row.family is None:
+    size = row.detects_mde if row.detects_mde is not None else row.mde
+    if size is None or not math.isfinite(size) or row.family is None:
         return None
     if row.family == "speed" and row.metric.higher_is_better:
-        return 1 / (1 + row.mde) - 1
-    return row.mde
+        return 1 / (1 + size) - 1
+    return size
 
 
 def improved(row: Draft) -> bool:

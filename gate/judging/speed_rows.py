@@ -27,7 +27,7 @@ from gate.stats.speed import (
     fail_blockers,
     joint_agreement,
     own_noise,
-    own_runs_p,
+    own_runs_test,
     shift_test,
 )
 
@@ -173,9 +173,10 @@ def judge_speed(row: Draft, metric: MetricSpec, noise: SpeedNoise | None, cross_
                           f"({sources + ', ' if sources else ''}df {noise.sigma_df}), across jobs")
         if own_arms is not None and own_arms.size:
             # gate.judging.compare holds it to the look's level: a FAIL must show on the A/B's own runs alone
-            row.p_own = float(own_runs_p(np.log(np.asarray(b, dtype=float))[None],
-                                         np.log(np.asarray(c, dtype=float))[None], own_arms, higher_is_better=higher,
-                                         positions=own_at)[0])
+            p_own, se_own, df_own = own_runs_test(np.log(np.asarray(b, dtype=float))[None],
+                                                  np.log(np.asarray(c, dtype=float))[None], own_arms,
+                                                  higher_is_better=higher, positions=own_at)
+            row.p_own, row.own_se_df = float(p_own[0]), (float(se_own[0]), float(df_own[0]))
         if test.favourable_set_aside[0]:
             row.fail_blockers += ("a candidate run better than the others was set aside: its runs disagree; "
                                   "re-measure",)

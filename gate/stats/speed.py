@@ -359,9 +359,17 @@ def own_runs_p(base_log: np.ndarray, cand_log: np.ndarray, arms: np.ndarray, *,
                higher_is_better: bool, positions: np.ndarray | None = None) -> np.ndarray:
     """p of the same shift with σ from the A/B's own runs alone (`arms` as for own_noise); NaN without their df.
     Across jobs this σ leaves out the job effect, so the check can only be passed more easily than the test."""
+    return own_runs_test(base_log, cand_log, arms, higher_is_better=higher_is_better, positions=positions)[0]
+
+
+def own_runs_test(base_log: np.ndarray, cand_log: np.ndarray, arms: np.ndarray, *, higher_is_better: bool,
+                  positions: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """own_runs_p's p, with its SE and df: a FAIL needs this test too, so what a row can detect is bounded by it
+    (gate.judging.compare: the row's `detects`)."""
     own, _, _ = own_noise(arms, None, positions=positions)
     test = shift_test(base_log, cand_log, own, higher_is_better=higher_is_better, cross_job=False)
-    return np.where(np.asarray(own.sigma_df) > 0, test.p, np.nan)
+    usable = np.asarray(own.sigma_df) > 0
+    return np.where(usable, test.p, np.nan), np.where(usable, test.se, np.nan), np.where(usable, test.df, np.nan)
 
 
 def mde(se: np.ndarray | float, df: np.ndarray | float, alpha: np.ndarray | float) -> np.ndarray:

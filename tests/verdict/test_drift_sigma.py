@@ -82,10 +82,11 @@ def test_every_gated_row_says_what_it_detects_the_way_its_metric_moves(suite, si
     rows = [r for r in _in_job_rows(suite, sides, 0.0) if r.family is not None]
     assert rows and all(r.detects is not None for r in rows)
     for row in rows:
+        # bounded by the t test's MDE and, for speed, by the own-runs confirmation a FAIL also needs
         if row.family == "speed" and row.direction == "higher":
-            assert row.detects == pytest.approx(1 / (1 + row.mde) - 1) and row.detects < 0  # a throughput drop
+            assert row.detects <= 1 / (1 + row.mde) - 1 + 1e-12 and row.detects < 0  # a throughput drop
         else:
-            assert row.detects == pytest.approx(row.mde) and row.detects > 0  # a latency or error-rate rise
+            assert row.detects >= row.mde - 1e-12 and row.detects > 0  # a latency or error-rate rise
     assert all(r.detects is None for r in _in_job_rows(suite, sides, 0.0) if r.family is None)
 
 
