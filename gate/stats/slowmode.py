@@ -23,7 +23,7 @@ import numpy as np
 from gate.stats.outlier_rule import OUTLIER_MIN_REL
 from gate.stats.outliers import mad_sigma
 
-SLOW_MODE_SIGMAS = 2.0
+SLOW_MODE_SIGMAS = 3.0
 
 
 def slow_mode_runs(arms: np.ndarray, *, higher_is_better: bool) -> np.ndarray:
