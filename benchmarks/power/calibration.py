@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from gate.stats.drift import TERMS, arm_positions, detrend, detrended_sd
 from gate.stats.outliers import robust_sd
 from gate.stats.overdispersion import comoving
+from gate.stats.performance import MIN_CALIBRATION_DF
 from gate.stats.speed import SpeedNoise
 
 RUNS = 3  # per arm per look (simulate.RUNS)
@@ -22,12 +24,14 @@ def speed_calibration(cal: dict, workloads: list[str], metric: str, cross_job: b
         return None
     for wid in workloads:
         y = cal[wid][metric]  # (B, K, 2, RUNS)
-        keep = robust_sd(y.reshape(y.shape[0], -1, y.shape[-1]))[2].reshape(y.shape)
+        fitted, terms = _without_drift(y, cross_job)
+        keep = robust_sd(fitted.reshape(y.shape[0], -1, y.shape[-1]))[2].reshape(y.shape)
         n = keep.sum(axis=-1)
         mean = np.where(keep, y, 0.0).sum(axis=-1) / n
-        arm_ss = np.where(keep, (y - mean[..., None]) ** 2, 0.0).sum(axis=-1)
+        fitted_mean = np.where(keep, fitted, 0.0).sum(axis=-1) / n
+        arm_ss = np.where(keep, (fitted - fitted_mean[..., None]) ** 2, 0.0).sum(axis=-1)
         ss = ss + np.where(n >= 2, arm_ss, 0.0).sum(axis=(1, 2))
-        df = df + np.where(n >= 2, n - 1, 0).sum(axis=(1, 2))
+        df = df + np.where(n >= 2, n - 1, 0).sum(axis=(1, 2)) - terms
         if cross_job:
             delta = mean[..., 1] - mean[..., 0]
             cross_sq = cross_sq + (delta ** 2).sum(axis=1)
@@ -36,6 +40,21 @@ def speed_calibration(cal: dict, workloads: list[str], metric: str, cross_job: b
     return SpeedNoise(sigma=np.sqrt(ss / df), sigma_df=df, cross_pairs=pairs if cross_job else 0,
                       cross_msd=cross_sq / cross_diffs if cross_diffs else 0.0,
                       cross_h=cross_h / cross_diffs if cross_diffs else 0.0, cross_df=cross_diffs)
+
+
+def _without_drift(y: np.ndarray, cross_job: bool) -> tuple[np.ndarray, np.ndarray | int]:
+    """gate.stats.performance._without_drift, batched: the position terms common to the in-job pairs, fitted on all
+    runs and then on the runs the outlier rule keeps, per PR where they are found; only when MIN_CALIBRATION_DF
+    df remain after them."""
+    pairs, runs = y.shape[1], y.shape[-1]
+    if cross_job or pairs * 2 * (runs - 1) - TERMS < MIN_CALIBRATION_DF:
+        return y, 0
+    arms = y.reshape(y.shape[0], -1, runs)  # [pair 0 arm a, pair 0 arm b, pair 1 arm a, ...] as calibrate orders them
+    at = arm_positions(arms.shape[1], runs)
+    found = detrended_sd(arms, at)[3]
+    first = detrend(arms, at)[0]
+    fitted = detrend(arms, at, robust_sd(first)[2])[0]
+    return np.where(found[:, None, None], fitted, arms).reshape(y.shape), np.where(found, TERMS, 0)
 
 
 def dispersion(cal_errors: dict, wid: str, measure: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:

@@ -64,6 +64,7 @@ def scenarios() -> tuple[Scenario, ...]:
     half = _model("σ 1%, half the candidate runs p95 +12%", 0.01, intermittent_share=0.5,
                   intermittent_factor=1 / 1.12, intermittent_p95_only=True)
     out.append(Scenario("m-intermittent-p95", f"intermittent: {half.name}", half, "two-look"))
+    out += issue36_cells()
     for known in (True, False):
         stale = _model(f"σ 2%, calibration says 1% ({'known' if known else 'not known'} stale)", 0.02,
                        calibration_sigma=0.01, stale_known=known)
@@ -102,6 +103,33 @@ def scenarios() -> tuple[Scenario, ...]:
     out.append(Scenario("m-runbook-wer-15-thr-6", f"WER +0.15 pp and throughput −6%, {book.name}", book, "runbook",
                         throughput_change=-0.06, wer_change_pp=0.15))
     return tuple(out)
+
+
+def issue36_cells() -> list[Scenario]:
+    """The noise a GPU host really has (issue 36), each as a no-op and a regression: drift through the job,
+    slow-mode server starts, a warm-up leak, AR(1) between successive runs, intermittent hits drawn at random."""
+    out: list[Scenario] = []
+    drift = _model("σ 1%, drift 0.5% a run", 0.01, drift=0.005)
+    out.append(Scenario("m-thr-3-drift", f"throughput −3%, {drift.name}", drift, "two-look", throughput_change=-0.03))
+    for sigma in (0.01, 0.02):
+        slow = _model(f"σ {sigma:.0%}, 20% of server starts 8% slow", sigma, slow_start_prob=0.2, slow_start_factor=0.92)
+        out.append(Scenario(f"m-noop-slowstart-s{round(sigma * 100)}", f"no-op, {slow.name}", slow, "two-look"))
+        if sigma == 0.01:
+            out.append(Scenario("m-thr-5-slowstart-s1", f"throughput −5%, {slow.name}", slow, "two-look",
+                                throughput_change=-0.05))
+    leak = _model("σ 1%, each arm's first scored run 3% slow", 0.01, warmup_leak=0.03)
+    out.append(Scenario("m-noop-warmup", f"no-op, {leak.name}", leak, "two-look"))
+    out.append(Scenario("m-thr-3-warmup", f"throughput −3%, {leak.name}", leak, "two-look", throughput_change=-0.03))
+    ar1 = _model("σ 1%, AR(1) ρ 0.5 between successive runs", 0.01, ar1=0.5)
+    out.append(Scenario("m-noop-ar1", f"no-op, {ar1.name}", ar1, "two-look"))
+    out.append(Scenario("m-thr-3-ar1", f"throughput −3%, {ar1.name}", ar1, "two-look", throughput_change=-0.03))
+    third = _model("σ 1%, each candidate run 12% slower with probability ⅓", 0.01, intermittent_share=1 / 3,
+                   intermittent_factor=0.88, intermittent_random=True)
+    out.append(Scenario("m-intermittent-third-random", f"intermittent: {third.name}", third, "two-look"))
+    half = _model("σ 1%, each candidate run p95 +12% with probability ½", 0.01, intermittent_share=0.5,
+                  intermittent_factor=1 / 1.12, intermittent_p95_only=True, intermittent_random=True)
+    out.append(Scenario("m-intermittent-p95-random", f"intermittent: {half.name}", half, "two-look"))
+    return out
 
 
 # --- the draws these cells need (used by simulate.draw_chunk) ---------------------------------------------

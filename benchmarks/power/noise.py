@@ -92,6 +92,15 @@ class NoiseModel:
     # share of a run's run-to-run variance common to all the model's workloads: one server cycle serves them
     # all, so a slow server start slows every workload of it (issue 21, item 8)
     run_shared: float = 0.0
+    # Issue 36's host noise: the runbook's slow-mode server starts (a server start, shared by the model's workloads,
+    # lands in a slow mode), an arm's first scored run slower (warm-up leak), AR(1) between successive runs in job
+    # order, intermittent candidate runs hit at random (not one per look), a WER change on the co-moving utterances.
+    slow_start_prob: float = 0.0
+    slow_start_factor: float = 0.92
+    warmup_leak: float = 0.0  # each arm's first scored run this much slower (ln)
+    ar1: float = 0.0  # ρ between successive runs of the job (both arms, in the interleave's order)
+    intermittent_random: bool = False
+    wer_on_comoving: bool = False
 
 
 CLEAN = NoiseModel("clean")

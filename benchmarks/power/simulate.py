@@ -26,10 +26,13 @@ from scipy import stats
 
 from gate.stats import looks
 from gate.stats.decision import FAIL, WARN, decide_family
+from gate.stats.drift import arm_positions, interleave_positions, without_terms
 from gate.stats.multiplicity import bh_array
 from gate.stats.outliers import flag_runs, flag_sigma
 from gate.stats.overdispersion import OWN_MIN_DF, excess_df, own_runs_sums, widened_p_arrays
 from gate.stats.quality import catastrophic_masks, sign_flip_p_batch
+from gate.stats.slowmode import fail_blocker as slowmode_blocker
+from gate.stats.slowmode import fast_mode, slow_mode_runs, whole_model_slower
 from gate.stats.speed import (
     ADVISED_PAIRS,
     POWER,
@@ -38,7 +41,7 @@ from gate.stats.speed import (
     joint_agreement,
     mde,
     own_noise,
-    own_runs_p,
+    own_runs_test,
     shift_test,
 )
 
@@ -113,6 +116,8 @@ class Outcome:
     extended: np.ndarray  # (B, models)
     rows_first: dict  # (workload, metric) -> (B,) verdict code at the first (or only) look
     rows_pooled: dict  # (workload, metric) -> (B,) verdict code at the pooled look (-1: model not extended)
+    # the target's throughput row: the change it says it detects at its last look (Row.detects: a drop, negative)
+    target_thr_detects: np.ndarray | None = None
 
 
 # --- drawing -----------------------------------------------------------------------------------------------------
@@ -135,7 +140,9 @@ def draw_chunk(rng: np.random.Generator, scenario: Scenario, test_sets: dict[str
             thr_w[:, 1] += shift
             p95_w[:, 1] -= shift
             if w.workload_id == TARGET and noise.intermittent_share:
-                slow = np.log(noise.intermittent_factor) * intermittent_slots(rng, batch, noise.intermittent_share)
+                hit = (rng.random((batch, SLOTS)) < noise.intermittent_share if noise.intermittent_random else
+                       intermittent_slots(rng, batch, noise.intermittent_share))
+                slow = np.log(noise.intermittent_factor) * hit
                 if not noise.intermittent_p95_only:
                     thr_w[:, 1] += slow
                 p95_w[:, 1] -= slow
@@ -173,6 +180,13 @@ def _speed_runs(rng, noise: NoiseModel, shape: tuple, n_wl: int, *, arm_jobs: bo
     sigma = noise.sigma_run if sigma is None else sigma
     own = noise.p95_own * sigma / noise.sigma_run
     s = sigma * standard_noise(rng, noise.tails, full)
+    order = run_order(shape[-1])  # (2 arms, slots, 1): when each run sat in its job
+    if noise.ar1:  # successive runs of the job in the interleave's order, both arms, correlated
+        steps = standard_noise(rng, noise.tails, shape[:-2] + (int(order.max()) + 1, n_wl))
+        e = steps.copy()
+        for t in range(1, e.shape[-2]):
+            e[..., t, :] = noise.ar1 * e[..., t - 1, :] + np.sqrt(1 - noise.ar1 ** 2) * steps[..., t, :]
+        s = sigma * np.take(e, order[..., 0].astype(int), axis=-2)
     if noise.run_shared:  # drawn only here, so that the other scenarios' draws stay as they were
         common = sigma * standard_noise(rng, noise.tails, shape + (1,))
         s = np.sqrt(1 - noise.run_shared) * s + np.sqrt(noise.run_shared) * common
@@ -183,11 +197,23 @@ def _speed_runs(rng, noise: NoiseModel, shape: tuple, n_wl: int, *, arm_jobs: bo
     if noise.slow_job_prob:
         job = job - np.where(rng.random(job_shape[:-1] + (1,)) < noise.slow_job_prob, np.log(noise.slow_job_factor), 0.0)
     if noise.drift:
-        order = 2 * np.arange(shape[-1])[:, None] + np.arange(2)[:, None, None]  # (2 arms, slots, 1)
         job = job + noise.drift * order
+    if noise.slow_start_prob:  # a server start in the slow mode slows every workload of it
+        slow = slow + np.where(rng.random(shape + (1,)) < noise.slow_start_prob, np.log(noise.slow_start_factor), 0.0)
+    if noise.warmup_leak:
+        slow = slow - noise.warmup_leak * (np.arange(shape[-1]) == 0)[:, None]
     thr = -s - job + slow
     p95 = s + job - slow + own * standard_noise(rng, noise.tails, full)
     return thr, p95
+
+
+def run_order(slots: int) -> np.ndarray:
+    """(2 arms, slots, 1) positions in the job: the runner's interleave (A,B,B,A,A,B then B,A,A,B,B,A:
+    gate.stats.drift.interleave_positions) for the scored slots, the spare (re-measure) slot last."""
+    scored = min(slots, 2 * RUNS)
+    order = np.stack([interleave_positions(scored, a) for a in range(2)]).astype(float)
+    spare = 2 * scored + np.arange(2)[:, None] * np.ones((1, slots - scored))
+    return np.concatenate([order, spare], axis=1)[..., None]
 
 
 @dataclass(frozen=True)
@@ -340,6 +366,7 @@ def judge(chunk: Chunk, test_sets: dict[str, TestSet], rules: Rules) -> Outcome:
         target_wer_fail=(vq1[:, tq] == FAIL) | (vq2[:, tq] == FAIL),
         target_wer_warn_or_fail=(vq1[:, tq] == FAIL) | (vq2[:, tq] >= WARN),
         runs_per_model=runs, slots={"first": slots1, "pooled": slots2}, extended=extend,
+        target_thr_detects=_target_detects(sp1, sp2, rows, extend, rules),
         rows_first={**{(r[0], r[2]): vs1[:, i] for i, r in enumerate(rows)},
                     **{(r[0], r[3]): vq1[:, i] for i, r in enumerate(qrows)}},
         rows_pooled={**{(r[0], r[2]): vs2[:, i] for i, r in enumerate(rows)},
@@ -353,10 +380,17 @@ def _in_job(chunk: Chunk, by_model: dict, calibrations: dict, slots: dict, model
     stale = bool(chunk.noise is not None and chunk.noise.stale_known)
     arms = {metric: np.concatenate([np.take_along_axis(chunk.speed[wid][metric], slots[model], axis=2)
                                     for wid in by_model[model]], axis=1) for metric in SPEED_ROWS}
-    joint = joint_agreement([(arms[metric], calibrations[(model, metric)]) for metric in SPEED_ROWS])
+    # σ on the fast mode: slow-mode server starts left out first (gate.judging.speed_rows.judge_speed)
+    at = arm_positions(arms[SPEED_ROWS[0]].shape[1], slots[model].shape[-1])  # σ after a run-position term
+    arms = {metric: fast_mode(a, slow_mode_runs(without_terms(a, at), higher_is_better=metric == "throughput"))
+            for metric, a in arms.items()}
+    parts = [(arms[metric], calibrations[(model, metric)]) for metric in SPEED_ROWS]
+    joint = joint_agreement(parts, [at] * len(SPEED_ROWS))
+    low = joint_agreement(parts, [at] * len(SPEED_ROWS), low_tail=True)
     for metric in SPEED_ROWS:
         cal = calibrations[(model, metric)]
-        out[(model, metric)] = own_noise(arms[metric], cal, stale=stale and cal is not None, agreement=joint)[0]
+        out[(model, metric)] = own_noise(arms[metric], cal, stale=stale and cal is not None, agreement=joint,
+                                         positions=at, agreement_low=low)[0]
     return out
 
 
@@ -388,6 +422,8 @@ def _remeasure(chunk: Chunk, workloads: list[str], noises: dict, model: str, slo
 def _speed_look(chunk: Chunk, rows, noises, slots, rules: Rules, *, cross_job: bool, alpha: float,
                 bonferroni: bool = False) -> dict:
     p, above, half, can_fail, unstable, se, df, floors = [], [], [], [], [], [], [], []
+    own_se: list = []
+    own_df: list = []
     batch = slots[rows[0][1]].shape[0]
     speed_rows_of = {model: sum(r[1] == model for r in rows) for _, model, _ in rows}
     for wid, model, metric in rows:
@@ -401,11 +437,22 @@ def _speed_look(chunk: Chunk, rows, noises, slots, rules: Rules, *, cross_job: b
                 lst.append(np.zeros(batch, bool))
             se.append(np.full(batch, np.nan))
             df.append(np.full(batch, np.nan))
+            own_se.append(np.full(batch, np.nan))
+            own_df.append(np.full(batch, np.nan))
             continue
         model_arms = np.concatenate([np.take_along_axis(chunk.speed[w][metric], slots[model], axis=2)
                                      for w in chunk.speed if w.split("/")[0] == model], axis=1)
-        test = shift_test(y[:, 0], y[:, 1], noise, higher_is_better=metric == "throughput",
-                          cross_job=cross_job, gap_sigma=baseline_sigma(model_arms[:, 0::2]))
+        at = None if cross_job else arm_positions(model_arms.shape[1], model_arms.shape[2])
+        slow, alike = None, np.zeros(batch, bool)
+        if not cross_job:
+            steady = without_terms(model_arms, at)  # drift and warm-up are not a slow mode
+            slow = slow_mode_runs(steady, higher_is_better=metric == "throughput")
+            model_arms = fast_mode(model_arms, slow)
+            slower = whole_model_slower(fast_mode(steady, slow), higher_is_better=metric == "throughput")
+            alike = slowmode_blocker(slower, ~np.isnan(model_arms[:, 1::2]).all(axis=1), bonferroni)
+        test = shift_test(y[:, 0], y[:, 1], noise, higher_is_better=metric == "throughput", cross_job=cross_job,
+                          gap_sigma=baseline_sigma(model_arms[:, 0::2], None if at is None else at[0::2]),
+                          slow_mode=slow)
         p.append(test.p)
         above.append(test.worse_rel >= floor)
         half.append(test.worse_rel >= floor / 2)
@@ -414,16 +461,21 @@ def _speed_look(chunk: Chunk, rows, noises, slots, rules: Rules, *, cross_job: b
         ok = ok & (not cross_job)  # across jobs a speed row WARNs at most (gate.stats.speed.ACROSS_JOBS)
         # FAIL also needs the A/B's own runs alone to confirm the shift at the look's α; at the first look over the
         # model's gated speed rows (gate.judging.compare._decide_speed, Thresholds.own_runs_bonferroni)
-        p_own = own_runs_p(y[:, 0], y[:, 1], model_arms, higher_is_better=metric == "throughput")
+        p_own, se_own, df_own = own_runs_test(y[:, 0], y[:, 1], model_arms, higher_is_better=metric == "throughput",
+                                              positions=at)
+        own_se.append(se_own)
+        own_df.append(df_own)
         own_level = alpha / speed_rows_of[model] if bonferroni else alpha
         ok = ok & ((test.p > alpha) | (p_own <= own_level))
+        ok = ok & ((test.p > alpha) | ~alike)  # an escaped slow mode bars a FAIL (gate.judging.compare._decide_speed)
         can_fail.append(np.broadcast_to(ok, test.p.shape))
         unstable.append(shaky)
         se.append(test.se)
         df.append(np.broadcast_to(test.df, test.p.shape))
     return {"p": np.stack(p, 1), "above": np.stack(above, 1), "half": np.stack(half, 1),
             "can_fail": np.stack(can_fail, 1), "unstable": np.stack(unstable, 1), "se": np.stack(se, 1),
-            "df": np.stack(df, 1), "floor": np.stack(floors, 1), "kind": "speed"}
+            "df": np.stack(df, 1), "floor": np.stack(floors, 1), "kind": "speed",
+            "own_se": np.stack(own_se, 1), "own_df": np.stack(own_df, 1)}
 
 
 def _quality_look(chunk: Chunk, test_sets, qrows, disp, slots, rules: Rules) -> dict:
@@ -490,6 +542,24 @@ def _quality_look(chunk: Chunk, test_sets, qrows, disp, slots, rules: Rules) -> 
             "can_fail": np.stack(can_fail, 1), "catastrophic": np.stack(cat, 1),
             "unstable": np.zeros((batch, len(p)), bool), "se": np.stack(se, 1), "floor": np.stack(floors, 1),
             "kind": "quality"}
+
+
+def _target_detects(first: dict, pooled: dict, rows, extend: np.ndarray, rules: Rules) -> np.ndarray:
+    """The target throughput row's Row.detects at its last look: the MDE at Holm's first step over the model's gated
+    speed rows (gate.judging.compare._decide_speed), as a drop."""
+    k = next(i for i, r in enumerate(rows) if r[0] == TARGET and r[2] == "throughput")
+    model = rows[k][1]
+    m = sum(r[1] == model for r in rows)
+    ext = extend[:, MODELS.index(model)]
+    se = np.where(ext, pooled["se"][:, k], first["se"][:, k])
+    df = np.where(ext, pooled["df"][:, k], first["df"][:, k])
+    size = mde(se, df, np.where(ext, rules.pooled_alpha, rules.first_alpha) / m)
+    # bounded by the own-runs confirmation a FAIL also needs: at α₂, or α₁ over the model's rows at the first look
+    own_se = np.where(ext, pooled["own_se"][:, k], first["own_se"][:, k])
+    own_df = np.where(ext, pooled["own_df"][:, k], first["own_df"][:, k])
+    own = mde(own_se, own_df, np.where(ext, rules.pooled_alpha, rules.first_alpha / m))
+    size = np.where(np.isfinite(own), np.maximum(size, own), size)
+    return np.asarray(1 / (1 + size) - 1)
 
 
 def _blind(look: dict, alpha: float, cols) -> np.ndarray:

@@ -194,6 +194,9 @@ class Row:
     # Sensitivity (issue 21): the smallest worsening this row could catch with 80% power at its level (speed:
     # relative, like worse_rel; accuracy: absolute, like delta_abs); blind when that is above twice the floor.
     mde: float | None = None
+    # The same, said the way the metric moves (issue 36): speed relative (a throughput drop negative, a latency
+    # rise positive), accuracy an absolute error-rate rise; on every gated row with a test.
+    detects: float | None = None
     blind: bool = False
     unstable: bool = False  # speed: a worse candidate run set aside, or the candidate's runs split: WARN at least
     across_jobs: bool = False  # gated speed row judged across jobs: it WARNs at most (gate.stats.speed.ACROSS_JOBS)
@@ -435,10 +438,10 @@ class Report:
 
 
 def _upgraded(data: dict[str, Any]) -> dict[str, Any]:
-    """A version-4 report written before a row carried `across_jobs` and `next_step`, and an environment
-    difference `within` (tests/fixtures/formats/report), reads them as not said: no "compared across jobs"
-    header line, no next step, the sides differ."""
-    defaults: dict[str, dict[str, Any]] = {"rows": {"across_jobs": False, "next_step": None},
+    """A version-4 report written before a row carried `across_jobs`, `next_step` and `detects`, and an
+    environment difference `within` (tests/fixtures/formats/report), reads them as not said: no "compared across
+    jobs" header line, no next step, no detectable change, the sides differ."""
+    defaults: dict[str, dict[str, Any]] = {"rows": {"across_jobs": False, "next_step": None, "detects": None},
                                            "environment_diff": {"within": None}}
     for key, added in defaults.items():
         items = data.get(key)

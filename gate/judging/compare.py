@@ -62,10 +62,10 @@ from gate.formats.verdict import Verdict
 from gate.judging import next_steps
 from gate.judging.accuracy_rows import judge_accuracy
 from gate.judging.draft import Draft, new_row, plain_delta
-from gate.judging.speed_rows import CAN_WARN_AT_MOST, arms_of_model, judge_speed, model_agreement, model_calibrations
+from gate.judging.speed_rows import CAN_WARN_AT_MOST, judge_speed, model_agreement, model_calibrations, runs_of_model
 from gate.reading import comparability
 from gate.reading.side import Side, WorkloadSide
-from gate.stats import decision
+from gate.stats import decision, slowmode
 from gate.stats.overdispersion import Dispersion
 from gate.stats.performance import MIN_CALIBRATION_DF, evidence
 from gate.stats.speed import (
@@ -144,11 +144,15 @@ def compare(base: Side, cand: Side, suite: Suite, *, models: Sequence[str] | Non
             else:
                 found = model_calibrations(calibration or {}, suite, workload.model, metric.name)
                 # sources: "3 A/A pairs + 14 nights" when nightly runs are pooled into σ, else ""
-                own = arms_of_model(base, cand, suite, workload.model, metric.name)
+                own, at = runs_of_model(base, cand, suite, workload.model, metric.name)
+                base_own, base_at = runs_of_model(base, None, suite, workload.model, metric.name)
+                # in one job the runs' positions in the interleave are known: σ after a run-position term
                 judge_speed(row, metric, SpeedNoise.pooled(found), cross_job, stale_blockers, sources=evidence(found),
-                       own_arms=own, base_arms=arms_of_model(base, None, suite, workload.model, metric.name),
+                       own_arms=own, base_arms=base_own, positions=None if cross_job else (at, base_at),
+                       whole_model=_whole_model(base, cand, suite, workload.model),
                        stale=bool(calibration_check and calibration_check.status == "stale"),
-                       agreement=None if cross_job else model_agreement(calibration or {}, base, cand, suite, workload))
+                       agreement=(None, None) if cross_job else model_agreement(calibration or {}, base, cand, suite, workload,
+                                                                        _whole_model(base, cand, suite, workload.model)))
             if blocking and row.verdict is not Verdict.INCOMPLETE:
                 row.verdict = Verdict.NOT_COMPARABLE
                 row.family = None
@@ -254,6 +258,12 @@ def _decide(rows: list[Draft], thresholds: Thresholds) -> None:
         _decide_speed([r for r in rows if r.workload.model == model and r.family == "speed"], thresholds)
 
 
+def _whole_model(base: Side, cand: Side, suite: Suite, model: str) -> bool:
+    """Every workload of the model complete on both sides (gate.judging.speed_rows.judge_speed's `whole_model`)."""
+    return all((side.workloads.get(w.id) is not None and side.workloads[w.id].complete)
+               for w in suite.workloads_for((model,)) for side in (base, cand))
+
+
 def _decide_quality(quality: list[Draft], thresholds: Thresholds) -> None:
     if not quality:
         return
@@ -289,6 +299,13 @@ def _decide_speed(speed: list[Draft], thresholds: Thresholds) -> None:
             shown = "no own-runs σ" if math.isnan(row.p_own) else f"p = {row.p_own:.2g}"
             _block(row, f"the A/B's own runs alone do not confirm it ({shown}, not ≤ {own_level:.3g}): the "
                         "calibration's σ alone would carry a FAIL")
+    for row in speed:  # candidate runs with every workload slower alike: an escaped slow mode (gate.stats.slowmode)
+        count, runs = row.slower_alike
+        # the first look of `gate run` is the one with own_runs_bonferroni (gate.stats.looks.thresholds_for)
+        if row.p_value is not None and row.p_value <= thresholds.alpha and slowmode.fail_blocker(
+                np.arange(runs) < count, np.ones(runs, bool), thresholds.own_runs_bonferroni):
+            _block(row, f"{count} of the candidate's {runs} runs have every workload slower alike: a whole-server "
+                        "slowdown or starts in the host's slow mode; more runs tell")
     worse = np.array([[r.worse_rel for r in speed]], dtype=float)
     floors = np.array([[r.floor_rel or 0.0 for r in speed]])
     result = decision.decide_family(
@@ -302,6 +319,12 @@ def _decide_speed(speed: list[Draft], thresholds: Thresholds) -> None:
             row.verdict = Verdict.WARN
         if row.se is not None and row.df is not None:
             row.mde = float(mde(row.se, row.df, level))
+            row.detects_mde = row.mde
+            if row.own_se_df is not None and all(math.isfinite(v) for v in row.own_se_df):
+                # a FAIL must also show on the A/B's own runs alone (above): what the row detects is bounded by
+                # that test too (at σ 2/5/10% the t test's MDE alone said 5.1/12.2/22.9%, and FAIL needed more).
+                # The blind rule keeps the t test's: the own runs' few df at a first look would make every row blind.
+                row.detects_mde = max(row.mde, float(mde(row.own_se_df[0], row.own_se_df[1], own_level)))
             _sensitivity(row, row.floor_rel or 0.0, "%", 100)
 
 

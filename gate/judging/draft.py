@@ -55,11 +55,14 @@ class Draft:
     above_half_floor: bool = False  # accuracy: Δ reaches half of both floors
     fail_blockers: tuple[str, ...] = ()  # speed: why this row can WARN at most
     p_own: float | None = None  # speed: the same shift's p on σ from the A/B's own runs alone (gate.judging.compare checks it)
+    own_se_df: tuple[float, float] | None = None  # speed: that test's SE and df (bound what the row detects)
+    detects_mde: float | None = None  # speed: max(mde, the own-runs test's): what `detects` says
     base_rate: float | None = None  # accuracy: the baseline's corpus rate over the paired units
     se: float | None = None  # the test's standard error (speed: of Δ ln; accuracy: of Σd_i, in errors)
     can_fail: bool = True  # accuracy: False when churn is possible and no A/A dispersion record says how much
     unstable: bool = False  # speed: a worse candidate run set aside, or the candidate's runs split in two
     across_jobs: bool = False  # gated speed row judged across jobs (WARN at most)
+    slower_alike: tuple[int, int] = (0, 0)  # speed: candidate runs with every workload slower, of runs (gate.stats.slowmode)
     mde: float | None = None  # smallest worsening caught with 80% power (speed: relative; accuracy: absolute)
     blind: bool = False  # mde above SENSITIVITY_FACTOR × the floor
     next_step: str | None = None  # gate.judging.next_steps: what would make a WARN-at-most or blind row decisive
@@ -75,8 +78,20 @@ class Draft:
                    floor_abs=self.floor_abs, floor_rel=self.floor_rel, tolerance=self.tolerance,
                    p_degradation=num(self.p_degradation), n_worse=self.n_worse, n_better=self.n_better,
                    new_catastrophic=self.new_catastrophic, sigma=num(self.sigma), df=self.df,
-                   mde=num(self.mde), blind=self.blind, unstable=self.unstable,
+                   mde=num(self.mde), detects=num(detects(self)), blind=self.blind, unstable=self.unstable,
                    across_jobs=self.across_jobs, next_step=NextStep(self.next_step) if self.next_step else None)
+
+
+def detects(row: Draft) -> float | None:
+    """The change the row detects with 80% power, the way its metric moves (issue 36): speed relative (a throughput
+    drop is negative: 1/(1 + mde) − 1, a latency rise mde), accuracy absolute (an error-rate rise). The MDE itself
+    is a worsening ratio; at σ 10% its 29% is a 22.5% throughput drop."""
+    size = row.detects_mde if row.detects_mde is not None else row.mde
+    if size is None or not math.isfinite(size) or row.family is None:
+        return None
+    if row.family == "speed" and row.metric.higher_is_better:
+        return 1 / (1 + size) - 1
+    return size
 
 
 def improved(row: Draft) -> bool:

@@ -14,8 +14,11 @@ from gate.formats.report import (
 from gate.formats.verdict import Verdict
 from gate.judging.draft import Draft, plain_delta
 from gate.reading.side import Side
+from gate.stats.drift import interleave_positions, without_terms
 from gate.stats.performance import Calibration, ratio_policy
+from gate.stats.slowmode import fast_mode, slow_mode_runs, whole_model_slower
 from gate.stats.speed import (
+    AGREEMENT_LOW_P,
     AGREEMENT_P,
     OWN_DISAGREES,
     SOURCE_TEXT,
@@ -24,7 +27,7 @@ from gate.stats.speed import (
     fail_blockers,
     joint_agreement,
     own_noise,
-    own_runs_p,
+    own_runs_test,
     shift_test,
 )
 
@@ -43,45 +46,66 @@ def model_calibrations(calibration: Mapping[str, Mapping[str, Any]], suite: Suit
 def arms_of_model(base: Side, cand: Side | None, suite: Suite, model: str, metric: str) -> np.ndarray:
     """ln(value) of every complete run of the model's workloads on both sides (the baseline's only when `cand`
     is None), (arms, runs), NaN-padded: the A/B's own evidence about σ in one job (gate.stats.speed.own_noise)."""
-    arms = []
+    return runs_of_model(base, cand, suite, model, metric)[0]
+
+
+def runs_of_model(base: Side, cand: Side | None, suite: Suite, model: str,
+                  metric: str) -> tuple[np.ndarray, np.ndarray]:
+    """arms_of_model's arms and, alike, each run's position in the job's interleave (gate.stats.drift), from its
+    side and run number: what the σ after a run-position term needs."""
+    arms, where = [], []
     for w in suite.workloads_for((model,)):
-        for side in (base, cand) if cand is not None else (base,):
+        for arm, side in enumerate((base, cand) if cand is not None else (base,)):
             ws = side.workloads.get(w.id)
             if ws is None or not ws.complete:
                 continue
             complete = set(ws.complete_runs())
-            values = [v for i, v in enumerate(ws.values.get(metric, ())) if i in complete]
-            if values and all(v is not None and v > 0 and math.isfinite(v) for v in values):
-                arms.append(np.log(np.asarray(values, dtype=float)))
+            kept = [(i, v) for i, v in enumerate(ws.values.get(metric, ())) if i in complete]
+            if kept and all(v is not None and v > 0 and math.isfinite(v) for _, v in kept):
+                arms.append(np.log(np.asarray([v for _, v in kept], dtype=float)))
+                index = np.asarray([i for i, _ in kept])
+                where.append(interleave_positions(int(index.max()) + 1, arm)[index].astype(float))
     width = max((len(a) for a in arms), default=0)
-    out = np.full((len(arms), width), np.nan)
-    for k, arm in enumerate(arms):
-        out[k, :len(arm)] = arm
-    return out
+    out, positions = np.full((len(arms), width), np.nan), np.zeros((len(arms), width))
+    for k, (arm_runs, at) in enumerate(zip(arms, where, strict=True)):
+        out[k, :len(arm_runs)] = arm_runs
+        positions[k, :len(at)] = at
+    return out, positions
 
 
 def model_agreement(calibration: Mapping[str, Mapping[str, Any]], base: Side, cand: Side, suite: Suite,
-                    workload: Any) -> float | None:
+                    workload: Any, whole_model: bool = False) -> tuple[float | None, float | None]:
     """The joint F test (gate.stats.speed.joint_agreement) of the A/B's own spread against the calibration over
-    the model's gated speed metrics; None when there is nothing to test."""
-    parts = []
+    the model's gated speed metrics, upper tail and lower tail; None when there is nothing to test. In one job only (σ after a run-position
+    term, as the rows' own σ)."""
+    parts, where = [], []
     for metric in workload.metrics:
         if metric.kind != "speed" or not metric.gated:
             continue
         noise = SpeedNoise.pooled(model_calibrations(calibration, suite, workload.model, metric.name))
-        arms = arms_of_model(base, cand, suite, workload.model, metric.name)
+        arms, at = runs_of_model(base, cand, suite, workload.model, metric.name)
+        if whole_model and arms.size:  # σ on the fast mode, as the rows' own (judge_speed)
+            arms = fast_mode(arms, slow_mode_runs(without_terms(arms, at), higher_is_better=metric.higher_is_better))
         if noise is not None and noise.usable and arms.size:
             parts.append((arms, noise))
+            where.append(at)
     if not parts:
-        return None
-    p = float(joint_agreement(parts))
-    return p if math.isfinite(p) else None
+        return None, None
+    p = float(joint_agreement(parts, where))
+    low = float(joint_agreement(parts, where, low_tail=True))
+    return (p if math.isfinite(p) else None), (low if math.isfinite(low) else None)
 
 
 # Complexity over 15: one rule per documented blocker of a speed row (docs/statistics.md).
 def judge_speed(row: Draft, metric: MetricSpec, noise: SpeedNoise | None, cross_job: bool,  # noqa: C901 (reason above)
            extra_blockers: tuple[str, ...] = (), *, sources: str = "", own_arms: np.ndarray | None = None,
-           base_arms: np.ndarray | None = None, stale: bool = False, agreement: float | None = None) -> None:
+           base_arms: np.ndarray | None = None, stale: bool = False,
+           agreement: tuple[float | None, float | None] = (None, None),
+           positions: tuple[np.ndarray, np.ndarray] | None = None, whole_model: bool = False) -> None:
+    """`positions`: where own_arms' and base_arms' runs sat in the job (one job only: gate.stats.drift).
+    `whole_model`: every workload of the model is complete on both sides, so own_arms alternate base, candidate
+    workload by workload and slow-mode server starts can be told (gate.stats.slowmode)."""
+    own_at, base_at = positions if positions is not None else (None, None)
     b, c = row.baseline.present, row.candidate.present
     plain_delta(row)
     missing = [name for name, values in (("baseline", b), ("candidate", c)) if not values or any(v <= 0 for v in values)]
@@ -93,15 +117,31 @@ def judge_speed(row: Draft, metric: MetricSpec, noise: SpeedNoise | None, cross_
     row.floor_rel = metric.floor_rel or 0.0
     higher = metric.higher_is_better
     source = ""
+    slow = None
+    if not cross_job and whole_model and own_arms is not None and own_arms.shape[-1] == len(b) == len(c):
+        # slow-mode server starts are found first and left out of everything after, σ included (gate.stats.slowmode)
+        steady = without_terms(own_arms, own_at)  # drift and warm-up are not a slow mode
+        slow = slow_mode_runs(steady, higher_is_better=higher)
+        own_arms = fast_mode(own_arms, slow)
+        alike = whole_model_slower(fast_mode(steady, slow), higher_is_better=higher)
+        row.slower_alike = (int(alike.sum()), int((~np.isnan(own_arms[1::2])).all(axis=0).sum()))
+        if base_arms is not None and base_arms.size and base_arms.shape[-1] == slow.shape[-1]:
+            base_arms = np.where(slow[0], np.nan, base_arms)
     if not cross_job and own_arms is not None and own_arms.size:
         # One job: the A/B's own runs carry σ; a fresh calibration that agrees adds degrees of freedom.
         usable = noise if noise is not None and noise.usable else None
+        upper, lower = agreement
         in_use, code, p_agree = own_noise(own_arms, usable, stale=stale and usable is not None,
-                                          agreement=None if agreement is None else np.asarray(agreement))
+                                          agreement=None if upper is None else np.asarray(upper),
+                                          positions=own_at, agreement_low=None if lower is None else np.asarray(lower))
         source = SOURCE_TEXT[int(code)]
         if int(code) == OWN_DISAGREES:
-            source += (f" (F test over the model's gated speed metrics p = {float(p_agree):.2g} < {AGREEMENT_P})"
-                       if agreement is not None else f" (F test p = {float(p_agree):.2g} < {AGREEMENT_P})")
+            noisier = lower is not None and lower < AGREEMENT_LOW_P
+            level = AGREEMENT_LOW_P if noisier else AGREEMENT_P
+            source += (f" (the calibration is noisier than the runs: F test over the model's gated speed metrics "
+                       f"p = {float(p_agree):.2g} < {level})" if noisier else
+                       f" (F test over the model's gated speed metrics p = {float(p_agree):.2g} < {AGREEMENT_P})"
+                       if upper is not None else f" (F test p = {float(p_agree):.2g} < {AGREEMENT_P})")
         noise = in_use if in_use.sigma_df > 0 else None
         row.fail_blockers = fail_blockers(noise, len(b), len(c), cross_job=False)
         row.notes.extend(extra_blockers)  # in one job: why a stale calibration was left out (it blocks nothing)
@@ -115,9 +155,10 @@ def judge_speed(row: Draft, metric: MetricSpec, noise: SpeedNoise | None, cross_
                 row.fail_blockers += (f"the sides' own spread disagrees with the calibration's σ (F test p = "
                                       f"{float(p_cross):.2g} < {AGREEMENT_P})",)
     if noise is not None and noise.usable:
-        gap_sigma = baseline_sigma(base_arms) if base_arms is not None and base_arms.size else None
+        gap_sigma = baseline_sigma(base_arms, base_at) if base_arms is not None and base_arms.size else None
         test = shift_test(np.log(np.asarray(b, dtype=float))[None], np.log(np.asarray(c, dtype=float))[None], noise,
-                          higher_is_better=higher, cross_job=cross_job, gap_sigma=gap_sigma)
+                          higher_is_better=higher, cross_job=cross_job, gap_sigma=gap_sigma,
+                          slow_mode=None if slow is None else slow[None])
         low, high = test.ratio_ci(higher)
         row.basis = Basis.CALIBRATED
         row.p_value, row.ci, row.ci_kind = float(test.p[0]), (float(low[0]), float(high[0])), "ratio"
@@ -133,8 +174,10 @@ def judge_speed(row: Draft, metric: MetricSpec, noise: SpeedNoise | None, cross_
                           f"({sources + ', ' if sources else ''}df {noise.sigma_df}), across jobs")
         if own_arms is not None and own_arms.size:
             # gate.judging.compare holds it to the look's level: a FAIL must show on the A/B's own runs alone
-            row.p_own = float(own_runs_p(np.log(np.asarray(b, dtype=float))[None],
-                                         np.log(np.asarray(c, dtype=float))[None], own_arms, higher_is_better=higher)[0])
+            p_own, se_own, df_own = own_runs_test(np.log(np.asarray(b, dtype=float))[None],
+                                                  np.log(np.asarray(c, dtype=float))[None], own_arms,
+                                                  higher_is_better=higher, positions=own_at)
+            row.p_own, row.own_se_df = float(p_own[0]), (float(se_own[0]), float(df_own[0]))
         if test.favourable_set_aside[0]:
             row.fail_blockers += ("a candidate run better than the others was set aside: its runs disagree; "
                                   "re-measure",)
@@ -146,9 +189,16 @@ def judge_speed(row: Draft, metric: MetricSpec, noise: SpeedNoise | None, cross_
                                                   "a third or more of the candidate's runs are worse than the baseline's "
                                                   "median by more than the outlier limit, the others are not "
                                                   "(intermittent)") + "; WARN at least",)
-        for side, values, kept in (("baseline", b, test.kept_base[0]), ("candidate", c, test.kept_cand[0])):
+        if slow is not None and slow.any():
+            starts = "; ".join(f"{side} run{'s' if slow[k].sum() > 1 else ''} "
+                               + ", ".join(str(i + 1) for i in np.flatnonzero(slow[k]))
+                               for k, side in enumerate(("baseline", "candidate")) if slow[k].any())
+            row.notes.append(f"{int(slow.sum())} slow-mode server start{'s' if slow.sum() > 1 else ''} set aside "
+                             f"({starts}): every workload of the model was slower in that run; judged on the fast mode")
+        for arm, (side, values, kept) in enumerate((("baseline", b, test.kept_base[0]),
+                                                    ("candidate", c, test.kept_cand[0]))):
             median = float(np.median(np.asarray(values, dtype=float)))
-            for index in np.flatnonzero(~kept):
+            for index in np.flatnonzero(~kept & (slow[arm] == 0 if slow is not None else True)):
                 row.notes.append(f"{side} run {index + 1} set aside ({values[index]:.4g}, {values[index] / median - 1:+.0%} "
                                  "from its arm's median): one wild run must not decide")
         if not metric.gated:

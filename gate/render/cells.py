@@ -272,6 +272,27 @@ def fmt_blind(row: Row) -> str:
     return f"{row.mde * 100:.2g}%" if row.family == "speed" else f"{row.mde * 100:.2g} pp"
 
 
+def fmt_detects(row: Row) -> str:
+    """The change a gated row detects with 80% power, the way its metric moves (Row.detects): "−4.9%" for a
+    throughput drop, "+5.1%" for a latency rise, "+0.21 pp" for an error-rate rise; "—" without a test."""
+    if row.detects is None:
+        return "—"
+    sign = "−" if row.detects < 0 else "+"
+    if row.family == "speed":
+        return f"{sign}{abs(row.detects) * 100:.2g}%"
+    return f"{sign}{abs(row.detects) * 100:.2g} pp"
+
+
+def fmt_model_detects(rows: list[Row]) -> str:
+    """A model's detectable changes: per gated metric, its least sensitive workload's ("throughput −4.9%,
+    latency_p95_s +5.1%, corpus_wer +0.21 pp"); empty when no gated row has one."""
+    worst: dict[str, Row] = {}
+    for row in rows:
+        if row.detects is not None and (row.metric not in worst or abs(row.detects) > abs(worst[row.metric].detects or 0)):
+            worst[row.metric] = row
+    return ", ".join(f"{metric_name(m)} {fmt_detects(r)}" for m, r in worst.items())
+
+
 def fmt_errors(value: float) -> str:
     return f"{value:.0f}" if float(value).is_integer() else f"{value:.2f}"
 

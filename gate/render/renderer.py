@@ -39,9 +39,11 @@ from gate.render.cells import (
     fmt_ci,
     fmt_coverage_side,
     fmt_delta,
+    fmt_detects,
     fmt_errors,
     fmt_looks,
     fmt_means,
+    fmt_model_detects,
     fmt_p,
     fmt_pcol,
     fmt_reason,
@@ -119,6 +121,7 @@ class ModelSummary:
     counts: list[tuple[Verdict, int]]  # non-zero counts, most severe first
     improved: int
     blind: int  # gated rows that pass but could not have seen a change at their floor (Row.blind)
+    detects: str  # per gated metric, the change its least sensitive row detects with 80% power (cells.fmt_model_detects)
 
 
 @dataclass(frozen=True)
@@ -294,7 +297,7 @@ def _model_summary(model: str, rows: list[Row]) -> ModelSummary:
     """One model's rows counted by verdict (most severe first), and how many improved."""
     counts = [(v, sum(1 for r in rows if r.verdict is v)) for v in Verdict.by_severity()]
     return ModelSummary(model, len(rows), [(v, n) for v, n in counts if n], sum(1 for r in rows if r.improved),
-                        sum(1 for r in rows if _blind_pass(r)))
+                        sum(1 for r in rows if _blind_pass(r)), fmt_model_detects(rows))
 
 
 def _blind_pass(row: Row) -> bool:
@@ -334,7 +337,7 @@ def environment() -> jinja2.Environment:
                            commit=short_commit, all_of=all_of, excerpt=md_excerpt, means=fmt_means,
                            coverage_side=fmt_coverage_side, changed_words=changed_words, num=_num_filter, pct=_pct_filter,
                            looks_line=fmt_looks, metric=metric_name, env_kind=env_kind, reason=reason_words,
-                           env_item=env_item, html=summary_text, blind_below=fmt_blind)
+                           env_item=env_item, html=summary_text, blind_below=fmt_blind, detects=fmt_detects)
         _ENV = env
     return _ENV
 
@@ -395,11 +398,11 @@ def render_terminal(report: Report, *, show_all: bool = False) -> str:
 
 
 def _terminal_table(rows: list[Row]) -> str:
-    header = ("workload", "metric", "baseline", "candidate", "change", "95% CI", "p", "verdict")
+    header = ("workload", "metric", "baseline", "candidate", "change", "95% CI", "p", "verdict", "detects")
     lines = [header]
     for r in rows:
         lines.append((plain(r.workload), plain(r.metric), plain(fmt_spread(r.baseline, r.unit, r.kind)),
                       plain(fmt_spread(r.candidate, r.unit, r.kind)), fmt_delta(r), fmt_ci(r), fmt_pcol(r),
-                      r.verdict.word))
+                      r.verdict.word, fmt_detects(r)))
     widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
     return "\n".join("  ".join(cell.ljust(widths[i]) for i, cell in enumerate(line)).rstrip() for line in lines)

@@ -15,6 +15,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from gate.stats.drift import TERMS, arm_positions, detrend, detrended_sd
 from gate.stats.outliers import robust_sd
 
 # The least σ a baseline file may hold (its reader refuses less): a metric constant across the A/A runs
@@ -157,8 +158,9 @@ def calibrate(pairs: Sequence[tuple[Sequence[float], Sequence[float]]],
     padded = np.full((len(arms), width), np.nan)
     for k, arm in enumerate(arms):
         padded[k, :len(arm)] = arm
-    kept = robust_sd(padded)[2] if arms else padded.astype(bool)
-    squares, df, groups, set_aside = 0.0, 0, 0, 0
+    fitted, terms = _without_drift(logged, cross_job, padded)
+    kept = robust_sd(fitted)[2] if arms else padded.astype(bool)
+    squares, df, groups, set_aside = 0.0, -terms, 0, 0
     deltas: list[float] = []
     cross: list[tuple[float, float]] = []
     index = 0
@@ -170,10 +172,11 @@ def calibrate(pairs: Sequence[tuple[Sequence[float], Sequence[float]]],
                 means.append(None)
                 continue
             keep = y[kept[index, :len(y)]]
+            residual = fitted[index, :len(y)][kept[index, :len(y)]]
             index += 1
             set_aside += len(y) - len(keep)
             if len(keep) >= 2:
-                squares += float(((keep - keep.mean()) ** 2).sum())
+                squares += float(((residual - residual.mean()) ** 2).sum())
                 df += len(keep) - 1
                 groups += 1
             means.append(float(keep.mean()))
@@ -183,7 +186,7 @@ def calibrate(pairs: Sequence[tuple[Sequence[float], Sequence[float]]],
             deltas.append(delta)
             if across:
                 cross.append((delta, 1 / sizes[0] + 1 / sizes[1]))
-    if df == 0:
+    if df <= 0:
         return None
     delta_sd = float(np.sqrt(np.mean(np.square(deltas)))) if len(deltas) >= 2 else None
     return Calibration(sigma=math.sqrt(squares / df), df=df, groups=groups, delta_sd=delta_sd,
@@ -191,6 +194,31 @@ def calibrate(pairs: Sequence[tuple[Sequence[float], Sequence[float]]],
                        within_pairs=sum(1 for c in cross_job if not c), cross_pairs=sum(1 for c in cross_job if c),
                        cross_diffs=len(cross), cross_sum_sq=float(sum(d * d for d, _ in cross)),
                        cross_sum_h=float(sum(h for _, h in cross)), set_aside=set_aside)
+
+
+def _without_drift(logged: Sequence[tuple[np.ndarray | None, np.ndarray | None]], cross_job: Sequence[bool],
+                   padded: np.ndarray) -> tuple[np.ndarray, int]:
+    """The arms (padded's rows, in calibrate's order) with the position terms of gate.stats.drift removed from the
+    in-job pairs: one drift slope and one first-run effect common to them, where detrended_sd finds them (fitted
+    as it fits them: on all runs, then on the runs the outlier rule keeps). A job's drift rate that differs from the common one stays
+    in σ (it can only make σ larger). Only when the calibration keeps MIN_CALIBRATION_DF degrees of freedom after
+    the terms (a single 3+3 pair has 4: its σ stays as measured). Returns the arms and how many terms."""
+    rows, at = [], 0
+    for (y_a, y_b), across in zip(logged, cross_job, strict=True):
+        present = [y is not None and len(y) > 0 for y in (y_a, y_b)]
+        if all(present) and not across:
+            rows += [at, at + 1]
+        at += sum(present)
+    arm_df = int(np.maximum((~np.isnan(padded)).sum(axis=-1) - 1, 0).sum()) if padded.size else 0
+    if not rows or arm_df - TERMS < MIN_CALIBRATION_DF:
+        return padded, 0
+    positions = arm_positions(len(rows), padded.shape[-1])
+    if not detrended_sd(padded[rows], positions)[3]:  # the terms explain nothing beyond chance: σ as measured
+        return padded, 0
+    out = padded.copy()
+    out[rows] = detrend(padded[rows], positions)[0]
+    out[rows] = detrend(padded[rows], positions, robust_sd(out)[2][rows])[0]
+    return out, TERMS
 
 
 def ratio_policy(base_values: Sequence[float], cand_values: Sequence[float], *, higher_is_better: bool,

@@ -18,7 +18,8 @@ Per gated row, on y = ln(value) of the runs kept by `gate.stats.outliers`:
   p = one-sided t tail of worse/SE.
 In one job (interleaved A/B) the A/B's own runs carry a valid estimate of σ (issue 21): their pooled
 within-arm spread over the model's workloads (`own_noise`). With a fresh calibration whose σ agrees with
-it (a one-sided F test at AGREEMENT_P over the model's gated speed metrics together: `joint_agreement`),
+it (a one-sided F test at AGREEMENT_P over the model's gated speed metrics together: `joint_agreement`; and
+not far noisier than them, AGREEMENT_LOW_P),
 the two are pooled (more df); without a calibration, with a stale
 one, or when the A/B's spread is larger than the calibration's beyond chance, the row stands on its own
 runs alone and says so. Across jobs the calibration stays required (the job effect needs A/A pairs), and the
@@ -48,6 +49,7 @@ from typing import Any, Sequence, cast
 import numpy as np
 from scipy import stats
 
+from gate.stats.drift import detrended_sd
 from gate.stats.outlier_rule import OUTLIER_MIN_REL
 from gate.stats.outliers import flag_runs, flag_sigma, robust_sd, split_arms
 from gate.stats.performance import MIN_CALIBRATION_DF, Calibration
@@ -62,6 +64,10 @@ ADVISED_PAIRS = 3
 ACROSS_JOBS = "across jobs: only an in-job A/B (gate run --ab) can FAIL on speed"
 # The A/B's own spread disagrees with the calibration when F = σ²_own/σ²_cal is this unlikely under equal σ.
 AGREEMENT_P = 0.05
+# ... and the calibration disagrees, the other way, when it is noisier than the runs beyond this (issue 36): an A/A
+# with slow-mode starts in it made σ 3.4% on a σ 1% host, and pooled into every row. Stricter than AGREEMENT_P:
+# a calibration a little noisier than one A/B's runs is ordinary, and pooling it only costs power.
+AGREEMENT_LOW_P = 0.001
 POWER = 0.8
 # A row is unstable when at least one in UNSTABLE_SHARE_INV of the candidate's runs was set aside as worse (one
 # of three, two of six). One wild run in six is what heavy-tailed GPU noise shows (Student-t₃ runs at σ 2% set
@@ -139,6 +145,9 @@ class ShiftTest:
     # limit while others are not: an intermittent regression (half the runs slow makes a split arm whose own
     # median sits between the clusters, so neither cluster is "wild" by the candidate's own median). Unstable.
     intermittent: np.ndarray
+    # Runs set aside as slow-mode server starts (gate.stats.slowmode), per arm: the row is judged on the fast mode.
+    slow_mode_base: np.ndarray | None = None
+    slow_mode_cand: np.ndarray | None = None
 
     def ratio_ci(self, higher_is_better: bool, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
         """Two-sided CI of the ratio candidate / baseline (natural direction)."""
@@ -148,12 +157,21 @@ class ShiftTest:
 
 
 def shift_test(base_log: np.ndarray, cand_log: np.ndarray, noise: SpeedNoise, *, higher_is_better: bool,
-               cross_job: bool, gap_sigma: np.ndarray | None = None) -> ShiftTest:
+               cross_job: bool, gap_sigma: np.ndarray | None = None, slow_mode: np.ndarray | None = None) -> ShiftTest:
     """ln(value) per run along the last axis (NaN = absent run) -> one-sided test per batch entry.
 
     `gap_sigma`: the σ the intermittent test measures a gap against (`baseline_sigma`: the baseline arms'
-    own spread, which a split candidate arm cannot inflate); where it is None or NaN, the σ in use."""
+    own spread, which a split candidate arm cannot inflate); where it is None or NaN, the σ in use.
+    `slow_mode`: (..., 2, runs) the base and candidate runs that are slow-mode server starts
+    (gate.stats.slowmode.slow_mode_runs): set aside before anything else, so the row is judged on the fast mode
+    and a slow start is neither a wild run nor an intermittent regression."""
     yb, yc = np.asarray(base_log, dtype=float), np.asarray(cand_log, dtype=float)
+    slow_b = np.zeros(yb.shape, dtype=bool)
+    slow_c = np.zeros(yc.shape, dtype=bool)
+    if slow_mode is not None:
+        slow_b = np.asarray(slow_mode, dtype=bool)[..., 0, :yb.shape[-1]]
+        slow_c = np.asarray(slow_mode, dtype=bool)[..., 1, :yc.shape[-1]]
+        yb, yc = np.where(slow_b, np.nan, yb), np.where(slow_c, np.nan, yc)
     sigma = np.asarray(noise.sigma, dtype=float)  # flag_runs broadcasts it against the batch axes
     wild = flag_sigma(sigma, noise.sigma_df)  # a wild run is wild even for the largest σ its df allow
     kb = ~np.isnan(yb) & ~flag_runs(yb, wild)
@@ -177,7 +195,8 @@ def shift_test(base_log: np.ndarray, cand_log: np.ndarray, noise: SpeedNoise, *,
     return ShiftTest(worse=worse, worse_rel=np.expm1(worse), se=se, df=df, p=p, kept_base=kb, kept_cand=kc,
                      favourable_set_aside=favourable,
                      worse_set_aside=(aside & ~better).sum(axis=-1) * UNSTABLE_SHARE_INV >= (~np.isnan(yc)).sum(axis=-1),
-                     split_cand=split_arms(yc, wild), intermittent=intermittent)
+                     split_cand=split_arms(yc, wild), intermittent=intermittent,
+                     slow_mode_base=slow_b.sum(axis=-1), slow_mode_cand=slow_c.sum(axis=-1))
 
 
 def _intermittent(yb: np.ndarray, yc: np.ndarray, sigma: np.ndarray, higher_is_better: bool) -> np.ndarray:
@@ -244,18 +263,27 @@ def fail_blockers(noise: SpeedNoise | None, n_base_runs: int, n_cand_runs: int, 
     return tuple(reasons)
 
 
-def joint_agreement(parts: Sequence[tuple[np.ndarray, SpeedNoise | None]]) -> np.ndarray:
+def spread(arms: np.ndarray, positions: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The A/B's own σ, df and kept runs: robust_sd of its arms, after a run-position term where `positions` are
+    known (gate.stats.drift: drift through the job must not inflate σ)."""
+    arms = np.asarray(arms, dtype=float)
+    return robust_sd(arms) if positions is None else detrended_sd(arms, positions)[:3]
+
+
+def joint_agreement(parts: Sequence[tuple[np.ndarray, SpeedNoise | None]],
+                    positions: Sequence[np.ndarray | None] | None = None, *, low_tail: bool = False) -> np.ndarray:
     """One F test of the A/B's own spread against the calibration's σ over several metrics of one model together
     (its gated speed metrics): Σ ss_own/σ²_cal over Σ df_own, against Σ df_cal. A calibration goes stale for the
     machine, not for one metric, and one metric's 8 first-look degrees of freedom told σ 2% from a calibration's
     1% only 78% of the time (the rest pooled a σ half the truth: 4.8% false FAIL per no-op PR). The metrics
     share the run effect, so their df overstate the evidence: the test then rejects more often, which only
-    pools less. NaN where no part has a usable calibration. `arms` as for own_noise."""
+    pools less. NaN where no part has a usable calibration. `arms` as for own_noise. `low_tail`: the p that the
+    calibration is NOT noisier than the runs (the F test's lower tail), held to AGREEMENT_LOW_P."""
     u = d_own = d_cal = np.zeros(())
-    for arms, cal in parts:
+    for k, (arms, cal) in enumerate(parts):
         if cal is None:
             continue
-        sigma_own, df_own, _ = robust_sd(np.asarray(arms, dtype=float))
+        sigma_own, df_own, _ = spread(arms, None if positions is None else positions[k])
         sigma_cal = np.asarray(cal.sigma, dtype=float)
         df_cal = np.asarray(cal.sigma_df, dtype=float)
         usable = (df_cal >= MIN_CALIBRATION_DF) & np.isfinite(sigma_cal) & (sigma_cal > 0) & (df_own > 0)
@@ -265,20 +293,33 @@ def joint_agreement(parts: Sequence[tuple[np.ndarray, SpeedNoise | None]]) -> np
         d_own = d_own + np.where(usable, df_own, 0)
         d_cal = d_cal + np.where(usable, df_cal, 0)
     with np.errstate(all="ignore"):
-        return np.where((d_own > 0) & (d_cal > 0),
-                        stats.f.sf(u / np.maximum(d_own, 1), np.maximum(d_own, 1), np.maximum(d_cal, 1)), np.nan)
+        return np.where((d_own > 0) & (d_cal > 0), _agreement_p(u / np.maximum(d_own, 1), d_own, d_cal, low_tail),
+                        np.nan)
+
+
+def _agreement_p(ratio: np.ndarray, df_own: np.ndarray, df_cal: np.ndarray, low_tail: bool = False) -> np.ndarray:
+    """The F test of the A/B's own spread against the calibration's σ: its upper tail (the runs noisier than
+    calibrated: a stale calibration), or with `low_tail` its lower tail (the calibration noisier than the runs:
+    an A/A measured with slow-mode starts in it, issue 36)."""
+    d_own, d_cal = np.maximum(np.asarray(df_own, dtype=float), 1), np.maximum(np.asarray(df_cal, dtype=float), 1)
+    tail = stats.f.cdf if low_tail else stats.f.sf
+    return np.asarray(tail(ratio, d_own, d_cal), dtype=float)
 
 
 def own_noise(arms: np.ndarray, calibration: SpeedNoise | None, *, stale: bool = False,
-              agreement: np.ndarray | None = None) -> tuple[SpeedNoise, np.ndarray, np.ndarray]:
+              agreement: np.ndarray | None = None, positions: np.ndarray | None = None,
+              agreement_low: np.ndarray | None = None) -> tuple[SpeedNoise, np.ndarray, np.ndarray]:
     """The σ an in-job row uses: the A/B's own runs, pooled with a fresh calibration that agrees with them.
 
     `arms`: ln(value) as (..., arms, runs), NaN = absent run: both arms of every workload of the model, for
     one metric. Returns (noise, source code, agreement p): `noise.sigma`/`sigma_df` batch like the leading
     axes; the source says which of SOURCE_TEXT applies; the agreement p is NaN without a calibration.
     `agreement`: the model's joint_agreement p, used in place of this metric's own F test where it is finite.
+    `positions`: where each run sat in the job (gate.stats.drift.arm_positions); σ is then taken after a
+    run-position term. `agreement_low`: the model's joint_agreement lower-tail p (in one job): a calibration
+    far noisier than the runs (p below AGREEMENT_LOW_P) is not pooled either.
     """
-    sigma_own, df_own, _ = robust_sd(np.asarray(arms, dtype=float))
+    sigma_own, df_own, _ = spread(arms, positions)
     ss_own = np.where(df_own > 0, np.nan_to_num(sigma_own) ** 2 * df_own, 0.0)
     if calibration is None or stale:
         code = np.full(np.shape(df_own), OWN_STALE if calibration is not None else OWN_NO_CALIBRATION)
@@ -289,13 +330,17 @@ def own_noise(arms: np.ndarray, calibration: SpeedNoise | None, *, stale: bool =
     usable = (df_cal >= MIN_CALIBRATION_DF) & np.isfinite(sigma_cal) & (sigma_cal > 0)
     with np.errstate(all="ignore"):
         ratio = ss_own / np.where(df_own > 0, df_own, 1) / np.where(usable, sigma_cal, 1.0) ** 2
-        own_p = np.where(usable & (df_own > 0), stats.f.sf(ratio, np.maximum(df_own, 1), np.maximum(df_cal, 1)),
+        own_p = np.where(usable & (df_own > 0), _agreement_p(ratio, df_own, df_cal),
                          np.where(usable, 1.0, np.nan))
     if agreement is not None:
         joint = np.asarray(agreement, dtype=float)
         own_p = np.where(usable & np.isfinite(joint), joint, own_p)
     agreement = own_p
     pool = usable & (agreement >= AGREEMENT_P)
+    if agreement_low is not None:
+        low = np.asarray(agreement_low, dtype=float)
+        pool = pool & ~(np.isfinite(low) & (low < AGREEMENT_LOW_P))
+        agreement = np.where(usable & np.isfinite(low) & (low < AGREEMENT_LOW_P), low, agreement)
     df = np.where(pool, df_cal + df_own, df_own)
     with np.errstate(all="ignore"):
         sigma = np.where(pool, np.sqrt((np.where(usable, sigma_cal, 0.0) ** 2 * df_cal + ss_own)
@@ -304,18 +349,27 @@ def own_noise(arms: np.ndarray, calibration: SpeedNoise | None, *, stale: bool =
     return SpeedNoise(sigma=cast(Any, sigma), sigma_df=cast(Any, df.astype(int))), code, agreement
 
 
-def baseline_sigma(base_arms: np.ndarray) -> np.ndarray:
-    """The robust σ of the baseline's arms alone ((..., arms, runs) of the model's workloads, NaN = absent)."""
-    return robust_sd(np.asarray(base_arms, dtype=float))[0]
+def baseline_sigma(base_arms: np.ndarray, positions: np.ndarray | None = None) -> np.ndarray:
+    """The robust σ of the baseline's arms alone ((..., arms, runs) of the model's workloads, NaN = absent),
+    after a run-position term where `positions` are known."""
+    return spread(base_arms, positions)[0]
 
 
 def own_runs_p(base_log: np.ndarray, cand_log: np.ndarray, arms: np.ndarray, *,
-               higher_is_better: bool) -> np.ndarray:
+               higher_is_better: bool, positions: np.ndarray | None = None) -> np.ndarray:
     """p of the same shift with σ from the A/B's own runs alone (`arms` as for own_noise); NaN without their df.
     Across jobs this σ leaves out the job effect, so the check can only be passed more easily than the test."""
-    own, _, _ = own_noise(arms, None)
+    return own_runs_test(base_log, cand_log, arms, higher_is_better=higher_is_better, positions=positions)[0]
+
+
+def own_runs_test(base_log: np.ndarray, cand_log: np.ndarray, arms: np.ndarray, *, higher_is_better: bool,
+                  positions: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """own_runs_p's p, with its SE and df: a FAIL needs this test too, so what a row can detect is bounded by it
+    (gate.judging.compare: the row's `detects`)."""
+    own, _, _ = own_noise(arms, None, positions=positions)
     test = shift_test(base_log, cand_log, own, higher_is_better=higher_is_better, cross_job=False)
-    return np.where(np.asarray(own.sigma_df) > 0, test.p, np.nan)
+    usable = np.asarray(own.sigma_df) > 0
+    return np.where(usable, test.p, np.nan), np.where(usable, test.se, np.nan), np.where(usable, test.df, np.nan)
 
 
 def mde(se: np.ndarray | float, df: np.ndarray | float, alpha: np.ndarray | float) -> np.ndarray:

@@ -1,0 +1,114 @@
+"""Run-to-run σ that drift cannot inflate (issue 36; docs/statistics.md).
+
+A GPU host drifts through a job (clocks, heat, caches): each run a little slower than the last. The interleave
+cancels drift in the A/B's mean difference (A,B,B,A,A,B then B,A,A,B,B,A: at 6+6 both arms sit at the same mean
+position), but the spread of an arm's runs about its own mean then holds the drift too: at 0.5% a run a σ 1%
+host looked like σ 2.2%, and a −3% regression FAILed 4% of the time. A warm-up leak (each arm's first scored run
+slower) does the same. So σ is taken from the residuals after the position terms:
+ln(value) = arm mean + β·position + γ·[run 1] + noise, with one β and one γ per job (the model's workloads share
+their server starts, so they share the job's drift and warm-up), fitted on the within-arm deviations. Both arms
+have a run 1 and the interleave balances position, so neither term moves the A/B's difference much (at 6+6 not
+at all); each costs one degree of freedom, so they are taken out only where found (FOUND_P), and the σ's df
+say so.
+
+`positions` gives where each run of a two-arm interleave sat in the job (`interleave_positions`); a run that
+was re-measured keeps its slot's position (it ran right after it: one step of drift at most).
+"""
+from __future__ import annotations
+
+import numpy as np
+from scipy import stats
+
+from gate.stats.outliers import robust_sd
+
+TERMS = 2  # the position terms fitted: drift (a slope in position) and the first-run effect
+# The terms are taken out when their partial F test has p at most this: drift 0.5% a run at σ 1% is found at a
+# 3+3 first look with p about 0.02, and a no-op host pays their df one time in twenty.
+FOUND_P = 0.05
+
+
+def interleave_positions(runs: int, arm: int) -> np.ndarray:
+    """Positions in the job of an arm's scored runs 0..runs−1 (arm 0 = baseline/A, 1 = candidate/B) under the
+    runner's interleave: pair i runs A,B when i is even and B,A when odd (gate.formats.abplan)."""
+    i = np.arange(runs)
+    return 2 * i + (arm ^ (i % 2))
+
+
+def arm_positions(n_arms: int, runs: int) -> np.ndarray:
+    """(n_arms, runs) positions for arms laid out as [base, cand, base, cand, ...] (gate.judging.speed_rows'
+    arms_of_model order): each workload's two arms are one interleave."""
+    return np.stack([interleave_positions(runs, k % 2) for k in range(n_arms)]).astype(float)
+
+
+def detrend(log_values: np.ndarray, positions: np.ndarray, kept: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Remove the job's position terms from (..., arms, runs) ln values (NaN = absent run): one common slope in
+    position and one common first-run effect (each arm's run 1: a warm-up leak).
+
+    The terms are the least-squares fit of the within-arm deviations, over the runs in `kept` (all present runs
+    when None), pooled over the arms of a batch entry. Returns the values less the fitted terms and the
+    coefficients (batch shape + (TERMS,): slope per position, first-run effect; 0 where they cannot be fitted)."""
+    y = np.asarray(log_values, dtype=float)
+    t = np.broadcast_to(np.asarray(positions, dtype=float), y.shape)
+    first = np.broadcast_to((np.arange(y.shape[-1]) == 0).astype(float), y.shape)
+    x = np.stack([t, first], axis=-1)  # (..., arms, runs, TERMS)
+    use = ~np.isnan(y) if kept is None else (np.asarray(kept, dtype=bool) & ~np.isnan(y))
+    n = use.sum(axis=-1, keepdims=True)
+    with np.errstate(all="ignore"):
+        use = use & (n >= 2)
+        y_mean = np.where(use, y, 0.0).sum(axis=-1, keepdims=True) / n
+        x_mean = np.where(use[..., None], x, 0.0).sum(axis=-2, keepdims=True) / n[..., None]
+        dx = np.where(use[..., None], x - x_mean, 0.0)
+        dy = np.where(use, y - y_mean, 0.0)
+    sxx = np.einsum("...arp,...arq->...pq", dx, dx)
+    sxy = np.einsum("...arp,...ar->...p", dx, dy)
+    coef = np.einsum("...pq,...q->...p", np.linalg.pinv(sxx), sxy)
+    return y - np.einsum("...arp,...p->...ar", x, coef), coef
+
+
+def detrended_sd(log_values: np.ndarray, positions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """robust_sd of the runs, after the position terms where they are found.
+
+    The terms are fitted on all runs, then again on the runs the outlier rule keeps (so neither a wild run nor
+    the drift itself decides the terms or what is wild). They are found when they explain the arms' spread
+    beyond chance: the partial F test of the within-arm sum of squares with and without them, over the kept
+    runs, at FOUND_P. Only then are they taken out, at a df each; otherwise σ is the plain robust_sd with all
+    its df (three runs an arm leave few: two terms fitted on no drift cost a 3+3 first look a quarter of its
+    df and much of its power). Returns (σ, df, kept, found) like robust_sd, `found` per batch entry."""
+    y = np.asarray(log_values, dtype=float)
+    first, _ = detrend(y, positions)
+    second, _ = detrend(y, positions, robust_sd(first)[2])
+    sigma_fit, df_fit, kept_fit = robust_sd(second)
+    ss_raw, ss_fit = _within_ss(y, kept_fit), _within_ss(second, kept_fit)
+    df_left = df_fit - TERMS
+    with np.errstate(all="ignore"):
+        f = ((ss_raw - ss_fit) / TERMS) / (ss_fit / np.where(df_left > 0, df_left, 1))
+        p = np.where((df_left > 0) & (ss_fit > 0), stats.f.sf(f, TERMS, np.maximum(df_left, 1)), 1.0)
+    found = p <= FOUND_P
+    sigma_raw, df_raw, kept_raw = robust_sd(y)
+    with np.errstate(all="ignore"):
+        sigma_fitted = sigma_fit * np.sqrt(df_fit / np.where(df_left > 0, df_left, 1))
+    sigma = np.where(found, sigma_fitted, sigma_raw)
+    df = np.where(found, df_left, df_raw)
+    kept = np.where(np.asarray(found)[..., None, None], kept_fit, kept_raw)
+    return sigma, df, kept, np.asarray(found)
+
+
+def _within_ss(y: np.ndarray, kept: np.ndarray) -> np.ndarray:
+    """The within-arm sum of squares of the kept runs about their arm's mean (arms with two kept runs or more)."""
+    n = kept.sum(axis=-1, keepdims=True)
+    with np.errstate(all="ignore"):
+        mean = np.where(kept, y, 0.0).sum(axis=-1, keepdims=True) / n
+    return np.asarray(np.where(kept & (n >= 2), (y - mean) ** 2, 0.0).sum(axis=(-1, -2)), dtype=float)
+
+
+def without_terms(log_values: np.ndarray, positions: np.ndarray | None) -> np.ndarray:
+    """The runs less the position terms where detrended_sd finds them (as they are elsewhere, or without
+    `positions`): what slow-mode starts are looked for in (gate.stats.slowmode), so that a drifting job's last
+    runs or a warm-up leak's first run, slower in every workload alike, are not taken for a slow mode."""
+    y = np.asarray(log_values, dtype=float)
+    if positions is None or y.shape[-1] == 0:
+        return y
+    found = detrended_sd(y, positions)[3]
+    first, _ = detrend(y, positions)
+    fitted, _ = detrend(y, positions, robust_sd(first)[2])
+    return np.where(np.asarray(found)[..., None, None], fitted, y)
