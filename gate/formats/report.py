@@ -437,13 +437,15 @@ class Report:
                    calibration_checks=tuple(c for r in reports for c in r.calibration_checks))
 
 
+_ADDED_IN_4: dict[str, dict[str, Any]] = {"rows": {"across_jobs": False, "next_step": None, "detects": None},
+                                          "environment_diff": {"within": None}}
+
+
 def _upgraded(data: dict[str, Any]) -> dict[str, Any]:
     """A version-4 report written before a row carried `across_jobs`, `next_step` and `detects`, and an
     environment difference `within` (tests/fixtures/formats/report), reads them as not said: no "compared across
     jobs" header line, no next step, no detectable change, the sides differ."""
-    defaults: dict[str, dict[str, Any]] = {"rows": {"across_jobs": False, "next_step": None, "detects": None},
-                                           "environment_diff": {"within": None}}
-    for key, added in defaults.items():
+    for key, added in _ADDED_IN_4.items():
         items = data.get(key)
         if isinstance(items, list):
             data = {**data, key: [{**added, **item} if isinstance(item, dict) else item for item in items]}
@@ -502,6 +504,10 @@ def report_schema() -> dict[str, Any]:
                                       "required": [v.value for v in Verdict.by_severity()],
                                       "properties": {v.value: {"type": "integer", "minimum": 0} for v in Verdict.by_severity()}}
     schema["required"] += ["exit_code", "counts"]
+    # Keys a version-4 report written before them may lack (read as not said: _upgraded).
+    for key, added in _ADDED_IN_4.items():
+        items = schema["properties"][key]["items"]
+        items["required"] = [name for name in items["required"] if name not in added]
     return {"$schema": "https://json-schema.org/draft/2020-12/schema",
             "$id": "asr-regression-gate/report.schema.json",
             "title": f"ASR regression gate report (gate compare --json), schema_version {REPORT_SCHEMA_VERSION}",

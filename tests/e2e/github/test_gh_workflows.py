@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -222,11 +223,12 @@ def test_action_run_step_executes_gate_action_with_its_env(tmp_path, example_rep
     inputs = {"command": "merge", "args": f"{example_reports['qwen3']} --json {report}", "report": str(report),
               "fail-on-regression": "true", "github-token": "", "bot-login": "github-actions[bot]", "stamp-key": "",
               "app-slug": "github-actions"}
-    env = {"PATH": f"{Path(shutil.which('gate') or 'gate').parent}:/usr/bin:/bin",
+    gate_bin = shutil.which("gate") or str(Path(sys.executable).parent / "gate")  # the venv's, activated or not
+    env = {"PATH": f"{Path(gate_bin).parent}:/usr/bin:/bin",
            "GITHUB_OUTPUT": str(tmp_path / "out"), "GITHUB_STEP_SUMMARY": str(tmp_path / "summary")}
     for name, expression in run_step["env"].items():
         key = re.fullmatch(r"\$\{\{ inputs\.([\w-]+) \}\}", expression)
-        env[name] = inputs[key[1]] if key else (shutil.which("gate") or "gate")  # GATE_BIN: the installed gate
+        env[name] = inputs[key[1]] if key else gate_bin  # GATE_BIN: the installed gate
     result = subprocess.run(["bash", "-c", run_step["run"]], env=env, capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     assert "verdict=fail" in (tmp_path / "out").read_text()

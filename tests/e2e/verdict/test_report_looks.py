@@ -154,7 +154,7 @@ def test_an_extension_the_budget_did_not_allow_is_shown_undecided(ab, tmp_path, 
      "$.looks.whisper.first.action: expected one of pass, fail, extend"),
     (lambda log: log["looks"]["qwen3"].update(first={"action": "fail", "reasons": "FAIL"}),
      "$.looks.qwen3.first.reasons: expected a list"),
-    (lambda log: log.pop("scored_runs"), "$: missing key 'scored_runs'"),
+    (lambda log: log.pop("status"), "$: missing key 'status'"),
     (lambda log: log["sides"].update(third="/x"), "$.sides: expected an object of at most 2 keys, got 3"),
     (lambda log: log.update(started="2026-12-01T02:00:00"), "$.started: expected a string matching"),
 ])

@@ -234,7 +234,8 @@ def test_the_run_log_is_read_strictly_where_the_plan_reads_it(tmp_path):
 
 # -- parity with the shipped schema: whatever report.schema.json refuses, the strict reader refuses too
 
-KNOWN_STRICTER = ("expected an integer", "$.schema_version: expected", "$.exit_code: expected", "$.counts")
+KNOWN_STRICTER = ("expected an integer", "$.schema_version: expected", "$.exit_code: expected", "$.counts",
+                  "$.models: expected")  # models must name exactly the models of the rows and coverage
 
 
 def _small_report(example_reports) -> dict:
