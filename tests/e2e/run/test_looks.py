@@ -258,7 +258,10 @@ def _uncalibrated_ab_of_a_slower_build(bench, tmp_path, server: dict):
     assert throughput and all(r.verdict.value == "fail" for r in throughput), [(r.workload, r.verdict, r.notes)
                                                                               for r in throughput]
     assert all(r.worse_rel is not None and 0.03 < r.worse_rel < 0.10 for r in throughput)
-    assert report.looks[0].looks[0].action == "fail" and not report.calibration_checks
+    # Every candidate run has every workload slower alike: at 3+3 that cannot be told from starts in the host's slow
+    # mode (gate.stats.slowmode), so the first look extends and the pooled look on all runs FAILs (issue 36).
+    first, *pooled = report.looks[0].looks
+    assert first.action == "extend" and [look.action for look in pooled] == ["fail"] and not report.calibration_checks
 
 
 @pytest.mark.slow
