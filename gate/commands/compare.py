@@ -37,7 +37,7 @@ if TYPE_CHECKING:  # the library loads in the command's body: --help and usage e
 @click.option("--summary", "summary_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Write the job-summary markdown to this file ('-': stdout).")
 @click.option("--format", "output_format", type=click.Choice(["terminal", "markdown", "json", "none"]),
-              default="terminal", show_default=True, help="What to print on stdout.")
+              default="terminal", show_default=True, help="What to print on stdout (on stderr when --json, --comment or --summary is '-').")
 @click.option("--all", "show_all", is_flag=True, default=False,
               help="Terminal: print every row, every note and the changed utterances of all workloads "
                    "(default: only the rows that are not a pass).")
@@ -121,12 +121,14 @@ def command(base: Path, candidate: Path, models: tuple[str, ...], allow_diff: tu
     trends = _trends(history_dir, report, suite)
     _write(comment_path, render_comment(report, trends=trends), "comment")
     _write(summary_path, render_summary(report, trends=trends), "summary")
+    # When a file goes to stdout ('-'), the --format output goes to stderr, so stdout stays one document for a pipe.
+    to_stderr = any(str(p) == "-" for p in (json_path, comment_path, summary_path) if p is not None)
     if output_format == "terminal":
-        click.echo(render_terminal(report, show_all=show_all), nl=False)
+        click.echo(render_terminal(report, show_all=show_all), nl=False, err=to_stderr)
     elif output_format == "markdown":
-        click.echo(render_comment(report, trends=trends), nl=False)
+        click.echo(render_comment(report, trends=trends), nl=False, err=to_stderr)
     elif output_format == "json":
-        click.echo(json.dumps(report.to_json(), indent=2, ensure_ascii=False))
+        click.echo(json.dumps(report.to_json(), indent=2, ensure_ascii=False), err=to_stderr)
     raise SystemExit(report.exit_code)
 
 

@@ -165,3 +165,11 @@ def test_a_refreshed_baseline_keeps_the_calibration_it_replaces(make_tree, calib
     assert invoke("baseline", "create", make_tree("base"), "--out", first,
                   "--keep-calibration", tmp_path / "none.json").exit_code == 0
     assert read_baseline(first, suite).calibration == {}
+
+
+def test_json_to_stdout_is_the_only_document_there(make_tree):
+    """`--json -` leaves stdout one JSON document for a pipe; the terminal report moves to stderr."""
+    result = invoke("compare", make_tree("base"), make_tree("base-again", seed=2), "--json", "-")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["verdict"] == "pass"
+    assert "Verdict: pass" in result.stderr
