@@ -36,7 +36,7 @@ def write_moss(run_dir: Path, workload: Workload, model_id: str, spec: ExampleSp
     failed = np.zeros(n, dtype=bool)
     if defect in (result_types.EVALUATED_NE_TOTAL, result_types.FAILED_REQUESTS):
         failed[data.order[:3][data.order[:3] < n]] = True
-    elif defect == result_types.NO_SPEED:
+    elif defect == result_types.ALL_FAILED:
         failed[:] = True
     # Speed: one run-level draw moves throughput and latency together; the factor is the spec's.
     factor = spec.speed_factor.get(workload.id, 1.0)

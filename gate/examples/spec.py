@@ -39,7 +39,7 @@ MISSING_IDS = "missing_ids"  # per-sample rows: one row dropped
 SEEDTTS_DEFECTS = (result_types.MISSING_FILE, result_types.UNREADABLE, result_types.BAD_SCHEMA, result_types.EVALUATED_NE_TOTAL,
                    result_types.SKIPPED, result_types.WRONG_TOTAL, NAN, DUPLICATE_IDS, MISSING_IDS)
 MOSS_DEFECTS = (result_types.MISSING_FILE, result_types.UNREADABLE, result_types.BAD_SCHEMA, result_types.EVALUATED_NE_TOTAL,
-                result_types.WRONG_TOTAL, result_types.FAILED_REQUESTS, result_types.NO_SPEED, result_types.MAX_NEW_TOKENS_SET,
+                result_types.WRONG_TOTAL, result_types.FAILED_REQUESTS, result_types.ALL_FAILED, result_types.MAX_NEW_TOKENS_SET,
                 NAN, DUPLICATE_IDS, MISSING_IDS)
 
 

@@ -201,11 +201,15 @@ def _read_ci_moss(run_dir: Path, path: Path, workload: Workload, root: Path) -> 
 
 def _speed_coverage(speed: dict, failed: int | None, missing: list[Problem], path: Path) -> list[Problem]:
     """A MOSS speed object's figures: when requests failed and the figures are absent, the client wrote only
-    the request counts (NO_SPEED, an incomplete measurement); with no failed request an absent figure is a
-    broken or edited file (the MISSING_METRIC problems)."""
+    the request counts (ALL_FAILED when none completed, as a SeedTTS file says it; else NO_SPEED, an
+    incomplete measurement); with no failed request an absent figure is a broken or edited file (the
+    MISSING_METRIC problems)."""
     absent = [k for k in _MOSS_SPEED_KEYS if k not in speed]
+    if absent and failed and speed.get("completed_requests") == 0:
+        return [Problem(ALL_FAILED, f"every request failed ({failed} of {speed.get('total_requests', failed)}); "
+                                    f"see the client log and server.log", str(path))]
     if absent and failed:
-        return [Problem(NO_SPEED, f"speed has no {', '.join(absent)} (every request failed?)", str(path))]
+        return [Problem(NO_SPEED, f"speed has no {', '.join(absent)} ({failed} requests failed)", str(path))]
     return missing
 
 

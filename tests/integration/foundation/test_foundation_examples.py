@@ -115,7 +115,7 @@ def test_knobs_hallucinate_and_p95(tmp_path, suite):
 
 @pytest.mark.parametrize("spec, message", [
     (ExampleSpec(speed_factor={"nope/asr_en": 1.0}), "unknown workload"),
-    (ExampleSpec(defects={"qwen3/asr_en": result_types.NO_SPEED}), "does not apply"),
+    (ExampleSpec(defects={"qwen3/asr_en": result_types.FAILED_REQUESTS}), "does not apply"),
     (ExampleSpec(defects={"moss_td/googletime": result_types.MAX_NEW_TOKENS_SET}), "does not apply"),
     (ExampleSpec(hallucinate={"qwen3/asr_en": "no-such-utterance"}), "has no utterance"),
 ])

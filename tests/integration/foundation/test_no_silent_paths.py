@@ -57,8 +57,10 @@ def test_a_moss_speed_key_missing_without_failures_is_a_broken_file(tree, suite)
     speed = tree / "run1/moss_td/googletime/transcribe_diarize_speed_results.json"
     _edit(speed, lambda d: d["speed"].pop("throughput_qps"))
     assert [p.code for p in _problems(tree, suite, "moss_td/googletime", 1)] == [result_types.MISSING_METRIC]
-    _edit(speed, lambda d: d["speed"].update(failed_requests=25))  # every request failed: only counts are written
+    _edit(speed, lambda d: d["speed"].update(failed_requests=25))  # some failed, yet the figures are gone
     assert result_types.NO_SPEED in [p.code for p in _problems(tree, suite, "moss_td/googletime", 1)]
+    _edit(speed, lambda d: d["speed"].update(completed_requests=0))  # every request failed: only counts are written
+    assert result_types.ALL_FAILED in [p.code for p in _problems(tree, suite, "moss_td/googletime", 1)]
 
 
 def test_a_null_in_one_run_that_others_measured_is_named(tree, suite):
