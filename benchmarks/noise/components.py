@@ -141,7 +141,7 @@ def machine_difference(y1: np.ndarray, y2: np.ndarray, level: float = LEVEL) -> 
     df = (v1 + v2) ** 2 / (v1 ** 2 / (len(m1) - 1) + v2 ** 2 / (len(m2) - 1))
     q = float(stats.t.ppf(1.0 - (1.0 - level) / 2.0, df))
     t = d / se if se > 0 else float("inf")
-    return {"difference": d, "low": d - q * se, "high": d + q * se, "se": se, "t": t, "df": df,
+    return {"difference": d, "low": d - q * se, "high": d + q * se, "se": se, "t": t, "df": float(df),
             "p_two_sided": float(2 * stats.t.sf(abs(t), df))}
 
 
@@ -263,6 +263,9 @@ def analyse(studies: list[dict]) -> dict:
                 result["duet"].append({"machine": label, "kind": key, **_plain(summary)})
     result["duet_vs_interleave"] = _duet_vs_interleave(result)
     result["same_gpu"] = _same_gpu(matrices)
+    result["pairs"] = {name: [{"first": rows[i][0], "second": rows[j][0], **machine_difference(rows[i][2], rows[j][2])}
+                              for i in range(len(rows)) for j in range(i + 1, len(rows))]
+                       for name, rows in matrices.items()}
     result["minutes"] = minutes_table(result)
     for name, entries in result["configs"].items():
         parts = [Components(e["starts"], e["passes"], Interval(**e["sigma_pass"]), Interval(**e["sigma_start"]),
@@ -396,10 +399,11 @@ def markdown(result: dict) -> str:
                           f"{_pct(e['sigma_pass'])} | {_pct(e['sigma_start'])} | {100 * e['sigma_run']:.2f}% | "
                           f"{e['start_s']:.2f} | {e['pass_s']:.2f} | {e['optimal_passes']} | "
                           f"{e['work_ratio']:.2f}× |")
-    lines += ["", "| config | σ_job between machines (estimate, 95% upper bound) |", "|---|---|"]
+    lines += ["", "| config | σ_job between machines (estimate, 95% upper bound) | second − first [95% CI], t (df, p) |",
+              "|---|---|---|"]
     for name, job in result.get("jobs", {}).items():
         cell = "n/a (one machine)" if job is None else f"{100 * job['estimate']:.2f}% (≤ {100 * job['high']:.2f}%)"
-        lines.append(f"| {name} | {cell} |")
+        lines.append(f"| {name} | {cell} | {_differences(result.get('pairs', {}).get(name, []))} |")
     same = [(name, g) for name, groups in result.get("same_gpu", {}).items() for g in groups]
     if same:
         lines += ["", "Machines of one GPU model (the job effect proper): σ_job among them, each pair's difference of "
@@ -408,9 +412,7 @@ def markdown(result: dict) -> str:
                   "|---|---|---|---|---|"]
         for name, g in same:
             job = g["job"]
-            diffs = "; ".join(f"{d['second']} − {d['first']}: {100 * d['difference']:+.2f}% "
-                              f"[{100 * d['low']:+.2f}, {100 * d['high']:+.2f}], t {d['t']:+.2f} "
-                              f"({d['df']:.1f}, {d['p_two_sided']:.3f})" for d in g["pairs"])
+            diffs = _differences(g["pairs"])
             lines.append(f"| {name} | {g['gpu_model']} | {', '.join(g['machines'])} | "
                          f"{100 * job['estimate']:.2f}% (≤ {100 * job['high']:.2f}%) | {diffs} |")
         lines += ["", "| config | pooled over | starts × passes | σ_pass | σ_start | σ_run (1 pass) | start cost s "
@@ -458,6 +460,13 @@ def markdown(result: dict) -> str:
             lines.append(f"| {r['machine']} | " + " | ".join(cells) + f" | {b['minutes']:.1f} | "
                          f"{_p(b['today'])} / {_p(b['two_level'])} / {_p(b.get('duet'))} |")
     return "\n".join(lines) + "\n"
+
+
+def _differences(pairs: list[dict]) -> str:
+    """Each pair's difference of means on the log scale (≈ relative), with its CI and Welch's t."""
+    return "; ".join(f"{d['second']} − {d['first']}: {100 * d['difference']:+.2f}% [{100 * d['low']:+.2f}, "
+                     f"{100 * d['high']:+.2f}], t {d['t']:+.2f} ({d['df']:.1f}, {d['p_two_sided']:.3f})"
+                     for d in pairs) or "n/a"
 
 
 def _m(minutes: float | None) -> str:
