@@ -9,7 +9,11 @@ On y = ln(metric), a balanced one-way random-effects model per machine and confi
     and keeps its coverage where Satterthwaite's interval does not (few starts, σ_start small).
 Between machines (the job effect): with M machines of machine means m_j, each over K_j starts,
     σ_job² = max(0, s²(m_j) − mean_j((σ̂_start² + σ̂_pass²/P)/K_j)),   an upper bound from s²(m_j)'s chi-square
-    interval on M − 1 df (with two machines, one df: the bound is wide, and the docs say so).
+    interval on M − 1 df (with two machines, one df: the bound is wide, and the docs say so). It is reported
+    for all machines and for the machines of each GPU model apart (the job effect proper: same GPU, other
+    machine); for each pair of machines of one GPU model also the difference of their means with Welch's
+    t on the start means (is there a job effect at all?), and the components pooled over the machines of one
+    GPU model (machine as a fixed effect: df_start = ΣK_j − M, df_pass = ΣK_j(P − 1)).
 Costs (seconds of GPU time): a pass is the client's per-pass wall; a start is everything else one start
 took (spawn to healthy, the warm-up pass, the client's own start, the stop).
 
@@ -108,6 +112,44 @@ def job_effect(parts: list[Components], level: float = LEVEL) -> Interval | None
     return Interval(math.sqrt(max(0.0, spread - within)), 0.0, math.sqrt(max(0.0, high - within)))
 
 
+def pooled(ys: list[np.ndarray], level: float = LEVEL) -> Components:
+    """Components pooled over machines (each y: K_j starts × P passes, one P for all), machine means removed:
+    MSW = ΣΣ(y − ȳ_jk)² / ΣK_j(P − 1),  MSB = P·ΣΣ(ȳ_jk − ȳ_j)² / (ΣK_j − M)."""
+    ys = [np.asarray(y, dtype=float) for y in ys]
+    if len({y.shape[1] for y in ys}) != 1 or any(y.ndim != 2 or y.shape[0] < 2 or y.shape[1] < 2 for y in ys):
+        raise ValueError(f"need ≥ 2 starts × one P ≥ 2 passes on every machine, got {[y.shape for y in ys]}")
+    p = ys[0].shape[1]
+    k = sum(y.shape[0] for y in ys)
+    n1, n2 = k - len(ys), k * (p - 1)
+    msw = float(sum(((y - y.mean(axis=1)[:, None]) ** 2).sum() for y in ys) / n2)
+    msb = float(p * sum(((y.mean(axis=1) - y.mean()) ** 2).sum() for y in ys) / n1)
+    pass_low, pass_high = chi2_interval(msw, n2, level)
+    start_low, start_high = mls_interval(msb, msw, n1, n2, p, level)
+    return Components(starts=k, passes=p,
+                      sigma_pass=Interval(math.sqrt(msw), math.sqrt(pass_low), math.sqrt(pass_high)),
+                      sigma_start=Interval(math.sqrt(max(0.0, (msb - msw) / p)), math.sqrt(start_low),
+                                           math.sqrt(start_high)),
+                      df_pass=n2, df_start=n1, grand_mean=float(np.mean([y.mean() for y in ys])))
+
+
+def machine_difference(y1: np.ndarray, y2: np.ndarray, level: float = LEVEL) -> dict:
+    """Second machine's mean − first's on the log scale, from the start means (a start is the independent unit):
+    Welch's t, its df and p, and the CI of the difference."""
+    m1, m2 = np.asarray(y1).mean(axis=1), np.asarray(y2).mean(axis=1)
+    v1, v2 = m1.var(ddof=1) / len(m1), m2.var(ddof=1) / len(m2)
+    d, se = float(m2.mean() - m1.mean()), math.sqrt(v1 + v2)
+    df = (v1 + v2) ** 2 / (v1 ** 2 / (len(m1) - 1) + v2 ** 2 / (len(m2) - 1))
+    q = float(stats.t.ppf(1.0 - (1.0 - level) / 2.0, df))
+    t = d / se if se > 0 else float("inf")
+    return {"difference": d, "low": d - q * se, "high": d + q * se, "se": se, "t": t, "df": float(df),
+            "p_two_sided": float(2 * stats.t.sf(abs(t), df))}
+
+
+def gpu_model(study: dict) -> str:
+    """The GPU's name, as nvidia-smi gave it first (e.g. 'NVIDIA H200')."""
+    return (study["machine"].get("gpu") or "unknown").split(",")[0].strip()
+
+
 def optimal_passes(sigma_start: float, sigma_pass: float, start_cost: float, pass_cost: float, cap: int = 16) -> int:
     """Passes per start that minimise variance × cost of a start mean (Kalibera & Jones 2013):
     P* = √((c_start/c_pass)·σ_pass²/σ_start²), rounded to the better neighbour, at least 1."""
@@ -197,16 +239,18 @@ def _pooled_pair_sd(sessions: list[dict]) -> float:
 
 def analyse(studies: list[dict]) -> dict:
     result: dict = {"machines": [], "configs": {}, "duet": []}
+    matrices: dict = {}  # config -> [(label, gpu model, y)]
     for study in studies:
         label = study["machine_label"]
-        result["machines"].append({"label": label, "gpu": study["machine"].get("gpu"),
+        result["machines"].append({"label": label, "gpu": study["machine"].get("gpu"), "gpu_model": gpu_model(study),
                                    "boot_id": study["machine"].get("boot_id"), "started": study["started"]})
         for config in study["configs"]:
             y, costs = matrix_of(config)
             if y.ndim != 2 or y.shape[0] < 2:
                 continue
             comp = one_way(y)
-            entry = {"machine": label, **asdict(comp), "sigma_run": comp.sigma_run(), **costs,
+            matrices.setdefault(config["name"], []).append((label, gpu_model(study), y, costs))
+            entry = {"machine": label, "gpu_model": gpu_model(study), **asdict(comp), "sigma_run": comp.sigma_run(), **costs,
                      "mean": float(math.exp(comp.grand_mean)),
                      "optimal_passes": optimal_passes(comp.sigma_start.estimate, comp.sigma_pass.estimate,
                                                       costs["start_s"], costs["pass_s"])}
@@ -218,6 +262,10 @@ def analyse(studies: list[dict]) -> dict:
             if summary is not None:
                 result["duet"].append({"machine": label, "kind": key, **_plain(summary)})
     result["duet_vs_interleave"] = _duet_vs_interleave(result)
+    result["same_gpu"] = _same_gpu(matrices)
+    result["pairs"] = {name: [{"first": rows[i][0], "second": rows[j][0], **machine_difference(rows[i][2], rows[j][2])}
+                              for i in range(len(rows)) for j in range(i + 1, len(rows))]
+                       for name, rows in matrices.items()}
     result["minutes"] = minutes_table(result)
     for name, entries in result["configs"].items():
         parts = [Components(e["starts"], e["passes"], Interval(**e["sigma_pass"]), Interval(**e["sigma_start"]),
@@ -225,6 +273,35 @@ def analyse(studies: list[dict]) -> dict:
         job = job_effect(parts)
         result.setdefault("jobs", {})[name] = None if job is None else asdict(job)
     return result
+
+
+def _same_gpu(matrices: dict) -> dict:
+    """Per configuration and GPU model with two machines or more: σ_job among those machines alone, the
+    difference of each pair's means, and the components pooled over them (an entry like a machine's)."""
+    out: dict = {}
+    for name, rows in matrices.items():
+        for model in sorted({m for _, m, _, _ in rows}):
+            group = [(label, y, costs) for label, m, y, costs in rows if m == model]
+            if len(group) < 2:
+                continue
+            parts = [one_way(y) for _, y, _ in group]
+            job = job_effect(parts)
+            pairs = [{"first": group[i][0], "second": group[j][0], **machine_difference(group[i][1], group[j][1])}
+                     for i in range(len(group)) for j in range(i + 1, len(group))]
+            entry: dict = {"gpu_model": model, "machines": [g[0] for g in group],
+                           "job": None if job is None else asdict(job), "pairs": pairs}
+            if len({y.shape[1] for _, y, _ in group}) == 1:
+                comp = pooled([y for _, y, _ in group])
+                start_s = float(np.mean([c["start_s"] for _, _, c in group]))
+                pass_s = float(np.mean([c["pass_s"] for _, _, c in group]))
+                best = optimal_passes(comp.sigma_start.estimate, comp.sigma_pass.estimate, start_s, pass_s)
+                entry["pooled"] = {"machine": "+".join(g[0] for g in group), "gpu_model": model, **asdict(comp),
+                                   "sigma_run": comp.sigma_run(), "start_s": start_s, "pass_s": pass_s,
+                                   "mean": float(math.exp(comp.grand_mean)), "optimal_passes": best,
+                                   "work_ratio": work_ratio(comp.sigma_start.estimate, comp.sigma_pass.estimate,
+                                                            start_s, pass_s, best)}
+            out.setdefault(name, []).append(entry)
+    return out
 
 
 def _duet_vs_interleave(result: dict) -> list[dict]:
@@ -261,7 +338,8 @@ def minutes_table(result: dict) -> list[dict]:
     from gate.stats import nested
     from gate.stats.speed import mde
     rows = []
-    for e in result["configs"].get("graphs-b32", []):
+    pooled_rows = [g["pooled"] for g in result.get("same_gpu", {}).get("graphs-b32", []) if "pooled" in g]
+    for e in result["configs"].get("graphs-b32", []) + pooled_rows:
         c = nested.Components(e["sigma_start"]["estimate"], e["sigma_pass"]["estimate"], e["start_s"], e["pass_s"])
         duet = next((d for d in result.get("duet_vs_interleave", []) if d["machine"] == e["machine"]), None)
         row: dict = {"machine": e["machine"], "targets": {}}
@@ -310,8 +388,8 @@ def _pct(i: dict) -> str:
 
 
 def markdown(result: dict) -> str:
-    lines = ["# Variance components (issue 37)", "", "| machine | GPU | started |", "|---|---|---|"]
-    lines += [f"| {m['label']} | {m['gpu']} | {m['started']} |" for m in result["machines"]]
+    lines = ["# Variance components (issue 37)", "", "| machine | GPU | boot id | started |", "|---|---|---|---|"]
+    lines += [f"| {m['label']} | {m['gpu']} | {m.get('boot_id')} | {m['started']} |" for m in result["machines"]]
     lines += ["", "Throughput, y = ln(req/s); 95% CIs (σ_pass: chi-square; σ_start: modified large-sample).", "",
               "| config | machine | starts × passes | mean req/s | σ_pass | σ_start | σ_run (1 pass) | start cost s "
               "| pass cost s | P* | GPU time at P* vs 1 pass |", "|---|---|---|---|---|---|---|---|---|---|---|"]
@@ -321,10 +399,31 @@ def markdown(result: dict) -> str:
                           f"{_pct(e['sigma_pass'])} | {_pct(e['sigma_start'])} | {100 * e['sigma_run']:.2f}% | "
                           f"{e['start_s']:.2f} | {e['pass_s']:.2f} | {e['optimal_passes']} | "
                           f"{e['work_ratio']:.2f}× |")
-    lines += ["", "| config | σ_job between machines (estimate, 95% upper bound) |", "|---|---|"]
+    lines += ["", "| config | σ_job between machines (estimate, 95% upper bound) | second − first [95% CI], t (df, p) |",
+              "|---|---|---|"]
     for name, job in result.get("jobs", {}).items():
         cell = "n/a (one machine)" if job is None else f"{100 * job['estimate']:.2f}% (≤ {100 * job['high']:.2f}%)"
-        lines.append(f"| {name} | {cell} |")
+        lines.append(f"| {name} | {cell} | {_differences(result.get('pairs', {}).get(name, []))} |")
+    same = [(name, g) for name, groups in result.get("same_gpu", {}).items() for g in groups]
+    if same:
+        lines += ["", "Machines of one GPU model (the job effect proper): σ_job among them, each pair's difference of "
+                  "means (Welch t on start means), and the components pooled over them (machine a fixed effect).", "",
+                  "| config | GPU | machines | σ_job (95% upper bound) | second − first [95% CI], t (df, p) |",
+                  "|---|---|---|---|---|"]
+        for name, g in same:
+            job = g["job"]
+            diffs = _differences(g["pairs"])
+            lines.append(f"| {name} | {g['gpu_model']} | {', '.join(g['machines'])} | "
+                         f"{100 * job['estimate']:.2f}% (≤ {100 * job['high']:.2f}%) | {diffs} |")
+        lines += ["", "| config | pooled over | starts × passes | σ_pass | σ_start | σ_run (1 pass) | start cost s "
+                  "| pass cost s | P* | GPU time at P* vs 1 pass |", "|---|---|---|---|---|---|---|---|---|---|"]
+        for name, g in same:
+            e = g.get("pooled")
+            if e is not None:
+                lines.append(f"| {name} | {e['machine']} ({g['gpu_model']}) | {e['starts']} × {e['passes']} | "
+                             f"{_pct(e['sigma_pass'])} | {_pct(e['sigma_start'])} | {100 * e['sigma_run']:.2f}% | "
+                             f"{e['start_s']:.2f} | {e['pass_s']:.2f} | {e['optimal_passes']} | "
+                             f"{e['work_ratio']:.2f}× |")
     if result["duet"]:
         lines += ["", "| duet | machine | sessions × pairs | A req/s | mean ln A − ln B | σ across sessions [95% CI] "
                   "| pair SD within | t (p) | session s |", "|---|---|---|---|---|---|---|---|---|"]
@@ -363,6 +462,13 @@ def markdown(result: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _differences(pairs: list[dict]) -> str:
+    """Each pair's difference of means on the log scale (≈ relative), with its CI and Welch's t."""
+    return "; ".join(f"{d['second']} − {d['first']}: {100 * d['difference']:+.2f}% [{100 * d['low']:+.2f}, "
+                     f"{100 * d['high']:+.2f}], t {d['t']:+.2f} ({d['df']:.1f}, {d['p_two_sided']:.3f})"
+                     for d in pairs) or "n/a"
+
+
 def _m(minutes: float | None) -> str:
     return "n/a" if minutes is None else f"{minutes:.1f}"
 
@@ -384,7 +490,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "components.json").write_text(json.dumps(result, indent=1) + "\n")
-    for entry in result["configs"].get("graphs-b32", []):  # the proxy is Whisper-shaped: whisper's components
+    pooled_rows = [g["pooled"] for g in result.get("same_gpu", {}).get("graphs-b32", []) if "pooled" in g]
+    for entry in result["configs"].get("graphs-b32", []) + pooled_rows:  # the proxy is Whisper-shaped: whisper's
         doc = {"schema": "gate-components/1",
                "source": f"benchmarks/noise/components.py, graphs-b32 on machine {entry['machine']}",
                "models": {"whisper": {"sigma_start": entry["sigma_start"]["estimate"],

@@ -81,6 +81,49 @@ def test_job_effect_zero_for_identical_machines_and_positive_when_apart():
     assert components.job_effect([comp]) is None
 
 
+def test_pooled_components_remove_machine_means_and_add_their_degrees_of_freedom():
+    y = np.array([[-0.5, 0.5, 0.0], [0.5, 1.5, 1.0], [1.5, 2.5, 2.0]])
+    one = components.one_way(y)
+    both = components.pooled([y, y + 7.0])  # a second machine 7 log units away: its level is not start noise
+    assert both.starts == 6 and both.df_start == 4 and both.df_pass == 12
+    assert both.sigma_pass.estimate == pytest.approx(one.sigma_pass.estimate)
+    assert both.sigma_start.estimate == pytest.approx(one.sigma_start.estimate)
+    assert both.sigma_start.high - both.sigma_start.low < one.sigma_start.high - one.sigma_start.low
+    with pytest.raises(ValueError):
+        components.pooled([y, np.zeros((3, 2))])
+
+
+def test_machine_difference_is_welch_on_start_means():
+    rng = np.random.default_rng(4)
+    y1 = rng.normal(0.0, 0.02, (10, 1)) + rng.normal(0.0, 0.02, (10, 4))
+    y2 = y1[:8] + 0.03
+    d = components.machine_difference(y1, y2)
+    m1, m2 = y1.mean(axis=1), y2.mean(axis=1)
+    assert d["difference"] == pytest.approx(m2.mean() - m1.mean())
+    assert d["low"] < d["difference"] < d["high"]
+    same = components.machine_difference(y1, y1)
+    assert same["difference"] == 0.0 and same["p_two_sided"] == pytest.approx(1.0)
+
+
+def test_same_gpu_machines_get_their_own_job_effect_and_pooled_components():
+    def study(label: str, gpu: str, shift: float, seed: int) -> dict:
+        rng = np.random.default_rng(seed)
+        starts = [{"start": k, "wall_s": 20.0, "ready_s": 3.0,
+                   "passes": [{"throughput": float(80 * math.exp(shift + a + rng.normal(0, 0.02))), "wall_s": 2.3,
+                               "p95_s": 0.5, "skipped": 0} for _ in range(4)]}
+                  for k, a in enumerate(rng.normal(0, 0.02, 6))]
+        return {"machine_label": label, "machine": {"gpu": f"{gpu}, GPU-{label}", "boot_id": label},
+                "started": "t", "configs": [{"name": "graphs-b32", "passes_per_start": 4, "starts": starts}]}
+    result = components.analyse([study("A", "NVIDIA H200", 0.0, 1), study("B", "NVIDIA H100 80GB HBM3", 0.1, 2),
+                                 study("C", "NVIDIA H200", 0.02, 3)])
+    (group,) = result["same_gpu"]["graphs-b32"]
+    assert group["gpu_model"] == "NVIDIA H200" and group["machines"] == ["A", "C"]
+    assert group["pairs"][0]["first"] == "A" and group["pairs"][0]["second"] == "C"
+    assert group["pooled"]["starts"] == 12 and group["pooled"]["machine"] == "A+C"
+    assert [r["machine"] for r in result["minutes"]] == ["A", "B", "C", "A+C"]
+    assert "Machines of one GPU model" in components.markdown(result)
+
+
 def _block(side: str, throughput: float) -> dict:
     return {"side": side, "throughput": throughput, "wall_s": 1.0, "p95_s": 0.1, "skipped": 0}
 
@@ -128,3 +171,15 @@ def test_harness_on_the_gpu_measures_starts_passes_and_a_slower_duet_build(tmp_p
     assert len(starts) == 2 and all("error" not in s and s["ready_s"] > 0 for s in starts)
     assert study["duet_ab"]["slow_b"] == pytest.approx(0.0309)
     assert all("error" not in s for s in study["duet_ab"]["sessions"])
+
+
+def test_gate_ab_harness_plumbing_without_a_gpu(tmp_path):
+    """benchmarks/noise/gate_ab_gpu.py with --plumbing (no decoder, gate run --no-gpu): one A/A gate run --ab of
+    whisper end to end, its cycles counted from gate-run.json and its verdict from gate compare."""
+    from noise import gate_ab_gpu
+    assert gate_ab_gpu.main(["--out", str(tmp_path / "out"), "--work", str(tmp_path / "w"), "--plumbing",
+                             "--utterances", "4", "--only", "aa"]) == 0
+    (run,) = json.loads((tmp_path / "out" / "gate-ab-gpu.json").read_text())["runs"]
+    assert run["gate_run_exit"] == 0 and run["compare_exit"] == 0, run
+    assert run["base"]["server_starts"] >= 8 and run["base"]["looks"]["whisper"]["final"] == "pass"
+    assert (tmp_path / "out" / "compare-aa.txt").read_text().startswith("ASR regression gate: PASS")
