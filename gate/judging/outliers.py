@@ -68,8 +68,8 @@ def calibration_sigma(suite: Suite, calibration: Path | None, models: tuple[str,
     if calibration is None:
         return lambda workload_id, metric: None
     from gate.reading.side_loader import load_side
+    from gate.stats.noise_model import Calibration
     from gate.stats.outliers import flag_sigma
-    from gate.stats.performance import Calibration
     table = load_side(calibration, suite, models).calibration or {}
 
     def sigma(workload_id: str, metric: str) -> float | None:
