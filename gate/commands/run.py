@@ -75,15 +75,16 @@ def _with_timeouts(suite: Suite, startup_s: float | None, client_s: float | None
 def _tree_decider(suite: Suite, base: Path, candidate: Path):
     """The real decision functions, built once the runner knows whether the calibration may be used."""
     def make(calibration: Path | None):
-        from gate.runner import looks
-        return looks.tree_decider(suite, base, candidate, calibration)
+        from gate.judging import look_decider
+        return look_decider.tree_decider(suite, base, candidate, calibration)
     return make
 
 
 def _sigma(suite: Suite, models: tuple[str, ...]):
     def make(calibration: Path | None):
         from gate.judging.outliers import calibration_sigma
-        return calibration_sigma(suite, calibration, models)
+        from gate.reading.side_loader import load_side
+        return calibration_sigma(None if calibration is None else load_side(calibration, suite, models).calibration or {})
     return make
 
 
@@ -393,8 +394,8 @@ def _execute(options: RunOptions, suite: Suite, planned: _Planned) -> None:
 
     request, sides, out = planned.request, planned.sides, planned.request.setup.out
     if planned.two_looks:
-        from gate.runner import looks as looks_module
-        missing = looks_module.decisions_missing()
+        from gate.judging import look_decider
+        missing = look_decider.decisions_missing()
         if missing and request.looks is not None:  # measure anyway (one look, in gate-run.json), not waste the GPU job
             click.echo(f"gate run: warning: {missing}; this A/B runs one look only", err=True)
             request = dataclasses.replace(request, looks=dataclasses.replace(
