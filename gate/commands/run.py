@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from gate.commands._options import models_option, suite_option
+from gate.commands._options import calibration_option, models_option, suite_option
 from gate.formats.abplan import DEFAULT_MAX_RUNS, EXTENSION_RUNS
 from gate.formats.config import Suite, load_suite
 from gate.formats.errors import InputError
@@ -118,8 +118,8 @@ def next_commands(out: Path, sides: tuple[Arm, ...], models: tuple[str, ...], su
 @click.option("--max-runs", type=click.IntRange(min=2), default=DEFAULT_MAX_RUNS, show_default=True,
               help="A/B: most scored runs per model, both sides, re-measures of outlier runs included.")
 @click.option("--no-remeasure", is_flag=True, help="A/B: do not re-measure outlier runs.")
-@click.option("--calibration", type=click.Path(path_type=Path), default=None,
-              help="A/B: baseline file whose A/A calibration the look decisions and the outlier rule use.")
+@calibration_option("A/B: baseline file whose A/A calibration the look decisions and the outlier rule use.",
+                    dest="calibration", folder_refused=False)
 @click.option("--gpu", "gpu_index", type=int, default=None,
               help="NVML index of the GPU to use when several are visible (sets CUDA_VISIBLE_DEVICES for the server).")
 @click.option("--no-gpu", is_flag=True, help="Run without a GPU (tests, stand-in): no GPU waits, no telemetry.")
