@@ -212,7 +212,7 @@ def decode(data: Any, path: str | Path) -> RunLog:
         raise InputError(f"{where}: {expected}; expected the run log `gate run` writes", path=path) from None
 
 
-def to_json(log: RunLog) -> dict[str, Any]:
+def encode(log: RunLog) -> dict[str, Any]:
     """The document `gate run` writes for `log`, key for key in the order it has always had: the header, the
     steps, an A/B's plan, looks and re-measures, the scored runs, then the calibration's use and the failed write
     where there are any (optional keys absent, never null)."""
@@ -239,7 +239,7 @@ def to_json(log: RunLog) -> dict[str, Any]:
 def dumps(log: RunLog, *, whole: bool) -> str:
     """gate-run.json's text for `log`, checked first as every reader will read it (`check_written`: WriterBug,
     exit 70, on a mismatch; `whole=False` checks the header and the last step only)."""
-    doc = to_json(log)
+    doc = encode(log)
     check_written(doc, whole=whole)
     return json.dumps(doc, indent=1) + "\n"
 
