@@ -8,6 +8,10 @@ the code that loads the suite; these decorators only parse.
     @models_option()         --models a,b     repeatable and comma-separated, parsed to a tuple of names
     @json_path_option(help)  --json PATH      write JSON to PATH ('-': stdout where the command says so)
     @json_flag_option(help)  --json           (`gate history`, `gate history noise`: a flag, as documented)
+    @calibration_option(help)    --calibration FILE  a baseline file with an A/A calibration
+    @history_dir_option(help)    --history DIR       the nightly history store (gate history's folder)
+    @runner_class_option(help)   --runner-class NAME the GPU class a history or baseline is filed under
+    @nights_option(n, lo, hi)    --nights N          how many nights, in [lo, hi]
 """
 from __future__ import annotations
 
@@ -55,3 +59,29 @@ def json_path_option(help_text: str, *, required: bool = False) -> Callable[[F],
 def json_flag_option(help_text: str) -> Callable[[F], F]:
     """`--json` as a flag -> `as_json: bool`: kept where it is documented as one (prints JSON to stdout)."""
     return click.option("--json", "as_json", is_flag=True, help=help_text)
+
+
+def calibration_option(help_text: str, *, dest: str = "calibration_path", folder_refused: bool = True
+                       ) -> Callable[[F], F]:
+    """`--calibration FILE` -> `dest: Path | None`: a baseline file with an A/A calibration. `folder_refused`
+    False: the command checks the path itself (`gate run` says what it expected in its own line)."""
+    return click.option("--calibration", dest, type=click.Path(dir_okay=not folder_refused, path_type=Path),
+                        default=None, help=help_text)
+
+
+def history_dir_option(help_text: str) -> Callable[[F], F]:
+    """`--history DIR` -> `history_dir: Path | None`: the nightly history store (None: not given)."""
+    return click.option("--history", "history_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+                        help=help_text)
+
+
+def runner_class_option(help_text: str, *, default: str | None = None, required: bool = False) -> Callable[[F], F]:
+    """`--runner-class NAME` -> `runner_class`: the GPU class a history or baseline is filed under."""
+    return click.option("--runner-class", "runner_class", default=default, required=required,
+                        show_default=default is not None, help=help_text)
+
+
+def nights_option(default: int, low: int, high: int, help_text: str | None = None) -> Callable[[F], F]:
+    """`--nights N` -> `nights: int` in [low, high]."""
+    return click.option("--nights", "nights", default=default, show_default=True, type=click.IntRange(low, high),
+                        help=help_text)

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import click
 
-from gate.commands._options import models_option, suite_option
+from gate.commands._options import history_dir_option, models_option, runner_class_option, suite_option
 from gate.formats import inputs
 from gate.formats.config import load_suite
 from gate.formats.errors import InputError
@@ -128,9 +128,8 @@ def calibrate_command(trees: tuple[Path, ...], baseline_path: Path, cross: tuple
 
 @command.command("nights")
 @click.argument("baseline_path", metavar="BASELINE", type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--history", "history_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="History directory (<runner-class>/<YYYY-MM>.jsonl); missing: tonight's tree only.")
-@click.option("--runner-class", default=None, help="Only this runner class of the history (default: all).")
+@history_dir_option("History directory (<runner-class>/<YYYY-MM>.jsonl); missing: tonight's tree only.")
+@runner_class_option("Only this runner class of the history (default: all).")
 @click.option("--tonight", "tonight", multiple=True, type=click.Path(path_type=Path),
               help="Tonight's nightly result tree (repeatable): counted as the newest night.")
 @suite_option

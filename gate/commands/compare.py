@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from gate.commands._options import json_path_option, models_option, suite_option
+from gate.commands._options import calibration_option, history_dir_option, json_path_option, models_option, suite_option
 from gate.formats import atomic
 from gate.formats.verdict import Verdict
 from gate.judging.swap_check import RowOutcome, recorded, swap_warnings
@@ -26,8 +26,7 @@ if TYPE_CHECKING:  # the library loads in the command's body: --help and usage e
 @models_option("the models the candidate has")
 @click.option("--allow-diff", "allow_diff", multiple=True, type=click.Choice(comparability.KINDS),
               help="Accept a fingerprint difference of this kind (repeatable); it is still shown.")
-@click.option("--calibration", "calibration_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Take the A/A calibration from this baseline file (default: BASE's, when BASE is a baseline file).")
+@calibration_option("Take the A/A calibration from this baseline file (default: BASE's, when BASE is a baseline file).")
 @click.option("--cross-job/--same-job", "cross_job", default=None,
               help="The sides ran in different jobs (a job effect adds to speed noise) or in one interleaved job. "
                    "Default: across jobs when either side is a baseline file, one job for two trees.")
@@ -44,9 +43,8 @@ if TYPE_CHECKING:  # the library loads in the command's body: --help and usage e
 @click.option("--no-cache", "no_cache", is_flag=True, default=False,
               help="Neither read nor write the per-utterance cache beside result trees (TREE/.gate-cache/); "
                    "for trees from an untrusted source, whose cache could have been written by anyone.")
-@click.option("--history", "history_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="Nightly history of main (gate history): markdown shows each non-passing row's last nights "
-                   "with the candidate placed on them.")
+@history_dir_option("Nightly history of main (gate history): markdown shows each non-passing row's last nights "
+                    "with the candidate placed on them.")
 @click.option("--checkout", "checkouts", multiple=True, type=click.Path(file_okay=False, path_type=Path),
               help="A git checkout holding both sides' commits (repeatable): the swap warning asks it whether "
                    "CANDIDATE's commit precedes BASE's.")

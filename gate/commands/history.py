@@ -20,7 +20,7 @@ from pathlib import Path
 
 import click
 
-from gate.commands._options import json_flag_option, json_path_option, suite_option
+from gate.commands._options import json_flag_option, json_path_option, nights_option, runner_class_option, suite_option
 from gate.formats.config import load_suite
 from gate.formats.errors import InputError
 
@@ -45,7 +45,7 @@ def _read(history_dir: Path, runner_class: str | None, suite=None):
 @click.group("history", invoke_without_command=True)
 @_HISTORY
 @_CLASS
-@click.option("--nights", default=30, show_default=True, type=click.IntRange(1, 10_000), help="Nights shown.")
+@nights_option(30, 1, 10_000, "Nights shown.")
 @json_flag_option("Print the trends and change points as JSON.")
 @suite_option
 @click.pass_context
@@ -82,7 +82,7 @@ def command(ctx: click.Context, history_dir: Path, runner_class: str | None, nig
 @command.command("import")
 @click.argument("trees", nargs=-1, required=True, type=click.Path(path_type=Path))
 @_HISTORY
-@click.option("--runner-class", default="default", show_default=True, help="Runner class the trees ran on.")
+@runner_class_option("Runner class the trees ran on.", default="default")
 @click.option("--kind", type=click.Choice(["nightly", "calibration", "accepted"]), default="nightly", show_default=True)
 @click.option("--report", "report_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="The night's gate report JSON: its per-workload verdicts are stored with the values.")
@@ -266,9 +266,8 @@ def _main_check(publisher, settings, suite, history, stored, runner_class: str) 
 @command.command("guard")
 @click.argument("trees", nargs=-1, required=True, type=click.Path(path_type=Path))
 @_HISTORY
-@click.option("--runner-class", default="default", show_default=True, help="Runner class the trees ran on.")
-@click.option("--nights", default=14, show_default=True, type=click.IntRange(3, 1000),
-              help="Nights of main tonight is compared with.")
+@runner_class_option("Runner class the trees ran on.", default="default")
+@nights_option(14, 3, 1000, "Nights of main tonight is compared with.")
 @json_path_option('Write {"block": true|false, "findings": [...]} here.')
 @suite_option
 def guard_(trees: tuple[Path, ...], history_dir: Path, runner_class: str, nights: int, json_path: Path | None,
@@ -350,7 +349,7 @@ def noise_(history_dir: Path, runner_class: str | None, as_json: bool, baseline_
 @click.argument("out", type=click.Path(file_okay=False, path_type=Path))
 @_HISTORY
 @_CLASS
-@click.option("--nights", default=90, show_default=True, type=click.IntRange(2, 10_000))
+@nights_option(90, 2, 10_000)
 @click.option("--candidate", "candidate", type=click.Path(path_type=Path), default=None,
               help="A PR's result tree: its runs are drawn at the right edge of each chart.")
 @suite_option
@@ -381,7 +380,7 @@ def plot_(out: Path, history_dir: Path, runner_class: str | None, nights: int, c
 @click.argument("out", type=click.Path(file_okay=False, path_type=Path))
 @_HISTORY
 @_CLASS
-@click.option("--nights", default=90, show_default=True, type=click.IntRange(2, 10_000))
+@nights_option(90, 2, 10_000)
 @click.option("--repository", default=None, help="owner/name for commit links (default: GITHUB_REPOSITORY).")
 @suite_option
 def publish_(out: Path, history_dir: Path, runner_class: str | None, nights: int, repository: str | None,
@@ -412,7 +411,7 @@ def publish_(out: Path, history_dir: Path, runner_class: str | None, nights: int
 
 @command.command("example-nights")
 @click.argument("out", type=click.Path(file_okay=False, path_type=Path))
-@click.option("--nights", default=30, show_default=True, type=click.IntRange(2, 365))
+@nights_option(30, 2, 365)
 @suite_option
 def example_nights(out: Path, nights: int, suite_path: Path | None) -> None:
     """Write OUT/night-01 … (synthetic nightly result trees of main, qwen3 and whisper, one planted step).

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from gate.commands._options import json_path_option, suite_option
+from gate.commands._options import calibration_option, history_dir_option, json_path_option, runner_class_option, suite_option
 from gate.publish.post_request import PostRequest
 
 
@@ -18,8 +18,7 @@ from gate.publish.post_request import PostRequest
 @click.option("--model", help="The model the trees are for.")
 @click.option("--baseline", "baseline", type=click.Path(path_type=Path),
               help="Trusted baseline (file on the baseline branch). Default: the trees' base/ side (A/B).")
-@click.option("--calibration", "calibration", type=click.Path(dir_okay=False, path_type=Path),
-              help="Trusted A/A calibration (a baseline file on the baseline branch), for A/B runs.")
+@calibration_option("Trusted A/A calibration (a baseline file on the baseline branch), for A/B runs.", dest="calibration")
 @json_path_option("Also write the trusted report here (an artifact for people and tools).")
 @click.option("--not-run", is_flag=True, help="The benchmark run measured nothing: set only the overall check.")
 @click.option("--required-paths", "required_paths", default="",
@@ -31,11 +30,9 @@ from gate.publish.post_request import PostRequest
 @click.option("--pr", type=int, help="PR number (default: from the workflow_run event, else looked up by head).")
 @suite_option
 @click.option("--dry-run", is_flag=True, help="Judge and print the model's check as JSON; contact nothing.")
-@click.option("--history", "history_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="The nightly history on the baseline branch (trusted): each non-passing row shows main's "
-                   "last nights, where the candidate lands against their band, and an open step's issue.")
-@click.option("--runner-class", "runner_class", default=None,
-              help="With --history: only the nights of this GPU class (the class the baseline branch files under).")
+@history_dir_option("The nightly history on the baseline branch (trusted): each non-passing row shows main's "
+                    "last nights, where the candidate lands against their band, and an open step's issue.")
+@runner_class_option("With --history: only the nights of this GPU class (the class the baseline branch files under).")
 def command(trees: Path | None, model: str | None, baseline: Path | None, calibration: Path | None,
             json_path: Path | None, not_run: bool, required_paths: str, report_path: Path | None, tracking_issue: bool,
             sha: str | None, pr: int | None, suite_path: Path | None, dry_run: bool, history_dir: Path | None = None,

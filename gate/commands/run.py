@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from gate.commands._options import models_option, suite_option
+from gate.commands._options import calibration_option, models_option, suite_option
 from gate.formats.abplan import DEFAULT_MAX_RUNS, EXTENSION_RUNS
 from gate.formats.config import Suite, load_suite
 from gate.formats.errors import InputError
@@ -75,15 +75,16 @@ def _with_timeouts(suite: Suite, startup_s: float | None, client_s: float | None
 def _tree_decider(suite: Suite, base: Path, candidate: Path):
     """The real decision functions, built once the runner knows whether the calibration may be used."""
     def make(calibration: Path | None):
-        from gate.runner import looks
-        return looks.tree_decider(suite, base, candidate, calibration)
+        from gate.judging import look_decider
+        return look_decider.tree_decider(suite, base, candidate, calibration)
     return make
 
 
 def _sigma(suite: Suite, models: tuple[str, ...]):
     def make(calibration: Path | None):
         from gate.judging.outliers import calibration_sigma
-        return calibration_sigma(suite, calibration, models)
+        from gate.reading.side_loader import load_side
+        return calibration_sigma(None if calibration is None else load_side(calibration, suite, models).calibration or {})
     return make
 
 
@@ -117,8 +118,8 @@ def next_commands(out: Path, sides: tuple[Arm, ...], models: tuple[str, ...], su
 @click.option("--max-runs", type=click.IntRange(min=2), default=DEFAULT_MAX_RUNS, show_default=True,
               help="A/B: most scored runs per model, both sides, re-measures of outlier runs included.")
 @click.option("--no-remeasure", is_flag=True, help="A/B: do not re-measure outlier runs.")
-@click.option("--calibration", type=click.Path(path_type=Path), default=None,
-              help="A/B: baseline file whose A/A calibration the look decisions and the outlier rule use.")
+@calibration_option("A/B: baseline file whose A/A calibration the look decisions and the outlier rule use.",
+                    dest="calibration", folder_refused=False)
 @click.option("--gpu", "gpu_index", type=int, default=None,
               help="NVML index of the GPU to use when several are visible (sets CUDA_VISIBLE_DEVICES for the server).")
 @click.option("--no-gpu", is_flag=True, help="Run without a GPU (tests, stand-in): no GPU waits, no telemetry.")
@@ -393,8 +394,8 @@ def _execute(options: RunOptions, suite: Suite, planned: _Planned) -> None:
 
     request, sides, out = planned.request, planned.sides, planned.request.setup.out
     if planned.two_looks:
-        from gate.runner import looks as looks_module
-        missing = looks_module.decisions_missing()
+        from gate.judging import look_decider
+        missing = look_decider.decisions_missing()
         if missing and request.looks is not None:  # measure anyway (one look, in gate-run.json), not waste the GPU job
             click.echo(f"gate run: warning: {missing}; this A/B runs one look only", err=True)
             request = dataclasses.replace(request, looks=dataclasses.replace(

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from gate.commands._options import suite_option
+from gate.commands._options import runner_class_option, suite_option
 from gate.formats.config import load_suite
 from gate.formats.errors import InputError
 from gate.publish.branch import (
@@ -47,7 +47,7 @@ def command() -> None:
 
 _REMOTE = click.option("--remote", help="Repository to push to (default: GITHUB_SERVER_URL/GITHUB_REPOSITORY).")
 _BRANCH = click.option("--branch", default="asr-gate-baselines", show_default=True, help="The baseline branch.")
-_CLASS = click.option("--runner-class", "runner_class", required=True, help="GPU class folder, e.g. h200.")
+_CLASS = runner_class_option("GPU class folder, e.g. h200.", required=True)
 _SHA = click.option("--sha", required=True, help="The main commit measured tonight.")
 
 

@@ -10,16 +10,36 @@ import difflib
 import importlib.resources
 import math
 from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
 from typing import Any, Mapping
 
 from gate.formats import inputs
 from gate.formats.errors import SuiteError
+from gate.formats.report import Direction
 
 SUITE_SCHEMA_VERSION = 1
-METRIC_KINDS = ("accuracy", "speed", "count", "info")
-DIRECTIONS = ("lower", "higher")
-FORMATS = ("seedtts", "moss")
+
+
+class MetricKind(StrEnum):
+    """What a suite metric is, and so how it is judged."""
+
+    ACCURACY = "accuracy"  # paired per-utterance tests
+    SPEED = "speed"  # noise-floor tests on the run as the unit
+    COUNT = "count"  # shown (a count of samples)
+    INFO = "info"  # shown
+
+
+class WorkloadFormat(StrEnum):
+    """Which client's result files a workload reads."""
+
+    SEEDTTS = "seedtts"
+    MOSS = "moss"
+
+
+METRIC_KINDS = tuple(MetricKind)
+DIRECTIONS = tuple(Direction)  # the report's vocabulary (gate.formats.report.Direction): which way is better
+FORMATS = tuple(WorkloadFormat)
 # A metric's plausible range when the suite gives none: error rates up to 10 (an ASR error rate above
 # 1000 % is a broken file), counts up to the dataset size, speed and info figures of either sign's range.
 DEFAULT_PLAUSIBLE: dict[str, tuple[tuple[float, float | None], bool]] = {
@@ -32,8 +52,8 @@ class MetricSpec:
     name: str
     path: str  # JSON path in the workload's file, e.g. "results[0].corpus_wer.mean"
     unit: str
-    direction: str  # "lower" or "higher" is better
-    kind: str  # accuracy (paired per-utterance tests), speed (noise-floor tests), count, info
+    direction: Direction  # which way is better
+    kind: MetricKind
     file: str = "results"  # MOSS: "results" (transcribe_diarize_results.json) or "speed"
     floor_rel: float | None = None  # speed: smallest relative change worth failing
     samples: str | None = None  # accuracy: per-utterance measure (wer, cer, cp_cer)
@@ -72,7 +92,7 @@ class ClientSpec:
 class Workload:
     id: str  # "<model>/<name>", e.g. "qwen3/asr_en", "moss_td/googletime"
     model: str
-    format: str  # "seedtts" or "moss"
+    format: WorkloadFormat
     path: str  # relative to a run directory: a file (seedtts) or a directory (moss)
     expected_samples: int
     dataset: str
@@ -339,7 +359,7 @@ class _SuiteParser:
 
     def _metric(self, value: Any, key: str) -> MetricSpec:
         m = self.mapping(value, key, ("name", "path", "unit", "direction", "kind"), ("file", "floor_rel", "samples", "gate", "plausible"))
-        kind = self.choice(m["kind"], f"{key}.kind", METRIC_KINDS)
+        kind = MetricKind(self.choice(m["kind"], f"{key}.kind", METRIC_KINDS))
         floor = m.get("floor_rel")
         if floor is not None:
             self.positive(floor, f"{key}.floor_rel")
@@ -350,7 +370,7 @@ class _SuiteParser:
             name=self.string(m["name"], f"{key}.name"),
             path=self.string(m["path"], f"{key}.path"),
             unit=self.string(m["unit"], f"{key}.unit"),
-            direction=self.choice(m["direction"], f"{key}.direction", DIRECTIONS),
+            direction=Direction(self.choice(m["direction"], f"{key}.direction", DIRECTIONS)),
             kind=kind,
             file=self.choice(m.get("file", "results"), f"{key}.file", ("results", "speed")),
             floor_rel=floor,
@@ -397,7 +417,7 @@ class _SuiteParser:
         workload_id = self.string(w["id"], f"{key}.id")
         if not workload_id.startswith(model + "/"):
             raise self.fail(f"{key}.id", f"'{model}/<name>'", workload_id)
-        fmt = self.choice(w["format"], f"{key}.format", FORMATS)
+        fmt = WorkloadFormat(self.choice(w["format"], f"{key}.format", FORMATS))
         if fmt == "seedtts" and w.get("lang") not in ("en", "zh"):
             raise self.fail(f"{key}.lang", "en or zh for a seedtts workload", w.get("lang"))
         if not isinstance(w["metrics"], list) or not w["metrics"]:

@@ -19,8 +19,8 @@ from gate.formats.config import Suite
 from gate.formats.errors import InputError
 from gate.formats.result_types import ResultTree
 from gate.history.records import KINDS, Record, utc_time
-from gate.reading.comparability import fingerprint_of_tree
 from gate.reading.results import read_tree
+from gate.reading.tree_fingerprint import fingerprint_of_tree
 
 if TYPE_CHECKING:
     from gate.formats.report import Report

@@ -28,7 +28,8 @@ from gate.formats.errors import InputError
 from gate.history.records import Record
 from gate.judging.calibration import pool_nights
 from gate.reading.baseline_file import read_baseline
-from gate.stats.performance import Calibration, calibrate
+from gate.stats.noise_model import Calibration
+from gate.stats.performance import calibrate
 
 # Why the newest 14 nights and not "every night since the last change point": a change point is a step in
 # the nights' *level*, while the spread is taken about each night's own mean, so a step does not bias it

@@ -196,16 +196,6 @@ def checked(record: Record, metric_kinds: Mapping[str, str]) -> Record:
     return record
 
 
-def metric_kinds_of(suite) -> SuiteRules:
-    """metric name -> speed | accuracy, from the suite (names mean the same in every workload), with the
-    suite's workloads and the tree reader's range of each of their metrics."""
-    from gate.reading.result_files import metric_check
-
-    kinds = {m.name: m.kind for w in suite.workloads for m in w.metrics if m.kind in ("speed", "accuracy")}
-    ranges = {w.id: {m.name: metric_check(m, w.expected_samples) for m in w.metrics} for w in suite.workloads}
-    return SuiteRules(kinds, ranges)
-
-
 def merge(records: list[Record]) -> tuple[list[Record], int]:
     """Records in order with duplicates resolved: a later record of the same key replaces the earlier
     one (a rerun), a record whose content is already present is dropped (the same night imported again,

@@ -37,9 +37,9 @@ from gate.formats.errors import InputError
 from gate.history.records import (
     BadRecord,
     Record,
+    SuiteRules,
     checked,
     merge,
-    metric_kinds_of,
     record_from_json,
     utc_time,
 )
@@ -96,6 +96,16 @@ class History:
 class _MonthFile:
     records: list[Record]
     bad: list[Skipped]
+
+
+def metric_kinds_of(suite) -> SuiteRules:
+    """metric name -> speed | accuracy, from the suite (names mean the same in every workload), with the
+    suite's workloads and the tree reader's range of each of their metrics."""
+    from gate.reading.result_files import metric_check
+
+    kinds = {m.name: m.kind for w in suite.workloads for m in w.metrics if m.kind in ("speed", "accuracy")}
+    ranges = {w.id: {m.name: metric_check(m, w.expected_samples) for m in w.metrics} for w in suite.workloads}
+    return SuiteRules(kinds, ranges)
 
 
 class HistoryStore:

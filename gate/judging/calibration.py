@@ -23,8 +23,9 @@ from gate.reading.baseline_file import load_document, side_from_document, write_
 from gate.reading.copies import copies, side_hashes
 from gate.reading.side import MeasureSamples, Side, WorkloadSide
 from gate.stats.nested import pooled_estimate
+from gate.stats.noise_model import Calibration
 from gate.stats.overdispersion import Dispersion, from_arms
-from gate.stats.performance import Calibration, calibrate, with_nights
+from gate.stats.performance import calibrate, with_nights
 
 
 def calibration_from_pairs(pairs: Sequence[tuple[Side, Side]], suite: Suite,

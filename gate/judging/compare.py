@@ -66,8 +66,9 @@ from gate.judging.speed_rows import CAN_WARN_AT_MOST, judge_speed, model_agreeme
 from gate.reading import comparability
 from gate.reading.side import Side, WorkloadSide
 from gate.stats import decision, slowmode
+from gate.stats.noise_model import MIN_CALIBRATION_DF
 from gate.stats.overdispersion import Dispersion
-from gate.stats.performance import MIN_CALIBRATION_DF, evidence
+from gate.stats.performance import evidence
 from gate.stats.speed import (
     POWER,
     SENSITIVITY_FACTOR,

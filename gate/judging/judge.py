@@ -38,6 +38,7 @@ from gate.formats.report import MAX_TEXT, CalibrationCheck, LookAction, LookName
 from gate.judging.compare import compare
 from gate.reading import comparability
 from gate.reading.copies import refuse_copies, side_hashes
+from gate.reading.results import runs_with_model
 from gate.reading.side import Side
 from gate.stats import looks as rule
 
@@ -143,13 +144,6 @@ def first_look(request: Request, model: str) -> FirstLook:
         else:
             not_extended = abplan.not_extended_reason(made, budget)
     return FirstLook(model, decision, expected, found, not_extended)
-
-
-def runs_with_model(tree: Path, suite: Suite, model: str) -> tuple[str, ...]:
-    """Scored run folders (run<R>, not the warm run) of a tree that hold the model's folder, in order."""
-    found = [p.name for p in Path(tree).iterdir()
-             if p.is_dir() and p.name.startswith("run") and p.name != f"run{suite.warm_run}" and (p / model).is_dir()]
-    return tuple(sorted(found, key=lambda n: (0, int(n[3:]), "") if n[3:].isdigit() else (1, 0, n)))
 
 
 # --- the two-look rule ----------------------------------------------------------------------------------

@@ -61,16 +61,15 @@ def find_outlier(arm: Mapping[str, Mapping[tuple[str, str], float]],
     return worst
 
 
-def calibration_sigma(suite: Suite, calibration: Path | None, models: tuple[str, ...]) -> Callable[[str, str], float | None]:
-    """The σ the outlier rule judges a run against per (workload, metric), from a baseline file's A/A calibration:
-    the upper bound of its sigma_run (SD of ln value) that compare uses too (gate.stats.outliers.flag_sigma);
-    None where the baseline has no usable calibration."""
-    if calibration is None:
+def calibration_sigma(table: Mapping[str, Mapping[str, object]] | None) -> Callable[[str, str], float | None]:
+    """The σ the outlier rule judges a run against per (workload, metric), from the A/A calibration of the baseline
+    file given as --calibration (its Side's `calibration` table, which the caller loads; None: no file given): the
+    upper bound of its sigma_run (SD of ln value) that compare uses too (gate.stats.outliers.flag_sigma); None
+    where the baseline has no usable calibration."""
+    if table is None:
         return lambda workload_id, metric: None
-    from gate.reading.side_loader import load_side
+    from gate.stats.noise_model import Calibration
     from gate.stats.outliers import flag_sigma
-    from gate.stats.performance import Calibration
-    table = load_side(calibration, suite, models).calibration or {}
 
     def sigma(workload_id: str, metric: str) -> float | None:
         entry = table.get(workload_id, {}).get(metric)

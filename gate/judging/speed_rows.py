@@ -15,7 +15,8 @@ from gate.formats.verdict import Verdict
 from gate.judging.draft import Draft, plain_delta
 from gate.reading.side import Side
 from gate.stats.drift import interleave_positions, without_terms
-from gate.stats.performance import Calibration, ratio_policy
+from gate.stats.noise_model import Calibration
+from gate.stats.performance import ratio_policy
 from gate.stats.slowmode import fast_mode, slow_mode_runs, whole_model_slower
 from gate.stats.speed import (
     AGREEMENT_LOW_P,

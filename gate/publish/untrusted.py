@@ -190,8 +190,9 @@ def _check_remeasures(tree: Path, side: str, suite: Suite, model: str, calibrati
     """Each outliers/run<R>/<model>/ holds the original run the outlier rule set aside: at most one per arm,
     non-empty, and picked by find_outlier on the arm with the original put back (at the moment it was made)."""
     from gate.judging.freshness import calibration_for_plan
-    from gate.judging.judge import runs_with_model
     from gate.judging.outliers import calibration_sigma, find_outlier, speed_values
+    from gate.reading.results import runs_with_model
+    from gate.reading.side_loader import load_side
 
     folder = tree / "outliers"
     if not folder.is_dir():
@@ -209,7 +210,8 @@ def _check_remeasures(tree: Path, side: str, suite: Suite, model: str, calibrati
     if run not in scored:
         raise UntrustedInputError(f"{side}/outliers/{run}/{model}: {run} is not a scored run of {model}")
     try:
-        sigma = calibration_sigma(suite, calibration_for_plan(calibration, tree.parent / "base", suite), (model,))
+        aa = calibration_for_plan(calibration, tree.parent / "base", suite)
+        sigma = calibration_sigma(None if aa is None else load_side(aa, suite, (model,)).calibration or {})
         values = {r: speed_values((folder if r == run else tree) / r, suite, model) for r in scored}
     except GateError as exc:
         raise UntrustedInputError(f"{side}/outliers/{run}/{model} cannot be read ({exc})") from None

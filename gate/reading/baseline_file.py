@@ -57,8 +57,8 @@ from gate.reading import samples as samples_module
 from gate.reading.comparability import Fingerprint
 from gate.reading.result_files import metric_check
 from gate.reading.side import MeasureSamples, Side, WorkloadSide
+from gate.stats.noise_model import SIGMA_FLOOR, Calibration
 from gate.stats.overdispersion import Dispersion
-from gate.stats.performance import SIGMA_FLOOR, Calibration
 
 BASELINE_SCHEMA_VERSION = 1
 BASELINE_KIND = "asr-gate-baseline"

@@ -301,3 +301,10 @@ def _run_text(path: Path, kind: inputs.Kind, root: Path, problems: list[Problem]
     except Unreadable as exc:
         problems.append(Problem(RUN_RECORD, exc.reason, str(path)))
         return None
+
+
+def runs_with_model(tree: Path, suite: Suite, model: str) -> tuple[str, ...]:
+    """Scored run folders (run<R>, not the warm run) of a tree that hold the model's folder, in order."""
+    found = [p.name for p in Path(tree).iterdir()
+             if p.is_dir() and p.name.startswith("run") and p.name != f"run{suite.warm_run}" and (p / model).is_dir()]
+    return tuple(sorted(found, key=lambda n: (0, int(n[3:]), "") if n[3:].isdigit() else (1, 0, n)))

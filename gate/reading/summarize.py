@@ -315,12 +315,12 @@ def run_log_problems(tree: ResultTree) -> tuple[Problem, ...]:
     found = []
     if log.status not in _ENDED_WELL:
         why = f": {log.message}" if log.message else ""
-        found.append(Problem(RUN_LOG, f"`gate run` ended {log.status!r}{why}; expected 'completed'", path))
+        found.append(Problem(RUN_LOG, f"`gate run` ended {log.status.value!r}{why}; expected 'completed'", path))
     side = Path(tree.root).name
     for label, state in log.runs.items():
         owner, _, run = label.rpartition("/")
         if state in _RUN_FAILED and run in tree.run_names and owner in ("", side):
-            found.append(Problem(RUN_LOG, f"{label} is marked {state!r}; its files are not a finished measurement",
+            found.append(Problem(RUN_LOG, f"{label} is marked {state.value!r}; its files are not a finished measurement",
                                  path))
     return tuple(found)
 

@@ -16,10 +16,10 @@ import numpy as np
 from gate.formats.config import Suite, Workload
 from gate.formats.result_types import INVALID_SAMPLES, MISSING_RUN, Problem, ResultTree, WorkloadRun
 from gate.reading import samples as samples_module
-from gate.reading.comparability import fingerprint_of_tree
 from gate.reading.copies import refuse_copies, side_hashes
 from gate.reading.results import read_tree
 from gate.reading.side import MISMATCH, UNAVAILABLE, MeasureSamples, Side, WorkloadSide
+from gate.reading.tree_fingerprint import fingerprint_of_tree
 
 TEXT_EXCERPT = 300  # characters of reference/hypothesis kept per utterance, for reports
 

@@ -81,7 +81,7 @@ class ServerCycle:
         log = self.log
         with log.step("server-ready", run=step, model=model.model) as entry:
             ready = server.wait_healthy(srv, timeout_s=self.suite.server.startup_timeout_s, say=self.progress.say)
-            entry["message"] = f"healthy after {ready:.2f} s"
+            entry.message = f"healthy after {ready:.2f} s"
         for client in model.clients:
             self.progress.say(f"{step.label} {model.model}: client {client.workload.name}")
             with log.step("client", run=step, model=model.model, command=list(client.argv)) as entry:
@@ -95,7 +95,7 @@ class ServerCycle:
                     stop_group=lambda g: self._stop_group(g, clients.STOP_GRACE_S, what="the client"),
                     say=lambda line: self.progress.say(f"{step.label} {model.model}: {line}"),
                     progress_every_s=self.progress_every_s)
-                entry["exit_status"] = result.exit_code
+                entry.exit_status = result.exit_code
 
     def _stop_server(self, step: RunStep, model: ModelStep, srv: server.Server, failure: BaseException | None) -> None:
         """The whole stop, its log writes included, runs shielded; a signal meanwhile cancels once it is done."""
@@ -110,8 +110,8 @@ class ServerCycle:
                 how = procgroup.stop(srv.group, grace_s=grace, hurry=self.cancel.hurried, say=self.progress.say,
                                      what=f"the {model.model} server")
                 self.ledger.remove(srv.group.tag)
-                entry["message"] = stop_message(how, grace, time.monotonic() - began, self.cancel.hurry)
-                entry["exit_status"] = srv.group.proc.returncode
+                entry.message = stop_message(how, grace, time.monotonic() - began, self.cancel.hurry)
+                entry.exit_status = srv.group.proc.returncode
             self._report_escaped(step, model.model)
         if not self.cancel.hurry:  # after a second signal, leave at once
             try:
@@ -143,10 +143,10 @@ class ServerCycle:
             return
         with self.log.step("escaped-processes", run=step, model=model) as entry:
             procgroup.kill([pid for pid, _ in found])
-            entry["status"] = "warning"
-            entry["message"] = "; ".join(f"pid {pid} ({cmd})" for pid, cmd in found)
+            entry.status = "warning"
+            entry.message = "; ".join(f"pid {pid} ({cmd})" for pid, cmd in found)
         self.progress.say(f"warning: {len(found)} process(es) escaped the server's process group and its tag "
-                          f"(setsid and a cleared environment); killed: {entry['message']}")
+                          f"(setsid and a cleared environment); killed: {entry.message}")
 
     def coverage(self, step: RunStep, model: ModelStep) -> list[str]:
         """Check one model's coverage as soon as its clients are done; the run goes on to the next model,
@@ -156,8 +156,8 @@ class ServerCycle:
             for client in model.clients:  # "every request failed" is the reader's own problem (ALL_FAILED)
                 problems += [str(p) for p in read_workload_run(step.run_dir, client.workload).coverage.problems]
             if problems:
-                entry["status"] = "incomplete"
-                entry["message"] = "; ".join(problems)
+                entry.status = "incomplete"
+                entry.message = "; ".join(problems)
                 self.progress.say(f"{step.label} {model.model}: coverage incomplete: " + "; ".join(problems))
         return problems
 

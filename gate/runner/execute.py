@@ -142,7 +142,7 @@ class Runner:
                 lines += server.stop_leftovers(self.request.setup.out / side.name, grace_s=grace)
             for line in lines:
                 self.progress.say(line)
-            entry["message"] = "; ".join(lines) or "none found"
+            entry.message = "; ".join(lines) or "none found"
 
     def _run_all(self, outcome: RunOutcome) -> None:
         self._stop_leftovers()
@@ -161,7 +161,7 @@ class Runner:
         if self.request.resume and self._complete(step):
             self.log.set_run(step.label, "skipped")
             with self.log.step("resume-skip", run=step) as entry:
-                entry["message"] = "coverage complete and same commit; kept"
+                entry.message = "coverage complete and same commit; kept"
             outcome.skipped.append(step.label)
             self.progress.say(f"{step.label}: complete already, skipped (--resume)")
             self.progress.total -= len(step.models)
@@ -227,7 +227,7 @@ class Runner:
         with log.step("commit", run=step, command=["git", "rev-parse", "HEAD"]) as entry:
             commit = git_commit(checkout)
             if commit is None:
-                entry["status"] = "warning"
+                entry.status = "warning"
                 notes.append(f"{checkout}: not a git checkout (or git missing); commit.txt not written")
                 self.progress.say(f"warning: {notes[-1]} (compare cannot name the commit measured)")
             else:
@@ -236,11 +236,11 @@ class Runner:
         with log.step("freeze", run=step, command=freeze_cmd) as entry:
             self.progress.say(f"{step.label}: pip freeze of {step.side.python} (up to 300 s)")
             done = subprocess.run(freeze_cmd, cwd=checkout, env=env, capture_output=True, text=True, timeout=300)
-            entry["exit_status"] = done.returncode
+            entry.exit_status = done.returncode
             if done.returncode == 0:
                 self.writes.text(step.run_dir / "freeze.txt", done.stdout)
             else:
-                entry["status"] = "warning"
+                entry.status = "warning"
                 notes.append(f"pip freeze failed (exit {done.returncode}); freeze.txt not written")
                 self.progress.say(f"warning: {notes[-1]}")
         side_facts = self.preflight.sides.get(step.side.name)

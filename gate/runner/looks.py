@@ -9,19 +9,16 @@ outliers/run<R>/<model>/ (not a run* folder, so no reader counts it). At most on
 arm and model, and never more than --max-runs scored runs per model (both arms, re-measures included).
 
 The decisions are statistics, not the runner's: a `Decider` is passed in. The real one
-(`tree_decider`) asks the one judge (gate.judging.judge.decide), which the trusted job also uses to recompute
-the plan from the finished trees.
+(gate.judging.look_decider.tree_decider, which `gate run` hands in) asks the one judge (gate.judging.judge.decide),
+which the trusted job also uses to recompute the plan from the finished trees.
 """
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Protocol
 
 from gate.formats.abplan import DEFAULT_MAX_RUNS, EXTENSION_RUNS  # noqa: F401 - re-exported for the runner
-from gate.formats.config import Suite
-from gate.formats.errors import GateError
 
 
 class Decision(Protocol):
@@ -61,47 +58,3 @@ class LookPlan:
     sigma: Callable[[Path | None], Sigma] = no_sigma
     calibration: Path | None = None  # a baseline file with an A/A calibration
     one_look_because: str | None = None  # why an A/B that could have two looks has one
-
-
-class _JudgeDecider:
-    """Look decisions by the one judge (gate.judging.judge), on the two trees as they are on disk when asked (at the
-    first look they hold run1..run3; at the second, run1..run6)."""
-
-    def __init__(self, suite: Suite, base: Path, candidate: Path, calibration: Path | None) -> None:
-        from gate.judging import judge
-
-        self._judge = judge
-        self._request = judge.Request(base=base, candidate=candidate, suite=suite, calibration=calibration)
-
-    def first(self, model: str) -> Decision:
-        from gate.stats.looks import Look
-
-        return self._judge.decide_look(self._judge_request(model), model, Look.FIRST)
-
-    def pooled(self, model: str) -> Decision:
-        from gate.stats.looks import Look
-
-        return self._judge.decide_look(self._judge_request(model), model, Look.POOLED)
-
-    def _judge_request(self, model: str):
-        return dataclasses.replace(self._request, models=(model,))
-
-
-def decisions_missing() -> str | None:
-    """Why the real decision functions cannot be used here (checked before any run), or None."""
-    # The judge and what it imports only when it scores (jiwer): on the H200 a missing jiwer surfaced only
-    # after the first look's GPU cycles, as exit 70.
-    try:
-        import gate.judging.judge  # noqa: F401
-        import gate.reading.samples  # noqa: F401
-    except ImportError as exc:
-        return f"two looks need the gate's judge, which needs {exc.name or exc}"
-    return None
-
-
-def tree_decider(suite: Suite, base: Path, candidate: Path, calibration: Path | None) -> Decider:
-    """The real decider: the one judge. Imported lazily, so that a one-look `gate run` never needs the
-    statistics libraries."""
-    if (missing := decisions_missing()) is not None:
-        raise GateError(f"{missing}; run with --one-look")
-    return _JudgeDecider(suite, base, candidate, calibration)

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from typing import Mapping
 
-from gate.stats.nested import WARM_CYCLES, Components, NestedDesign, best_within, cheapest_for
+from gate.stats.nested import WARM_CYCLES, NestedDesign, best_within, cheapest_for
+from gate.stats.noise_model import Components
 
 
 def _cell(d: NestedDesign | None) -> str:

@@ -108,8 +108,8 @@ class Looks:
             why = outlier.describe() + contention(tree / outlier.run)
             if self.log.runs_of_model(model.model) + 1 > self.plan.max_runs:
                 with self.log.step("remeasure", run=step, model=model.model) as entry:
-                    entry.update(status="skipped", message=f"{why}; not re-measured: --max-runs "
-                                                           f"{self.plan.max_runs} reached")
+                    entry.status = "skipped"
+                    entry.message = f"{why}; not re-measured: --max-runs {self.plan.max_runs} reached"
                 continue
             self._remeasure(side, outlier.run[3:], model.model, why, outcome)
 
@@ -123,7 +123,7 @@ class Looks:
         self.progress.remaining.append(model)
         with self.log.step("remeasure", run=step, model=model, command=["mv", str(model_step.model_dir),
                                                                          str(original)]) as entry:
-            entry["message"] = why
+            entry.message = why
             if original.exists():
                 shutil.rmtree(original)
             original.parent.mkdir(parents=True, exist_ok=True)
@@ -149,7 +149,7 @@ class Looks:
         for model in self.request.models:
             with self.log.step("decide-first-look", model=model) as entry:
                 decision = self._looks_decider().first(model)
-                entry["message"] = f"{decision.action}: " + "; ".join(decision.reasons)
+                entry.message = f"{decision.action}: " + "; ".join(decision.reasons)
             self.log.first_look(model, decision.action, decision.reasons)
             if decision.action != "extend":
                 outcome.decisions[model] = decision.action
@@ -178,7 +178,7 @@ class Looks:
         for model in extend:
             with self.log.step("decide-pooled", model=model) as entry:
                 decision = self._looks_decider().pooled(model)
-                entry["message"] = f"{decision.action}: " + "; ".join(decision.reasons)
+                entry.message = f"{decision.action}: " + "; ".join(decision.reasons)
             self.log.pooled(model, decision.action, decision.reasons)
             outcome.decisions[model] = decision.action
         self.log.write()

@@ -17,6 +17,7 @@ from typing import Sequence
 
 import numpy as np
 
+from gate.stats.noise_model import Components
 from gate.stats.speed import mde
 from gate.stats.thresholds import Thresholds
 
@@ -24,26 +25,6 @@ from gate.stats.thresholds import Thresholds
 MAX_PASSES = 8
 # The plan's warm-up: one unscored cycle a side, as today (runbook: warm A, warm B).
 WARM_CYCLES = 2
-
-
-@dataclass(frozen=True)
-class Components:
-    """σ's of ln(metric) per level, and GPU seconds per start (everything but the timed passes) and per pass."""
-    sigma_start: float
-    sigma_pass: float
-    start_cost_s: float
-    pass_cost_s: float
-
-    def __post_init__(self) -> None:
-        if min(self.sigma_start, self.sigma_pass) < 0 or self.start_cost_s <= 0 or self.pass_cost_s <= 0:
-            raise ValueError("components: σ's must be ≥ 0 and costs > 0")
-
-    def start_mean_sigma(self, passes: int) -> float:
-        return math.sqrt(self.sigma_start ** 2 + self.sigma_pass ** 2 / passes)
-
-    def sigma_run(self) -> float:
-        """Today's run-to-run σ: one start, one pass."""
-        return self.start_mean_sigma(1)
 
 
 @dataclass(frozen=True)

@@ -50,9 +50,9 @@ import numpy as np
 from scipy import stats
 
 from gate.stats.drift import detrended_sd
+from gate.stats.noise_model import MIN_CALIBRATION_DF, Calibration
 from gate.stats.outlier_rule import OUTLIER_MIN_REL
 from gate.stats.outliers import flag_runs, flag_sigma, robust_sd, split_arms
-from gate.stats.performance import MIN_CALIBRATION_DF, Calibration
 
 # A/A pairs the docs advise per runner class: the job-to-job spread a speed row across jobs WARNs on.
 ADVISED_PAIRS = 3

@@ -8,8 +8,8 @@ import pytest
 
 from gate.examples import AA_PAIRS, BASELINE_COMMIT
 from gate.reading.baseline_file import read_baseline
+from gate.stats.noise_model import Calibration
 from gate.stats.overdispersion import Dispersion
-from gate.stats.performance import Calibration
 from gate.stats.speed import ACROSS_JOBS
 
 PLANTED = "qwen3/asr_en"

@@ -23,7 +23,7 @@ from gate.history.store import HistoryStore
 from gate.judging.calibration import calibrate_baseline
 from gate.reading.baseline_file import read_baseline
 from gate.reading.tree_side import side_from_tree
-from gate.stats.performance import Calibration
+from gate.stats.noise_model import Calibration
 from tests.helpers.nights import synthetic_records
 
 ROOT = Path(__file__).resolve().parents[3]

@@ -15,7 +15,7 @@ from gate.runner.plan import Arm, run_order
 SCRIPTED_DECIDER = """
 import json, types
 from pathlib import Path
-import gate.runner.looks as _looks
+import gate.judging.look_decider as _looks
 _SCRIPT = json.loads(Path({script!r}).read_text())
 _CALLS = Path({calls!r})
 

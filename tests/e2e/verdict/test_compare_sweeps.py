@@ -7,7 +7,7 @@ import pytest
 from gate.formats import result_types
 from gate.judging.compare import Thresholds, compare
 from gate.reading.side_loader import load_side
-from gate.stats.performance import Calibration
+from gate.stats.noise_model import Calibration
 from tests.integration.verdict.test_compare import FAIL, INCOMPLETE, QWEN_EN, SPEED, WARN, _calibration, _coverage, _verdicts
 
 

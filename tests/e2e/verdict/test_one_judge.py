@@ -19,7 +19,7 @@ from gate.examples import write_example_pair
 from gate.formats import runlog
 from gate.formats.config import load_suite
 from gate.judging import judge
-from gate.runner.looks import tree_decider
+from gate.judging.look_decider import tree_decider
 from gate.stats import looks as rule
 from tests.helpers.runs import copy_run
 

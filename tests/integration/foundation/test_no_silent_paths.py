@@ -138,7 +138,7 @@ def test_summarize_does_not_show_a_failed_run_complete(tree, suite):
     ({"schema_version": "1"}, "$.schema_version: expected an integer"),
     ({"schema_version": 2}, "$.schema_version: expected 1, got 2"),
     ({"status": "done"}, "$.status: expected one of running, completed"),
-    ({"runs": {"tree/run1": 1}}, '$.runs["tree/run1"]: expected a string'),
+    ({"runs": {"tree/run1": 1}}, '$.runs["tree/run1"]: expected one of pending'),
     ({"runs": {"tree/run1": "finished"}}, '$.runs["tree/run1"]: expected one of pending'),
     ({"started": "2026-11-01T12:00:00"}, "$.started: expected a string matching"),  # naive: its instant is a guess
     ({"steps": {}}, "$.steps: expected a list"),

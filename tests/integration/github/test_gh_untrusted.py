@@ -211,10 +211,10 @@ def test_the_run_log_is_read_strictly_where_the_plan_reads_it(tmp_path):
     side = tmp_path / "candidate"
     side.mkdir()
     good = runlog.skeleton({"base": "/b", "candidate": "/c"}, {}, started="2026-11-02T03:00:00+00:00", status="completed")
-    for bad, words in [({**good, "runs": {"candidate/run1": 3}}, '$.runs["candidate/run1"]: expected a string'),
+    for bad, words in [({**good, "runs": {"candidate/run1": 3}}, '$.runs["candidate/run1"]: expected one of pending, running'),
                        ({k: v for k, v in good.items() if k != "status"}, "$: missing key 'status'"), (["runs"], "$: expected an object"),
                        (None, "$: expected an object"),
-                       ({**good, "runs": {"c": "x" * 41}}, '$.runs.c: expected a string of at most 20 characters'),
+                       ({**good, "runs": {"c": "x" * 41}}, '$.runs.c: expected one of pending, running'),
                        ({**good, "runs": {f"r{i}": "completed" for i in range(401)}}, "$.runs: expected an object of at most 400 keys"),
                        ({**good, "runs": {"run1\n" + "x" * 30: "done"}}, '$.runs["run1\\nxxx'),
                        ({**good, "runs": {"run1\n" + "x" * 300: "done"}}, "expected a key of at most 200 characters")]:

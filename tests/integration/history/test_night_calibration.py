@@ -27,7 +27,8 @@ from gate.judging.compare import compare
 from gate.reading.baseline_file import read_baseline, write_baseline
 from gate.reading.comparability import Fingerprint
 from gate.reading.side import Side, WorkloadSide
-from gate.stats.performance import Calibration, with_nights
+from gate.stats.noise_model import Calibration
+from gate.stats.performance import with_nights
 
 SUITE = load_suite()
 WORKLOADS = ("qwen3/asr_en", "qwen3/asr_zh")

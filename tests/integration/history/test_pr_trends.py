@@ -14,7 +14,7 @@ from gate.history.pr import NIGHTS, row_trends
 from gate.history.sparkline import BREAK
 from gate.judging.compare import compare
 from gate.render.renderer import render_comment
-from gate.stats.performance import Calibration
+from gate.stats.noise_model import Calibration
 from tests.helpers.memory_sides import memory_side, seedtts_values
 from tests.helpers.nights import synthetic_records
 

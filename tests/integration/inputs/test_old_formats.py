@@ -27,8 +27,8 @@ from gate.history.store import HistoryStore
 from gate.publish.untrusted import UntrustedInputError, load_untrusted_report
 from gate.reading.baseline_file import load_document, read_baseline, write_document
 from gate.reading.results import planned_runs
+from gate.stats.noise_model import Calibration
 from gate.stats.overdispersion import Dispersion
-from gate.stats.performance import Calibration
 from tests.standin.build import SMALL_COUNTS, small_suite
 
 FORMATS = Path(__file__).resolve().parents[2] / "fixtures" / "formats"

@@ -15,11 +15,10 @@ from gate.reading.comparability import (
     Fingerprint,
     blocking_kinds,
     diff,
-    fingerprint_of_tree,
-    parse_freeze,
 )
 from gate.reading.results import read_tree
 from gate.reading.side_loader import load_side
+from gate.reading.tree_fingerprint import fingerprint_of_tree, parse_freeze
 
 NOT_COMPARABLE = Verdict.NOT_COMPARABLE
 

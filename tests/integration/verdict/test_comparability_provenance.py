@@ -11,9 +11,10 @@ from gate.cli import cli
 from gate.formats.errors import EXIT_NOT_COMPARABLE
 from gate.formats.verdict import Verdict
 from gate.judging.compare import compare
-from gate.reading.comparability import CONFLICT, DRIVER, GPU, fingerprint_of_tree, parse_nvidia_smi_csv
+from gate.reading.comparability import CONFLICT, DRIVER, GPU
 from gate.reading.results import read_tree
 from gate.reading.side_loader import load_side
+from gate.reading.tree_fingerprint import fingerprint_of_tree, parse_nvidia_smi_csv
 
 H100 = "0, NVIDIA H100 80GB HBM3, GPU-5f1c, 81559, 570.86.15, P0, 700.00, 1980, 2619, 9.0"
 H100_NAME = H100.split(", ")[1]  # the name nvidia-smi listed

@@ -12,7 +12,7 @@ from gate.judging.compare import Thresholds, compare
 from gate.judging.speed_rows import CAN_WARN_AT_MOST
 from gate.reading.side_loader import load_side
 from gate.reading.tree_side import side_from_tree
-from gate.stats.performance import Calibration
+from gate.stats.noise_model import Calibration
 from gate.stats.speed import ACROSS_JOBS
 
 PASS, WARN, FAIL, INCOMPLETE, NOT_COMPARABLE = (Verdict.PASS, Verdict.WARN, Verdict.FAIL, Verdict.INCOMPLETE,

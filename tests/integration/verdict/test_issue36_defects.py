@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from gate.reading import results
 from gate.reading.baseline_file import MIN_SIGMA
-from gate.stats.performance import Calibration
+from gate.stats.noise_model import Calibration
 
 
 def test_a_tree_without_a_run_log_plans_its_run_directories(tmp_path, suite):

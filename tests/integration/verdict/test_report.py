@@ -26,7 +26,7 @@ from gate.render.renderer import (
     render_summary,
     render_terminal,
 )
-from gate.stats.performance import Calibration
+from gate.stats.noise_model import Calibration
 
 GOLDEN = Path(__file__).resolve().parents[2] / "fixtures" / "golden"
 SCHEMA_FILE = Path(__file__).parents[3] / "gate" / "schemas" / "report.schema.json"

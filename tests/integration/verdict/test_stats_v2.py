@@ -16,9 +16,10 @@ from gate.formats.verdict import Verdict
 from gate.judging.compare import compare
 from gate.stats import decision, looks
 from gate.stats.multiplicity import benjamini_hochberg, bh_array, holm, holm_array
+from gate.stats.noise_model import Calibration
 from gate.stats.outliers import flag_runs
 from gate.stats.overdispersion import Dispersion, from_arms, run_variance, widened_p
-from gate.stats.performance import Calibration, calibrate
+from gate.stats.performance import calibrate
 from gate.stats.quality import catastrophic_masks, sign_flip_p, sign_flip_p_batch
 from gate.stats.speed import ACROSS_JOBS, ADVISED_PAIRS, SpeedNoise, fail_blockers, shift_test, standard_error
 

@@ -7,10 +7,11 @@ import numpy as np
 import pytest
 
 from gate.stats import nested
+from gate.stats.noise_model import Components
 from gate.stats.speed import mde
 
 # The H200's graphs-b32 components (docs/benchmarks.md, machine A)
-H200 = nested.Components(sigma_start=0.0246, sigma_pass=0.0256, start_cost_s=7.60, pass_cost_s=2.24)
+H200 = Components(sigma_start=0.0246, sigma_pass=0.0256, start_cost_s=7.60, pass_cost_s=2.24)
 
 
 def test_passes_never_add_degrees_of_freedom():
@@ -58,7 +59,7 @@ def test_cheapest_design_reaches_the_target_at_least_cost():
 
 
 def test_passes_pay_when_starts_are_expensive_and_pass_noise_dominates():
-    costly = nested.Components(sigma_start=0.005, sigma_pass=0.03, start_cost_s=120.0, pass_cost_s=10.0)
+    costly = Components(sigma_start=0.005, sigma_pass=0.03, start_cost_s=120.0, pass_cost_s=10.0)
     best = nested.cheapest_for(costly, 0.03)
     today = nested.cheapest_for(costly, 0.03, passes=1)
     assert best is not None and today is not None
@@ -74,6 +75,6 @@ def test_budget_buys_a_detectable_change_and_unreachable_is_none():
 
 def test_bad_components_are_refused():
     with pytest.raises(ValueError):
-        nested.Components(sigma_start=-0.01, sigma_pass=0.01, start_cost_s=1.0, pass_cost_s=1.0)
+        Components(sigma_start=-0.01, sigma_pass=0.01, start_cost_s=1.0, pass_cost_s=1.0)
     with pytest.raises(ValueError):
-        nested.Components(sigma_start=0.01, sigma_pass=0.01, start_cost_s=0.0, pass_cost_s=1.0)
+        Components(sigma_start=0.01, sigma_pass=0.01, start_cost_s=0.0, pass_cost_s=1.0)

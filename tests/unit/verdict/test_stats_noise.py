@@ -226,7 +226,7 @@ def _in_job_row(suite, sides, worse: float, spread: float = 0.0135, thresholds=N
     """qwen3 in one job (or across jobs): asr_en's candidate `worse` slower; throughput runs spread ±`spread`, p95
     ±1%; a calibration of σ 1% on 200 df per workload (it agrees with the runs: the joint F test passes)."""
     from gate.judging.compare import Thresholds, compare
-    from gate.stats.performance import Calibration
+    from gate.stats.noise_model import Calibration
 
     def values(shift: float, order: int = 1) -> dict:
         # the runs' spread lies on neither run position nor run 1 (issue 36's position terms find nothing there):
