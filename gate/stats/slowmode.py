@@ -20,6 +20,7 @@ import warnings
 
 import numpy as np
 
+from gate.stats.drift import without_terms
 from gate.stats.outlier_rule import OUTLIER_MIN_REL
 from gate.stats.outliers import mad_sigma
 
@@ -46,6 +47,25 @@ def slow_mode_runs(arms: np.ndarray, *, higher_is_better: bool) -> np.ndarray:
     with np.errstate(invalid="ignore"):
         slow = np.where(np.isnan(worse), False, worse > limit)
     return np.asarray(slow.all(axis=-3), dtype=bool)
+
+
+def find_slow_starts(arms: np.ndarray, positions: np.ndarray | None, *,
+                     higher_is_better: bool) -> tuple[np.ndarray, np.ndarray]:
+    """The slow-mode starts of an in-job A/B ((..., 2W, runs) as slow_mode_runs reads them) and the arms less the
+    job's position terms (gate.stats.drift.without_terms), the terms fitted on the fast mode.
+
+    Drift and a warm-up leak are not a slow mode, so the starts are looked for after the position terms; but a
+    slow start is not drift either, and fitted together with the terms it is taken for one (a slow start in an
+    arm's first run is a warm-up leak to the fit, and was then taken out of itself). So: slow starts in the raw
+    runs, the terms found and fitted on the runs left, slow starts again in the runs less those terms. Returns
+    ((..., 2, runs) slow-mode starts, (..., 2W, runs) the arms less the terms)."""
+    y = np.asarray(arms, dtype=float)
+    if positions is None:
+        return slow_mode_runs(y, higher_is_better=higher_is_better), y
+    first = slow_mode_runs(y, higher_is_better=higher_is_better)
+    mask = np.take(first, np.arange(y.shape[-2]) % 2, axis=-2) if y.shape[-2] else np.zeros(y.shape, dtype=bool)
+    steady = without_terms(y, positions, left_out=mask)
+    return slow_mode_runs(steady, higher_is_better=higher_is_better), steady
 
 
 def fast_mode(arms: np.ndarray, slow: np.ndarray) -> np.ndarray:
