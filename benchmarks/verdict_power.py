@@ -49,6 +49,11 @@ def run_scenario(key: str, prs: int, chunk: int, seed: int, pairs: int | None = 
         out = simulate.judge(simulate.draw_chunk(rng, scenario, test_sets, size, rules.pairs), test_sets, rules)
         for f in FIELDS:
             counts[f] += int(getattr(out, f).sum())
+        if out.target_hits6 is not None:  # intermittent hits drawn at random: the rate where 2 or more of 6 are hit
+            many = out.target_hits6 >= 2
+            counts["hits2_prs"] = counts.get("hits2_prs", 0) + int(many.sum())
+            counts["hits2_warn_or_fail"] = counts.get("hits2_warn_or_fail", 0) + int(
+                (many & out.target_thr_warn_or_fail).sum())
         if out.target_thr_oracle is not None:
             counts["target_thr_oracle"] = counts.get("target_thr_oracle", 0) + int(out.target_thr_oracle.sum())
         runs_sum += float(out.runs_per_model.sum())
@@ -110,7 +115,18 @@ def table(results: list[dict], rules: simulate.Rules) -> str:
             "from 'no-op, σ 1%, normal' on are the issue-21 noise matrix (benchmarks/power/matrix.py). The oracle (issue "
             "36; simulate.oracle_fail) judges the target's speed rows by a z test that knows σ, on the runs the gate's "
             "plan gave it, at the same family α and floors; 'gate / oracle' is the target FAIL rate over the oracle's.")
+    many = [r for r in results if r["counts"].get("hits2_prs")]
+    if many:
+        lines.append("")
+        lines.append("Intermittent cells, PRs whose slowdown hit 2 or more of the six planned candidate runs (run1..run6): "
+                     + "; ".join(f"{r['label']}: target WARN or FAIL {_share(r['counts']['hits2_warn_or_fail'], r['counts']['hits2_prs'])}"
+                                 f" of {r['counts']['hits2_prs']}" for r in many) + ".")
     return head + "\n\n" + "\n".join(lines)
+
+
+def _share(k: int, n: int) -> str:
+    p, lo, hi = wilson(k, n)
+    return f"{100 * p:.1f}% ({100 * lo:.1f}–{100 * hi:.1f})"
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -99,6 +99,7 @@ class Chunk:
     noise: NoiseModel | None = None
     one_look: bool = False  # "runbook": two hand-made trees of one job, 3 + 3 runs, one look at the family α
     one_look_runs: int = RUNS  # runs a side of a "runbook" cell (6: the runbook's runs 4-6 added)
+    target_hits: np.ndarray | None = None  # (B, SLOTS) the target's candidate runs an intermittent slowdown hit
 
 
 @dataclass(eq=False)
@@ -121,6 +122,8 @@ class Outcome:
     # The oracle (issue 36): the target's gated speed rows judged by a test that knows σ, on the same runs
     # and at the same family α (`oracle_fail`); None where it is not modelled (across jobs, runbook trees).
     target_thr_oracle: np.ndarray | None = None
+    # intermittent cells: how many of the six planned candidate slots (run1..run6) the slowdown hit
+    target_hits6: np.ndarray | None = None
 
 
 # --- drawing -----------------------------------------------------------------------------------------------------
@@ -130,6 +133,7 @@ def draw_chunk(rng: np.random.Generator, scenario: Scenario, test_sets: dict[str
     noise = scenario.noise
     cross = scenario.design == "cross-job"
     speed, cal_speed, errors, cal_errors = {}, {}, {}, {}
+    hits = None
     pairs = pairs if noise.calibrated else 0
     for model in MODELS:
         wls = [w for w in WORKLOADS if w.model == model]
@@ -145,6 +149,7 @@ def draw_chunk(rng: np.random.Generator, scenario: Scenario, test_sets: dict[str
             if w.workload_id == TARGET and noise.intermittent_share:
                 hit = (rng.random((batch, SLOTS)) < noise.intermittent_share if noise.intermittent_random else
                        intermittent_slots(rng, batch, noise.intermittent_share))
+                hits = np.asarray(hit, dtype=bool)
                 slow = np.log(noise.intermittent_factor) * hit
                 if not noise.intermittent_p95_only:
                     thr_w[:, 1] += slow
@@ -173,7 +178,7 @@ def draw_chunk(rng: np.random.Generator, scenario: Scenario, test_sets: dict[str
             errors[w.workload_id][measure] = arm_runs
             cal_errors[w.workload_id][measure] = cal_runs
     return Chunk(speed, cal_speed, errors, cal_errors, cross, noise, one_look=scenario.design == "runbook",
-                 one_look_runs=int(scenario.extra.get("runs", RUNS)))
+                 one_look_runs=int(scenario.extra.get("runs", RUNS)), target_hits=hits)
 
 
 def _speed_runs(rng, noise: NoiseModel, shape: tuple, n_wl: int, *, arm_jobs: bool, sigma: float | None = None):
@@ -371,6 +376,7 @@ def judge(chunk: Chunk, test_sets: dict[str, TestSet], rules: Rules) -> Outcome:
         runs_per_model=runs, slots={"first": slots1, "pooled": slots2}, extended=extend,
         target_thr_detects=_target_detects(sp1, sp2, rows, extend, rules),
         target_thr_oracle=oracle_fail(chunk, rows, extend, rules),
+        target_hits6=None if chunk.target_hits is None else chunk.target_hits[:, :2 * RUNS].sum(axis=1),
         rows_first={**{(r[0], r[2]): vs1[:, i] for i, r in enumerate(rows)},
                     **{(r[0], r[3]): vq1[:, i] for i, r in enumerate(qrows)}},
         rows_pooled={**{(r[0], r[2]): vs2[:, i] for i, r in enumerate(rows)},
