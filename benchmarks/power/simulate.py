@@ -26,13 +26,13 @@ from scipy import stats
 
 from gate.stats import looks
 from gate.stats.decision import FAIL, WARN, decide_family
-from gate.stats.drift import arm_positions, interleave_positions, without_terms
+from gate.stats.drift import arm_positions, interleave_positions
 from gate.stats.multiplicity import bh_array
 from gate.stats.outliers import flag_runs, flag_sigma
 from gate.stats.overdispersion import OWN_MIN_DF, excess_df, own_runs_sums, widened_p_arrays
 from gate.stats.quality import catastrophic_masks, sign_flip_p_batch
 from gate.stats.slowmode import fail_blocker as slowmode_blocker
-from gate.stats.slowmode import fast_mode, slow_mode_runs, whole_model_slower
+from gate.stats.slowmode import fast_mode, find_slow_starts, whole_model_slower
 from gate.stats.speed import (
     ADVISED_PAIRS,
     POWER,
@@ -99,6 +99,7 @@ class Chunk:
     noise: NoiseModel | None = None
     one_look: bool = False  # "runbook": two hand-made trees of one job, 3 + 3 runs, one look at the family α
     one_look_runs: int = RUNS  # runs a side of a "runbook" cell (6: the runbook's runs 4-6 added)
+    target_hits: np.ndarray | None = None  # (B, SLOTS) the target's candidate runs an intermittent slowdown hit
 
 
 @dataclass(eq=False)
@@ -118,6 +119,11 @@ class Outcome:
     rows_pooled: dict  # (workload, metric) -> (B,) verdict code at the pooled look (-1: model not extended)
     # the target's throughput row: the change it says it detects at its last look (Row.detects: a drop, negative)
     target_thr_detects: np.ndarray | None = None
+    # The oracle (issue 36): the target's gated speed rows judged by a test that knows σ, on the same runs
+    # and at the same family α (`oracle_fail`); None where it is not modelled (across jobs, runbook trees).
+    target_thr_oracle: np.ndarray | None = None
+    # intermittent cells: how many of the six planned candidate slots (run1..run6) the slowdown hit
+    target_hits6: np.ndarray | None = None
 
 
 # --- drawing -----------------------------------------------------------------------------------------------------
@@ -127,6 +133,7 @@ def draw_chunk(rng: np.random.Generator, scenario: Scenario, test_sets: dict[str
     noise = scenario.noise
     cross = scenario.design == "cross-job"
     speed, cal_speed, errors, cal_errors = {}, {}, {}, {}
+    hits = None
     pairs = pairs if noise.calibrated else 0
     for model in MODELS:
         wls = [w for w in WORKLOADS if w.model == model]
@@ -142,6 +149,7 @@ def draw_chunk(rng: np.random.Generator, scenario: Scenario, test_sets: dict[str
             if w.workload_id == TARGET and noise.intermittent_share:
                 hit = (rng.random((batch, SLOTS)) < noise.intermittent_share if noise.intermittent_random else
                        intermittent_slots(rng, batch, noise.intermittent_share))
+                hits = np.asarray(hit, dtype=bool)
                 slow = np.log(noise.intermittent_factor) * hit
                 if not noise.intermittent_p95_only:
                     thr_w[:, 1] += slow
@@ -170,7 +178,7 @@ def draw_chunk(rng: np.random.Generator, scenario: Scenario, test_sets: dict[str
             errors[w.workload_id][measure] = arm_runs
             cal_errors[w.workload_id][measure] = cal_runs
     return Chunk(speed, cal_speed, errors, cal_errors, cross, noise, one_look=scenario.design == "runbook",
-                 one_look_runs=int(scenario.extra.get("runs", RUNS)))
+                 one_look_runs=int(scenario.extra.get("runs", RUNS)), target_hits=hits)
 
 
 def _speed_runs(rng, noise: NoiseModel, shape: tuple, n_wl: int, *, arm_jobs: bool, sigma: float | None = None):
@@ -367,6 +375,8 @@ def judge(chunk: Chunk, test_sets: dict[str, TestSet], rules: Rules) -> Outcome:
         target_wer_warn_or_fail=(vq1[:, tq] == FAIL) | (vq2[:, tq] >= WARN),
         runs_per_model=runs, slots={"first": slots1, "pooled": slots2}, extended=extend,
         target_thr_detects=_target_detects(sp1, sp2, rows, extend, rules),
+        target_thr_oracle=oracle_fail(chunk, rows, extend, rules),
+        target_hits6=None if chunk.target_hits is None else chunk.target_hits[:, :2 * RUNS].sum(axis=1),
         rows_first={**{(r[0], r[2]): vs1[:, i] for i, r in enumerate(rows)},
                     **{(r[0], r[3]): vq1[:, i] for i, r in enumerate(qrows)}},
         rows_pooled={**{(r[0], r[2]): vs2[:, i] for i, r in enumerate(rows)},
@@ -382,7 +392,7 @@ def _in_job(chunk: Chunk, by_model: dict, calibrations: dict, slots: dict, model
                                     for wid in by_model[model]], axis=1) for metric in SPEED_ROWS}
     # σ on the fast mode: slow-mode server starts left out first (gate.judging.speed_rows.judge_speed)
     at = arm_positions(arms[SPEED_ROWS[0]].shape[1], slots[model].shape[-1])  # σ after a run-position term
-    arms = {metric: fast_mode(a, slow_mode_runs(without_terms(a, at), higher_is_better=metric == "throughput"))
+    arms = {metric: fast_mode(a, find_slow_starts(a, at, higher_is_better=metric == "throughput")[0])
             for metric, a in arms.items()}
     parts = [(arms[metric], calibrations[(model, metric)]) for metric in SPEED_ROWS]
     joint = joint_agreement(parts, [at] * len(SPEED_ROWS))
@@ -445,8 +455,7 @@ def _speed_look(chunk: Chunk, rows, noises, slots, rules: Rules, *, cross_job: b
         at = None if cross_job else arm_positions(model_arms.shape[1], model_arms.shape[2])
         slow, alike = None, np.zeros(batch, bool)
         if not cross_job:
-            steady = without_terms(model_arms, at)  # drift and warm-up are not a slow mode
-            slow = slow_mode_runs(steady, higher_is_better=metric == "throughput")
+            slow, steady = find_slow_starts(model_arms, at, higher_is_better=metric == "throughput")
             model_arms = fast_mode(model_arms, slow)
             slower = whole_model_slower(fast_mode(steady, slow), higher_is_better=metric == "throughput")
             alike = slowmode_blocker(slower, ~np.isnan(model_arms[:, 1::2]).all(axis=1), bonferroni)
@@ -542,6 +551,31 @@ def _quality_look(chunk: Chunk, test_sets, qrows, disp, slots, rules: Rules) -> 
             "can_fail": np.stack(can_fail, 1), "catastrophic": np.stack(cat, 1),
             "unstable": np.zeros((batch, len(p)), bool), "se": np.stack(se, 1), "floor": np.stack(floors, 1),
             "kind": "quality"}
+
+
+def oracle_fail(chunk: Chunk, rows, extend: np.ndarray, rules: Rules) -> np.ndarray:
+    """The power limit the gate is held to (issue 36): the target's gated speed rows FAIL by a one-sided z test that
+    KNOWS the run-to-run σ (the noise model's bell-shaped σ of each metric), on the runs the gate's plan gave it
+    (the first look's 3+3, the pooled 6+6 where the gate extended the model; nothing re-measured), at the same
+    family α (Holm's first step over the model's gated speed rows: α₁/m, α₂/m) and the same floors. It knows
+    nothing of the noise's shape: a slow start or an intermittent hit is noise to it as to anyone who knows σ."""
+    noise = chunk.noise
+    assert noise is not None
+    model = next(r[1] for r in rows if r[0] == TARGET)
+    m = sum(r[1] == model for r in rows)
+    ext = extend[:, MODELS.index(model)]
+    own = noise.p95_own  # the p95's own noise beside the run's (_speed_runs)
+    found = np.zeros(ext.shape, bool)
+    for metric, sigma, floor in (("throughput", noise.sigma_run, rules.floor_thr),
+                                 ("latency_p95_s", float(np.hypot(noise.sigma_run, own)), rules.floor_p95)):
+        y = chunk.speed[TARGET][metric]
+        sign = -1.0 if metric == "throughput" else 1.0
+        for runs, alpha, at in ((RUNS, rules.first_alpha, ~ext), (2 * RUNS, rules.pooled_alpha, ext)):
+            worse = sign * (y[:, 1, :runs].mean(-1) - y[:, 0, :runs].mean(-1))
+            z = worse / (sigma * np.sqrt(2 / runs))
+            fail = (z >= stats.norm.isf(alpha / m)) & (np.expm1(worse) >= floor)
+            found |= at & fail
+    return found
 
 
 def _target_detects(first: dict, pooled: dict, rows, extend: np.ndarray, rules: Rules) -> np.ndarray:

@@ -14,10 +14,10 @@ from gate.formats.report import (
 from gate.formats.verdict import Verdict
 from gate.judging.draft import Draft, plain_delta
 from gate.reading.side import Side
-from gate.stats.drift import interleave_positions, without_terms
+from gate.stats.drift import interleave_positions
 from gate.stats.noise_model import Calibration
 from gate.stats.performance import ratio_policy
-from gate.stats.slowmode import fast_mode, slow_mode_runs, whole_model_slower
+from gate.stats.slowmode import fast_mode, find_slow_starts, whole_model_slower
 from gate.stats.speed import (
     AGREEMENT_LOW_P,
     AGREEMENT_P,
@@ -86,7 +86,7 @@ def model_agreement(calibration: Mapping[str, Mapping[str, Any]], base: Side, ca
         noise = SpeedNoise.pooled(model_calibrations(calibration, suite, workload.model, metric.name))
         arms, at = runs_of_model(base, cand, suite, workload.model, metric.name)
         if whole_model and arms.size:  # σ on the fast mode, as the rows' own (judge_speed)
-            arms = fast_mode(arms, slow_mode_runs(without_terms(arms, at), higher_is_better=metric.higher_is_better))
+            arms = fast_mode(arms, find_slow_starts(arms, at, higher_is_better=metric.higher_is_better)[0])
         if noise is not None and noise.usable and arms.size:
             parts.append((arms, noise))
             where.append(at)
@@ -121,8 +121,7 @@ def judge_speed(row: Draft, metric: MetricSpec, noise: SpeedNoise | None, cross_
     slow = None
     if not cross_job and whole_model and own_arms is not None and own_arms.shape[-1] == len(b) == len(c):
         # slow-mode server starts are found first and left out of everything after, σ included (gate.stats.slowmode)
-        steady = without_terms(own_arms, own_at)  # drift and warm-up are not a slow mode
-        slow = slow_mode_runs(steady, higher_is_better=higher)
+        slow, steady = find_slow_starts(own_arms, own_at, higher_is_better=higher)  # drift, warm-up: not a slow mode
         own_arms = fast_mode(own_arms, slow)
         alike = whole_model_slower(fast_mode(steady, slow), higher_is_better=higher)
         row.slower_alike = (int(alike.sum()), int((~np.isnan(own_arms[1::2])).all(axis=0).sum()))

@@ -20,6 +20,7 @@ import warnings
 
 import numpy as np
 
+from gate.stats.drift import without_terms
 from gate.stats.outlier_rule import OUTLIER_MIN_REL
 from gate.stats.outliers import mad_sigma
 
@@ -29,23 +30,65 @@ SLOW_MODE_SIGMAS = 3.0
 def slow_mode_runs(arms: np.ndarray, *, higher_is_better: bool) -> np.ndarray:
     """(..., 2W, runs) ln values of the model's W workloads, [w0 base, w0 cand, w1 base, ...] (NaN = absent) ->
     (..., 2, runs) bool: the runs (base, candidate) that are slow-mode starts. None are with fewer than two
-    workloads, or where a workload lacks the run. σ here is the arms' median absolute deviation
-    (gate.stats.outliers.mad_sigma): the slow starts themselves must not widen the limit that finds them (σ
-    from all runs made 20% of starts 8% slow look like σ 3.4% on a σ 1% host)."""
+    workloads, or where a workload lacks the run.
+
+    A slow mode is a mixture: an arm's runs split into a fast mode and at most as many slow-mode starts. For
+    k = 1 .. ⌊n/2⌋ the k runs slowest over the model's workloads (their mean deviation from the arm's median) are
+    slow-mode starts when every one of them is worse, in every workload, than the median of the arm's OTHER runs
+    by more than max(SLOW_MODE_SIGMAS·σ, the outlier rule's 3%), and none of the other runs is; the largest such k
+    is taken. The other runs are
+    the reference because the arm's median is not: with half an arm's runs slow (3 of 6 on a host with 20% of
+    starts slow, one model in twelve) the median sat between the modes and no start was found. σ is the median
+    absolute deviation of the runs left (gate.stats.outliers.mad_sigma): the slow starts must not widen the limit
+    that finds them. At most half: a candidate whose runs are mostly or all slow is a regression."""
     y = np.asarray(arms, dtype=float)
     lead, runs = y.shape[:-2], y.shape[-1]
-    if y.shape[-2] < 4 or y.shape[-2] % 2:
+    if y.shape[-2] < 4 or y.shape[-2] % 2 or runs < 2:
         return np.zeros(lead + (2, runs), dtype=bool)
-    by = y.reshape(lead + (y.shape[-2] // 2, 2, runs))
+    sign = -1.0 if higher_is_better else 1.0
+    by = y.reshape(lead + (y.shape[-2] // 2, 2, runs)) * sign  # (..., W, 2, runs): larger is worse
+    present = ~np.isnan(by).any(axis=-3)  # (..., 2, runs): the run is there in every workload
+    n = present.sum(axis=-1, keepdims=True)
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        worse = (by - np.nanmedian(by, axis=-1, keepdims=True)) * (-1.0 if higher_is_better else 1.0)
-    s = np.nan_to_num(mad_sigma(y))
-    limit = np.maximum(SLOW_MODE_SIGMAS * s, np.log1p(OUTLIER_MIN_REL))
-    limit = np.reshape(limit, np.shape(limit) + (1, 1, 1))
-    with np.errstate(invalid="ignore"):
-        slow = np.where(np.isnan(worse), False, worse > limit)
-    return np.asarray(slow.all(axis=-3), dtype=bool)
+        effect = np.nanmean(by - np.nanmedian(by, axis=-1, keepdims=True), axis=-3)  # (..., 2, runs)
+    rank = np.argsort(np.argsort(np.where(present, -effect, np.inf), axis=-1), axis=-1)  # 0 = slowest
+    found = np.zeros(lead + (2, runs), dtype=bool)
+    for k in range(1, runs // 2 + 1):
+        chosen = present & (rank < k) & (2 * k <= n)
+        apart = np.take(chosen, np.arange(y.shape[-2]) % 2, axis=-2)  # (..., 2W, runs)
+        rest = np.where(apart, np.nan, y)
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            reference = np.nanmedian(np.where(chosen[..., None, :, :], np.nan, by), axis=-1, keepdims=True)
+        s = np.nan_to_num(mad_sigma(rest))
+        limit = np.reshape(np.maximum(SLOW_MODE_SIGMAS * s, np.log1p(OUTLIER_MIN_REL)), np.shape(s) + (1, 1, 1))
+        with np.errstate(invalid="ignore"):
+            beyond = np.where(np.isnan(by), False, by - reference > limit).all(axis=-3)  # (..., 2, runs)
+        # every chosen run beyond, and none of the others: a slow mode that is half the arm or more is no minority
+        accepted = ((beyond & chosen).sum(axis=-1, keepdims=True) == k) & ~(beyond & ~chosen & present).any(
+            axis=-1, keepdims=True)
+        found = np.where(accepted, chosen, found)
+    return np.asarray(found, dtype=bool)
+
+
+def find_slow_starts(arms: np.ndarray, positions: np.ndarray | None, *,
+                     higher_is_better: bool) -> tuple[np.ndarray, np.ndarray]:
+    """The slow-mode starts of an in-job A/B ((..., 2W, runs) as slow_mode_runs reads them) and the arms less the
+    job's position terms (gate.stats.drift.without_terms), the terms fitted on the fast mode.
+
+    Drift and a warm-up leak are not a slow mode, so the starts are looked for after the position terms; but a
+    slow start is not drift either, and fitted together with the terms it is taken for one (a slow start in an
+    arm's first run is a warm-up leak to the fit, and was then taken out of itself). So: slow starts in the raw
+    runs, the terms found and fitted on the runs left, slow starts again in the runs less those terms. Returns
+    ((..., 2, runs) slow-mode starts, (..., 2W, runs) the arms less the terms)."""
+    y = np.asarray(arms, dtype=float)
+    if positions is None:
+        return slow_mode_runs(y, higher_is_better=higher_is_better), y
+    first = slow_mode_runs(y, higher_is_better=higher_is_better)
+    mask = np.take(first, np.arange(y.shape[-2]) % 2, axis=-2) if y.shape[-2] else np.zeros(y.shape, dtype=bool)
+    steady = without_terms(y, positions, left_out=mask)
+    return slow_mode_runs(steady, higher_is_better=higher_is_better), steady
 
 
 def fast_mode(arms: np.ndarray, slow: np.ndarray) -> np.ndarray:
