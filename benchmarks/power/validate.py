@@ -16,6 +16,7 @@ from gate.formats.config import load_suite
 from gate.formats.report import CalibrationCheck
 from gate.judging.calibration import calibration_from_pairs
 from gate.judging.compare import compare
+from gate.judging.judge import one_look_thresholds
 from gate.reading.comparability import Fingerprint
 from gate.reading.side import MeasureSamples, Side, WorkloadSide
 from gate.stats import looks
@@ -81,8 +82,8 @@ def _judge_one(suite, chunk, outcome, test_sets, pr: int, model: str, scenario):
     if cross or scenario.design == "runbook":  # one look: a stored baseline, or two hand-made trees of one job
         slots = outcome.slots[model][pr]
         report = compare(*_sides(suite, chunk, test_sets, pr, workloads, slots, cross), suite, models=(model,),
-                         calibration=calibration, thresholds=looks.thresholds_for(looks.Look.FINAL), cross_job=cross,
-                         calibration_check=check)
+                         calibration=calibration, thresholds=one_look_thresholds(not cross), cross_job=cross,
+                         calibration_check=check, run_order=False)
         rows, mism = _diff(report, outcome.rows_first, pr)
         return rows, mism, 1
     first = compare(*_sides(suite, chunk, test_sets, pr, workloads, outcome.slots["first"][model][pr], False), suite,
