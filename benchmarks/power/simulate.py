@@ -547,7 +547,7 @@ def _quality_look(chunk: Chunk, test_sets, qrows, disp, slots, rules: Rules, alp
             own_sums.append((total, units, own_df, enough & ~deterministic.all(axis=1)))
         else:
             total, units, df, rest, group_ss = found
-            groups.append(_group_look(runs, scaled * ~rest, ~rest, group_ss, df, ts, mean_b, rules, small))
+            groups.append(_group_look(runs, scaled * ~rest, ~rest, group_ss, df, ts, mean_b, rules, small, alpha))
             scaled = scaled * rest  # utterances that co-move in the A/A runs are not tested (accuracy_rows)
             widen = (units > 0) & (total > units)  # Dispersion.widens
             can_fail.append(np.ones(len(scaled), bool))
@@ -582,19 +582,28 @@ def _quality_look(chunk: Chunk, test_sets, qrows, disp, slots, rules: Rules, alp
     batch = len(p[0])
     can_fail = _hidden_groups(base_rows, own_sums, can_fail, slots, alpha)
     # the co-moving groups' own rows, after the rows (judge's qrows + their COMOVING_SUFFIX twins): NaN p where none
+    exact = []
     for g in groups:
-        none = (np.full(batch, np.nan), np.zeros(batch, bool), np.zeros(batch, bool), np.zeros(batch, bool),
+        none = (np.full(batch, np.nan), np.zeros(batch, bool), np.zeros(batch, bool), np.full(batch, np.inf),
                 np.full(batch, np.nan), np.full(batch, np.nan))
-        gp, ga, gh, gc, gs, gf = none if g is None else g
-        p.append(gp), above.append(ga), half.append(gh), can_fail.append(gc), se.append(gs), floors.append(gf)
+        gp, ga, gh, ge, gs, gf = none if g is None else g
+        p.append(gp), above.append(ga), half.append(gh), se.append(gs), floors.append(gf)
+        can_fail.append(np.ones(batch, bool)), exact.append(ge)
         cat.append(np.zeros(batch))
+    # a group's FAIL also needs the runs' exact permutation p at Holm's first step over its model's family
+    tested = ~np.isnan(np.stack(p, 1))
+    for k, (_, model, _, _) in enumerate(base_rows):
+        cols = [i for i, r in enumerate(base_rows) if r[1] == model]
+        m = np.maximum(tested[:, cols].sum(1) + tested[:, [len(base_rows) + i for i in cols]].sum(1), 1)
+        can_fail[len(base_rows) + k] = exact[k] <= alpha / m
     return {"p": np.stack(p, 1), "above": np.stack(above, 1), "half": np.stack(half, 1),
             "can_fail": np.stack(can_fail, 1), "catastrophic": np.stack(cat, 1),
             "unstable": np.zeros((batch, len(p)), bool), "se": np.stack(se, 1), "floor": np.stack(floors, 1),
             "kind": "quality"}
 
 
-def _group_look(runs, scaled_group, group, group_ss, aa_df, ts: TestSet, mean_b, rules: Rules, small: bool) -> tuple:
+def _group_look(runs, scaled_group, group, group_ss, aa_df, ts: TestSet, mean_b, rules: Rules, small: bool,
+                alpha: float) -> tuple:
     """The co-moving group's own row, batched (gate.judging.accuracy_rows._group_row, overdispersion.group_test):
     (p, above, half, can_fail, se, floor); p NaN where the A/A runs found no group."""
     r_b = r_c = runs.shape[2]
@@ -603,14 +612,14 @@ def _group_look(runs, scaled_group, group, group_ss, aa_df, ts: TestSet, mean_b,
     totals = (runs * group[:, None, None, :]).sum(axis=-1).astype(float)  # (B, 2, R)
     own_ss, own_df = group_spread(totals[:, 0], totals[:, 1])
     gp, gse, _ = group_test(shift, own_ss, own_df, group_ss, np.where(group.any(axis=1), aa_df, 0), 1 / r_b + 1 / r_c)
-    gp = np.maximum(gp, run_permutation_p(totals[:, 0], totals[:, 1]))  # exact over the runs
+    exact = run_permutation_p(totals[:, 0], totals[:, 1])  # a FAIL needs it at α too (gate.judging.compare)
     present = group.any(axis=1)
     base_rate = mean_b.sum(axis=1) / n_total
     floor_abs = rules.small_set_floor_abs if small else rules.quality_floor_abs
     held = shift / n_total
     ok_rel = lambda share: (base_rate == 0) | (held >= share * rules.quality_floor_rel * base_rate)  # noqa: E731
     return (np.where(present, gp, np.nan), present & (held >= floor_abs - 1e-15) & ok_rel(1.0),
-            present & (held >= floor_abs / 2 - 1e-15) & ok_rel(0.5), present,
+            present & (held >= floor_abs / 2 - 1e-15) & ok_rel(0.5), np.where(present, exact, np.inf),
             np.where(present, gse / n_total, np.nan), np.maximum(floor_abs, rules.quality_floor_rel * base_rate))
 
 

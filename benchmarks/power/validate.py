@@ -35,7 +35,9 @@ VALIDATED = ("noop-clean", "noop-hostile", "thr-3-hostile", "wer+0.3-clean", "we
              "m-cross-noop-stale-unknown", "m-noop-neutral-wer", "m-noop-neutral-wer-hostile", "m-noop-runshared-s2",
              "m-uncal-noop-s1", "m-uncal-thr-6-s2",
              # issue 39: two hand-made runbook trees, 3 + 3 runs, no calibration
-             "m-runbook-noop-s1", "m-runbook-noop-hostile", "m-runbook-wer-15-thr-6",
+             "m-runbook-noop-s1", "m-runbook-noop-s2", "m-runbook-noop-hostile", "m-runbook-wer-15-thr-6",
+             # issue 36's co-moving placement (the group's own row)
+             "m-noop-comoving-hostile", "m-wer-50-comoving",
              # issue 36's host noise
              "m-thr-3-drift", "m-noop-slowstart-s1", "m-thr-5-slowstart-s1", "m-noop-warmup", "m-thr-3-warmup",
              "m-noop-ar1", "m-intermittent-third-random", "m-intermittent-p95-random")

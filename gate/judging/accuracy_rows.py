@@ -150,7 +150,6 @@ def _group_row(row: Draft, paired: _Paired, test, group: np.ndarray, dispersion:
     own_ss, own_df = group_spread(b_runs, c_runs)
     p, se, df = (float(v) for v in group_test(shift, own_ss, own_df, dispersion.group_ss, dispersion.group_df,
                                               1 / r_b + 1 / r_c))
-    p = max(p, float(run_permutation_p(b_runs, c_runs))) if math.isfinite(p) else p  # exact over the runs
     k = int(group.sum())
     out = Draft(workload=row.workload, metric=replace(row.metric, name=row.metric.name + COMOVING_SUFFIX),
                 baseline=SideStats.of(tuple(float(v) / total_ref for v in b_runs), (True,) * r_b, row.baseline.expected_runs, k),
@@ -167,10 +166,12 @@ def _group_row(row: Draft, paired: _Paired, test, group: np.ndarray, dispersion:
     shown = f"{k} {unit} that churned together in the A/A runs, judged on their own"
     if math.isfinite(p):
         out.p_value, out.se, out.df = p, se / total_ref, int(df)
+        out.p_exact = float(run_permutation_p(b_runs, c_runs))  # a FAIL needs it too (gate.judging.compare)
         half = float(stats.t.isf(0.025, max(df, 1.0))) * se / total_ref
         out.ci, out.ci_kind = (delta - half, delta + half), "delta_abs"
         out.method = (f"t on the group's total errors against their own run-to-run spread (A/A df {dispersion.group_df}"
-                      f" + own runs df {own_df}), and no smaller than the runs' exact permutation p, over {k} {unit}")
+                      f" + own runs df {own_df}; a FAIL also needs the runs' exact permutation p, {out.p_exact:.2g}) "
+                      f"over {k} {unit}")
         out.notes.append(f"{shown}: Δ is their share of the workload's rate, held to its floors")
     else:
         # a record written before the group's spread was kept: the sign-flip over the group, which its swing makes

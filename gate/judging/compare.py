@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
+from math import comb
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
@@ -272,6 +273,16 @@ def _decide_quality(quality: list[Draft], thresholds: Thresholds) -> None:
     if not quality:
         return
     _hidden_groups(quality, thresholds.quality_alpha)
+    level = thresholds.quality_alpha / len(quality)  # Holm's first step: what a single regressed row must reach
+    for row in quality:  # a co-moving group's own row: a FAIL also needs the runs' exact permutation p there
+        if row.p_exact is not None and row.p_exact > level and row.can_fail:
+            ways = comb(row.baseline.n_used + row.candidate.n_used, row.candidate.n_used)
+            row.can_fail = False
+            row.next_step = next_steps.MORE_RUNS
+            row.notes.append(f"can WARN at most: the group swings as one, and over its {row.baseline.n_used} + "
+                             f"{row.candidate.n_used} runs the exact permutation p is {row.p_exact:.2g}, above "
+                             f"{level:.2g} (α over the model's accuracy rows; at least 1/{ways}"
+                             f" with this many runs); to decide: {next_steps.TEXT[next_steps.MORE_RUNS]}")
     result = decision.decide_family(
         np.array([[r.p_value for r in quality]], dtype=float), np.array([[r.above_floor for r in quality]]),
         np.array([[r.above_half_floor for r in quality]]), np.array([[r.can_fail for r in quality]]),

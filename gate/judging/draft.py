@@ -64,6 +64,7 @@ class Draft:
     # accuracy on each side's own runs (no A/A record): their (ss_total, ss_units, df), the runs a side, and the step
     # that would decide the row; gate.judging.compare pools the model's rows to see whether utterances co-move
     own_churn: tuple[float, float, int, int, int, str] | None = None
+    p_exact: float | None = None  # a co-moving group's row: the runs' exact permutation p (a FAIL needs it ≤ α too)
     subset: str | None = None  # gate.formats.report.Subset: "comoving" for a co-moving group's own row
     group: "Draft | None" = None  # accuracy: the row of the utterances set aside as co-moving (compare appends it)
     unstable: bool = False  # speed: a worse candidate run set aside, or the candidate's runs split in two

@@ -117,7 +117,7 @@ def one_look_thresholds(one_job: bool) -> Any:
     """The Thresholds of a comparison judged at one look (Look.FINAL). Two trees of one job (the runbook's hand-made
     pair) can FAIL on speed, so the speed family spends what `gate run`'s two looks spend on it together, α₁ + α₂
     (gate.stats.looks), not the one-look family α: each model is its own family, and at σ 2%, where the floors no
-    longer hold the noise back, five models at 0.005 each false-FAILed 2.2% of all-model no-op PRs (issue 39;
+    longer hold the noise back, four models at 0.005 each false-FAILed 2.2% of all-model no-op PRs (issue 39;
     benchmarks/results/verdict_power_runbook.md). Across jobs a speed row WARNs at most, and the family α stays."""
     found = rule.thresholds_for(rule.Look.FINAL)
     return replace(found, alpha=rule.FIRST_ALPHA + rule.POOLED_ALPHA) if one_job else found

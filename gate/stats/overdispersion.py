@@ -273,8 +273,9 @@ def group_test(shift: ArrayLike, own_ss: ArrayLike, own_df: ArrayLike, aa_ss: Ar
     df.
 
     The group's total is a few large steps, not a bell: a spread estimated from arms where the group happened to
-    move little makes t too large (at the pooled 6 + 6 look 1% of hostile no-op PRs FAILed on it). So the row's p is
-    the larger of this t's and `run_permutation_p`'s, exact whatever the group's swing looks like."""
+    move little makes t too large (at the pooled 6 + 6 look 1% of hostile no-op PRs FAILed on it). So the row FAILs
+    only when `run_permutation_p`, exact whatever the group's swing looks like, is at most α too; this t's p ranks
+    the row for the WARN (and `gate run`'s extension to 6 + 6, where the exact p can reach 1/924)."""
     total_ss = np.asarray(aa_ss, dtype=float) + np.asarray(own_ss, dtype=float)
     dof = np.asarray(aa_df, dtype=float) + np.asarray(own_df, dtype=float)
     t_shift = np.asarray(shift, dtype=float)
