@@ -26,7 +26,7 @@ from scipy import stats
 
 from gate.formats.report import COMOVING_SUFFIX
 from gate.stats import looks
-from gate.stats.decision import FAIL, WARN, decide_family
+from gate.stats.decision import FAIL, WARN, decide_family, weighted
 from gate.stats.drift import arm_positions, interleave_positions, without_terms
 from gate.stats.multiplicity import bh_array
 from gate.stats.outliers import flag_runs, flag_sigma
@@ -356,7 +356,7 @@ def judge(chunk: Chunk, test_sets: dict[str, TestSet], rules: Rules) -> Outcome:
         fail1[:, k] = (vs1[:, si] == FAIL).any(1) | (vq1[:, qi] == FAIL).any(1)
         # Benjamini-Hochberg within each family of the model (looks.decide): a row near its floor with q at
         # most its family's extension level extends the model.
-        q_speed, q_quality = bh_array(sp1["p"][:, si]), bh_array(qu1["p"][:, qi])
+        q_speed, q_quality = bh_array(sp1["p"][:, si]), bh_array(weighted(qu1["p"][:, qi], qu1["weight"][:, qi]))
         near = ((np.nan_to_num(q_speed, nan=1.0) <= rules.extend_q_speed) & sp1["half"][:, si]).any(1) | \
                ((np.nan_to_num(q_quality, nan=1.0) <= rules.extend_q_quality) & qu1["half"][:, qi]).any(1)
         # looks.decide: a model blind at the first look (an MDE above twice a gated row's floor) extends too
@@ -582,22 +582,27 @@ def _quality_look(chunk: Chunk, test_sets, qrows, disp, slots, rules: Rules, alp
     batch = len(p[0])
     can_fail = _hidden_groups(base_rows, own_sums, can_fail, slots, alpha)
     # the co-moving groups' own rows, after the rows (judge's qrows + their COMOVING_SUFFIX twins): NaN p where none
-    exact = []
+    exact, shares = [], []
     for g in groups:
+        shares.append(np.zeros(batch) if g is None else g[6])
         none = (np.full(batch, np.nan), np.zeros(batch, bool), np.zeros(batch, bool), np.full(batch, np.inf),
                 np.full(batch, np.nan), np.full(batch, np.nan))
-        gp, ga, gh, ge, gs, gf = none if g is None else g
+        gp, ga, gh, ge, gs, gf = none if g is None else g[:6]
         p.append(gp), above.append(ga), half.append(gh), se.append(gs), floors.append(gf)
         can_fail.append(np.ones(batch, bool)), exact.append(ge)
         cat.append(np.zeros(batch))
-    # a group's FAIL also needs the runs' exact permutation p at Holm's first step over its model's family
+    # weights (gate.judging.compare._quality_weights): a measure holds 1, split between the rest and its group by size
     tested = ~np.isnan(np.stack(p, 1))
+    nb = len(base_rows)
+    share = [np.where(tested[:, nb + k], shares[k], 0.0) for k in range(len(groups))]
+    weight = [1.0 - sh for sh in share] + share
+    # a group's FAIL also needs the runs' exact permutation p at its own Holm first step, α·w/Σw over the model
     for k, (_, model, _, _) in enumerate(base_rows):
         cols = [i for i, r in enumerate(base_rows) if r[1] == model]
-        m = np.maximum(tested[:, cols].sum(1) + tested[:, [len(base_rows) + i for i in cols]].sum(1), 1)
-        can_fail[len(base_rows) + k] = exact[k] <= alpha / m
+        total = np.maximum((tested[:, cols]).sum(1), 1)  # each tested measure holds weight 1
+        can_fail[nb + k] = exact[k] <= alpha * share[k] / total
     return {"p": np.stack(p, 1), "above": np.stack(above, 1), "half": np.stack(half, 1),
-            "can_fail": np.stack(can_fail, 1), "catastrophic": np.stack(cat, 1),
+            "can_fail": np.stack(can_fail, 1), "catastrophic": np.stack(cat, 1), "weight": np.stack(weight, 1),
             "unstable": np.zeros((batch, len(p)), bool), "se": np.stack(se, 1), "floor": np.stack(floors, 1),
             "kind": "quality"}
 
@@ -620,7 +625,8 @@ def _group_look(runs, scaled_group, group, group_ss, aa_df, ts: TestSet, mean_b,
     ok_rel = lambda share: (base_rate == 0) | (held >= share * rules.quality_floor_rel * base_rate)  # noqa: E731
     return (np.where(present, gp, np.nan), present & (held >= floor_abs - 1e-15) & ok_rel(1.0),
             present & (held >= floor_abs / 2 - 1e-15) & ok_rel(0.5), np.where(present, exact, np.inf),
-            np.where(present, gse / n_total, np.nan), np.maximum(floor_abs, rules.quality_floor_rel * base_rate))
+            np.where(present, gse / n_total, np.nan), np.maximum(floor_abs, rules.quality_floor_rel * base_rate),
+            group.sum(axis=1) / group.shape[1])
 
 
 def _hidden_groups(qrows, own_sums: list, can_fail: list, slots, alpha: float) -> list:
@@ -681,7 +687,8 @@ def _family(look: dict, alpha: float, rules: Rules, groups: list[np.ndarray],
     its own job, so each model's report is its own family)."""
     verdict = np.zeros(look["p"].shape, dtype=int)
     for cols in groups:
-        verdict[:, cols] = decide_family(look["p"][:, cols], look["above"][:, cols], look["half"][:, cols],
+        p = look["p"][:, cols] if "weight" not in look else weighted(look["p"][:, cols], look["weight"][:, cols])
+        verdict[:, cols] = decide_family(p, look["above"][:, cols], look["half"][:, cols],
                                          look["can_fail"][:, cols], alpha=alpha, warn_q=rules.warn_q).verdict
     tested = ~np.isnan(look["p"])
     if catastrophic is not None:  # a newly catastrophic utterance is at least a WARN (tested rows only)

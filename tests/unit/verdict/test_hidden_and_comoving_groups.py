@@ -148,7 +148,7 @@ def test_the_comoving_group_has_its_own_row_in_every_output(suite, sides):
     report = compare(b, c, suite, cross_job=False)
     whole = next(r for r in report.rows if r.metric == "corpus_wer")
     group = next(r for r in report.rows if r.metric == "corpus_wer" + COMOVING_SUFFIX)
-    assert whole.subset is None and whole.verdict.value == "pass"
+    assert whole.subset is None and whole.verdict.value != "fail"  # the rest does not carry the change
     assert group.subset is Subset.COMOVING and group.family is not None and group.family.value == "quality"
     assert group.verdict.value == "warn" and group.delta_abs == pytest.approx(99 / (11 * N), rel=0.2)
     # 3 + 3 runs: the exact permutation p is 1/20 at best, so the group's row WARNs and names runs 4-6
@@ -159,8 +159,23 @@ def test_the_comoving_group_has_its_own_row_in_every_output(suite, sides):
     assert {r["subset"] for r in data["rows"]} == {None, "comoving"}
     assert Report.from_json(data) == report
     kept = [{k: v for k, v in r.items() if k != "subset"} for r in data["rows"] if r["subset"] is None]
-    old = {**data, "rows": kept, "verdict": "pass", "exit_code": 0,
-           "counts": {**data["counts"], "warn": 0}}
+    counts = {k: sum(r["verdict"] == k for r in kept) for k in data["counts"]}
+    worst = next(v for v in ("fail", "warn", "pass") if counts.get(v))
+    old = {**data, "rows": kept, "verdict": worst, "exit_code": 1 if worst == "fail" else 0, "counts": counts}
     assert all(r.subset is None for r in Report.from_json(old).rows)  # a v4 report written before it
     assert "co-moving utterances" in render_comment(report)
     assert "corpus_wer" + COMOVING_SUFFIX in render_terminal(report, show_all=True)
+
+
+def test_weighted_holm_spends_each_row_its_share_of_alpha():
+    from gate.stats.decision import decide_family, weighted
+
+    p = np.array([[0.002, 0.5, 0.004, np.nan]])
+    w = np.array([[0.97, 1.0, 0.03, 1.0]])  # a measure's weight 1 split 0.97 / 0.03 between the rest and its group
+    scaled = weighted(p, w)
+    # Holm's first step: p_i ≤ α·w_i/Σw over the tested rows (Σw = 2)
+    assert scaled[0, 0] == pytest.approx(0.002 / (0.97 * 3 / 2)) and np.isnan(scaled[0, 3])
+    verdict = decide_family(scaled, np.ones((1, 4), bool), np.ones((1, 4), bool), np.ones((1, 4), bool),
+                            alpha=0.005, warn_q=0.01).verdict
+    assert verdict[0, 0] == 2 and verdict[0, 2] == 0  # 0.002 ≤ 0.005·0.97/2; the group's 0.004 > 0.005·0.03/2
+    assert np.array_equal(weighted(p, np.ones((1, 4))), p, equal_nan=True)  # equal weights: plain Holm and BH
