@@ -57,8 +57,8 @@ def _without_drift(y: np.ndarray, cross_job: bool) -> tuple[np.ndarray, np.ndarr
     return np.where(found[:, None, None], fitted, arms).reshape(y.shape), np.where(found, TERMS, 0)
 
 
-def dispersion(cal_errors: dict, wid: str, measure: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
-    """Per PR: one workload's measure's (ss_total, ss_units, df, rest) from its A/A arms (overdispersion.from_arms
+def dispersion(cal_errors: dict, wid: str, measure: str) -> tuple[np.ndarray, ...] | None:
+    """Per PR: one workload's measure's (ss_total, ss_units, df, rest, group_ss) from its A/A arms (overdispersion.from_arms
     with the utterances' ids): `rest` (B, n) marks the utterances that do not co-move (overdispersion.comoving,
     the gate's own function, per PR, on the arms in the order gate.judging.calibration.calibration_from_pairs sees them),
     and the sums are over those."""
@@ -73,6 +73,9 @@ def dispersion(cal_errors: dict, wid: str, measure: str) -> tuple[np.ndarray, np
     totals = c.sum(axis=-1).astype(float)
     total = totals.var(axis=-1, ddof=1).sum(axis=(1, 2)) * (RUNS - 1)
     df = e.shape[1] * e.shape[2] * (RUNS - 1)
-    return total, units, np.full(np.shape(total), df), rest
+    # the co-moving group's own spread (Dispersion.group_ss): its total errors per run, about each arm's mean
+    group = (e * ~rest[:, None, None, None, :]).sum(axis=-1).astype(float)  # (B, K, 2, RUNS)
+    group_ss = group.var(axis=-1, ddof=1).sum(axis=(1, 2)) * (RUNS - 1)
+    return total, units, np.full(np.shape(total), df), rest, group_ss
 
 

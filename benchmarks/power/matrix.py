@@ -102,7 +102,21 @@ def scenarios() -> tuple[Scenario, ...]:
     book = _model("σ 1%, 3+3 runbook trees, no calibration", 0.01, calibrated=False)
     out.append(Scenario("m-runbook-wer-15-thr-6", f"WER +0.15 pp and throughput −6%, {book.name}", book, "runbook",
                         throughput_change=-0.06, wer_change_pp=0.15))
+    out += comoving_cells()
     return tuple(out)
+
+
+def comoving_cells() -> list[Scenario]:
+    """Issue 36's co-moving placement: a WER change put exactly on the utterances that churn together under the
+    hostile churn (3% of the set flipping as one), which the A/A calibration finds and sets aside from the workload's
+    row; the group's own row must see it. Two-look A/B, calibrated, σ 1%."""
+    hostile = _model("hostile churn, σ 1%", 0.01, churn_range=(0.02, 0.40), shared_churn=0.03)
+    placed = replace(hostile, wer_on_comoving=True)
+    return [Scenario("m-noop-comoving-hostile", f"no-op, {hostile.name}", hostile, "two-look"),
+            Scenario("m-wer-50-comoving", f"WER +0.5 pp on the co-moving utterances, {hostile.name}", placed,
+                     "two-look", wer_change_pp=0.5),
+            Scenario("m-wer-15-comoving", f"WER +0.15 pp on the co-moving utterances, {hostile.name}", placed,
+                     "two-look", wer_change_pp=0.15)]
 
 
 def issue36_cells() -> list[Scenario]:

@@ -24,12 +24,24 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
+from gate.formats.report import COMOVING_SUFFIX
 from gate.stats import looks
-from gate.stats.decision import FAIL, WARN, decide_family
+from gate.stats.decision import FAIL, WARN, decide_family, weighted
 from gate.stats.drift import arm_positions, interleave_positions
 from gate.stats.multiplicity import bh_array
 from gate.stats.outliers import flag_runs, flag_sigma
-from gate.stats.overdispersion import OWN_MIN_DF, excess_df, own_runs_sums, widened_p_arrays
+from gate.stats.overdispersion import (
+    OWN_MIN_DF,
+    RUN_LEVEL_P,
+    comovement_p,
+    excess_df,
+    group_spread,
+    group_test,
+    hidden_split_p,
+    own_runs_sums,
+    run_permutation_p,
+    widened_p_arrays,
+)
 from gate.stats.quality import catastrophic_masks, sign_flip_p_batch
 from gate.stats.slowmode import fail_blocker as slowmode_blocker
 from gate.stats.slowmode import fast_mode, find_slow_starts, whole_model_slower
@@ -161,7 +173,10 @@ def draw_chunk(rng: np.random.Generator, scenario: Scenario, test_sets: dict[str
         churn = _churn(rng, noise, ts, batch)
         runs = churn.draw(rng, (batch, 2, SLOTS))
         cal = churn.draw(rng, (batch, pairs if noise.calibrated else 0, 2, RUNS))
-        extra = _diffuse(rng, ts, scenario.wer_change_pp, batch) if w.workload_id == TARGET else None
+        extra = None
+        if w.workload_id == TARGET:
+            extra = (_on_group(ts, scenario.wer_change_pp, churn.shared) if noise.wer_on_comoving else
+                     _diffuse(rng, ts, scenario.wer_change_pp, batch))
         errors[w.workload_id], cal_errors[w.workload_id] = {}, {}
         for _, measure, _ in w.measures:
             base = ts.errors[measure].astype(np.int16)
@@ -255,6 +270,18 @@ def _churn(rng, noise: NoiseModel, ts: TestSet, batch: int) -> _Churn:
     return _Churn(unstable, shared, None)
 
 
+def _on_group(ts: TestSet, pp: float, group: np.ndarray) -> np.ndarray | None:
+    """A WER change put exactly on the utterances that churn together (issue 36): net pp/100·Σn more errors, spread
+    as evenly as they go over the group (B, n) of each PR, every candidate run."""
+    if pp == 0:
+        return None
+    net = int(round(pp / 100 * ts.ref_len.sum()))
+    size = np.maximum(group.sum(axis=1, keepdims=True), 1)
+    rank = np.cumsum(group, axis=1) - 1  # 0.. within the group
+    each = net // size + (rank < net % size)
+    return np.where(group, each, 0).astype(np.int16)
+
+
 def _diffuse(rng, ts: TestSet, pp: float, batch: int) -> np.ndarray | None:
     """A real, diffuse WER change: net pp/100·Σn more errors, as 1.5× that many +1s and 0.5× that many −1s."""
     if pp == 0:
@@ -284,6 +311,8 @@ def judge(chunk: Chunk, test_sets: dict[str, TestSet], rules: Rules) -> Outcome:
             for w in WORKLOADS for measure in measure_of[w.workload_id]}
     rows = [(w.workload_id, w.model, metric) for w in WORKLOADS for metric in SPEED_ROWS]
     qrows = [(w.workload_id, w.model, measure, metric) for w in WORKLOADS for metric, measure, _ in w.measures]
+    # each accuracy row's co-moving group's own row follows them all (NaN p where no group: not in the family)
+    qrows = qrows + [(r[0], r[1], r[2], r[3] + COMOVING_SUFFIX) for r in qrows]
     sg = [np.array([i for i, r in enumerate(rows) if r[1] == m]) for m in MODELS]
     qg = [np.array([i for i, r in enumerate(qrows) if r[1] == m]) for m in MODELS]
 
@@ -291,20 +320,24 @@ def judge(chunk: Chunk, test_sets: dict[str, TestSet], rules: Rules) -> Outcome:
         width = chunk.one_look_runs if chunk.one_look else RUNS
         slots = {m: np.broadcast_to(np.arange(width), (batch, 2, width)) for m in MODELS}
         if chunk.one_look:  # two runbook trees: one job (the runbook alternates the commits), σ from their runs
-            used = {k: v for m in MODELS for k, v in _in_job(chunk, by_model, noises, slots, m).items()}
-            sp = _speed_look(chunk, rows, used, slots, rules, cross_job=False, alpha=rules.family_alpha)
+            # the order the runs ran in is not recorded: no run-position terms (gate.judging.judge: run_order)
+            used = {k: v for m in MODELS for k, v in _in_job(chunk, by_model, noises, slots, m, False).items()}
+            alpha_speed = rules.first_alpha + rules.pooled_alpha  # gate.judging.judge.one_look_thresholds
+            sp = _speed_look(chunk, rows, used, slots, rules, cross_job=False, alpha=alpha_speed, order_known=False)
         else:
-            sp = _speed_look(chunk, rows, noises, slots, rules, cross_job=True, alpha=rules.family_alpha)
-        qu = _quality_look(chunk, test_sets, qrows, disp, slots, rules)
-        verdict_s = _family(sp, rules.family_alpha, rules, sg)
+            alpha_speed = rules.family_alpha
+            sp = _speed_look(chunk, rows, noises, slots, rules, cross_job=True, alpha=alpha_speed)
+        qu = _quality_look(chunk, test_sets, qrows, disp, slots, rules, rules.family_alpha)
+        verdict_s = _family(sp, alpha_speed if chunk.one_look else rules.family_alpha, rules, sg)
         verdict_q = _family(qu, rules.family_alpha, rules, qg, catastrophic=qu["catastrophic"])
         fail = (verdict_s == FAIL).any(1) | (verdict_q == FAIL).any(1)
         warn = ~fail & ((verdict_s == WARN).any(1) | (verdict_q == WARN).any(1))
         tgt = [i for i, r in enumerate(rows) if r[0] == TARGET]
-        tq = next(i for i, r in enumerate(qrows) if r[0] == TARGET)
+        tq = [i for i, r in enumerate(qrows) if r[0] == TARGET]  # its row and its co-moving group's
         return Outcome(any_fail=fail, any_warn=warn, target_thr_fail=(verdict_s[:, tgt] == FAIL).any(1),
                        target_thr_warn_or_fail=(verdict_s[:, tgt] >= WARN).any(1),
-                       target_wer_fail=verdict_q[:, tq] == FAIL, target_wer_warn_or_fail=verdict_q[:, tq] >= WARN,
+                       target_wer_fail=(verdict_q[:, tq] == FAIL).any(1),
+                       target_wer_warn_or_fail=(verdict_q[:, tq] >= WARN).any(1),
                        runs_per_model=np.full((batch, len(MODELS)), 2 * width), slots=slots,
                        extended=np.zeros((batch, len(MODELS)), bool),
                        rows_first={**{(r[0], r[2]): verdict_s[:, i] for i, r in enumerate(rows)},
@@ -320,7 +353,7 @@ def judge(chunk: Chunk, test_sets: dict[str, TestSet], rules: Rules) -> Outcome:
     used1 = {k: v for m in MODELS for k, v in _in_job(chunk, by_model, noises, slots1, m).items()}
     sp1 = _speed_look(chunk, rows, used1, slots1, rules, cross_job=False, alpha=rules.first_alpha,
                       bonferroni=True)
-    qu1 = _quality_look(chunk, test_sets, qrows, disp, slots1, rules)
+    qu1 = _quality_look(chunk, test_sets, qrows, disp, slots1, rules, rules.first_alpha)
     vs1 = _family(sp1, rules.first_alpha, rules, sg)
     vq1 = _family(qu1, rules.first_alpha, rules, qg, catastrophic=qu1["catastrophic"])
     fail1 = np.zeros((batch, len(MODELS)), bool)
@@ -331,7 +364,7 @@ def judge(chunk: Chunk, test_sets: dict[str, TestSet], rules: Rules) -> Outcome:
         fail1[:, k] = (vs1[:, si] == FAIL).any(1) | (vq1[:, qi] == FAIL).any(1)
         # Benjamini-Hochberg within each family of the model (looks.decide): a row near its floor with q at
         # most its family's extension level extends the model.
-        q_speed, q_quality = bh_array(sp1["p"][:, si]), bh_array(qu1["p"][:, qi])
+        q_speed, q_quality = bh_array(sp1["p"][:, si]), bh_array(weighted(qu1["p"][:, qi], qu1["weight"][:, qi]))
         near = ((np.nan_to_num(q_speed, nan=1.0) <= rules.extend_q_speed) & sp1["half"][:, si]).any(1) | \
                ((np.nan_to_num(q_quality, nan=1.0) <= rules.extend_q_quality) & qu1["half"][:, qi]).any(1)
         # looks.decide: a model blind at the first look (an MDE above twice a gated row's floor) extends too
@@ -349,7 +382,7 @@ def judge(chunk: Chunk, test_sets: dict[str, TestSet], rules: Rules) -> Outcome:
     ext_q = np.stack([extend[:, MODELS.index(r[1])] for r in qrows], axis=1)
     used2 = {k: v for m in MODELS for k, v in _in_job(chunk, by_model, noises, slots2, m).items()}
     sp2 = _speed_look(chunk, rows, used2, slots2, rules, cross_job=False, alpha=rules.pooled_alpha)
-    qu2 = _quality_look(chunk, test_sets, qrows, disp, slots2, rules)
+    qu2 = _quality_look(chunk, test_sets, qrows, disp, slots2, rules, rules.pooled_alpha)
     # The pooled report of an extended model compares its 6+6 runs; the other models keep their first
     # look. Holm and BH run over the model's gated rows at both looks: that is what keeps α₁ + α₂ a bound.
     for look, first, member in ((sp2, sp1, ext_rows), (qu2, qu1, ext_q)):
@@ -361,7 +394,7 @@ def judge(chunk: Chunk, test_sets: dict[str, TestSet], rules: Rules) -> Outcome:
     fail = fail1.any(1) | (vs2 == FAIL).any(1) | (vq2 == FAIL).any(1)
     warn = ~fail & ((vs2 == WARN).any(1) | (vq2 == WARN).any(1))
     tgt = [i for i, r in enumerate(rows) if r[0] == TARGET]
-    tq = next(i for i, r in enumerate(qrows) if r[0] == TARGET)
+    tq = [i for i, r in enumerate(qrows) if r[0] == TARGET]  # its row and its co-moving group's
     runs = np.zeros((batch, len(MODELS)))
     for k, m in enumerate(MODELS):  # both arms' scored runs, a re-measure counting as one more
         remeasured_pooled = (slots2[m] == 2 * RUNS).any(-1).sum(-1)
@@ -371,8 +404,8 @@ def judge(chunk: Chunk, test_sets: dict[str, TestSet], rules: Rules) -> Outcome:
         any_fail=fail, any_warn=warn,
         target_thr_fail=(vs1[:, tgt] == FAIL).any(1) | (vs2[:, tgt] == FAIL).any(1),
         target_thr_warn_or_fail=(vs1[:, tgt] == FAIL).any(1) | (vs2[:, tgt] >= WARN).any(1),
-        target_wer_fail=(vq1[:, tq] == FAIL) | (vq2[:, tq] == FAIL),
-        target_wer_warn_or_fail=(vq1[:, tq] == FAIL) | (vq2[:, tq] >= WARN),
+        target_wer_fail=((vq1[:, tq] == FAIL) | (vq2[:, tq] == FAIL)).any(1),
+        target_wer_warn_or_fail=((vq1[:, tq] == FAIL) | (vq2[:, tq] >= WARN)).any(1),
         runs_per_model=runs, slots={"first": slots1, "pooled": slots2}, extended=extend,
         target_thr_detects=_target_detects(sp1, sp2, rows, extend, rules),
         target_thr_oracle=oracle_fail(chunk, rows, extend, rules),
@@ -383,7 +416,7 @@ def judge(chunk: Chunk, test_sets: dict[str, TestSet], rules: Rules) -> Outcome:
                      **{(r[0], r[3]): vq2[:, i] for i, r in enumerate(qrows)}})
 
 
-def _in_job(chunk: Chunk, by_model: dict, calibrations: dict, slots: dict, model: str) -> dict:
+def _in_job(chunk: Chunk, by_model: dict, calibrations: dict, slots: dict, model: str, order_known: bool = True) -> dict:
     """(model, metric) -> the σ an in-job row uses (gate.stats.speed.own_noise over the model's workloads' runs in
     these slots, pooled with the calibration when it is fresh and agrees)."""
     out = {}
@@ -391,7 +424,8 @@ def _in_job(chunk: Chunk, by_model: dict, calibrations: dict, slots: dict, model
     arms = {metric: np.concatenate([np.take_along_axis(chunk.speed[wid][metric], slots[model], axis=2)
                                     for wid in by_model[model]], axis=1) for metric in SPEED_ROWS}
     # σ on the fast mode: slow-mode server starts left out first (gate.judging.speed_rows.judge_speed)
-    at = arm_positions(arms[SPEED_ROWS[0]].shape[1], slots[model].shape[-1])  # σ after a run-position term
+    # σ after a run-position term, where the order is known (gate run's log; not in two trees by hand)
+    at = arm_positions(arms[SPEED_ROWS[0]].shape[1], slots[model].shape[-1]) if order_known else None
     arms = {metric: fast_mode(a, find_slow_starts(a, at, higher_is_better=metric == "throughput")[0])
             for metric, a in arms.items()}
     parts = [(arms[metric], calibrations[(model, metric)]) for metric in SPEED_ROWS]
@@ -430,7 +464,7 @@ def _remeasure(chunk: Chunk, workloads: list[str], noises: dict, model: str, slo
 
 
 def _speed_look(chunk: Chunk, rows, noises, slots, rules: Rules, *, cross_job: bool, alpha: float,
-                bonferroni: bool = False) -> dict:
+                bonferroni: bool = False, order_known: bool = True) -> dict:
     p, above, half, can_fail, unstable, se, df, floors = [], [], [], [], [], [], [], []
     own_se: list = []
     own_df: list = []
@@ -452,7 +486,7 @@ def _speed_look(chunk: Chunk, rows, noises, slots, rules: Rules, *, cross_job: b
             continue
         model_arms = np.concatenate([np.take_along_axis(chunk.speed[w][metric], slots[model], axis=2)
                                      for w in chunk.speed if w.split("/")[0] == model], axis=1)
-        at = None if cross_job else arm_positions(model_arms.shape[1], model_arms.shape[2])
+        at = None if cross_job or not order_known else arm_positions(model_arms.shape[1], model_arms.shape[2])
         slow, alike = None, np.zeros(batch, bool)
         if not cross_job:
             slow, steady = find_slow_starts(model_arms, at, higher_is_better=metric == "throughput")
@@ -487,9 +521,12 @@ def _speed_look(chunk: Chunk, rows, noises, slots, rules: Rules, *, cross_job: b
             "own_se": np.stack(own_se, 1), "own_df": np.stack(own_df, 1)}
 
 
-def _quality_look(chunk: Chunk, test_sets, qrows, disp, slots, rules: Rules) -> dict:
+def _quality_look(chunk: Chunk, test_sets, qrows, disp, slots, rules: Rules, alpha: float) -> dict:
     p, above, half, cat, can_fail, se, floors = [], [], [], [], [], [], []
-    for wid, model, measure, _ in qrows:
+    groups: list = []  # per row: the co-moving group's own row (accuracy_rows._group_row), or None
+    own_sums: list = []  # per row: (ss_total, ss_units, df) on each side's own runs, or None (gate.judging.compare)
+    base_rows = [r for r in qrows if not r[3].endswith(COMOVING_SUFFIX)]  # the groups' rows are made with them
+    for wid, model, measure, _ in base_rows:
         ts = test_sets[wid]
         e = chunk.errors[wid][measure]  # (B, 2, SLOTS, n)
         idx = slots[model][..., None]
@@ -514,11 +551,16 @@ def _quality_look(chunk: Chunk, test_sets, qrows, disp, slots, rules: Rules) -> 
             widen = (units > 0) & (total > units) & enough
             deterministic = ~(runs != runs[:, :, :1]).any(axis=(2, 3))
             can_fail.append(deterministic.all(axis=1) | enough)
+            groups.append(None)
+            # rows whose own runs are the evidence, with churn possible (accuracy_rows' own_churn)
+            own_sums.append((total, units, own_df, enough & ~deterministic.all(axis=1)))
         else:
-            total, units, df, rest = found
+            total, units, df, rest, group_ss = found
+            groups.append(_group_look(runs, scaled * ~rest, ~rest, group_ss, df, ts, mean_b, rules, small, alpha))
             scaled = scaled * rest  # utterances that co-move in the A/A runs are not tested (accuracy_rows)
             widen = (units > 0) & (total > units)  # Dispersion.widens
             can_fail.append(np.ones(len(scaled), bool))
+            own_sums.append(None)
         d = scaled / (r_b * r_c)
         sum_sq = (d ** 2).sum(axis=1)
         held, held_base = delta, base_rate  # the change the floors are held to: the rest's where some were set aside
@@ -547,8 +589,29 @@ def _quality_look(chunk: Chunk, test_sets, qrows, disp, slots, rules: Rules) -> 
         p.append(np.where(identical, np.nan, np.where(widen, wide, exact)))
         cat.append(catastrophic_masks(runs[:, 0], runs[:, 1], ts.ref_len)[0].sum(axis=1))
     batch = len(p[0])
+    can_fail = _hidden_groups(base_rows, own_sums, can_fail, slots, alpha)
+    # the co-moving groups' own rows, after the rows (judge's qrows + their COMOVING_SUFFIX twins): NaN p where none
+    exact, shares = [], []
+    for g in groups:
+        shares.append(np.zeros(batch) if g is None else g[6])
+        none = (np.full(batch, np.nan), np.zeros(batch, bool), np.zeros(batch, bool), np.full(batch, np.inf),
+                np.full(batch, np.nan), np.full(batch, np.nan))
+        gp, ga, gh, ge, gs, gf = none if g is None else g[:6]
+        p.append(gp), above.append(ga), half.append(gh), se.append(gs), floors.append(gf)
+        can_fail.append(np.ones(batch, bool)), exact.append(ge)
+        cat.append(np.zeros(batch))
+    # weights (gate.judging.compare._quality_weights): a measure holds 1, split between the rest and its group by size
+    tested = ~np.isnan(np.stack(p, 1))
+    nb = len(base_rows)
+    share = [np.where(tested[:, nb + k], shares[k], 0.0) for k in range(len(groups))]
+    weight = [1.0 - sh for sh in share] + share
+    # a group's FAIL also needs the runs' exact permutation p at its own Holm first step, α·w/Σw over the model
+    for k, (_, model, _, _) in enumerate(base_rows):
+        cols = [i for i, r in enumerate(base_rows) if r[1] == model]
+        total = np.maximum((tested[:, cols]).sum(1), 1)  # each tested measure holds weight 1
+        can_fail[nb + k] = exact[k] <= alpha * share[k] / total
     return {"p": np.stack(p, 1), "above": np.stack(above, 1), "half": np.stack(half, 1),
-            "can_fail": np.stack(can_fail, 1), "catastrophic": np.stack(cat, 1),
+            "can_fail": np.stack(can_fail, 1), "catastrophic": np.stack(cat, 1), "weight": np.stack(weight, 1),
             "unstable": np.zeros((batch, len(p)), bool), "se": np.stack(se, 1), "floor": np.stack(floors, 1),
             "kind": "quality"}
 
@@ -576,6 +639,49 @@ def oracle_fail(chunk: Chunk, rows, extend: np.ndarray, rules: Rules) -> np.ndar
             fail = (z >= stats.norm.isf(alpha / m)) & (np.expm1(worse) >= floor)
             found |= at & fail
     return found
+
+
+def _group_look(runs, scaled_group, group, group_ss, aa_df, ts: TestSet, mean_b, rules: Rules, small: bool,
+                alpha: float) -> tuple:
+    """The co-moving group's own row, batched (gate.judging.accuracy_rows._group_row, overdispersion.group_test):
+    (p, above, half, can_fail, se, floor); p NaN where the A/A runs found no group."""
+    r_b = r_c = runs.shape[2]
+    n_total = ts.ref_len.sum()
+    shift = scaled_group.sum(axis=1) / (r_b * r_c)
+    totals = (runs * group[:, None, None, :]).sum(axis=-1).astype(float)  # (B, 2, R)
+    own_ss, own_df = group_spread(totals[:, 0], totals[:, 1])
+    gp, gse, _ = group_test(shift, own_ss, own_df, group_ss, np.where(group.any(axis=1), aa_df, 0), 1 / r_b + 1 / r_c)
+    exact = run_permutation_p(totals[:, 0], totals[:, 1])  # a FAIL needs it at α too (gate.judging.compare)
+    present = group.any(axis=1)
+    base_rate = mean_b.sum(axis=1) / n_total
+    floor_abs = rules.small_set_floor_abs if small else rules.quality_floor_abs
+    held = shift / n_total
+    ok_rel = lambda share: (base_rate == 0) | (held >= share * rules.quality_floor_rel * base_rate)  # noqa: E731
+    return (np.where(present, gp, np.nan), present & (held >= floor_abs - 1e-15) & ok_rel(1.0),
+            present & (held >= floor_abs / 2 - 1e-15) & ok_rel(0.5), np.where(present, exact, np.inf),
+            np.where(present, gse / n_total, np.nan), np.maximum(floor_abs, rules.quality_floor_rel * base_rate),
+            group.sum(axis=1) / group.shape[1])
+
+
+def _hidden_groups(qrows, own_sums: list, can_fail: list, slots, alpha: float) -> list:
+    """gate.judging.compare._hidden_groups, batched: per model, the rows on their own runs pooled by
+    overdispersion.comovement_p; where it is at most RUN_LEVEL_P and a hidden group's split (hidden_split_p) is above
+    α, those rows cannot FAIL."""
+    out = list(can_fail)
+    for model in dict.fromkeys(r[1] for r in qrows):
+        cols = [i for i, r in enumerate(qrows) if r[1] == model and own_sums[i] is not None]
+        if not cols:
+            continue
+        runs = slots[model].shape[-1]
+        if hidden_split_p(runs, runs) <= alpha:
+            continue
+        used = np.stack([own_sums[i][3] for i in cols], 1)
+        total = np.where(used, np.stack([own_sums[i][0] for i in cols], 1), 0.0)
+        units = np.where(used, np.stack([own_sums[i][1] for i in cols], 1), 0.0)
+        seen = comovement_p(total, units, np.array([float(own_sums[i][2]) for i in cols])) <= RUN_LEVEL_P
+        for k, i in enumerate(cols):
+            out[i] = out[i] & ~(seen & used[:, k])
+    return out
 
 
 def _target_detects(first: dict, pooled: dict, rows, extend: np.ndarray, rules: Rules) -> np.ndarray:
@@ -615,7 +721,8 @@ def _family(look: dict, alpha: float, rules: Rules, groups: list[np.ndarray],
     its own job, so each model's report is its own family)."""
     verdict = np.zeros(look["p"].shape, dtype=int)
     for cols in groups:
-        verdict[:, cols] = decide_family(look["p"][:, cols], look["above"][:, cols], look["half"][:, cols],
+        p = look["p"][:, cols] if "weight" not in look else weighted(look["p"][:, cols], look["weight"][:, cols])
+        verdict[:, cols] = decide_family(p, look["above"][:, cols], look["half"][:, cols],
                                          look["can_fail"][:, cols], alpha=alpha, warn_q=rules.warn_q).verdict
     tested = ~np.isnan(look["p"])
     if catastrophic is not None:  # a newly catastrophic utterance is at least a WARN (tested rows only)

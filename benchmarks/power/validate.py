@@ -16,6 +16,7 @@ from gate.formats.config import load_suite
 from gate.formats.report import CalibrationCheck
 from gate.judging.calibration import calibration_from_pairs
 from gate.judging.compare import compare
+from gate.judging.judge import one_look_thresholds
 from gate.reading.comparability import Fingerprint
 from gate.reading.side import MeasureSamples, Side, WorkloadSide
 from gate.stats import looks
@@ -34,7 +35,9 @@ VALIDATED = ("noop-clean", "noop-hostile", "thr-3-hostile", "wer+0.3-clean", "we
              "m-cross-noop-stale-unknown", "m-noop-neutral-wer", "m-noop-neutral-wer-hostile", "m-noop-runshared-s2",
              "m-uncal-noop-s1", "m-uncal-thr-6-s2",
              # issue 39: two hand-made runbook trees, 3 + 3 runs, no calibration
-             "m-runbook-noop-s1", "m-runbook-noop-hostile", "m-runbook-wer-15-thr-6",
+             "m-runbook-noop-s1", "m-runbook-noop-s2", "m-runbook-noop-hostile", "m-runbook-wer-15-thr-6",
+             # issue 36's co-moving placement (the group's own row)
+             "m-noop-comoving-hostile", "m-wer-50-comoving",
              # issue 36's host noise
              "m-thr-3-drift", "m-noop-slowstart-s1", "m-thr-5-slowstart-s1", "m-noop-warmup", "m-thr-3-warmup",
              "m-noop-ar1", "m-intermittent-third-random", "m-intermittent-p95-random")
@@ -81,8 +84,8 @@ def _judge_one(suite, chunk, outcome, test_sets, pr: int, model: str, scenario):
     if cross or scenario.design == "runbook":  # one look: a stored baseline, or two hand-made trees of one job
         slots = outcome.slots[model][pr]
         report = compare(*_sides(suite, chunk, test_sets, pr, workloads, slots, cross), suite, models=(model,),
-                         calibration=calibration, thresholds=looks.thresholds_for(looks.Look.FINAL), cross_job=cross,
-                         calibration_check=check)
+                         calibration=calibration, thresholds=one_look_thresholds(not cross), cross_job=cross,
+                         calibration_check=check, run_order=False)
         rows, mism = _diff(report, outcome.rows_first, pr)
         return rows, mism, 1
     first = compare(*_sides(suite, chunk, test_sets, pr, workloads, outcome.slots["first"][model][pr], False), suite,

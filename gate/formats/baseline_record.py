@@ -101,15 +101,19 @@ class AccuracyNoiseRecord:
     phi: float
     identical: bool
     comoving: tuple[str, ...] = field(metadata={"max_items": MAX_UTTERANCES})
+    # the co-moving group's own spread (issue 36); 0 in a record written before it was kept
+    group_ss: float = field(default=0.0, metadata={"min": 0})
+    group_df: int = field(default=0, metadata={"min": 0})
 
     def value(self) -> Dispersion:
         return Dispersion(ss_total=self.ss_total, ss_units=self.ss_units, df=self.df, arms=self.arms,
-                          comoving=self.comoving)
+                          comoving=self.comoving, group_ss=self.group_ss, group_df=self.group_df)
 
     @classmethod
     def of(cls, dispersion: Dispersion) -> "AccuracyNoiseRecord":
         return cls(ss_total=dispersion.ss_total, ss_units=dispersion.ss_units, df=dispersion.df, arms=dispersion.arms,
-                   phi=dispersion.phi, identical=dispersion.identical, comoving=dispersion.comoving)
+                   phi=dispersion.phi, identical=dispersion.identical, comoving=dispersion.comoving,
+                   group_ss=dispersion.group_ss, group_df=dispersion.group_df)
 
 
 NoiseRecord = SpeedNoiseRecord | AccuracyNoiseRecord
@@ -139,7 +143,7 @@ _WORKLOAD_DEFAULTS: dict[str, Any] = {"samples": {}, "sample_notes": [], "evalua
 _SPEED_DEFAULTS: dict[str, Any] = {"delta_sd": None, "delta_df": None, "within_pairs": 0, "cross_pairs": 0,
                                    "cross_diffs": 0, "cross_sum_sq": 0.0, "cross_sum_h": 0.0, "set_aside": 0,
                                    "nights": 0, "night_df": 0, "night_sum_sq": 0.0, "night_set_aside": 0}
-_ACCURACY_DEFAULTS: dict[str, Any] = {"comoving": []}
+_ACCURACY_DEFAULTS: dict[str, Any] = {"comoving": [], "group_ss": 0.0, "group_df": 0}
 _SAMPLES_DEFAULTS: dict[str, Any] = {"invalid": [], "texts": {}}
 _TOP_DEFAULTS: dict[str, Any] = {"missing": [], "fingerprint": {}, "calibration_source": None}
 _FINGERPRINT_DEFAULTS: dict[str, Any] = {"gpu": None, "driver": None, "packages": None, "workloads": {}}

@@ -110,6 +110,16 @@ class NextStep(StrEnum):
     AB_RUN = "ab_run"  # `gate run --ab`
 
 
+class Subset(StrEnum):
+    """A row over part of a workload's utterances (issue 36); None: the row is over the whole set (or, for an
+    accuracy row that set a co-moving group aside, over the rest; its Δ is the whole set's)."""
+
+    COMOVING = "comoving"  # the utterances that churned together in the A/A runs, tested against their own spread
+
+
+COMOVING_SUFFIX = ":comoving"  # a co-moving group's row's metric: the measure's name and this (its key stays unique)
+
+
 class Freshness(StrEnum):
     FRESH = "fresh"
     STALE = "stale"
@@ -203,6 +213,9 @@ class Row:
     # The step that would make a row that can WARN at most, or is blind, decisive (gate.judging.next_steps);
     # None when the row could decide.
     next_step: NextStep | None = None
+    # Which utterances the row is over (issue 36): Subset.COMOVING for the co-moving group's own row, whose metric is
+    # the measure's name + COMOVING_SUFFIX; None for a row over the workload's set.
+    subset: Subset | None = None
 
     @property
     def short_workload(self) -> str:
@@ -437,14 +450,15 @@ class Report:
                    calibration_checks=tuple(c for r in reports for c in r.calibration_checks))
 
 
-_ADDED_IN_4: dict[str, dict[str, Any]] = {"rows": {"across_jobs": False, "next_step": None, "detects": None},
+_ADDED_IN_4: dict[str, dict[str, Any]] = {"rows": {"across_jobs": False, "next_step": None, "detects": None,
+                                                   "subset": None},
                                           "environment_diff": {"within": None}}
 
 
 def _upgraded(data: dict[str, Any]) -> dict[str, Any]:
-    """A version-4 report written before a row carried `across_jobs`, `next_step` and `detects`, and an
+    """A version-4 report written before a row carried `across_jobs`, `next_step`, `detects` and `subset`, and an
     environment difference `within` (tests/fixtures/formats/report), reads them as not said: no "compared across
-    jobs" header line, no next step, no detectable change, the sides differ."""
+    jobs" header line, no next step, no detectable change, a row over the whole set, the sides differ."""
     for key, added in _ADDED_IN_4.items():
         items = data.get(key)
         if isinstance(items, list):

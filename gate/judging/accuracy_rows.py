@@ -3,16 +3,19 @@ tolerance when per-sample data does not pair."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
+from scipy import stats
 
 from gate.formats.config import MetricSpec, Suite, Workload
 from gate.formats.report import (
+    COMOVING_SUFFIX,
     MAX_ID,
     MAX_TEXT,
     Basis,
     SideStats,
+    Subset,
     Utterance,
     Why,
     clip,
@@ -21,7 +24,7 @@ from gate.formats.verdict import Verdict
 from gate.judging import next_steps
 from gate.judging.draft import Draft, plain_delta
 from gate.reading.side import MeasureSamples, WorkloadSide
-from gate.stats.overdispersion import OWN_MIN_DF, Dispersion, own_runs, widened_p
+from gate.stats.overdispersion import OWN_MIN_DF, Dispersion, group_spread, group_test, own_runs, run_permutation_p, widened_p
 from gate.stats.quality import CATASTROPHIC_MIN_JUMP, paired_quality_test, sign_flip_p
 from gate.stats.thresholds import Thresholds  # re-exported: callers import it from here for now
 
@@ -89,7 +92,9 @@ def judge_accuracy(row: Draft, workload: Workload, metric: MetricSpec, wb: Workl
         row.above_half_floor = _reaches(delta_rest, base_rest, row.floor_abs, row.floor_rel, 0.5)
         row.notes.append(f"tested without the {n - kept} {unit} that churned together in the A/A runs (they swing "
                          f"together from run to run): Δ without them {delta_rest * 100:+.3f} pp, the one held to the "
-                         "floors; the row's Δ is the whole set's")
+                         "floors; the row's Δ is the whole set's; the group has its own row")
+        assert dispersion is not None
+        row.group = _group_row(row, paired, test, ~rest, dispersion, unit)
     units = float((d ** 2).sum())  # the sign-flip's null variance of Σd; never dropped (issue 21)
     row.se = math.sqrt(units) / paired.ref_len.sum()
     if dispersion is not None and dispersion.widens:
@@ -109,13 +114,15 @@ def judge_accuracy(row: Draft, workload: Workload, metric: MetricSpec, wb: Workl
             row.notes.append("can WARN at most: no A/A dispersion record, same-commit transcripts not shown identical "
                              f"and fewer than {OWN_MIN_DF // 2 + 1} runs a side to measure the churn from (correlated "
                              f"churn would make the sign-flip test too liberal); to decide: {next_steps.TEXT[step]}")
-        elif own.widens:
+        else:
+            row.own_churn = (own.ss_total, own.ss_units, own.df, r_b, r_c, next_steps.for_accuracy(cross_job))
+        if own is not None and own.widens:
             # Each side's same-commit runs are A/A evidence (gate.stats.overdispersion.own_runs).
             row.p_value = widened_p(float(d.sum()), units, own, 1 / r_b + 1 / r_c)
             row.se = math.sqrt(units + (1 / r_b + 1 / r_c) * own.excess) / paired.ref_len.sum()
             row.method = (f"paired test widened for correlated churn measured in each side's own runs (φ "
                           f"{own.phi:.2f}, {r_b} + {r_c} runs, df {own.df}; Σd² + excess) over {n} {unit}{apart}")
-        else:
+        elif own is not None:
             row.method += f"; churn independent in each side's own runs ({r_b} + {r_c} runs, df {own.df})"
     row.family = "quality"
     if test.new_catastrophic:
@@ -130,6 +137,52 @@ def judge_accuracy(row: Draft, workload: Workload, metric: MetricSpec, wb: Workl
     if test.catastrophic_sign_p is not None:
         row.notes.append(f"sign test, new vs no-longer catastrophic: p={test.catastrophic_sign_p:.3g}")
     return _notable(workload, metric.samples or "", test, paired)
+
+
+def _group_row(row: Draft, paired: _Paired, test, group: np.ndarray, dispersion: Dispersion, unit: str) -> Draft:
+    """The co-moving group's own row (issue 36): never dropped, tested against its own A/A spread (pooled with each
+    side's own runs: gate.stats.overdispersion.group_test), its Δ shown as its share of the workload's rate, held to
+    the workload's floors. The whole set's row tests the rest; together they see a change wherever it is put."""
+    total_ref = float(paired.ref_len.sum())
+    b_runs, c_runs = paired.base_errors[:, group].sum(axis=1), paired.cand_errors[:, group].sum(axis=1)
+    r_b, r_c = len(b_runs), len(c_runs)
+    shift = float(test.d[group].sum())  # Σ d_i over the group: the change in its mean total errors
+    own_ss, own_df = group_spread(b_runs, c_runs)
+    p, se, df = (float(v) for v in group_test(shift, own_ss, own_df, dispersion.group_ss, dispersion.group_df,
+                                              1 / r_b + 1 / r_c))
+    k = int(group.sum())
+    out = Draft(workload=row.workload, metric=replace(row.metric, name=row.metric.name + COMOVING_SUFFIX),
+                baseline=SideStats.of(tuple(float(v) / total_ref for v in b_runs), (True,) * r_b, row.baseline.expected_runs, k),
+                candidate=SideStats.of(tuple(float(v) / total_ref for v in c_runs), (True,) * r_c, row.candidate.expected_runs, k),
+                subset=Subset.COMOVING.value, family="quality", basis=Basis.PAIRED, floor_abs=row.floor_abs,
+                floor_rel=row.floor_rel, base_rate=row.base_rate)
+    delta = shift / total_ref
+    out.delta_abs = delta
+    out.delta_rel = None if not row.base_rate else delta / row.base_rate
+    out.n_worse, out.n_better = int((test.d[group] > 0).sum()), int((test.d[group] < 0).sum())
+    base = row.base_rate or 0.0
+    out.above_floor = _reaches(delta, base, out.floor_abs or 0.0, out.floor_rel or 0.0, 1.0)
+    out.above_half_floor = _reaches(delta, base, out.floor_abs or 0.0, out.floor_rel or 0.0, 0.5)
+    shown = f"{k} {unit} that churned together in the A/A runs, judged on their own"
+    if math.isfinite(p):
+        out.p_value, out.se, out.df = p, se / total_ref, int(df)
+        out.p_exact = float(run_permutation_p(b_runs, c_runs))  # a FAIL needs it too (gate.judging.compare)
+        half = float(stats.t.isf(0.025, max(df, 1.0))) * se / total_ref
+        out.ci, out.ci_kind = (delta - half, delta + half), "delta_abs"
+        out.method = (f"t on the group's total errors against their own run-to-run spread (A/A df {dispersion.group_df}"
+                      f" + own runs df {own_df}; a FAIL also needs the runs' exact permutation p, {out.p_exact:.2g}) "
+                      f"over {k} {unit}")
+        out.notes.append(f"{shown}: Δ is their share of the workload's rate, held to its floors")
+    else:
+        # a record written before the group's spread was kept: the sign-flip over the group, which its swing makes
+        # too liberal, so WARN at most
+        out.p_value = sign_flip_p(test.d[group], scale=r_b * r_c)[0] if test.d[group].any() else 1.0
+        out.se = math.sqrt(float((test.d[group] ** 2).sum())) / total_ref
+        out.can_fail = False
+        out.method = f"paired sign-flip over {k} {unit} (no A/A spread of the group recorded)"
+        out.notes.append(f"{shown}; can WARN at most: the calibration predates the group's own spread; to decide: "
+                         f"{next_steps.TEXT[next_steps.CALIBRATE]}")
+    return out
 
 
 def _not_comoving(ids: tuple[str, ...], dispersion: Dispersion | None) -> np.ndarray | None:

@@ -15,6 +15,7 @@ from gate.formats.report import (
     Row,
     RowKind,
     SideStats,
+    Subset,
     clip,
 )
 from gate.formats.verdict import Verdict
@@ -60,6 +61,12 @@ class Draft:
     base_rate: float | None = None  # accuracy: the baseline's corpus rate over the paired units
     se: float | None = None  # the test's standard error (speed: of Δ ln; accuracy: of Σd_i, in errors)
     can_fail: bool = True  # accuracy: False when churn is possible and no A/A dispersion record says how much
+    # accuracy on each side's own runs (no A/A record): their (ss_total, ss_units, df), the runs a side, and the step
+    # that would decide the row; gate.judging.compare pools the model's rows to see whether utterances co-move
+    own_churn: tuple[float, float, int, int, int, str] | None = None
+    p_exact: float | None = None  # a co-moving group's row: the runs' exact permutation p (a FAIL needs it ≤ α too)
+    subset: str | None = None  # gate.formats.report.Subset: "comoving" for a co-moving group's own row
+    group: "Draft | None" = None  # accuracy: the row of the utterances set aside as co-moving (compare appends it)
     unstable: bool = False  # speed: a worse candidate run set aside, or the candidate's runs split in two
     across_jobs: bool = False  # gated speed row judged across jobs (WARN at most)
     slower_alike: tuple[int, int] = (0, 0)  # speed: candidate runs with every workload slower, of runs (gate.stats.slowmode)
@@ -79,7 +86,8 @@ class Draft:
                    p_degradation=num(self.p_degradation), n_worse=self.n_worse, n_better=self.n_better,
                    new_catastrophic=self.new_catastrophic, sigma=num(self.sigma), df=self.df,
                    mde=num(self.mde), detects=num(detects(self)), blind=self.blind, unstable=self.unstable,
-                   across_jobs=self.across_jobs, next_step=NextStep(self.next_step) if self.next_step else None)
+                   across_jobs=self.across_jobs, next_step=NextStep(self.next_step) if self.next_step else None,
+                   subset=Subset(self.subset) if self.subset else None)
 
 
 def detects(row: Draft) -> float | None:

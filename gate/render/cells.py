@@ -5,7 +5,16 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from gate.formats.report import Basis, CoverageProblem, CoverageSide, LookOutcome, ModelLooks, Row, SideStats
+from gate.formats.report import (
+    COMOVING_SUFFIX,
+    Basis,
+    CoverageProblem,
+    CoverageSide,
+    LookOutcome,
+    ModelLooks,
+    Row,
+    SideStats,
+)
 from gate.formats.verdict import Verdict
 from gate.render.escape import md, plain
 
@@ -30,7 +39,10 @@ ENV_KINDS = {"gpu": "GPU", "driver": "driver", "freeze": "packages", "dataset": 
 
 
 def metric_name(metric: str) -> str:
-    """The name a reader knows a metric by: "throughput (samples/s)" for throughput_samples_per_s."""
+    """The name a reader knows a metric by: "throughput (samples/s)" for throughput_samples_per_s; a co-moving
+    group's own row (Row.subset, issue 36) by its measure's name and "co-moving utterances"."""
+    if metric.endswith(COMOVING_SUFFIX):
+        return f"{metric_name(metric[:-len(COMOVING_SUFFIX)])}, co-moving utterances"
     return METRIC_NAMES.get(metric, metric.replace("_", " "))
 
 

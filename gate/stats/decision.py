@@ -36,3 +36,16 @@ def decide_family(p: np.ndarray, above_floor: np.ndarray, above_half_floor: np.n
     warn = tested & ~fail & (np.nan_to_num(q, nan=1.0) <= warn_q) & np.asarray(above_half_floor)
     verdict = np.where(fail, FAIL, np.where(warn, WARN, PASS))
     return FamilyDecision(verdict=verdict, p_adjusted=adjusted, q_value=q)
+
+
+def weighted(p: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """Weighted Holm and Benjamini-Hochberg (Genovese, Roeder & Wasserman 2006) through the plain ones: with
+    weights w_i over the tested rows, p_i / w̃_i where w̃_i = w_i · m / Σw (mean 1 over the tested rows), so Holm's
+    first step is p_i ≤ α·w_i/Σw and the family's error rate is kept. Untested rows (NaN p) stay NaN."""
+    p, w = np.asarray(p, dtype=float), np.asarray(weights, dtype=float)
+    tested = ~np.isnan(p)
+    m = tested.sum(axis=-1, keepdims=True)
+    total = np.where(tested, w, 0.0).sum(axis=-1, keepdims=True)
+    with np.errstate(all="ignore"):
+        scale = np.where(tested & (total > 0), w * m / np.where(total > 0, total, 1.0), 1.0)
+        return np.where(tested, np.minimum(p / scale, 1.0), np.nan)
