@@ -105,7 +105,7 @@ def judge(request: Request) -> Report:
         why = _one_look_because(request, base, cand)
         # the order the runs ran in is known from gate run's log only; two trees by hand do not record it
         reports = [compare(base, cand, request.suite, models=(model,), allow_diff=request.allow_diff, seed=request.seed,
-                           thresholds=one_look_thresholds(one_job), calibration=calibration,
+                           thresholds=one_look_thresholds(one_job and why is None), calibration=calibration,
                            cross_job=request.cross_job, calibration_check=check, run_order=why is not None)
                    for model in models]
         if why is not None:
@@ -115,8 +115,9 @@ def judge(request: Request) -> Report:
 
 
 def one_look_thresholds(one_job: bool) -> Any:
-    """The Thresholds of a comparison judged at one look (Look.FINAL). Two trees of one job (the runbook's hand-made
-    pair) can FAIL on speed, so the speed family spends what `gate run`'s two looks spend on it together, α₁ + α₂
+    """The Thresholds of a comparison judged at one look (Look.FINAL). Two trees of one job without a run log (the
+    runbook's hand-made pair; a `gate run --ab` with one look keeps the level its runner decided at) can FAIL on
+    speed, so the speed family spends what `gate run`'s two looks spend on it together, α₁ + α₂
     (gate.stats.looks), not the one-look family α: each model is its own family, and at σ 2%, where the floors no
     longer hold the noise back, four models at 0.005 each false-FAILed 2.2% of all-model no-op PRs (issue 39;
     benchmarks/results/verdict_power_runbook.md). Across jobs a speed row WARNs at most, and the family α stays."""

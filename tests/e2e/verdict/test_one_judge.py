@@ -116,12 +116,14 @@ def test_the_planted_regression_fails_at_the_first_look_everywhere(ab_trees, tmp
 
 @pytest.mark.slow  # the A/B trees with second looks (module fixture, ~25 s CPU)
 def test_a_tree_without_a_run_log_is_one_final_look(ab_trees, tmp_path):
-    """Two trees made by hand with the runbook (no gate-run.json): one look at the family α, no looks record."""
+    """Two trees made by hand with the runbook (no gate-run.json): one look, no looks record; accuracy at the family
+    α, speed at what gate run's two looks spend together (one job: gate.judging.judge.one_look_thresholds)."""
     plain = tmp_path / "plain"
     for name in ("base", "candidate"):
         shutil.copytree(ab_trees / name, plain / name, ignore=shutil.ignore_patterns("gate-run.json", ".gate-cache"))
     report = json.loads(_compare(plain, "whisper", tmp_path / "r.json"))
-    assert report["looks"] == [] and report["statistics"]["speed_alpha"] == rule.FAMILY_ALPHA
+    assert report["looks"] == [] and report["statistics"]["quality_alpha"] == rule.FAMILY_ALPHA
+    assert report["statistics"]["speed_alpha"] == pytest.approx(rule.FIRST_ALPHA + rule.POOLED_ALPHA)
 
 
 @pytest.mark.slow  # the A/B trees with second looks (module fixture, ~25 s CPU)
