@@ -52,6 +52,7 @@ max_q q^R_c·(1 − q)^R_b, 1/64 at 3 + 3, 1/4,096 at 6 + 6). Churn that is inde
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import combinations
 from typing import Any, Sequence
 
 import numpy as np
@@ -303,8 +304,6 @@ def run_permutation_p(base_totals: ArrayLike, cand_totals: ArrayLike) -> np.ndar
     labelling the A/B's runs (..., R) per side as R_c candidate runs: exact under H0 (same-commit runs of one job
     are exchangeable) whatever the totals' distribution. Its smallest value is 1/C(R_b + R_c, R_c): 1/20 at 3 + 3,
     1/924 at 6 + 6."""
-    from itertools import combinations
-
     b, c = np.asarray(base_totals, dtype=float), np.asarray(cand_totals, dtype=float)
     both = np.concatenate([b, c], axis=-1)
     r = both.shape[-1]

@@ -56,8 +56,7 @@ def slow_mode_runs(arms: np.ndarray, *, higher_is_better: bool) -> np.ndarray:
     found = np.zeros(lead + (2, runs), dtype=bool)
     for k in range(1, runs // 2 + 1):
         chosen = present & (rank < k) & (2 * k <= n)
-        apart = np.take(chosen, np.arange(y.shape[-2]) % 2, axis=-2)  # (..., 2W, runs)
-        rest = np.where(apart, np.nan, y)
+        rest = np.where(_per_row(chosen, y.shape[-2]), np.nan, y)
         with np.errstate(all="ignore"), warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
             reference = np.nanmedian(np.where(chosen[..., None, :, :], np.nan, by), axis=-1, keepdims=True)
@@ -86,8 +85,7 @@ def find_slow_starts(arms: np.ndarray, positions: np.ndarray | None, *,
     if positions is None:
         return slow_mode_runs(y, higher_is_better=higher_is_better), y
     first = slow_mode_runs(y, higher_is_better=higher_is_better)
-    mask = np.take(first, np.arange(y.shape[-2]) % 2, axis=-2) if y.shape[-2] else np.zeros(y.shape, dtype=bool)
-    steady = without_terms(y, positions, left_out=mask)
+    steady = without_terms(y, positions, left_out=_per_row(first, y.shape[-2]))
     return slow_mode_runs(steady, higher_is_better=higher_is_better), steady
 
 
@@ -97,8 +95,7 @@ def fast_mode(arms: np.ndarray, slow: np.ndarray) -> np.ndarray:
     y = np.asarray(arms, dtype=float)
     if y.shape[-2] == 0:
         return y
-    mask = np.take(np.asarray(slow, dtype=bool), np.arange(y.shape[-2]) % 2, axis=-2)  # row k: arm k % 2
-    return np.where(mask, np.nan, y)
+    return np.where(_per_row(slow, y.shape[-2]), np.nan, y)
 
 
 def whole_model_slower(arms: np.ndarray, *, higher_is_better: bool) -> np.ndarray:
@@ -127,3 +124,8 @@ def fail_blocker(slower: np.ndarray, present: np.ndarray, first_look: bool) -> n
     pooled look some but not all (a mixture of fast and slow starts; six slow of six are a regression)."""
     count, n = np.asarray(slower).sum(axis=-1), np.asarray(present).sum(axis=-1)
     return np.asarray((count >= 1) if first_look else ((count >= 1) & (count < n)), dtype=bool)
+
+
+def _per_row(per_arm: np.ndarray, rows: int) -> np.ndarray:
+    """(..., 2, runs) per arm -> (..., rows, runs) per workload row of the (..., 2W, runs) layout: row k is arm k % 2."""
+    return np.take(np.asarray(per_arm, dtype=bool), np.arange(rows) % 2, axis=-2)
