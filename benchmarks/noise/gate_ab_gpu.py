@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import subprocess
 import sys
 import time
@@ -40,6 +41,8 @@ def one(work: Path, out: Path, name: str, slow: float, utterances: int, port: in
 
     from gate.formats.config import load_suite
     root = work / name
+    if root.exists():  # the harness's own scratch from an earlier call on this machine
+        shutil.rmtree(root)
     root.mkdir(parents=True)
     counts = {"seedtts_en": utterances, "seedtts_zh": utterances, "movies800times": 4, "aishell4_long": 2,
               "googletime": 3}
