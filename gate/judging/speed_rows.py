@@ -38,9 +38,10 @@ from gate.stats.speed import (
 
 # The note on a speed row of two trees without a run log whose arms are too short to trim σ or to find slow-mode
 # starts in (gate.stats.speed.trims, issue 39); {runs}: the fewest runs an arm has.
-UNTRIMMED = ("the runs' own spread is taken untrimmed and slow-mode server starts are not looked for: with {runs} runs "
-             "a side (fewer than {least}) and no run log, one slow run cannot be told from noise and no later look "
-             "checks what would be set aside; runs 4-6 on both sides would let the row set such runs aside")
+# It starts "tested without", so the reason column folds it into the statistics (gate.render.cells).
+UNTRIMMED = ("tested without trimming the runs' spread or looking for slow-mode server starts: with {runs} runs a side "
+             "(fewer than {least}) and no run log, one slow run cannot be told from noise and no later look checks "
+             "what would be set aside; runs 4-6 on both sides would let the row set such runs aside")
 
 CAN_WARN_AT_MOST = "can WARN at most: "  # the note that lists a speed row's fail_blockers
 
@@ -88,7 +89,8 @@ def model_agreement(calibration: Mapping[str, Mapping[str, Any]], base: Side, ca
     the model's gated speed metrics, upper tail and lower tail; None when there is nothing to test. In one job only (σ after a run-position
     term, as the rows' own σ). `run_log`: as for judge_speed (σ untrimmed and no slow-mode starts where
     gate.stats.speed.trims says so)."""
-    parts, where = [], []
+    parts: list[tuple[np.ndarray, SpeedNoise | None]] = []
+    where: list[np.ndarray | None] = []
     trim = True
     for metric in workload.metrics:
         if metric.kind != "speed" or not metric.gated:
@@ -100,10 +102,9 @@ def model_agreement(calibration: Mapping[str, Mapping[str, Any]], base: Side, ca
             arms = fast_mode(arms, find_slow_starts(arms, at, higher_is_better=metric.higher_is_better)[0])
         if noise is not None and noise.usable and arms.size:
             parts.append((arms, noise))
-            where.append(at)
+            where.append(at if run_log else None)  # trees without a run log record no positions (as the rows)
     if not parts:
         return None, None
-    where = where if trim else [None] * len(where)  # trees without a run log record no positions
     p = float(joint_agreement(parts, where, trim=trim))
     low = float(joint_agreement(parts, where, low_tail=True, trim=trim))
     return (p if math.isfinite(p) else None), (low if math.isfinite(low) else None)

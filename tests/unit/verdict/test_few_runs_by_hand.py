@@ -7,7 +7,7 @@ import pytest
 
 from gate.judging.compare import compare
 from gate.judging.judge import one_look_thresholds
-from gate.stats.outliers import MIN_RUNS_TO_TRIM, plain_sd, robust_sd
+from gate.stats.outliers import MIN_RUNS_TO_TRIM, plain_sd
 from gate.stats.speed import own_noise, own_runs_test, spread, trims
 
 QWEN = ("qwen3/asr_en", "qwen3/asr_zh")
