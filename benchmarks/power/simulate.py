@@ -55,6 +55,7 @@ from gate.stats.speed import (
     own_noise,
     own_runs_test,
     shift_test,
+    trims,
 )
 
 from .calibration import dispersion, speed_calibration
@@ -426,15 +427,18 @@ def _in_job(chunk: Chunk, by_model: dict, calibrations: dict, slots: dict, model
     # σ on the fast mode: slow-mode server starts left out first (gate.judging.speed_rows.judge_speed)
     # σ after a run-position term, where the order is known (gate run's log; not in two trees by hand)
     at = arm_positions(arms[SPEED_ROWS[0]].shape[1], slots[model].shape[-1]) if order_known else None
-    arms = {metric: fast_mode(a, find_slow_starts(a, at, higher_is_better=metric == "throughput")[0])
-            for metric, a in arms.items()}
+    # without a run log and with fewer than 4 runs an arm: σ untrimmed, no slow-mode starts (gate.stats.speed.trims)
+    trim = trims(arms[SPEED_ROWS[0]], order_known)
+    if trim:
+        arms = {metric: fast_mode(a, find_slow_starts(a, at, higher_is_better=metric == "throughput")[0])
+                for metric, a in arms.items()}
     parts = [(arms[metric], calibrations[(model, metric)]) for metric in SPEED_ROWS]
-    joint = joint_agreement(parts, [at] * len(SPEED_ROWS))
-    low = joint_agreement(parts, [at] * len(SPEED_ROWS), low_tail=True)
+    joint = joint_agreement(parts, [at] * len(SPEED_ROWS), trim=trim)
+    low = joint_agreement(parts, [at] * len(SPEED_ROWS), low_tail=True, trim=trim)
     for metric in SPEED_ROWS:
         cal = calibrations[(model, metric)]
         out[(model, metric)] = own_noise(arms[metric], cal, stale=stale and cal is not None, agreement=joint,
-                                         positions=at, agreement_low=low)[0]
+                                         positions=at, agreement_low=low, trim=trim)[0]
     return out
 
 
@@ -488,13 +492,17 @@ def _speed_look(chunk: Chunk, rows, noises, slots, rules: Rules, *, cross_job: b
                                      for w in chunk.speed if w.split("/")[0] == model], axis=1)
         at = None if cross_job or not order_known else arm_positions(model_arms.shape[1], model_arms.shape[2])
         slow, alike = None, np.zeros(batch, bool)
+        trim = cross_job or trims(model_arms, order_known)  # gate.judging.speed_rows.judge_speed
         if not cross_job:
-            slow, steady = find_slow_starts(model_arms, at, higher_is_better=metric == "throughput")
-            model_arms = fast_mode(model_arms, slow)
-            slower = whole_model_slower(fast_mode(steady, slow), higher_is_better=metric == "throughput")
+            if trim:
+                slow, steady = find_slow_starts(model_arms, at, higher_is_better=metric == "throughput")
+                model_arms = fast_mode(model_arms, slow)
+                slower = whole_model_slower(fast_mode(steady, slow), higher_is_better=metric == "throughput")
+            else:  # no slow-mode starts looked for; an escaped slow mode still bars a FAIL
+                slower = whole_model_slower(model_arms, higher_is_better=metric == "throughput")
             alike = slowmode_blocker(slower, ~np.isnan(model_arms[:, 1::2]).all(axis=1), bonferroni)
         test = shift_test(y[:, 0], y[:, 1], noise, higher_is_better=metric == "throughput", cross_job=cross_job,
-                          gap_sigma=baseline_sigma(model_arms[:, 0::2], None if at is None else at[0::2]),
+                          gap_sigma=baseline_sigma(model_arms[:, 0::2], None if at is None else at[0::2], trim=trim),
                           slow_mode=slow)
         p.append(test.p)
         above.append(test.worse_rel >= floor)
@@ -505,7 +513,7 @@ def _speed_look(chunk: Chunk, rows, noises, slots, rules: Rules, *, cross_job: b
         # FAIL also needs the A/B's own runs alone to confirm the shift at the look's α; at the first look over the
         # model's gated speed rows (gate.judging.compare._decide_speed, Thresholds.own_runs_bonferroni)
         p_own, se_own, df_own = own_runs_test(y[:, 0], y[:, 1], model_arms, higher_is_better=metric == "throughput",
-                                              positions=at)
+                                              positions=at, trim=trim)
         own_se.append(se_own)
         own_df.append(df_own)
         own_level = alpha / speed_rows_of[model] if bonferroni else alpha

@@ -104,7 +104,8 @@ def compare(base: Side, cand: Side, suite: Suite, *, models: Sequence[str] | Non
     left out in one job and named on every speed row across jobs; the check is kept in the report.
 
     `run_order`: where the runs sat in the job is known (gate run's interleave, its run log), so σ is taken after
-    the run-position terms (gate.stats.drift). Two trees by hand do not record it (issue 39): σ without them.
+    the run-position terms (gate.stats.drift). Two trees by hand do not record it (issue 39): σ without them, and
+    with fewer than 4 runs an arm untrimmed and without slow-mode starts (gate.stats.speed.trims).
     """
     allowed = tuple(allow_diff)
     bad = sorted(set(allowed) - set(comparability.KINDS))
@@ -155,10 +156,11 @@ def compare(base: Side, cand: Side, suite: Suite, *, models: Sequence[str] | Non
                 # in one job the runs' positions in the interleave are known: σ after a run-position term
                 judge_speed(row, metric, SpeedNoise.pooled(found), cross_job, stale_blockers, sources=evidence(found),
                        own_arms=own, base_arms=base_own, positions=None if cross_job or not run_order else (at, base_at),
-                       whole_model=_whole_model(base, cand, suite, workload.model),
+                       whole_model=_whole_model(base, cand, suite, workload.model), run_log=run_order,
                        stale=bool(calibration_check and calibration_check.status == "stale"),
                        agreement=(None, None) if cross_job else model_agreement(calibration or {}, base, cand, suite, workload,
-                                                                        _whole_model(base, cand, suite, workload.model)))
+                                                                        _whole_model(base, cand, suite, workload.model),
+                                                                        run_log=run_order))
             for made in (row, row.group) if row.group is not None else (row,):
                 if blocking and made.verdict is not Verdict.INCOMPLETE:
                     made.verdict = Verdict.NOT_COMPARABLE

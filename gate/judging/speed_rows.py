@@ -16,6 +16,7 @@ from gate.judging.draft import Draft, plain_delta
 from gate.reading.side import Side
 from gate.stats.drift import interleave_positions
 from gate.stats.noise_model import Calibration
+from gate.stats.outliers import MIN_RUNS_TO_TRIM
 from gate.stats.performance import ratio_policy
 from gate.stats.slowmode import fast_mode, find_slow_starts, whole_model_slower
 from gate.stats.speed import (
@@ -30,9 +31,17 @@ from gate.stats.speed import (
     own_noise,
     own_runs_test,
     shift_test,
+    trims,
 )
 
 # --- speed ------------------------------------------------------------------------------------------------------
+
+# The note on a speed row of two trees without a run log whose arms are too short to trim σ or to find slow-mode
+# starts in (gate.stats.speed.trims, issue 39); {runs}: the fewest runs an arm has.
+# It starts "tested without", so the reason column folds it into the statistics (gate.render.cells).
+UNTRIMMED = ("tested without trimming the runs' spread or looking for slow-mode server starts: with {runs} runs a side "
+             "(fewer than {least}) and no run log, one slow run cannot be told from noise and no later look checks "
+             "what would be set aside; runs 4-6 on both sides would let the row set such runs aside")
 
 CAN_WARN_AT_MOST = "can WARN at most: "  # the note that lists a speed row's fail_blockers
 
@@ -75,25 +84,29 @@ def runs_of_model(base: Side, cand: Side | None, suite: Suite, model: str,
 
 
 def model_agreement(calibration: Mapping[str, Mapping[str, Any]], base: Side, cand: Side, suite: Suite,
-                    workload: Any, whole_model: bool = False) -> tuple[float | None, float | None]:
+                    workload: Any, whole_model: bool = False, run_log: bool = True) -> tuple[float | None, float | None]:
     """The joint F test (gate.stats.speed.joint_agreement) of the A/B's own spread against the calibration over
     the model's gated speed metrics, upper tail and lower tail; None when there is nothing to test. In one job only (σ after a run-position
-    term, as the rows' own σ)."""
-    parts, where = [], []
+    term, as the rows' own σ). `run_log`: as for judge_speed (σ untrimmed and no slow-mode starts where
+    gate.stats.speed.trims says so)."""
+    parts: list[tuple[np.ndarray, SpeedNoise | None]] = []
+    where: list[np.ndarray | None] = []
+    trim = True
     for metric in workload.metrics:
         if metric.kind != "speed" or not metric.gated:
             continue
         noise = SpeedNoise.pooled(model_calibrations(calibration, suite, workload.model, metric.name))
         arms, at = runs_of_model(base, cand, suite, workload.model, metric.name)
-        if whole_model and arms.size:  # σ on the fast mode, as the rows' own (judge_speed)
+        trim = trim and trims(arms, run_log)
+        if whole_model and arms.size and trims(arms, run_log):  # σ on the fast mode, as the rows' own (judge_speed)
             arms = fast_mode(arms, find_slow_starts(arms, at, higher_is_better=metric.higher_is_better)[0])
         if noise is not None and noise.usable and arms.size:
             parts.append((arms, noise))
-            where.append(at)
+            where.append(at if run_log else None)  # trees without a run log record no positions (as the rows)
     if not parts:
         return None, None
-    p = float(joint_agreement(parts, where))
-    low = float(joint_agreement(parts, where, low_tail=True))
+    p = float(joint_agreement(parts, where, trim=trim))
+    low = float(joint_agreement(parts, where, low_tail=True, trim=trim))
     return (p if math.isfinite(p) else None), (low if math.isfinite(low) else None)
 
 
@@ -102,10 +115,13 @@ def judge_speed(row: Draft, metric: MetricSpec, noise: SpeedNoise | None, cross_
            extra_blockers: tuple[str, ...] = (), *, sources: str = "", own_arms: np.ndarray | None = None,
            base_arms: np.ndarray | None = None, stale: bool = False,
            agreement: tuple[float | None, float | None] = (None, None),
-           positions: tuple[np.ndarray, np.ndarray] | None = None, whole_model: bool = False) -> None:
+           positions: tuple[np.ndarray, np.ndarray] | None = None, whole_model: bool = False,
+           run_log: bool = True) -> None:
     """`positions`: where own_arms' and base_arms' runs sat in the job (one job only: gate.stats.drift).
     `whole_model`: every workload of the model is complete on both sides, so own_arms alternate base, candidate
-    workload by workload and slow-mode server starts can be told (gate.stats.slowmode)."""
+    workload by workload and slow-mode server starts can be told (gate.stats.slowmode). `run_log`: the job's run
+    log is there (`gate run`); without it (two trees by hand) and with fewer than 4 runs in an arm σ is the plain
+    spread of the runs and no slow-mode start is looked for (gate.stats.speed.trims), and the row says so."""
     own_at, base_at = positions if positions is not None else (None, None)
     b, c = row.baseline.present, row.candidate.present
     plain_delta(row)
@@ -119,7 +135,15 @@ def judge_speed(row: Draft, metric: MetricSpec, noise: SpeedNoise | None, cross_
     higher = metric.higher_is_better
     source = ""
     slow = None
-    if not cross_job and whole_model and own_arms is not None and own_arms.shape[-1] == len(b) == len(c):
+    trim = cross_job or own_arms is None or trims(own_arms, run_log)
+    if not trim:
+        assert own_arms is not None
+        least = int((~np.isnan(own_arms)).sum(axis=-1)[(~np.isnan(own_arms)).any(axis=-1)].min(initial=own_arms.shape[-1]))
+        row.notes.append(UNTRIMMED.format(runs=least, least=MIN_RUNS_TO_TRIM))
+        if whole_model and own_arms.shape[-1] == len(b) == len(c):  # an escaped slow mode still bars a FAIL
+            alike = whole_model_slower(own_arms, higher_is_better=higher)
+            row.slower_alike = (int(alike.sum()), int((~np.isnan(own_arms[1::2])).all(axis=0).sum()))
+    elif not cross_job and whole_model and own_arms is not None and own_arms.shape[-1] == len(b) == len(c):
         # slow-mode server starts are found first and left out of everything after, σ included (gate.stats.slowmode)
         slow, steady = find_slow_starts(own_arms, own_at, higher_is_better=higher)  # drift, warm-up: not a slow mode
         own_arms = fast_mode(own_arms, slow)
@@ -133,7 +157,8 @@ def judge_speed(row: Draft, metric: MetricSpec, noise: SpeedNoise | None, cross_
         upper, lower = agreement
         in_use, code, p_agree = own_noise(own_arms, usable, stale=stale and usable is not None,
                                           agreement=None if upper is None else np.asarray(upper),
-                                          positions=own_at, agreement_low=None if lower is None else np.asarray(lower))
+                                          positions=own_at, agreement_low=None if lower is None else np.asarray(lower),
+                                          trim=trim)
         source = SOURCE_TEXT[int(code)]
         if int(code) == OWN_DISAGREES:
             noisier = lower is not None and lower < AGREEMENT_LOW_P
@@ -155,7 +180,7 @@ def judge_speed(row: Draft, metric: MetricSpec, noise: SpeedNoise | None, cross_
                 row.fail_blockers += (f"the sides' own spread disagrees with the calibration's σ (F test p = "
                                       f"{float(p_cross):.2g} < {AGREEMENT_P})",)
     if noise is not None and noise.usable:
-        gap_sigma = baseline_sigma(base_arms, base_at) if base_arms is not None and base_arms.size else None
+        gap_sigma = baseline_sigma(base_arms, base_at, trim=trim) if base_arms is not None and base_arms.size else None
         test = shift_test(np.log(np.asarray(b, dtype=float))[None], np.log(np.asarray(c, dtype=float))[None], noise,
                           higher_is_better=higher, cross_job=cross_job, gap_sigma=gap_sigma,
                           slow_mode=None if slow is None else slow[None])
@@ -176,7 +201,7 @@ def judge_speed(row: Draft, metric: MetricSpec, noise: SpeedNoise | None, cross_
             # gate.judging.compare holds it to the look's level: a FAIL must show on the A/B's own runs alone
             p_own, se_own, df_own = own_runs_test(np.log(np.asarray(b, dtype=float))[None],
                                                   np.log(np.asarray(c, dtype=float))[None], own_arms,
-                                                  higher_is_better=higher, positions=own_at)
+                                                  higher_is_better=higher, positions=own_at, trim=trim)
             row.p_own, row.own_se_df = float(p_own[0]), (float(se_own[0]), float(df_own[0]))
         if test.favourable_set_aside[0]:
             row.fail_blockers += ("a candidate run better than the others was set aside: its runs disagree; "

@@ -35,6 +35,10 @@ from gate.stats.outlier_rule import OUTLIER_MIN_REL, OUTLIER_SIGMAS
 
 MIN_RUNS_TO_FLAG = 3  # with two runs neither can be told to be the wild one
 MIN_KEPT = 2
+# Arms of fewer runs than this give σ only untrimmed (plain_sd) where nothing but those runs carries σ and no later
+# look or re-measure follows: two trees without a run log (gate.stats.speed.spread, issue 39). Three runs an arm
+# leave the trim choosing among the very runs σ̂ is made of: σ̂ fell below the χ² 1% quantile 1.3% of the time.
+MIN_RUNS_TO_TRIM = 4
 # The median of |x − arm median| over the runs not at it, for arms of 3 normal runs, in σ (simulated once,
 # 10^6 arms): the robust start divides by it. With longer arms it starts low; the iterations correct it.
 _START_SCALE = 0.689
@@ -112,6 +116,26 @@ def mad_sigma(log_values: np.ndarray) -> np.ndarray:
         deviation = np.abs(y - _median(y))
         flat = np.where(~np.isnan(y) & (deviation > 0), deviation, np.nan).reshape(y.shape[:-2] + (-1,))
         return np.asarray(np.nanmedian(flat, axis=-1) / _START_SCALE)
+
+
+def plain_sd(log_values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """robust_sd without the trim: the pooled within-arm SD of every present run ((..., arms, runs), NaN = absent),
+    its degrees of freedom Σ(n − 1) over arms with two runs or more, and the present runs as the kept mask. Where
+    σ comes from arms of fewer than MIN_RUNS_TO_TRIM runs and nothing else (gate.stats.speed.spread): there σ̂²·df/σ²
+    is χ² on df, so the t test holds its level, and a wild run can only widen σ̂."""
+    y = np.asarray(log_values, dtype=float)
+    present = ~np.isnan(y)
+    n = present.sum(axis=-1)
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        mean = np.where(present, y, 0.0).sum(axis=-1) / n
+        squares = np.where(present, (y - mean[..., None]) ** 2, 0.0).sum(axis=-1)
+    usable = n >= 2
+    ss = np.where(usable, squares, 0.0).sum(axis=-1)
+    df = np.where(usable, n - 1, 0).sum(axis=-1)
+    with np.errstate(all="ignore"):
+        sigma = np.where(df > 0, np.sqrt(ss / np.where(df > 0, df, 1)), np.nan)
+    return sigma, df, present
 
 
 def robust_sd(log_values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -52,7 +52,7 @@ from scipy import stats
 from gate.stats.drift import detrended_sd
 from gate.stats.noise_model import MIN_CALIBRATION_DF, Calibration
 from gate.stats.outlier_rule import OUTLIER_MIN_REL
-from gate.stats.outliers import flag_runs, flag_sigma, robust_sd, split_arms
+from gate.stats.outliers import MIN_RUNS_TO_TRIM, flag_runs, flag_sigma, plain_sd, robust_sd, split_arms
 
 # A/A pairs the docs advise per runner class: the job-to-job spread a speed row across jobs WARNs on.
 ADVISED_PAIRS = 3
@@ -263,27 +263,48 @@ def fail_blockers(noise: SpeedNoise | None, n_base_runs: int, n_cand_runs: int, 
     return tuple(reasons)
 
 
-def spread(arms: np.ndarray, positions: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def spread(arms: np.ndarray, positions: np.ndarray | None = None, *, trim: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The A/B's own σ, df and kept runs: robust_sd of its arms, after a run-position term where `positions` are
-    known (gate.stats.drift: drift through the job must not inflate σ)."""
+    known (gate.stats.drift: drift through the job must not inflate σ). Without `trim` (`trims`: two trees without a
+    run log, fewer than MIN_RUNS_TO_TRIM runs an arm) the plain pooled SD of every run (gate.stats.outliers.plain_sd);
+    such trees record no positions."""
     arms = np.asarray(arms, dtype=float)
+    if not trim:
+        return plain_sd(arms)
     return robust_sd(arms) if positions is None else detrended_sd(arms, positions)[:3]
 
 
+def trims(arms: np.ndarray, run_log: bool) -> bool:
+    """Whether σ from these arms ((..., arms, runs), NaN = absent) is trimmed and slow-mode starts are looked for in
+    them (gate.stats.slowmode): always where the job's run log is there (`gate run`: a later look or a re-measure
+    checks what a 3-run look set aside), and otherwise (two trees by hand, judged at one look on these runs alone)
+    only when every arm has MIN_RUNS_TO_TRIM runs or more. With three runs an arm the trim and the slow-mode finder
+    choose among the very runs σ̂ is made of, so σ̂ comes out low (below the χ² 1% quantile 1.3% of the time with
+    the trim), and one slow run in three is what the slowest of three ordinary runs looks like often enough
+    (docs/statistics.md, issue 39)."""
+    if run_log:
+        return True
+    y = np.asarray(arms, dtype=float)
+    present = (~np.isnan(y)).sum(axis=-1)
+    return bool(y.size == 0 or present[present > 0].min(initial=MIN_RUNS_TO_TRIM) >= MIN_RUNS_TO_TRIM)
+
+
 def joint_agreement(parts: Sequence[tuple[np.ndarray, SpeedNoise | None]],
-                    positions: Sequence[np.ndarray | None] | None = None, *, low_tail: bool = False) -> np.ndarray:
+                    positions: Sequence[np.ndarray | None] | None = None, *, low_tail: bool = False,
+                    trim: bool = True) -> np.ndarray:
     """One F test of the A/B's own spread against the calibration's σ over several metrics of one model together
     (its gated speed metrics): Σ ss_own/σ²_cal over Σ df_own, against Σ df_cal. A calibration goes stale for the
     machine, not for one metric, and one metric's 8 first-look degrees of freedom told σ 2% from a calibration's
     1% only 78% of the time (the rest pooled a σ half the truth: 4.8% false FAIL per no-op PR). The metrics
     share the run effect, so their df overstate the evidence: the test then rejects more often, which only
     pools less. NaN where no part has a usable calibration. `arms` as for own_noise. `low_tail`: the p that the
-    calibration is NOT noisier than the runs (the F test's lower tail), held to AGREEMENT_LOW_P."""
+    calibration is NOT noisier than the runs (the F test's lower tail), held to AGREEMENT_LOW_P. `trim`: as for
+    `spread`."""
     u = d_own = d_cal = np.zeros(())
     for k, (arms, cal) in enumerate(parts):
         if cal is None:
             continue
-        sigma_own, df_own, _ = spread(arms, None if positions is None else positions[k])
+        sigma_own, df_own, _ = spread(arms, None if positions is None else positions[k], trim=trim)
         sigma_cal = np.asarray(cal.sigma, dtype=float)
         df_cal = np.asarray(cal.sigma_df, dtype=float)
         usable = (df_cal >= MIN_CALIBRATION_DF) & np.isfinite(sigma_cal) & (sigma_cal > 0) & (df_own > 0)
@@ -308,7 +329,7 @@ def _agreement_p(ratio: np.ndarray, df_own: np.ndarray, df_cal: np.ndarray, low_
 
 def own_noise(arms: np.ndarray, calibration: SpeedNoise | None, *, stale: bool = False,
               agreement: np.ndarray | None = None, positions: np.ndarray | None = None,
-              agreement_low: np.ndarray | None = None) -> tuple[SpeedNoise, np.ndarray, np.ndarray]:
+              agreement_low: np.ndarray | None = None, trim: bool = True) -> tuple[SpeedNoise, np.ndarray, np.ndarray]:
     """The σ an in-job row uses: the A/B's own runs, pooled with a fresh calibration that agrees with them.
 
     `arms`: ln(value) as (..., arms, runs), NaN = absent run: both arms of every workload of the model, for
@@ -317,9 +338,9 @@ def own_noise(arms: np.ndarray, calibration: SpeedNoise | None, *, stale: bool =
     `agreement`: the model's joint_agreement p, used in place of this metric's own F test where it is finite.
     `positions`: where each run sat in the job (gate.stats.drift.arm_positions); σ is then taken after a
     run-position term. `agreement_low`: the model's joint_agreement lower-tail p (in one job): a calibration
-    far noisier than the runs (p below AGREEMENT_LOW_P) is not pooled either.
+    far noisier than the runs (p below AGREEMENT_LOW_P) is not pooled either. `trim`: as for `spread`.
     """
-    sigma_own, df_own, _ = spread(arms, positions)
+    sigma_own, df_own, _ = spread(arms, positions, trim=trim)
     ss_own = np.where(df_own > 0, np.nan_to_num(sigma_own) ** 2 * df_own, 0.0)
     if calibration is None or stale:
         code = np.full(np.shape(df_own), OWN_STALE if calibration is not None else OWN_NO_CALIBRATION)
@@ -349,24 +370,25 @@ def own_noise(arms: np.ndarray, calibration: SpeedNoise | None, *, stale: bool =
     return SpeedNoise(sigma=cast(Any, sigma), sigma_df=cast(Any, df.astype(int))), code, agreement
 
 
-def baseline_sigma(base_arms: np.ndarray, positions: np.ndarray | None = None) -> np.ndarray:
+def baseline_sigma(base_arms: np.ndarray, positions: np.ndarray | None = None, *, trim: bool = True) -> np.ndarray:
     """The robust σ of the baseline's arms alone ((..., arms, runs) of the model's workloads, NaN = absent),
-    after a run-position term where `positions` are known."""
-    return spread(base_arms, positions)[0]
+    after a run-position term where `positions` are known; untrimmed without `trim` (`spread`)."""
+    return spread(base_arms, positions, trim=trim)[0]
 
 
 def own_runs_p(base_log: np.ndarray, cand_log: np.ndarray, arms: np.ndarray, *,
-               higher_is_better: bool, positions: np.ndarray | None = None) -> np.ndarray:
+               higher_is_better: bool, positions: np.ndarray | None = None, trim: bool = True) -> np.ndarray:
     """p of the same shift with σ from the A/B's own runs alone (`arms` as for own_noise); NaN without their df.
     Across jobs this σ leaves out the job effect, so the check can only be passed more easily than the test."""
-    return own_runs_test(base_log, cand_log, arms, higher_is_better=higher_is_better, positions=positions)[0]
+    return own_runs_test(base_log, cand_log, arms, higher_is_better=higher_is_better, positions=positions,
+                         trim=trim)[0]
 
 
 def own_runs_test(base_log: np.ndarray, cand_log: np.ndarray, arms: np.ndarray, *, higher_is_better: bool,
-                  positions: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                  positions: np.ndarray | None = None, trim: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """own_runs_p's p, with its SE and df: a FAIL needs this test too, so what a row can detect is bounded by it
     (gate.judging.compare: the row's `detects`)."""
-    own, _, _ = own_noise(arms, None, positions=positions)
+    own, _, _ = own_noise(arms, None, positions=positions, trim=trim)
     test = shift_test(base_log, cand_log, own, higher_is_better=higher_is_better, cross_job=False)
     usable = np.asarray(own.sigma_df) > 0
     return np.where(usable, test.p, np.nan), np.where(usable, test.se, np.nan), np.where(usable, test.df, np.nan)
