@@ -131,6 +131,15 @@ def issue36_cells() -> list[Scenario]:
         if sigma == 0.01:
             out.append(Scenario("m-thr-5-slowstart-s1", f"throughput −5%, {slow.name}", slow, "two-look",
                                 throughput_change=-0.05))
+    # A real build that is slower is slower on every workload of its model, which a slow-mode start also is: the
+    # slow-mode guards must leave such a regression a FAIL (issue 36: "never a slow mode").
+    plain = _model("σ 1%, normal", 0.01)
+    for change in (0.03, 0.04, 0.05):
+        out.append(Scenario(f"m-thr-{round(change * 100)}-model-s1", f"throughput −{change:.0%} on every workload of "
+                            f"the model, {plain.name}", plain, "two-look", throughput_change=-change, whole_model=True))
+    slow = _model("σ 1%, 20% of server starts 8% slow", 0.01, slow_start_prob=0.2, slow_start_factor=0.92)
+    out.append(Scenario("m-thr-5-model-slowstart-s1", f"throughput −5% on every workload of the model, {slow.name}",
+                        slow, "two-look", throughput_change=-0.05, whole_model=True))
     leak = _model("σ 1%, each arm's first scored run 3% slow", 0.01, warmup_leak=0.03)
     out.append(Scenario("m-noop-warmup", f"no-op, {leak.name}", leak, "two-look"))
     out.append(Scenario("m-thr-3-warmup", f"throughput −3%, {leak.name}", leak, "two-look", throughput_change=-0.03))

@@ -117,6 +117,7 @@ class Scenario:
     design: str  # "two-look" (interleaved A/B in one job, gate run's plan) or "cross-job" (vs a stored baseline)
     throughput_change: float = 0.0  # relative throughput change on TARGET (−0.03 = 3% slower; latency ÷ the same)
     wer_change_pp: float = 0.0  # diffuse corpus WER change on TARGET, percentage points
+    whole_model: bool = False  # the throughput change on every workload of TARGET's model: a build slower everywhere
     extra: dict = field(default_factory=dict)
 
 

@@ -155,7 +155,8 @@ def draw_chunk(rng: np.random.Generator, scenario: Scenario, test_sets: dict[str
         cal_thr, cal_p95 = _speed_runs(rng, noise, (batch, pairs, 2, RUNS), len(wls), arm_jobs=cross,
                                        sigma=noise.calibration_sigma)
         for k, w in enumerate(wls):
-            shift = np.log1p(scenario.throughput_change) if w.workload_id == TARGET else 0.0
+            changed = w.workload_id == TARGET or (scenario.whole_model and w.model == TARGET.split("/")[0])
+            shift = np.log1p(scenario.throughput_change) if changed else 0.0
             thr_w, p95_w = thr[..., k].copy(), p95[..., k].copy()
             thr_w[:, 1] += shift
             p95_w[:, 1] -= shift
