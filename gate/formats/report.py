@@ -105,7 +105,7 @@ class Within(StrEnum):
 
 
 class NextStep(StrEnum):
-    MORE_RUNS = "more_runs"  # runbook runs 4-6 on both sides
+    MORE_RUNS = "more_runs"  # more runs on both sides, numbered after theirs (runbook runs 4-6 after 3)
     CALIBRATE = "calibrate"  # `gate baseline calibrate A B`
     AB_RUN = "ab_run"  # `gate run --ab`
 

@@ -113,7 +113,7 @@ def judge_accuracy(row: Draft, workload: Workload, metric: MetricSpec, wb: Workl
             row.next_step = step
             row.notes.append("can WARN at most: no A/A dispersion record, same-commit transcripts not shown identical "
                              f"and fewer than {OWN_MIN_DF // 2 + 1} runs a side to measure the churn from (correlated "
-                             f"churn would make the sign-flip test too liberal); to decide: {next_steps.TEXT[step]}")
+                             f"churn would make the sign-flip test too liberal); to decide: {next_steps.text(step, next_steps.runs_of(row))}")
         else:
             row.own_churn = (own.ss_total, own.ss_units, own.df, r_b, r_c, next_steps.for_accuracy(cross_job))
         if own is not None and own.widens:

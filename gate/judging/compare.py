@@ -287,7 +287,7 @@ def _decide_quality(quality: list[Draft], thresholds: Thresholds) -> None:
             row.notes.append(f"can WARN at most: the group swings as one, and over its {row.baseline.n_used} + "
                              f"{row.candidate.n_used} runs the exact permutation p is {row.p_exact:.2g}, above "
                              f"{level:.2g} (α over the model's accuracy rows; at least 1/{ways}"
-                             f" with this many runs); to decide: {next_steps.TEXT[next_steps.MORE_RUNS]}")
+                             f" with this many runs); to decide: {next_steps.text(next_steps.MORE_RUNS, next_steps.runs_of(row))}")
     p = np.array([[r.p_value for r in quality]], dtype=float)
     result = decision.decide_family(
         decision.weighted(p, np.array([weights])), np.array([[r.above_floor for r in quality]]),
@@ -348,7 +348,7 @@ def _hidden_groups(quality: list[Draft], alpha: float) -> None:
         row.next_step = step
         row.notes.append(f"can WARN at most: utterances churn together in the model's own runs (p {p:.2g}), and a group "
                          f"that stayed put within each side's {r_b} + {r_c} runs would split the sides like a real "
-                         f"change as often as {split:.2g} (above α {alpha:g}); to decide: {next_steps.TEXT[step]}")
+                         f"change as often as {split:.2g} (above α {alpha:g}); to decide: {next_steps.text(step, next_steps.runs_of(row))}")
 
 
 def _decide_speed(speed: list[Draft], thresholds: Thresholds) -> None:

@@ -10,13 +10,27 @@ CALIBRATE = "calibrate"
 AB_RUN = "ab_run"
 
 TEXT = {
-    MORE_RUNS: "score runs 4, 5 and 6 on both sides with the runbook's own commands (its Step 4 with RUN=4, 5 and 6, "
-               "then the model blocks), then compare again",
     CALIBRATE: "measure the baseline's commit twice more (an A/A pair), store the noise with `gate baseline calibrate "
                "A B --baseline FILE` and compare with `--calibration FILE`",
     AB_RUN: "run `gate run --ab BASE_CHECKOUT CANDIDATE_CHECKOUT`: one job, interleaved, and runs 4-6 are added "
             "where the first look is undecided",
 }
+
+
+def text(step: str, runs: int) -> str:
+    """The step in words. More runs are numbered after those the sides have (`runs`, the larger side's): the
+    runbook's 3 make them runs 4-6, a pooled 6+6 of `gate run --ab` runs 7-9."""
+    if step != MORE_RUNS:
+        return TEXT[step]
+    first = max(runs, 3) + 1
+    numbers = f"{first}, {first + 1} and {first + 2}"
+    return (f"score runs {numbers} on both sides with the runbook's own commands (its Step 4 with RUN={numbers}, "
+            "then the model blocks), then compare again")
+
+
+def runs_of(row: Draft) -> int:
+    """The scored runs of the row's larger side: what further runs are numbered after."""
+    return max(len(row.baseline.values), len(row.candidate.values))
 
 
 def for_accuracy(cross_job: bool) -> str:
@@ -43,4 +57,4 @@ def assign(row: Draft, cross_job: bool) -> None:
         row.next_step = for_accuracy(cross_job)
     else:
         return
-    row.notes.append(f"to decide: {TEXT[row.next_step]}")
+    row.notes.append(f"to decide: {text(row.next_step, runs_of(row))}")
