@@ -25,6 +25,7 @@ from gate.stats.outlier_rule import OUTLIER_MIN_REL
 from gate.stats.outliers import mad_sigma
 
 SLOW_MODE_SIGMAS = 3.0
+MIXTURE_MIN_RUNS = 4  # fewer candidate runs show no fast mode to stand apart from: all past the limit count
 
 
 def slow_mode_runs(arms: np.ndarray, *, higher_is_better: bool) -> np.ndarray:
@@ -100,18 +101,16 @@ def fast_mode(arms: np.ndarray, slow: np.ndarray) -> np.ndarray:
 
 def whole_model_slower(arms: np.ndarray, *, higher_is_better: bool) -> np.ndarray:
     """(..., 2W, runs) as slow_mode_runs reads them (slow-mode runs already absent: `fast_mode`) -> (..., runs)
-    bool: the candidate runs in which EVERY workload (two or more) is worse than that workload's baseline median,
-    and than the candidate's own fastest run, by more than max(SLOW_MODE_SIGMAS·σ, 3%), and which stand apart from
-    the candidate's other runs. Some such runs among others are a slow mode that escaped slow_mode_runs (a slow
-    arm median hides it), so the row may not FAIL on them (`fail_blocker`).
+    bool: the candidate runs in which EVERY workload (two or more) is worse than that workload's baseline median by
+    more than max(SLOW_MODE_SIGMAS·σ, 3%). Some such runs among others are a slow mode that escaped slow_mode_runs
+    (a slow arm median hides it), so the row may not FAIL on them (`fail_blocker`).
 
-    A mixture has a gap: its slow runs lie apart from its fast ones, in every workload, by more than half that
-    limit (the fastest slow run against the slowest other run), and a slow start on top of a regression is slow
-    against the candidate's own fast runs, not only against the baseline. A build slower on every workload
-    shifts all its runs alike; those that straddle the limit by chance have no such gap, and they are a
-    regression, never a slow mode (a −3% build on a σ 0.4% H100 had 4 of its 6 runs beyond the limit and was
-    barred from FAILing). Where every candidate run is beyond the baseline's limit, all are counted: at a first
-    look three slow-mode starts in a row are possible, and more runs tell (`fail_blocker`)."""
+    Only as a mixture, though: beside a slow mode the candidate's other runs sit with the baseline. Where they
+    are themselves worse than the baseline's median by more than half that limit, in every workload, the whole
+    build is slower and the runs past the limit are its own spread straddling it, not a slow mode: none is
+    counted (a −3% build on a σ 0.4% H100 had 4 of its 6 runs past the limit and was barred from FAILing).
+    With fewer than MIXTURE_MIN_RUNS candidate runs there is no telling, and every run past the limit counts (at a
+    first look the model then extends)."""
     y = np.asarray(arms, dtype=float)
     lead, runs = y.shape[:-2], y.shape[-1]
     if y.shape[-2] < 4 or y.shape[-2] % 2:
@@ -122,23 +121,15 @@ def whole_model_slower(arms: np.ndarray, *, higher_is_better: bool) -> np.ndarra
         worse = (by[..., 1, :] - np.nanmedian(by[..., 0, :], axis=-1, keepdims=True)) * (-1.0 if higher_is_better else 1.0)
     s = np.nan_to_num(mad_sigma(y))
     limit = np.reshape(np.maximum(SLOW_MODE_SIGMAS * s, np.log1p(OUTLIER_MIN_REL)), np.shape(s) + (1, 1))
+    with np.errstate(invalid="ignore"):
+        slow = np.where(np.isnan(worse), False, worse > limit).all(axis=-2)  # (..., runs)
+    rest = ~slow & ~np.isnan(worse).any(axis=-2)  # the candidate's runs not past the limit
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        fastest = np.nanmin(worse, axis=-1, keepdims=True)  # the candidate's fast mode, when it has one
-        past = np.where(np.isnan(worse), False, worse > limit)  # beyond the baseline
-        beyond = past & (worse - fastest > limit)  # and beyond the candidate's own fastest run
-    every = past.all(axis=-2)  # (..., runs)
-    present = ~np.isnan(worse).any(axis=-2)
-    all_past = (every | ~present).all(axis=-1, keepdims=True) & present.any(axis=-1, keepdims=True)
-    slow = beyond.all(axis=-2)
-    others = ~slow & present  # present candidate runs not beyond in every workload
-    with np.errstate(all="ignore"), warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        slowest_fast = np.nanmax(np.where(others[..., None, :], worse, np.nan), axis=-1)  # (..., W)
-        fastest_slow = np.nanmin(np.where(slow[..., None, :], worse, np.nan), axis=-1)
-        gap = fastest_slow - slowest_fast
-    apart = np.where(np.isnan(gap), True, gap > limit[..., 0] / 2).all(axis=-1)  # (...,): no other runs: apart
-    return np.asarray(np.where(all_past, every, slow & apart[..., None]), dtype=bool)
+        rest_shift = np.nanmean(np.where(rest[..., None, :], worse, np.nan), axis=-1)  # (..., W)
+    shifted = np.where(np.isnan(rest_shift), False, rest_shift > limit[..., 0] / 2).all(axis=-1)
+    shifted &= (~np.isnan(worse).any(axis=-2)).sum(axis=-1) >= MIXTURE_MIN_RUNS
+    return np.asarray(slow & ~shifted[..., None], dtype=bool)
 
 
 def fail_blocker(slower: np.ndarray, present: np.ndarray, first_look: bool) -> np.ndarray:

@@ -1,4 +1,5 @@
-"""Candidate runs slower in every workload bar a FAIL only as a mixture: apart from the other runs (issue 36)."""
+"""Candidate runs slower in every workload bar a FAIL only as a mixture: beside fast runs at the baseline's level
+(issue 36)."""
 from __future__ import annotations
 
 import numpy as np
@@ -33,9 +34,15 @@ def test_two_slow_starts_among_fast_ones_are_still_found():
     assert found >= 90  # 8% slow at σ 1%: now and then a slow start is within 3σ̂ in one workload
 
 
-def test_a_slow_mode_on_top_of_a_regression_is_still_found():
+def test_a_slow_start_on_top_of_a_regression_does_not_hide_it():
+    # The candidate's other runs are 3% slower than the baseline too: the build is slower, whatever run 2 was.
     slower = whole_model_slower(_arms(7, np.log(0.97), 0.005, (2,), np.log(0.90)), higher_is_better=True)
-    assert slower.tolist() == [False, False, True, False, False, False]
+    assert not slower.any()
+
+
+def test_with_three_runs_every_run_past_the_limit_counts():
+    slower = whole_model_slower(_arms(11, np.log(0.97), 0.002, (2,), np.log(0.90))[:, :3], higher_is_better=True)
+    assert slower[2] and fail_blocker(slower, np.ones(3, bool), first_look=True)
 
 
 def test_every_run_beyond_is_counted_and_bars_only_a_first_look():
