@@ -44,7 +44,7 @@ from gate.stats.overdispersion import (
 )
 from gate.stats.quality import catastrophic_masks, sign_flip_p_batch
 from gate.stats.slowmode import fail_blocker as slowmode_blocker
-from gate.stats.slowmode import fast_mode, find_slow_starts, whole_model_slower
+from gate.stats.slowmode import fast_mode, find_slow_starts, remeasure_depth, whole_model_slower
 from gate.stats.speed import (
     ADVISED_PAIRS,
     POWER,
@@ -440,13 +440,17 @@ def _in_job(chunk: Chunk, by_model: dict, calibrations: dict, slots: dict, model
 
 def _remeasure(chunk: Chunk, workloads: list[str], noises: dict, model: str, slots: np.ndarray,
                used: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """gate run re-measures the first flagged run of an arm (any gated speed metric of any of the model's
-    workloads), once per arm over the whole plan: the spare slot takes its place. A candidate run flagged as
-    WORSE stays (the row is then unstable, WARN at least: an intermittent regression must not be re-measured
-    away)."""
+    """gate run's re-measures (gate.runner.twolooks), once per arm over the whole plan, both arms alike: the spare
+    slot takes the place of (1) the arm's deepest slow-mode start at the look's end (every workload's throughput
+    worse than the other arm's median: gate.stats.slowmode.remeasure_depth), else (2) the first run the outlier
+    rule flags on any gated speed metric of any of the model's workloads (gate.judging.outliers.find_outlier),
+    unless a run of the arm is flagged WORSE in some of the model's workloads only: that run stays and the arm is
+    not re-measured (the row is then unstable, WARN at least: an intermittent regression must not be re-measured
+    away). The runner checks (2) after every scored run, the simulator at the look's end."""
     flagged = np.zeros(slots.shape, bool)
-    worse = np.zeros(slots.shape, bool)
+    worse_in = []  # per workload: runs flagged worse on one of its gated speed metrics
     for wid in workloads:
+        worse = np.zeros(slots.shape, bool)
         for metric in SPEED_ROWS:
             y = np.take_along_axis(chunk.speed[wid][metric], slots, axis=2)
             noise = noises[(model, metric)]
@@ -454,9 +458,17 @@ def _remeasure(chunk: Chunk, workloads: list[str], noises: dict, model: str, slo
             flagged |= flags
             slower = y < np.median(y, axis=-1, keepdims=True) if metric == "throughput" else \
                 y > np.median(y, axis=-1, keepdims=True)
-            worse[:, 1] |= (flags & slower)[:, 1]
-    redo = (flagged & ~worse).any(-1) & ~worse.any(-1) & ~used
-    first = (flagged & ~worse).argmax(-1)
+            worse |= flags & slower
+        worse_in.append(worse)
+    whole = np.logical_and.reduce(worse_in)  # worse in every workload: a slow start, re-measured like any other
+    stays = np.logical_or.reduce(worse_in) & ~whole
+    plain = flagged & ~stays
+    arms = np.concatenate([np.take_along_axis(chunk.speed[wid]["throughput"], slots, axis=2) for wid in workloads],
+                          axis=1)
+    depth = remeasure_depth(arms, arm_positions(arms.shape[1], arms.shape[2]), higher_is_better=True)
+    slow = np.isfinite(depth)
+    redo = (slow.any(-1) | (plain.any(-1) & ~stays.any(-1))) & ~used
+    first = np.where(slow.any(-1), np.argmax(np.where(slow, depth, -np.inf), axis=-1), plain.argmax(-1))
     slots = slots.copy()
     b, a = np.nonzero(redo)
     slots[b, a, first[b, a]] = 2 * RUNS

@@ -118,6 +118,38 @@ def whole_model_slower(arms: np.ndarray, *, higher_is_better: bool) -> np.ndarra
     return np.asarray(slow.all(axis=-2), dtype=bool)
 
 
+def remeasure_depth(arms: np.ndarray, positions: np.ndarray | None, *, higher_is_better: bool) -> np.ndarray:
+    """(..., 2W, runs) ln values as slow_mode_runs reads them, with their positions in the job (None: unknown) ->
+    (..., 2, runs): how far each run is a slow-mode start worth a fresh server (the mean, over the model's
+    workloads, of how much worse it is than the OTHER arm's median, after the job's position terms), NaN where it
+    is not one. A run is one when EVERY workload (two or more) is worse than the other arm's median by more than
+    max(SLOW_MODE_SIGMAS·σ, the outlier rule's 3%), σ the median absolute deviation of all the runs.
+
+    The runner re-measures the deepest such run of each arm, within its one re-measure per arm and model, in
+    both arms alike (gate.runner.twolooks; benchmarks/power/simulate.py mirrors it). Against the other arm's median,
+    because its own arm's can sit in the slow mode: with 4 of a candidate's 6 starts slow (1.5% of models where 20%
+    of starts are slow) nothing is a minority to set aside, and the row judged them a regression. A uniform
+    regression moves every candidate run alike: the re-measure is slow too, and nothing changes but one run more.
+    A slowdown of one workload is no slow start (the model's other workloads are not slower with it): it stays."""
+    y = np.asarray(arms, dtype=float)
+    lead, runs = y.shape[:-2], y.shape[-1]
+    if y.shape[-2] < 4 or y.shape[-2] % 2 or runs < 2:
+        return np.full(lead + (2, runs), np.nan)
+    steady = find_slow_starts(y, positions, higher_is_better=higher_is_better)[1]
+    sign = -1.0 if higher_is_better else 1.0
+    by = steady.reshape(lead + (y.shape[-2] // 2, 2, runs)) * sign  # (..., W, 2, runs): larger is worse
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        other = np.flip(np.nanmedian(by, axis=-1, keepdims=True), axis=-2)  # (..., W, 2, 1): the other arm's median
+        worse = by - other
+    s = np.nan_to_num(mad_sigma(steady))
+    limit = np.reshape(np.maximum(SLOW_MODE_SIGMAS * s, np.log1p(OUTLIER_MIN_REL)), np.shape(s) + (1, 1, 1))
+    with np.errstate(invalid="ignore"):
+        every = np.where(np.isnan(worse), False, worse > limit).all(axis=-3)  # (..., 2, runs)
+        depth = worse.mean(axis=-3)
+    return np.where(every, depth, np.nan)
+
+
 def fail_blocker(slower: np.ndarray, present: np.ndarray, first_look: bool) -> np.ndarray:
     """Whether whole-model-slower candidate runs (`whole_model_slower`) bar a FAIL: at a first look any (three
     starts all in the host's slow mode happen on 0.8% of models with 20% of starts slow; more runs tell), at the
