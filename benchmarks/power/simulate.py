@@ -44,7 +44,7 @@ from gate.stats.overdispersion import (
 )
 from gate.stats.quality import catastrophic_masks, sign_flip_p_batch
 from gate.stats.slowmode import fail_blocker as slowmode_blocker
-from gate.stats.slowmode import fast_mode, find_slow_starts, remeasure_depth, whole_model_slower
+from gate.stats.slowmode import fast_mode, find_slow_starts, remeasure_depth, steady_given, whole_model_slower
 from gate.stats.speed import (
     ADVISED_PAIRS,
     POWER,
@@ -426,8 +426,12 @@ def _in_job(chunk: Chunk, by_model: dict, calibrations: dict, slots: dict, model
     # σ on the fast mode: slow-mode server starts left out first (gate.judging.speed_rows.judge_speed)
     # σ after a run-position term, where the order is known (gate run's log; not in two trees by hand)
     at = arm_positions(arms[SPEED_ROWS[0]].shape[1], slots[model].shape[-1]) if order_known else None
-    arms = {metric: fast_mode(a, find_slow_starts(a, at, higher_is_better=metric == "throughput")[0])
-            for metric, a in arms.items()}
+    if order_known:  # one slow-mode set per model, found on its throughput rows (speed_rows.model_slow_starts)
+        slow = find_slow_starts(arms["throughput"], at, higher_is_better=True)[0]
+        arms = {metric: fast_mode(a, slow) for metric, a in arms.items()}
+    else:
+        arms = {metric: fast_mode(a, find_slow_starts(a, at, higher_is_better=metric == "throughput")[0])
+                for metric, a in arms.items()}
     parts = [(arms[metric], calibrations[(model, metric)]) for metric in SPEED_ROWS]
     joint = joint_agreement(parts, [at] * len(SPEED_ROWS))
     low = joint_agreement(parts, [at] * len(SPEED_ROWS), low_tail=True)
@@ -482,6 +486,7 @@ def _speed_look(chunk: Chunk, rows, noises, slots, rules: Rules, *, cross_job: b
     own_df: list = []
     batch = slots[rows[0][1]].shape[0]
     speed_rows_of = {model: sum(r[1] == model for r in rows) for _, model, _ in rows}
+    model_slow: dict = {}
     for wid, model, metric in rows:
         y = np.take_along_axis(chunk.speed[wid][metric], slots[model], axis=2)
         noise = noises[(model, metric)]
@@ -500,8 +505,16 @@ def _speed_look(chunk: Chunk, rows, noises, slots, rules: Rules, *, cross_job: b
                                      for w in chunk.speed if w.split("/")[0] == model], axis=1)
         at = None if cross_job or not order_known else arm_positions(model_arms.shape[1], model_arms.shape[2])
         slow, alike = None, np.zeros(batch, bool)
-        if not cross_job:
+        if not cross_job and at is not None:  # the model's slow-mode starts, found on its throughput rows
+            if model not in model_slow:
+                thr_arms = np.concatenate([np.take_along_axis(chunk.speed[w]["throughput"], slots[model], axis=2)
+                                           for w in chunk.speed if w.split("/")[0] == model], axis=1)
+                model_slow[model] = find_slow_starts(thr_arms, at, higher_is_better=True)[0]
+            slow = model_slow[model]
+            steady = steady_given(model_arms, at, slow)
+        elif not cross_job:
             slow, steady = find_slow_starts(model_arms, at, higher_is_better=metric == "throughput")
+        if not cross_job:
             model_arms = fast_mode(model_arms, slow)
             slower = whole_model_slower(fast_mode(steady, slow), higher_is_better=metric == "throughput")
             alike = slowmode_blocker(slower, ~np.isnan(model_arms[:, 1::2]).all(axis=1), bonferroni)

@@ -89,6 +89,15 @@ def find_slow_starts(arms: np.ndarray, positions: np.ndarray | None, *,
     return slow_mode_runs(steady, higher_is_better=higher_is_better), steady
 
 
+def steady_given(arms: np.ndarray, positions: np.ndarray | None, slow: np.ndarray) -> np.ndarray:
+    """The arms ((..., 2W, runs)) less the job's position terms fitted on the runs that are not slow-mode starts
+    (`slow`, (..., 2, runs), found on another metric of the same server starts: `find_slow_starts`' steady arms)."""
+    y = np.asarray(arms, dtype=float)
+    if positions is None:
+        return y
+    return without_terms(y, positions, left_out=_per_row(slow, y.shape[-2]))
+
+
 def fast_mode(arms: np.ndarray, slow: np.ndarray) -> np.ndarray:
     """The arms ((..., 2W, runs), as slow_mode_runs reads them) with the slow-mode runs ((..., 2, runs)) absent
     (NaN) in every workload: what σ is estimated on."""
