@@ -103,9 +103,9 @@ def model_agreement(calibration: Mapping[str, Mapping[str, Any]], base: Side, ca
         noise = SpeedNoise.pooled(model_calibrations(calibration, suite, workload.model, metric.name))
         arms, at = runs_of_model(base, cand, suite, workload.model, metric.name)
         if whole_model and arms.size:  # σ on the fast mode, as the rows' own (judge_speed)
-            same = slow_starts is not None and slow_starts.shape[-1] == arms.shape[-1]
-            arms = fast_mode(arms, slow_starts if same else
-                             find_slow_starts(arms, at, higher_is_better=metric.higher_is_better)[0])
+            slow = (slow_starts if slow_starts is not None and slow_starts.shape[-1] == arms.shape[-1] else
+                    find_slow_starts(arms, at, higher_is_better=metric.higher_is_better)[0])
+            arms = fast_mode(arms, slow)
         if noise is not None and noise.usable and arms.size:
             parts.append((arms, noise))
             where.append(at)
