@@ -44,7 +44,7 @@ from gate.stats.overdispersion import (
 )
 from gate.stats.quality import catastrophic_masks, sign_flip_p_batch
 from gate.stats.slowmode import fail_blocker as slowmode_blocker
-from gate.stats.slowmode import fast_mode, find_slow_starts, whole_model_slower
+from gate.stats.slowmode import fast_mode, find_slow_starts, remeasure_depth, steady_given, whole_model_slower
 from gate.stats.speed import (
     ADVISED_PAIRS,
     POWER,
@@ -430,7 +430,10 @@ def _in_job(chunk: Chunk, by_model: dict, calibrations: dict, slots: dict, model
     at = arm_positions(arms[SPEED_ROWS[0]].shape[1], slots[model].shape[-1]) if order_known else None
     # without a run log and with fewer than 4 runs an arm: σ untrimmed, no slow-mode starts (gate.stats.speed.trims)
     trim = trims(arms[SPEED_ROWS[0]], order_known)
-    if trim:
+    if order_known:  # one slow-mode set per model, found on its throughput rows (speed_rows.model_slow_starts)
+        slow = find_slow_starts(arms["throughput"], at, higher_is_better=True)[0]
+        arms = {metric: fast_mode(a, slow) for metric, a in arms.items()}
+    elif trim:
         arms = {metric: fast_mode(a, find_slow_starts(a, at, higher_is_better=metric == "throughput")[0])
                 for metric, a in arms.items()}
     parts = [(arms[metric], calibrations[(model, metric)]) for metric in SPEED_ROWS]
@@ -445,13 +448,17 @@ def _in_job(chunk: Chunk, by_model: dict, calibrations: dict, slots: dict, model
 
 def _remeasure(chunk: Chunk, workloads: list[str], noises: dict, model: str, slots: np.ndarray,
                used: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """gate run re-measures the first flagged run of an arm (any gated speed metric of any of the model's
-    workloads), once per arm over the whole plan: the spare slot takes its place. A candidate run flagged as
-    WORSE stays (the row is then unstable, WARN at least: an intermittent regression must not be re-measured
-    away)."""
+    """gate run's re-measures (gate.runner.twolooks), once per arm over the whole plan, both arms alike: the spare
+    slot takes the place of (1) the arm's deepest slow-mode start at the look's end (every workload's throughput
+    worse than the other arm's median: gate.stats.slowmode.remeasure_depth), else (2) the first run the outlier
+    rule flags on any gated speed metric of any of the model's workloads (gate.judging.outliers.find_outlier),
+    unless a run of the arm is flagged WORSE in some of the model's workloads only: that run stays and the arm is
+    not re-measured (the row is then unstable, WARN at least: an intermittent regression must not be re-measured
+    away). The runner checks (2) after every scored run, the simulator at the look's end."""
     flagged = np.zeros(slots.shape, bool)
-    worse = np.zeros(slots.shape, bool)
+    worse_in = []  # per workload: runs flagged worse on one of its gated speed metrics
     for wid in workloads:
+        worse = np.zeros(slots.shape, bool)
         for metric in SPEED_ROWS:
             y = np.take_along_axis(chunk.speed[wid][metric], slots, axis=2)
             noise = noises[(model, metric)]
@@ -459,9 +466,17 @@ def _remeasure(chunk: Chunk, workloads: list[str], noises: dict, model: str, slo
             flagged |= flags
             slower = y < np.median(y, axis=-1, keepdims=True) if metric == "throughput" else \
                 y > np.median(y, axis=-1, keepdims=True)
-            worse[:, 1] |= (flags & slower)[:, 1]
-    redo = (flagged & ~worse).any(-1) & ~worse.any(-1) & ~used
-    first = (flagged & ~worse).argmax(-1)
+            worse |= flags & slower
+        worse_in.append(worse)
+    whole = np.logical_and.reduce(worse_in)  # worse in every workload: a slow start, re-measured like any other
+    stays = np.logical_or.reduce(worse_in) & ~whole
+    plain = flagged & ~stays
+    arms = np.concatenate([np.take_along_axis(chunk.speed[wid]["throughput"], slots, axis=2) for wid in workloads],
+                          axis=1)
+    depth = remeasure_depth(arms, arm_positions(arms.shape[1], arms.shape[2]), higher_is_better=True)
+    slow = np.isfinite(depth)
+    redo = (slow.any(-1) | (plain.any(-1) & ~stays.any(-1))) & ~used
+    first = np.where(slow.any(-1), np.argmax(np.where(slow, depth, -np.inf), axis=-1), plain.argmax(-1))
     slots = slots.copy()
     b, a = np.nonzero(redo)
     slots[b, a, first[b, a]] = 2 * RUNS
@@ -475,6 +490,7 @@ def _speed_look(chunk: Chunk, rows, noises, slots, rules: Rules, *, cross_job: b
     own_df: list = []
     batch = slots[rows[0][1]].shape[0]
     speed_rows_of = {model: sum(r[1] == model for r in rows) for _, model, _ in rows}
+    model_slow: dict = {}
     for wid, model, metric in rows:
         y = np.take_along_axis(chunk.speed[wid][metric], slots[model], axis=2)
         noise = noises[(model, metric)]
@@ -494,9 +510,17 @@ def _speed_look(chunk: Chunk, rows, noises, slots, rules: Rules, *, cross_job: b
         at = None if cross_job or not order_known else arm_positions(model_arms.shape[1], model_arms.shape[2])
         slow, alike = None, np.zeros(batch, bool)
         trim = cross_job or trims(model_arms, order_known)  # gate.judging.speed_rows.judge_speed
+        if not cross_job and at is not None:  # the model's slow-mode starts, found on its throughput rows
+            if model not in model_slow:
+                thr_arms = np.concatenate([np.take_along_axis(chunk.speed[w]["throughput"], slots[model], axis=2)
+                                           for w in chunk.speed if w.split("/")[0] == model], axis=1)
+                model_slow[model] = find_slow_starts(thr_arms, at, higher_is_better=True)[0]
+            slow = model_slow[model]
+            steady = steady_given(model_arms, at, slow)
+        elif not cross_job and trim:
+            slow, steady = find_slow_starts(model_arms, at, higher_is_better=metric == "throughput")
         if not cross_job:
-            if trim:
-                slow, steady = find_slow_starts(model_arms, at, higher_is_better=metric == "throughput")
+            if slow is not None:
                 model_arms = fast_mode(model_arms, slow)
                 slower = whole_model_slower(fast_mode(steady, slow), higher_is_better=metric == "throughput")
             else:  # no slow-mode starts looked for; an escaped slow mode still bars a FAIL

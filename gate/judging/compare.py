@@ -64,7 +64,14 @@ from gate.formats.verdict import Verdict
 from gate.judging import next_steps
 from gate.judging.accuracy_rows import judge_accuracy
 from gate.judging.draft import Draft, new_row, plain_delta
-from gate.judging.speed_rows import CAN_WARN_AT_MOST, judge_speed, model_agreement, model_calibrations, runs_of_model
+from gate.judging.speed_rows import (
+    CAN_WARN_AT_MOST,
+    judge_speed,
+    model_agreement,
+    model_calibrations,
+    model_slow_starts,
+    runs_of_model,
+)
 from gate.reading import comparability
 from gate.reading.side import Side, WorkloadSide
 from gate.stats import decision, overdispersion, slowmode
@@ -154,13 +161,16 @@ def compare(base: Side, cand: Side, suite: Suite, *, models: Sequence[str] | Non
                 own, at = runs_of_model(base, cand, suite, workload.model, metric.name)
                 base_own, base_at = runs_of_model(base, None, suite, workload.model, metric.name)
                 # in one job the runs' positions in the interleave are known: σ after a run-position term
+                whole = _whole_model(base, cand, suite, workload.model)
+                # one slow-mode set per model where gate run's order is known (trees by hand: per metric, issue 39's)
+                slow = model_slow_starts(base, cand, suite, workload.model) if whole and run_order and not cross_job \
+                    else None
                 judge_speed(row, metric, SpeedNoise.pooled(found), cross_job, stale_blockers, sources=evidence(found),
                        own_arms=own, base_arms=base_own, positions=None if cross_job or not run_order else (at, base_at),
-                       whole_model=_whole_model(base, cand, suite, workload.model), run_log=run_order,
+                       whole_model=whole, slow_starts=slow, run_log=run_order,
                        stale=bool(calibration_check and calibration_check.status == "stale"),
                        agreement=(None, None) if cross_job else model_agreement(calibration or {}, base, cand, suite, workload,
-                                                                        _whole_model(base, cand, suite, workload.model),
-                                                                        run_log=run_order))
+                                                                        whole, run_order, slow))
             for made in (row, row.group) if row.group is not None else (row,):
                 if blocking and made.verdict is not Verdict.INCOMPLETE:
                     made.verdict = Verdict.NOT_COMPARABLE

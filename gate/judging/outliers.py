@@ -35,17 +35,31 @@ def speed_values(run_dir: Path, suite: Suite, model: str) -> dict[tuple[str, str
     return found
 
 
+def speed_directions(suite: Suite, model: str) -> dict[tuple[str, str], bool]:
+    """(workload id, metric) -> whether higher is better, for the model's speed metrics (what speed_values reads)."""
+    return {(w.id, m.name): m.higher_is_better for w in suite.workloads_for((model,)) for m in w.metrics
+            if m.kind == "speed"}
+
+
 def find_outlier(arm: Mapping[str, Mapping[tuple[str, str], float]],
-                 sigma: Callable[[str, str], float | None] = lambda w, m: None) -> Outlier | None:
+                 sigma: Callable[[str, str], float | None] = lambda w, m: None,
+                 directions: Mapping[tuple[str, str], bool] | None = None) -> Outlier | None:
     """The run of one arm farthest beyond the outlier rule on any speed row, or None. The rule is the one
-    `compare` applies (gate.stats.outliers), so a run the runner keeps is never set aside by the judge."""
+    `compare` applies (gate.stats.outliers), so a run the runner keeps is never set aside by the judge.
+
+    Both arms alike (issue 36): a run flagged WORSE than its arm's median stays unless every workload of the model
+    (two or more) is flagged worse in it, and while one stays nothing in the arm is re-measured: a slowdown of one
+    workload may be an intermittent regression, which must not be re-measured away (the row is then unstable,
+    WARN at least), and a baseline's slow run is kept as a candidate's is. A run worse in every workload is a slow
+    server start, and a fresh start is the measurement. `directions`: (workload, metric) -> higher is better
+    (`speed_directions`); without it, a metric named throughput* is higher-is-better, any other lower."""
     import numpy as np
 
     from gate.stats.outliers import MIN_RUNS_TO_FLAG, flag_runs, outlier_limit
 
     if len(arm) < MIN_RUNS_TO_FLAG:
         return None
-    worst: Outlier | None = None
+    found: list[tuple[Outlier, bool]] = []  # (outlier, worse than the arm's median)
     rows = set().union(*(values.keys() for values in arm.values()))
     for row in sorted(rows):
         runs = [run for run, values in arm.items() if row in values]
@@ -54,11 +68,73 @@ def find_outlier(arm: Mapping[str, Mapping[tuple[str, str], float]],
         logs = np.log([arm[run][row] for run in runs])
         s = sigma(*row) or 0.0
         threshold = float(outlier_limit(s))
-        deviation = np.abs(np.expm1(logs - float(np.median(logs))))
-        for run, flagged, far in zip(runs, flag_runs(logs, s), deviation, strict=True):
-            if flagged and (worst is None or far - threshold > worst.deviation - worst.threshold):
-                worst = Outlier(run, float(far), threshold, f"{row[0]} {row[1]}")
+        centre = float(np.median(logs))
+        deviation = np.abs(np.expm1(logs - centre))
+        for run, flagged, far, value in zip(runs, flag_runs(logs, s), deviation, logs, strict=True):
+            if flagged:
+                higher = directions[row] if directions is not None and row in directions else row[1].startswith("throughput")
+                worse = (value < centre) if higher else (value > centre)
+                found.append((Outlier(run, float(far), threshold, f"{row[0]} {row[1]}"), bool(worse)))
+    workloads = {row[0] for row in rows}
+    worse_in = {run: {o.row.split(" ")[0] for o, worse in found if worse and o.run == run} for run in arm}
+    slow_start = {run for run, seen in worse_in.items() if len(workloads) >= 2 and seen == workloads}
+    if any(worse and o.run not in slow_start for o, worse in found):
+        return None  # a run worse in some workloads only stays, and the arm is not re-measured
+    worst: Outlier | None = None
+    for o, _ in found:
+        if worst is None or o.deviation - o.threshold > worst.deviation - worst.threshold:
+            worst = o
     return worst
+
+
+@dataclass(frozen=True)
+class SlowStart:
+    run: str  # "run3"
+    depth: float  # relative: how much worse than the other arm's median, mean over the model's workloads
+
+    def describe(self) -> str:
+        return (f"{self.run}: a slow-mode server start, every workload of the model {self.depth:.1%} slower than "
+                "the other arm's median (rule: more than max(3 sigma, 3%) in each)")
+
+
+def find_slow_starts(arms: Mapping[str, Mapping[str, Mapping[tuple[str, str], float]]], suite: Suite,
+                     model: str) -> dict[str, SlowStart]:
+    """{"base": {run: speed_values}, "candidate": ...} with as many runs in each arm -> the deepest slow-mode start
+    of each arm (gate.stats.slowmode.remeasure_depth, on each workload's gated throughput-like metric, after the
+    job's position terms), both arms alike. Arms whose runs differ in number, or runs lacking a workload: none."""
+    import numpy as np
+
+    from gate.stats.drift import interleave_positions
+    from gate.stats.slowmode import remeasure_depth
+
+    sides = ("base", "candidate")
+    runs = [sorted(arms.get(side, {}), key=lambda r: int(r[3:])) for side in sides]
+    if len(runs[0]) != len(runs[1]) or len(runs[0]) < 2:
+        return {}
+    rows = []
+    for workload in suite.workloads_for((model,)):
+        metric = next((m.name for m in workload.metrics if m.kind == "speed" and m.gated and m.higher_is_better), None)
+        if metric is not None:
+            rows.append((workload.id, metric))
+    values = np.full((2 * len(rows), len(runs[0])), np.nan)
+    positions = np.zeros(values.shape)
+    for k, row in enumerate(rows):
+        for a, side in enumerate(sides):
+            for i, run in enumerate(runs[a]):
+                value = arms[side][run].get(row)
+                if value is not None and value > 0:
+                    values[2 * k + a, i] = np.log(value)
+            index = np.asarray([int(run[3:]) - 1 for run in runs[a]])
+            positions[2 * k + a] = interleave_positions(int(index.max()) + 1, a)[index]
+    if np.isnan(values).any():
+        return {}
+    depth = remeasure_depth(values, positions, higher_is_better=True)
+    out = {}
+    for a, side in enumerate(sides):
+        if np.isfinite(depth[a]).any():
+            i = int(np.nanargmax(depth[a]))
+            out[side] = SlowStart(runs[a][i], float(np.expm1(depth[a][i])))
+    return out
 
 
 def calibration_sigma(table: Mapping[str, Mapping[str, object]] | None) -> Callable[[str, str], float | None]:

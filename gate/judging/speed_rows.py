@@ -18,7 +18,7 @@ from gate.stats.drift import interleave_positions
 from gate.stats.noise_model import Calibration
 from gate.stats.outliers import MIN_RUNS_TO_TRIM
 from gate.stats.performance import ratio_policy
-from gate.stats.slowmode import fast_mode, find_slow_starts, whole_model_slower
+from gate.stats.slowmode import fast_mode, find_slow_starts, steady_given, whole_model_slower
 from gate.stats.speed import (
     AGREEMENT_LOW_P,
     AGREEMENT_P,
@@ -83,8 +83,25 @@ def runs_of_model(base: Side, cand: Side | None, suite: Suite, model: str,
     return out, positions
 
 
+def model_slow_starts(base: Side, cand: Side, suite: Suite, model: str) -> np.ndarray | None:
+    """The model's slow-mode server starts, (2, runs), found once on its throughput rows (each workload's gated
+    speed metric where higher is better: gate.stats.slowmode.find_slow_starts) and set aside from EVERY speed row of
+    the model (issue 36): a server start is slow or not for all it serves. Found per metric the sets differed (p95
+    adds its own noise), and a slow start the p95 rows kept made them "intermittent" (WARN) on no-op PRs. None when
+    the model has no such metric."""
+    metrics = [m.name for w in suite.workloads_for((model,)) for m in w.metrics
+               if m.kind == "speed" and m.gated and m.higher_is_better]
+    if not metrics:
+        return None
+    arms, at = runs_of_model(base, cand, suite, model, metrics[0])
+    if not arms.size:
+        return None
+    return find_slow_starts(arms, at, higher_is_better=True)[0]
+
+
 def model_agreement(calibration: Mapping[str, Mapping[str, Any]], base: Side, cand: Side, suite: Suite,
-                    workload: Any, whole_model: bool = False, run_log: bool = True) -> tuple[float | None, float | None]:
+                    workload: Any, whole_model: bool = False, run_log: bool = True,
+                    slow_starts: np.ndarray | None = None) -> tuple[float | None, float | None]:
     """The joint F test (gate.stats.speed.joint_agreement) of the A/B's own spread against the calibration over
     the model's gated speed metrics, upper tail and lower tail; None when there is nothing to test. In one job only (σ after a run-position
     term, as the rows' own σ). `run_log`: as for judge_speed (σ untrimmed and no slow-mode starts where
@@ -99,7 +116,9 @@ def model_agreement(calibration: Mapping[str, Mapping[str, Any]], base: Side, ca
         arms, at = runs_of_model(base, cand, suite, workload.model, metric.name)
         trim = trim and trims(arms, run_log)
         if whole_model and arms.size and trims(arms, run_log):  # σ on the fast mode, as the rows' own (judge_speed)
-            arms = fast_mode(arms, find_slow_starts(arms, at, higher_is_better=metric.higher_is_better)[0])
+            slow = (slow_starts if slow_starts is not None and slow_starts.shape[-1] == arms.shape[-1] else
+                    find_slow_starts(arms, at, higher_is_better=metric.higher_is_better)[0])
+            arms = fast_mode(arms, slow)
         if noise is not None and noise.usable and arms.size:
             parts.append((arms, noise))
             where.append(at if run_log else None)  # trees without a run log record no positions (as the rows)
@@ -116,12 +135,14 @@ def judge_speed(row: Draft, metric: MetricSpec, noise: SpeedNoise | None, cross_
            base_arms: np.ndarray | None = None, stale: bool = False,
            agreement: tuple[float | None, float | None] = (None, None),
            positions: tuple[np.ndarray, np.ndarray] | None = None, whole_model: bool = False,
-           run_log: bool = True) -> None:
+           run_log: bool = True, slow_starts: np.ndarray | None = None) -> None:
     """`positions`: where own_arms' and base_arms' runs sat in the job (one job only: gate.stats.drift).
     `whole_model`: every workload of the model is complete on both sides, so own_arms alternate base, candidate
     workload by workload and slow-mode server starts can be told (gate.stats.slowmode). `run_log`: the job's run
     log is there (`gate run`); without it (two trees by hand) and with fewer than 4 runs in an arm σ is the plain
-    spread of the runs and no slow-mode start is looked for (gate.stats.speed.trims), and the row says so."""
+    spread of the runs and no slow-mode start is looked for (gate.stats.speed.trims), and the row says so.
+    `slow_starts`: the model's slow-mode starts found on its throughput rows (`model_slow_starts`), used for every
+    speed row of the model where the runs match; else they are found on the row's own metric."""
     own_at, base_at = positions if positions is not None else (None, None)
     b, c = row.baseline.present, row.candidate.present
     plain_delta(row)
@@ -145,7 +166,10 @@ def judge_speed(row: Draft, metric: MetricSpec, noise: SpeedNoise | None, cross_
             row.slower_alike = (int(alike.sum()), int((~np.isnan(own_arms[1::2])).all(axis=0).sum()))
     elif not cross_job and whole_model and own_arms is not None and own_arms.shape[-1] == len(b) == len(c):
         # slow-mode server starts are found first and left out of everything after, σ included (gate.stats.slowmode)
-        slow, steady = find_slow_starts(own_arms, own_at, higher_is_better=higher)  # drift, warm-up: not a slow mode
+        if slow_starts is not None and slow_starts.shape == own_arms.shape[:-2] + (2, own_arms.shape[-1]):
+            slow, steady = slow_starts, steady_given(own_arms, own_at, slow_starts)
+        else:
+            slow, steady = find_slow_starts(own_arms, own_at, higher_is_better=higher)  # drift, warm-up: no slow mode
         own_arms = fast_mode(own_arms, slow)
         alike = whole_model_slower(fast_mode(steady, slow), higher_is_better=higher)
         row.slower_alike = (int(alike.sum()), int((~np.isnan(own_arms[1::2])).all(axis=0).sum()))

@@ -188,9 +188,10 @@ def check_consistency(trees: Path, suite: Suite, model: str, *, head_sha: str, b
 
 def _check_remeasures(tree: Path, side: str, suite: Suite, model: str, calibration: Path | None) -> None:
     """Each outliers/run<R>/<model>/ holds the original run the outlier rule set aside: at most one per arm,
-    non-empty, and picked by find_outlier on the arm with the original put back (at the moment it was made)."""
+    non-empty, and picked by find_outlier on the arm with the original put back (at the moment it was made), or
+    the arm's deepest slow-mode start at a look's end (find_slow_starts over both arms, 3+3 or 6+6 runs)."""
     from gate.judging.freshness import calibration_for_plan
-    from gate.judging.outliers import calibration_sigma, find_outlier, speed_values
+    from gate.judging.outliers import calibration_sigma, find_outlier, speed_directions, speed_values
     from gate.reading.results import runs_with_model
     from gate.reading.side_loader import load_side
 
@@ -217,13 +218,46 @@ def _check_remeasures(tree: Path, side: str, suite: Suite, model: str, calibrati
         raise UntrustedInputError(f"{side}/outliers/{run}/{model} cannot be read ({exc})") from None
     for end in range(scored.index(run) + 1, len(scored) + 1):  # the arm after each scored run, as the runner saw it
         arm = {r: values[r] for r in scored[:end]}
-        outlier = find_outlier(arm, sigma)
+        outlier = find_outlier(arm, sigma, speed_directions(suite, model))
         if outlier is not None:
             if outlier.run == run:
                 return
             break  # the rule picked another run first: this one was not the re-measure
+    if _slow_start_remeasure(tree, side, suite, model, run, values):
+        return
     raise UntrustedInputError(f"{side}/outliers/{run}/{model}: the outlier rule does not set {run} aside; a "
                               "re-measure nobody asked for is refused")
+
+
+def _slow_start_remeasure(tree: Path, side: str, suite: Suite, model: str, run: str,
+                          values: dict[str, dict[tuple[str, str], float]]) -> bool:
+    """Whether `run` (its original in `values`) was the arm's deepest slow-mode start at a look's end, 3+3 or 6+6
+    runs (gate.runner.twolooks: both arms alike), the other arm's runs as uploaded or with its own re-measure's
+    original put back (it may have come after)."""
+    from gate.judging.outliers import find_slow_starts, speed_values
+    from gate.reading.results import runs_with_model
+
+    other = "candidate" if side == "base" else "base"
+    other_tree = tree.parent / other
+    try:
+        other_runs = runs_with_model(other_tree, suite, model)
+        now = {r: speed_values(other_tree / r, suite, model) for r in other_runs}
+        folder = other_tree / "outliers"
+        kept = [p.name for p in folder.iterdir() if p.is_dir() and (p / model).is_dir()] if folder.is_dir() else []
+        before = {**now, **{r: speed_values(folder / r, suite, model) for r in kept if r in now}}
+    except (GateError, OSError):
+        return False
+    order = lambda made: sorted(made, key=lambda r: int(r[3:]))  # noqa: E731
+    for end in (3, 6):
+        mine, theirs = order(values)[:end], order(now)[:end]
+        if run not in mine or len(mine) != end or len(theirs) != end:
+            continue
+        for seen in (now, before):
+            arms = {side: {r: values[r] for r in mine}, other: {r: seen[r] for r in theirs}}
+            found = find_slow_starts(arms, suite, model).get(side)
+            if found is not None and found.run == run:
+                return True
+    return False
 
 
 def _model_runs(side_dir: Path, model: str) -> list[Path]:

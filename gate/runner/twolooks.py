@@ -17,7 +17,7 @@ from typing import Callable
 from gate.formats import runlog
 from gate.formats.calibration_stamp import Stamp, calibration_stamp_path, read_stamp, stale_reasons
 from gate.formats.inputs import is_present
-from gate.judging.outliers import find_outlier, speed_values
+from gate.judging.outliers import find_outlier, find_slow_starts, speed_directions, speed_values
 from gate.runner.cycle import ServerCycle
 from gate.runner.logbook import Logbook
 from gate.runner.looks import Decider, LookPlan, Sigma
@@ -94,24 +94,51 @@ class Looks:
         return self._decider
 
     def check_outliers(self, step: RunStep, outcome: RunOutcome) -> None:
-        """After a scored run: re-measure the arm's run farthest beyond the outlier rule, once per arm and model."""
+        """After a scored run: where both arms of a model hold a look's runs (3+3, 6+6), re-measure each arm's deepest
+        slow-mode server start (every workload worse than the other arm's median: gate.judging.outliers.find_slow_starts);
+        then the arm's run farthest beyond the outlier rule (a run worse in some workloads only stays). Once per
+        arm and model, both arms alike."""
         side = step.side
         for model in step.models:
+            self._slow_starts(model.model, outcome)
             if self.log.remeasured(side.name, model.model):
                 continue
             runs = self.log.scored_runs(side.name, model.model)
             tree = self.request.setup.out / side.name
             arm = {run: speed_values(tree / run, self.suite, model.model) for run in runs}
-            outlier = find_outlier(arm, self._looks_sigma())
+            outlier = find_outlier(arm, self._looks_sigma(), speed_directions(self.suite, model.model))
             if outlier is None:
                 continue
-            why = outlier.describe() + contention(tree / outlier.run)
-            if self.log.runs_of_model(model.model) + 1 > self.plan.max_runs:
-                with self.log.step("remeasure", run=step, model=model.model) as entry:
-                    entry.status = "skipped"
-                    entry.message = f"{why}; not re-measured: --max-runs {self.plan.max_runs} reached"
+            self._budgeted_remeasure(side, outlier.run, model.model, outlier.describe() + contention(tree / outlier.run),
+                                     step, outcome)
+
+    def _slow_starts(self, model: str, outcome: RunOutcome) -> None:
+        """At a look's end (both arms with as many scored runs, 3 or more): the slow-mode starts of both arms, found on
+        the runs as they are, then re-measured (gate.judging.outliers.find_slow_starts)."""
+        if len(self.request.sides) != 2:
+            return
+        sides = dict(zip(("base", "candidate"), self.request.sides, strict=True))  # the first side is the baseline
+        runs = {key: self.log.scored_runs(arm.name, model) for key, arm in sides.items()}
+        if len(runs["base"]) != len(runs["candidate"]) or len(runs["base"]) % 3 or not runs["base"]:
+            return
+        arms = {key: {run: speed_values(self.request.setup.out / sides[key].name / run, self.suite, model)
+                      for run in made} for key, made in runs.items()}
+        for key, start in find_slow_starts(arms, self.suite, model).items():
+            arm = sides[key]
+            if self.log.remeasured(arm.name, model):
                 continue
-            self._remeasure(side, outlier.run[3:], model.model, why, outcome)
+            tree = self.request.setup.out / arm.name
+            self._budgeted_remeasure(arm, start.run, model, start.describe() + contention(tree / start.run), None,
+                                     outcome)
+
+    def _budgeted_remeasure(self, side: Arm, run: str, model: str, why: str, step: RunStep | None,
+                            outcome: RunOutcome) -> None:
+        if self.log.runs_of_model(model) + 1 > self.plan.max_runs:
+            with self.log.step("remeasure", run=step, model=model) as entry:
+                entry.status = "skipped"
+                entry.message = f"{why}; not re-measured: --max-runs {self.plan.max_runs} reached"
+            return
+        self._remeasure(side, run[3:], model, why, outcome)
 
     def _remeasure(self, side: Arm, run: str, model: str, why: str, outcome: RunOutcome) -> None:
         """Measure one model of one run again with a fresh server; keep the original under outliers/."""

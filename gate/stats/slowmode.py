@@ -90,6 +90,15 @@ def find_slow_starts(arms: np.ndarray, positions: np.ndarray | None, *,
     return slow_mode_runs(steady, higher_is_better=higher_is_better), steady
 
 
+def steady_given(arms: np.ndarray, positions: np.ndarray | None, slow: np.ndarray) -> np.ndarray:
+    """The arms ((..., 2W, runs)) less the job's position terms fitted on the runs that are not slow-mode starts
+    (`slow`, (..., 2, runs), found on another metric of the same server starts: `find_slow_starts`' steady arms)."""
+    y = np.asarray(arms, dtype=float)
+    if positions is None:
+        return y
+    return without_terms(y, positions, left_out=_per_row(slow, y.shape[-2]))
+
+
 def fast_mode(arms: np.ndarray, slow: np.ndarray) -> np.ndarray:
     """The arms ((..., 2W, runs), as slow_mode_runs reads them) with the slow-mode runs ((..., 2, runs)) absent
     (NaN) in every workload: what σ is estimated on."""
@@ -130,6 +139,38 @@ def whole_model_slower(arms: np.ndarray, *, higher_is_better: bool) -> np.ndarra
     shifted = np.where(np.isnan(rest_shift), False, rest_shift > limit[..., 0] / 2).all(axis=-1)
     shifted &= (~np.isnan(worse).any(axis=-2)).sum(axis=-1) >= MIXTURE_MIN_RUNS
     return np.asarray(slow & ~shifted[..., None], dtype=bool)
+
+
+def remeasure_depth(arms: np.ndarray, positions: np.ndarray | None, *, higher_is_better: bool) -> np.ndarray:
+    """(..., 2W, runs) ln values as slow_mode_runs reads them, with their positions in the job (None: unknown) ->
+    (..., 2, runs): how far each run is a slow-mode start worth a fresh server (the mean, over the model's
+    workloads, of how much worse it is than the OTHER arm's median, after the job's position terms), NaN where it
+    is not one. A run is one when EVERY workload (two or more) is worse than the other arm's median by more than
+    max(SLOW_MODE_SIGMAS·σ, the outlier rule's 3%), σ the median absolute deviation of all the runs.
+
+    The runner re-measures the deepest such run of each arm, within its one re-measure per arm and model, in
+    both arms alike (gate.runner.twolooks; benchmarks/power/simulate.py mirrors it). Against the other arm's median,
+    because its own arm's can sit in the slow mode: with 4 of a candidate's 6 starts slow (1.5% of models where 20%
+    of starts are slow) nothing is a minority to set aside, and the row judged them a regression. A uniform
+    regression moves every candidate run alike: the re-measure is slow too, and nothing changes but one run more.
+    A slowdown of one workload is no slow start (the model's other workloads are not slower with it): it stays."""
+    y = np.asarray(arms, dtype=float)
+    lead, runs = y.shape[:-2], y.shape[-1]
+    if y.shape[-2] < 4 or y.shape[-2] % 2 or runs < 2:
+        return np.full(lead + (2, runs), np.nan)
+    steady = find_slow_starts(y, positions, higher_is_better=higher_is_better)[1]
+    sign = -1.0 if higher_is_better else 1.0
+    by = steady.reshape(lead + (y.shape[-2] // 2, 2, runs)) * sign  # (..., W, 2, runs): larger is worse
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        other = np.flip(np.nanmedian(by, axis=-1, keepdims=True), axis=-2)  # (..., W, 2, 1): the other arm's median
+        worse = by - other
+    s = np.nan_to_num(mad_sigma(steady))
+    limit = np.reshape(np.maximum(SLOW_MODE_SIGMAS * s, np.log1p(OUTLIER_MIN_REL)), np.shape(s) + (1, 1, 1))
+    with np.errstate(invalid="ignore"):
+        every = np.where(np.isnan(worse), False, worse > limit).all(axis=-3)  # (..., 2, runs)
+        depth = worse.mean(axis=-3)
+    return np.where(every, depth, np.nan)
 
 
 def fail_blocker(slower: np.ndarray, present: np.ndarray, first_look: bool) -> np.ndarray:

@@ -287,3 +287,29 @@ def test_a_remeasure_the_outlier_rule_did_not_ask_for_is_refused(tree):
     shutil.copytree(tree / "base" / "run1" / "qwen3", tree / "base" / "outliers" / "run1" / "qwen3")
     with pytest.raises(UntrustedInputError, match="the outlier rule does not set run1 aside"):
         consistent(tree)
+
+
+def _scale_throughput(run_dir, factor, workloads=("en", "zh")):
+    import json
+    for w in workloads:
+        path = run_dir / "qwen3" / f"asr_{w}.json"
+        doc = json.loads(path.read_text())
+        doc["results"][0]["throughput_samples_per_s"]["mean"] *= factor
+        path.write_text(json.dumps(doc))
+
+
+def test_a_slow_start_remeasured_against_the_other_arm_is_accepted(tree):
+    # base: run1 in the slow mode as uploaded, run2's original slower still (the arm's deepest slow start, every
+    # workload far below the candidate's median) and re-measured; the within-arm rule would have picked run3 (the
+    # arm's median sits in the slow mode), the runner's slow-start rule picked run2 (issue 36: both arms alike)
+    _scale_throughput(tree / "base" / "run1", 0.8)
+    shutil.copytree(tree / "base" / "run2" / "qwen3", tree / "base" / "outliers" / "run2" / "qwen3")
+    _scale_throughput(tree / "base" / "outliers" / "run2", 0.75)
+    consistent(tree)
+
+
+def test_a_remeasure_of_a_run_slow_in_one_workload_only_is_refused(tree):
+    shutil.copytree(tree / "base" / "run2" / "qwen3", tree / "base" / "outliers" / "run2" / "qwen3")
+    _scale_throughput(tree / "base" / "outliers" / "run2", 0.8, workloads=("en",))
+    with pytest.raises(UntrustedInputError, match="the outlier rule does not set run2 aside"):
+        consistent(tree)
