@@ -125,17 +125,24 @@ def plain_sd(log_values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray
     is χ² on df, so the t test holds its level, and a wild run can only widen σ̂."""
     y = np.asarray(log_values, dtype=float)
     present = ~np.isnan(y)
-    n = present.sum(axis=-1)
+    sigma, df = _pooled_sd(y, present)
+    return sigma, df, present
+
+
+def _pooled_sd(y: np.ndarray, keep: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The pooled within-arm SD of the kept runs ((..., arms, runs)) and its df Σ(n − 1) over arms with two kept
+    runs or more; NaN σ where the df is 0."""
+    n = keep.sum(axis=-1)
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        mean = np.where(present, y, 0.0).sum(axis=-1) / n
-        squares = np.where(present, (y - mean[..., None]) ** 2, 0.0).sum(axis=-1)
+        mean = np.where(keep, y, 0.0).sum(axis=-1) / n
+        squares = np.where(keep, (y - mean[..., None]) ** 2, 0.0).sum(axis=-1)
     usable = n >= 2
     ss = np.where(usable, squares, 0.0).sum(axis=-1)
     df = np.where(usable, n - 1, 0).sum(axis=-1)
     with np.errstate(all="ignore"):
         sigma = np.where(df > 0, np.sqrt(ss / np.where(df > 0, df, 1)), np.nan)
-    return sigma, df, present
+    return sigma, df
 
 
 def robust_sd(log_values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -160,13 +167,5 @@ def robust_sd(log_values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarra
     for _ in range(_TRIM_ITERATIONS):
         wild = flag_sigma(np.where(np.isnan(sigma), np.inf, sigma), df)
         keep = present & ~flag_runs(y, wild[..., None])
-        n = keep.sum(axis=-1)
-        with np.errstate(all="ignore"):
-            mean = np.where(keep, y, 0.0).sum(axis=-1) / n
-            squares = np.where(keep, (y - mean[..., None]) ** 2, 0.0).sum(axis=-1)
-        usable = n >= 2
-        ss = np.where(usable, squares, 0.0).sum(axis=-1)
-        df = np.where(usable, n - 1, 0).sum(axis=-1)
-        with np.errstate(all="ignore"):
-            sigma = np.where(df > 0, np.sqrt(ss / np.where(df > 0, df, 1)), np.nan)
+        sigma, df = _pooled_sd(y, keep)
     return sigma, df, keep

@@ -114,7 +114,9 @@ def test_sigterm_sighup_sigquit_unwind_with_their_code(tmp_path, sig, code, said
     out = tmp_path / "example"
     proc = subprocess.Popen([sys.executable, "-c", "from gate.cli import main; main()", "example", str(out)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(1.5)  # past imports, writing trees
+    deadline = time.monotonic() + 30
+    while not any(tmp_path.iterdir()) and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)  # until the staging directory appears: past imports, writing trees
     proc.send_signal(sig)
     _, err = proc.communicate(timeout=30)
     assert proc.returncode == code
