@@ -97,8 +97,8 @@ class SlowStart:
                 "the other arm's median (rule: more than max(3 sigma, 3%) in each)")
 
 
-def find_slow_starts(arms: Mapping[str, Mapping[str, Mapping[tuple[str, str], float]]], suite: Suite,
-                     model: str) -> dict[str, SlowStart]:
+def slow_starts_to_remeasure(arms: Mapping[str, Mapping[str, Mapping[tuple[str, str], float]]], suite: Suite,
+                             model: str) -> dict[str, SlowStart]:
     """{"base": {run: speed_values}, "candidate": ...} with as many runs in each arm -> the deepest slow-mode start
     of each arm (gate.stats.slowmode.remeasure_depth, on each workload's gated throughput-like metric, after the
     job's position terms), both arms alike. Arms whose runs differ in number, or runs lacking a workload: none."""

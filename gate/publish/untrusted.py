@@ -189,7 +189,7 @@ def check_consistency(trees: Path, suite: Suite, model: str, *, head_sha: str, b
 def _check_remeasures(tree: Path, side: str, suite: Suite, model: str, calibration: Path | None) -> None:
     """Each outliers/run<R>/<model>/ holds the original run the outlier rule set aside: at most one per arm,
     non-empty, and picked by find_outlier on the arm with the original put back (at the moment it was made), or
-    the arm's deepest slow-mode start at a look's end (find_slow_starts over both arms, 3+3 or 6+6 runs)."""
+    the arm's deepest slow-mode start at a look's end (slow_starts_to_remeasure over both arms, 3+3 or 6+6 runs)."""
     from gate.judging.freshness import calibration_for_plan
     from gate.judging.outliers import calibration_sigma, find_outlier, speed_directions, speed_values
     from gate.reading.results import runs_with_model
@@ -234,7 +234,7 @@ def _slow_start_remeasure(tree: Path, side: str, suite: Suite, model: str, run: 
     """Whether `run` (its original in `values`) was the arm's deepest slow-mode start at a look's end, 3+3 or 6+6
     runs (gate.runner.twolooks: both arms alike), the other arm's runs as uploaded or with its own re-measure's
     original put back (it may have come after)."""
-    from gate.judging.outliers import find_slow_starts, speed_values
+    from gate.judging.outliers import slow_starts_to_remeasure, speed_values
     from gate.reading.results import runs_with_model
 
     other = "candidate" if side == "base" else "base"
@@ -254,7 +254,7 @@ def _slow_start_remeasure(tree: Path, side: str, suite: Suite, model: str, run: 
             continue
         for seen in (now, before):
             arms = {side: {r: values[r] for r in mine}, other: {r: seen[r] for r in theirs}}
-            found = find_slow_starts(arms, suite, model).get(side)
+            found = slow_starts_to_remeasure(arms, suite, model).get(side)
             if found is not None and found.run == run:
                 return True
     return False

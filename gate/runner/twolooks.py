@@ -17,7 +17,7 @@ from typing import Callable
 from gate.formats import runlog
 from gate.formats.calibration_stamp import Stamp, calibration_stamp_path, read_stamp, stale_reasons
 from gate.formats.inputs import is_present
-from gate.judging.outliers import find_outlier, find_slow_starts, speed_directions, speed_values
+from gate.judging.outliers import find_outlier, slow_starts_to_remeasure, speed_directions, speed_values
 from gate.runner.cycle import ServerCycle
 from gate.runner.logbook import Logbook
 from gate.runner.looks import Decider, LookPlan, Sigma
@@ -95,7 +95,7 @@ class Looks:
 
     def check_outliers(self, step: RunStep, outcome: RunOutcome) -> None:
         """After a scored run: where both arms of a model hold a look's runs (3+3, 6+6), re-measure each arm's deepest
-        slow-mode server start (every workload worse than the other arm's median: gate.judging.outliers.find_slow_starts);
+        slow-mode server start (every workload worse than the other arm's median: gate.judging.outliers.slow_starts_to_remeasure);
         then the arm's run farthest beyond the outlier rule (a run worse in some workloads only stays). Once per
         arm and model, both arms alike."""
         side = step.side
@@ -114,7 +114,7 @@ class Looks:
 
     def _slow_starts(self, model: str, outcome: RunOutcome) -> None:
         """At a look's end (both arms with as many scored runs, 3 or more): the slow-mode starts of both arms, found on
-        the runs as they are, then re-measured (gate.judging.outliers.find_slow_starts)."""
+        the runs as they are, then re-measured (gate.judging.outliers.slow_starts_to_remeasure)."""
         if len(self.request.sides) != 2:
             return
         sides = dict(zip(("base", "candidate"), self.request.sides, strict=True))  # the first side is the baseline
@@ -123,7 +123,7 @@ class Looks:
             return
         arms = {key: {run: speed_values(self.request.setup.out / sides[key].name / run, self.suite, model)
                       for run in made} for key, made in runs.items()}
-        for key, start in find_slow_starts(arms, self.suite, model).items():
+        for key, start in slow_starts_to_remeasure(arms, self.suite, model).items():
             arm = sides[key]
             if self.log.remeasured(arm.name, model):
                 continue

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from gate.formats.config import load_suite
-from gate.judging.outliers import find_outlier, find_slow_starts
+from gate.judging.outliers import find_outlier, slow_starts_to_remeasure
 from gate.stats.drift import arm_positions
 from gate.stats.slowmode import remeasure_depth
 
@@ -84,16 +84,16 @@ def test_find_outlier_reads_latency_as_worse_upwards():
     assert find_outlier(arm).run == "run3"
 
 
-def test_find_slow_starts_names_each_arms_deepest_slow_start_over_both_arms():
+def test_slow_starts_to_remeasure_names_each_arms_deepest_slow_start_over_both_arms():
     suite = load_suite()
     base = {f"run{i}": _run(100 * (1 + 0.002 * i), 50 * (1 - 0.002 * i)) for i in range(1, 7)}
     cand = {f"run{i}": _run(100 * (1 - 0.001 * i), 50 * (1 + 0.001 * i)) for i in range(1, 7)}
     cand["run1"], cand["run4"] = _run(92, 46), _run(90, 45)
     base["run6"] = _run(91, 45.5)
-    found = find_slow_starts({"base": base, "candidate": cand}, suite, "qwen3")
+    found = slow_starts_to_remeasure({"base": base, "candidate": cand}, suite, "qwen3")
     assert found["candidate"].run == "run4" and found["base"].run == "run6"
     for r in ("run2", "run5"):  # the candidate mostly slow: still found against the baseline's median
         cand[r] = _run(92, 46)
-    found = find_slow_starts({"base": base, "candidate": cand}, suite, "qwen3")
+    found = slow_starts_to_remeasure({"base": base, "candidate": cand}, suite, "qwen3")
     assert found["candidate"].run == "run4" and "base" not in found  # the baseline's against a slow median: not
-    assert find_slow_starts({"base": base, "candidate": dict(list(cand.items())[:5])}, suite, "qwen3") == {}
+    assert slow_starts_to_remeasure({"base": base, "candidate": dict(list(cand.items())[:5])}, suite, "qwen3") == {}
