@@ -114,8 +114,9 @@ def model_agreement(calibration: Mapping[str, Mapping[str, Any]], base: Side, ca
             continue
         noise = SpeedNoise.pooled(model_calibrations(calibration, suite, workload.model, metric.name))
         arms, at = runs_of_model(base, cand, suite, workload.model, metric.name)
-        trim = trim and trims(arms, run_log)
-        if whole_model and arms.size and trims(arms, run_log):  # σ on the fast mode, as the rows' own (judge_speed)
+        trimmed = trims(arms, run_log)
+        trim = trim and trimmed
+        if whole_model and arms.size and trimmed:  # σ on the fast mode, as the rows' own (judge_speed)
             slow = (slow_starts if slow_starts is not None and slow_starts.shape[-1] == arms.shape[-1] else
                     find_slow_starts(arms, at, higher_is_better=metric.higher_is_better)[0])
             arms = fast_mode(arms, slow)
