@@ -586,7 +586,8 @@ def _quality_look(chunk: Chunk, test_sets, qrows, disp, slots, rules: Rules, alp
             can_fail.append(deterministic.all(axis=1) | enough)
             groups.append(None)
             # rows whose own runs are the evidence, with churn possible (accuracy_rows' own_churn)
-            own_sums.append((total, units, own_df, enough & ~deterministic.all(axis=1)))
+            own_sums.append((total, units, own_df, enough & ~deterministic.all(axis=1),
+                             run_permutation_p(runs[:, 0].sum(-1), runs[:, 1].sum(-1))))
         else:
             total, units, df, rest, group_ss = found
             groups.append(_group_look(runs, scaled * ~rest, ~rest, group_ss, df, ts, mean_b, rules, small, alpha))
@@ -622,7 +623,7 @@ def _quality_look(chunk: Chunk, test_sets, qrows, disp, slots, rules: Rules, alp
         p.append(np.where(identical, np.nan, np.where(widen, wide, exact)))
         cat.append(catastrophic_masks(runs[:, 0], runs[:, 1], ts.ref_len)[0].sum(axis=1))
     batch = len(p[0])
-    can_fail = _hidden_groups(base_rows, own_sums, can_fail, slots, alpha)
+    can_fail, run_p = _hidden_groups(base_rows, own_sums, can_fail, slots, alpha)
     # the co-moving groups' own rows, after the rows (judge's qrows + their COMOVING_SUFFIX twins): NaN p where none
     exact, shares = [], []
     for g in groups:
@@ -638,11 +639,15 @@ def _quality_look(chunk: Chunk, test_sets, qrows, disp, slots, rules: Rules, alp
     nb = len(base_rows)
     share = [np.where(tested[:, nb + k], shares[k], 0.0) for k in range(len(groups))]
     weight = [1.0 - sh for sh in share] + share
-    # a group's FAIL also needs the runs' exact permutation p at its own Holm first step, α·w/Σw over the model
+    # a group's FAIL also needs the runs' exact permutation p at its own Holm first step, α·w/Σw over the model, and
+    # so does a row on its own runs where the model's runs churn together (_hidden_groups' run_p, weight 1), at
+    # most at the two looks' α
     for k, (_, model, _, _) in enumerate(base_rows):
         cols = [i for i, r in enumerate(base_rows) if r[1] == model]
         total = np.maximum((tested[:, cols]).sum(1), 1)  # each tested measure holds weight 1
         can_fail[nb + k] = exact[k] <= alpha * share[k] / total
+        own_alpha = min(alpha, rules.first_alpha + rules.pooled_alpha)  # looks.TWO_LOOKS_ALPHA (compare says why)
+        can_fail[k] = can_fail[k] & (run_p[k] <= own_alpha * weight[k] / total)
     return {"p": np.stack(p, 1), "above": np.stack(above, 1), "half": np.stack(half, 1),
             "can_fail": np.stack(can_fail, 1), "catastrophic": np.stack(cat, 1), "weight": np.stack(weight, 1),
             "unstable": np.zeros((batch, len(p)), bool), "se": np.stack(se, 1), "floor": np.stack(floors, 1),
@@ -696,25 +701,29 @@ def _group_look(runs, scaled_group, group, group_ss, aa_df, ts: TestSet, mean_b,
             group.sum(axis=1) / group.shape[1])
 
 
-def _hidden_groups(qrows, own_sums: list, can_fail: list, slots, alpha: float) -> list:
+def _hidden_groups(qrows, own_sums: list, can_fail: list, slots, alpha: float) -> tuple[list, list]:
     """gate.judging.compare._hidden_groups, batched: per model, the rows on their own runs pooled by
-    overdispersion.comovement_p; where it is at most RUN_LEVEL_P and a hidden group's split (hidden_split_p) is above
-    α, those rows cannot FAIL."""
+    overdispersion.comovement_p; where it is at most RUN_LEVEL_P, those rows cannot FAIL if a hidden group's split
+    (hidden_split_p) is above α, and otherwise their FAIL also needs their runs' exact permutation p. Returns can_fail
+    and, per row, that p where it is needed (0 elsewhere)."""
     out = list(can_fail)
+    run_p = [np.zeros(len(c)) for c in can_fail]
     for model in dict.fromkeys(r[1] for r in qrows):
         cols = [i for i, r in enumerate(qrows) if r[1] == model and own_sums[i] is not None]
         if not cols:
             continue
         runs = slots[model].shape[-1]
-        if hidden_split_p(runs, runs) <= alpha:
-            continue
         used = np.stack([own_sums[i][3] for i in cols], 1)
         total = np.where(used, np.stack([own_sums[i][0] for i in cols], 1), 0.0)
         units = np.where(used, np.stack([own_sums[i][1] for i in cols], 1), 0.0)
         seen = comovement_p(total, units, np.array([float(own_sums[i][2]) for i in cols])) <= RUN_LEVEL_P
+        split_fails = hidden_split_p(runs, runs) <= alpha
         for k, i in enumerate(cols):
-            out[i] = out[i] & ~(seen & used[:, k])
-    return out
+            if split_fails:
+                run_p[i] = np.where(seen & used[:, k], own_sums[i][4], 0.0)
+            else:
+                out[i] = out[i] & ~(seen & used[:, k])
+    return out, run_p
 
 
 def _target_detects(first: dict, pooled: dict, rows, extend: np.ndarray, rules: Rules) -> np.ndarray:

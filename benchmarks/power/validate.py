@@ -36,6 +36,7 @@ VALIDATED = ("noop-clean", "noop-hostile", "thr-3-hostile", "wer+0.3-clean", "we
              "m-uncal-noop-s1", "m-uncal-thr-6-s2",
              # issue 39: two hand-made runbook trees, 3 + 3 runs, no calibration
              "m-runbook-noop-s1", "m-runbook-noop-s2", "m-runbook-noop-hostile", "m-runbook-wer-15-thr-6",
+             "m-runbook6-noop-hostile",
              # issue 36's co-moving placement (the group's own row)
              "m-noop-comoving-hostile", "m-wer-50-comoving",
              # issue 36's host noise

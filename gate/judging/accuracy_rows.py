@@ -22,7 +22,7 @@ from gate.formats.report import (
 )
 from gate.formats.verdict import Verdict
 from gate.judging import next_steps
-from gate.judging.draft import Draft, plain_delta
+from gate.judging.draft import Draft, OwnChurn, plain_delta
 from gate.reading.side import MeasureSamples, WorkloadSide
 from gate.stats.overdispersion import OWN_MIN_DF, Dispersion, group_spread, group_test, own_runs, run_permutation_p, widened_p
 from gate.stats.quality import CATASTROPHIC_MIN_JUMP, paired_quality_test, sign_flip_p
@@ -115,7 +115,10 @@ def judge_accuracy(row: Draft, workload: Workload, metric: MetricSpec, wb: Workl
                              f"and fewer than {OWN_MIN_DF // 2 + 1} runs a side to measure the churn from (correlated "
                              f"churn would make the sign-flip test too liberal); to decide: {next_steps.text(step, next_steps.runs_of(row))}")
         else:
-            row.own_churn = (own.ss_total, own.ss_units, own.df, r_b, r_c, next_steps.for_accuracy(cross_job))
+            row.own_churn = OwnChurn(own.ss_total, own.ss_units, own.df, r_b, r_c,
+                                     float(run_permutation_p(paired.base_errors.sum(axis=1),
+                                                             paired.cand_errors.sum(axis=1))),
+                                     next_steps.for_accuracy(cross_job))
         if own is not None and own.widens:
             # Each side's same-commit runs are A/A evidence (gate.stats.overdispersion.own_runs).
             row.p_value = widened_p(float(d.sum()), units, own, 1 / r_b + 1 / r_c)

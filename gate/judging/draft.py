@@ -22,6 +22,21 @@ from gate.formats.verdict import Verdict
 from gate.reading.side import WorkloadSide
 
 
+@dataclass(frozen=True)
+class OwnChurn:
+    """An accuracy row judged on each side's own runs (no A/A record): gate.judging.compare pools the model's rows to
+    see whether utterances co-move (gate.stats.overdispersion.comovement_p) and, where they do, holds the row's FAIL
+    to `run_p` too."""
+
+    ss_total: float  # Σ_sides (R − 1)·Var_r(Σ_i e_ir)
+    ss_units: float  # Σ_sides (R − 1)·Σ_i Var_r(e_ir)
+    df: int  # Σ_sides (R − 1)
+    base_runs: int
+    cand_runs: int
+    run_p: float  # the exact permutation p of the sides' per-run error totals (overdispersion.run_permutation_p)
+    step: str  # gate.judging.next_steps: what would decide the row
+
+
 @dataclass
 class Draft:
     """A row while `compare` decides it (mutable); `freeze()` makes the report's Row."""
@@ -61,10 +76,10 @@ class Draft:
     base_rate: float | None = None  # accuracy: the baseline's corpus rate over the paired units
     se: float | None = None  # the test's standard error (speed: of Δ ln; accuracy: of Σd_i, in errors)
     can_fail: bool = True  # accuracy: False when churn is possible and no A/A dispersion record says how much
-    # accuracy on each side's own runs (no A/A record): their (ss_total, ss_units, df), the runs a side, and the step
-    # that would decide the row; gate.judging.compare pools the model's rows to see whether utterances co-move
-    own_churn: tuple[float, float, int, int, int, str] | None = None
-    p_exact: float | None = None  # a co-moving group's row: the runs' exact permutation p (a FAIL needs it ≤ α too)
+    own_churn: OwnChurn | None = None  # accuracy on each side's own runs (no A/A record)
+    # the runs' exact permutation p, which a FAIL needs ≤ α too: a co-moving group's row, and a row on its own runs
+    # where the model's runs show utterances churning together (gate.judging.compare._hidden_groups)
+    p_exact: float | None = None
     subset: str | None = None  # gate.formats.report.Subset: "comoving" for a co-moving group's own row
     group: "Draft | None" = None  # accuracy: the row of the utterances set aside as co-moving (compare appends it)
     unstable: bool = False  # speed: a worse candidate run set aside, or the candidate's runs split in two

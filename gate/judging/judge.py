@@ -122,7 +122,7 @@ def one_look_thresholds(one_job: bool) -> Any:
     longer hold the noise back, four models at 0.005 each false-FAILed 2.2% of all-model no-op PRs (issue 39;
     benchmarks/results/verdict_power_runbook.md). Across jobs a speed row WARNs at most, and the family α stays."""
     found = rule.thresholds_for(rule.Look.FINAL)
-    return replace(found, alpha=rule.FIRST_ALPHA + rule.POOLED_ALPHA) if one_job else found
+    return replace(found, alpha=rule.TWO_LOOKS_ALPHA) if one_job else found
 
 
 def decide_look(request: Request, model: str, look: rule.Look) -> rule.LookDecision:

@@ -107,6 +107,23 @@ def test_on_own_runs_a_group_hidden_in_one_row_and_seen_in_another_bars_the_fail
     assert any("utterances churn together in the model's own runs" in n for n in row.notes)
 
 
+def test_on_6_plus_6_own_runs_where_utterances_churn_together_the_run_totals_decide(suite, sides):
+    """6 + 6 runs a side, no A/A record, a group of 33 moving together on both workloads: asr_en's group flipped in 1
+    of the baseline's runs and in all 6 of the candidate's (1 in 4,096 × 6 ways by chance, under the model's α of
+    0.005 but not under its share of what two looks spend). The widened test alone FAILed it; the runs' exact
+    permutation p (6/924 here) is above that level, so the row WARNs, says why and names further runs."""
+    rng = np.random.default_rng(11)
+    base, cand = _side(rng, 6, 20, 0), _side(rng, 6, 20, 1)
+    base[1, GROUP] = 1
+    zh_b, zh_c = _side(rng, 6, 20, None), _side(rng, 6, 20, None)
+    pair = _pair(suite, sides, rng, {QWEN_EN: base, QWEN_ZH: zh_b}, {QWEN_EN: cand, QWEN_ZH: zh_c})
+    row = next(r for r in compare(*pair, suite, cross_job=False).rows if r.workload == QWEN_EN and r.metric == "corpus_wer")
+    assert run_permutation_p(base.sum(1), cand.sum(1)) == pytest.approx(6 / 924)
+    assert row.p_value is not None and row.p_value < 0.005 / 2  # what the widened test says alone
+    assert row.verdict.value == "warn" and row.next_step is not None and row.next_step.value == "more_runs"
+    assert any("the runs' error totals decide" in n and "exact permutation p is 0.0065" in n for n in row.notes)
+
+
 def _aa_pairs(suite, sides, rng, ids):
     arms = []
     for _ in range(6):
