@@ -45,3 +45,18 @@ def test_wilson_interval():
     p, lo, hi = verdict_power.wilson(10, 1000)
     assert p == 0.01 and 0.005 < lo < 0.01 < hi < 0.02
     assert np.isnan(verdict_power.wilson(0, 0)[0])
+
+
+def test_the_readme_tables_are_rebuilt_from_the_results_file(tmp_path, capsys):
+    import readme_tables
+
+    cells = [verdict_power.run_scenario(k, prs=20, chunk=20, seed=1) for k in ("m-noop-s1-normal", "m-thr-3-s1-normal")]
+    found = tmp_path / "verdict_power.json"
+    found.write_text(__import__("json").dumps({"scenarios": cells}), encoding="utf-8")
+    assert readme_tables.main([str(found)]) == 0
+    noop, change = capsys.readouterr().out.split("\n\n")
+    assert noop.count("\n") == 2 and f"| σ 1%, normal | two-look | {verdict_power.rate(cells[0], 'any_fail')} |" in noop
+    assert change.strip().count("\n") == 2 and verdict_power.rate(cells[1], "target_thr_fail") in change
+    (tmp_path / "bad.json").write_text("{}", encoding="utf-8")
+    assert readme_tables.main([str(tmp_path / "bad.json")]) == 2
+    assert "expected a verdict_power.json" in capsys.readouterr().err
