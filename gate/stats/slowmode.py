@@ -7,8 +7,9 @@ PRs WARNed with 20% of starts 8% slow). So a run of the in-job A/B is a slow-mod
 the model (two or more) is worse than its arm's median by more than max(SLOW_MODE_SIGMAS·σ, the outlier rule's
 3%) in that run, and such runs are set aside in both arms, before σ is estimated (`fast_mode`): the row is
 judged on the fast mode, and says so.
-Jointly over the workloads the limit can be lower than the one-run outlier rule's 5σ: two workloads beyond 3σ
-together by chance is a one-in-a-million run.
+Jointly over the workloads the limit can be lower than the one-run outlier rule's 5σ: two independent workloads
+beyond 3σ together by chance is a one-in-a-million run. Where the workloads share their server start's effect they
+are not independent, so the start's own effect must be as far out in the starts' own spread (`_start_beyond`).
 
 The arm's median decides, so a slow mode is always a minority of an arm's runs: a candidate whose runs are all
 (or mostly) slow has a slow median, nothing is set aside, and its shift is a regression. An intermittent
@@ -36,8 +37,8 @@ def slow_mode_runs(arms: np.ndarray, *, higher_is_better: bool) -> np.ndarray:
     A slow mode is a mixture: an arm's runs split into a fast mode and at most as many slow-mode starts. For
     k = 1 .. ⌊n/2⌋ the k runs slowest over the model's workloads (their mean deviation from the arm's median) are
     slow-mode starts when every one of them is worse, in every workload, than the median of the arm's OTHER runs
-    by more than max(SLOW_MODE_SIGMAS·σ, the outlier rule's 3%), and none of the other runs is; the largest such k
-    is taken. The other runs are
+    by more than max(SLOW_MODE_SIGMAS·σ, the outlier rule's 3%), and its start effect is as far out in the other
+    starts' spread (`_start_beyond`), and none of the other runs is; the largest such k is taken. The other runs are
     the reference because the arm's median is not: with half an arm's runs slow (3 of 6 on a host with 20% of
     starts slow, one model in twelve) the median sat between the modes and no start was found. σ is the median
     absolute deviation of the runs left (gate.stats.outliers.mad_sigma): the slow starts must not widen the limit
@@ -65,7 +66,7 @@ def slow_mode_runs(arms: np.ndarray, *, higher_is_better: bool) -> np.ndarray:
         limit = np.reshape(np.maximum(SLOW_MODE_SIGMAS * s, np.log1p(OUTLIER_MIN_REL)), np.shape(s) + (1, 1, 1))
         with np.errstate(invalid="ignore"):
             beyond = np.where(np.isnan(by), False, by - reference > limit).all(axis=-3)  # (..., 2, runs)
-        beyond &= _start_beyond(by, reference, chosen, present, limit[..., 0, :, :], s)
+        beyond &= _start_beyond(by, reference, chosen, np.asarray(present), limit[..., 0, :, :], s)
         # every chosen run beyond, and none of the others: a slow mode that is half the arm or more is no minority
         accepted = ((beyond & chosen).sum(axis=-1, keepdims=True) == k) & ~(beyond & ~chosen & present).any(
             axis=-1, keepdims=True)
