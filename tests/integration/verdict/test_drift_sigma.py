@@ -155,9 +155,16 @@ def test_terms_are_not_found_in_a_start_effect_the_workloads_share():
 def test_a_start_effect_the_workloads_share_is_rarely_a_slow_mode():
     from gate.stats.slowmode import slow_mode_runs
 
-    # every workload 3σ slow in one start is one run in a few hundred when the start carries 80% of the variance
+    from gate.stats import slowmode
+
+    # every workload 3σ slow in one start is common when the start carries 80% of the variance: the rule on the
+    # workloads alone found a "slow mode" in a sixth of such no-op 6+6 models, the starts' own spread halves that
     y = _shared_arms(np.random.default_rng(13), 4000, 2, 6, shared=0.8, sigma=0.02)
-    assert slow_mode_runs(y, higher_is_better=True).any(axis=(-1, -2)).mean() < 0.01
+    now = slow_mode_runs(y, higher_is_better=True).any(axis=(-1, -2)).mean()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(slowmode, "_start_beyond", lambda by, *_: np.ones(by.shape[:-3] + by.shape[-2:], bool))
+        workloads_alone = slow_mode_runs(y, higher_is_better=True).any(axis=(-1, -2)).mean()
+    assert workloads_alone > 0.15 and now < 0.1
     # a real slow start (8%, σ 1%, independent workloads) is still found
     z = _shared_arms(np.random.default_rng(14), 2000, 2, 6, shared=0.0, sigma=0.01)
     z[:, [0, 2], 1] += np.log(0.92)
