@@ -153,9 +153,8 @@ def test_terms_are_not_found_in_a_start_effect_the_workloads_share():
 
 
 def test_a_start_effect_the_workloads_share_is_rarely_a_slow_mode():
-    from gate.stats.slowmode import slow_mode_runs
-
     from gate.stats import slowmode
+    from gate.stats.slowmode import slow_mode_runs
 
     # every workload 3σ slow in one start is common when the start carries 80% of the variance: the rule on the
     # workloads alone found a "slow mode" in a sixth of such no-op 6+6 models, the starts' own spread halves that
