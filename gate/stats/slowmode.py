@@ -7,8 +7,9 @@ PRs WARNed with 20% of starts 8% slow). So a run of the in-job A/B is a slow-mod
 the model (two or more) is worse than its arm's median by more than max(SLOW_MODE_SIGMAS·σ, the outlier rule's
 3%) in that run, and such runs are set aside in both arms, before σ is estimated (`fast_mode`): the row is
 judged on the fast mode, and says so.
-Jointly over the workloads the limit can be lower than the one-run outlier rule's 5σ: two workloads beyond 3σ
-together by chance is a one-in-a-million run.
+Jointly over the workloads the limit can be lower than the one-run outlier rule's 5σ: two independent workloads
+beyond 3σ together by chance is a one-in-a-million run. Where the workloads share their server start's effect they
+are not independent, so the start's own effect must be as far out in the starts' own spread (`_start_beyond`).
 
 The arm's median decides, so a slow mode is always a minority of an arm's runs: a candidate whose runs are all
 (or mostly) slow has a slow median, nothing is set aside, and its shift is a regression. An intermittent
@@ -36,8 +37,8 @@ def slow_mode_runs(arms: np.ndarray, *, higher_is_better: bool) -> np.ndarray:
     A slow mode is a mixture: an arm's runs split into a fast mode and at most as many slow-mode starts. For
     k = 1 .. ⌊n/2⌋ the k runs slowest over the model's workloads (their mean deviation from the arm's median) are
     slow-mode starts when every one of them is worse, in every workload, than the median of the arm's OTHER runs
-    by more than max(SLOW_MODE_SIGMAS·σ, the outlier rule's 3%), and none of the other runs is; the largest such k
-    is taken. The other runs are
+    by more than max(SLOW_MODE_SIGMAS·σ, the outlier rule's 3%), and its start effect is as far out in the other
+    starts' spread (`_start_beyond`), and none of the other runs is; the largest such k is taken. The other runs are
     the reference because the arm's median is not: with half an arm's runs slow (3 of 6 on a host with 20% of
     starts slow, one model in twelve) the median sat between the modes and no start was found. σ is the median
     absolute deviation of the runs left (gate.stats.outliers.mad_sigma): the slow starts must not widen the limit
@@ -65,11 +66,38 @@ def slow_mode_runs(arms: np.ndarray, *, higher_is_better: bool) -> np.ndarray:
         limit = np.reshape(np.maximum(SLOW_MODE_SIGMAS * s, np.log1p(OUTLIER_MIN_REL)), np.shape(s) + (1, 1, 1))
         with np.errstate(invalid="ignore"):
             beyond = np.where(np.isnan(by), False, by - reference > limit).all(axis=-3)  # (..., 2, runs)
+        beyond &= _start_beyond(by, reference, chosen, np.asarray(present), limit[..., 0, :, :], s)
         # every chosen run beyond, and none of the others: a slow mode that is half the arm or more is no minority
         accepted = ((beyond & chosen).sum(axis=-1, keepdims=True) == k) & ~(beyond & ~chosen & present).any(
             axis=-1, keepdims=True)
         found = np.where(accepted, chosen, found)
     return np.asarray(found, dtype=bool)
+
+
+def _start_beyond(by: np.ndarray, reference: np.ndarray, chosen: np.ndarray, present: np.ndarray,
+                  limit: np.ndarray, sigma: np.ndarray) -> np.ndarray:
+    """(..., 2, runs): the run's start effect (its mean deviation over the model's W workloads from `reference`) is
+    beyond √W times the limit measured in the spread of the OTHER starts' effects (their MAD about each arm's median),
+    or, where the workloads are independent, what "every workload beyond the limit" already implies.
+
+    "Every workload beyond 3σ" is rare only while the workloads are independent: one server start serves them all,
+    and where it carries most of a run's variance (issue 36: 80% shared, σ 2%) a start 3σ slow is slow in every
+    workload at once, one run in a few hundred, and setting it aside took the slow tail of the runs out of σ and of
+    an arm's mean (1.5% of no-op PRs FAILed). The mean of W independent deviations has σ/√W, so every workload beyond
+    L puts it √W·L/σ of its own σ out; asked of the starts' effects in their own spread, the rule keeps that rarity
+    when the workloads share the start too (a shared σ_u makes the starts' spread σ_u, not σ/√W), and asks no more
+    of independent ones. `limit`: the rows' limit, max(SLOW_MODE_SIGMAS·σ, 3%); `sigma`: their MAD σ; the starts'
+    limit is the same multiple of the starts' own spread."""
+    workloads = by.shape[-3]
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        effect = np.nanmean(by - reference, axis=-3)  # (..., 2, runs): the start's effect
+        others = np.where(present & ~chosen, np.nanmean(by, axis=-3), np.nan)  # the other starts, per arm
+        spread = np.reshape(np.nan_to_num(mad_sigma(others)), np.shape(sigma) + (1, 1))
+        sigma = np.reshape(sigma, np.shape(sigma) + (1, 1))
+        ratio = np.where(sigma > 0, limit / np.where(sigma > 0, sigma, 1.0), SLOW_MODE_SIGMAS)
+        start_limit = np.sqrt(workloads) * ratio * spread
+        return np.asarray(np.where(np.isnan(effect), False, effect > start_limit), dtype=bool)
 
 
 def find_slow_starts(arms: np.ndarray, positions: np.ndarray | None, *,

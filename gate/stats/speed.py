@@ -271,7 +271,7 @@ def spread(arms: np.ndarray, positions: np.ndarray | None = None, *, trim: bool 
     arms = np.asarray(arms, dtype=float)
     if not trim:
         return plain_sd(arms)
-    return robust_sd(arms) if positions is None else detrended_sd(arms, positions)[:3]
+    return robust_sd(arms) if positions is None else detrended_sd(arms, positions, shared_starts=True)[:3]
 
 
 def trims(arms: np.ndarray, run_log: bool) -> bool:

@@ -130,3 +130,41 @@ def test_slow_mode_starts_are_set_aside_and_the_row_is_judged_on_the_fast_mode()
     assert fast.slow_mode_cand[0] == 2 and fast.slow_mode_base[0] == 0
     plain = shift_test(y[0][None], y[1][None], noise, higher_is_better=True, cross_job=False)
     assert plain.intermittent[0] or plain.worse_set_aside[0]  # without it: two slow runs of six looked intermittent
+
+
+def _shared_arms(rng, batch: int, workloads: int, runs: int, *, shared: float, sigma: float):
+    """(batch, 2W, runs) ln values of one job's model, [w0 base, w0 cand, w1 base, ...]: a share `shared` of each
+    run's variance belongs to its server start, which the model's workloads share (matrix.py's run_shared)."""
+    own = rng.standard_normal((batch, 2 * workloads, runs))
+    start = np.tile(rng.standard_normal((batch, 2, runs)), (1, workloads, 1))  # row k is arm k % 2
+    return sigma * (np.sqrt(1 - shared) * own + np.sqrt(shared) * start)
+
+
+def test_terms_are_not_found_in_a_start_effect_the_workloads_share():
+    # Issue 36 (m-noop-runshared-s2): the position terms are common to the workloads, so under no drift their sum of
+    # squares is the starts' shared effect; against the pooled within-arm spread the F test found them far too often.
+    y = _shared_arms(np.random.default_rng(11), 4000, 4, 6, shared=0.8, sigma=0.02)
+    at = arm_positions(8, 6)
+    assert detrended_sd(y, at)[3].mean() > 0.15  # the pooled error term alone: "drift" in a fifth of the jobs
+    assert detrended_sd(y, at, shared_starts=True)[3].mean() < 0.07  # FOUND_P 0.05
+    # independent workloads: drift 0.5% a run at σ 1% is still found at 6+6
+    drift = _arms(np.random.default_rng(12), 2000, 4, 6, drift=0.005)
+    assert detrended_sd(drift, arm_positions(4, 6), shared_starts=True)[3].mean() > 0.99
+
+
+def test_a_start_effect_the_workloads_share_is_rarely_a_slow_mode():
+    from gate.stats import slowmode
+    from gate.stats.slowmode import slow_mode_runs
+
+    # every workload 3σ slow in one start is common when the start carries 80% of the variance: the rule on the
+    # workloads alone found a "slow mode" in a sixth of such no-op 6+6 models, the starts' own spread halves that
+    y = _shared_arms(np.random.default_rng(13), 4000, 2, 6, shared=0.8, sigma=0.02)
+    now = slow_mode_runs(y, higher_is_better=True).any(axis=(-1, -2)).mean()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(slowmode, "_start_beyond", lambda by, *_: np.ones(by.shape[:-3] + by.shape[-2:], bool))
+        workloads_alone = slow_mode_runs(y, higher_is_better=True).any(axis=(-1, -2)).mean()
+    assert workloads_alone > 0.15 and now < 0.1
+    # a real slow start (8%, σ 1%, independent workloads) is still found
+    z = _shared_arms(np.random.default_rng(14), 2000, 2, 6, shared=0.0, sigma=0.01)
+    z[:, [0, 2], 1] += np.log(0.92)
+    assert slow_mode_runs(z, higher_is_better=True)[:, 0, 1].mean() > 0.95
