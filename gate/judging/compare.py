@@ -349,8 +349,8 @@ def _hidden_groups(quality: list[Draft], alpha: float) -> None:
     test's excess comes from those same few runs, and a group's swing is a few large steps, not a bell. A swing that
     size reaches the floors, which then no longer hold a no-op back, so that p is held to what `gate run`'s two looks
     spend, gate.stats.looks.TWO_LOOKS_ALPHA, as one job's speed rows are (gate.judging.judge.one_look_thresholds).
-    Under hostile churn at the runbook's 6 + 6 the widened test alone FAILed 1.5% of no-op PRs, with the exact p at
-    the one-look α 1.1% (5,000 PRs), at TWO_LOOKS_ALPHA 0.2% (benchmarks/verdict_power.py)."""
+    Under hostile churn at the runbook's 6 + 6 the widened test alone FAILed 2.3% of no-op PRs, with the exact p at
+    the one-look α 1.1%, at TWO_LOOKS_ALPHA 0.2% (5,000 PRs; benchmarks/results/verdict_power_runbook.md)."""
     own = [r for r in quality if r.own_churn is not None]
     if not own:
         return

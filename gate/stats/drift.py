@@ -79,11 +79,11 @@ def detrended_sd(log_values: np.ndarray, positions: np.ndarray, *,
     `shared_starts`: the arms are one model's workloads in one job, so the runs at one position are ONE server start
     (issue 36, m-noop-runshared-s2). The terms are common to the workloads, so under no drift their sum of squares
     is as large as the starts' own effect, which the workloads share: against the pooled within-arm spread, whose
-    df count the workloads as independent, the test found "drift" in 21% (two workloads) to 44% (four) of no-op 6+6 models with 80% of a run's
-    variance shared, and fitting it took that shared noise out of σ (σ̂ low: 1.5% false FAIL). The error term is
-    then the larger of the pooled one and the starts' own residual mean square (the workload-mean residual of each
-    start, on its own df: `_start_ms`), each exact when its assumption holds, so the test keeps its level either
-    way; with independent workloads the two agree and little is lost."""
+    df count the workloads as independent, the test found "drift" in 21% (two workloads) to 44% (four) of no-op
+    6+6 models with 80% of a run's variance shared, and fitting it took that shared noise out of σ (σ̂ low: 1.5%
+    false FAIL). The error term is then the larger of the pooled one and the starts' own residual mean square (the
+    workload-mean residual of each start, on its own df: `_start_ms`), each exact when its assumption holds, so the
+    test keeps its level either way; with independent workloads the two agree and little is lost."""
     y = np.asarray(log_values, dtype=float)
     first, _ = detrend(y, positions)
     second, _ = detrend(y, positions, robust_sd(first)[2])

@@ -48,7 +48,7 @@ churning together (`comovement_p` at most RUN_LEVEL_P over the model's rows: a r
 may FAIL only when a hidden group's split is itself less likely than the row's α (`hidden_split_p`:
 max_q q^R_c·(1 − q)^R_b, 1/64 at 3 + 3, 1/4,096 at 6 + 6), and then only when the exact permutation p of the
 runs' error totals (`run_permutation_p`) agrees: at 6 + 6 a group that moved within the sides still gave the widened
-test, whose excess those few runs estimate, 1.5% false FAILs under hostile churn (gate.judging.compare._hidden_groups
+test, whose excess those few runs estimate, 2.3% false FAILs under hostile churn (gate.judging.compare._hidden_groups
 holds that p to gate.stats.looks.TWO_LOOKS_ALPHA). Churn that is independent from utterance to utterance (φ near 1
 in every row of the model) leaves the rows free to FAIL on their own runs, as before.
 """
