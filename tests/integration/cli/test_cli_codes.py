@@ -109,14 +109,24 @@ def test_ctrl_c_is_130(monkeypatch, capsys):
                                              (signal.SIGHUP, 129, "gate: hung up (SIGHUP)"),
                                              (signal.SIGQUIT, 131, "gate: quit (SIGQUIT)")])
 def test_sigterm_sighup_sigquit_unwind_with_their_code(tmp_path, sig, code, said):
-    """A real process: the gate busy writing the example trees (about 8 s) gets the signal. (Reading a FIFO
-    cannot be used to block it: the strict reader refuses a FIFO at once.)"""
-    out = tmp_path / "example"
-    proc = subprocess.Popen([sys.executable, "-c", "from gate.cli import main; main()", "example", str(out)],
+    """A real process gets the signal while `gate example` is half-way through writing its trees. The example's
+    baseline writer is held (a sleep after it leaves a mark) so the signal lands mid-write on a loaded machine too:
+    waiting a fixed time, or for the staging directory, let the example finish first under CI load. (Reading a
+    FIFO cannot be used to block it: the strict reader refuses a FIFO at once.)"""
+    out, mark = tmp_path / "example", tmp_path / "mid-write"
+    probe = ("import time\nimport gate.examples as examples\nreal = examples.write_example_baseline\n"
+             "def held(*args, **kwargs):\n"
+             f"    open({str(mark)!r}, 'w').close()\n"
+             "    time.sleep(120)  # the signal interrupts this\n"
+             "    return real(*args, **kwargs)\n"
+             "examples.write_example_baseline = held\n"
+             "from gate.cli import main\nmain()")
+    proc = subprocess.Popen([sys.executable, "-c", probe, "example", str(out)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 30
-    while not any(tmp_path.iterdir()) and proc.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.02)  # until the staging directory appears: past imports, writing trees
+    deadline = time.monotonic() + 60
+    while not mark.exists() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert mark.exists(), "the example never reached its baseline writer"
     proc.send_signal(sig)
     _, err = proc.communicate(timeout=30)
     assert proc.returncode == code
