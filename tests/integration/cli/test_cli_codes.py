@@ -109,12 +109,16 @@ def test_ctrl_c_is_130(monkeypatch, capsys):
                                              (signal.SIGHUP, 129, "gate: hung up (SIGHUP)"),
                                              (signal.SIGQUIT, 131, "gate: quit (SIGQUIT)")])
 def test_sigterm_sighup_sigquit_unwind_with_their_code(tmp_path, sig, code, said):
-    """A real process gets the signal while `gate example` is half-way through writing its trees. The example's
-    baseline writer is held (a sleep after it leaves a mark) so the signal lands mid-write on a loaded machine too:
-    waiting a fixed time, or for the staging directory, let the example finish first under CI load. (Reading a
-    FIFO cannot be used to block it: the strict reader refuses a FIFO at once.)"""
+    """A real process gets the signal while `gate example` is half-way through writing its trees: the example's
+    baseline writer is held (a sleep after it leaves a mark), so the signal lands mid-write whatever the machine's
+    load. (Reading a FIFO cannot be used to block it: the strict reader refuses a FIFO at once.)"""
     out, mark = tmp_path / "example", tmp_path / "mid-write"
-    probe = ("import time\nimport gate.examples as examples\nreal = examples.write_example_baseline\n"
+    # the signals at their defaults, as a terminal gives them: `nohup` and a shell's background jobs start the test
+    # with SIGHUP or SIGQUIT ignored, which the gate keeps (gate.cli.main replaces only SIG_DFL)
+    probe = ("import signal, time\n"
+             "for ending in (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT):\n"
+             "    signal.signal(ending, signal.SIG_DFL)\n"
+             "import gate.examples as examples\nreal = examples.write_example_baseline\n"
              "def held(*args, **kwargs):\n"
              f"    open({str(mark)!r}, 'w').close()\n"
              "    time.sleep(120)  # the signal interrupts this\n"
