@@ -528,7 +528,7 @@ def _speed_look(chunk: Chunk, rows, noises, slots, rules: Rules, *, cross_job: b
             alike = slowmode_blocker(slower, ~np.isnan(model_arms[:, 1::2]).all(axis=1), bonferroni)
         test = shift_test(y[:, 0], y[:, 1], noise, higher_is_better=metric == "throughput", cross_job=cross_job,
                           gap_sigma=baseline_sigma(model_arms[:, 0::2], None if at is None else at[0::2], trim=trim),
-                          slow_mode=slow)
+                          slow_mode=slow, more_runs_follow=bonferroni)  # the first look: more runs follow
         p.append(test.p)
         above.append(test.worse_rel >= floor)
         half.append(test.worse_rel >= floor / 2)

@@ -169,6 +169,7 @@ def compare(base: Side, cand: Side, suite: Suite, *, models: Sequence[str] | Non
                 judge_speed(row, metric, SpeedNoise.pooled(found), cross_job, stale_blockers, sources=evidence(found),
                        own_arms=own, base_arms=base_own, positions=None if cross_job or not run_order else (at, base_at),
                        whole_model=whole, slow_starts=slow, run_log=run_order,
+                       more_runs_follow=thresholds.more_runs_follow,
                        stale=bool(calibration_check and calibration_check.status == "stale"),
                        agreement=(None, None) if cross_job else model_agreement(calibration or {}, base, cand, suite, workload,
                                                                         whole, run_order, slow))

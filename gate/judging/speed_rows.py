@@ -136,14 +136,15 @@ def judge_speed(row: Draft, metric: MetricSpec, noise: SpeedNoise | None, cross_
            base_arms: np.ndarray | None = None, stale: bool = False,
            agreement: tuple[float | None, float | None] = (None, None),
            positions: tuple[np.ndarray, np.ndarray] | None = None, whole_model: bool = False,
-           run_log: bool = True, slow_starts: np.ndarray | None = None) -> None:
+           run_log: bool = True, slow_starts: np.ndarray | None = None, more_runs_follow: bool = False) -> None:
     """`positions`: where own_arms' and base_arms' runs sat in the job (one job only: gate.stats.drift).
     `whole_model`: every workload of the model is complete on both sides, so own_arms alternate base, candidate
     workload by workload and slow-mode server starts can be told (gate.stats.slowmode). `run_log`: the job's run
     log is there (`gate run`); without it (two trees by hand) and with fewer than 4 runs in an arm σ is the plain
     spread of the runs and no slow-mode start is looked for (gate.stats.speed.trims), and the row says so.
     `slow_starts`: the model's slow-mode starts found on its throughput rows (`model_slow_starts`), used for every
-    speed row of the model where the runs match; else they are found on the row's own metric."""
+    speed row of the model where the runs match; else they are found on the row's own metric. `more_runs_follow`:
+    `gate run`'s first look, where one worse candidate run makes the row unstable (gate.stats.speed)."""
     own_at, base_at = positions if positions is not None else (None, None)
     b, c = row.baseline.present, row.candidate.present
     plain_delta(row)
@@ -208,7 +209,7 @@ def judge_speed(row: Draft, metric: MetricSpec, noise: SpeedNoise | None, cross_
         gap_sigma = baseline_sigma(base_arms, base_at, trim=trim) if base_arms is not None and base_arms.size else None
         test = shift_test(np.log(np.asarray(b, dtype=float))[None], np.log(np.asarray(c, dtype=float))[None], noise,
                           higher_is_better=higher, cross_job=cross_job, gap_sigma=gap_sigma,
-                          slow_mode=None if slow is None else slow[None])
+                          slow_mode=None if slow is None else slow[None], more_runs_follow=more_runs_follow)
         low, high = test.ratio_ci(higher)
         row.basis = Basis.CALIBRATED
         row.p_value, row.ci, row.ci_kind = float(test.p[0]), (float(low[0]), float(high[0])), "ratio"

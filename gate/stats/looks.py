@@ -52,12 +52,14 @@ class Look(enum.Enum):
 
 def thresholds_for(look: Look, base: Any = None) -> Any:
     """`compare`'s Thresholds with both families' FAIL level set to this look's α (and, at the first look, the
-    own-runs confirmation over the model's speed rows: Thresholds.own_runs_bonferroni)."""
+    own-runs confirmation over the model's speed rows, Thresholds.own_runs_bonferroni, and one worse run enough
+    to make a speed row unstable, Thresholds.more_runs_follow)."""
     if base is None:
         from gate.stats.thresholds import Thresholds
 
         base = Thresholds()
-    return dataclasses.replace(base, alpha=look.alpha, quality_alpha=look.alpha, own_runs_bonferroni=look is Look.FIRST)
+    return dataclasses.replace(base, alpha=look.alpha, quality_alpha=look.alpha, own_runs_bonferroni=look is Look.FIRST,
+                               more_runs_follow=look is Look.FIRST)
 
 
 @dataclass(frozen=True)

@@ -31,10 +31,11 @@ the A/B's own runs alone (`own_runs_p`) has p at most the look's α, or, at the 
 look's α over the model's gated speed rows (gate.judging.compare applies it;
 gate.stats.thresholds.Thresholds.own_runs_bonferroni says why); otherwise it can WARN at most (`fail_blockers`,
 gate.judging.speed_rows and gate.judging.compare say why). The row is unstable (WARN at least, never
-FAIL) when a third or more of the candidate's runs were set aside as worse, when its runs split in two even
-clusters, or when they split across a gap with a third or more in a cluster far worse than the baseline's median
-(`_intermittent`): an intermittent regression must not pass silently, and one wild run in six is heavy-tailed
-noise, not a pattern. In `gate run` an unstable first look extends the model.
+FAIL) when two or more, and a third or more, of the candidate's runs were set aside as worse, when its runs split
+in two even clusters, or when they split across a gap with as many in a cluster far worse than the baseline's
+median (`_intermittent`): an intermittent regression must not pass silently, and one wild run is heavy-tailed
+noise, not a pattern. At `gate run`'s first look one such run of three is enough: the unstable row extends the
+model, and the pooled look needs two of six.
 
 `mde` is the smallest worsening the row could have caught with 80% power at its level, from the σ and df
 in use; above SENSITIVITY_FACTOR × the floor the row is blind there and says so.
@@ -69,11 +70,14 @@ AGREEMENT_P = 0.05
 # a calibration a little noisier than one A/B's runs is ordinary, and pooling it only costs power.
 AGREEMENT_LOW_P = 0.001
 POWER = 0.8
-# A row is unstable when at least one in UNSTABLE_SHARE_INV of the candidate's runs was set aside as worse (one
-# of three, two of six). One wild run in six is what heavy-tailed GPU noise shows (Student-t₃ runs at σ 2% set
-# one aside in ~1% of row-looks, which made a fifth of no-op PRs WARN); two are a pattern. In `gate run` a
-# worse run set aside at the first look extends the model (gate.stats.looks.decide), so none passes unseen.
+# A row is unstable when at least one in UNSTABLE_SHARE_INV of the candidate's runs was set aside as worse, and
+# at least UNSTABLE_MIN_RUNS of them (two of three, two of six). One wild run is what heavy-tailed GPU noise shows
+# (Student-t₃ runs at σ 2% set one aside in ~1% of row-looks, which made a fifth of no-op PRs WARN; across jobs,
+# with 2% of runs 20% slow, one of three made 42.7% of no-op PRs WARN); two are a pattern. Where more runs
+# follow (`gate run`'s first look) one worse run of three is enough: it extends the model
+# (gate.stats.looks.decide), so none passes unseen, and the pooled look needs two of six.
 UNSTABLE_SHARE_INV = 3
+UNSTABLE_MIN_RUNS = 2
 # A candidate run this far (or 3%) worse than the baseline's median, and this far from the better cluster, is
 # "far" (intermittent). σ here is the baseline arms' own spread (`baseline_sigma`): a split candidate arm would
 # inflate the pooled σ and hide itself. With the pooled σ the multiple was 2 (WARN on 7.2% of no-op PRs at
@@ -157,14 +161,16 @@ class ShiftTest:
 
 
 def shift_test(base_log: np.ndarray, cand_log: np.ndarray, noise: SpeedNoise, *, higher_is_better: bool,
-               cross_job: bool, gap_sigma: np.ndarray | None = None, slow_mode: np.ndarray | None = None) -> ShiftTest:
+               cross_job: bool, gap_sigma: np.ndarray | None = None, slow_mode: np.ndarray | None = None,
+               more_runs_follow: bool = False) -> ShiftTest:
     """ln(value) per run along the last axis (NaN = absent run) -> one-sided test per batch entry.
 
     `gap_sigma`: the σ the intermittent test measures a gap against (`baseline_sigma`: the baseline arms'
     own spread, which a split candidate arm cannot inflate); where it is None or NaN, the σ in use.
     `slow_mode`: (..., 2, runs) the base and candidate runs that are slow-mode server starts
     (gate.stats.slowmode.slow_mode_runs): set aside before anything else, so the row is judged on the fast mode
-    and a slow start is neither a wild run nor an intermittent regression."""
+    and a slow start is neither a wild run nor an intermittent regression.
+    `more_runs_follow`: `gate run`'s first look, where one worse run makes the row unstable (UNSTABLE_MIN_RUNS)."""
     yb, yc = np.asarray(base_log, dtype=float), np.asarray(cand_log, dtype=float)
     slow_b = np.zeros(yb.shape, dtype=bool)
     slow_c = np.zeros(yc.shape, dtype=bool)
@@ -189,20 +195,24 @@ def shift_test(base_log: np.ndarray, cand_log: np.ndarray, noise: SpeedNoise, *,
     favourable = (aside & better).any(axis=-1)
     # Across jobs (three runs a side, no second look to settle it) one run in three apart is a job's or a run's
     # noise as often as a regression: the split test ran there too and WARNed on 22-55% of no-op PRs.
+    least = 1 if more_runs_follow else UNSTABLE_MIN_RUNS
     intermittent = (np.zeros(np.shape(worse), dtype=bool) if cross_job
                     else _intermittent(yb, yc, sigma if gap_sigma is None else
-                                       np.where(np.isfinite(gap_sigma), gap_sigma, sigma), higher_is_better))
+                                       np.where(np.isfinite(gap_sigma), gap_sigma, sigma), higher_is_better, least))
+    worse_aside = (aside & ~better).sum(axis=-1)
     return ShiftTest(worse=worse, worse_rel=np.expm1(worse), se=se, df=df, p=p, kept_base=kb, kept_cand=kc,
                      favourable_set_aside=favourable,
-                     worse_set_aside=(aside & ~better).sum(axis=-1) * UNSTABLE_SHARE_INV >= (~np.isnan(yc)).sum(axis=-1),
+                     worse_set_aside=(worse_aside * UNSTABLE_SHARE_INV >= (~np.isnan(yc)).sum(axis=-1))
+                     & (worse_aside >= least),
                      split_cand=split_arms(yc, wild), intermittent=intermittent,
                      slow_mode_base=slow_b.sum(axis=-1), slow_mode_cand=slow_c.sum(axis=-1))
 
 
-def _intermittent(yb: np.ndarray, yc: np.ndarray, sigma: np.ndarray, higher_is_better: bool) -> np.ndarray:
+def _intermittent(yb: np.ndarray, yc: np.ndarray, sigma: np.ndarray, higher_is_better: bool,
+                  least: int = UNSTABLE_MIN_RUNS) -> np.ndarray:
     """The candidate's runs fall in two clusters, a gap of more than max(INTERMITTENT_SIGMAS·σ, 3%) apart, with
-    at least 1/UNSTABLE_SHARE_INV of them in the worse cluster, which is that far worse than the baseline's
-    median too. A constant change has no gap; a wild run is one run in six. σ is the baseline arms' spread where
+    at least 1/UNSTABLE_SHARE_INV of them, and at least `least`, in the worse cluster, which is that far worse than
+    the baseline's median too. A constant change has no gap; a wild run is one run. σ is the baseline arms' spread where
     the caller gives it (shift_test's `gap_sigma`), else the σ in use."""
     worse = yc * (-1.0 if higher_is_better else 1.0)
     present = ~np.isnan(worse)
@@ -216,7 +226,7 @@ def _intermittent(yb: np.ndarray, yc: np.ndarray, sigma: np.ndarray, higher_is_b
     limit = limit[..., None] if limit.ndim else limit
     k = np.arange(1, worse.shape[-1])  # runs below the gap
     in_worse = n[..., None] - k
-    valid = (k < n[..., None]) & (in_worse * UNSTABLE_SHARE_INV >= n[..., None])
+    valid = (k < n[..., None]) & (in_worse * UNSTABLE_SHARE_INV >= n[..., None]) & (in_worse >= least)
     with np.errstate(all="ignore"):
         split = valid & (gaps > limit) & (ordered[..., 1:] - base > limit)
     return np.asarray(split.any(axis=-1), dtype=bool)

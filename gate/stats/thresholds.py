@@ -27,6 +27,9 @@ class Thresholds:
     # no-op PRs, across jobs 1.27% → 0.40% (4,000 PRs). At the pooled look (20 df) the agreement check catches
     # it, and α₂ alone costs less power (benchmarks/verdict_power.py).
     own_runs_bonferroni: bool = False
+    # More runs follow this look (`gate run`'s first look): one worse candidate run of three makes a speed row
+    # unstable, which extends the model; at a look that ends the comparison it takes two (gate.stats.speed).
+    more_runs_follow: bool = False
     # WARN: Benjamini-Hochberg q at most this, with at least half the floor (both families). At 0.05 (and 0.02)
     # a simulated all-model no-op PR showed a WARN more than 5% of the time (benchmarks/results/verdict_power.md).
     warn_q: float = 0.01

@@ -72,7 +72,10 @@ def _throughput_rows(suite, sides, runs, slow_run, run_order):
 def test_by_hand_with_three_runs_a_slow_start_is_not_set_aside_and_does_not_fail(suite, sides):
     for row in _throughput_rows(suite, sides, 3, 1, run_order=False):
         assert row.sigma > 0.03  # the slow run is in σ: not set aside, not trimmed
-        assert row.verdict.value == "warn"  # one candidate run far below the rest: intermittent, WARN at least, no FAIL
+        # one candidate run far below the rest of three, and no later look: heavy-tailed noise as often as not, so not
+        # unstable; the slow run in σ leaves the row blind, and it says so and what would decide it
+        assert row.verdict.value == "pass" and not row.unstable and row.blind
+        assert row.next_step is not None
 
 
 def test_with_a_run_log_the_same_runs_set_the_slow_start_aside(suite, sides):
