@@ -49,6 +49,7 @@ from gate.stats.speed import (
     ADVISED_PAIRS,
     POWER,
     SENSITIVITY_FACTOR,
+    across_jobs_noise,
     baseline_sigma,
     joint_agreement,
     mde,
@@ -328,7 +329,8 @@ def judge(chunk: Chunk, test_sets: dict[str, TestSet], rules: Rules) -> Outcome:
             sp = _speed_look(chunk, rows, used, slots, rules, cross_job=False, alpha=alpha_speed, order_known=False)
         else:
             alpha_speed = rules.family_alpha
-            sp = _speed_look(chunk, rows, noises, slots, rules, cross_job=True, alpha=alpha_speed)
+            sp = _speed_look(chunk, rows, _across_jobs(chunk, by_model, noises, slots), slots, rules, cross_job=True,
+                             alpha=alpha_speed)
         qu = _quality_look(chunk, test_sets, qrows, disp, slots, rules, rules.family_alpha)
         verdict_s = _family(sp, alpha_speed if chunk.one_look else rules.family_alpha, rules, sg)
         verdict_q = _family(qu, rules.family_alpha, rules, qg, catastrophic=qu["catastrophic"])
@@ -443,6 +445,17 @@ def _in_job(chunk: Chunk, by_model: dict, calibrations: dict, slots: dict, model
         cal = calibrations[(model, metric)]
         out[(model, metric)] = own_noise(arms[metric], cal, stale=stale and cal is not None, agreement=joint,
                                          positions=at, agreement_low=low, trim=trim)[0]
+    return out
+
+
+def _across_jobs(chunk: Chunk, by_model: dict, calibrations: dict, slots: dict) -> dict:
+    """(model, metric) -> the σ a row across jobs uses (gate.stats.speed.across_jobs_noise: the calibration's, its
+    within-job part raised to the sides' own where their spread is larger beyond chance)."""
+    out = {}
+    for (model, metric), cal in calibrations.items():
+        arms = np.concatenate([np.take_along_axis(chunk.speed[wid][metric], slots[model], axis=2)
+                               for wid in by_model[model]], axis=1)
+        out[(model, metric)] = None if cal is None else across_jobs_noise(arms, cal)[0]
     return out
 
 

@@ -25,6 +25,7 @@ from gate.stats.speed import (
     OWN_DISAGREES,
     SOURCE_TEXT,
     SpeedNoise,
+    across_jobs_noise,
     baseline_sigma,
     fail_blockers,
     joint_agreement,
@@ -200,11 +201,14 @@ def judge_speed(row: Draft, metric: MetricSpec, noise: SpeedNoise | None, cross_
         row.fail_blockers = fail_blockers(noise, len(b), len(c), cross_job=cross_job) + (extra_blockers if noise else ())
         row.across_jobs = cross_job and metric.gated
         if noise is not None and noise.usable and own_arms is not None and own_arms.size:
-            # Across jobs the test rests on the calibration's σ: say when the sides' own spread disagrees with it.
-            _, code, p_cross = own_noise(own_arms, noise)
-            if int(code) == OWN_DISAGREES:
+            # Across jobs the test rests on the calibration's σ; where the sides' own spread is larger beyond
+            # chance, their σ takes the within-job part (gate.stats.speed.across_jobs_noise), and the row says so.
+            calibrated = noise
+            noise, p_cross = across_jobs_noise(own_arms, calibrated)
+            if noise.sigma != calibrated.sigma:
+                source = "the sides' own runs, within each job (their spread is larger than the calibration's)"
                 row.fail_blockers += (f"the sides' own spread disagrees with the calibration's σ (F test p = "
-                                      f"{float(p_cross):.2g} < {AGREEMENT_P})",)
+                                      f"{float(p_cross):.2g} < {AGREEMENT_P}): σ from their runs",)
     if noise is not None and noise.usable:
         gap_sigma = baseline_sigma(base_arms, base_at, trim=trim) if base_arms is not None and base_arms.size else None
         test = shift_test(np.log(np.asarray(b, dtype=float))[None], np.log(np.asarray(c, dtype=float))[None], noise,
@@ -217,7 +221,10 @@ def judge_speed(row: Draft, metric: MetricSpec, noise: SpeedNoise | None, cross_
         row.delta_rel = math.exp(-float(test.worse[0]) if higher else float(test.worse[0])) - 1
         row.sigma, row.df, row.se = float(noise.sigma), int(round(float(test.df[0]))), float(test.se[0])
         row.family = "speed" if metric.gated else None
-        if source:
+        if source and cross_job:
+            row.method = (f"log-scale t, run-to-run σ {float(noise.sigma):.2%} from {source}, df {int(noise.sigma_df)}, "
+                          "job effect from the calibration, across jobs")
+        elif source:
             row.method = (f"log-scale t, run-to-run σ {float(noise.sigma):.2%} from {source}, "
                           f"df {int(noise.sigma_df)}, one job")
         else:

@@ -17,6 +17,7 @@ from gate.stats.speed import (
     OWN_STALE,
     POOLED,
     SpeedNoise,
+    across_jobs_noise,
     baseline_sigma,
     joint_agreement,
     mde,
@@ -161,6 +162,23 @@ def test_own_noise_pools_an_agreeing_calibration_and_drops_one_that_disagrees():
     assert int(code) == OWN_NO_CALIBRATION and int(noise.sigma_df) == 8
     noise, code, _ = own_noise(arms, calibration, stale=True)
     assert int(code) == OWN_STALE and int(noise.sigma_df) == 8
+
+
+def test_across_jobs_runs_noisier_than_the_calibration_take_the_within_job_part_of_sigma():
+    """Across jobs the calibration's A/A pairs carry the job effect; where the sides' runs are noisier than its σ
+    beyond chance, their own σ and df replace its within-job part, and the job-effect part stays."""
+    rng = np.random.default_rng(4)
+    calibration = SpeedNoise(sigma=0.01, sigma_df=24, cross_pairs=3, cross_msd=0.0002, cross_h=0.67, cross_df=6)
+    agreeing, _ = across_jobs_noise(0.01 * rng.standard_normal((4, 3)), calibration)
+    assert agreeing == calibration
+    wide = 0.04 * rng.standard_normal((4, 3))
+    noisier, p = across_jobs_noise(wide, calibration)
+    own, code, _ = own_noise(wide, calibration)
+    assert int(code) == OWN_DISAGREES and p < 0.05
+    assert noisier.sigma == pytest.approx(float(own.sigma)) and noisier.sigma_df == 8
+    assert (noisier.cross_pairs, noisier.cross_msd, noisier.cross_df) == (3, 0.0002, 6)
+    batched, _ = across_jobs_noise(np.stack([0.01 * rng.standard_normal((4, 3)), wide]), calibration)
+    assert np.asarray(batched.sigma)[1] == pytest.approx(float(own.sigma))
 
 
 def test_own_noise_batches_like_the_power_benchmark():
