@@ -19,6 +19,7 @@ def speed_calibration(cal: dict, workloads: list[str], metric: str, cross_job: b
     """Per PR (B,), the model's pooled SpeedNoise for one metric, from its workloads' A/A runs (None without)."""
     ss = df = cross_sq = cross_h = 0.0
     cross_diffs = 0
+    wild = seen = 0  # the runs set aside, and df + groups + set aside (gate.stats.speed.SpeedNoise.pooled)
     pairs = next(iter(cal.values()))[metric].shape[1]
     if pairs == 0:
         return None
@@ -32,6 +33,9 @@ def speed_calibration(cal: dict, workloads: list[str], metric: str, cross_job: b
         arm_ss = np.where(keep, (fitted - fitted_mean[..., None]) ** 2, 0.0).sum(axis=-1)
         ss = ss + np.where(n >= 2, arm_ss, 0.0).sum(axis=(1, 2))
         df = df + np.where(n >= 2, n - 1, 0).sum(axis=(1, 2)) - terms
+        aside = (~keep).sum(axis=(1, 2, 3))
+        wild = wild + aside
+        seen = seen + np.where(n >= 2, n - 1, 0).sum(axis=(1, 2)) - terms + (n >= 2).sum(axis=(1, 2)) + aside
         if cross_job:
             delta = mean[..., 1] - mean[..., 0]
             cross_sq = cross_sq + (delta ** 2).sum(axis=1)
@@ -39,7 +43,8 @@ def speed_calibration(cal: dict, workloads: list[str], metric: str, cross_job: b
             cross_diffs += y.shape[1]
     return SpeedNoise(sigma=np.sqrt(ss / df), sigma_df=df, cross_pairs=pairs if cross_job else 0,
                       cross_msd=cross_sq / cross_diffs if cross_diffs else 0.0,
-                      cross_h=cross_h / cross_diffs if cross_diffs else 0.0, cross_df=cross_diffs)
+                      cross_h=cross_h / cross_diffs if cross_diffs else 0.0, cross_df=cross_diffs,
+                      wild_runs=wild, runs_seen=seen)
 
 
 def _without_drift(y: np.ndarray, cross_job: bool) -> tuple[np.ndarray, np.ndarray | int]:

@@ -51,6 +51,7 @@ from gate.stats.speed import (
     SENSITIVITY_FACTOR,
     across_jobs_noise,
     baseline_sigma,
+    host_wild_share,
     joint_agreement,
     mde,
     own_noise,
@@ -319,6 +320,8 @@ def judge(chunk: Chunk, test_sets: dict[str, TestSet], rules: Rules) -> Outcome:
     sg = [np.array([i for i, r in enumerate(rows) if r[1] == m]) for m in MODELS]
     qg = [np.array([i for i, r in enumerate(qrows) if r[1] == m]) for m in MODELS]
 
+    # in one job compare leaves a calibration known to be stale out altogether (its wild runs too)
+    in_job_cal = None if chunk.noise is not None and chunk.noise.stale_known else noises
     if chunk.cross_job_calibration or chunk.one_look:  # one decision at the family α, 3 + 3 runs, nothing re-measured
         width = chunk.one_look_runs if chunk.one_look else RUNS
         slots = {m: np.broadcast_to(np.arange(width), (batch, 2, width)) for m in MODELS}
@@ -326,11 +329,12 @@ def judge(chunk: Chunk, test_sets: dict[str, TestSet], rules: Rules) -> Outcome:
             # the order the runs ran in is not recorded: no run-position terms (gate.judging.judge: run_order)
             used = {k: v for m in MODELS for k, v in _in_job(chunk, by_model, noises, slots, m, False).items()}
             alpha_speed = rules.first_alpha + rules.pooled_alpha  # gate.judging.judge.one_look_thresholds
-            sp = _speed_look(chunk, rows, used, slots, rules, cross_job=False, alpha=alpha_speed, order_known=False)
+            sp = _speed_look(chunk, rows, used, slots, rules, cross_job=False, alpha=alpha_speed, order_known=False,
+                             calibrations=in_job_cal)
         else:
             alpha_speed = rules.family_alpha
             sp = _speed_look(chunk, rows, _across_jobs(chunk, by_model, noises, slots), slots, rules, cross_job=True,
-                             alpha=alpha_speed)
+                             alpha=alpha_speed, calibrations=noises)
         qu = _quality_look(chunk, test_sets, qrows, disp, slots, rules, rules.family_alpha)
         verdict_s = _family(sp, alpha_speed if chunk.one_look else rules.family_alpha, rules, sg)
         verdict_q = _family(qu, rules.family_alpha, rules, qg, catastrophic=qu["catastrophic"])
@@ -355,7 +359,7 @@ def judge(chunk: Chunk, test_sets: dict[str, TestSet], rules: Rules) -> Outcome:
         slots1[m], spare_used[m] = _remeasure(chunk, by_model[m], _in_job(chunk, by_model, noises, {m: start}, m), m,
                                               start, np.zeros((batch, 2), bool))
     used1 = {k: v for m in MODELS for k, v in _in_job(chunk, by_model, noises, slots1, m).items()}
-    sp1 = _speed_look(chunk, rows, used1, slots1, rules, cross_job=False, alpha=rules.first_alpha,
+    sp1 = _speed_look(chunk, rows, used1, slots1, rules, cross_job=False, alpha=rules.first_alpha, calibrations=in_job_cal,
                       bonferroni=True)
     qu1 = _quality_look(chunk, test_sets, qrows, disp, slots1, rules, rules.first_alpha)
     vs1 = _family(sp1, rules.first_alpha, rules, sg)
@@ -385,7 +389,8 @@ def judge(chunk: Chunk, test_sets: dict[str, TestSet], rules: Rules) -> Outcome:
     ext_rows = np.stack([extend[:, MODELS.index(r[1])] for r in rows], axis=1)
     ext_q = np.stack([extend[:, MODELS.index(r[1])] for r in qrows], axis=1)
     used2 = {k: v for m in MODELS for k, v in _in_job(chunk, by_model, noises, slots2, m).items()}
-    sp2 = _speed_look(chunk, rows, used2, slots2, rules, cross_job=False, alpha=rules.pooled_alpha)
+    sp2 = _speed_look(chunk, rows, used2, slots2, rules, cross_job=False, alpha=rules.pooled_alpha,
+                      calibrations=in_job_cal)
     qu2 = _quality_look(chunk, test_sets, qrows, disp, slots2, rules, rules.pooled_alpha)
     # The pooled report of an extended model compares its 6+6 runs; the other models keep their first
     # look. Holm and BH run over the model's gated rows at both looks: that is what keeps α₁ + α₂ a bound.
@@ -497,7 +502,9 @@ def _remeasure(chunk: Chunk, workloads: list[str], noises: dict, model: str, slo
 
 
 def _speed_look(chunk: Chunk, rows, noises, slots, rules: Rules, *, cross_job: bool, alpha: float,
-                bonferroni: bool = False, order_known: bool = True) -> dict:
+                bonferroni: bool = False, order_known: bool = True, calibrations: dict | None = None) -> dict:
+    """`calibrations`: (model, metric) -> the calibration whose wild runs are evidence of the host's
+    (gate.stats.speed.host_wild_share); None where compare uses none (no record, or stale in one job)."""
     p, above, half, can_fail, unstable, se, df, floors = [], [], [], [], [], [], [], []
     own_se: list = []
     own_df: list = []
@@ -539,9 +546,11 @@ def _speed_look(chunk: Chunk, rows, noises, slots, rules: Rules, *, cross_job: b
             else:  # no slow-mode starts looked for; an escaped slow mode still bars a FAIL
                 slower = whole_model_slower(model_arms, higher_is_better=metric == "throughput")
             alike = slowmode_blocker(slower, ~np.isnan(model_arms[:, 1::2]).all(axis=1), bonferroni)
+        gap_sigma = baseline_sigma(model_arms[:, 0::2], None if at is None else at[0::2], trim=trim)
         test = shift_test(y[:, 0], y[:, 1], noise, higher_is_better=metric == "throughput", cross_job=cross_job,
-                          gap_sigma=baseline_sigma(model_arms[:, 0::2], None if at is None else at[0::2], trim=trim),
-                          slow_mode=slow, more_runs_follow=bonferroni)  # the first look: more runs follow
+                          gap_sigma=gap_sigma, slow_mode=slow, more_runs_follow=bonferroni,  # first look: more follow
+                          wild_share=host_wild_share(model_arms[:, 0::2], noise, None if calibrations is None
+                                                     else calibrations[(model, metric)], gap_sigma))
         p.append(test.p)
         above.append(test.worse_rel >= floor)
         half.append(test.worse_rel >= floor / 2)

@@ -28,6 +28,7 @@ from gate.stats.speed import (
     across_jobs_noise,
     baseline_sigma,
     fail_blockers,
+    host_wild_share,
     joint_agreement,
     own_noise,
     own_runs_test,
@@ -147,6 +148,7 @@ def judge_speed(row: Draft, metric: MetricSpec, noise: SpeedNoise | None, cross_
     speed row of the model where the runs match; else they are found on the row's own metric. `more_runs_follow`:
     `gate run`'s first look, where one worse candidate run makes the row unstable (gate.stats.speed)."""
     own_at, base_at = positions if positions is not None else (None, None)
+    calibration = noise  # `noise` becomes the σ in use below; the calibration's wild runs stay evidence
     b, c = row.baseline.present, row.candidate.present
     plain_delta(row)
     missing = [name for name, values in (("baseline", b), ("candidate", c)) if not values or any(v <= 0 for v in values)]
@@ -213,7 +215,8 @@ def judge_speed(row: Draft, metric: MetricSpec, noise: SpeedNoise | None, cross_
         gap_sigma = baseline_sigma(base_arms, base_at, trim=trim) if base_arms is not None and base_arms.size else None
         test = shift_test(np.log(np.asarray(b, dtype=float))[None], np.log(np.asarray(c, dtype=float))[None], noise,
                           higher_is_better=higher, cross_job=cross_job, gap_sigma=gap_sigma,
-                          slow_mode=None if slow is None else slow[None], more_runs_follow=more_runs_follow)
+                          slow_mode=None if slow is None else slow[None], more_runs_follow=more_runs_follow,
+                          wild_share=host_wild_share(base_arms, noise, calibration, gap_sigma))
         low, high = test.ratio_ci(higher)
         row.basis = Basis.CALIBRATED
         row.p_value, row.ci, row.ci_kind = float(test.p[0]), (float(low[0]), float(high[0])), "ratio"

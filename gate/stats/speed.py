@@ -79,6 +79,11 @@ POWER = 0.8
 # (gate.stats.looks.decide), so none passes unseen, and the pooled look needs two of six.
 UNSTABLE_SHARE_INV = 3
 UNSTABLE_MIN_RUNS = 2
+# ... and, at a look that ends the comparison, when the host's own wild runs make that many unlikely: P(at least k
+# of the candidate's n runs wild | the share of wild runs in the calibration and the baseline's arms) at most
+# PATTERN_P. With 5% of runs 6% slow, two of six in one of a PR's eight workloads made 17.7% of no-op PRs WARN.
+# A host whose calibration and baseline showed no wild run keeps the rule as it was (share 0: the intermittent cells).
+PATTERN_P = 0.001
 # A candidate run this far (or 3%) worse than the baseline's median, and this far from the better cluster, is
 # "far" (intermittent). σ here is the baseline arms' own spread (`baseline_sigma`): a split candidate arm would
 # inflate the pooled σ and hide itself. With the pooled σ the multiple was 2 (WARN on 7.2% of no-op PRs at
@@ -109,6 +114,8 @@ class SpeedNoise:
     cross_msd: float = 0.0  # mean square of their log-mean differences, about zero
     cross_h: float = 0.0  # mean of 1/n_a + 1/n_b over those differences
     cross_df: int = 0  # differences pooled (pairs × workloads)
+    wild_runs: int = 0  # the calibration's runs the outlier rule set aside ...
+    runs_seen: int = 0  # ... of all its runs (host_wild_share)
 
     @property
     def usable(self) -> bool:
@@ -126,7 +133,9 @@ class SpeedNoise:
         return cls(sigma=math.sqrt(ss / df) if df else math.nan, sigma_df=df,
                    cross_pairs=min(c.cross_pairs for c in cals),
                    cross_msd=sum(c.cross_sum_sq for c in cals) / diffs if diffs else 0.0,
-                   cross_h=sum(c.cross_sum_h for c in cals) / diffs if diffs else 0.0, cross_df=diffs)
+                   cross_h=sum(c.cross_sum_h for c in cals) / diffs if diffs else 0.0, cross_df=diffs,
+                   wild_runs=sum(c.set_aside for c in cals),
+                   runs_seen=sum(c.df + c.groups + c.set_aside for c in cals))
 
 
 @dataclass(frozen=True)
@@ -163,7 +172,7 @@ class ShiftTest:
 
 def shift_test(base_log: np.ndarray, cand_log: np.ndarray, noise: SpeedNoise, *, higher_is_better: bool,
                cross_job: bool, gap_sigma: np.ndarray | None = None, slow_mode: np.ndarray | None = None,
-               more_runs_follow: bool = False) -> ShiftTest:
+               more_runs_follow: bool = False, wild_share: np.ndarray | float = 0.0) -> ShiftTest:
     """ln(value) per run along the last axis (NaN = absent run) -> one-sided test per batch entry.
 
     `gap_sigma`: the σ the intermittent test measures a gap against (`baseline_sigma`: the baseline arms'
@@ -171,7 +180,9 @@ def shift_test(base_log: np.ndarray, cand_log: np.ndarray, noise: SpeedNoise, *,
     `slow_mode`: (..., 2, runs) the base and candidate runs that are slow-mode server starts
     (gate.stats.slowmode.slow_mode_runs): set aside before anything else, so the row is judged on the fast mode
     and a slow start is neither a wild run nor an intermittent regression.
-    `more_runs_follow`: `gate run`'s first look, where one worse run makes the row unstable (UNSTABLE_MIN_RUNS)."""
+    `more_runs_follow`: `gate run`'s first look, where one worse run makes the row unstable (UNSTABLE_MIN_RUNS).
+    `wild_share`: the host's share of wild runs (`host_wild_share`); elsewhere a pattern of worse runs is unstable
+    only when that share makes it unlikely (PATTERN_P)."""
     yb, yc = np.asarray(base_log, dtype=float), np.asarray(cand_log, dtype=float)
     slow_b = np.zeros(yb.shape, dtype=bool)
     slow_c = np.zeros(yc.shape, dtype=bool)
@@ -196,24 +207,28 @@ def shift_test(base_log: np.ndarray, cand_log: np.ndarray, noise: SpeedNoise, *,
     favourable = (aside & better).any(axis=-1)
     # Across jobs (three runs a side, no second look to settle it) one run in three apart is a job's or a run's
     # noise as often as a regression: the split test ran there too and WARNed on 22-55% of no-op PRs.
-    least = 1 if more_runs_follow else UNSTABLE_MIN_RUNS
+    def pattern(k: np.ndarray, n: np.ndarray) -> np.ndarray:  # k of the candidate's n runs worse: unstable?
+        if more_runs_follow:
+            return (k >= 1) & (k * UNSTABLE_SHARE_INV >= n)
+        share = np.asarray(wild_share, dtype=float)
+        unlikely = stats.binom.sf(k - 1, n, share[..., None] if share.ndim and np.ndim(k) > share.ndim else share)
+        return (k >= UNSTABLE_MIN_RUNS) & (k * UNSTABLE_SHARE_INV >= n) & (unlikely <= PATTERN_P)
+
     intermittent = (np.zeros(np.shape(worse), dtype=bool) if cross_job
                     else _intermittent(yb, yc, sigma if gap_sigma is None else
-                                       np.where(np.isfinite(gap_sigma), gap_sigma, sigma), higher_is_better, least))
-    worse_aside = (aside & ~better).sum(axis=-1)
+                                       np.where(np.isfinite(gap_sigma), gap_sigma, sigma), higher_is_better, pattern))
     return ShiftTest(worse=worse, worse_rel=np.expm1(worse), se=se, df=df, p=p, kept_base=kb, kept_cand=kc,
                      favourable_set_aside=favourable,
-                     worse_set_aside=(worse_aside * UNSTABLE_SHARE_INV >= (~np.isnan(yc)).sum(axis=-1))
-                     & (worse_aside >= least),
+                     worse_set_aside=pattern((aside & ~better).sum(axis=-1), (~np.isnan(yc)).sum(axis=-1)),
                      split_cand=split_arms(yc, wild), intermittent=intermittent,
                      slow_mode_base=slow_b.sum(axis=-1), slow_mode_cand=slow_c.sum(axis=-1))
 
 
 def _intermittent(yb: np.ndarray, yc: np.ndarray, sigma: np.ndarray, higher_is_better: bool,
-                  least: int = UNSTABLE_MIN_RUNS) -> np.ndarray:
+                  pattern: Any) -> np.ndarray:
     """The candidate's runs fall in two clusters, a gap of more than max(INTERMITTENT_SIGMAS·σ, 3%) apart, with
-    at least 1/UNSTABLE_SHARE_INV of them, and at least `least`, in the worse cluster, which is that far worse than
-    the baseline's median too. A constant change has no gap; a wild run is one run. σ is the baseline arms' spread where
+    the worse cluster a `pattern` (shift_test's: its count of the candidate's runs is unstable), and that far worse
+    than the baseline's median too. A constant change has no gap; a wild run is one run. σ is the baseline arms' spread where
     the caller gives it (shift_test's `gap_sigma`), else the σ in use."""
     worse = yc * (-1.0 if higher_is_better else 1.0)
     present = ~np.isnan(worse)
@@ -223,14 +238,19 @@ def _intermittent(yb: np.ndarray, yc: np.ndarray, sigma: np.ndarray, higher_is_b
         warnings.simplefilter("ignore", RuntimeWarning)
         gaps = np.diff(ordered, axis=-1)  # gap k lies between the k+1 better runs and the rest
         base = np.nanmedian(yb, axis=-1, keepdims=True) * (-1.0 if higher_is_better else 1.0)
-    limit = np.maximum(INTERMITTENT_SIGMAS * np.nan_to_num(np.asarray(sigma, dtype=float)), np.log1p(OUTLIER_MIN_REL))
+    limit = _far_limit(sigma)
     limit = limit[..., None] if limit.ndim else limit
     k = np.arange(1, worse.shape[-1])  # runs below the gap
     in_worse = n[..., None] - k
-    valid = (k < n[..., None]) & (in_worse * UNSTABLE_SHARE_INV >= n[..., None]) & (in_worse >= least)
+    valid = (k < n[..., None]) & pattern(in_worse, np.broadcast_to(n[..., None], in_worse.shape))
     with np.errstate(all="ignore"):
         split = valid & (gaps > limit) & (ordered[..., 1:] - base > limit)
     return np.asarray(split.any(axis=-1), dtype=bool)
+
+
+def _far_limit(sigma: np.ndarray) -> np.ndarray:
+    """How far (ln) a run lies from the others before `_intermittent` calls it far: max(INTERMITTENT_SIGMAS·σ, 3%)."""
+    return np.maximum(INTERMITTENT_SIGMAS * np.nan_to_num(np.asarray(sigma, dtype=float)), np.log1p(OUTLIER_MIN_REL))
 
 
 def standard_error(noise: SpeedNoise, a: np.ndarray | float, *, cross_job: bool) -> tuple[np.ndarray, np.ndarray]:
@@ -379,6 +399,29 @@ def own_noise(arms: np.ndarray, calibration: SpeedNoise | None, *, stale: bool =
                                        / np.where(df > 0, df, 1)), sigma_own)
     code = np.where(pool, POOLED, np.where(usable, OWN_DISAGREES, OWN_NO_CALIBRATION))
     return SpeedNoise(sigma=cast(Any, sigma), sigma_df=cast(Any, df.astype(int))), code, agreement
+
+
+def host_wild_share(base_arms: np.ndarray | None, noise: SpeedNoise, calibration: SpeedNoise | None,
+                    gap_sigma: np.ndarray | None = None) -> np.ndarray:
+    """The host's share of wild runs: the calibration's runs set aside, and the baseline arms' runs ((..., arms,
+    runs), NaN = absent) that the outlier rule flags at the σ in use (`noise`) or that lie as far from their arm's
+    median as `_intermittent` calls far (`gap_sigma` as for shift_test), over all their runs. 0 without any."""
+    wild = np.asarray(calibration.wild_runs if calibration is not None else 0, dtype=float)
+    seen = np.asarray(calibration.runs_seen if calibration is not None else 0, dtype=float)
+    if base_arms is not None and np.size(base_arms):
+        sigma = np.asarray(noise.sigma, dtype=float)
+        limit = flag_sigma(sigma, noise.sigma_df)
+        arms = np.asarray(base_arms, dtype=float)
+        far = _far_limit(sigma if gap_sigma is None else np.where(np.isfinite(gap_sigma), gap_sigma, sigma))
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            distance = np.abs(arms - np.nanmedian(arms, axis=-1, keepdims=True))
+        flagged = flag_runs(arms, limit[..., None] if limit.ndim else limit) | \
+            (distance > (far[..., None, None] if far.ndim else far))
+        wild = wild + flagged.sum(axis=(-2, -1))
+        seen = seen + (~np.isnan(arms)).sum(axis=(-2, -1))
+    with np.errstate(all="ignore"):
+        return np.asarray(np.where(seen > 0, wild / np.where(seen > 0, seen, 1.0), 0.0))
 
 
 def across_jobs_noise(arms: np.ndarray, calibration: SpeedNoise) -> tuple[SpeedNoise, np.ndarray]:

@@ -19,6 +19,7 @@ from gate.stats.speed import (
     SpeedNoise,
     across_jobs_noise,
     baseline_sigma,
+    host_wild_share,
     joint_agreement,
     mde,
     own_noise,
@@ -121,6 +122,43 @@ def test_one_wild_run_in_six_is_not_unstable_two_are():
     two = shift_test(base, np.log([[100.0, 100.4, 99.6, 100.1, 85.0, 86.0]]), noise, higher_is_better=True,
                      cross_job=False)
     assert two.worse_set_aside[0]
+
+
+def test_two_worse_runs_of_six_are_a_pattern_only_on_a_host_whose_own_runs_are_rarely_wild():
+    """Two worse runs of six make the row unstable where the calibration and the baseline's arms showed no wild run;
+    where 2 of the calibration's 48 runs were set aside (2 of 54 with the baseline's), two of six are what that host
+    does (P 1.9% > PATTERN_P).
+    Three of six are a pattern there too; at the first look the share is not asked (more runs follow)."""
+    from gate.stats.noise_model import Calibration
+
+    base = np.log([[100.0, 100.5, 99.5, 100.2, 99.8, 100.1]])
+    two = np.log([[100.0, 100.4, 99.6, 100.1, 85.0, 86.0]])
+    three = np.log([[100.0, 100.4, 99.6, 85.5, 85.0, 86.0]])
+    clean = Calibration(sigma=0.01, df=20, groups=10, set_aside=0)
+    wild = Calibration(sigma=0.01, df=38, groups=8, set_aside=2)
+    for calibration, unstable in ((clean, True), (wild, False)):
+        pooled = SpeedNoise.pooled([calibration])
+        assert (pooled.wild_runs, pooled.runs_seen) == (calibration.set_aside, 30 if calibration is clean else 48)
+        share = host_wild_share(base, pooled, pooled)
+        test = shift_test(base, two, pooled, higher_is_better=True, cross_job=False, wild_share=share)
+        assert bool(test.worse_set_aside[0]) is unstable
+        assert shift_test(base, two, pooled, higher_is_better=True, cross_job=False, wild_share=share,
+                          more_runs_follow=True).worse_set_aside[0]
+    share = host_wild_share(base, SpeedNoise.pooled([wild]), SpeedNoise.pooled([wild]))
+    assert float(share) == pytest.approx(2 / 54)
+    # three of six: an even split, too many to set aside; the far cluster is unstable (P 0.09% ≤ PATTERN_P)
+    assert shift_test(base, three, SpeedNoise.pooled([wild]), higher_is_better=True, cross_job=False,
+                      wild_share=share).intermittent[0]
+    assert not shift_test(base, two, SpeedNoise.pooled([wild]), higher_is_better=True, cross_job=False,
+                          wild_share=share).intermittent[0]
+
+
+def test_the_host_wild_share_counts_baseline_runs_far_from_their_arm_s_median():
+    noise = SpeedNoise(sigma=0.01, sigma_df=40)
+    arms = np.log([[100.0, 100.4, 99.6, 95.0, 100.1, 99.9], [100.2, 99.8, 100.0, 100.3, 99.7, 100.1]])
+    assert float(host_wild_share(arms, noise, None)) == pytest.approx(1 / 12)  # 5% off at σ 1%: past 4σ
+    assert float(host_wild_share(arms[:, [0, 1, 2, 4, 5]], noise, None)) == 0.0
+    assert float(host_wild_share(None, noise, None)) == 0.0
 
 
 def test_half_the_runs_slow_is_intermittent_a_constant_change_is_not():
