@@ -205,14 +205,15 @@ def shift_test(base_log: np.ndarray, cand_log: np.ndarray, noise: SpeedNoise, *,
         better = (yc > kept_mean) if higher_is_better else (yc < kept_mean)
     aside = ~kc & ~np.isnan(yc)
     favourable = (aside & better).any(axis=-1)
-    # Across jobs (three runs a side, no second look to settle it) one run in three apart is a job's or a run's
-    # noise as often as a regression: the split test ran there too and WARNed on 22-55% of no-op PRs.
     def pattern(k: np.ndarray, n: np.ndarray) -> np.ndarray:  # k of the candidate's n runs worse: unstable?
         if more_runs_follow:
-            return (k >= 1) & (k * UNSTABLE_SHARE_INV >= n)
+            return np.asarray((k >= 1) & (k * UNSTABLE_SHARE_INV >= n))
         share = np.asarray(wild_share, dtype=float)
         unlikely = stats.binom.sf(k - 1, n, share[..., None] if share.ndim and np.ndim(k) > share.ndim else share)
-        return (k >= UNSTABLE_MIN_RUNS) & (k * UNSTABLE_SHARE_INV >= n) & (unlikely <= PATTERN_P)
+        return np.asarray((k >= UNSTABLE_MIN_RUNS) & (k * UNSTABLE_SHARE_INV >= n) & (unlikely <= PATTERN_P))
+
+    # Across jobs (three runs a side, no second look to settle it) one run in three apart is a job's or a run's
+    # noise as often as a regression: the split test ran there too and WARNed on 22-55% of no-op PRs.
 
     intermittent = (np.zeros(np.shape(worse), dtype=bool) if cross_job
                     else _intermittent(yb, yc, sigma if gap_sigma is None else
@@ -250,7 +251,8 @@ def _intermittent(yb: np.ndarray, yc: np.ndarray, sigma: np.ndarray, higher_is_b
 
 def _far_limit(sigma: np.ndarray) -> np.ndarray:
     """How far (ln) a run lies from the others before `_intermittent` calls it far: max(INTERMITTENT_SIGMAS·σ, 3%)."""
-    return np.maximum(INTERMITTENT_SIGMAS * np.nan_to_num(np.asarray(sigma, dtype=float)), np.log1p(OUTLIER_MIN_REL))
+    return np.asarray(np.maximum(INTERMITTENT_SIGMAS * np.nan_to_num(np.asarray(sigma, dtype=float)),
+                                 np.log1p(OUTLIER_MIN_REL)))
 
 
 def standard_error(noise: SpeedNoise, a: np.ndarray | float, *, cross_job: bool) -> tuple[np.ndarray, np.ndarray]:
