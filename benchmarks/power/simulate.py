@@ -550,7 +550,8 @@ def _speed_look(chunk: Chunk, rows, noises, slots, rules: Rules, *, cross_job: b
         test = shift_test(y[:, 0], y[:, 1], noise, higher_is_better=metric == "throughput", cross_job=cross_job,
                           gap_sigma=gap_sigma, slow_mode=slow, more_runs_follow=bonferroni,  # first look: more follow
                           wild_share=host_wild_share(model_arms[:, 0::2], noise, None if calibrations is None
-                                                     else calibrations[(model, metric)], gap_sigma))
+                                                     else calibrations[(model, metric)], gap_sigma,
+                                                     None if slow is None else slow[:, 0]))
         p.append(test.p)
         above.append(test.worse_rel >= floor)
         half.append(test.worse_rel >= floor / 2)

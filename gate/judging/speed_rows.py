@@ -216,7 +216,9 @@ def judge_speed(row: Draft, metric: MetricSpec, noise: SpeedNoise | None, cross_
         test = shift_test(np.log(np.asarray(b, dtype=float))[None], np.log(np.asarray(c, dtype=float))[None], noise,
                           higher_is_better=higher, cross_job=cross_job, gap_sigma=gap_sigma,
                           slow_mode=None if slow is None else slow[None], more_runs_follow=more_runs_follow,
-                          wild_share=host_wild_share(base_arms, noise, calibration, gap_sigma))
+                          wild_share=host_wild_share(base_arms, noise, calibration, gap_sigma,
+                                                     None if slow is None or base_arms is None
+                                                     or base_arms.shape[-1] != slow.shape[-1] else slow[0]))
         low, high = test.ratio_ci(higher)
         row.basis = Basis.CALIBRATED
         row.p_value, row.ci, row.ci_kind = float(test.p[0]), (float(low[0]), float(high[0])), "ratio"

@@ -404,12 +404,17 @@ def own_noise(arms: np.ndarray, calibration: SpeedNoise | None, *, stale: bool =
 
 
 def host_wild_share(base_arms: np.ndarray | None, noise: SpeedNoise, calibration: SpeedNoise | None,
-                    gap_sigma: np.ndarray | None = None) -> np.ndarray:
+                    gap_sigma: np.ndarray | None = None, slow_base: np.ndarray | None = None) -> np.ndarray:
     """The host's share of wild runs: the calibration's runs set aside, and the baseline arms' runs ((..., arms,
     runs), NaN = absent) that the outlier rule flags at the σ in use (`noise`) or that lie as far from their arm's
-    median as `_intermittent` calls far (`gap_sigma` as for shift_test), over all their runs. 0 without any."""
+    median as `_intermittent` calls far (`gap_sigma` as for shift_test), over all their runs. `slow_base`
+    (..., runs): the baseline's runs set aside as slow-mode server starts (absent from `base_arms`, one per arm
+    each); they are the host's wild runs too. 0 without any."""
     wild = np.asarray(calibration.wild_runs if calibration is not None else 0, dtype=float)
     seen = np.asarray(calibration.runs_seen if calibration is not None else 0, dtype=float)
+    if slow_base is not None and base_arms is not None and np.size(base_arms):
+        starts = np.asarray(slow_base, dtype=bool).sum(axis=-1) * np.shape(base_arms)[-2]
+        wild, seen = wild + starts, seen + starts
     if base_arms is not None and np.size(base_arms):
         sigma = np.asarray(noise.sigma, dtype=float)
         limit = flag_sigma(sigma, noise.sigma_df)

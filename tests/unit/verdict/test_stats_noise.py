@@ -159,6 +159,11 @@ def test_the_host_wild_share_counts_baseline_runs_far_from_their_arm_s_median():
     assert float(host_wild_share(arms, noise, None)) == pytest.approx(1 / 12)  # 5% off at σ 1%: past 4σ
     assert float(host_wild_share(arms[:, [0, 1, 2, 4, 5]], noise, None)) == 0.0
     assert float(host_wild_share(None, noise, None)) == 0.0
+    # the baseline's run 4 set aside as a slow-mode start (absent from both arms) is the host's wild run, per arm
+    started = arms.copy()
+    started[:, 3] = np.nan
+    slow = np.array([False, False, False, True, False, False])
+    assert float(host_wild_share(started, noise, None, slow_base=slow)) == pytest.approx(2 / 12)
 
 
 def test_half_the_runs_slow_is_intermittent_a_constant_change_is_not():
