@@ -107,7 +107,8 @@ def table(results: list[dict], rules: simulate.Rules) -> str:
                      f"{shown} | {either} | {r['runs_mean']:.2f} / {r['runs_max']:.0f} | {_oracle(r)} |")
     head = (f"Rules: FAIL at Holm α₁ = {rules.first_alpha} (first look, 3+3), α₂ = {rules.pooled_alpha} (pooled 6+6; "
             "a model is extended when a gated row is near its floor or blind at the first look), "
-            f"family α = {rules.family_alpha} (one look, cross-job); WARN at BH q ≤ {rules.warn_q} above half the floor; "
+            f"family α = {rules.family_alpha} (one look, cross-job); WARN at BH q ≤ {rules.speed_warn_q} (speed) or "
+            f"{rules.warn_q} (accuracy) above half the floor; "
             f"floors: throughput {rules.floor_thr:.0%}, p95 {rules.floor_p95:.0%}, WER {rules.quality_floor_abs * 100:g} pp "
             f"and {rules.quality_floor_rel:.0%}; calibration: {rules.pairs} A/A pairs. Rates: Wilson 95% intervals. "
             "Target: qwen3/asr_en (any of its gated speed rows; its corpus WER row). In one job σ comes from the A/B's "

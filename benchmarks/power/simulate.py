@@ -77,6 +77,7 @@ class Rules:
     first_alpha: float
     pooled_alpha: float
     warn_q: float
+    speed_warn_q: float
     extend_q_speed: float
     extend_q_quality: float
     floor_thr: float
@@ -95,7 +96,7 @@ class Rules:
         suite, t = load_suite(), Thresholds()
         metrics = {m.name: m for m in suite.workload("qwen3/asr_en").metrics}
         return cls(family_alpha=looks.FAMILY_ALPHA, first_alpha=looks.FIRST_ALPHA, pooled_alpha=looks.POOLED_ALPHA,
-                   warn_q=t.warn_q, extend_q_speed=looks.EXTEND_Q["speed"],
+                   warn_q=t.warn_q, speed_warn_q=t.speed_warn_q, extend_q_speed=looks.EXTEND_Q["speed"],
                    extend_q_quality=looks.EXTEND_Q["quality"], floor_thr=metrics["throughput_samples_per_s"].floor_rel,
                    floor_p95=metrics["latency_p95_s"].floor_rel, quality_floor_abs=t.quality_floor_abs,
                    quality_floor_rel=t.quality_floor_rel, small_set_size=t.small_set_size,
@@ -788,7 +789,8 @@ def _family(look: dict, alpha: float, rules: Rules, groups: list[np.ndarray],
     for cols in groups:
         p = look["p"][:, cols] if "weight" not in look else weighted(look["p"][:, cols], look["weight"][:, cols])
         verdict[:, cols] = decide_family(p, look["above"][:, cols], look["half"][:, cols],
-                                         look["can_fail"][:, cols], alpha=alpha, warn_q=rules.warn_q).verdict
+                                         look["can_fail"][:, cols], alpha=alpha,
+                                         warn_q=rules.speed_warn_q if look["kind"] == "speed" else rules.warn_q).verdict
     tested = ~np.isnan(look["p"])
     if catastrophic is not None:  # a newly catastrophic utterance is at least a WARN (tested rows only)
         verdict = np.where((catastrophic > 0) & tested & (verdict < WARN), WARN, verdict)

@@ -321,12 +321,14 @@ class Statistics:
     small_set_floor_abs: float = field(metadata=_AT_LEAST_0)
     quality_family_size: int = field(metadata=_AT_LEAST_0)
     speed_alpha: float = field(metadata=_PROBABILITY)
-    warn_q: float = field(metadata=_PROBABILITY)  # WARN (both families): BH q at most this, with at least half the floor
+    warn_q: float = field(metadata=_PROBABILITY)  # WARN (accuracy): BH q at most this, with at least half the floor
     speed_family_size: int = field(metadata=_AT_LEAST_0)
     min_calibration_df: int = field(metadata=_AT_LEAST_0)
     n_boot: int = field(metadata=_AT_LEAST_0)
     seed: int = field(metadata=_AT_LEAST_0)
     merged_from: int = field(default=1, metadata={"min": 1})  # per-model reports merged into this one (multiplicity stays per model)
+    # WARN (speed): BH q at most this; None in a version-4 report written before it, whose speed rows used warn_q
+    speed_warn_q: float | None = field(default=None, metadata=_PROBABILITY)
 
 
 @dataclass(frozen=True)
@@ -452,17 +454,21 @@ class Report:
 
 _ADDED_IN_4: dict[str, dict[str, Any]] = {"rows": {"across_jobs": False, "next_step": None, "detects": None,
                                                    "subset": None},
-                                          "environment_diff": {"within": None}}
+                                          "environment_diff": {"within": None},
+                                          "statistics": {"speed_warn_q": None}}
 
 
 def _upgraded(data: dict[str, Any]) -> dict[str, Any]:
-    """A version-4 report written before a row carried `across_jobs`, `next_step`, `detects` and `subset`, and an
-    environment difference `within` (tests/fixtures/formats/report), reads them as not said: no "compared across
-    jobs" header line, no next step, no detectable change, a row over the whole set, the sides differ."""
+    """A version-4 report written before a row carried `across_jobs`, `next_step`, `detects` and `subset`, an
+    environment difference `within`, and its statistics `speed_warn_q` (tests/fixtures/formats/report), reads them
+    as not said: no "compared across jobs" header line, no next step, no detectable change, a row over the whole
+    set, the sides differ, speed WARNed at `warn_q`."""
     for key, added in _ADDED_IN_4.items():
         items = data.get(key)
         if isinstance(items, list):
             data = {**data, key: [{**added, **item} if isinstance(item, dict) else item for item in items]}
+        elif isinstance(items, dict):
+            data = {**data, key: {**added, **items}}
     return data
 
 
@@ -520,7 +526,7 @@ def report_schema() -> dict[str, Any]:
     schema["required"] += ["exit_code", "counts"]
     # Keys a version-4 report written before them may lack (read as not said: _upgraded).
     for key, added in _ADDED_IN_4.items():
-        items = schema["properties"][key]["items"]
+        items = schema["properties"][key].get("items", schema["properties"][key])
         items["required"] = [name for name in items["required"] if name not in added]
     return {"$schema": "https://json-schema.org/draft/2020-12/schema",
             "$id": "asr-regression-gate/report.schema.json",

@@ -23,7 +23,7 @@ The rules (docs/design.md), in the order they apply to a row:
    calibration is missing, stale, short of cross-job pairs or disagrees with the sides' spread. Each gated
    row states its minimum detectable effect and is "blind" past 3x its floor.
 5. The decision per model and family (gate.stats.decision): FAIL = Holm-adjusted p <= alpha AND the floor
-   reached (and the row may fail); WARN = BH q <= warn_q AND half the floor reached, or a newly
+   reached (and the row may fail); WARN = BH q <= warn_q (speed: speed_warn_q) AND half the floor reached, or a newly
    catastrophic utterance (accuracy). Improvements are reported, never gated. The judge sets alpha per
    look (gate.stats.looks.thresholds_for).
 """
@@ -93,7 +93,7 @@ def statistics_of(thresholds: Thresholds, rows: Sequence[Row], seed: int) -> Sta
                       quality_floor_abs=thresholds.quality_floor_abs, quality_floor_rel=thresholds.quality_floor_rel,
                       small_set_size=thresholds.small_set_size, small_set_floor_abs=thresholds.small_set_floor_abs,
                       quality_family_size=sum(1 for r in rows if r.family == "quality"),
-                      speed_alpha=thresholds.alpha, warn_q=thresholds.warn_q,
+                      speed_alpha=thresholds.alpha, warn_q=thresholds.warn_q, speed_warn_q=thresholds.speed_warn_q,
                       speed_family_size=sum(1 for r in rows if r.family == "speed"),
                       min_calibration_df=MIN_CALIBRATION_DF, n_boot=thresholds.n_boot, seed=seed)
 
@@ -399,7 +399,7 @@ def _decide_speed(speed: list[Draft], thresholds: Thresholds) -> None:
     floors = np.array([[r.floor_rel or 0.0 for r in speed]])
     result = decision.decide_family(
         np.array([[r.p_value for r in speed]], dtype=float), worse >= floors, worse >= floors / 2,
-        np.array([[not r.fail_blockers for r in speed]]), alpha=thresholds.alpha, warn_q=thresholds.warn_q)
+        np.array([[not r.fail_blockers for r in speed]]), alpha=thresholds.alpha, warn_q=thresholds.speed_warn_q)
     level = thresholds.alpha / len(speed)  # Holm's first step: what a single regressed row must reach
     for k, row in enumerate(speed):
         row.p_adjusted, row.q_value = float(result.p_adjusted[0, k]), float(result.q_value[0, k])

@@ -275,6 +275,7 @@ def test_a_version_4_report_of_an_earlier_commit_reads_and_merges(capsys, name, 
     assert report.counts[verdict] == 2 and report.counts[Verdict.PASS] == 8
     assert {r.metric for r in report.rows if r.verdict is not Verdict.PASS} == not_passing
     assert {r.workload for r in report.rows if r.verdict is not Verdict.PASS} == {"qwen3/asr_en"}
+    assert report.statistics.speed_warn_q is None  # written before it: its speed rows used warn_q
     code, out, err = cli(capsys, "merge", path, "--json", "-")
     assert (code, err) == (0, "")
     merged = Report.from_json(json.loads(out))

@@ -357,3 +357,18 @@ def test_own_runs_p_is_the_shift_test_on_the_own_runs_sigma():
     expected = shift_test(base, cand, own, higher_is_better=True, cross_job=False).p
     assert own_runs_p(base, cand, arms, higher_is_better=True) == pytest.approx(expected)
     assert np.isnan(own_runs_p(base, cand, np.full((4, 3), np.nan), higher_is_better=True)).all()
+
+
+
+
+def test_the_speed_family_warns_at_half_the_accuracy_family_s_q(suite, sides):
+    """A 2.4% slowdown at q 0.0075 over the model's four gated speed rows: a WARN at q 0.01, a PASS at the speed
+    family's 0.005 (four models' speed families at 0.01 WARNed 2-4% of no-op PRs on noise alone)."""
+    from gate.judging.compare import Thresholds
+
+    row = _in_job_row(suite, sides, 0.024)
+    assert 0.005 < row.q_value <= 0.01 and row.worse_rel >= 0.01  # past half the 2% floor
+    assert row.verdict.value == "pass"
+    looser = Thresholds(speed_warn_q=0.01)
+    assert _in_job_row(suite, sides, 0.024, thresholds=looser).verdict.value == "warn"
+    assert Thresholds().speed_warn_q == 0.005 < Thresholds().warn_q
