@@ -35,7 +35,8 @@ FAIL) when two or more, and a third or more, of the candidate's runs were set as
 in two even clusters, or when they split across a gap with as many in a cluster far worse than the baseline's
 median (`_intermittent`): an intermittent regression must not pass silently, and one wild run is heavy-tailed
 noise, not a pattern. At `gate run`'s first look one such run of three is enough: the unstable row extends the
-model, and the pooled look needs two of six.
+model, and the pooled look needs two of six. At a look that ends the comparison the pattern must also be unlikely
+on this host: P(that many of the candidate's runs | the host's wild-run share) at most PATTERN_P (`host_wild_share`).
 
 `mde` is the smallest worsening the row could have caught with 80% power at its level, from the σ and df
 in use; above SENSITIVITY_FACTOR × the floor the row is blind there and says so.
@@ -438,7 +439,8 @@ def across_jobs_noise(arms: np.ndarray, calibration: SpeedNoise) -> tuple[SpeedN
     record) made 24% of no-op PRs against a stored baseline WARN (benchmarks/verdict_power.py,
     m-cross-noop-stale-unknown). `arms` as for own_noise; returns the noise and the agreement p (NaN without one)."""
     own, code, p = own_noise(arms, calibration)
-    larger = np.asarray(code) == OWN_DISAGREES
+    # never below the df a calibration needs: a row must not lose its test for want of runs
+    larger = (np.asarray(code) == OWN_DISAGREES) & (np.asarray(own.sigma_df) >= MIN_CALIBRATION_DF)
     sigma = np.where(larger, np.asarray(own.sigma, dtype=float), np.asarray(calibration.sigma, dtype=float))
     df = np.where(larger, np.asarray(own.sigma_df), np.asarray(calibration.sigma_df))
     if sigma.ndim == 0:
