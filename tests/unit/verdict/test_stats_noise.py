@@ -359,8 +359,6 @@ def test_own_runs_p_is_the_shift_test_on_the_own_runs_sigma():
     assert np.isnan(own_runs_p(base, cand, np.full((4, 3), np.nan), higher_is_better=True)).all()
 
 
-
-
 def test_the_speed_family_warns_at_half_the_accuracy_family_s_q(suite, sides):
     """A 2.4% slowdown at q 0.0075 over the model's four gated speed rows: a WARN at q 0.01, a PASS at the speed
     family's 0.005 (four models' speed families at 0.01 WARNed 2-4% of no-op PRs on noise alone)."""
