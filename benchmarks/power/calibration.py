@@ -15,8 +15,11 @@ from gate.stats.speed import SpeedNoise
 RUNS = 3  # per arm per look (simulate.RUNS)
 
 
-def speed_calibration(cal: dict, workloads: list[str], metric: str, cross_job: bool) -> SpeedNoise | None:
-    """Per PR (B,), the model's pooled SpeedNoise for one metric, from its workloads' A/A runs (None without)."""
+def speed_calibration(cal: dict, workloads: list[str], metric: str, cross_job: bool,
+                      nights: dict | None = None) -> SpeedNoise | None:
+    """Per PR (B,), the model's pooled SpeedNoise for one metric, from its workloads' A/A runs (None without), with
+    the nightly's runs pooled into the within-job part where `nights` holds them (gate.history.noise: one arm a
+    night, outlier rule over the nights, no position terms; gate.stats.performance.with_nights adds the sums)."""
     ss = df = cross_sq = cross_h = 0.0
     cross_diffs = 0
     wild = seen = 0  # the runs set aside, and df + groups + set aside (gate.stats.speed.SpeedNoise.pooled)
@@ -41,6 +44,17 @@ def speed_calibration(cal: dict, workloads: list[str], metric: str, cross_job: b
             cross_sq = cross_sq + (delta ** 2).sum(axis=1)
             cross_h = cross_h + (1 / n[..., 0] + 1 / n[..., 1]).sum(axis=1)
             cross_diffs += y.shape[1]
+        if nights is not None:
+            arms = nights[wid][metric]  # (B, N, RUNS)
+            keep = robust_sd(arms)[2]
+            n = keep.sum(axis=-1)
+            mean = np.where(keep, arms, 0.0).sum(axis=-1, keepdims=True) / np.maximum(n, 1)[..., None]
+            ss = ss + np.where(n >= 2, np.where(keep, (arms - mean) ** 2, 0.0).sum(axis=-1), 0.0).sum(axis=1)
+            night_df = np.where(n >= 2, n - 1, 0).sum(axis=1)
+            aside = (~keep).sum(axis=(1, 2))
+            df = df + night_df
+            wild = wild + aside
+            seen = seen + night_df + (n >= 2).sum(axis=1) + aside
     return SpeedNoise(sigma=np.sqrt(ss / df), sigma_df=df, cross_pairs=pairs if cross_job else 0,
                       cross_msd=cross_sq / cross_diffs if cross_diffs else 0.0,
                       cross_h=cross_h / cross_diffs if cross_diffs else 0.0, cross_df=cross_diffs,

@@ -103,7 +103,41 @@ def scenarios() -> tuple[Scenario, ...]:
     out.append(Scenario("m-runbook-wer-15-thr-6", f"WER +0.15 pp and throughput −6%, {book.name}", book, "runbook",
                         throughput_change=-0.06, wer_change_pp=0.15))
     out += comoving_cells()
+    out += nights_cells()
     return tuple(out)
+
+
+# The nightly pools its newest nights' scored runs into the within-job σ (gate.history.noise.NIGHTS_KEPT: 14 nights ×
+# 2 df a workload beside the A/A pairs'). The cells above are the gate's first day (A/A pairs alone); these are its
+# steady state, where the power cells that σ's degrees of freedom hold back are measured again.
+NIGHTS = 14
+
+
+def nights_cells() -> list[Scenario]:
+    out: list[Scenario] = []
+    nights = {"nights": NIGHTS}
+    for sigma, changes in ((0.02, (0.05,)), (0.05, (0.10,))):
+        noise = _model(f"σ {sigma:.0%}, normal, {NIGHTS} nights pooled", sigma)
+        tag = f"s{round(sigma * 100)}-nights"
+        out.append(Scenario(f"m-noop-{tag}", f"no-op, {noise.name}", noise, "two-look", extra=nights))
+        out += [Scenario(f"m-thr-{round(c * 100)}-{tag}", f"throughput −{c:.0%}, {noise.name}", noise, "two-look",
+                         throughput_change=-c, extra=nights) for c in changes]
+    drift = _model(f"σ 1%, drift 0.5% a run, {NIGHTS} nights pooled", 0.01, drift=0.005)
+    out.append(Scenario("m-noop-drift-nights", f"no-op, {drift.name}", drift, "two-look", extra=nights))
+    out.append(Scenario("m-thr-3-drift-nights", f"throughput −3%, {drift.name}", drift, "two-look",
+                        throughput_change=-0.03, extra=nights))
+    slow = _model(f"σ 1%, 5% of runs 6% slow, {NIGHTS} nights pooled", 0.01, slow_prob=0.05, slow_factor=0.94)
+    out.append(Scenario("m-noop-slow6-nights", f"no-op, {slow.name}", slow, "two-look", extra=nights))
+    out.append(Scenario("m-thr-3-slow6-nights", f"throughput −3%, {slow.name}", slow, "two-look",
+                        throughput_change=-0.03, extra=nights))
+    start, per_pass = NESTED["h200"]
+    sigma = math.hypot(start, per_pass)
+    nested = _model(f"nested h200: σ_start {start:.2%}, σ_pass {per_pass:.2%}, {NIGHTS} nights pooled", sigma,
+                    run_shared=start ** 2 / sigma ** 2)
+    out.append(Scenario("m-noop-nested-h200-nights", f"no-op, {nested.name}", nested, "two-look", extra=nights))
+    out.append(Scenario("m-thr-10-nested-h200-nights", f"throughput −10%, {nested.name}", nested, "two-look",
+                        throughput_change=-0.10, extra=nights))
+    return out
 
 
 def comoving_cells() -> list[Scenario]:

@@ -91,7 +91,7 @@ class Rules:
     @classmethod
     def from_gate(cls, pairs: int = ADVISED_PAIRS) -> "Rules":
         from gate.formats.config import load_suite
-        from gate.judging.compare import Thresholds
+        from gate.stats.thresholds import Thresholds
 
         suite, t = load_suite(), Thresholds()
         metrics = {m.name: m for m in suite.workload("qwen3/asr_en").metrics}
@@ -116,6 +116,8 @@ class Chunk:
     one_look: bool = False  # "runbook": two hand-made trees of one job, 3 + 3 runs, one look at the family α
     one_look_runs: int = RUNS  # runs a side of a "runbook" cell (6: the runbook's runs 4-6 added)
     target_hits: np.ndarray | None = None  # (B, SLOTS) the target's candidate runs an intermittent slowdown hit
+    # the nightly's runs pooled into the within-job σ (gate.history.noise): workload -> {metric: (B, nights, RUNS)}
+    cal_nights: dict | None = None
 
 
 @dataclass(eq=False)
@@ -138,8 +140,10 @@ class Outcome:
     # The oracle (issue 36): the target's gated speed rows judged by a test that knows σ, on the same runs
     # and at the same family α (`oracle_fail`); None where it is not modelled (across jobs, runbook trees).
     target_thr_oracle: np.ndarray | None = None
-    # intermittent cells: how many of the six planned candidate slots (run1..run6) the slowdown hit
+    # intermittent cells: how many of the six planned candidate slots (run1..run6) the slowdown hit, and how many
+    # of the candidate runs the gate scored (its last look's, a re-measure included)
     target_hits6: np.ndarray | None = None
+    target_hits_scored: np.ndarray | None = None
 
 
 # --- drawing -----------------------------------------------------------------------------------------------------
@@ -197,18 +201,36 @@ def draw_chunk(rng: np.random.Generator, scenario: Scenario, test_sets: dict[str
                 np.maximum(cal_runs, 0, out=cal_runs)
             errors[w.workload_id][measure] = arm_runs
             cal_errors[w.workload_id][measure] = cal_runs
+    nights = _nights(rng, noise, int(scenario.extra.get("nights", 0)), batch)  # drawn last: other draws stay
     return Chunk(speed, cal_speed, errors, cal_errors, cross, noise, one_look=scenario.design == "runbook",
-                 one_look_runs=int(scenario.extra.get("runs", RUNS)), target_hits=hits)
+                 one_look_runs=int(scenario.extra.get("runs", RUNS)), target_hits=hits, cal_nights=nights)
 
 
-def _speed_runs(rng, noise: NoiseModel, shape: tuple, n_wl: int, *, arm_jobs: bool, sigma: float | None = None):
+def _nights(rng, noise: NoiseModel, nights: int, batch: int) -> dict | None:
+    """The nightly's scored runs of `nights` nights (each its own job, one arm of RUNS runs of the baseline commit,
+    one after another), workload -> {metric: (B, nights, RUNS) ln values}; None without. Drift and the warm-up leak
+    reach them as they reach any job."""
+    if not nights:
+        return None
+    out = {}
+    for model in MODELS:
+        wls = [w for w in WORKLOADS if w.model == model]
+        thr, p95 = _speed_runs(rng, noise, (batch, nights, 2, RUNS), len(wls), arm_jobs=True, consecutive=True)
+        for k, w in enumerate(wls):
+            out[w.workload_id] = {"throughput": thr[:, :, 0, :, k], "latency_p95_s": p95[:, :, 0, :, k]}
+    return out
+
+
+def _speed_runs(rng, noise: NoiseModel, shape: tuple, n_wl: int, *, arm_jobs: bool, sigma: float | None = None,
+                consecutive: bool = False):
     """ln throughput and ln p95 relative to the truth, shape + (W,). The job axis is shape[-2] (the arm); the
-    last axis of `shape` is the run slot (run order for drift: slot k of arm a ran at 2k + a)."""
+    last axis of `shape` is the run slot (run order for drift: the interleave's, or, `consecutive`, slot k at k)."""
     full = shape + (n_wl,)
     sigma = noise.sigma_run if sigma is None else sigma
     own = noise.p95_own * sigma / noise.sigma_run
     s = sigma * standard_noise(rng, noise.tails, full)
-    order = run_order(shape[-1])  # (2 arms, slots, 1): when each run sat in its job
+    order = (np.broadcast_to(np.arange(shape[-1], dtype=float)[None, :, None], (2, shape[-1], 1)) if consecutive
+             else run_order(shape[-1]))  # (2 arms, slots, 1): when each run sat in its job
     if noise.ar1:  # successive runs of the job in the interleave's order, both arms, correlated
         steps = standard_noise(rng, noise.tails, shape[:-2] + (int(order.max()) + 1, n_wl))
         e = steps.copy()
@@ -310,7 +332,8 @@ def judge(chunk: Chunk, test_sets: dict[str, TestSet], rules: Rules) -> Outcome:
     batch = next(iter(chunk.speed.values()))["throughput"].shape[0]
     by_model = {m: [w.workload_id for w in WORKLOADS if w.model == m] for m in MODELS}
     measure_of = {w.workload_id: [m for _, m, _ in w.measures] for w in WORKLOADS}
-    noises = {(m, metric): speed_calibration(chunk.cal_speed, by_model[m], metric, chunk.cross_job_calibration)
+    noises = {(m, metric): speed_calibration(chunk.cal_speed, by_model[m], metric, chunk.cross_job_calibration,
+                                             chunk.cal_nights)
               for m in MODELS for metric in SPEED_ROWS}
     disp = {(w.workload_id, measure): dispersion(chunk.cal_errors, w.workload_id, measure)
             for w in WORKLOADS for measure in measure_of[w.workload_id]}
@@ -420,10 +443,20 @@ def judge(chunk: Chunk, test_sets: dict[str, TestSet], rules: Rules) -> Outcome:
         target_thr_detects=_target_detects(sp1, sp2, rows, extend, rules),
         target_thr_oracle=oracle_fail(chunk, rows, extend, rules),
         target_hits6=None if chunk.target_hits is None else chunk.target_hits[:, :2 * RUNS].sum(axis=1),
+        target_hits_scored=_hits_scored(chunk, slots1, slots2, extend),
         rows_first={**{(r[0], r[2]): vs1[:, i] for i, r in enumerate(rows)},
                     **{(r[0], r[3]): vq1[:, i] for i, r in enumerate(qrows)}},
         rows_pooled={**{(r[0], r[2]): vs2[:, i] for i, r in enumerate(rows)},
                      **{(r[0], r[3]): vq2[:, i] for i, r in enumerate(qrows)}})
+
+
+def _hits_scored(chunk: Chunk, slots1: dict, slots2: dict, extend: np.ndarray) -> np.ndarray | None:
+    """(B,) the intermittent hits among the target's candidate runs the gate scored at its last look."""
+    if chunk.target_hits is None:
+        return None
+    model = TARGET.split("/")[0]
+    hits = [np.take_along_axis(chunk.target_hits, slots[model][:, 1], axis=1).sum(axis=1) for slots in (slots1, slots2)]
+    return np.where(extend[:, MODELS.index(model)], hits[1], hits[0])
 
 
 def _in_job(chunk: Chunk, by_model: dict, calibrations: dict, slots: dict, model: str, order_known: bool = True) -> dict:

@@ -20,6 +20,7 @@ from gate.judging.judge import one_look_thresholds
 from gate.reading.comparability import Fingerprint
 from gate.reading.side import MeasureSamples, Side, WorkloadSide
 from gate.stats import looks
+from gate.stats.performance import calibrate, with_nights
 
 from . import simulate
 from .matrix import scenarios as matrix_scenarios
@@ -33,6 +34,7 @@ VALIDATED = ("noop-clean", "noop-hostile", "thr-3-hostile", "wer+0.3-clean", "we
              "m-noop-slow6", "m-noop-slow15", "m-noop-drift", "m-noop-slowjob", "m-cross-noop-slowjob",
              "m-intermittent-third", "m-intermittent-p95", "m-noop-stale-known", "m-noop-stale-unknown",
              "m-cross-noop-stale-unknown", "m-noop-neutral-wer", "m-noop-neutral-wer-hostile", "m-noop-runshared-s2",
+             "m-thr-3-runshared-s1",
              "m-uncal-noop-s1", "m-uncal-thr-6-s2",
              # issue 39: two hand-made runbook trees, 3 + 3 runs, no calibration
              "m-runbook-noop-s1", "m-runbook-noop-s2", "m-runbook-noop-hostile", "m-runbook-wer-15-thr-6",
@@ -43,7 +45,9 @@ VALIDATED = ("noop-clean", "noop-hostile", "thr-3-hostile", "wer+0.3-clean", "we
              "m-thr-3-drift", "m-noop-slowstart-s1", "m-thr-5-slowstart-s1", "m-noop-warmup", "m-thr-3-warmup",
              "m-noop-ar1", "m-intermittent-third-random", "m-intermittent-p95-random",
              # a build slower on every workload of the model
-             "m-thr-3-model-s1", "m-thr-5-model-slowstart-s1")
+             "m-thr-3-model-s1", "m-thr-5-model-slowstart-s1",
+             # the nightly's nights pooled into σ (the design's steady state)
+             "m-noop-s2-nights", "m-thr-5-s2-nights", "m-noop-slow6-nights", "m-thr-3-drift-nights")
 _CODES = {"pass": 0, "warn": 1, "fail": 2}
 
 
@@ -81,6 +85,8 @@ def _judge_one(suite, chunk, outcome, test_sets, pr: int, model: str, scenario):
     pairs = chunk.cal_speed[workloads[0].workload_id]["throughput"].shape[1]
     calibration = (calibration_from_pairs(_aa_sides(suite, chunk, test_sets, pr, workloads), suite,
                                           cross_job=[cross] * pairs) if pairs else {})
+    if chunk.cal_nights is not None:
+        _pool_nights(calibration, suite, chunk, pr, workloads)
     check = (CalibrationCheck(source="calibration.json", models=(model,), status="stale", reasons=("simulated",))
              if scenario.noise.stale_known else None)
     mismatches, rows, looked = [], 0, 0
@@ -124,6 +130,23 @@ def _diff(report, expected: dict, pr: int) -> tuple[int, list[str]]:
             out.append(f"{row.workload} {row.metric}: compare {row.verdict.value}, simulator "
                        f"{[k for k, v in _CODES.items() if v == want][0]} (p {row.p_value})")
     return rows, out
+
+
+def _pool_nights(calibration: dict, suite, chunk, pr: int, workloads) -> None:
+    """The nights' part of σ as the nightly writes it (gate.history.noise.pool: `calibrate` over one arm a night,
+    then gate.stats.performance.with_nights), for every speed metric of the model's workloads."""
+    for truth in workloads:
+        workload = next(w for w in suite.workloads if w.id == truth.workload_id)
+        for metric in workload.metrics:
+            if metric.kind != "speed":
+                continue
+            drawn = chunk.cal_nights[truth.workload_id]["throughput" if metric.name == truth.throughput_metric
+                                                        else "latency_p95_s"][pr]
+            nights = calibrate([([float(v) for v in np.exp(night)], ()) for night in drawn])
+            entry = calibration.setdefault(truth.workload_id, {}).get(metric.name)
+            merged = with_nights(entry, nights)
+            if merged is not None:
+                calibration[truth.workload_id][metric.name] = merged
 
 
 def _sides(suite, chunk, test_sets, pr: int, workloads, slots: np.ndarray, cross: bool) -> tuple[Side, Side]:

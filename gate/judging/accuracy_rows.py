@@ -26,7 +26,7 @@ from gate.judging.draft import Draft, OwnChurn, plain_delta
 from gate.reading.side import MeasureSamples, WorkloadSide
 from gate.stats.overdispersion import OWN_MIN_DF, Dispersion, group_spread, group_test, own_runs, run_permutation_p, widened_p
 from gate.stats.quality import CATASTROPHIC_MIN_JUMP, paired_quality_test, sign_flip_p
-from gate.stats.thresholds import Thresholds  # re-exported: callers import it from here for now
+from gate.stats.thresholds import Thresholds
 
 MAX_UTTERANCES_PER_ROW = 8
 

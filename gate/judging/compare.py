@@ -85,7 +85,7 @@ from gate.stats.speed import (
     SpeedNoise,
     mde,
 )
-from gate.stats.thresholds import Thresholds  # re-exported: callers import it from here for now
+from gate.stats.thresholds import Thresholds
 
 
 def statistics_of(thresholds: Thresholds, rows: Sequence[Row], seed: int) -> Statistics:

@@ -217,8 +217,7 @@ def shift_test(base_log: np.ndarray, cand_log: np.ndarray, noise: SpeedNoise, *,
     # noise as often as a regression: the split test ran there too and WARNed on 22-55% of no-op PRs.
 
     intermittent = (np.zeros(np.shape(worse), dtype=bool) if cross_job
-                    else _intermittent(yb, yc, sigma if gap_sigma is None else
-                                       np.where(np.isfinite(gap_sigma), gap_sigma, sigma), higher_is_better, pattern))
+                    else _intermittent(yb, yc, _gap_or(gap_sigma, sigma), higher_is_better, pattern))
     return ShiftTest(worse=worse, worse_rel=np.expm1(worse), se=se, df=df, p=p, kept_base=kb, kept_cand=kc,
                      favourable_set_aside=favourable,
                      worse_set_aside=pattern((aside & ~better).sum(axis=-1), (~np.isnan(yc)).sum(axis=-1)),
@@ -248,6 +247,11 @@ def _intermittent(yb: np.ndarray, yc: np.ndarray, sigma: np.ndarray, higher_is_b
     with np.errstate(all="ignore"):
         split = valid & (gaps > limit) & (ordered[..., 1:] - base > limit)
     return np.asarray(split.any(axis=-1), dtype=bool)
+
+
+def _gap_or(gap_sigma: np.ndarray | None, sigma: np.ndarray) -> np.ndarray:
+    """The σ a gap is measured against: the baseline arms' own (`gap_sigma`) where known, else the σ in use."""
+    return sigma if gap_sigma is None else np.where(np.isfinite(gap_sigma), gap_sigma, sigma)
 
 
 def _far_limit(sigma: np.ndarray) -> np.ndarray:
@@ -420,7 +424,7 @@ def host_wild_share(base_arms: np.ndarray | None, noise: SpeedNoise, calibration
         sigma = np.asarray(noise.sigma, dtype=float)
         limit = flag_sigma(sigma, noise.sigma_df)
         arms = np.asarray(base_arms, dtype=float)
-        far = _far_limit(sigma if gap_sigma is None else np.where(np.isfinite(gap_sigma), gap_sigma, sigma))
+        far = _far_limit(_gap_or(gap_sigma, sigma))
         with np.errstate(all="ignore"), warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
             distance = np.abs(arms - np.nanmedian(arms, axis=-1, keepdims=True))

@@ -60,3 +60,50 @@ def test_the_readme_tables_are_rebuilt_from_the_results_file(tmp_path, capsys):
     (tmp_path / "bad.json").write_text("{}", encoding="utf-8")
     assert readme_tables.main([str(tmp_path / "bad.json")]) == 2
     assert "expected a verdict_power.json" in capsys.readouterr().err
+
+
+def _cell(key: str):
+    return next(s for s in verdict_power.all_scenarios() if s.key == key)
+
+
+def test_nights_pool_into_sigma_and_leave_every_other_draw_as_it_was():
+    # The design's steady state: the nightly's newest nights add their within-night df to the calibration's σ
+    # (gate.history.noise), drawn after everything else so the cells without nights keep their numbers.
+    from dataclasses import replace
+
+    from power.calibration import speed_calibration
+
+    test_sets = noise.draw_test_sets(7)
+    with_nights = _cell("m-noop-s2-nights")
+    assert with_nights.extra["nights"] == 14
+    without = replace(with_nights, extra={})
+    a = simulate.draw_chunk(np.random.default_rng(3), with_nights, test_sets, 8, 3)
+    b = simulate.draw_chunk(np.random.default_rng(3), without, test_sets, 8, 3)
+    assert b.cal_nights is None and a.cal_nights["qwen3/asr_en"]["throughput"].shape == (8, 14, 3)
+    for wid in a.speed:
+        for metric in a.speed[wid]:
+            assert np.array_equal(a.speed[wid][metric], b.speed[wid][metric])
+            assert np.array_equal(a.cal_speed[wid][metric], b.cal_speed[wid][metric])
+    workloads = ["qwen3/asr_en", "qwen3/asr_zh"]
+    pairs_only = speed_calibration(a.cal_speed, workloads, "throughput", False)
+    pooled = speed_calibration(a.cal_speed, workloads, "throughput", False, a.cal_nights)
+    added = np.asarray(pooled.sigma_df) - np.asarray(pairs_only.sigma_df)
+    assert ((added > 40) & (added <= 2 * 14 * 2)).all()  # 2 df a night a workload, less any run set aside
+    seen = np.asarray(pooled.runs_seen) - np.asarray(pairs_only.runs_seen)
+    assert ((seen <= 2 * 14 * 3) & (seen >= 2 * 14 * 3 - 4)).all()  # an arm left with one run counts two
+
+
+def test_intermittent_hits_are_counted_among_the_runs_scored():
+    result = verdict_power.run_scenario("m-intermittent-third-random", prs=40, chunk=40, seed=1)
+    counts = result["counts"]
+    assert sum(counts[f"scored_hits{k}_prs"] for k in range(3)) == 40
+    for k in range(3):
+        assert counts[f"scored_hits{k}_warn_or_fail"] <= counts[f"scored_hits{k}_prs"]
+    assert counts["scored_hits0_warn_or_fail"] == 0  # a clean look has nothing to see: the rate's ceiling
+
+
+@pytest.mark.slow  # simulates and judges a batch of PRs both ways
+def test_simulator_and_compare_agree_with_nights_pooled():
+    result = validate.check(("m-thr-5-s2-nights",), 2, 5, simulate.Rules.from_gate())
+    assert result["prs"] == 2 and result["rows"] >= 2 * 20
+    assert result["mismatches"] == []

@@ -245,10 +245,8 @@ def test_mde_is_the_change_caught_80_percent_of_the_time():
     assert caught.mean() == pytest.approx(0.8, abs=0.02)
 
 
-def test_thresholds_live_in_the_stats_layer_and_compare_reexports_them():
-    from gate.judging.compare import Thresholds as FromCompare
-
-    assert FromCompare is Thresholds and Thresholds().alpha == 0.005
+def test_thresholds_live_in_the_stats_layer():
+    assert Thresholds.__module__ == "gate.stats.thresholds" and Thresholds().alpha == 0.005
 
 
 def test_an_uncalibrated_in_job_ab_of_a_six_percent_slower_build_fails(suite, sides):
@@ -291,7 +289,7 @@ def test_the_calibration_agrees_or_not_over_the_model_s_gated_metrics_together()
 def _in_job_row(suite, sides, worse: float, spread: float = 0.0135, thresholds=None, cross_job: bool = False):
     """qwen3 in one job (or across jobs): asr_en's candidate `worse` slower; throughput runs spread ±`spread`, p95
     ±1%; a calibration of σ 1% on 200 df per workload (it agrees with the runs: the joint F test passes)."""
-    from gate.judging.compare import Thresholds, compare
+    from gate.judging.compare import compare
     from gate.stats.noise_model import Calibration
 
     def values(shift: float, order: int = 1) -> dict:
@@ -362,8 +360,6 @@ def test_own_runs_p_is_the_shift_test_on_the_own_runs_sigma():
 def test_the_speed_family_warns_at_half_the_accuracy_family_s_q(suite, sides):
     """A 2.4% slowdown at q 0.0075 over the model's four gated speed rows: a WARN at q 0.01, a PASS at the speed
     family's 0.005 (four models' speed families at 0.01 WARNed 2-4% of no-op PRs on noise alone)."""
-    from gate.judging.compare import Thresholds
-
     row = _in_job_row(suite, sides, 0.024)
     assert 0.005 < row.q_value <= 0.01 and row.worse_rel >= 0.01  # past half the 2% floor
     assert row.verdict.value == "pass"
