@@ -107,3 +107,12 @@ def test_simulator_and_compare_agree_with_nights_pooled():
     result = validate.check(("m-thr-5-s2-nights",), 2, 5, simulate.Rules.from_gate())
     assert result["prs"] == 2 and result["rows"] >= 2 * 20
     assert result["mismatches"] == []
+
+
+def test_the_agreement_size_benchmark_runs(capsys):
+    import agreement_size
+
+    assert agreement_size.main(["--models", "400", "--seed", "1"]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert len(lines) == 2 and all("rejects" in line and "(nominal 5%)" in line for line in lines)
+    assert 0.0 <= agreement_size.size(400, 1, True) <= 1.0
