@@ -54,7 +54,7 @@ def change_table(cells: list[dict]) -> str:
         either = rate(c, "target_wer_warn_or_fail" if wer else "target_thr_warn_or_fail")
         found = c["counts"].get("target_thr_oracle")
         oracle = rate(c, "target_thr_oracle") if found is not None and not wer else "—"
-        share = f"{c['counts']['target_thr_fail'] / found:.2f}" if found and not wer else "—"
+        share = f"{c['counts']['target_thr_fail'] / found:.3f}" if found and not wer else "—"
         lines.append(f"| {c['label']} | {c['design']} | {fail} | {either} | {oracle} | {share} | {_runs(c)} |")
     return "\n".join(lines)
 
