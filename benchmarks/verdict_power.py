@@ -133,7 +133,7 @@ def table(results: list[dict], rules: simulate.Rules) -> str:
                      "comparison, so a hit only in runs 4-6 is never run): "
                      + "; ".join(f"{r['label']}: " + ", ".join(
                          f"{label} {_share(r['counts'][f'{name}_warn_or_fail'], r['counts'][f'{name}_prs'])} of "
-                         f"{r['counts'][f'{name}_prs']}"
+                         f"{r['counts'][f'{name}_prs']}" if r["counts"][f"{name}_prs"] else f"{label}: none"
                          for name, label in (("scored_hits0", "no hit scored"), ("scored_hits1", "one hit"),
                                              ("scored_hits2", "2 or more"))) for r in many) + ".")
     return head + "\n\n" + "\n".join(lines)
