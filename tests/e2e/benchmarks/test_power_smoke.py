@@ -115,4 +115,5 @@ def test_the_agreement_size_benchmark_runs(capsys):
     assert agreement_size.main(["--models", "400", "--seed", "1"]) == 0
     lines = capsys.readouterr().out.strip().splitlines()
     assert len(lines) == 2 and all("rejects" in line and "(nominal 5%)" in line for line in lines)
-    assert 0.0 <= agreement_size.size(400, 1, True) <= 1.0
+    # an F test of a calibration that is not stale rejects near its nominal 5% (10.5% measured: docs/statistics.md)
+    assert 0.02 <= agreement_size.size(4000, 1, True) <= 0.2
