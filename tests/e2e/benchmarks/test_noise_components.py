@@ -175,11 +175,14 @@ def test_harness_on_the_gpu_measures_starts_passes_and_a_slower_duet_build(tmp_p
 
 def test_gate_ab_harness_plumbing_without_a_gpu(tmp_path):
     """benchmarks/noise/gate_ab_gpu.py with --plumbing (no decoder, gate run --no-gpu): one A/A gate run --ab of
-    whisper end to end, its cycles counted from gate-run.json and its verdict from gate compare."""
+    whisper end to end, its cycles counted from gate-run.json and its verdict from gate compare. The stand-in's
+    throughput is this machine's wall clock over 4 utterances, so an A/A may WARN on a busy CI runner (one did,
+    at 16% apart); it must never FAIL."""
     from noise import gate_ab_gpu
     assert gate_ab_gpu.main(["--out", str(tmp_path / "out"), "--work", str(tmp_path / "w"), "--plumbing",
                              "--utterances", "4", "--only", "aa"]) == 0
     (run,) = json.loads((tmp_path / "out" / "gate-ab-gpu.json").read_text())["runs"]
     assert run["gate_run_exit"] == 0 and run["compare_exit"] == 0, run
     assert run["base"]["server_starts"] >= 8 and run["base"]["looks"]["whisper"]["final"] == "pass"
-    assert (tmp_path / "out" / "compare-aa.txt").read_text().startswith("ASR regression gate: PASS")
+    verdict = (tmp_path / "out" / "compare-aa.txt").read_text().splitlines()[0]
+    assert verdict.startswith(("ASR regression gate: PASS", "ASR regression gate: WARN")), verdict
