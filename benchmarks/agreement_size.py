@@ -11,15 +11,11 @@ A rejection makes the row fall back to its own runs' σ (`gate.stats.speed.own_n
 from __future__ import annotations
 
 import argparse
-import sys
-from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from gate.stats.outliers import robust_sd  # noqa: E402
-from gate.stats.speed import AGREEMENT_P, SpeedNoise, joint_agreement  # noqa: E402
+from gate.stats.outliers import robust_sd
+from gate.stats.speed import AGREEMENT_P, SpeedNoise, joint_agreement
 
 SIGMA = 0.01
 WORKLOADS, AB_RUNS, PAIRS, AA_RUNS = 2, 6, 3, 3

@@ -16,7 +16,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from verdict_power import rate  # noqa: E402  (the benchmark's own Wilson rates)
+from verdict_power import oracle_share, rate  # noqa: E402  (the benchmark's own rates and oracle share)
 
 
 def _runs(cell: dict) -> str:
@@ -52,9 +52,9 @@ def change_table(cells: list[dict]) -> str:
         wer = "wer" in c["key"]
         fail = rate(c, "target_wer_fail" if wer else "target_thr_fail")
         either = rate(c, "target_wer_warn_or_fail" if wer else "target_thr_warn_or_fail")
-        found = c["counts"].get("target_thr_oracle")
-        oracle = rate(c, "target_thr_oracle") if found is not None and not wer else "—"
-        share = f"{c['counts']['target_thr_fail'] / found:.3f}" if found and not wer else "—"
+        oracle = rate(c, "target_thr_oracle") if "target_thr_oracle" in c["counts"] and not wer else "—"
+        share = oracle_share(c)
+        share = f"{share:.3f}" if share is not None and not wer else "—"
         lines.append(f"| {c['label']} | {c['design']} | {fail} | {either} | {oracle} | {share} | {_runs(c)} |")
     return "\n".join(lines)
 

@@ -88,14 +88,20 @@ def rate(result: dict, field: str) -> str:
     return f"{100 * p:.1f}% ({100 * lo:.1f}–{100 * hi:.1f})"
 
 
-def _oracle(result: dict) -> str:
-    """The oracle's FAIL rate on the target's speed rows and the gate's share of it (simulate.oracle_fail); "—" for
-    a no-op, an accuracy change, or a design without the oracle."""
+def oracle_share(result: dict) -> float | None:
+    """The gate's target FAIL rate over the oracle's (simulate.oracle_fail); None where the oracle FAILed nothing
+    or is not modelled."""
     k = result["counts"].get("target_thr_oracle")
-    if k is None or "noop" in result["key"] or "wer" in result["key"]:
+    return result["counts"]["target_thr_fail"] / k if k else None
+
+
+def _oracle(result: dict) -> str:
+    """The oracle's FAIL rate on the target's speed rows and the gate's share of it; "—" for a no-op, an accuracy
+    change, or a design without the oracle."""
+    if result["counts"].get("target_thr_oracle") is None or "noop" in result["key"] or "wer" in result["key"]:
         return "— | —"
-    share = result["counts"]["target_thr_fail"] / k if k else float("nan")
-    return f"{rate(result, 'target_thr_oracle')} | {share:.2f}" if k else f"{rate(result, 'target_thr_oracle')} | —"
+    share = oracle_share(result)
+    return f"{rate(result, 'target_thr_oracle')} | {'—' if share is None else f'{share:.2f}'}"
 
 
 def table(results: list[dict], rules: simulate.Rules) -> str:
