@@ -12,7 +12,10 @@ at all); each costs one degree of freedom, so they are taken out only where foun
 say so.
 
 `positions` gives where each run of a two-arm interleave sat in the job (`interleave_positions`); a run that
-was re-measured keeps its slot's position (it ran right after it: one step of drift at most).
+was re-measured keeps its slot's position, though it ran later: after the run that showed it an outlier, or at the
+look's end for a slow-mode start (gate.runner.twolooks). Under drift its residual then holds the steps between,
+and σ comes out larger: in the power benchmark's drift cell, where the re-measure runs at the job's end, the 4.0%
+of PRs re-measured FAILed 20% of the time at −3% against 88% (benchmarks/remeasured.py; docs/statistics.md).
 """
 from __future__ import annotations
 

@@ -72,3 +72,36 @@ def test_the_ceilings_benchmark_prints_both_tables(capsys):
     out = capsys.readouterr().out
     assert out.count("| −5% | 2% |") == 4 and out.count("| −10% | 5% |") == 4
     assert "| 0.333 | 25% |" in out and "| 0.5 | 25% |" in out
+
+
+def test_the_design_df_are_the_ones_the_simulated_gate_pools():
+    """The ceiling's df are what the power benchmark's gate pools for the target's throughput row at 6+6 runs
+    (a row whose spread disagrees with the calibration's falls back to its own 20 df: hence the median)."""
+    from power import matrix, noise, simulate
+    from power.calibration import speed_calibration
+
+    rules = simulate.Rules.from_gate()
+    test_sets = noise.draw_test_sets(1)
+    model = next(w.model for w in simulate.WORKLOADS if w.workload_id == noise.TARGET)
+    by_model = {m: [w.workload_id for w in simulate.WORKLOADS if w.model == m] for m in noise.MODELS}
+    for key, nights in (("m-thr-5-s2-normal", 0), ("m-thr-5-s2-nights", 14)):
+        scenario = next(s for s in matrix.scenarios() if s.key == key)
+        chunk = simulate.draw_chunk(np.random.default_rng(3), scenario, test_sets, 40, rules.pairs)
+        noises = {(model, metric): speed_calibration(chunk.cal_speed, by_model[model], metric, False, chunk.cal_nights)
+                  for metric in simulate.SPEED_ROWS}
+        slots = {model: np.broadcast_to(np.arange(2 * simulate.RUNS), (40, 2, 2 * simulate.RUNS))}
+        used = simulate._in_job(chunk, by_model, noises, slots, model)
+        assert np.median(used[(model, "throughput")].sigma_df) == ceilings.design_df(rules.pairs, nights)
+
+
+def test_the_remeasured_split_adds_up(capsys):
+    import remeasured
+
+    s = remeasured.split("m-thr-3-drift", 250, 4099)  # the matrix's first chunk of this cell
+    assert s["prs"] == 250 and 0 < s["remeasured"] < 0.2
+    # the two groups' FAIL rates weighted by their shares are the cell's own rate, and over the oracle's its ratio
+    total_fail = s["remeasured"] * s["fail_remeasured"] + (1 - s["remeasured"]) * s["fail_rest"]
+    total_oracle = s["remeasured"] * s["oracle_remeasured"] + (1 - s["remeasured"]) * s["oracle_rest"]
+    assert abs(total_fail / total_oracle - s["gate_oracle"]) < 1e-9
+    assert remeasured.main(["--scenarios", "m-thr-3-drift", "--prs", "40", "--seed", "1"]) == 0
+    assert "| m-thr-3-drift |" in capsys.readouterr().out
