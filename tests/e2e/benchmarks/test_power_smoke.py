@@ -117,3 +117,16 @@ def test_the_agreement_size_benchmark_runs(capsys):
     assert len(lines) == 2 and all("rejects" in line and "(nominal 5%)" in line for line in lines)
     # an F test of a calibration that is not stale rejects near its nominal 5% (10.5% measured: docs/statistics.md)
     assert 0.02 <= agreement_size.size(4000, 1, True) <= 0.2
+
+
+def test_the_remeasured_split_adds_up(capsys):
+    import remeasured
+
+    s = remeasured.split("m-thr-3-drift", 250, 4099)  # the matrix's first chunk of this cell
+    assert s["prs"] == 250 and 0 < s["remeasured"] < 0.2
+    # the two groups' FAIL rates weighted by their shares are the cell's own rate, and over the oracle's its ratio
+    total_fail = s["remeasured"] * s["fail_remeasured"] + (1 - s["remeasured"]) * s["fail_rest"]
+    total_oracle = s["remeasured"] * s["oracle_remeasured"] + (1 - s["remeasured"]) * s["oracle_rest"]
+    assert abs(total_fail / total_oracle - s["gate_oracle"]) < 1e-9
+    assert remeasured.main(["--scenarios", "m-thr-3-drift", "--prs", "40", "--seed", "1"]) == 0
+    assert "| m-thr-3-drift |" in capsys.readouterr().out
