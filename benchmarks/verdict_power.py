@@ -137,17 +137,34 @@ def table(results: list[dict], rules: simulate.Rules) -> str:
         lines.append("")
         lines.append("The same PRs by the hits among the candidate runs the gate scored (a clean first look ends the "
                      "comparison, so a hit only in runs 4-6 is never run): "
-                     + "; ".join(f"{r['label']}: " + ", ".join(
-                         f"{label} {_share(r['counts'][f'{name}_warn_or_fail'], r['counts'][f'{name}_prs'])} of "
-                         f"{r['counts'][f'{name}_prs']}" if r["counts"][f"{name}_prs"] else f"{label}: none"
-                         for name, label in (("scored_hits0", "no hit scored"), ("scored_hits1", "one hit"),
-                                             ("scored_hits2", "2 or more"))) for r in many) + ".")
+                     + "; ".join(f"{r['label']}: {_scored_hits(r['counts'])}" for r in many) + ".")
     return head + "\n\n" + "\n".join(lines)
 
 
 def _share(k: int, n: int) -> str:
     p, lo, hi = wilson(k, n)
     return f"{100 * p:.1f}% ({100 * lo:.1f}–{100 * hi:.1f})"
+
+
+def _scored_hits(counts: dict) -> str:
+    """An intermittent cell's WARN-or-FAIL rate by the hits among the runs scored (run_scenario's scored_hits*)."""
+    parts = []
+    for name, label in (("scored_hits0", "no hit scored"), ("scored_hits1", "one hit"), ("scored_hits2", "2 or more")):
+        prs = counts[f"{name}_prs"]
+        parts.append(f"{label} {_share(counts[f'{name}_warn_or_fail'], prs)} of {prs}" if prs else f"{label}: none")
+    return ", ".join(parts)
+
+
+def select(scenarios: str) -> list[str]:
+    """The scenario keys a comma-separated --scenarios names, in the benchmark's order (all for ""); ValueError
+    naming the first unknown one."""
+    keys = [s.key for s in all_scenarios()]
+    if not scenarios:
+        return keys
+    unknown = sorted(set(scenarios.split(",")) - set(keys))
+    if unknown:
+        raise ValueError(f"unknown scenario {unknown[0]!r}; expected one of {', '.join(keys)}")
+    return [k for k in keys if k in scenarios.split(",")]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -168,12 +185,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.target_factor <= 0 or (args.target_factor != 1.0 and args.validate):
         parser.error("--target-factor: expected a positive factor, and no --validate with it (the validation "
                      "builds the suite's own test sets)")
-    keys = [s.key for s in all_scenarios()]
-    if args.scenarios:
-        unknown = sorted(set(args.scenarios.split(",")) - set(keys))
-        if unknown:
-            parser.error(f"unknown scenario {unknown[0]!r}; expected one of {', '.join(keys)}")
-        keys = [k for k in keys if k in args.scenarios.split(",")]
+    try:
+        keys = select(args.scenarios)
+    except ValueError as exc:
+        parser.error(str(exc))
     prs = 40 if args.smoke else args.prs
     chunk = min(args.chunk, prs)
     started = time.perf_counter()

@@ -45,12 +45,9 @@ def speed_calibration(cal: dict, workloads: list[str], metric: str, cross_job: b
             cross_h = cross_h + (1 / n[..., 0] + 1 / n[..., 1]).sum(axis=1)
             cross_diffs += y.shape[1]
         if nights is not None:
-            arms = nights[wid][metric]  # (B, N, RUNS)
-            keep = robust_sd(arms)[2]
+            sigma, night_df, keep = robust_sd(nights[wid][metric])  # over the (B, N, RUNS) nights
             n = keep.sum(axis=-1)
-            mean = np.where(keep, arms, 0.0).sum(axis=-1, keepdims=True) / np.maximum(n, 1)[..., None]
-            ss = ss + np.where(n >= 2, np.where(keep, (arms - mean) ** 2, 0.0).sum(axis=-1), 0.0).sum(axis=1)
-            night_df = np.where(n >= 2, n - 1, 0).sum(axis=1)
+            ss = ss + np.where(night_df > 0, np.nan_to_num(sigma) ** 2 * night_df, 0.0)
             aside = (~keep).sum(axis=(1, 2))
             df = df + night_df
             wild = wild + aside
