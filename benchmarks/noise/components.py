@@ -337,6 +337,8 @@ def minutes_table(result: dict) -> list[dict]:
     budget (--max-runs 14: 7 starts a side) buys under each."""
     from gate.stats import nested
     from gate.stats.speed import mde
+    from gate.stats.thresholds import Thresholds
+    alpha = Thresholds().alpha
     rows = []
     pooled_rows = [g["pooled"] for g in result.get("same_gpu", {}).get("graphs-b32", []) if "pooled" in g]
     for e in result["configs"].get("graphs-b32", []) + pooled_rows:
@@ -352,11 +354,11 @@ def minutes_table(result: dict) -> list[dict]:
                     "two_level": None if two is None else two.gpu_minutes,
                     "two_level_design": None if two is None else [two.starts, two.passes]}
             if duet is not None:
-                cell["duet"] = _duet_minutes(duet, target, mde)
+                cell["duet"] = _duet_minutes(duet, target, mde, alpha)
             row["targets"][f"{target:.2f}"] = cell
         if duet is not None:
             sessions = max(2, int(budget.gpu_minutes * 60 // duet["session_s"]))
-            row["budget"]["duet"] = float(mde(duet["duet_sd"]["estimate"] / math.sqrt(sessions), sessions - 1, 0.005))
+            row["budget"]["duet"] = float(mde(duet["duet_sd"]["estimate"] / math.sqrt(sessions), sessions - 1, alpha))
         rows.append(row)
     return rows
 
@@ -365,10 +367,10 @@ def _detectable(d) -> float | None:
     return None if d is None else d.detectable
 
 
-def _duet_minutes(duet: dict, target: float, mde) -> float | None:
+def _duet_minutes(duet: dict, target: float, mde, alpha: float) -> float | None:
     """Duet sessions (fresh servers each) until the mean session difference detects `target`: df n − 1."""
     for n in range(2, 200):
-        if float(mde(duet["duet_sd"]["estimate"] / math.sqrt(n), n - 1, 0.005)) <= target:
+        if float(mde(duet["duet_sd"]["estimate"] / math.sqrt(n), n - 1, alpha)) <= target:
             return n * duet["session_s"] / 60.0
     return None
 

@@ -17,12 +17,9 @@ from gate.formats.config import MetricSpec, Suite, Workload
 from gate.history.changepoints import Detector, detect
 from gate.history.records import ChangePoint, Record
 from gate.history.store import History, mean_of_runs
+from gate.stats.thresholds import Thresholds
 
-SPEED_FLOOR_DEFAULT = 0.03
-QUALITY_FLOOR_ABS = 0.001  # gate.judging.compare.Thresholds.quality_floor_abs: 0.1 pp
-SMALL_SET_FLOOR_ABS = 0.005  # ... and small_set_floor_abs (0.5 pp) for sets of <= 30 sessions
-SMALL_SET_SIZE = 30
-MAGNITUDE_SHARE = 1.0  # report changes of at least the verdict's floor
+VERDICT_FLOORS = Thresholds()  # the floors a PR is judged by: a step smaller than them is never reported
 
 
 def tracked(metric: MetricSpec) -> bool:
@@ -30,13 +27,17 @@ def tracked(metric: MetricSpec) -> bool:
     return metric.kind in ("speed", "accuracy")
 
 
+def speed_floor(metric: MetricSpec) -> float:
+    """A speed metric's floor, as the verdict reads it (the suite requires one for every speed metric)."""
+    return metric.floor_rel or 0.0
+
+
 def detector_for(metric: MetricSpec, workload: Workload) -> tuple[Detector, bool]:
-    """(detector, analyse on log scale) for one workload × metric."""
+    """(detector, analyse on log scale) for one workload × metric: its magnitude is the verdict's floor."""
     if metric.kind == "speed":
-        floor = metric.floor_rel if metric.floor_rel is not None else SPEED_FLOOR_DEFAULT
-        return Detector(magnitude=math.log1p(floor * MAGNITUDE_SHARE)), True
-    floor = SMALL_SET_FLOOR_ABS if workload.expected_samples <= SMALL_SET_SIZE else QUALITY_FLOOR_ABS
-    return Detector(magnitude=floor * MAGNITUDE_SHARE), False
+        return Detector(magnitude=math.log1p(speed_floor(metric))), True
+    small = workload.expected_samples <= VERDICT_FLOORS.small_set_size
+    return Detector(magnitude=VERDICT_FLOORS.small_set_floor_abs if small else VERDICT_FLOORS.quality_floor_abs), False
 
 
 # --- series and change points of a history ---------------------------------------------------------

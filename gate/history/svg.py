@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from typing import Sequence
 
-from gate.history.analysis import SPEED_FLOOR_DEFAULT, Trend, detector_for
+from gate.history.analysis import Trend, detector_for, speed_floor
 from gate.render.escape import html_text as escape  # controls and bidi characters never reach a page
 
 COLORS = {"night": "#1f6feb", "runs": "#9ec5fe", "band": "#dbe9ff", "level": "#0a3069", "change": "#cf222e",
@@ -49,7 +49,7 @@ def floor_of(trend: Trend, suite) -> tuple[float, bool]:
     """(floor, relative): the smallest change the gate would fail a PR for on this metric."""
     detector, log = detector_for(trend.metric, suite.workload(trend.workload))
     if log:
-        return (trend.metric.floor_rel if trend.metric.floor_rel is not None else SPEED_FLOOR_DEFAULT), True
+        return speed_floor(trend.metric), True
     return detector.magnitude, False
 
 

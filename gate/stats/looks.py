@@ -23,8 +23,9 @@ from dataclasses import dataclass
 from typing import Any, Iterable
 
 from gate.stats.multiplicity import benjamini_hochberg
+from gate.stats.thresholds import Thresholds
 
-FAMILY_ALPHA = 0.005  # one look (FINAL): a comparison of finished trees or against a stored baseline
+FAMILY_ALPHA = Thresholds.alpha  # one look (FINAL): a comparison of finished trees or against a stored baseline
 # The two-look plan spends under a third of it per model and family: at σ ≥ 2% every model is extended, and four
 # models at 0.005 each false-FAILed 2-3% of all-model no-op PRs, at 0.0025 0.9-1.6% (benchmarks/results/verdict_power.md).
 # The first look spends little: a −3% regression at σ 1% is caught at the pooled look anyway (its first-look FAIL
@@ -55,8 +56,6 @@ def thresholds_for(look: Look, base: Any = None) -> Any:
     own-runs confirmation over the model's speed rows, Thresholds.own_runs_bonferroni, and one worse run enough
     to make a speed row unstable, Thresholds.more_runs_follow)."""
     if base is None:
-        from gate.stats.thresholds import Thresholds
-
         base = Thresholds()
     return dataclasses.replace(base, alpha=look.alpha, quality_alpha=look.alpha, own_runs_bonferroni=look is Look.FIRST,
                                more_runs_follow=look is Look.FIRST)
