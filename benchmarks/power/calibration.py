@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from gate.formats.noise_model import MIN_CALIBRATION_DF
 from gate.stats.drift import TERMS, arm_positions, detrend, detrended_sd
-from gate.stats.noise_model import MIN_CALIBRATION_DF
 from gate.stats.outliers import robust_sd
 from gate.stats.overdispersion import comoving
 from gate.stats.speed import SpeedNoise

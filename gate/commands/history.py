@@ -427,7 +427,7 @@ def example_nights(out: Path, nights: int, suite_path: Path | None) -> None:
     """
     from gate.examples import SYNTHETIC_NOTICE
     from gate.examples.folder import write_replaceable  # rerunnable: replaces a folder an example command wrote
-    from gate.history.examples import STEP_NIGHT, STEP_WORKLOAD, write_example_nights
+    from gate.examples.nights import STEP_NIGHT, STEP_WORKLOAD, write_example_nights
 
     suite = load_suite(suite_path)
     trees = [out / tree.name for tree in write_replaceable(

@@ -2,7 +2,8 @@
 
 One module per concern: spec.py (ExampleSpec, commits, defect codes), dataset.py (ids, references,
 habitual errors, exact error injection), seedtts.py and moss.py (one workload family each, in small
-builders), trees.py (a tree, the README's pair, the calibrated baseline file), ci.py (CI artifacts).
+builders), trees.py (a tree, the README's pair, the calibrated baseline file), ci.py (CI artifacts),
+nights.py (`gate history example-nights`: nightly trees with a planted step).
 
 Every file is schema-exact (docs/upstream.md §2.1, §2.2, §2.4): the SeedTTS `--output` JSON
 (schema_version 2) with its raw `--save-raw-dir` JSONL, and the three MOSS-Transcribe-Diarize

@@ -14,8 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from typing import Any, Mapping
 
-from gate.stats.noise_model import Calibration
-from gate.stats.overdispersion import Dispersion
+from gate.formats.noise_model import Calibration, Dispersion
 
 MAX_UTTERANCES = 100_000  # per measure; the largest workload has 2020
 MAX_RUNS = 64
@@ -64,7 +63,7 @@ class WorkloadRecord:
 
 @dataclass(frozen=True)
 class SpeedNoiseRecord:
-    """gate.stats.noise_model.Calibration, field for field."""
+    """gate.formats.noise_model.Calibration, field for field."""
 
     sigma: float
     df: int = field(metadata={"min": 0})

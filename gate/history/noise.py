@@ -3,7 +3,7 @@
 A night's scored runs are one commit measured several times in one job: exactly what one arm of an A/A
 pair is. So each night is pooled as one more arm into the within-job σ (gate.stats.performance.calibrate,
 outlier rule included), beside the A/A pairs' arms: sums of squares and degrees of freedom added
-(`gate.judging.calibration.pool_nights` keeps the two parts apart, so the pairs' part and the cross-job part are
+(`pool_nights` keeps the two parts apart, so the pairs' part and the cross-job part are
 never disturbed, and a recalibration from pairs keeps the nights').
 
 What counts:
@@ -19,17 +19,17 @@ from __future__ import annotations
 
 import datetime as _dt
 import hashlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
+from gate.formats.baseline_record import noise_record
 from gate.formats.config import Suite
 from gate.formats.errors import InputError
+from gate.formats.noise_model import Calibration
 from gate.history.records import Record
-from gate.judging.calibration import pool_nights
-from gate.reading.baseline_file import read_baseline
-from gate.stats.noise_model import Calibration
-from gate.stats.performance import calibrate
+from gate.reading.baseline_file import load_document, read_baseline, side_from_document, write_document
+from gate.stats.performance import calibrate, with_nights
 
 # Why the newest 14 nights and not "every night since the last change point": a change point is a step in
 # the nights' *level*, while the spread is taken about each night's own mean, so a step does not bias it
@@ -112,6 +112,40 @@ def write_calibration(baseline_path: Path, records: Sequence[Record], suite: Sui
               "created": _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()}
     written = pool_nights(baseline_path, found.calibration, suite, source=source)
     return found, written
+
+
+def pool_nights(baseline_path: str | Path, nights: Mapping[str, Mapping[str, Calibration]], suite: Suite, *,
+                source: Mapping[str, Any]) -> dict[str, dict[str, Calibration]]:
+    """Set the nights' part of the baseline's speed calibration to `nights` (workload -> metric -> what
+    `calibrate` gives for the nights' runs), keeping the A/A pairs' part, the cross-job part and every
+    accuracy entry as they are. A workload × metric absent from `nights` loses any earlier nights' part:
+    the part is recomputed from the current window each time, never accumulated. Written atomically;
+    `source` is kept as calibration_source.nights. Returns the speed entries now stored."""
+    path = Path(baseline_path)
+    document = load_document(path)
+    side = side_from_document(document, path, suite, None)  # the file must be a valid baseline before it is rewritten
+    stored = {w: dict(metrics) for w, metrics in document.calibration.items()}
+    written: dict[str, dict[str, Calibration]] = {}
+    for workload_id in side.workloads:
+        metrics = dict(stored.get(workload_id) or {})
+        for metric in suite.workload(workload_id).metrics:
+            if metric.kind != "speed":
+                continue
+            old = side.calibration.get(workload_id, {}).get(metric.name)
+            merged = with_nights(old if isinstance(old, Calibration) else None,
+                                 nights.get(workload_id, {}).get(metric.name))
+            if merged is None:
+                metrics.pop(metric.name, None)
+                continue
+            metrics[metric.name] = noise_record(merged)
+            written.setdefault(workload_id, {})[metric.name] = merged
+        if metrics:
+            stored[workload_id] = metrics
+        else:
+            stored.pop(workload_id, None)
+    write_document(path, replace(document, calibration=stored,
+                                 calibration_source=dict(document.calibration_source or {}, nights=dict(source))))
+    return written
 
 
 def describe_sigmas(written: dict[str, dict[str, Calibration]]) -> list[str]:

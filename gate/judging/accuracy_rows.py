@@ -9,6 +9,7 @@ import numpy as np
 from scipy import stats
 
 from gate.formats.config import MetricSpec, Suite, Workload
+from gate.formats.noise_model import Dispersion
 from gate.formats.report import (
     COMOVING_SUFFIX,
     MAX_ID,
@@ -24,7 +25,7 @@ from gate.formats.verdict import Verdict
 from gate.judging import next_steps
 from gate.judging.draft import Draft, OwnChurn, plain_delta
 from gate.reading.side import MeasureSamples, WorkloadSide
-from gate.stats.overdispersion import OWN_MIN_DF, Dispersion, group_spread, group_test, own_runs, run_permutation_p, widened_p
+from gate.stats.overdispersion import OWN_MIN_DF, group_spread, group_test, own_runs, run_permutation_p, widened_p
 from gate.stats.quality import CATASTROPHIC_MIN_JUMP, paired_quality_test, sign_flip_p
 from gate.stats.thresholds import Thresholds
 

@@ -1,6 +1,6 @@
 """The A/A calibration of a baseline file: the noise floor estimated from same-commit pairs of trees
-(`calibrate_baseline`), the nightly jobs' share pooled in (`pool_nights`), and the calibration carried
-over when a baseline is replaced (`carry_calibration`). Only independent evidence counts: a tree
+(`calibrate_baseline`, which keeps the nightly jobs' share gate.history.noise pooled in), and the calibration
+carried over when a baseline is replaced (`carry_calibration`). Only independent evidence counts: a tree
 given twice or a copied run is refused (`check_independent`).
 """
 from __future__ import annotations
@@ -19,12 +19,12 @@ from gate.formats import runlog, typedjson
 from gate.formats.baseline_record import noise_record
 from gate.formats.config import Suite
 from gate.formats.errors import InputError
+from gate.formats.noise_model import Calibration, Dispersion
 from gate.reading.baseline_file import load_document, side_from_document, write_document
 from gate.reading.copies import copies, side_hashes
 from gate.reading.side import MeasureSamples, Side, WorkloadSide
 from gate.stats.nested import pooled_estimate
-from gate.stats.noise_model import Calibration
-from gate.stats.overdispersion import Dispersion, from_arms
+from gate.stats.overdispersion import from_arms
 from gate.stats.performance import calibrate, with_nights
 
 
@@ -211,40 +211,6 @@ def _nights_part(calibration: Calibration) -> Calibration:
     """The nights' part of a stored entry, in the form `calibrate` gives it (one arm per night)."""
     return Calibration(sigma=math.sqrt(calibration.night_sum_sq / calibration.night_df), df=calibration.night_df,
                        groups=max(calibration.nights, 1), set_aside=calibration.night_set_aside)
-
-
-def pool_nights(baseline_path: str | Path, nights: Mapping[str, Mapping[str, Calibration]], suite: Suite, *,
-                source: Mapping[str, Any]) -> dict[str, dict[str, Calibration]]:
-    """Set the nights' part of the baseline's speed calibration to `nights` (workload -> metric -> what
-    `calibrate` gives for the nights' runs), keeping the A/A pairs' part, the cross-job part and every
-    accuracy entry as they are. A workload × metric absent from `nights` loses any earlier nights' part:
-    the part is recomputed from the current window each time, never accumulated. Written atomically;
-    `source` is kept as calibration_source.nights. Returns the speed entries now stored."""
-    path = Path(baseline_path)
-    document = load_document(path)
-    side = side_from_document(document, path, suite, None)  # the file must be a valid baseline before it is rewritten
-    stored = {w: dict(metrics) for w, metrics in document.calibration.items()}
-    written: dict[str, dict[str, Calibration]] = {}
-    for workload_id in side.workloads:
-        metrics = dict(stored.get(workload_id) or {})
-        for metric in suite.workload(workload_id).metrics:
-            if metric.kind != "speed":
-                continue
-            old = side.calibration.get(workload_id, {}).get(metric.name)
-            merged = with_nights(old if isinstance(old, Calibration) else None,
-                                 nights.get(workload_id, {}).get(metric.name))
-            if merged is None:
-                metrics.pop(metric.name, None)
-                continue
-            metrics[metric.name] = noise_record(merged)
-            written.setdefault(workload_id, {})[metric.name] = merged
-        if metrics:
-            stored[workload_id] = metrics
-        else:
-            stored.pop(workload_id, None)
-    write_document(path, replace(document, calibration=stored,
-                                 calibration_source=dict(document.calibration_source or {}, nights=dict(source))))
-    return written
 
 
 def with_calibration(side: Side, calibration: Mapping[str, Mapping[str, Calibration | Dispersion]]) -> Side:

@@ -40,6 +40,7 @@ from scipy import stats
 
 from gate.formats.config import Suite, Workload
 from gate.formats.errors import InputError
+from gate.formats.noise_model import MIN_CALIBRATION_DF, Dispersion
 from gate.formats.report import (
     COMOVING_SUFFIX,
     MAX_ID,
@@ -76,8 +77,6 @@ from gate.reading import comparability
 from gate.reading.side import Side, WorkloadSide
 from gate.stats import decision, overdispersion, slowmode
 from gate.stats.looks import TWO_LOOKS_ALPHA
-from gate.stats.noise_model import MIN_CALIBRATION_DF
-from gate.stats.overdispersion import Dispersion
 from gate.stats.performance import evidence
 from gate.stats.speed import (
     POWER,

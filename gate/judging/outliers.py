@@ -144,7 +144,7 @@ def calibration_sigma(table: Mapping[str, Mapping[str, object]] | None) -> Calla
     where the baseline has no usable calibration."""
     if table is None:
         return lambda workload_id, metric: None
-    from gate.stats.noise_model import Calibration
+    from gate.formats.noise_model import Calibration
     from gate.stats.outliers import flag_sigma
 
     def sigma(workload_id: str, metric: str) -> float | None:

@@ -8,6 +8,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from gate.formats.config import MetricSpec, Suite
+from gate.formats.noise_model import Calibration
 from gate.formats.report import (
     Basis,
 )
@@ -15,7 +16,6 @@ from gate.formats.verdict import Verdict
 from gate.judging.draft import Draft, plain_delta
 from gate.reading.side import Side
 from gate.stats.drift import interleave_positions
-from gate.stats.noise_model import Calibration
 from gate.stats.outliers import MIN_RUNS_TO_TRIM
 from gate.stats.performance import ratio_policy
 from gate.stats.slowmode import fast_mode, find_slow_starts, steady_given, whole_model_slower

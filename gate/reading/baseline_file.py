@@ -51,14 +51,13 @@ from gate.formats.baseline_record import (
 )
 from gate.formats.config import Suite, Workload
 from gate.formats.errors import InputError
+from gate.formats.noise_model import SIGMA_FLOOR, Calibration, Dispersion
 from gate.formats.result_types import RECORDED, Problem
 from gate.formats.schema import SchemaError
 from gate.reading import samples as samples_module
 from gate.reading.comparability import Fingerprint
 from gate.reading.result_files import metric_check
 from gate.reading.side import MeasureSamples, Side, WorkloadSide
-from gate.stats.noise_model import SIGMA_FLOOR, Calibration
-from gate.stats.overdispersion import Dispersion
 
 BASELINE_SCHEMA_VERSION = 1
 BASELINE_KIND = "asr-gate-baseline"

@@ -9,10 +9,9 @@ from typing import Mapping
 
 import numpy as np
 
+from gate.formats.noise_model import Calibration, Dispersion
 from gate.formats.result_types import Problem
 from gate.reading.comparability import Fingerprint
-from gate.stats.noise_model import Calibration
-from gate.stats.overdispersion import Dispersion
 
 # Whether one run's per-sample data reproduces its result file's corpus figure (gate.reading.samples checks it).
 MATCH = "match"  # recomputed corpus figure equals the file's (to rounding)

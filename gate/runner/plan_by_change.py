@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Mapping
 
+from gate.formats.noise_model import Components
 from gate.stats.nested import WARM_CYCLES, NestedDesign, best_within, cheapest_for
-from gate.stats.noise_model import Components
 
 
 def _cell(d: NestedDesign | None) -> str:

@@ -17,7 +17,7 @@ from typing import Sequence
 
 import numpy as np
 
-from gate.stats.noise_model import Components
+from gate.formats.noise_model import Components
 from gate.stats.speed import mde
 from gate.stats.thresholds import Thresholds
 

@@ -54,13 +54,14 @@ in every row of the model) leaves the rows free to FAIL on their own runs, as be
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from itertools import combinations
-from typing import Any, Sequence
+from typing import Sequence
 
 import numpy as np
 from numpy.typing import ArrayLike
 from scipy import stats
+
+from gate.formats.noise_model import Dispersion
 
 # An utterance co-moves when its errors changed within at least COMOVE_MIN_ARMS arms and at least
 # COMOVE_MIN_GROUP − 1 other such utterances' run-to-run deviations correlate with its own at COMOVE_MIN_CORR or
@@ -81,66 +82,6 @@ OWN_MIN_DF = 4
 # The model's own runs show utterances churning together (a run-level effect) when the pooled variance-ratio test
 # of `comovement_p` has p at most this; below it the hidden-group bound of the module doc applies.
 RUN_LEVEL_P = 0.2
-
-
-@dataclass(frozen=True)
-class Dispersion:
-    """Over-dispersion of one accuracy measure, from A/A arms (pooled over a model's workloads by `pooled`)."""
-
-    ss_total: float  # Σ_arms (R − 1)·Var_r(Σ_i e_ir), over the utterances not in `comoving`
-    ss_units: float  # Σ_arms (R − 1)·Σ_i Var_r(e_ir), the same
-    df: int  # Σ_arms (R − 1)
-    arms: int
-    comoving: tuple[str, ...] = ()  # utterance ids that churned together in the A/A runs (`comoving`)
-    # The co-moving group's own spread (issue 36): Σ_arms (R − 1)·Var_r(Σ_{i in group} e_ir) and its df Σ(R − 1);
-    # 0 and 0 in a record written before it was kept (the group's row then WARNs at most)
-    group_ss: float = 0.0
-    group_df: int = 0
-
-    @property
-    def identical(self) -> bool:
-        """Every A/A arm's runs gave the same errors on every utterance: decoding is deterministic."""
-        return self.ss_units == 0 and self.ss_total == 0
-
-    @property
-    def phi(self) -> float:
-        return self.ss_total / self.ss_units if self.ss_units > 0 else 1.0
-
-    @property
-    def excess(self) -> float:
-        """Σ_{i≠j} Cov(e_i, e_j) per run: what correlated churn adds to one run's total error variance."""
-        return (self.ss_total - self.ss_units) / self.df if self.df else 0.0
-
-    @property
-    def excess_df(self) -> float:
-        """Degrees of freedom of `excess` as a chi-square: ss_total's df shrunk by how much of it the subtracted
-        units' variance was, df·(1 − 1/φ)² (its variance is that of ss_total, relative to a smaller mean)."""
-        return float(excess_df(self.ss_total, self.ss_units, self.df))
-
-    @property
-    def widens(self) -> bool:
-        return not self.identical and self.df > 0 and self.excess > 0
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"ss_total": self.ss_total, "ss_units": self.ss_units, "df": self.df, "arms": self.arms,
-                "phi": self.phi, "identical": self.identical, "comoving": list(self.comoving),
-                "group_ss": self.group_ss, "group_df": self.group_df}
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "Dispersion":
-        return cls(ss_total=float(data["ss_total"]), ss_units=float(data["ss_units"]), df=int(data["df"]),
-                   arms=int(data["arms"]), comoving=tuple(str(i) for i in data.get("comoving", ())),
-                   group_ss=float(data.get("group_ss", 0.0)), group_df=int(data.get("group_df", 0)))
-
-    @classmethod
-    def pooled(cls, items: Sequence["Dispersion | None"]) -> "Dispersion | None":
-        found = [d for d in items if d is not None]
-        if not found:
-            return None
-        return cls(ss_total=sum(d.ss_total for d in found), ss_units=sum(d.ss_units for d in found),
-                   df=sum(d.df for d in found), arms=sum(d.arms for d in found),
-                   comoving=tuple(dict.fromkeys(i for d in found for i in d.comoving)),
-                   group_ss=sum(d.group_ss for d in found), group_df=sum(d.group_df for d in found))
 
 
 def comoving(arms: Sequence[np.ndarray]) -> np.ndarray:
@@ -211,7 +152,8 @@ def own_runs_sums(base_runs: ArrayLike, cand_runs: ArrayLike) -> tuple[np.ndarra
 
 
 def excess_df(ss_total: ArrayLike, ss_units: ArrayLike, df: ArrayLike) -> np.ndarray:
-    """`Dispersion.excess_df` for batches."""
+    """Degrees of freedom of the excess as a chi-square: ss_total's df shrunk by how much of it the subtracted
+    units' variance was, df·(1 − 1/φ)² (its variance is that of ss_total, relative to a smaller mean)."""
     total, units = np.asarray(ss_total, dtype=float), np.asarray(ss_units, dtype=float)
     with np.errstate(all="ignore"):
         share = np.where(total > 0, np.clip((total - units) / np.where(total > 0, total, 1.0), 0.0, 1.0), 0.0)
@@ -227,7 +169,8 @@ def run_variance(base_errors: ArrayLike, cand_errors: ArrayLike) -> np.ndarray:
 
 def widened_p(total: float, units_var: float, dispersion: Dispersion, a: float) -> float:
     """One-sided p of Σd against the utterances' own variance plus `a`·excess (a = 1/R_base + 1/R_cand)."""
-    return float(widened_p_arrays(total, units_var, dispersion.excess, dispersion.excess_df, a))
+    return float(widened_p_arrays(total, units_var, dispersion.excess,
+                                      excess_df(dispersion.ss_total, dispersion.ss_units, dispersion.df), a))
 
 
 def widened_p_arrays(total: ArrayLike, units_var: ArrayLike, excess: ArrayLike, df: ArrayLike, a: float) -> np.ndarray:

@@ -15,8 +15,8 @@ from typing import Sequence
 
 import numpy as np
 
+from gate.formats.noise_model import MIN_CALIBRATION_DF, Calibration
 from gate.stats.drift import TERMS, arm_positions, detrend, detrended_sd
-from gate.stats.noise_model import MIN_CALIBRATION_DF, Calibration
 from gate.stats.outliers import robust_sd
 
 

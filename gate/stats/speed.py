@@ -52,8 +52,8 @@ from typing import Any, Sequence, cast
 import numpy as np
 from scipy import stats
 
+from gate.formats.noise_model import MIN_CALIBRATION_DF, Calibration
 from gate.stats.drift import detrended_sd
-from gate.stats.noise_model import MIN_CALIBRATION_DF, Calibration
 from gate.stats.outlier_rule import OUTLIER_MIN_REL
 from gate.stats.outliers import MIN_RUNS_TO_TRIM, flag_runs, flag_sigma, plain_sd, robust_sd, split_arms
 

@@ -7,9 +7,8 @@ import json
 import pytest
 
 from gate.examples import AA_PAIRS, BASELINE_COMMIT
+from gate.formats.noise_model import Calibration, Dispersion
 from gate.reading.baseline_file import read_baseline
-from gate.stats.noise_model import Calibration
-from gate.stats.overdispersion import Dispersion
 from gate.stats.speed import ACROSS_JOBS
 
 PLANTED = "qwen3/asr_en"

@@ -19,11 +19,11 @@ import yaml
 from gate.examples import ExampleSpec, write_example_tree
 from gate.formats import runlog
 from gate.formats.config import load_suite
+from gate.formats.noise_model import Calibration
 from gate.history.store import HistoryStore
 from gate.judging.calibration import calibrate_baseline
 from gate.reading.baseline_file import read_baseline
 from gate.reading.tree_side import side_from_tree
-from gate.stats.noise_model import Calibration
 from tests.helpers.nights import synthetic_records
 
 ROOT = Path(__file__).resolve().parents[3]

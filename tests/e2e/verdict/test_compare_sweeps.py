@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 
 from gate.formats import result_types
+from gate.formats.noise_model import Calibration
 from gate.judging.compare import compare
 from gate.reading.side_loader import load_side
-from gate.stats.noise_model import Calibration
 from gate.stats.thresholds import Thresholds
 from tests.integration.verdict.test_compare import FAIL, INCOMPLETE, QWEN_EN, SPEED, WARN, _calibration, _coverage, _verdicts
 

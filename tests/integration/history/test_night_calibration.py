@@ -18,6 +18,7 @@ from gate.examples import ExampleSpec, write_example_tree
 from gate.formats import runlog
 from gate.formats.config import load_suite
 from gate.formats.errors import InputError
+from gate.formats.noise_model import Calibration
 from gate.history.importer import records_from_tree
 from gate.history.noise import NIGHTS_KEPT, pool, write_calibration
 from gate.history.records import Record
@@ -27,7 +28,6 @@ from gate.judging.compare import compare
 from gate.reading.baseline_file import read_baseline, write_baseline
 from gate.reading.comparability import Fingerprint
 from gate.reading.side import Side, WorkloadSide
-from gate.stats.noise_model import Calibration
 from gate.stats.performance import with_nights
 
 SUITE = load_suite()

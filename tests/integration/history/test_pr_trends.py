@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 
 from gate.formats.config import load_suite
+from gate.formats.noise_model import Calibration
 from gate.history.pr import NIGHTS, row_trends
 from gate.history.sparkline import BREAK
 from gate.judging.compare import compare
 from gate.render.renderer import render_comment
-from gate.stats.noise_model import Calibration
 from tests.helpers.memory_sides import memory_side, seedtts_values
 from tests.helpers.nights import synthetic_records
 

@@ -21,14 +21,13 @@ from gate.formats import runlog
 from gate.formats.calibration_stamp import Stamp, packages_digest, read_stamp, stale_reasons
 from gate.formats.config import load_suite
 from gate.formats.errors import InputError
+from gate.formats.noise_model import Calibration, Dispersion
 from gate.formats.report import REPORT_SCHEMA_VERSION, Report
 from gate.formats.verdict import Verdict
 from gate.history.store import HistoryStore
 from gate.publish.untrusted import UntrustedInputError, load_untrusted_report
 from gate.reading.baseline_file import load_document, read_baseline, write_document
 from gate.reading.results import planned_runs
-from gate.stats.noise_model import Calibration
-from gate.stats.overdispersion import Dispersion
 from tests.standin.build import SMALL_COUNTS, small_suite
 
 FORMATS = Path(__file__).resolve().parents[2] / "fixtures" / "formats"

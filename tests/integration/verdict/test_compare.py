@@ -6,13 +6,13 @@ import pytest
 
 from gate.examples import DEFAULT_FREEZE, utterance_ids
 from gate.formats.errors import InputError
+from gate.formats.noise_model import Calibration
 from gate.formats.report import NO_RESULTS, Basis, CoverageProblem
 from gate.formats.verdict import Verdict
 from gate.judging.compare import compare
 from gate.judging.speed_rows import CAN_WARN_AT_MOST
 from gate.reading.side_loader import load_side
 from gate.reading.tree_side import side_from_tree
-from gate.stats.noise_model import Calibration
 from gate.stats.speed import ACROSS_JOBS
 from gate.stats.thresholds import Thresholds
 

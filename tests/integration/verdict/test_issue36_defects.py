@@ -1,9 +1,9 @@
 """Issue 36's two defects: a tree without gate-run.json plans its run directories; calibrate's σ is readable."""
 from __future__ import annotations
 
+from gate.formats.noise_model import Calibration
 from gate.reading import results
 from gate.reading.baseline_file import MIN_SIGMA
-from gate.stats.noise_model import Calibration
 
 
 def test_a_tree_without_a_run_log_plans_its_run_directories(tmp_path, suite):

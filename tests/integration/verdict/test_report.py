@@ -12,6 +12,7 @@ import jsonschema
 import numpy as np
 import pytest
 
+from gate.formats.noise_model import Calibration
 from gate.formats.report import NO_REPORT, Basis, CoverageProblem, CoverageSide, EnvDifference, Report, Utterance, report_schema
 from gate.formats.result_types import EVALUATED_NE_TOTAL, MISSING_RUN, Problem
 from gate.formats.verdict import Verdict
@@ -26,7 +27,6 @@ from gate.render.renderer import (
     render_summary,
     render_terminal,
 )
-from gate.stats.noise_model import Calibration
 
 GOLDEN = Path(__file__).resolve().parents[2] / "fixtures" / "golden"
 SCHEMA_FILE = Path(__file__).parents[3] / "gate" / "schemas" / "report.schema.json"

@@ -12,12 +12,12 @@ import pytest
 from click.testing import CliRunner
 
 from gate.cli import cli
+from gate.formats.noise_model import Calibration
 from gate.formats.report import Basis, CoverageProblem, CoverageSide, EnvDifference, Report, Utterance
 from gate.formats.result_types import MISSING_RUN
 from gate.formats.verdict import Verdict
 from gate.judging.compare import compare
 from gate.render.renderer import render_comment, render_summary, render_terminal
-from gate.stats.noise_model import Calibration
 
 GOLDEN = Path(__file__).resolve().parents[2] / "fixtures" / "golden"
 SPEED = ("throughput_samples_per_s", "latency_mean_s", "latency_p95_s", "rtf_mean")

@@ -12,13 +12,13 @@ from click.testing import CliRunner
 from scipy import stats
 
 from gate.cli import cli
+from gate.formats.noise_model import Calibration, Dispersion
 from gate.formats.verdict import Verdict
 from gate.judging.compare import compare
 from gate.stats import decision, looks
 from gate.stats.multiplicity import benjamini_hochberg, bh_array, holm, holm_array
-from gate.stats.noise_model import Calibration
 from gate.stats.outliers import flag_runs
-from gate.stats.overdispersion import Dispersion, from_arms, run_variance, widened_p
+from gate.stats.overdispersion import excess_df, from_arms, run_variance, widened_p
 from gate.stats.performance import calibrate
 from gate.stats.quality import catastrophic_masks, sign_flip_p, sign_flip_p_batch
 from gate.stats.speed import ACROSS_JOBS, ADVISED_PAIRS, SpeedNoise, fail_blockers, shift_test, standard_error
@@ -152,15 +152,15 @@ def test_widened_p_adds_the_excess_and_falls_back_to_normal_without_it():
     assert widened_p(30.0, 100.0, none, 2 / 3) == pytest.approx(stats.norm.sf(3.0))
     wide = Dispersion(ss_total=10.0 + 150.0 * 10, ss_units=10.0, df=10, arms=5)  # excess 150 per run
     z = 30.0 / math.sqrt(100.0 + 2 / 3 * 150.0)
-    excess_df = 10 * (1500.0 / 1510.0) ** 2  # the units' variance subtracted from ss_total costs df
-    assert wide.excess_df == pytest.approx(excess_df)
-    df = (100.0 + 100.0) ** 2 / (100.0 ** 2 / excess_df)
+    wide_df = 10 * (1500.0 / 1510.0) ** 2  # the units' variance subtracted from ss_total costs df
+    assert excess_df(wide.ss_total, wide.ss_units, wide.df) == pytest.approx(wide_df)
+    df = (100.0 + 100.0) ** 2 / (100.0 ** 2 / wide_df)
     assert widened_p(30.0, 100.0, wide, 2 / 3) == pytest.approx(stats.t.sf(z, df))
 
 
 def test_excess_df_shrinks_when_the_units_variance_is_most_of_the_total():
     """φ = 2: half of ss_total is the units' own variance, so the excess is known to a quarter of the df."""
-    assert Dispersion(ss_total=200.0, ss_units=100.0, df=12, arms=6).excess_df == pytest.approx(3.0)
+    assert excess_df(200.0, 100.0, 12) == pytest.approx(3.0)
 
 
 def test_run_variance_is_the_utterances_own_variance_and_ignores_a_real_change():

@@ -6,9 +6,10 @@ import numpy as np
 import pytest
 
 from gate.formats.baseline_record import AccuracyNoiseRecord, upgrade
+from gate.formats.noise_model import Dispersion
 from gate.judging.calibration import calibration_from_pairs
 from gate.judging.compare import compare
-from gate.stats.overdispersion import Dispersion, comoving, from_arms
+from gate.stats.overdispersion import comoving, from_arms
 
 QWEN_EN = "qwen3/asr_en"
 N, GROUP = 1088, slice(500, 533)  # 33 of 1,088 utterances move together, as in the benchmark's hostile model

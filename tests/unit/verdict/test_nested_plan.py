@@ -6,8 +6,8 @@ import math
 import numpy as np
 import pytest
 
+from gate.formats.noise_model import Components
 from gate.stats import nested
-from gate.stats.noise_model import Components
 from gate.stats.speed import mde
 
 # The H200's graphs-b32 components (docs/benchmarks.md, machine A)

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from gate.formats.noise_model import MIN_CALIBRATION_DF
 from gate.stats.multiplicity import benjamini_hochberg, holm
-from gate.stats.noise_model import MIN_CALIBRATION_DF
 from gate.stats.performance import calibrate, ratio_policy
 from gate.stats.quality import paired_bootstrap, paired_quality_test, sign_flip_p
 from gate.stats.speed import SpeedNoise, shift_test

@@ -129,7 +129,7 @@ def test_two_worse_runs_of_six_are_a_pattern_only_on_a_host_whose_own_runs_are_r
     where 2 of the calibration's 48 runs were set aside (2 of 54 with the baseline's), two of six are what that host
     does (P 1.9% > PATTERN_P).
     Three of six are a pattern there too; at the first look the share is not asked (more runs follow)."""
-    from gate.stats.noise_model import Calibration
+    from gate.formats.noise_model import Calibration
 
     base = np.log([[100.0, 100.5, 99.5, 100.2, 99.8, 100.1]])
     two = np.log([[100.0, 100.4, 99.6, 100.1, 85.0, 86.0]])
@@ -289,8 +289,8 @@ def test_the_calibration_agrees_or_not_over_the_model_s_gated_metrics_together()
 def _in_job_row(suite, sides, worse: float, spread: float = 0.0135, thresholds=None, cross_job: bool = False):
     """qwen3 in one job (or across jobs): asr_en's candidate `worse` slower; throughput runs spread ±`spread`, p95
     ±1%; a calibration of σ 1% on 200 df per workload (it agrees with the runs: the joint F test passes)."""
+    from gate.formats.noise_model import Calibration
     from gate.judging.compare import compare
-    from gate.stats.noise_model import Calibration
 
     def values(shift: float, order: int = 1) -> dict:
         # the runs' spread lies on neither run position nor run 1 (issue 36's position terms find nothing there):

@@ -17,7 +17,8 @@ from pathlib import Path
 
 import numpy as np
 
-from gate.examples import SYNTHETIC_NOTICE, ExampleSpec, write_example_tree
+from gate.examples.spec import SYNTHETIC_NOTICE, ExampleSpec
+from gate.examples.trees import write_example_tree
 from gate.formats.config import Suite
 
 MODELS = ("qwen3", "whisper")

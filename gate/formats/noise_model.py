@@ -1,15 +1,17 @@
-"""The noise the gate measures, as data: an A/A `Calibration` (run-to-run σ of ln(metric), within and across
-jobs) and a nested study's `Components` (σ per level and GPU seconds per start and pass).
+"""The noise the gate measures, as the records its files store: an A/A `Calibration` (run-to-run σ of
+ln(metric), within and across jobs), an accuracy measure's `Dispersion` (over-dispersion from A/A arms; both
+in a baseline file, gate.formats.baseline_record) and a nested study's `Components` (σ per level and GPU seconds
+per start and pass; gate.formats.components).
 
-Plain dataclasses that import no other statistics module, so that the formats and readers that store and
-load them (gate.formats.baseline_record, gate.formats.components, gate.reading) do not depend on the
-statistics that compute them (gate.stats.performance.calibrate, gate.stats.nested).
+Plain records that import nothing else of the gate: the formats and readers that store and load them do not
+depend on the statistics that compute them (gate.stats.performance.calibrate, gate.stats.overdispersion,
+gate.stats.nested), and the statistics import this module only (docs/design.md §Layers).
 """
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Sequence
 
 # The least σ a baseline file may hold (its reader refuses less): a metric constant across the A/A runs
 # measures σ 0, which is written as this floor, so calibrate never writes a value its reader refuses.
@@ -119,3 +121,57 @@ class Components:
     def sigma_run(self) -> float:
         """Today's run-to-run σ: one start, one pass."""
         return self.start_mean_sigma(1)
+
+
+@dataclass(frozen=True)
+class Dispersion:
+    """Over-dispersion of one accuracy measure, from A/A arms (pooled over a model's workloads by `pooled`)."""
+
+    ss_total: float  # Σ_arms (R − 1)·Var_r(Σ_i e_ir), over the utterances not in `comoving`
+    ss_units: float  # Σ_arms (R − 1)·Σ_i Var_r(e_ir), the same
+    df: int  # Σ_arms (R − 1)
+    arms: int
+    comoving: tuple[str, ...] = ()  # utterance ids that churned together in the A/A runs (`comoving`)
+    # The co-moving group's own spread (issue 36): Σ_arms (R − 1)·Var_r(Σ_{i in group} e_ir) and its df Σ(R − 1);
+    # 0 and 0 in a record written before it was kept (the group's row then WARNs at most)
+    group_ss: float = 0.0
+    group_df: int = 0
+
+    @property
+    def identical(self) -> bool:
+        """Every A/A arm's runs gave the same errors on every utterance: decoding is deterministic."""
+        return self.ss_units == 0 and self.ss_total == 0
+
+    @property
+    def phi(self) -> float:
+        return self.ss_total / self.ss_units if self.ss_units > 0 else 1.0
+
+    @property
+    def excess(self) -> float:
+        """Σ_{i≠j} Cov(e_i, e_j) per run: what correlated churn adds to one run's total error variance."""
+        return (self.ss_total - self.ss_units) / self.df if self.df else 0.0
+
+    @property
+    def widens(self) -> bool:
+        return not self.identical and self.df > 0 and self.excess > 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"ss_total": self.ss_total, "ss_units": self.ss_units, "df": self.df, "arms": self.arms,
+                "phi": self.phi, "identical": self.identical, "comoving": list(self.comoving),
+                "group_ss": self.group_ss, "group_df": self.group_df}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "Dispersion":
+        return cls(ss_total=float(data["ss_total"]), ss_units=float(data["ss_units"]), df=int(data["df"]),
+                   arms=int(data["arms"]), comoving=tuple(str(i) for i in data.get("comoving", ())),
+                   group_ss=float(data.get("group_ss", 0.0)), group_df=int(data.get("group_df", 0)))
+
+    @classmethod
+    def pooled(cls, items: Sequence["Dispersion | None"]) -> "Dispersion | None":
+        found = [d for d in items if d is not None]
+        if not found:
+            return None
+        return cls(ss_total=sum(d.ss_total for d in found), ss_units=sum(d.ss_units for d in found),
+                   df=sum(d.df for d in found), arms=sum(d.arms for d in found),
+                   comoving=tuple(dict.fromkeys(i for d in found for i in d.comoving)),
+                   group_ss=sum(d.group_ss for d in found), group_df=sum(d.group_df for d in found))
