@@ -154,6 +154,7 @@ def test_budget_stops_the_extension(bench, tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.timed
 def test_a_slow_run_is_remeasured_once_and_set_aside(bench, tmp_path):
     from tests.standin.build import SMALL_COUNTS, make_checkout
     # every request takes 0.2 s (steady throughput); the 4th server start of the candidate (its run3) is 4x slower
@@ -193,6 +194,7 @@ def test_a_slow_run_is_remeasured_once_and_set_aside(bench, tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.timed
 def test_real_decider_fails_the_regressed_model_extends_the_undecided_and_stops_the_rest(bench, tmp_path):
     """The done-when of the two-look plan with the gate's own compare and gate.stats.looks (no script): the
     candidate drops a word on every qwen3 utterance (FAIL at the first look), on a share of whisper's (first
@@ -267,12 +269,14 @@ def _uncalibrated_ab_of_a_slower_build(bench, tmp_path, server: dict):
 
 
 @pytest.mark.slow
+@pytest.mark.timed
 def test_an_uncalibrated_ab_of_a_slower_build_fails(bench, tmp_path):
     _uncalibrated_ab_of_a_slower_build(bench, tmp_path, {})
 
 
 @pytest.mark.gpu
 @pytest.mark.slow
+@pytest.mark.timed
 def test_an_uncalibrated_ab_of_a_slower_build_fails_on_the_gpu(bench, tmp_path):
     """The same with the real GPU: NVML waits, telemetry, and stand-in servers that hold GPU memory."""
     pytest.importorskip("torch")
