@@ -67,10 +67,20 @@ def log_limit(sigma: float | np.ndarray) -> np.ndarray:
 
 
 def _median(y: np.ndarray) -> np.ndarray:
-    """The plain median along the last axis, ignoring absent (NaN) runs; NaN for an arm without runs."""
-    with np.errstate(all="ignore"), warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        return np.asarray(np.nanmedian(y, axis=-1, keepdims=True))
+    """The plain median along the last axis, ignoring absent (NaN) runs; NaN for an arm without runs (kept dims).
+
+    Equal to np.nanmedian(y, axis=-1, keepdims=True) bit for bit (tests/unit/verdict/test_outlier_median.py),
+    without its masked-array path for short rows, which took a third of `gate compare`'s time."""
+    y = np.asarray(y, dtype=float)
+    if y.shape[-1] == 0:
+        return np.full(y.shape[:-1] + (1,), np.nan)
+    ordered = np.sort(y, axis=-1)  # NaN sort last
+    n = (~np.isnan(y)).sum(axis=-1, keepdims=True)
+    low = np.take_along_axis(ordered, np.maximum((n - 1) // 2, 0), axis=-1)
+    high = np.take_along_axis(ordered, np.minimum(n // 2, y.shape[-1] - 1), axis=-1)
+    with np.errstate(all="ignore"):
+        middle = np.where(low == high, low, (low + high) / 2)
+    return np.asarray(np.where(n > 0, middle, np.nan))
 
 
 def flag_runs(log_values: np.ndarray, sigma: float | np.ndarray = 0.0) -> np.ndarray:
@@ -115,7 +125,7 @@ def mad_sigma(log_values: np.ndarray) -> np.ndarray:
         warnings.simplefilter("ignore", RuntimeWarning)
         deviation = np.abs(y - _median(y))
         flat = np.where(~np.isnan(y) & (deviation > 0), deviation, np.nan).reshape(y.shape[:-2] + (-1,))
-        return np.asarray(np.nanmedian(flat, axis=-1) / _START_SCALE)
+        return np.asarray(_median(flat)[..., 0] / _START_SCALE)
 
 
 def plain_sd(log_values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -160,7 +170,7 @@ def robust_sd(log_values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarra
         # Robust start: the median absolute deviation from the arm medians over the runs not at them,
         # pooled; one wild run moves it little.
         flat = np.where(present & (deviation > 0), deviation, np.nan).reshape(y.shape[:-2] + (-1,))
-        sigma = np.nanmedian(flat, axis=-1) / _START_SCALE
+        sigma = _median(flat)[..., 0] / _START_SCALE
     keep = present
     # the start's df: every present run less one per arm that has any
     df = np.maximum(present.sum(axis=(-1, -2)) - present.any(axis=-1).sum(axis=-1), 0)

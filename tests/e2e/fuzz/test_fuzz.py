@@ -71,16 +71,27 @@ def test_the_catalogue_is_a_few_hundred_cases():
     assert {c.target for c in CASES} == {"tree", "baseline", "report", "calibration", "summary"}
 
 
+# The catalogue in two halves (every other case), the second in test_fuzz_second_half.py: xdist gives each file
+# one worker (--dist loadfile), so the halves run side by side. Each case draws from its own generator (SEED, its
+# index), so a case's mutation does not depend on which cases ran before it.
+HALVES = 2
+
+
 @pytest.mark.slow
 def test_fuzz(seeds, tmp_path):
-    rng = np.random.default_rng(SEED)
-    tree_cases = 0
+    run_cases(seeds, tmp_path, half=0)
+
+
+def run_cases(seeds: dict, tmp_path: Path, *, half: int) -> None:
+    tree_index = {id(c): k for k, c in enumerate(c for c in CASES if c.target == "tree")}
     for index, case in enumerate(CASES):
+        if index % HALVES != half:
+            continue
+        rng = np.random.default_rng([SEED, index])
         work = tmp_path / f"case{index}"
         work.mkdir()
         if case.target == "tree":
-            tree_cases += 1
-            _tree_case(case, seeds, work, rng, summarize=tree_cases % SUMMARIZE_EVERY == 0)
+            _tree_case(case, seeds, work, rng, summarize=(tree_index[id(case)] + 1) % SUMMARIZE_EVERY == 0)
         elif case.target == "baseline":
             _baseline_case(case, seeds, work, rng)
         elif case.target == "calibration":
