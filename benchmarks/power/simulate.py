@@ -12,7 +12,7 @@ Two designs:
   BH q <= the family's extension level and at least half its floor get 3+3 more runs; the pooled 6+6 decides at Holm α₂. A run
   flagged by the outlier rule is re-measured once per arm (the runner's job); compare sets aside the rest.
 - cross-job: 3 candidate runs against a stored 3-run baseline from another job, one decision at the family α;
-  a speed row WARNs at most there (gate.stats.speed.ACROSS_JOBS).
+  a speed row WARNs at most there (gate.judging.speed_rows.speed_blockers).
 - runbook (issue 39): two trees the runbook wrote by hand, 3 + 3 runs of one job (it alternates the commits), one
   decision at the family α (`gate compare` of two trees without a run log), nothing re-measured; speed σ from the
   trees' own runs, accuracy churn from each side's own runs when there is no A/A record.
@@ -591,7 +591,7 @@ def _speed_look(chunk: Chunk, rows, noises, slots, rules: Rules, *, cross_job: b
         half.append(test.worse_rel >= floor / 2)
         shaky = test.worse_set_aside | test.split_cand | test.intermittent
         ok = (np.asarray(noise.sigma_df) >= 4) & ~test.favourable_set_aside & ~shaky
-        ok = ok & (not cross_job)  # across jobs a speed row WARNs at most (gate.stats.speed.ACROSS_JOBS)
+        ok = ok & (not cross_job)  # across jobs a speed row WARNs at most (gate.judging.speed_rows.speed_blockers)
         # FAIL also needs the A/B's own runs alone to confirm the shift at the look's α; at the first look over the
         # model's gated speed rows (gate.judging.compare._decide_speed, Thresholds.own_runs_bonferroni)
         p_own, se_own, df_own = own_runs_test(y[:, 0], y[:, 1], model_arms, higher_is_better=metric == "throughput",

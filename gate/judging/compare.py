@@ -19,7 +19,7 @@ The rules (docs/design.md), in the order they apply to a row:
    aside makes the row unstable, WARN at least). In one job σ comes from the A/B's own runs, pooled with
    the A/A calibration when that is fresh and agrees; a stale calibration is left out. Across jobs σ is
    the calibration's plus the between-job variance, and the row can WARN at most: a whole job running
-   slower cannot be told from a regression there (gate.stats.speed.ACROSS_JOBS); it also says when the
+   slower cannot be told from a regression there (gate.judging.speed_rows.speed_blockers); it also says when the
    calibration is missing, stale, short of cross-job pairs or disagrees with the sides' spread. Each gated
    row states its minimum detectable effect and is "blind" past 3x its floor.
 5. The decision per model and family (gate.stats.decision): FAIL = Holm-adjusted p <= alpha AND the floor
@@ -40,6 +40,7 @@ from scipy import stats
 
 from gate.formats.config import Suite, Workload
 from gate.formats.errors import InputError
+from gate.formats.reasons import CannotFail, WarnCause
 from gate.formats.report import (
     COMOVING_SUFFIX,
     MAX_ID,
@@ -65,7 +66,6 @@ from gate.judging import next_steps
 from gate.judging.accuracy_rows import judge_accuracy
 from gate.judging.draft import Draft, new_row, plain_delta
 from gate.judging.speed_rows import (
-    CAN_WARN_AT_MOST,
     judge_speed,
     model_agreement,
     model_calibrations,
@@ -126,12 +126,12 @@ def compare(base: Side, cand: Side, suite: Suite, *, models: Sequence[str] | Non
         cross_job = "baseline" in (base.kind, cand.kind)
     differences = tuple(comparability.diff(base.fingerprint, cand.fingerprint, [w.id for w in workloads]))
     stale = bool(calibration_check and calibration_check.status == "stale" and cross_job)
-    stale_blockers = (f"calibration stale: {'; '.join(calibration_check.reasons)}",) if calibration_check and stale else ()
+    stale_notes: tuple[str, ...] = ()
     if calibration_check and calibration_check.status == "stale" and not cross_job:
         # In one job a stale σ is not used at all (as `gate run` does for its looks): the rows judge by what
         # the job itself measured, and say why the calibration was left out.
         calibration = {}
-        stale_blockers = (f"calibration stale, not used in this job: {'; '.join(calibration_check.reasons)}",)
+        stale_notes = (f"calibration stale, not used in this job: {'; '.join(calibration_check.reasons)}",)
 
     drafts: list[Draft] = []
     coverage: list[CoverageEntry] = []
@@ -166,7 +166,7 @@ def compare(base: Side, cand: Side, suite: Suite, *, models: Sequence[str] | Non
                 # one slow-mode set per model where gate run's order is known (trees by hand: per metric, issue 39's)
                 slow = model_slow_starts(base, cand, suite, workload.model) if whole and run_order and not cross_job \
                     else None
-                judge_speed(row, metric, SpeedNoise.pooled(found), cross_job, stale_blockers, sources=evidence(found),
+                judge_speed(row, metric, SpeedNoise.pooled(found), cross_job, stale_notes, sources=evidence(found),
                        own_arms=own, base_arms=base_own, positions=None if cross_job or not run_order else (at, base_at),
                        whole_model=whole, slow_starts=slow, run_log=run_order,
                        more_runs_follow=thresholds.more_runs_follow,
@@ -177,7 +177,7 @@ def compare(base: Side, cand: Side, suite: Suite, *, models: Sequence[str] | Non
                 if blocking and made.verdict is not Verdict.INCOMPLETE:
                     made.verdict = Verdict.NOT_COMPARABLE
                     made.family = None
-                    made.notes.insert(0, "not comparable: " + ", ".join(blocking) + " differ")
+                    made.differs = tuple(blocking)
                 drafts.append(made)
     _decide(drafts, thresholds)
     for draft in drafts:
@@ -295,14 +295,13 @@ def _decide_quality(quality: list[Draft], thresholds: Thresholds) -> None:
         level = alpha * w / sum(weights)  # the row's own Holm first step (_hidden_groups says why the own runs' α)
         if row.p_exact is not None and row.p_exact > level and row.can_fail:
             ways = comb(row.baseline.n_used + row.candidate.n_used, row.candidate.n_used)
-            row.can_fail = False
+            row.blockers += (CannotFail.RUNS_EXACT_P,)
             row.next_step = next_steps.MORE_RUNS
             swing = ("the group swings as one" if row.subset is not None
                      else "utterances churn together in the model's own runs, so the runs' error totals decide")
-            row.notes.append(f"can WARN at most: {swing}, and over its {row.baseline.n_used} + "
-                             f"{row.candidate.n_used} runs the exact permutation p is {row.p_exact:.2g}, above "
-                             f"{level:.2g} (α over the model's accuracy rows; at least 1/{ways}"
-                             f" with this many runs); to decide: {next_steps.text(next_steps.MORE_RUNS, next_steps.runs_of(row))}")
+            row.notes.append(f"{swing}: over its {row.baseline.n_used} + {row.candidate.n_used} runs the exact "
+                             f"permutation p is {row.p_exact:.2g}, above {level:.2g} (α over the model's accuracy "
+                             f"rows; at least 1/{ways} with this many runs)")
     p = np.array([[r.p_value for r in quality]], dtype=float)
     result = decision.decide_family(
         decision.weighted(p, np.array([weights])), np.array([[r.above_floor for r in quality]]),
@@ -313,13 +312,14 @@ def _decide_quality(quality: list[Draft], thresholds: Thresholds) -> None:
         assert row.p_value is not None
         row.p_adjusted, row.q_value = float(result.p_adjusted[0, k]), float(result.q_value[0, k])
         row.verdict = _VERDICT[int(result.verdict[0, k])]
+        row.warn_cause = WarnCause.BEYOND_NOISE if row.verdict is Verdict.WARN else None
         if row.verdict is Verdict.PASS and row.new_catastrophic:
-            row.verdict = Verdict.WARN
+            row.verdict, row.warn_cause = Verdict.WARN, WarnCause.NEW_CATASTROPHIC
         if row.verdict is Verdict.PASS and row.p_value <= thresholds.warn_alpha and not row.above_half_floor:
             row.notes.append("significant but below the floors")
         if row.se is not None:
             row.mde = (stats.norm.isf(level) + stats.norm.ppf(POWER)) * row.se
-            _sensitivity(row, max(row.floor_abs or 0.0, (row.floor_rel or 0.0) * (row.base_rate or 0.0)), "pp", 100)
+            _sensitivity(row, max(row.floor_abs or 0.0, (row.floor_rel or 0.0) * (row.base_rate or 0.0)))
 
 
 def _quality_weights(quality: list[Draft]) -> list[float]:
@@ -367,11 +367,11 @@ def _hidden_groups(quality: list[Draft], alpha: float) -> None:
             continue
         if not row.can_fail:
             continue
-        row.can_fail = False
+        row.blockers += (CannotFail.HIDDEN_GROUP,)
         row.next_step = c.step
-        row.notes.append(f"can WARN at most: utterances churn together in the model's own runs (p {p:.2g}), and a group "
-                         f"that stayed put within each side's {c.base_runs} + {c.cand_runs} runs would split the sides like a real "
-                         f"change as often as {split:.2g} (above α {alpha:g}); to decide: {next_steps.text(c.step, next_steps.runs_of(row))}")
+        row.notes.append(f"utterances churn together in the model's own runs (p {p:.2g}), and a group that stayed put "
+                         f"within each side's {c.base_runs} + {c.cand_runs} runs would split the sides like a real "
+                         f"change as often as {split:.2g} (above α {alpha:g})")
 
 
 def _decide_speed(speed: list[Draft], thresholds: Thresholds) -> None:
@@ -380,32 +380,33 @@ def _decide_speed(speed: list[Draft], thresholds: Thresholds) -> None:
     # A FAIL must also show on σ from the A/B's own runs alone (gate.stats.speed.own_runs_p), at the look's α, or
     # over the model's gated speed rows where those runs are few: the first look of `gate run`
     # (Thresholds.own_runs_bonferroni). A calibration that understates σ cannot carry a FAIL the runs do not show.
-    # Across jobs a speed row WARNs at most anyway (gate.stats.speed.ACROSS_JOBS).
+    # Across jobs a speed row WARNs at most anyway (gate.judging.speed_rows.speed_blockers).
     own_level = thresholds.alpha / len(speed) if thresholds.own_runs_bonferroni else thresholds.alpha
     for row in speed:
         if row.p_value is not None and row.p_value <= thresholds.alpha and row.p_own is not None and \
                 not row.p_own <= own_level:
             shown = "no own-runs σ" if math.isnan(row.p_own) else f"p = {row.p_own:.2g}"
-            _block(row, f"the A/B's own runs alone do not confirm it ({shown}, not ≤ {own_level:.3g}): the "
-                        "calibration's σ alone would carry a FAIL")
+            row.blockers += (CannotFail.OWN_RUNS_DO_NOT_CONFIRM,)
+            row.notes.append(f"the A/B's own runs alone: {shown}, not ≤ {own_level:.3g}")
     for row in speed:  # candidate runs with every workload slower alike: an escaped slow mode (gate.stats.slowmode)
         count, runs = row.slower_alike
         # the first look of `gate run` is the one with own_runs_bonferroni (gate.stats.looks.thresholds_for)
         if row.p_value is not None and row.p_value <= thresholds.alpha and slowmode.fail_blocker(
                 np.arange(runs) < count, np.ones(runs, bool), thresholds.own_runs_bonferroni):
-            _block(row, f"{count} of the candidate's {runs} runs have every workload slower alike: a whole-server "
-                        "slowdown or starts in the host's slow mode; more runs tell")
+            row.blockers += (CannotFail.SLOWER_ALIKE,)
+            row.notes.append(f"{count} of the candidate's {runs} runs have every workload slower alike")
     worse = np.array([[r.worse_rel for r in speed]], dtype=float)
     floors = np.array([[r.floor_rel or 0.0 for r in speed]])
     result = decision.decide_family(
         np.array([[r.p_value for r in speed]], dtype=float), worse >= floors, worse >= floors / 2,
-        np.array([[not r.fail_blockers for r in speed]]), alpha=thresholds.alpha, warn_q=thresholds.speed_warn_q)
+        np.array([[r.can_fail for r in speed]]), alpha=thresholds.alpha, warn_q=thresholds.speed_warn_q)
     level = thresholds.alpha / len(speed)  # Holm's first step: what a single regressed row must reach
     for k, row in enumerate(speed):
         row.p_adjusted, row.q_value = float(result.p_adjusted[0, k]), float(result.q_value[0, k])
         row.verdict = _VERDICT[int(result.verdict[0, k])]
+        row.warn_cause = WarnCause.BEYOND_NOISE if row.verdict is Verdict.WARN else None
         if row.unstable and row.verdict is Verdict.PASS:
-            row.verdict = Verdict.WARN
+            row.verdict, row.warn_cause = Verdict.WARN, WarnCause.UNSTABLE
         if row.se is not None and row.df is not None:
             row.mde = float(mde(row.se, row.df, level))
             row.detects_mde = row.mde
@@ -414,29 +415,14 @@ def _decide_speed(speed: list[Draft], thresholds: Thresholds) -> None:
                 # that test too (at σ 2/5/10% the t test's MDE alone said 5.1/12.2/22.9%, and FAIL needed more).
                 # The blind rule keeps the t test's: the own runs' few df at a first look would make every row blind.
                 row.detects_mde = max(row.mde, float(mde(row.own_se_df[0], row.own_se_df[1], own_level)))
-            _sensitivity(row, row.floor_rel or 0.0, "%", 100)
+            _sensitivity(row, row.floor_rel or 0.0)
 
 
-def _block(row: Draft, reason: str) -> None:
-    """One more reason a speed row can WARN at most, added to its "can WARN at most" note (gate.judging.speed_rows)."""
-    row.fail_blockers += (reason,)
-    for k, note in enumerate(row.notes):
-        if note.startswith(CAN_WARN_AT_MOST):
-            row.notes[k] = f"{note}; {reason}"
-            return
-    row.notes.append(CAN_WARN_AT_MOST + reason)
-
-
-def _sensitivity(row: Draft, floor: float, unit: str, scale: float) -> None:
-    """Say what the row could not see: blind below its MDE when that exceeds SENSITIVITY_FACTOR × the floor."""
+def _sensitivity(row: Draft, floor: float) -> None:
+    """Blind below its MDE when that exceeds SENSITIVITY_FACTOR × the floor (gate.render words it)."""
     if row.mde is None or not math.isfinite(row.mde) or floor <= 0:
         return
     row.blind = bool(row.mde > SENSITIVITY_FACTOR * floor)
-    if row.blind:
-        # The caveat is about a PASS: on a FAIL or WARN row it would contradict the verdict beside it.
-        caveat = "; a PASS here is a caveat" if row.verdict is Verdict.PASS else ""
-        row.notes.append(f"blind below {row.mde * scale:.2g}{unit}: a worsening smaller than that is caught less than "
-                         f"80% of the time at this look (floor {floor * scale:.2g}{unit}){caveat}")
 
 
 _VERDICT = {decision.PASS: Verdict.PASS, decision.WARN: Verdict.WARN, decision.FAIL: Verdict.FAIL}

@@ -8,6 +8,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from gate.formats.config import MetricSpec, Suite
+from gate.formats.reasons import CannotFail, WarnCause
 from gate.formats.report import (
     Basis,
 )
@@ -15,11 +16,12 @@ from gate.formats.verdict import Verdict
 from gate.judging.draft import Draft, plain_delta
 from gate.reading.side import Side
 from gate.stats.drift import interleave_positions
-from gate.stats.noise_model import Calibration
+from gate.stats.noise_model import MIN_CALIBRATION_DF, Calibration
 from gate.stats.outliers import MIN_RUNS_TO_TRIM
 from gate.stats.performance import ratio_policy
 from gate.stats.slowmode import fast_mode, find_slow_starts, steady_given, whole_model_slower
 from gate.stats.speed import (
+    ADVISED_PAIRS,
     AGREEMENT_LOW_P,
     AGREEMENT_P,
     OWN_DISAGREES,
@@ -27,7 +29,6 @@ from gate.stats.speed import (
     SpeedNoise,
     across_jobs_noise,
     baseline_sigma,
-    fail_blockers,
     host_wild_share,
     joint_agreement,
     own_noise,
@@ -40,12 +41,39 @@ from gate.stats.speed import (
 
 # The note on a speed row of two trees without a run log whose arms are too short to trim σ or to find slow-mode
 # starts in (gate.stats.speed.trims, issue 39); {runs}: the fewest runs an arm has.
-# It starts "tested without", so the reason column folds it into the statistics (gate.render.cells).
 UNTRIMMED = ("tested without trimming the runs' spread or looking for slow-mode server starts: with {runs} runs a side "
              "(fewer than {least}) and no run log, one slow run cannot be told from noise and no later look checks "
              "what would be set aside; runs 4-6 on both sides would let the row set such runs aside")
 
-CAN_WARN_AT_MOST = "can WARN at most: "  # the note that lists a speed row's fail_blockers
+
+def speed_blockers(noise: SpeedNoise | None, n_base_runs: int, n_cand_runs: int, *,
+                   cross_job: bool) -> tuple[CannotFail, ...]:
+    """Why a speed row cannot FAIL on its noise estimate and runs (it can WARN at most); empty when it can. In one
+    job `noise` is the σ in use (gate.stats.speed.own_noise); across jobs, the calibration. Across jobs a speed row
+    WARNs at most whatever its calibration: a whole job running slower (another host, a busy neighbour) moves every
+    run of it alike, so one job against another cannot tell it from a regression (with 5% of jobs 10% slow, 11% of
+    no-op nights FAILed: benchmarks/verdict_power.py, m-cross-noop-slowjob); the in-job A/B cancels it."""
+    reasons = []
+    if noise is None:
+        reasons.append(CannotFail.NO_CALIBRATION if cross_job else CannotFail.NO_SIGMA)
+    elif not noise.usable:
+        reasons.append(CannotFail.FEW_SIGMA_DF)
+    if min(n_base_runs, n_cand_runs) < 2:
+        reasons.append(CannotFail.SINGLE_RUN)
+    if cross_job:
+        reasons.append(CannotFail.ACROSS_JOBS)
+        if noise is not None and noise.cross_pairs < ADVISED_PAIRS:
+            reasons.append(CannotFail.FEW_CROSS_PAIRS)
+    return tuple(reasons)
+
+
+def _blocker_evidence(row: Draft, noise: SpeedNoise | None) -> None:
+    """The numbers behind a row's noise blockers, as notes (the reasons themselves are words of gate.render)."""
+    if CannotFail.FEW_SIGMA_DF in row.blockers and noise is not None:
+        row.notes.append(f"σ has {noise.sigma_df} degrees of freedom (< {MIN_CALIBRATION_DF})")
+    if CannotFail.FEW_CROSS_PAIRS in row.blockers and noise is not None:
+        row.notes.append(f"{noise.cross_pairs} of the {ADVISED_PAIRS} cross-job A/A pairs that measure the job-to-job "
+                         f"spread ({ADVISED_PAIRS - noise.cross_pairs} missing)")
 
 
 def model_calibrations(calibration: Mapping[str, Mapping[str, Any]], suite: Suite, model: str,
@@ -134,7 +162,7 @@ def model_agreement(calibration: Mapping[str, Mapping[str, Any]], base: Side, ca
 
 # Complexity over 15: one rule per documented blocker of a speed row (docs/statistics.md).
 def judge_speed(row: Draft, metric: MetricSpec, noise: SpeedNoise | None, cross_job: bool,  # noqa: C901 (reason above)
-           extra_blockers: tuple[str, ...] = (), *, sources: str = "", own_arms: np.ndarray | None = None,
+           stale_notes: tuple[str, ...] = (), *, sources: str = "", own_arms: np.ndarray | None = None,
            base_arms: np.ndarray | None = None, stale: bool = False,
            agreement: tuple[float | None, float | None] = (None, None),
            positions: tuple[np.ndarray, np.ndarray] | None = None, whole_model: bool = False,
@@ -197,10 +225,12 @@ def judge_speed(row: Draft, metric: MetricSpec, noise: SpeedNoise | None, cross_
                        f" (F test over the model's gated speed metrics p = {float(p_agree):.2g} < {AGREEMENT_P})"
                        if upper is not None else f" (F test p = {float(p_agree):.2g} < {AGREEMENT_P})")
         noise = in_use if in_use.sigma_df > 0 else None
-        row.fail_blockers = fail_blockers(noise, len(b), len(c), cross_job=False)
-        row.notes.extend(extra_blockers)  # in one job: why a stale calibration was left out (it blocks nothing)
+        row.blockers = speed_blockers(noise, len(b), len(c), cross_job=False)
+        row.notes.extend(stale_notes)  # in one job: why a stale calibration was left out (it blocks nothing)
     else:
-        row.fail_blockers = fail_blockers(noise, len(b), len(c), cross_job=cross_job) + (extra_blockers if noise else ())
+        # across jobs a stale calibration still in use blocks a FAIL (the header names why it is stale)
+        row.blockers = speed_blockers(noise, len(b), len(c), cross_job=cross_job) + (
+            (CannotFail.CALIBRATION_STALE,) if cross_job and stale and noise else ())
         row.across_jobs = cross_job and metric.gated
         if noise is not None and noise.usable and own_arms is not None and own_arms.size:
             # Across jobs the test rests on the calibration's σ; where the sides' own spread is larger beyond
@@ -209,8 +239,10 @@ def judge_speed(row: Draft, metric: MetricSpec, noise: SpeedNoise | None, cross_
             noise, p_cross = across_jobs_noise(own_arms, calibrated)
             if noise.sigma != calibrated.sigma:
                 source = "the sides' own runs, within each job (their spread is larger than the calibration's)"
-                row.fail_blockers += (f"the sides' own spread disagrees with the calibration's σ (F test p = "
-                                      f"{float(p_cross):.2g} < {AGREEMENT_P}): σ from their runs",)
+                row.blockers += (CannotFail.SPREAD_ABOVE_CALIBRATION,)
+                row.notes.append(f"the sides' own spread disagrees with the calibration's σ (F test p = "
+                                 f"{float(p_cross):.2g} < {AGREEMENT_P}): σ from their runs")
+    _blocker_evidence(row, noise)
     if noise is not None and noise.usable:
         gap_sigma = baseline_sigma(base_arms, base_at, trim=trim) if base_arms is not None and base_arms.size else None
         test = shift_test(np.log(np.asarray(b, dtype=float))[None], np.log(np.asarray(c, dtype=float))[None], noise,
@@ -242,16 +274,11 @@ def judge_speed(row: Draft, metric: MetricSpec, noise: SpeedNoise | None, cross_
                                                   higher_is_better=higher, positions=own_at, trim=trim)
             row.p_own, row.own_se_df = float(p_own[0]), (float(se_own[0]), float(df_own[0]))
         if test.favourable_set_aside[0]:
-            row.fail_blockers += ("a candidate run better than the others was set aside: its runs disagree; "
-                                  "re-measure",)
+            row.blockers += (CannotFail.BETTER_RUN_SET_ASIDE,)
         if test.worse_set_aside[0] or test.split_cand[0] or test.intermittent[0]:
             row.unstable = True
-            row.fail_blockers += ("unstable: " + ("a third or more of the candidate's runs were set aside as worse"
-                                                  if test.worse_set_aside[0] else
-                                                  "the candidate's runs fall in two clusters" if test.split_cand[0] else
-                                                  "a third or more of the candidate's runs are worse than the baseline's "
-                                                  "median by more than the outlier limit, the others are not "
-                                                  "(intermittent)") + "; WARN at least",)
+            row.blockers += (CannotFail.WORSE_RUNS_SET_ASIDE if test.worse_set_aside[0] else
+                             CannotFail.RUNS_SPLIT if test.split_cand[0] else CannotFail.INTERMITTENT,)
         if slow is not None and slow.any():
             starts = "; ".join(f"{side} run{'s' if slow[k].sum() > 1 else ''} "
                                + ", ".join(str(i + 1) for i in np.flatnonzero(slow[k]))
@@ -266,8 +293,6 @@ def judge_speed(row: Draft, metric: MetricSpec, noise: SpeedNoise | None, cross_
                                  "from its arm's median): one wild run must not decide")
         if not metric.gated:
             row.notes.append("shown, not gated")
-        elif row.fail_blockers:
-            row.notes.append(CAN_WARN_AT_MOST + "; ".join(row.fail_blockers))
         return
     ratio, _ = ratio_policy(b, c, higher_is_better=higher, tolerance=row.floor_rel)
     row.basis = Basis.UNCALIBRATED
@@ -277,9 +302,7 @@ def judge_speed(row: Draft, metric: MetricSpec, noise: SpeedNoise | None, cross_
     row.worse_rel = (1 / ratio - 1) if higher else ratio - 1
     if not metric.gated:
         row.notes.append("shown, not gated")
-    else:
-        row.notes.append(CAN_WARN_AT_MOST + "; ".join(row.fail_blockers))
-        if row.worse_rel >= row.floor_rel:
-            row.verdict = Verdict.WARN
+    elif row.worse_rel >= row.floor_rel:
+        row.verdict, row.warn_cause = Verdict.WARN, WarnCause.OVER_FLOOR
 
 
