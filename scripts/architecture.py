@@ -2,8 +2,10 @@
 
     python scripts/architecture.py            # the figures, one per line
     python scripts/architecture.py --check    # exit 1 on an import cycle, an import chain over 10 levels, a
-                                              # top-level module, a re-export module, prose asserts over 2% or
-                                              # a note's text tested or edited in gate/ (.ci/run runs it)
+                                              # top-level module, a re-export module, prose asserts over 2%,
+                                              # a note's text tested or edited in gate/, or a function of
+                                              # gate/judging or gate/stats above radon complexity 25
+                                              # (.ci/run runs it)
 
 Figures: modules and lines, top-level modules besides `__init__`/`cli`, import cycles (function-level
 imports included, as grimp sees them), the longest import chain in levels, public names defined in more
@@ -20,12 +22,17 @@ from collections import defaultdict
 from pathlib import Path
 
 import grimp
+from radon.complexity import cc_visit
 
 ROOT = Path(__file__).resolve().parent.parent
 MAX_LEVELS = 10  # issue 34: the longest import chain, in modules (packages' __init__ left out)
 MAX_PROSE_SHARE = 0.02
 PROSE_CHARS = 30
 TOP_LEVEL_ALLOWED = {"gate", "gate.cli"}
+# Issue 49: the rule fits in a maintainer's head. No function of the verdict rule and the statistics above radon's
+# cyclomatic complexity 25 (judge_speed was 81, compare 44).
+MAX_COMPLEXITY = 25
+COMPLEXITY_PACKAGES = ("gate/judging", "gate/stats")
 
 
 def import_graph() -> dict[str, set[str]]:
@@ -179,6 +186,16 @@ def note_text_tests(source: str) -> list[int]:
     return sorted(found)
 
 
+def too_complex(source: str, limit: int = MAX_COMPLEXITY) -> list[tuple[str, int]]:
+    """Functions and methods of `source` above `limit` in radon's cyclomatic complexity: (name, complexity)."""
+    found = []
+    for block in cc_visit(source):
+        for item in [block, *getattr(block, "methods", ())]:
+            if item.complexity > limit and getattr(item, "letter", "F") != "C":
+                found.append((item.fullname, item.complexity))
+    return found
+
+
 def prose_asserts(tests: Path) -> tuple[int, int]:
     total = prose = 0
     for path in tests.rglob("*.py"):
@@ -208,6 +225,9 @@ def main() -> int:
     prose, asserts = prose_asserts(ROOT / "tests")
     note_tests = [f"{module}:{line}" for module, path in files.items()
                   for line in note_text_tests(path.read_text(encoding="utf-8"))]
+    complex_ = [f"{module}.{name} ({cc})" for module, path in files.items()
+                if str(path.relative_to(ROOT)).startswith(COMPLEXITY_PACKAGES)
+                for name, cc in too_complex(path.read_text(encoding="utf-8"))]
     print(f"modules: {len(files)} ({lines:,} lines)")
     print(f"top-level modules besides __init__ and cli: {len(top_level)} {' '.join(top_level)}".rstrip())
     print(f"import cycles: {len(found_cycles)}")
@@ -220,8 +240,10 @@ def main() -> int:
     print(f"re-export modules: {len(reexports)} {' '.join(reexports)}".rstrip())
     print(f"prose asserts: {prose} of {asserts} ({prose / max(asserts, 1):.1%}; limit {MAX_PROSE_SHARE:.0%})")
     print(f"note text tested or edited: {len(note_tests)} {' '.join(note_tests)}".rstrip())
+    print(f"functions of {' and '.join(COMPLEXITY_PACKAGES)} above complexity {MAX_COMPLEXITY}: {len(complex_)} "
+          f"{' '.join(complex_)}".rstrip())
     broken = bool(top_level or found_cycles or depth > MAX_LEVELS or reexports or prose > MAX_PROSE_SHARE * asserts
-                  or note_tests)
+                  or note_tests or complex_)
     return 1 if args.check and broken else 0
 
 

@@ -30,7 +30,7 @@ The rules (docs/design.md), in the order they apply to a row:
 from __future__ import annotations
 
 import math
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from math import comb
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
@@ -38,7 +38,7 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 from scipy import stats
 
-from gate.formats.config import Suite, Workload
+from gate.formats.config import MetricSpec, Suite, Workload
 from gate.formats.errors import InputError
 from gate.formats.reasons import CannotFail, WarnCause
 from gate.formats.report import (
@@ -125,14 +125,14 @@ def compare(base: Side, cand: Side, suite: Suite, *, models: Sequence[str] | Non
     if cross_job is None:
         cross_job = "baseline" in (base.kind, cand.kind)
     differences = tuple(comparability.diff(base.fingerprint, cand.fingerprint, [w.id for w in workloads]))
-    stale = bool(calibration_check and calibration_check.status == "stale" and cross_job)
+    stale = bool(calibration_check and calibration_check.status == "stale")
     stale_notes: tuple[str, ...] = ()
-    if calibration_check and calibration_check.status == "stale" and not cross_job:
+    if calibration_check and stale and not cross_job:
         # In one job a stale σ is not used at all (as `gate run` does for its looks): the rows judge by what
         # the job itself measured, and say why the calibration was left out.
         calibration = {}
         stale_notes = (f"calibration stale, not used in this job: {'; '.join(calibration_check.reasons)}",)
-
+    pair = _Pair(base, cand, suite, calibration or {}, cross_job, run_order, stale, stale_notes, seed, thresholds)
     drafts: list[Draft] = []
     coverage: list[CoverageEntry] = []
     utterances: list[Utterance] = []
@@ -140,45 +140,11 @@ def compare(base: Side, cand: Side, suite: Suite, *, models: Sequence[str] | Non
         wb, wc = base.workloads.get(workload.id), cand.workloads.get(workload.id)
         coverage.append(CoverageEntry(workload=clip(workload.id, MAX_ID), baseline=_coverage(wb, base),
                                       candidate=_coverage(wc, cand)))
-        incomplete = not (wb and wc and wb.complete and wc.complete)
         blocking = comparability.blocking_kinds(differences, workload.id, allowed)
         for metric in workload.metrics:
-            if not metric.tested:
-                continue
-            row = new_row(workload, metric, wb, wc)
-            if incomplete:
-                row.verdict = Verdict.INCOMPLETE
-                row.method = "not tested: coverage"
-                row.notes.append(_unrooted(_unrooted(_incomplete_reason(wb, wc), base), cand))
-                plain_delta(row)
-            elif metric.kind == "accuracy":
-                assert wb is not None and wc is not None
-                dispersion = (calibration or {}).get(workload.id, {}).get(metric.name)
-                utterances += judge_accuracy(row, workload, metric, wb, wc, suite, thresholds, seed,
-                                        dispersion if isinstance(dispersion, Dispersion) else None, cross_job)
-            else:
-                found = model_calibrations(calibration or {}, suite, workload.model, metric.name)
-                # sources: "3 A/A pairs + 14 nights" when nightly runs are pooled into σ, else ""
-                own, at = runs_of_model(base, cand, suite, workload.model, metric.name)
-                base_own, base_at = runs_of_model(base, None, suite, workload.model, metric.name)
-                # in one job the runs' positions in the interleave are known: σ after a run-position term
-                whole = _whole_model(base, cand, suite, workload.model)
-                # one slow-mode set per model where gate run's order is known (trees by hand: per metric, issue 39's)
-                slow = model_slow_starts(base, cand, suite, workload.model) if whole and run_order and not cross_job \
-                    else None
-                judge_speed(row, metric, SpeedNoise.pooled(found), cross_job, stale_notes, sources=evidence(found),
-                       own_arms=own, base_arms=base_own, positions=None if cross_job or not run_order else (at, base_at),
-                       whole_model=whole, slow_starts=slow, run_log=run_order,
-                       more_runs_follow=thresholds.more_runs_follow,
-                       stale=bool(calibration_check and calibration_check.status == "stale"),
-                       agreement=(None, None) if cross_job else model_agreement(calibration or {}, base, cand, suite, workload,
-                                                                        whole, run_order, slow))
-            for made in (row, row.group) if row.group is not None else (row,):
-                if blocking and made.verdict is not Verdict.INCOMPLETE:
-                    made.verdict = Verdict.NOT_COMPARABLE
-                    made.family = None
-                    made.differs = tuple(blocking)
-                drafts.append(made)
+            if metric.tested:
+                made = _judge_row(pair, workload, metric, wb, wc, utterances)
+                drafts += _not_comparable(made, blocking)
     _decide(drafts, thresholds)
     for draft in drafts:
         next_steps.assign(draft, cross_job)
@@ -188,7 +154,70 @@ def compare(base: Side, cand: Side, suite: Suite, *, models: Sequence[str] | Non
                   baseline=_side_info(base), candidate=_side_info(cand), rows=rows, coverage=tuple(coverage),
                   environment_diff=tuple(_difference(d, allowed) for d in differences), allowed_diff=allowed,
                   utterances=tuple(utterances), statistics=statistics_of(thresholds, rows, seed),
-                  calibration_checks=(replace(calibration_check, blocks_fail=stale),) if calibration_check else ())
+                  calibration_checks=(replace(calibration_check, blocks_fail=stale and cross_job),)
+                  if calibration_check else ())
+
+
+@dataclass(frozen=True)
+class _Pair:
+    """What every row of one comparison is judged with: the sides, the suite, the noise and how the sides ran."""
+
+    base: Side
+    cand: Side
+    suite: Suite
+    calibration: Mapping[str, Mapping[str, Any]]
+    cross_job: bool
+    run_order: bool
+    stale: bool  # the calibration is stale for the candidate's GPU, driver or packages
+    stale_notes: tuple[str, ...]  # in one job: why it was left out
+    seed: int
+    thresholds: Thresholds
+
+
+def _judge_row(pair: _Pair, workload: Workload, metric: MetricSpec, wb: WorkloadSide | None,
+               wc: WorkloadSide | None, utterances: list[Utterance]) -> Draft:
+    """One workload × metric: INCOMPLETE without complete runs on both sides, else tested (accuracy rows add the
+    utterances they name to `utterances`)."""
+    row = new_row(workload, metric, wb, wc)
+    base, cand, suite = pair.base, pair.cand, pair.suite
+    if not (wb and wc and wb.complete and wc.complete):
+        row.verdict = Verdict.INCOMPLETE
+        row.method = "not tested: coverage"
+        row.notes.append(_unrooted(_unrooted(_incomplete_reason(wb, wc), base), cand))
+        plain_delta(row)
+    elif metric.kind == "accuracy":
+        dispersion = pair.calibration.get(workload.id, {}).get(metric.name)
+        utterances += judge_accuracy(row, workload, metric, wb, wc, suite, pair.thresholds, pair.seed,
+                                     dispersion if isinstance(dispersion, Dispersion) else None, pair.cross_job)
+    else:
+        found = model_calibrations(pair.calibration, suite, workload.model, metric.name)
+        # sources: "3 A/A pairs + 14 nights" when nightly runs are pooled into σ, else ""
+        own, at = runs_of_model(base, cand, suite, workload.model, metric.name)
+        base_own, base_at = runs_of_model(base, None, suite, workload.model, metric.name)
+        # in one job the runs' positions in the interleave are known: σ after a run-position term
+        whole = _whole_model(base, cand, suite, workload.model)
+        one_job = not pair.cross_job
+        # one slow-mode set per model where gate run's order is known (trees by hand: per metric, issue 39's)
+        slow = model_slow_starts(base, cand, suite, workload.model) if whole and pair.run_order and one_job else None
+        agreement = model_agreement(pair.calibration, base, cand, suite, workload, whole, pair.run_order, slow) \
+            if one_job else (None, None)
+        judge_speed(row, metric, SpeedNoise.pooled(found), pair.cross_job, pair.stale_notes, sources=evidence(found),
+                    own_arms=own, base_arms=base_own,
+                    positions=(at, base_at) if one_job and pair.run_order else None,
+                    whole_model=whole, slow_starts=slow, run_log=pair.run_order,
+                    more_runs_follow=pair.thresholds.more_runs_follow, stale=pair.stale, agreement=agreement)
+    return row
+
+
+def _not_comparable(row: Draft, blocking: Sequence[str]) -> list[Draft]:
+    """The row (and its co-moving group's row) made NOT COMPARABLE where a fact it depends on differs."""
+    made = [row, row.group] if row.group is not None else [row]
+    for draft in made:
+        if blocking and draft.verdict is not Verdict.INCOMPLETE:
+            draft.verdict = Verdict.NOT_COMPARABLE
+            draft.family = None
+            draft.differs = tuple(blocking)
+    return made
 
 
 # --- selection and coverage ----------------------------------------------------------------------------
@@ -382,6 +411,25 @@ def _decide_speed(speed: list[Draft], thresholds: Thresholds) -> None:
     # (Thresholds.own_runs_bonferroni). A calibration that understates σ cannot carry a FAIL the runs do not show.
     # Across jobs a speed row WARNs at most anyway (gate.judging.speed_rows.speed_blockers).
     own_level = thresholds.alpha / len(speed) if thresholds.own_runs_bonferroni else thresholds.alpha
+    _hold_to_the_runs(speed, thresholds, own_level)
+    worse = np.array([[r.worse_rel for r in speed]], dtype=float)
+    floors = np.array([[r.floor_rel or 0.0 for r in speed]])
+    result = decision.decide_family(
+        np.array([[r.p_value for r in speed]], dtype=float), worse >= floors, worse >= floors / 2,
+        np.array([[r.can_fail for r in speed]]), alpha=thresholds.alpha, warn_q=thresholds.speed_warn_q)
+    level = thresholds.alpha / len(speed)  # Holm's first step: what a single regressed row must reach
+    for k, row in enumerate(speed):
+        row.p_adjusted, row.q_value = float(result.p_adjusted[0, k]), float(result.q_value[0, k])
+        row.verdict = _VERDICT[int(result.verdict[0, k])]
+        row.warn_cause = WarnCause.BEYOND_NOISE if row.verdict is Verdict.WARN else None
+        if row.unstable and row.verdict is Verdict.PASS:
+            row.verdict, row.warn_cause = Verdict.WARN, WarnCause.UNSTABLE
+        _speed_sensitivity(row, level, own_level)
+
+
+def _hold_to_the_runs(speed: list[Draft], thresholds: Thresholds, own_level: float) -> None:
+    """A row below α whose runs do not carry it can WARN at most: the A/B's own runs alone do not reach
+    `own_level`, or candidate runs have every workload slower alike (an escaped slow mode, gate.stats.slowmode)."""
     for row in speed:
         if row.p_value is not None and row.p_value <= thresholds.alpha and row.p_own is not None and \
                 not row.p_own <= own_level:
@@ -395,27 +443,20 @@ def _decide_speed(speed: list[Draft], thresholds: Thresholds) -> None:
                 np.arange(runs) < count, np.ones(runs, bool), thresholds.own_runs_bonferroni):
             row.blockers += (CannotFail.SLOWER_ALIKE,)
             row.notes.append(f"{count} of the candidate's {runs} runs have every workload slower alike")
-    worse = np.array([[r.worse_rel for r in speed]], dtype=float)
-    floors = np.array([[r.floor_rel or 0.0 for r in speed]])
-    result = decision.decide_family(
-        np.array([[r.p_value for r in speed]], dtype=float), worse >= floors, worse >= floors / 2,
-        np.array([[r.can_fail for r in speed]]), alpha=thresholds.alpha, warn_q=thresholds.speed_warn_q)
-    level = thresholds.alpha / len(speed)  # Holm's first step: what a single regressed row must reach
-    for k, row in enumerate(speed):
-        row.p_adjusted, row.q_value = float(result.p_adjusted[0, k]), float(result.q_value[0, k])
-        row.verdict = _VERDICT[int(result.verdict[0, k])]
-        row.warn_cause = WarnCause.BEYOND_NOISE if row.verdict is Verdict.WARN else None
-        if row.unstable and row.verdict is Verdict.PASS:
-            row.verdict, row.warn_cause = Verdict.WARN, WarnCause.UNSTABLE
-        if row.se is not None and row.df is not None:
-            row.mde = float(mde(row.se, row.df, level))
-            row.detects_mde = row.mde
-            if row.own_se_df is not None and all(math.isfinite(v) for v in row.own_se_df):
-                # a FAIL must also show on the A/B's own runs alone (above): what the row detects is bounded by
-                # that test too (at σ 2/5/10% the t test's MDE alone said 5.1/12.2/22.9%, and FAIL needed more).
-                # The blind rule keeps the t test's: the own runs' few df at a first look would make every row blind.
-                row.detects_mde = max(row.mde, float(mde(row.own_se_df[0], row.own_se_df[1], own_level)))
-            _sensitivity(row, row.floor_rel or 0.0)
+
+
+def _speed_sensitivity(row: Draft, level: float, own_level: float) -> None:
+    """The row's MDE at Holm's first step, what it detects and whether it is blind."""
+    if row.se is None or row.df is None:
+        return
+    row.mde = float(mde(row.se, row.df, level))
+    row.detects_mde = row.mde
+    if row.own_se_df is not None and all(math.isfinite(v) for v in row.own_se_df):
+        # a FAIL must also show on the A/B's own runs alone (above): what the row detects is bounded by
+        # that test too (at σ 2/5/10% the t test's MDE alone said 5.1/12.2/22.9%, and FAIL needed more).
+        # The blind rule keeps the t test's: the own runs' few df at a first look would make every row blind.
+        row.detects_mde = max(row.mde, float(mde(row.own_se_df[0], row.own_se_df[1], own_level)))
+    _sensitivity(row, row.floor_rel or 0.0)
 
 
 def _sensitivity(row: Draft, floor: float) -> None:
