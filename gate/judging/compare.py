@@ -40,7 +40,7 @@ from scipy import stats
 
 from gate.formats.config import MetricSpec, Suite, Workload
 from gate.formats.errors import InputError
-from gate.formats.reasons import CannotFail, WarnCause
+from gate.formats.reasons import CannotFail
 from gate.formats.report import (
     COMOVING_SUFFIX,
     MAX_ID,
@@ -62,7 +62,7 @@ from gate.formats.report import (
     clip,
 )
 from gate.formats.verdict import Verdict
-from gate.judging import next_steps
+from gate.judging import next_steps, rule
 from gate.judging.accuracy_rows import judge_accuracy
 from gate.judging.draft import Draft, new_row, plain_delta
 from gate.judging.speed_rows import (
@@ -332,18 +332,15 @@ def _decide_quality(quality: list[Draft], thresholds: Thresholds) -> None:
                              f"permutation p is {row.p_exact:.2g}, above {level:.2g} (α over the model's accuracy "
                              f"rows; at least 1/{ways} with this many runs)")
     p = np.array([[r.p_value for r in quality]], dtype=float)
-    result = decision.decide_family(
+    result = rule.family(
         decision.weighted(p, np.array([weights])), np.array([[r.above_floor for r in quality]]),
         np.array([[r.above_half_floor for r in quality]]), np.array([[r.can_fail for r in quality]]),
-        alpha=thresholds.quality_alpha, warn_q=thresholds.warn_q)
+        alpha=thresholds.quality_alpha, warn_q=thresholds.warn_q,
+        catastrophic=np.array([[r.new_catastrophic for r in quality]]))
     level = thresholds.quality_alpha / len(quality)  # Holm's first step: what a single regressed row must reach
     for k, row in enumerate(quality):
         assert row.p_value is not None
-        row.p_adjusted, row.q_value = float(result.p_adjusted[0, k]), float(result.q_value[0, k])
-        row.verdict = _VERDICT[int(result.verdict[0, k])]
-        row.warn_cause = WarnCause.BEYOND_NOISE if row.verdict is Verdict.WARN else None
-        if row.verdict is Verdict.PASS and row.new_catastrophic:
-            row.verdict, row.warn_cause = Verdict.WARN, WarnCause.NEW_CATASTROPHIC
+        _take(row, result, k)
         if row.verdict is Verdict.PASS and row.p_value <= thresholds.warn_alpha and not row.above_half_floor:
             row.notes.append("significant but below the floors")
         if row.se is not None:
@@ -414,17 +411,20 @@ def _decide_speed(speed: list[Draft], thresholds: Thresholds) -> None:
     _hold_to_the_runs(speed, thresholds, own_level)
     worse = np.array([[r.worse_rel for r in speed]], dtype=float)
     floors = np.array([[r.floor_rel or 0.0 for r in speed]])
-    result = decision.decide_family(
+    result = rule.family(
         np.array([[r.p_value for r in speed]], dtype=float), worse >= floors, worse >= floors / 2,
-        np.array([[r.can_fail for r in speed]]), alpha=thresholds.alpha, warn_q=thresholds.speed_warn_q)
+        np.array([[r.can_fail for r in speed]]), alpha=thresholds.alpha, warn_q=thresholds.speed_warn_q,
+        unstable=np.array([[r.unstable for r in speed]]))
     level = thresholds.alpha / len(speed)  # Holm's first step: what a single regressed row must reach
     for k, row in enumerate(speed):
-        row.p_adjusted, row.q_value = float(result.p_adjusted[0, k]), float(result.q_value[0, k])
-        row.verdict = _VERDICT[int(result.verdict[0, k])]
-        row.warn_cause = WarnCause.BEYOND_NOISE if row.verdict is Verdict.WARN else None
-        if row.unstable and row.verdict is Verdict.PASS:
-            row.verdict, row.warn_cause = Verdict.WARN, WarnCause.UNSTABLE
+        _take(row, result, k)
         _speed_sensitivity(row, level, own_level)
+
+
+def _take(row: Draft, result: rule.Verdicts, k: int) -> None:
+    """Row k of the family's one comparison (B = 1): its verdict, cause, adjusted p and q."""
+    row.p_adjusted, row.q_value = float(result.p_adjusted[0, k]), float(result.q_value[0, k])
+    row.verdict, row.warn_cause = _VERDICT[int(result.verdict[0, k])], rule.CAUSES[int(result.cause[0, k])]
 
 
 def _hold_to_the_runs(speed: list[Draft], thresholds: Thresholds, own_level: float) -> None:
