@@ -2,7 +2,9 @@
 
     python scripts/architecture.py            # the figures, one per line
     python scripts/architecture.py --check    # exit 1 on an import cycle, an import chain over 10 levels, a
-                                              # top-level module, a re-export module or prose asserts over 2%
+                                              # top-level module, a re-export module, prose asserts over 2%,
+                                              # a note's text tested or edited in gate/, or a function of
+                                              # gate/judging or gate/stats above radon complexity 25
                                               # (.ci/run runs it)
 
 Figures: modules and lines, top-level modules besides `__init__`/`cli`, import cycles (function-level
@@ -20,12 +22,17 @@ from collections import defaultdict
 from pathlib import Path
 
 import grimp
+from radon.complexity import cc_visit
 
 ROOT = Path(__file__).resolve().parent.parent
 MAX_LEVELS = 10  # issue 34: the longest import chain, in modules (packages' __init__ left out)
 MAX_PROSE_SHARE = 0.02
 PROSE_CHARS = 30
 TOP_LEVEL_ALLOWED = {"gate", "gate.cli"}
+# Issue 49: the rule fits in a maintainer's head. No function of the verdict rule and the statistics above radon's
+# cyclomatic complexity 25 (judge_speed was 81, compare 44).
+MAX_COMPLEXITY = 25
+COMPLEXITY_PACKAGES = ("gate/judging", "gate/stats")
 
 
 def import_graph() -> dict[str, set[str]]:
@@ -142,6 +149,53 @@ def reexport_modules(files: dict[str, Path]) -> list[str]:
     return found
 
 
+NOTE_NAMES = {"note", "notes"}  # a row's notes (Row.notes, Draft.notes) and one of them
+TEXT_TESTS = {"startswith", "endswith", "removeprefix", "removesuffix"}
+
+
+def _is_note_text(node: ast.AST, bound: set[str]) -> bool:
+    """`node` is a note's text or the notes: `row.notes`, `note`, `notes[0]`, `"; ".join(row.notes)`, or a name a
+    loop or comprehension over the notes binds (`bound`)."""
+    if isinstance(node, ast.Name):
+        return node.id in NOTE_NAMES or node.id in bound
+    if isinstance(node, ast.Attribute):
+        return node.attr in NOTE_NAMES
+    if isinstance(node, ast.Subscript):
+        return _is_note_text(node.value, bound)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "join":
+        return any(_is_note_text(arg, bound) for arg in node.args)
+    return False
+
+
+def note_text_tests(source: str) -> list[int]:
+    """Lines that select or edit a note by its text (issue 49: a row's reasons are typed, Row.cannot_fail and
+    Row.warn_cause; notes are for people only): `note.startswith(...)`, `"..." in note`, `x in row.notes`, also
+    through a name bound by a loop over the notes, within the same function."""
+    tree = ast.parse(source)
+    found: set[int] = set()
+    for scope in [tree, *(n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))]:
+        bound = {node.target.id for node in ast.walk(scope) if isinstance(node, (ast.comprehension, ast.For))
+                 and isinstance(node.target, ast.Name) and _is_note_text(node.iter, set())}
+        for node in ast.walk(scope):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in TEXT_TESTS \
+                    and _is_note_text(node.func.value, bound):
+                found.add(node.lineno)
+            elif isinstance(node, ast.Compare) and any(isinstance(op, (ast.In, ast.NotIn)) for op in node.ops) \
+                    and any(_is_note_text(c, bound) for c in node.comparators):
+                found.add(node.lineno)
+    return sorted(found)
+
+
+def too_complex(source: str, limit: int = MAX_COMPLEXITY) -> list[tuple[str, int]]:
+    """Functions and methods of `source` above `limit` in radon's cyclomatic complexity: (name, complexity)."""
+    found = []
+    for block in cc_visit(source):
+        for item in [block, *getattr(block, "methods", ())]:
+            if item.complexity > limit and getattr(item, "letter", "F") != "C":
+                found.append((item.fullname, item.complexity))
+    return found
+
+
 def prose_asserts(tests: Path) -> tuple[int, int]:
     total = prose = 0
     for path in tests.rglob("*.py"):
@@ -169,6 +223,11 @@ def main() -> int:
     duplicates = duplicate_public_names(files)
     reexports = reexport_modules(files)
     prose, asserts = prose_asserts(ROOT / "tests")
+    note_tests = [f"{module}:{line}" for module, path in files.items()
+                  for line in note_text_tests(path.read_text(encoding="utf-8"))]
+    complex_ = [f"{module}.{name} ({cc})" for module, path in files.items()
+                if str(path.relative_to(ROOT)).startswith(COMPLEXITY_PACKAGES)
+                for name, cc in too_complex(path.read_text(encoding="utf-8"))]
     print(f"modules: {len(files)} ({lines:,} lines)")
     print(f"top-level modules besides __init__ and cli: {len(top_level)} {' '.join(top_level)}".rstrip())
     print(f"import cycles: {len(found_cycles)}")
@@ -180,7 +239,11 @@ def main() -> int:
         print(f"  {name}: {', '.join(modules)}")
     print(f"re-export modules: {len(reexports)} {' '.join(reexports)}".rstrip())
     print(f"prose asserts: {prose} of {asserts} ({prose / max(asserts, 1):.1%}; limit {MAX_PROSE_SHARE:.0%})")
-    broken = bool(top_level or found_cycles or depth > MAX_LEVELS or reexports or prose > MAX_PROSE_SHARE * asserts)
+    print(f"note text tested or edited: {len(note_tests)} {' '.join(note_tests)}".rstrip())
+    print(f"functions of {' and '.join(COMPLEXITY_PACKAGES)} above complexity {MAX_COMPLEXITY}: {len(complex_)} "
+          f"{' '.join(complex_)}".rstrip())
+    broken = bool(top_level or found_cycles or depth > MAX_LEVELS or reexports or prose > MAX_PROSE_SHARE * asserts
+                  or note_tests or complex_)
     return 1 if args.check and broken else 0
 
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Screenshots of the PR comment as GitHub shows it: FAIL, incomplete, not comparable, at 1012 px
+# Screenshots of the PR comment as GitHub shows it: FAIL, WARN, incomplete, not comparable, at 1012 px
 # (the width of a comment on a pull request's conversation tab).
 # Needs cmark-gfm and chromium (apt-get install -y cmark-gfm chromium) and the gate installed.
 # Usage: scripts/screenshot_comments.sh [OUT]   (default docs/images; about a minute on 2 cores)
@@ -10,7 +10,7 @@ work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 python scripts/render_comment_examples.py "$work" || [ $? -eq 1 ]  # exit 1 only if a case changed its verdict
 mkdir -p "$out"
-for name in fail incomplete not-comparable; do
+for name in fail warn incomplete not-comparable; do
   # GitHub's flavour: tables, strikethrough, autolinks, tag filter; raw HTML (<details>, <sub>) kept, as
   # GitHub keeps those tags. The hidden marker comment renders as nothing, as on GitHub.
   {

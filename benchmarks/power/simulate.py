@@ -2,7 +2,7 @@
 
 One chunk = B simulated PRs of one scenario, all ten workloads. Everything the verdict needs is built
 as arrays, and the verdict comes from the gate's own batched functions: `gate.stats.speed.shift_test`,
-`gate.stats.decision.decide_family`, `gate.stats.overdispersion`, `gate.stats.quality.sign_flip_p_batch`.
+`gate.judging.rule.family` (the judge's family rule), `gate.stats.overdispersion`, `gate.stats.quality.sign_flip_p_batch`.
 What is re-implemented here, and checked against `gate.judging.compare.compare` by benchmarks/power/validate.py,
 is only the plumbing: pooling calibrations over a model's workloads, the family membership, the floors,
 the two-look plan of `gate run` (decide / extend / decide_pooled) and the re-measure of a wild run.
@@ -12,7 +12,7 @@ Two designs:
   BH q <= the family's extension level and at least half its floor get 3+3 more runs; the pooled 6+6 decides at Holm α₂. A run
   flagged by the outlier rule is re-measured once per arm (the runner's job); compare sets aside the rest.
 - cross-job: 3 candidate runs against a stored 3-run baseline from another job, one decision at the family α;
-  a speed row WARNs at most there (gate.stats.speed.ACROSS_JOBS).
+  a speed row WARNs at most there (gate.judging.speed_rows.speed_blockers).
 - runbook (issue 39): two trees the runbook wrote by hand, 3 + 3 runs of one job (it alternates the commits), one
   decision at the family α (`gate compare` of two trees without a run log), nothing re-measured; speed σ from the
   trees' own runs, accuracy churn from each side's own runs when there is no A/A record.
@@ -25,8 +25,9 @@ import numpy as np
 from scipy import stats
 
 from gate.formats.report import COMOVING_SUFFIX
+from gate.judging import rule
 from gate.stats import looks
-from gate.stats.decision import FAIL, WARN, decide_family, weighted
+from gate.stats.decision import FAIL, WARN, weighted
 from gate.stats.drift import arm_positions, interleave_positions
 from gate.stats.multiplicity import bh_array
 from gate.stats.outliers import flag_runs, flag_sigma
@@ -591,7 +592,7 @@ def _speed_look(chunk: Chunk, rows, noises, slots, rules: Rules, *, cross_job: b
         half.append(test.worse_rel >= floor / 2)
         shaky = test.worse_set_aside | test.split_cand | test.intermittent
         ok = (np.asarray(noise.sigma_df) >= 4) & ~test.favourable_set_aside & ~shaky
-        ok = ok & (not cross_job)  # across jobs a speed row WARNs at most (gate.stats.speed.ACROSS_JOBS)
+        ok = ok & (not cross_job)  # across jobs a speed row WARNs at most (gate.judging.speed_rows.speed_blockers)
         # FAIL also needs the A/B's own runs alone to confirm the shift at the look's α; at the first look over the
         # model's gated speed rows (gate.judging.compare._decide_speed, Thresholds.own_runs_bonferroni)
         p_own, se_own, df_own = own_runs_test(y[:, 0], y[:, 1], model_arms, higher_is_better=metric == "throughput",
@@ -821,11 +822,9 @@ def _family(look: dict, alpha: float, rules: Rules, groups: list[np.ndarray],
     verdict = np.zeros(look["p"].shape, dtype=int)
     for cols in groups:
         p = look["p"][:, cols] if "weight" not in look else weighted(look["p"][:, cols], look["weight"][:, cols])
-        verdict[:, cols] = decide_family(p, look["above"][:, cols], look["half"][:, cols],
-                                         look["can_fail"][:, cols], alpha=alpha,
-                                         warn_q=rules.speed_warn_q if look["kind"] == "speed" else rules.warn_q).verdict
-    tested = ~np.isnan(look["p"])
-    if catastrophic is not None:  # a newly catastrophic utterance is at least a WARN (tested rows only)
-        verdict = np.where((catastrophic > 0) & tested & (verdict < WARN), WARN, verdict)
-    # an unstable speed row (a worse candidate run set aside, or split runs) is at least a WARN
-    return np.where(look["unstable"] & tested & (verdict < WARN), WARN, verdict)
+        # the judge's own family rule, WARN-at-least rules included (a newly catastrophic utterance, unstable runs)
+        verdict[:, cols] = rule.family(p, look["above"][:, cols], look["half"][:, cols], look["can_fail"][:, cols],
+                                       alpha=alpha, warn_q=rules.speed_warn_q if look["kind"] == "speed" else rules.warn_q,
+                                       unstable=look["unstable"][:, cols],
+                                       catastrophic=None if catastrophic is None else catastrophic[:, cols]).verdict
+    return verdict

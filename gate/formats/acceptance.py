@@ -3,6 +3,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+# How a writer accepts a FAIL (gate.publish.trust finds it; the comment says it): a comment whose first line is
+# ACCEPT_COMMAND <model|all> <reason>, or the label, while it is on the pull request.
+ACCEPT_COMMAND = "/asr-gate accept"
+ACCEPT_LABEL = "asr-gate-accept"
+
 
 @dataclass(frozen=True)
 class Acceptance:

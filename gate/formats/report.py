@@ -14,6 +14,7 @@ from enum import Enum, StrEnum
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 from gate.formats import typedjson
+from gate.formats.reasons import CannotFail, WarnCause
 from gate.formats.verdict import Verdict
 
 if TYPE_CHECKING:
@@ -209,13 +210,19 @@ class Row:
     detects: float | None = None
     blind: bool = False
     unstable: bool = False  # speed: a worse candidate run set aside, or the candidate's runs split: WARN at least
-    across_jobs: bool = False  # gated speed row judged across jobs: it WARNs at most (gate.stats.speed.ACROSS_JOBS)
+    across_jobs: bool = False  # gated speed row judged across jobs: it WARNs at most (gate.judging.speed_rows.speed_blockers)
     # The step that would make a row that can WARN at most, or is blind, decisive (gate.judging.next_steps);
     # None when the row could decide.
     next_step: NextStep | None = None
     # Which utterances the row is over (issue 36): Subset.COMOVING for the co-moving group's own row, whose metric is
     # the measure's name + COMOVING_SUFFIX; None for a row over the workload's set.
     subset: Subset | None = None
+    # Why the row cannot FAIL, and what made it WARN (issue 49), as codes set where the rule decides; words for them
+    # are gate.render.reasons'. Older reports read them as not said.
+    cannot_fail: tuple[CannotFail, ...] = field(default=(), metadata={"max_items": 20})
+    warn_cause: WarnCause | None = None
+    # NOT COMPARABLE: the kinds of fact that differ (gate.reading.comparability.KINDS) and were not allowed
+    differs: tuple[str, ...] = field(default=(), metadata={"max_items": 20, "items": {"max": 40}})
 
     @property
     def short_workload(self) -> str:
@@ -453,13 +460,15 @@ class Report:
 
 
 _ADDED_IN_4: dict[str, dict[str, Any]] = {"rows": {"across_jobs": False, "next_step": None, "detects": None,
-                                                   "subset": None},
+                                                   "subset": None, "cannot_fail": [], "warn_cause": None,
+                                                   "differs": []},
                                           "environment_diff": {"within": None},
                                           "statistics": {"speed_warn_q": None}}
 
 
 def _upgraded(data: dict[str, Any]) -> dict[str, Any]:
-    """A version-4 report written before a row carried `across_jobs`, `next_step`, `detects` and `subset`, an
+    """A version-4 report written before a row carried `across_jobs`, `next_step`, `detects` and `subset` (or
+    `cannot_fail`, `warn_cause` and `differs`: read as not said, no reason or cause named), an
     environment difference `within`, and its statistics `speed_warn_q` (tests/fixtures/formats/report), reads them
     as not said: no "compared across jobs" header line, no next step, no detectable change, a row over the whole
     set, the sides differ, speed WARNed at `warn_q`."""

@@ -10,6 +10,7 @@ from scipy import stats
 
 from gate.formats.config import MetricSpec, Suite, Workload
 from gate.formats.noise_model import Dispersion
+from gate.formats.reasons import CannotFail
 from gate.formats.report import (
     COMOVING_SUFFIX,
     MAX_ID,
@@ -108,13 +109,12 @@ def judge_accuracy(row: Draft, workload: Workload, metric: MetricSpec, wb: Workl
     elif dispersion is None and _churn_possible(paired):
         own = own_runs(paired.base_errors, paired.cand_errors)
         if own is None:
-            # Nothing says how much the utterances churn together: the sign-flip's independence is an assumption.
-            row.can_fail = False
-            step = next_steps.for_accuracy(cross_job)
-            row.next_step = step
-            row.notes.append("can WARN at most: no A/A dispersion record, same-commit transcripts not shown identical "
-                             f"and fewer than {OWN_MIN_DF // 2 + 1} runs a side to measure the churn from (correlated "
-                             f"churn would make the sign-flip test too liberal); to decide: {next_steps.text(step, next_steps.runs_of(row))}")
+            # Nothing says how much the utterances churn together: the sign-flip's independence is an assumption
+            # (correlated churn would make it too liberal).
+            row.blockers += (CannotFail.NO_CHURN_RECORD,)
+            row.next_step = next_steps.for_accuracy(cross_job)
+            row.notes.append(f"same-commit transcripts not shown identical, and fewer than {OWN_MIN_DF // 2 + 1} runs "
+                             "a side to measure the churn from")
         else:
             row.own_churn = OwnChurn(own.ss_total, own.ss_units, own.df, r_b, r_c,
                                      float(run_permutation_p(paired.base_errors.sum(axis=1),
@@ -182,10 +182,10 @@ def _group_row(row: Draft, paired: _Paired, test, group: np.ndarray, dispersion:
         # too liberal, so WARN at most
         out.p_value = sign_flip_p(test.d[group], scale=r_b * r_c)[0] if test.d[group].any() else 1.0
         out.se = math.sqrt(float((test.d[group] ** 2).sum())) / total_ref
-        out.can_fail = False
+        out.blockers += (CannotFail.GROUP_SPREAD_UNRECORDED,)
+        out.next_step = next_steps.CALIBRATE
         out.method = f"paired sign-flip over {k} {unit} (no A/A spread of the group recorded)"
-        out.notes.append(f"{shown}; can WARN at most: the calibration predates the group's own spread; to decide: "
-                         f"{next_steps.TEXT[next_steps.CALIBRATE]}")
+        out.notes.append(shown)
     return out
 
 

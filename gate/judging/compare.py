@@ -19,7 +19,7 @@ The rules (docs/design.md), in the order they apply to a row:
    aside makes the row unstable, WARN at least). In one job σ comes from the A/B's own runs, pooled with
    the A/A calibration when that is fresh and agrees; a stale calibration is left out. Across jobs σ is
    the calibration's plus the between-job variance, and the row can WARN at most: a whole job running
-   slower cannot be told from a regression there (gate.stats.speed.ACROSS_JOBS); it also says when the
+   slower cannot be told from a regression there (gate.judging.speed_rows.speed_blockers); it also says when the
    calibration is missing, stale, short of cross-job pairs or disagrees with the sides' spread. Each gated
    row states its minimum detectable effect and is "blind" past 3x its floor.
 5. The decision per model and family (gate.stats.decision): FAIL = Holm-adjusted p <= alpha AND the floor
@@ -30,7 +30,7 @@ The rules (docs/design.md), in the order they apply to a row:
 from __future__ import annotations
 
 import math
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from math import comb
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
@@ -38,9 +38,10 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 from scipy import stats
 
-from gate.formats.config import Suite, Workload
+from gate.formats.config import MetricSpec, Suite, Workload
 from gate.formats.errors import InputError
 from gate.formats.noise_model import MIN_CALIBRATION_DF, Dispersion
+from gate.formats.reasons import CannotFail
 from gate.formats.report import (
     COMOVING_SUFFIX,
     MAX_ID,
@@ -62,11 +63,10 @@ from gate.formats.report import (
     clip,
 )
 from gate.formats.verdict import Verdict
-from gate.judging import next_steps
+from gate.judging import next_steps, rule
 from gate.judging.accuracy_rows import judge_accuracy
 from gate.judging.draft import Draft, new_row, plain_delta
 from gate.judging.speed_rows import (
-    CAN_WARN_AT_MOST,
     judge_speed,
     model_agreement,
     model_calibrations,
@@ -124,14 +124,14 @@ def compare(base: Side, cand: Side, suite: Suite, *, models: Sequence[str] | Non
     if cross_job is None:
         cross_job = "baseline" in (base.kind, cand.kind)
     differences = tuple(comparability.diff(base.fingerprint, cand.fingerprint, [w.id for w in workloads]))
-    stale = bool(calibration_check and calibration_check.status == "stale" and cross_job)
-    stale_blockers = (f"calibration stale: {'; '.join(calibration_check.reasons)}",) if calibration_check and stale else ()
-    if calibration_check and calibration_check.status == "stale" and not cross_job:
+    stale = bool(calibration_check and calibration_check.status == "stale")
+    stale_notes: tuple[str, ...] = ()
+    if calibration_check and stale and not cross_job:
         # In one job a stale σ is not used at all (as `gate run` does for its looks): the rows judge by what
         # the job itself measured, and say why the calibration was left out.
         calibration = {}
-        stale_blockers = (f"calibration stale, not used in this job: {'; '.join(calibration_check.reasons)}",)
-
+        stale_notes = (f"calibration stale, not used in this job: {'; '.join(calibration_check.reasons)}",)
+    pair = _Pair(base, cand, suite, calibration or {}, cross_job, run_order, stale, stale_notes, seed, thresholds)
     drafts: list[Draft] = []
     coverage: list[CoverageEntry] = []
     utterances: list[Utterance] = []
@@ -139,45 +139,11 @@ def compare(base: Side, cand: Side, suite: Suite, *, models: Sequence[str] | Non
         wb, wc = base.workloads.get(workload.id), cand.workloads.get(workload.id)
         coverage.append(CoverageEntry(workload=clip(workload.id, MAX_ID), baseline=_coverage(wb, base),
                                       candidate=_coverage(wc, cand)))
-        incomplete = not (wb and wc and wb.complete and wc.complete)
         blocking = comparability.blocking_kinds(differences, workload.id, allowed)
         for metric in workload.metrics:
-            if not metric.tested:
-                continue
-            row = new_row(workload, metric, wb, wc)
-            if incomplete:
-                row.verdict = Verdict.INCOMPLETE
-                row.method = "not tested: coverage"
-                row.notes.append(_unrooted(_unrooted(_incomplete_reason(wb, wc), base), cand))
-                plain_delta(row)
-            elif metric.kind == "accuracy":
-                assert wb is not None and wc is not None
-                dispersion = (calibration or {}).get(workload.id, {}).get(metric.name)
-                utterances += judge_accuracy(row, workload, metric, wb, wc, suite, thresholds, seed,
-                                        dispersion if isinstance(dispersion, Dispersion) else None, cross_job)
-            else:
-                found = model_calibrations(calibration or {}, suite, workload.model, metric.name)
-                # sources: "3 A/A pairs + 14 nights" when nightly runs are pooled into σ, else ""
-                own, at = runs_of_model(base, cand, suite, workload.model, metric.name)
-                base_own, base_at = runs_of_model(base, None, suite, workload.model, metric.name)
-                # in one job the runs' positions in the interleave are known: σ after a run-position term
-                whole = _whole_model(base, cand, suite, workload.model)
-                # one slow-mode set per model where gate run's order is known (trees by hand: per metric, issue 39's)
-                slow = model_slow_starts(base, cand, suite, workload.model) if whole and run_order and not cross_job \
-                    else None
-                judge_speed(row, metric, SpeedNoise.pooled(found), cross_job, stale_blockers, sources=evidence(found),
-                       own_arms=own, base_arms=base_own, positions=None if cross_job or not run_order else (at, base_at),
-                       whole_model=whole, slow_starts=slow, run_log=run_order,
-                       more_runs_follow=thresholds.more_runs_follow,
-                       stale=bool(calibration_check and calibration_check.status == "stale"),
-                       agreement=(None, None) if cross_job else model_agreement(calibration or {}, base, cand, suite, workload,
-                                                                        whole, run_order, slow))
-            for made in (row, row.group) if row.group is not None else (row,):
-                if blocking and made.verdict is not Verdict.INCOMPLETE:
-                    made.verdict = Verdict.NOT_COMPARABLE
-                    made.family = None
-                    made.notes.insert(0, "not comparable: " + ", ".join(blocking) + " differ")
-                drafts.append(made)
+            if metric.tested:
+                made = _judge_row(pair, workload, metric, wb, wc, utterances)
+                drafts += _not_comparable(made, blocking)
     _decide(drafts, thresholds)
     for draft in drafts:
         next_steps.assign(draft, cross_job)
@@ -187,7 +153,70 @@ def compare(base: Side, cand: Side, suite: Suite, *, models: Sequence[str] | Non
                   baseline=_side_info(base), candidate=_side_info(cand), rows=rows, coverage=tuple(coverage),
                   environment_diff=tuple(_difference(d, allowed) for d in differences), allowed_diff=allowed,
                   utterances=tuple(utterances), statistics=statistics_of(thresholds, rows, seed),
-                  calibration_checks=(replace(calibration_check, blocks_fail=stale),) if calibration_check else ())
+                  calibration_checks=(replace(calibration_check, blocks_fail=stale and cross_job),)
+                  if calibration_check else ())
+
+
+@dataclass(frozen=True)
+class _Pair:
+    """What every row of one comparison is judged with: the sides, the suite, the noise and how the sides ran."""
+
+    base: Side
+    cand: Side
+    suite: Suite
+    calibration: Mapping[str, Mapping[str, Any]]
+    cross_job: bool
+    run_order: bool
+    stale: bool  # the calibration is stale for the candidate's GPU, driver or packages
+    stale_notes: tuple[str, ...]  # in one job: why it was left out
+    seed: int
+    thresholds: Thresholds
+
+
+def _judge_row(pair: _Pair, workload: Workload, metric: MetricSpec, wb: WorkloadSide | None,
+               wc: WorkloadSide | None, utterances: list[Utterance]) -> Draft:
+    """One workload × metric: INCOMPLETE without complete runs on both sides, else tested (accuracy rows add the
+    utterances they name to `utterances`)."""
+    row = new_row(workload, metric, wb, wc)
+    base, cand, suite = pair.base, pair.cand, pair.suite
+    if not (wb and wc and wb.complete and wc.complete):
+        row.verdict = Verdict.INCOMPLETE
+        row.method = "not tested: coverage"
+        row.notes.append(_unrooted(_unrooted(_incomplete_reason(wb, wc), base), cand))
+        plain_delta(row)
+    elif metric.kind == "accuracy":
+        dispersion = pair.calibration.get(workload.id, {}).get(metric.name)
+        utterances += judge_accuracy(row, workload, metric, wb, wc, suite, pair.thresholds, pair.seed,
+                                     dispersion if isinstance(dispersion, Dispersion) else None, pair.cross_job)
+    else:
+        found = model_calibrations(pair.calibration, suite, workload.model, metric.name)
+        # sources: "3 A/A pairs + 14 nights" when nightly runs are pooled into σ, else ""
+        own, at = runs_of_model(base, cand, suite, workload.model, metric.name)
+        base_own, base_at = runs_of_model(base, None, suite, workload.model, metric.name)
+        # in one job the runs' positions in the interleave are known: σ after a run-position term
+        whole = _whole_model(base, cand, suite, workload.model)
+        one_job = not pair.cross_job
+        # one slow-mode set per model where gate run's order is known (trees by hand: per metric, issue 39's)
+        slow = model_slow_starts(base, cand, suite, workload.model) if whole and pair.run_order and one_job else None
+        agreement = model_agreement(pair.calibration, base, cand, suite, workload, whole, pair.run_order, slow) \
+            if one_job else (None, None)
+        judge_speed(row, metric, SpeedNoise.pooled(found), pair.cross_job, pair.stale_notes, sources=evidence(found),
+                    own_arms=own, base_arms=base_own,
+                    positions=(at, base_at) if one_job and pair.run_order else None,
+                    whole_model=whole, slow_starts=slow, run_log=pair.run_order,
+                    more_runs_follow=pair.thresholds.more_runs_follow, stale=pair.stale, agreement=agreement)
+    return row
+
+
+def _not_comparable(row: Draft, blocking: Sequence[str]) -> list[Draft]:
+    """The row (and its co-moving group's row) made NOT COMPARABLE where a fact it depends on differs."""
+    made = [row, row.group] if row.group is not None else [row]
+    for draft in made:
+        if blocking and draft.verdict is not Verdict.INCOMPLETE:
+            draft.verdict = Verdict.NOT_COMPARABLE
+            draft.family = None
+            draft.differs = tuple(blocking)
+    return made
 
 
 # --- selection and coverage ----------------------------------------------------------------------------
@@ -294,31 +323,28 @@ def _decide_quality(quality: list[Draft], thresholds: Thresholds) -> None:
         level = alpha * w / sum(weights)  # the row's own Holm first step (_hidden_groups says why the own runs' α)
         if row.p_exact is not None and row.p_exact > level and row.can_fail:
             ways = comb(row.baseline.n_used + row.candidate.n_used, row.candidate.n_used)
-            row.can_fail = False
+            row.blockers += (CannotFail.RUNS_EXACT_P,)
             row.next_step = next_steps.MORE_RUNS
             swing = ("the group swings as one" if row.subset is not None
                      else "utterances churn together in the model's own runs, so the runs' error totals decide")
-            row.notes.append(f"can WARN at most: {swing}, and over its {row.baseline.n_used} + "
-                             f"{row.candidate.n_used} runs the exact permutation p is {row.p_exact:.2g}, above "
-                             f"{level:.2g} (α over the model's accuracy rows; at least 1/{ways}"
-                             f" with this many runs); to decide: {next_steps.text(next_steps.MORE_RUNS, next_steps.runs_of(row))}")
+            row.notes.append(f"{swing}: over its {row.baseline.n_used} + {row.candidate.n_used} runs the exact "
+                             f"permutation p is {row.p_exact:.2g}, above {level:.2g} (α over the model's accuracy "
+                             f"rows; at least 1/{ways} with this many runs)")
     p = np.array([[r.p_value for r in quality]], dtype=float)
-    result = decision.decide_family(
+    result = rule.family(
         decision.weighted(p, np.array([weights])), np.array([[r.above_floor for r in quality]]),
         np.array([[r.above_half_floor for r in quality]]), np.array([[r.can_fail for r in quality]]),
-        alpha=thresholds.quality_alpha, warn_q=thresholds.warn_q)
+        alpha=thresholds.quality_alpha, warn_q=thresholds.warn_q,
+        catastrophic=np.array([[r.new_catastrophic for r in quality]]))
     level = thresholds.quality_alpha / len(quality)  # Holm's first step: what a single regressed row must reach
     for k, row in enumerate(quality):
         assert row.p_value is not None
-        row.p_adjusted, row.q_value = float(result.p_adjusted[0, k]), float(result.q_value[0, k])
-        row.verdict = _VERDICT[int(result.verdict[0, k])]
-        if row.verdict is Verdict.PASS and row.new_catastrophic:
-            row.verdict = Verdict.WARN
+        _take(row, result, k)
         if row.verdict is Verdict.PASS and row.p_value <= thresholds.warn_alpha and not row.above_half_floor:
             row.notes.append("significant but below the floors")
         if row.se is not None:
             row.mde = (stats.norm.isf(level) + stats.norm.ppf(POWER)) * row.se
-            _sensitivity(row, max(row.floor_abs or 0.0, (row.floor_rel or 0.0) * (row.base_rate or 0.0)), "pp", 100)
+            _sensitivity(row, max(row.floor_abs or 0.0, (row.floor_rel or 0.0) * (row.base_rate or 0.0)))
 
 
 def _quality_weights(quality: list[Draft]) -> list[float]:
@@ -366,11 +392,11 @@ def _hidden_groups(quality: list[Draft], alpha: float) -> None:
             continue
         if not row.can_fail:
             continue
-        row.can_fail = False
+        row.blockers += (CannotFail.HIDDEN_GROUP,)
         row.next_step = c.step
-        row.notes.append(f"can WARN at most: utterances churn together in the model's own runs (p {p:.2g}), and a group "
-                         f"that stayed put within each side's {c.base_runs} + {c.cand_runs} runs would split the sides like a real "
-                         f"change as often as {split:.2g} (above α {alpha:g}); to decide: {next_steps.text(c.step, next_steps.runs_of(row))}")
+        row.notes.append(f"utterances churn together in the model's own runs (p {p:.2g}), and a group that stayed put "
+                         f"within each side's {c.base_runs} + {c.cand_runs} runs would split the sides like a real "
+                         f"change as often as {split:.2g} (above α {alpha:g})")
 
 
 def _decide_speed(speed: list[Draft], thresholds: Thresholds) -> None:
@@ -379,63 +405,64 @@ def _decide_speed(speed: list[Draft], thresholds: Thresholds) -> None:
     # A FAIL must also show on σ from the A/B's own runs alone (gate.stats.speed.own_runs_p), at the look's α, or
     # over the model's gated speed rows where those runs are few: the first look of `gate run`
     # (Thresholds.own_runs_bonferroni). A calibration that understates σ cannot carry a FAIL the runs do not show.
-    # Across jobs a speed row WARNs at most anyway (gate.stats.speed.ACROSS_JOBS).
+    # Across jobs a speed row WARNs at most anyway (gate.judging.speed_rows.speed_blockers).
     own_level = thresholds.alpha / len(speed) if thresholds.own_runs_bonferroni else thresholds.alpha
+    _hold_to_the_runs(speed, thresholds, own_level)
+    worse = np.array([[r.worse_rel for r in speed]], dtype=float)
+    floors = np.array([[r.floor_rel or 0.0 for r in speed]])
+    result = rule.family(
+        np.array([[r.p_value for r in speed]], dtype=float), worse >= floors, worse >= floors / 2,
+        np.array([[r.can_fail for r in speed]]), alpha=thresholds.alpha, warn_q=thresholds.speed_warn_q,
+        unstable=np.array([[r.unstable for r in speed]]))
+    level = thresholds.alpha / len(speed)  # Holm's first step: what a single regressed row must reach
+    for k, row in enumerate(speed):
+        _take(row, result, k)
+        _speed_sensitivity(row, level, own_level)
+
+
+def _take(row: Draft, result: rule.Verdicts, k: int) -> None:
+    """Row k of the family's one comparison (B = 1): its verdict, cause, adjusted p and q."""
+    row.p_adjusted, row.q_value = float(result.p_adjusted[0, k]), float(result.q_value[0, k])
+    row.verdict, row.warn_cause = _VERDICT[int(result.verdict[0, k])], rule.CAUSES[int(result.cause[0, k])]
+
+
+def _hold_to_the_runs(speed: list[Draft], thresholds: Thresholds, own_level: float) -> None:
+    """A row below α whose runs do not carry it can WARN at most: the A/B's own runs alone do not reach
+    `own_level`, or candidate runs have every workload slower alike (an escaped slow mode, gate.stats.slowmode)."""
     for row in speed:
         if row.p_value is not None and row.p_value <= thresholds.alpha and row.p_own is not None and \
                 not row.p_own <= own_level:
             shown = "no own-runs σ" if math.isnan(row.p_own) else f"p = {row.p_own:.2g}"
-            _block(row, f"the A/B's own runs alone do not confirm it ({shown}, not ≤ {own_level:.3g}): the "
-                        "calibration's σ alone would carry a FAIL")
+            row.blockers += (CannotFail.OWN_RUNS_DO_NOT_CONFIRM,)
+            row.notes.append(f"the A/B's own runs alone: {shown}, not ≤ {own_level:.3g}")
     for row in speed:  # candidate runs with every workload slower alike: an escaped slow mode (gate.stats.slowmode)
         count, runs = row.slower_alike
         # the first look of `gate run` is the one with own_runs_bonferroni (gate.stats.looks.thresholds_for)
         if row.p_value is not None and row.p_value <= thresholds.alpha and slowmode.fail_blocker(
                 np.arange(runs) < count, np.ones(runs, bool), thresholds.own_runs_bonferroni):
-            _block(row, f"{count} of the candidate's {runs} runs have every workload slower alike: a whole-server "
-                        "slowdown or starts in the host's slow mode; more runs tell")
-    worse = np.array([[r.worse_rel for r in speed]], dtype=float)
-    floors = np.array([[r.floor_rel or 0.0 for r in speed]])
-    result = decision.decide_family(
-        np.array([[r.p_value for r in speed]], dtype=float), worse >= floors, worse >= floors / 2,
-        np.array([[not r.fail_blockers for r in speed]]), alpha=thresholds.alpha, warn_q=thresholds.speed_warn_q)
-    level = thresholds.alpha / len(speed)  # Holm's first step: what a single regressed row must reach
-    for k, row in enumerate(speed):
-        row.p_adjusted, row.q_value = float(result.p_adjusted[0, k]), float(result.q_value[0, k])
-        row.verdict = _VERDICT[int(result.verdict[0, k])]
-        if row.unstable and row.verdict is Verdict.PASS:
-            row.verdict = Verdict.WARN
-        if row.se is not None and row.df is not None:
-            row.mde = float(mde(row.se, row.df, level))
-            row.detects_mde = row.mde
-            if row.own_se_df is not None and all(math.isfinite(v) for v in row.own_se_df):
-                # a FAIL must also show on the A/B's own runs alone (above): what the row detects is bounded by
-                # that test too (at σ 2/5/10% the t test's MDE alone said 5.1/12.2/22.9%, and FAIL needed more).
-                # The blind rule keeps the t test's: the own runs' few df at a first look would make every row blind.
-                row.detects_mde = max(row.mde, float(mde(row.own_se_df[0], row.own_se_df[1], own_level)))
-            _sensitivity(row, row.floor_rel or 0.0, "%", 100)
+            row.blockers += (CannotFail.SLOWER_ALIKE,)
+            row.notes.append(f"{count} of the candidate's {runs} runs have every workload slower alike")
 
 
-def _block(row: Draft, reason: str) -> None:
-    """One more reason a speed row can WARN at most, added to its "can WARN at most" note (gate.judging.speed_rows)."""
-    row.fail_blockers += (reason,)
-    for k, note in enumerate(row.notes):
-        if note.startswith(CAN_WARN_AT_MOST):
-            row.notes[k] = f"{note}; {reason}"
-            return
-    row.notes.append(CAN_WARN_AT_MOST + reason)
+def _speed_sensitivity(row: Draft, level: float, own_level: float) -> None:
+    """The row's MDE at Holm's first step, what it detects and whether it is blind."""
+    if row.se is None or row.df is None:
+        return
+    row.mde = float(mde(row.se, row.df, level))
+    row.detects_mde = row.mde
+    if row.own_se_df is not None and all(math.isfinite(v) for v in row.own_se_df):
+        # a FAIL must also show on the A/B's own runs alone (above): what the row detects is bounded by
+        # that test too (at σ 2/5/10% the t test's MDE alone said 5.1/12.2/22.9%, and FAIL needed more).
+        # The blind rule keeps the t test's: the own runs' few df at a first look would make every row blind.
+        row.detects_mde = max(row.mde, float(mde(row.own_se_df[0], row.own_se_df[1], own_level)))
+    _sensitivity(row, row.floor_rel or 0.0)
 
 
-def _sensitivity(row: Draft, floor: float, unit: str, scale: float) -> None:
-    """Say what the row could not see: blind below its MDE when that exceeds SENSITIVITY_FACTOR × the floor."""
+def _sensitivity(row: Draft, floor: float) -> None:
+    """Blind below its MDE when that exceeds SENSITIVITY_FACTOR × the floor (gate.render words it)."""
     if row.mde is None or not math.isfinite(row.mde) or floor <= 0:
         return
     row.blind = bool(row.mde > SENSITIVITY_FACTOR * floor)
-    if row.blind:
-        # The caveat is about a PASS: on a FAIL or WARN row it would contradict the verdict beside it.
-        caveat = "; a PASS here is a caveat" if row.verdict is Verdict.PASS else ""
-        row.notes.append(f"blind below {row.mde * scale:.2g}{unit}: a worsening smaller than that is caught less than "
-                         f"80% of the time at this look (floor {floor * scale:.2g}{unit}){caveat}")
 
 
 _VERDICT = {decision.PASS: Verdict.PASS, decision.WARN: Verdict.WARN, decision.FAIL: Verdict.FAIL}

@@ -5,6 +5,7 @@ import math
 from dataclasses import dataclass, field
 
 from gate.formats.config import MetricSpec, Workload
+from gate.formats.reasons import CannotFail, WarnCause
 from gate.formats.report import (
     MAX_TEXT,
     Basis,
@@ -69,13 +70,14 @@ class Draft:
     df: int | None = None
     above_floor: bool = False  # accuracy: Δ reaches both floors
     above_half_floor: bool = False  # accuracy: Δ reaches half of both floors
-    fail_blockers: tuple[str, ...] = ()  # speed: why this row can WARN at most
+    blockers: tuple[CannotFail, ...] = ()  # why this row can WARN at most (empty: it may FAIL)
+    warn_cause: WarnCause | None = None  # what made it WARN (gate.judging.compare sets it with the verdict)
+    differs: tuple[str, ...] = ()  # NOT COMPARABLE: the kinds of fact that differ
     p_own: float | None = None  # speed: the same shift's p on σ from the A/B's own runs alone (gate.judging.compare checks it)
     own_se_df: tuple[float, float] | None = None  # speed: that test's SE and df (bound what the row detects)
     detects_mde: float | None = None  # speed: max(mde, the own-runs test's): what `detects` says
     base_rate: float | None = None  # accuracy: the baseline's corpus rate over the paired units
     se: float | None = None  # the test's standard error (speed: of Δ ln; accuracy: of Σd_i, in errors)
-    can_fail: bool = True  # accuracy: False when churn is possible and no A/A dispersion record says how much
     own_churn: OwnChurn | None = None  # accuracy on each side's own runs (no A/A record)
     # the runs' exact permutation p, which a FAIL needs ≤ α too: a co-moving group's row, and a row on its own runs
     # where the model's runs show utterances churning together (gate.judging.compare._hidden_groups)
@@ -88,6 +90,10 @@ class Draft:
     mde: float | None = None  # smallest worsening caught with 80% power (speed: relative; accuracy: absolute)
     blind: bool = False  # mde above SENSITIVITY_FACTOR × the floor
     next_step: str | None = None  # gate.judging.next_steps: what would make a WARN-at-most or blind row decisive
+
+    @property
+    def can_fail(self) -> bool:
+        return not self.blockers
 
     def freeze(self) -> Row:
         return Row(workload=self.workload.id, model=self.workload.model, metric=self.metric.name,
@@ -102,7 +108,8 @@ class Draft:
                    new_catastrophic=self.new_catastrophic, sigma=num(self.sigma), df=self.df,
                    mde=num(self.mde), detects=num(detects(self)), blind=self.blind, unstable=self.unstable,
                    across_jobs=self.across_jobs, next_step=NextStep(self.next_step) if self.next_step else None,
-                   subset=Subset(self.subset) if self.subset else None)
+                   subset=Subset(self.subset) if self.subset else None,
+                   cannot_fail=tuple(dict.fromkeys(self.blockers)), warn_cause=self.warn_cause, differs=self.differs)
 
 
 def detects(row: Draft) -> float | None:

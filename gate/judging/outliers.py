@@ -53,28 +53,12 @@ def find_outlier(arm: Mapping[str, Mapping[tuple[str, str], float]],
     WARN at least), and a baseline's slow run is kept as a candidate's is. A run worse in every workload is a slow
     server start, and a fresh start is the measurement. `directions`: (workload, metric) -> higher is better
     (`speed_directions`); without it, a metric named throughput* is higher-is-better, any other lower."""
-    import numpy as np
-
-    from gate.stats.outliers import MIN_RUNS_TO_FLAG, flag_runs, outlier_limit
+    from gate.stats.outliers import MIN_RUNS_TO_FLAG
 
     if len(arm) < MIN_RUNS_TO_FLAG:
         return None
-    found: list[tuple[Outlier, bool]] = []  # (outlier, worse than the arm's median)
     rows = set().union(*(values.keys() for values in arm.values()))
-    for row in sorted(rows):
-        runs = [run for run, values in arm.items() if row in values]
-        if len(runs) < MIN_RUNS_TO_FLAG:
-            continue
-        logs = np.log([arm[run][row] for run in runs])
-        s = sigma(*row) or 0.0
-        threshold = float(outlier_limit(s))
-        centre = float(np.median(logs))
-        deviation = np.abs(np.expm1(logs - centre))
-        for run, flagged, far, value in zip(runs, flag_runs(logs, s), deviation, logs, strict=True):
-            if flagged:
-                higher = directions[row] if directions is not None and row in directions else row[1].startswith("throughput")
-                worse = (value < centre) if higher else (value > centre)
-                found.append((Outlier(run, float(far), threshold, f"{row[0]} {row[1]}"), bool(worse)))
+    found = [flag for row in sorted(rows) for flag in _flagged(arm, row, sigma, directions)]
     workloads = {row[0] for row in rows}
     worse_in = {run: {o.row.split(" ")[0] for o, worse in found if worse and o.run == run} for run in arm}
     slow_start = {run for run, seen in worse_in.items() if len(workloads) >= 2 and seen == workloads}
@@ -85,6 +69,31 @@ def find_outlier(arm: Mapping[str, Mapping[tuple[str, str], float]],
         if worst is None or o.deviation - o.threshold > worst.deviation - worst.threshold:
             worst = o
     return worst
+
+
+def _flagged(arm: Mapping[str, Mapping[tuple[str, str], float]], row: tuple[str, str],
+             sigma: Callable[[str, str], float | None],
+             directions: Mapping[tuple[str, str], bool] | None) -> list[tuple[Outlier, bool]]:
+    """The runs of one speed row the outlier rule flags, each with whether it is worse than the arm's median."""
+    import numpy as np
+
+    from gate.stats.outliers import MIN_RUNS_TO_FLAG, flag_runs, outlier_limit
+
+    runs = [run for run, values in arm.items() if row in values]
+    if len(runs) < MIN_RUNS_TO_FLAG:
+        return []
+    logs = np.log([arm[run][row] for run in runs])
+    s = sigma(*row) or 0.0
+    threshold = float(outlier_limit(s))
+    centre = float(np.median(logs))
+    deviation = np.abs(np.expm1(logs - centre))
+    higher = directions[row] if directions is not None and row in directions else row[1].startswith("throughput")
+    found = []
+    for run, flagged, far, value in zip(runs, flag_runs(logs, s), deviation, logs, strict=True):
+        if flagged:
+            worse = (value < centre) if higher else (value > centre)
+            found.append((Outlier(run, float(far), threshold, f"{row[0]} {row[1]}"), bool(worse)))
+    return found
 
 
 @dataclass(frozen=True)

@@ -3,12 +3,14 @@ calibration across jobs; the ratio policy without either."""
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any, Mapping
 
 import numpy as np
 
 from gate.formats.config import MetricSpec, Suite
-from gate.formats.noise_model import Calibration
+from gate.formats.noise_model import MIN_CALIBRATION_DF, Calibration
+from gate.formats.reasons import CannotFail, WarnCause
 from gate.formats.report import (
     Basis,
 )
@@ -20,6 +22,7 @@ from gate.stats.outliers import MIN_RUNS_TO_TRIM
 from gate.stats.performance import ratio_policy
 from gate.stats.slowmode import fast_mode, find_slow_starts, steady_given, whole_model_slower
 from gate.stats.speed import (
+    ADVISED_PAIRS,
     AGREEMENT_LOW_P,
     AGREEMENT_P,
     OWN_DISAGREES,
@@ -27,7 +30,6 @@ from gate.stats.speed import (
     SpeedNoise,
     across_jobs_noise,
     baseline_sigma,
-    fail_blockers,
     host_wild_share,
     joint_agreement,
     own_noise,
@@ -40,12 +42,39 @@ from gate.stats.speed import (
 
 # The note on a speed row of two trees without a run log whose arms are too short to trim σ or to find slow-mode
 # starts in (gate.stats.speed.trims, issue 39); {runs}: the fewest runs an arm has.
-# It starts "tested without", so the reason column folds it into the statistics (gate.render.cells).
 UNTRIMMED = ("tested without trimming the runs' spread or looking for slow-mode server starts: with {runs} runs a side "
              "(fewer than {least}) and no run log, one slow run cannot be told from noise and no later look checks "
              "what would be set aside; runs 4-6 on both sides would let the row set such runs aside")
 
-CAN_WARN_AT_MOST = "can WARN at most: "  # the note that lists a speed row's fail_blockers
+
+def speed_blockers(noise: SpeedNoise | None, n_base_runs: int, n_cand_runs: int, *,
+                   cross_job: bool) -> tuple[CannotFail, ...]:
+    """Why a speed row cannot FAIL on its noise estimate and runs (it can WARN at most); empty when it can. In one
+    job `noise` is the σ in use (gate.stats.speed.own_noise); across jobs, the calibration. Across jobs a speed row
+    WARNs at most whatever its calibration: a whole job running slower (another host, a busy neighbour) moves every
+    run of it alike, so one job against another cannot tell it from a regression (with 5% of jobs 10% slow, 11% of
+    no-op nights FAILed: benchmarks/verdict_power.py, m-cross-noop-slowjob); the in-job A/B cancels it."""
+    reasons = []
+    if noise is None:
+        reasons.append(CannotFail.NO_CALIBRATION if cross_job else CannotFail.NO_SIGMA)
+    elif not noise.usable:
+        reasons.append(CannotFail.FEW_SIGMA_DF)
+    if min(n_base_runs, n_cand_runs) < 2:
+        reasons.append(CannotFail.SINGLE_RUN)
+    if cross_job:
+        reasons.append(CannotFail.ACROSS_JOBS)
+        if noise is not None and noise.cross_pairs < ADVISED_PAIRS:
+            reasons.append(CannotFail.FEW_CROSS_PAIRS)
+    return tuple(reasons)
+
+
+def _blocker_evidence(row: Draft, noise: SpeedNoise | None) -> None:
+    """The numbers behind a row's noise blockers, as notes (the reasons themselves are words of gate.render)."""
+    if CannotFail.FEW_SIGMA_DF in row.blockers and noise is not None:
+        row.notes.append(f"σ has {noise.sigma_df} degrees of freedom (< {MIN_CALIBRATION_DF})")
+    if CannotFail.FEW_CROSS_PAIRS in row.blockers and noise is not None:
+        row.notes.append(f"{noise.cross_pairs} of the {ADVISED_PAIRS} cross-job A/A pairs that measure the job-to-job "
+                         f"spread ({ADVISED_PAIRS - noise.cross_pairs} missing)")
 
 
 def model_calibrations(calibration: Mapping[str, Mapping[str, Any]], suite: Suite, model: str,
@@ -132,13 +161,35 @@ def model_agreement(calibration: Mapping[str, Mapping[str, Any]], base: Side, ca
     return (p if math.isfinite(p) else None), (low if math.isfinite(low) else None)
 
 
-# Complexity over 15: one rule per documented blocker of a speed row (docs/statistics.md).
-def judge_speed(row: Draft, metric: MetricSpec, noise: SpeedNoise | None, cross_job: bool,  # noqa: C901 (reason above)
-           extra_blockers: tuple[str, ...] = (), *, sources: str = "", own_arms: np.ndarray | None = None,
-           base_arms: np.ndarray | None = None, stale: bool = False,
-           agreement: tuple[float | None, float | None] = (None, None),
-           positions: tuple[np.ndarray, np.ndarray] | None = None, whole_model: bool = False,
-           run_log: bool = True, slow_starts: np.ndarray | None = None, more_runs_follow: bool = False) -> None:
+@dataclass
+class _Runs:
+    """A speed row's runs as judge_speed works on them: the row's values on each side, the model's arms (own: both
+    sides, base: the baseline's) with their positions in the job, and the slow-mode starts set aside from them."""
+
+    b: list[float]
+    c: list[float]
+    own_arms: np.ndarray | None
+    base_arms: np.ndarray | None
+    own_at: np.ndarray | None
+    base_at: np.ndarray | None
+    trim: bool
+    slow: np.ndarray | None = None
+    kept: tuple[np.ndarray, np.ndarray] | None = None  # the runs the shift test kept, per side
+
+    @property
+    def has_own(self) -> bool:
+        return self.own_arms is not None and bool(self.own_arms.size)
+
+    def log(self) -> tuple[np.ndarray, np.ndarray]:
+        return np.log(np.asarray(self.b, dtype=float))[None], np.log(np.asarray(self.c, dtype=float))[None]
+
+
+def judge_speed(row: Draft, metric: MetricSpec, noise: SpeedNoise | None, cross_job: bool,
+                stale_notes: tuple[str, ...] = (), *, sources: str = "", own_arms: np.ndarray | None = None,
+                base_arms: np.ndarray | None = None, stale: bool = False,
+                agreement: tuple[float | None, float | None] = (None, None),
+                positions: tuple[np.ndarray, np.ndarray] | None = None, whole_model: bool = False,
+                run_log: bool = True, slow_starts: np.ndarray | None = None, more_runs_follow: bool = False) -> None:
     """`positions`: where own_arms' and base_arms' runs sat in the job (one job only: gate.stats.drift).
     `whole_model`: every workload of the model is complete on both sides, so own_arms alternate base, candidate
     workload by workload and slow-mode server starts can be told (gate.stats.slowmode). `run_log`: the job's run
@@ -148,138 +199,184 @@ def judge_speed(row: Draft, metric: MetricSpec, noise: SpeedNoise | None, cross_
     speed row of the model where the runs match; else they are found on the row's own metric. `more_runs_follow`:
     `gate run`'s first look, where one worse candidate run makes the row unstable (gate.stats.speed)."""
     own_at, base_at = positions if positions is not None else (None, None)
-    calibration = noise  # `noise` becomes the σ in use below; the calibration's wild runs stay evidence
-    b, c = row.baseline.present, row.candidate.present
     plain_delta(row)
-    missing = [name for name, values in (("baseline", b), ("candidate", c)) if not values or any(v <= 0 for v in values)]
+    runs = _Runs(row.baseline.present, row.candidate.present, own_arms, base_arms, own_at, base_at,
+                 trim=cross_job or own_arms is None or trims(own_arms, run_log))
+    if _missing_values(row, metric, runs):
+        return
+    row.floor_rel = metric.floor_rel or 0.0
+    _set_slow_starts_aside(row, runs, metric.higher_is_better, cross_job, whole_model, slow_starts)
+    if not cross_job and runs.has_own:
+        in_use, source = _noise_in_one_job(row, runs, noise, stale, agreement, stale_notes)
+    else:
+        in_use, source = _noise_across_jobs(row, runs, noise, cross_job, stale, metric.gated)
+    _blocker_evidence(row, in_use)
+    if in_use is not None and in_use.usable:
+        # `noise`, the calibration, stays evidence of the host's wild runs
+        _test_shift(row, metric, runs, in_use, noise, cross_job, more_runs_follow)
+        row.method = _method(in_use, source, sources, cross_job)
+        _set_aside_notes(row, runs)
+    else:
+        _ratio_of_means(row, metric, runs)
+    if not metric.gated:
+        row.notes.append("shown, not gated")
+
+
+def _missing_values(row: Draft, metric: MetricSpec, runs: _Runs) -> bool:
+    """A side without a positive value in every run: INCOMPLETE, not tested."""
+    missing = [name for name, values in (("baseline", runs.b), ("candidate", runs.c))
+               if not values or any(v <= 0 for v in values)]
     if missing:
         row.verdict = Verdict.INCOMPLETE
         row.method = "not tested: missing values"
         row.notes.append(f"{' and '.join(missing)}: a run has no positive value for {metric.name}")
-        return
-    row.floor_rel = metric.floor_rel or 0.0
-    higher = metric.higher_is_better
-    source = ""
-    slow = None
-    trim = cross_job or own_arms is None or trims(own_arms, run_log)
-    if not trim:
-        assert own_arms is not None
-        least = int((~np.isnan(own_arms)).sum(axis=-1)[(~np.isnan(own_arms)).any(axis=-1)].min(initial=own_arms.shape[-1]))
+    return bool(missing)
+
+
+def _set_slow_starts_aside(row: Draft, runs: _Runs, higher: bool, cross_job: bool, whole_model: bool,
+                           slow_starts: np.ndarray | None) -> None:
+    """Slow-mode server starts are found first and left out of everything after, σ included (gate.stats.slowmode);
+    candidate runs with every workload slower alike are counted (an escaped slow mode still bars a FAIL). Untrimmed
+    arms (gate.stats.speed.trims) look for no slow start, and the row says so."""
+    own = runs.own_arms
+    matches = whole_model and own is not None and own.shape[-1] == len(runs.b) == len(runs.c)
+    if not runs.trim:
+        assert own is not None
+        present = ~np.isnan(own)
+        least = int(present.sum(axis=-1)[present.any(axis=-1)].min(initial=own.shape[-1]))
         row.notes.append(UNTRIMMED.format(runs=least, least=MIN_RUNS_TO_TRIM))
-        if whole_model and own_arms.shape[-1] == len(b) == len(c):  # an escaped slow mode still bars a FAIL
-            alike = whole_model_slower(own_arms, higher_is_better=higher)
-            row.slower_alike = (int(alike.sum()), int((~np.isnan(own_arms[1::2])).all(axis=0).sum()))
-    elif not cross_job and whole_model and own_arms is not None and own_arms.shape[-1] == len(b) == len(c):
-        # slow-mode server starts are found first and left out of everything after, σ included (gate.stats.slowmode)
-        if slow_starts is not None and slow_starts.shape == own_arms.shape[:-2] + (2, own_arms.shape[-1]):
-            slow, steady = slow_starts, steady_given(own_arms, own_at, slow_starts)
-        else:
-            slow, steady = find_slow_starts(own_arms, own_at, higher_is_better=higher)  # drift, warm-up: no slow mode
-        own_arms = fast_mode(own_arms, slow)
-        alike = whole_model_slower(fast_mode(steady, slow), higher_is_better=higher)
-        row.slower_alike = (int(alike.sum()), int((~np.isnan(own_arms[1::2])).all(axis=0).sum()))
-        if base_arms is not None and base_arms.size and base_arms.shape[-1] == slow.shape[-1]:
-            base_arms = np.where(slow[0], np.nan, base_arms)
-    if not cross_job and own_arms is not None and own_arms.size:
-        # One job: the A/B's own runs carry σ; a fresh calibration that agrees adds degrees of freedom.
-        usable = noise if noise is not None and noise.usable else None
-        upper, lower = agreement
-        in_use, code, p_agree = own_noise(own_arms, usable, stale=stale and usable is not None,
-                                          agreement=None if upper is None else np.asarray(upper),
-                                          positions=own_at, agreement_low=None if lower is None else np.asarray(lower),
-                                          trim=trim)
-        source = SOURCE_TEXT[int(code)]
-        if int(code) == OWN_DISAGREES:
-            noisier = lower is not None and lower < AGREEMENT_LOW_P
-            level = AGREEMENT_LOW_P if noisier else AGREEMENT_P
-            source += (f" (the calibration is noisier than the runs: F test over the model's gated speed metrics "
-                       f"p = {float(p_agree):.2g} < {level})" if noisier else
-                       f" (F test over the model's gated speed metrics p = {float(p_agree):.2g} < {AGREEMENT_P})"
-                       if upper is not None else f" (F test p = {float(p_agree):.2g} < {AGREEMENT_P})")
-        noise = in_use if in_use.sigma_df > 0 else None
-        row.fail_blockers = fail_blockers(noise, len(b), len(c), cross_job=False)
-        row.notes.extend(extra_blockers)  # in one job: why a stale calibration was left out (it blocks nothing)
-    else:
-        row.fail_blockers = fail_blockers(noise, len(b), len(c), cross_job=cross_job) + (extra_blockers if noise else ())
-        row.across_jobs = cross_job and metric.gated
-        if noise is not None and noise.usable and own_arms is not None and own_arms.size:
-            # Across jobs the test rests on the calibration's σ; where the sides' own spread is larger beyond
-            # chance, their σ takes the within-job part (gate.stats.speed.across_jobs_noise), and the row says so.
-            calibrated = noise
-            noise, p_cross = across_jobs_noise(own_arms, calibrated)
-            if noise.sigma != calibrated.sigma:
-                source = "the sides' own runs, within each job (their spread is larger than the calibration's)"
-                row.fail_blockers += (f"the sides' own spread disagrees with the calibration's σ (F test p = "
-                                      f"{float(p_cross):.2g} < {AGREEMENT_P}): σ from their runs",)
-    if noise is not None and noise.usable:
-        gap_sigma = baseline_sigma(base_arms, base_at, trim=trim) if base_arms is not None and base_arms.size else None
-        test = shift_test(np.log(np.asarray(b, dtype=float))[None], np.log(np.asarray(c, dtype=float))[None], noise,
-                          higher_is_better=higher, cross_job=cross_job, gap_sigma=gap_sigma,
-                          slow_mode=None if slow is None else slow[None], more_runs_follow=more_runs_follow,
-                          wild_share=host_wild_share(base_arms, noise, calibration, gap_sigma,
-                                                     None if slow is None or base_arms is None
-                                                     or base_arms.shape[-1] != slow.shape[-1] else slow[0]))
-        low, high = test.ratio_ci(higher)
-        row.basis = Basis.CALIBRATED
-        row.p_value, row.ci, row.ci_kind = float(test.p[0]), (float(low[0]), float(high[0])), "ratio"
-        row.worse_rel = float(test.worse_rel[0])
-        row.delta_rel = math.exp(-float(test.worse[0]) if higher else float(test.worse[0])) - 1
-        row.sigma, row.df, row.se = float(noise.sigma), int(round(float(test.df[0]))), float(test.se[0])
-        row.family = "speed" if metric.gated else None
-        if source and cross_job:
-            row.method = (f"log-scale t, run-to-run σ {float(noise.sigma):.2%} from {source}, df {int(noise.sigma_df)}, "
-                          "job effect from the calibration, across jobs")
-        elif source:
-            row.method = (f"log-scale t, run-to-run σ {float(noise.sigma):.2%} from {source}, "
-                          f"df {int(noise.sigma_df)}, one job")
-        else:
-            row.method = (f"log-scale t, run-to-run σ {float(noise.sigma):.2%} pooled over the model's workloads "
-                          f"({sources + ', ' if sources else ''}df {noise.sigma_df}), across jobs")
-        if own_arms is not None and own_arms.size:
-            # gate.judging.compare holds it to the look's level: a FAIL must show on the A/B's own runs alone
-            p_own, se_own, df_own = own_runs_test(np.log(np.asarray(b, dtype=float))[None],
-                                                  np.log(np.asarray(c, dtype=float))[None], own_arms,
-                                                  higher_is_better=higher, positions=own_at, trim=trim)
-            row.p_own, row.own_se_df = float(p_own[0]), (float(se_own[0]), float(df_own[0]))
-        if test.favourable_set_aside[0]:
-            row.fail_blockers += ("a candidate run better than the others was set aside: its runs disagree; "
-                                  "re-measure",)
-        if test.worse_set_aside[0] or test.split_cand[0] or test.intermittent[0]:
-            row.unstable = True
-            row.fail_blockers += ("unstable: " + ("a third or more of the candidate's runs were set aside as worse"
-                                                  if test.worse_set_aside[0] else
-                                                  "the candidate's runs fall in two clusters" if test.split_cand[0] else
-                                                  "a third or more of the candidate's runs are worse than the baseline's "
-                                                  "median by more than the outlier limit, the others are not "
-                                                  "(intermittent)") + "; WARN at least",)
-        if slow is not None and slow.any():
-            starts = "; ".join(f"{side} run{'s' if slow[k].sum() > 1 else ''} "
-                               + ", ".join(str(i + 1) for i in np.flatnonzero(slow[k]))
-                               for k, side in enumerate(("baseline", "candidate")) if slow[k].any())
-            row.notes.append(f"{int(slow.sum())} slow-mode server start{'s' if slow.sum() > 1 else ''} set aside "
-                             f"({starts}): every workload of the model was slower in that run; judged on the fast mode")
-        for arm, (side, values, kept) in enumerate((("baseline", b, test.kept_base[0]),
-                                                    ("candidate", c, test.kept_cand[0]))):
-            median = float(np.median(np.asarray(values, dtype=float)))
-            for index in np.flatnonzero(~kept & (slow[arm] == 0 if slow is not None else True)):
-                row.notes.append(f"{side} run {index + 1} set aside ({values[index]:.4g}, {values[index] / median - 1:+.0%} "
-                                 "from its arm's median): one wild run must not decide")
-        if not metric.gated:
-            row.notes.append("shown, not gated")
-        elif row.fail_blockers:
-            row.notes.append(CAN_WARN_AT_MOST + "; ".join(row.fail_blockers))
+        if matches:
+            alike = whole_model_slower(own, higher_is_better=higher)
+            row.slower_alike = (int(alike.sum()), int((~np.isnan(own[1::2])).all(axis=0).sum()))
         return
-    ratio, _ = ratio_policy(b, c, higher_is_better=higher, tolerance=row.floor_rel)
+    if cross_job or not matches:
+        return
+    assert own is not None
+    if slow_starts is not None and slow_starts.shape == own.shape[:-2] + (2, own.shape[-1]):
+        slow, steady = slow_starts, steady_given(own, runs.own_at, slow_starts)
+    else:
+        slow, steady = find_slow_starts(own, runs.own_at, higher_is_better=higher)  # drift, warm-up: no slow mode
+    runs.own_arms = fast_mode(own, slow)
+    runs.slow = slow
+    alike = whole_model_slower(fast_mode(steady, slow), higher_is_better=higher)
+    row.slower_alike = (int(alike.sum()), int((~np.isnan(runs.own_arms[1::2])).all(axis=0).sum()))
+    if runs.base_arms is not None and runs.base_arms.size and runs.base_arms.shape[-1] == slow.shape[-1]:
+        runs.base_arms = np.where(slow[0], np.nan, runs.base_arms)
+
+
+def _noise_in_one_job(row: Draft, runs: _Runs, noise: SpeedNoise | None, stale: bool,
+                      agreement: tuple[float | None, float | None],
+                      stale_notes: tuple[str, ...]) -> tuple[SpeedNoise | None, str]:
+    """One job: the A/B's own runs carry σ; a fresh calibration that agrees adds degrees of freedom. The σ in use
+    and where it came from, in words."""
+    assert runs.own_arms is not None
+    usable = noise if noise is not None and noise.usable else None
+    upper, lower = agreement
+    in_use, code, p_agree = own_noise(runs.own_arms, usable, stale=stale and usable is not None,
+                                      agreement=None if upper is None else np.asarray(upper),
+                                      positions=runs.own_at, agreement_low=None if lower is None else np.asarray(lower),
+                                      trim=runs.trim)
+    source = SOURCE_TEXT[int(code)]
+    if int(code) == OWN_DISAGREES:
+        noisier = lower is not None and lower < AGREEMENT_LOW_P
+        level = AGREEMENT_LOW_P if noisier else AGREEMENT_P
+        source += (f" (the calibration is noisier than the runs: F test over the model's gated speed metrics "
+                   f"p = {float(p_agree):.2g} < {level})" if noisier else
+                   f" (F test over the model's gated speed metrics p = {float(p_agree):.2g} < {AGREEMENT_P})"
+                   if upper is not None else f" (F test p = {float(p_agree):.2g} < {AGREEMENT_P})")
+    found = in_use if in_use.sigma_df > 0 else None
+    row.blockers = speed_blockers(found, len(runs.b), len(runs.c), cross_job=False)
+    row.notes.extend(stale_notes)  # in one job: why a stale calibration was left out (it blocks nothing)
+    return found, source
+
+
+def _noise_across_jobs(row: Draft, runs: _Runs, noise: SpeedNoise | None, cross_job: bool, stale: bool,
+                       gated: bool) -> tuple[SpeedNoise | None, str]:
+    """Across jobs (or without the A/B's own runs) the test rests on the calibration's σ; where the sides' own
+    spread is larger beyond chance, their σ takes the within-job part (gate.stats.speed.across_jobs_noise), and
+    the row says so. A stale calibration still in use blocks a FAIL (the header names why it is stale)."""
+    row.blockers = speed_blockers(noise, len(runs.b), len(runs.c), cross_job=cross_job) + (
+        (CannotFail.CALIBRATION_STALE,) if cross_job and stale and noise else ())
+    row.across_jobs = cross_job and gated
+    if noise is None or not noise.usable or not runs.has_own:
+        return noise, ""
+    assert runs.own_arms is not None
+    in_use, p_cross = across_jobs_noise(runs.own_arms, noise)
+    if in_use.sigma == noise.sigma:
+        return in_use, ""
+    row.blockers += (CannotFail.SPREAD_ABOVE_CALIBRATION,)
+    row.notes.append(f"the sides' own spread disagrees with the calibration's σ (F test p = "
+                     f"{float(p_cross):.2g} < {AGREEMENT_P}): σ from their runs")
+    return in_use, "the sides' own runs, within each job (their spread is larger than the calibration's)"
+
+
+def _test_shift(row: Draft, metric: MetricSpec, runs: _Runs, noise: SpeedNoise, calibration: SpeedNoise | None,
+                cross_job: bool, more_runs_follow: bool) -> None:
+    """The log-scale shift test on the σ in use (gate.stats.speed.shift_test), and the A/B's own-runs test a FAIL
+    must also pass (gate.judging.compare holds it to the look's level)."""
+    higher, slow, base_arms = metric.higher_is_better, runs.slow, runs.base_arms
+    gap_sigma = baseline_sigma(base_arms, runs.base_at, trim=runs.trim) if base_arms is not None and base_arms.size \
+        else None
+    base_slow = None if slow is None or base_arms is None or base_arms.shape[-1] != slow.shape[-1] else slow[0]
+    log_b, log_c = runs.log()
+    test = shift_test(log_b, log_c, noise, higher_is_better=higher, cross_job=cross_job, gap_sigma=gap_sigma,
+                      slow_mode=None if slow is None else slow[None], more_runs_follow=more_runs_follow,
+                      wild_share=host_wild_share(base_arms, noise, calibration, gap_sigma, base_slow))
+    low, high = test.ratio_ci(higher)
+    row.basis = Basis.CALIBRATED
+    row.p_value, row.ci, row.ci_kind = float(test.p[0]), (float(low[0]), float(high[0])), "ratio"
+    row.worse_rel = float(test.worse_rel[0])
+    row.delta_rel = math.exp(-float(test.worse[0]) if higher else float(test.worse[0])) - 1
+    row.sigma, row.df, row.se = float(noise.sigma), int(round(float(test.df[0]))), float(test.se[0])
+    row.family = "speed" if metric.gated else None
+    if runs.own_arms is not None and runs.own_arms.size:
+        p_own, se_own, df_own = own_runs_test(log_b, log_c, runs.own_arms, higher_is_better=higher,
+                                              positions=runs.own_at, trim=runs.trim)
+        row.p_own, row.own_se_df = float(p_own[0]), (float(se_own[0]), float(df_own[0]))
+    if test.favourable_set_aside[0]:
+        row.blockers += (CannotFail.BETTER_RUN_SET_ASIDE,)
+    if test.worse_set_aside[0] or test.split_cand[0] or test.intermittent[0]:
+        row.unstable = True
+        row.blockers += (CannotFail.WORSE_RUNS_SET_ASIDE if test.worse_set_aside[0] else
+                         CannotFail.RUNS_SPLIT if test.split_cand[0] else CannotFail.INTERMITTENT,)
+    runs.kept = (test.kept_base[0], test.kept_cand[0])
+
+
+def _method(noise: SpeedNoise, source: str, sources: str, cross_job: bool) -> str:
+    """How the row was tested, in words: σ, where it came from, its df, one job or across jobs."""
+    sigma = f"log-scale t, run-to-run σ {float(noise.sigma):.2%}"
+    if source and cross_job:
+        return f"{sigma} from {source}, df {int(noise.sigma_df)}, job effect from the calibration, across jobs"
+    if source:
+        return f"{sigma} from {source}, df {int(noise.sigma_df)}, one job"
+    return f"{sigma} pooled over the model's workloads ({sources + ', ' if sources else ''}df {noise.sigma_df}), across jobs"
+
+
+def _set_aside_notes(row: Draft, runs: _Runs) -> None:
+    """The slow-mode starts and the wild runs left out of the test, each named."""
+    slow = runs.slow
+    assert runs.kept is not None
+    if slow is not None and slow.any():
+        starts = "; ".join(f"{side} run{'s' if slow[k].sum() > 1 else ''} "
+                           + ", ".join(str(i + 1) for i in np.flatnonzero(slow[k]))
+                           for k, side in enumerate(("baseline", "candidate")) if slow[k].any())
+        row.notes.append(f"{int(slow.sum())} slow-mode server start{'s' if slow.sum() > 1 else ''} set aside "
+                         f"({starts}): every workload of the model was slower in that run; judged on the fast mode")
+    for arm, (side, values, kept) in enumerate((("baseline", runs.b, runs.kept[0]), ("candidate", runs.c, runs.kept[1]))):
+        median = float(np.median(np.asarray(values, dtype=float)))
+        for index in np.flatnonzero(~kept & (slow[arm] == 0 if slow is not None else True)):
+            row.notes.append(f"{side} run {index + 1} set aside ({values[index]:.4g}, {values[index] / median - 1:+.0%} "
+                             "from its arm's median): one wild run must not decide")
+
+
+def _ratio_of_means(row: Draft, metric: MetricSpec, runs: _Runs) -> None:
+    """No usable σ: the maintainers' ratio policy against the floor, WARN at most (gate.stats.performance)."""
+    higher = metric.higher_is_better
+    ratio, _ = ratio_policy(runs.b, runs.c, higher_is_better=higher, tolerance=row.floor_rel or 0.0)
     row.basis = Basis.UNCALIBRATED
     row.method = f"uncalibrated: ratio of means against the {row.floor_rel:.0%} floor"
     row.tolerance = row.floor_rel
     row.delta_rel = ratio - 1
     row.worse_rel = (1 / ratio - 1) if higher else ratio - 1
-    if not metric.gated:
-        row.notes.append("shown, not gated")
-    else:
-        row.notes.append(CAN_WARN_AT_MOST + "; ".join(row.fail_blockers))
-        if row.worse_rel >= row.floor_rel:
-            row.verdict = Verdict.WARN
-
-
+    if metric.gated and row.worse_rel >= (row.floor_rel or 0.0):
+        row.verdict, row.warn_cause = Verdict.WARN, WarnCause.OVER_FLOOR

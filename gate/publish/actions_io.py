@@ -14,6 +14,7 @@ from typing import Iterable, Mapping
 from gate.formats.errors import GateError
 from gate.formats.report import Row
 from gate.render import escape
+from gate.render.reasons import cause_line
 
 # GitHub shows at most 10 errors and 10 warnings per step; the rest are dropped silently.
 MAX_ANNOTATIONS_PER_LEVEL = 10
@@ -76,6 +77,7 @@ def _row_message(row: Row) -> str:
         parts.append(f"change {row.delta_rel * 100:+.2f}%")
     if row.p_value is not None:
         parts.append(f"p={_num(row.p_value)}")
+    parts.append(cause_line(row)[:500])  # the cause, the number that decided it, the next step (issue 49)
     if row.notes:
         parts.append("; ".join(row.notes)[:500])
     return "; ".join(parts)

@@ -27,10 +27,9 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Callable, Mapping, Sequence
 
-from gate.formats.acceptance import Acceptance
+from gate.formats.acceptance import ACCEPT_LABEL, Acceptance
 from gate.formats.config import Suite
 
-ACCEPT_LABEL = "asr-gate-accept"
 WRITE_PERMISSIONS = ("admin", "maintain", "write")
 # The whole first line of the comment, nothing before the slash: never inside a code block, a quote or HTML.
 _ACCEPT_COMMAND = re.compile(r"/asr-gate[ \t]+accept[ \t]+([A-Za-z0-9_]+)[ \t]+(\S.*)")

@@ -15,7 +15,6 @@ from gate.formats.report import (
     Row,
     SideStats,
 )
-from gate.formats.verdict import Verdict
 from gate.render.escape import md, plain
 
 
@@ -171,81 +170,9 @@ def fmt_pcol(row: Row) -> str:
     if row.p_value is None:
         return f"n/a ({row.basis.value})" if row.basis in (Basis.UNCALIBRATED, Basis.FALLBACK) else "—"
     text = fmt_p(row.p_value)
-    if row.p_adjusted is not None:
-        text += f" (adj {fmt_p(row.p_adjusted)})"
+    if row.p_adjusted is not None:  # the q a WARN is decided on beside it (issue 49: a pass on q > level shows it)
+        text += f" (adj {fmt_p(row.p_adjusted)}" + (f", q {fmt_p(row.q_value)})" if row.q_value is not None else ")")
     return text
-
-
-# Notes the plain reason leaves to the folded statistics (or says in its own words)
-_STATISTICS_NOTES = ("can WARN at most", "to decide: ", "blind below", "tested without", "fallback (", "shown, not gated",
-                     "sign test")
-
-
-def _half_width(row: Row) -> float | None:
-    """The ± of a reason: half the width of the row's 95% CI (relative for speed, absolute for accuracy)."""
-    return None if row.ci is None else (row.ci[1] - row.ci[0]) / 2
-
-
-def fmt_reason(row: Row) -> str:
-    """Why a row got its verdict in plain words (issue 39): what moved, against what noise allows, by how much
-    (± the 95% half-width) and p; the statistics behind it are `fmt_why`, shown folded below."""
-    if row.verdict in (Verdict.INCOMPLETE, Verdict.NOT_COMPARABLE):
-        return fmt_why(row)
-    flagged = row.verdict in (Verdict.FAIL, Verdict.WARN)
-    half = _half_width(row)
-    if row.kind == "speed" and row.basis is Basis.CALIBRATED and row.worse_rel is not None and half is not None:
-        moved = row.delta_rel if row.delta_rel is not None else row.worse_rel  # as the Change column shows it
-        size = f"{abs(moved):.1%} ± {half:.1%}, p {fmt_p(row.p_value)}"
-        words = ("slower than run-to-run noise allows" if flagged and row.worse_rel > 0 else
-                 "slower, within run-to-run noise" if row.worse_rel > 0 else "not slower")
-        text = f"{words}: {size}"
-    elif row.kind == "accuracy" and row.basis is Basis.PAIRED and row.delta_abs is not None and half is not None:
-        size = f"{row.delta_abs * 100:+.3f} pp ± {half * 100:.3f} pp, p {fmt_p(row.p_value)}"
-        words = ("more errors than transcript churn explains" if flagged and row.delta_abs > 0 else
-                 "more errors, within transcript churn" if row.delta_abs > 0 else "no more errors")
-        text = f"{words}: {size}"
-    elif row.basis is Basis.IDENTICAL:
-        text = "identical errors on every utterance"
-    elif row.basis is Basis.UNCALIBRATED and row.worse_rel is not None:
-        moved = row.delta_rel if row.delta_rel is not None else row.worse_rel
-        text = (f"{abs(moved):.1%} {'slower' if row.worse_rel > 0 else 'faster'} by the ratio of means, "
-                f"against the {row.tolerance or 0:.0%} floor (no noise estimate)")
-    elif row.basis is Basis.FALLBACK and row.delta_abs is not None and row.tolerance is not None:
-        text = (f"{row.delta_abs * 100:+.3f} pp against the maintainers' tolerance of +{row.tolerance * 100:g} pp "
-                "(no per-utterance pairing)")
-    else:
-        return fmt_why(row)
-    if flagged:  # what else decided a flagged row (a newly catastrophic utterance, a run set aside) stays in sight
-        text += "".join(f"; {n}" for n in row.notes if not n.startswith(_STATISTICS_NOTES))
-    if any(n.startswith("can WARN at most") for n in row.notes):
-        text += "; can WARN at most"
-    if row.blind and row.mde is not None:
-        text += (f"; blind below {row.mde:.1%}" if row.kind == "speed" else f"; blind below {row.mde * 100:.2g} pp")
-    step = next((n for n in row.notes if n.startswith("to decide: ")), None)
-    return f"{text}; {step}" if step else text
-
-
-def fmt_why(row: Row) -> str:
-    """Why a row got its verdict, in plain words: the notes, then the method and what it rests on."""
-    if row.verdict is Verdict.INCOMPLETE:
-        return "not tested: incomplete coverage (see Coverage)"
-    if row.verdict is Verdict.NOT_COMPARABLE:  # its test result would not mean anything
-        note = row.notes[0] if row.notes else "the setups differ"
-        return f"{note.removeprefix('not comparable: ')} (see Environment)"
-    parts = [n for n in row.notes if not n.startswith("to decide: ")]  # the plain reason names the step
-    method = row.method
-    if row.p_adjusted is not None:
-        method += ", Holm"
-    parts.append(method)
-    if row.n_worse is not None and (row.n_worse or row.n_better):
-        parts.append(f"{row.n_worse} worse, {row.n_better} better")
-    if row.basis is Basis.PAIRED and row.floor_abs is not None and row.floor_rel is not None:
-        parts.append(f"floors {row.floor_abs * 100:.2f} pp and {row.floor_rel:.0%}")
-    elif row.basis is Basis.CALIBRATED and row.floor_rel is not None:
-        parts.append(f"floor {row.floor_rel:.0%}")
-    elif row.tolerance is not None and row.basis is not Basis.UNCALIBRATED:  # its method names the floor already
-        parts.append(f"tolerance {row.tolerance * 100:.2f} pp" if row.kind == "accuracy" else f"tolerance {row.tolerance:.0%}")
-    return "; ".join(parts)
 
 
 LOOK_REASONS_SHOWN = 2  # reasons per look on a Looks line (the report keeps them all)

@@ -46,11 +46,9 @@ from gate.render.cells import (
     fmt_model_detects,
     fmt_p,
     fmt_pcol,
-    fmt_reason,
     fmt_share,
     fmt_spread,
     fmt_value,
-    fmt_why,
     metric_name,
     reason_words,
     short_commit,
@@ -58,6 +56,7 @@ from gate.render.cells import (
 )
 from gate.render.escape import md, md_excerpt, plain
 from gate.render.excerpt import changed_words, excerpt_start
+from gate.render.reasons import accept_line, cause_line, row_step, statistics_line
 
 COMMENT_MARKER = "<!-- asr-regression-gate: {suite} -->"  # gate.publish.github finds the sticky comment by it
 EXCERPT_CHARS = 160
@@ -138,6 +137,7 @@ class View:
     incomplete_workloads: list[WorkloadMetrics]
     leads: list[Lead]
     why_lines: list[WhyLine]
+    accept: str  # how to accept the FAILs, and re-measure them (reasons.accept_line); empty without one
     notes: list[NoteLine]
     coverage: list[CoverageEntry]
     incomplete_coverage: list[CoverageEntry]
@@ -211,7 +211,8 @@ def _view(report: Report, folded: tuple[str, ...] = (), trends: Mapping[tuple[st
         changed=changed,
         incomplete_workloads=incomplete_workloads,
         leads=_leads(not_passing, models),
-        why_lines=_why_lines(changed),
+        why_lines=_why_lines(changed, report),
+        accept=accept_line(list(dict.fromkeys(r.model for r in changed if r.verdict is Verdict.FAIL))),
         notes=notes,
         coverage=coverage,
         incomplete_coverage=incomplete_coverage,
@@ -227,8 +228,7 @@ def _view(report: Report, folded: tuple[str, ...] = (), trends: Mapping[tuple[st
                              dict.fromkeys(d.kind for d in differences if d.blocking and not d.within)),
         improved_rows=[r for r in rows if r.improved],
         blind_passes=[r for r in rows if _blind_pass(r)],
-        decide_steps=list(dict.fromkeys(n.removeprefix("to decide: ") for r in rows if r.next_step
-                                        for n in r.notes if n.startswith("to decide: "))),
+        decide_steps=list(dict.fromkeys(step for r in rows if (step := row_step(r)) is not None)),
         folded=folded,
         folded_words=[FOLD_WORDS[f] for f in folded if _present(f, report, packages, incomplete_coverage, flagged)],
         utterances=[(u, excerpt_start(u, EXCERPT_CHARS)) for u in shown_utterances],
@@ -283,11 +283,11 @@ def _leads(rows: Sequence[Row], models: dict[str, list[Row]]) -> list[Lead]:
             for verdict, workloads in leads.items()]
 
 
-def _why_lines(rows: Sequence[Row]) -> list[WhyLine]:
+def _why_lines(rows: Sequence[Row], report: Report) -> list[WhyLine]:
     """One line per (workload, reason): six metrics of one incomplete workload say why once."""
     merged: dict[tuple[str, str, str], WhyLine] = {}
     for row in rows:
-        why, stats = fmt_reason(row), fmt_why(row)
+        why, stats = cause_line(row, report.statistics), statistics_line(row)
         merged.setdefault((row.workload, why, stats),
                           WhyLine(row.workload, why, [], "" if stats == why else stats)).metrics.append(row.metric)
     return list(merged.values())
@@ -333,7 +333,7 @@ def environment() -> jinja2.Environment:
             undefined=jinja2.StrictUndefined, autoescape=False, trim_blocks=True, lstrip_blocks=True,
             keep_trailing_newline=True)
         env.filters.update(md=md, plain=plain, value=fmt_value, spread=fmt_spread, delta=fmt_delta, ci=fmt_ci,
-                           p=fmt_p, share=fmt_share, pcol=fmt_pcol, why=fmt_reason, stats=fmt_why, errors=fmt_errors,
+                           p=fmt_p, share=fmt_share, pcol=fmt_pcol, why=cause_line, stats=statistics_line, errors=fmt_errors,
                            commit=short_commit, all_of=all_of, excerpt=md_excerpt, means=fmt_means,
                            coverage_side=fmt_coverage_side, changed_words=changed_words, num=_num_filter, pct=_pct_filter,
                            looks_line=fmt_looks, metric=metric_name, env_kind=env_kind, reason=reason_words,

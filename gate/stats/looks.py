@@ -114,7 +114,8 @@ def _not_comparable(rows: Iterable[Any]) -> LookDecision | None:
     found = [r for r in rows if _verdict(r) == "not comparable"]
     if not found:
         return None
-    why = (found[0].notes[0] if getattr(found[0], "notes", None) else "not comparable")
+    differs = getattr(found[0], "differs", ())
+    why = f"not comparable: {', '.join(differs)} differ" if differs else "not comparable"
     more = f" (+{len(found) - 1} more rows)" if len(found) > 1 else ""
     return LookDecision("undecided", (f"{_name(found[0])}: {why}{more}; a row that could not be judged is "
                                       "undecided, never a pass",))

@@ -10,7 +10,7 @@ gate.stats.speed.
 from __future__ import annotations
 
 import math
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Sequence
 
 import numpy as np
@@ -72,32 +72,8 @@ def calibrate(pairs: Sequence[tuple[Sequence[float], Sequence[float]]],
         padded[k, :len(arm)] = arm
     fitted, terms = _without_drift(logged, cross_job, padded)
     kept = robust_sd(fitted)[2] if arms else padded.astype(bool)
-    squares, df, groups, set_aside = 0.0, -terms, 0, 0
-    deltas: list[float] = []
-    cross: list[tuple[float, float]] = []
-    index = 0
-    for (y_a, y_b), across in zip(logged, cross_job, strict=True):
-        means: list[float | None] = []
-        sizes: list[int] = []
-        for y in (y_a, y_b):
-            if y is None or len(y) == 0:
-                means.append(None)
-                continue
-            keep = y[kept[index, :len(y)]]
-            residual = fitted[index, :len(y)][kept[index, :len(y)]]
-            index += 1
-            set_aside += len(y) - len(keep)
-            if len(keep) >= 2:
-                squares += float(((residual - residual.mean()) ** 2).sum())
-                df += len(keep) - 1
-                groups += 1
-            means.append(float(keep.mean()))
-            sizes.append(len(keep))
-        if means[0] is not None and means[1] is not None:
-            delta = means[1] - means[0]
-            deltas.append(delta)
-            if across:
-                cross.append((delta, 1 / sizes[0] + 1 / sizes[1]))
+    squares, df, groups, set_aside, deltas, cross = _pooled_arms(logged, cross_job, fitted, kept)
+    df -= terms
     if df <= 0:
         return None
     delta_sd = float(np.sqrt(np.mean(np.square(deltas)))) if len(deltas) >= 2 else None
@@ -106,6 +82,48 @@ def calibrate(pairs: Sequence[tuple[Sequence[float], Sequence[float]]],
                        within_pairs=sum(1 for c in cross_job if not c), cross_pairs=sum(1 for c in cross_job if c),
                        cross_diffs=len(cross), cross_sum_sq=float(sum(d * d for d, _ in cross)),
                        cross_sum_h=float(sum(h for _, h in cross)), set_aside=set_aside)
+
+
+def _pooled_arms(logged: Sequence[tuple[np.ndarray | None, np.ndarray | None]], cross_job: Sequence[bool],
+                 fitted: np.ndarray, kept: np.ndarray
+                 ) -> tuple[float, int, int, int, list[float], list[tuple[float, float]]]:
+    """Over the A/A pairs' arms (fitted's rows, in calibrate's order): Σ squares and df of the kept runs, the arms
+    with two or more, the runs set aside, each pair's difference of means and, across jobs, (difference, h)."""
+    squares, df, groups, set_aside = 0.0, 0, 0, 0
+    deltas: list[float] = []
+    cross: list[tuple[float, float]] = []
+    index = 0
+    for (y_a, y_b), across in zip(logged, cross_job, strict=True):
+        sides: list[_KeptArm | None] = []
+        for y in (y_a, y_b):
+            part = None if y is None or len(y) == 0 else _kept_arm(y, fitted[index, :len(y)], kept[index, :len(y)])
+            sides.append(part)
+            if y is not None and part is not None:
+                index += 1
+                set_aside += len(y) - part.n
+                squares, df, groups = squares + part.squares, df + part.df, groups + int(part.df > 0)
+        first, second = sides
+        if first is not None and second is not None:
+            deltas.append(second.mean - first.mean)
+            if across:
+                cross.append((deltas[-1], 1 / first.n + 1 / second.n))
+    return squares, df, groups, set_aside, deltas, cross
+
+
+@dataclass(frozen=True)
+class _KeptArm:
+    n: int  # runs kept
+    mean: float  # their mean ln(value)
+    squares: float  # Σ squared deviations of their residuals (after the drift terms) from their mean; 0 below two
+    df: int  # n − 1, or 0 below two runs
+
+
+def _kept_arm(y: np.ndarray, residuals: np.ndarray, kept: np.ndarray) -> _KeptArm:
+    """One A/A arm's kept runs: what they add to the pooled σ, and their mean."""
+    keep, residual = y[kept], residuals[kept]
+    if len(keep) < 2:
+        return _KeptArm(len(keep), float(keep.mean()), 0.0, 0)
+    return _KeptArm(len(keep), float(keep.mean()), float(((residual - residual.mean()) ** 2).sum()), len(keep) - 1)
 
 
 def _without_drift(logged: Sequence[tuple[np.ndarray | None, np.ndarray | None]], cross_job: Sequence[bool],

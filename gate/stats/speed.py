@@ -23,14 +23,15 @@ not far noisier than them, AGREEMENT_LOW_P),
 the two are pooled (more df); without a calibration, with a stale
 one, or when the A/B's spread is larger than the calibration's beyond chance, the row stands on its own
 runs alone and says so. Across jobs the calibration stays required (the job effect needs A/A pairs), and the
-row WARNs at most: a whole job running slower cannot be told from a regression there (ACROSS_JOBS).
+row WARNs at most: a whole job running slower cannot be told from a regression there
+(gate.judging.speed_rows.speed_blockers).
 
 A row may FAIL only in one job, with at least MIN_CALIBRATION_DF degrees of freedom behind its σ, at least two
 runs per side, when no candidate run better than the others was set aside, and when the same shift on σ from
 the A/B's own runs alone (`own_runs_p`) has p at most the look's α, or, at the first look of `gate run`, the
 look's α over the model's gated speed rows (gate.judging.compare applies it;
-gate.stats.thresholds.Thresholds.own_runs_bonferroni says why); otherwise it can WARN at most (`fail_blockers`,
-gate.judging.speed_rows and gate.judging.compare say why). The row is unstable (WARN at least, never
+gate.stats.thresholds.Thresholds.own_runs_bonferroni says why); otherwise it can WARN at most
+(gate.judging.speed_rows.speed_blockers and gate.judging.compare say why). The row is unstable (WARN at least, never
 FAIL) when two or more, and a third or more, of the candidate's runs were set aside as worse, when its runs split
 in two even clusters, or when they split across a gap with as many in a cluster far worse than the baseline's
 median (`_intermittent`): an intermittent regression must not pass silently, and one wild run is heavy-tailed
@@ -59,12 +60,6 @@ from gate.stats.outliers import MIN_RUNS_TO_TRIM, flag_runs, flag_sigma, plain_s
 
 # A/A pairs the docs advise per runner class: the job-to-job spread a speed row across jobs WARNs on.
 ADVISED_PAIRS = 3
-# Across jobs a speed row WARNs at most. A whole job running slower (another host, a busy neighbour) moves every
-# run of it alike, so one job against another cannot tell it from a regression: with 5% of jobs 10% slow, 11% of
-# no-op nights FAILed (benchmarks/verdict_power.py, m-cross-noop-slowjob). The in-job A/B cancels it; a step that
-# persists over nights is the history's to find (gate.history.changepoints). The outputs say why once, in their
-# header (gate.render.renderer: View.across_jobs); each row names it.
-ACROSS_JOBS = "across jobs: only an in-job A/B (gate run --ab) can FAIL on speed"
 # The A/B's own spread disagrees with the calibration when F = σ²_own/σ²_cal is this unlikely under equal σ.
 AGREEMENT_P = 0.05
 # ... and the calibration disagrees, the other way, when it is noisier than the runs beyond this (issue 36): an A/A
@@ -279,26 +274,8 @@ def standard_error(noise: SpeedNoise, a: np.ndarray | float, *, cross_job: bool)
     var = np.maximum(msd + part_sigma, var_within)
     with np.errstate(all="ignore"):
         df = var ** 2 / (part_sigma ** 2 / sigma_df + msd ** 2 / np.where(pairs > 0, pairs, 1.0))
-    # Without cross-job pairs the within-job SE is all there is (the row says so: fail_blockers).
+    # Without cross-job pairs the within-job SE is all there is (the row says so: gate.judging.speed_rows.speed_blockers).
     return np.sqrt(np.where(usable, var, var_within)), np.where(usable, df, df_within)
-
-
-def fail_blockers(noise: SpeedNoise | None, n_base_runs: int, n_cand_runs: int, *, cross_job: bool) -> tuple[str, ...]:
-    """Why a speed row cannot FAIL (it can WARN at most); empty when it can. In one job `noise` is the σ in use
-    (`own_noise`); across jobs, the calibration."""
-    reasons = []
-    if noise is None:
-        reasons.append("no A/A calibration" if cross_job else "no σ: fewer than two runs in every arm")
-    elif not noise.usable:
-        reasons.append(f"σ has {noise.sigma_df} degrees of freedom (< {MIN_CALIBRATION_DF})")
-    if min(n_base_runs, n_cand_runs) < 2:
-        reasons.append("a side has a single run")
-    if cross_job:
-        reasons.append(ACROSS_JOBS)
-        if noise is not None and noise.cross_pairs < ADVISED_PAIRS:
-            reasons.append(f"across jobs: {noise.cross_pairs} of the {ADVISED_PAIRS} cross-job A/A pairs that measure "
-                           f"the job-to-job spread ({ADVISED_PAIRS - noise.cross_pairs} missing)")
-    return tuple(reasons)
 
 
 def spread(arms: np.ndarray, positions: np.ndarray | None = None, *, trim: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -7,13 +7,12 @@ import pytest
 from gate.examples import DEFAULT_FREEZE, utterance_ids
 from gate.formats.errors import InputError
 from gate.formats.noise_model import Calibration
+from gate.formats.reasons import CannotFail, WarnCause
 from gate.formats.report import NO_RESULTS, Basis, CoverageProblem
 from gate.formats.verdict import Verdict
 from gate.judging.compare import compare
-from gate.judging.speed_rows import CAN_WARN_AT_MOST
 from gate.reading.side_loader import load_side
 from gate.reading.tree_side import side_from_tree
-from gate.stats.speed import ACROSS_JOBS
 from gate.stats.thresholds import Thresholds
 
 PASS, WARN, FAIL, INCOMPLETE, NOT_COMPARABLE = (Verdict.PASS, Verdict.WARN, Verdict.FAIL, Verdict.INCOMPLETE,
@@ -114,7 +113,7 @@ def test_uncalibrated_speed_uses_the_ratio_policy_across_jobs(suite, make_tree):
     row = next(r for r in result.rows if r.workload == QWEN_EN and r.metric == "throughput_samples_per_s")
     # Across jobs without a calibration speed can WARN at most, and the row says so.
     assert row.verdict == WARN and row.basis is Basis.UNCALIBRATED and row.p_value is None
-    assert f"{CAN_WARN_AT_MOST}no A/A calibration; {ACROSS_JOBS}" in row.notes
+    assert row.cannot_fail == (CannotFail.NO_CALIBRATION, CannotFail.ACROSS_JOBS) and row.warn_cause is WarnCause.OVER_FLOOR
 
 
 def test_in_one_job_the_ab_stands_on_its_own_runs(suite, make_tree):
@@ -184,7 +183,7 @@ def test_single_run_sides_are_said_so(suite, sides):
     cand = sides.memory_side(suite, values={QWEN_EN: sides.seedtts_values(rng, n_runs=1)})
     result = compare(base, cand, suite)
     row = next(r for r in result.rows if r.metric == "throughput_samples_per_s")
-    assert "single run" in "; ".join(row.notes)
+    assert CannotFail.SINGLE_RUN in row.cannot_fail
     calibrated = compare(base, cand, suite, calibration=_calibration())  # with sigma known, n=1 is testable
     assert next(r for r in calibrated.rows if r.metric == "throughput_samples_per_s").p_value is not None
 

@@ -13,15 +13,17 @@ from scipy import stats
 
 from gate.cli import cli
 from gate.formats.noise_model import Calibration, Dispersion
+from gate.formats.reasons import CannotFail
 from gate.formats.verdict import Verdict
 from gate.judging.compare import compare
+from gate.judging.speed_rows import speed_blockers
 from gate.stats import decision, looks
 from gate.stats.multiplicity import benjamini_hochberg, bh_array, holm, holm_array
 from gate.stats.outliers import flag_runs
 from gate.stats.overdispersion import excess_df, from_arms, run_variance, widened_p
 from gate.stats.performance import calibrate
 from gate.stats.quality import catastrophic_masks, sign_flip_p, sign_flip_p_batch
-from gate.stats.speed import ACROSS_JOBS, ADVISED_PAIRS, SpeedNoise, fail_blockers, shift_test, standard_error
+from gate.stats.speed import ADVISED_PAIRS, SpeedNoise, shift_test, standard_error
 
 QWEN_EN, QWEN_ZH = "qwen3/asr_en", "qwen3/asr_zh"
 
@@ -101,19 +103,17 @@ def test_the_t_test_matches_statistics_worked_example():
     assert test.p[0] == pytest.approx(0.00175, abs=0.00005)
 
 
-def test_fail_blockers_say_why_a_row_can_only_warn():
+def test_speed_blockers_say_why_a_row_can_only_warn():
     noise = SpeedNoise(sigma=0.01, sigma_df=40, cross_pairs=1)
-    assert fail_blockers(noise, 3, 3, cross_job=False) == ()
-    assert fail_blockers(None, 3, 3, cross_job=True) == ("no A/A calibration", ACROSS_JOBS)
-    (no_sigma,) = fail_blockers(None, 3, 3, cross_job=False)
-    assert no_sigma.startswith("no σ: ") and no_sigma.endswith(" two runs in every arm")
-    assert fail_blockers(noise, 1, 1, cross_job=False) == ("a side has a single run",)
-    across, pairs = fail_blockers(noise, 3, 3, cross_job=True)
-    assert across == ACROSS_JOBS and "in-job A/B (gate run --ab)" in across and "can FAIL on speed" in across
-    assert f"1 of the {ADVISED_PAIRS} cross-job A/A pairs" in pairs and f"({ADVISED_PAIRS - 1} missing)" in pairs
+    assert speed_blockers(noise, 3, 3, cross_job=False) == ()
+    assert speed_blockers(None, 3, 3, cross_job=True) == (CannotFail.NO_CALIBRATION, CannotFail.ACROSS_JOBS)
+    assert speed_blockers(None, 3, 3, cross_job=False) == (CannotFail.NO_SIGMA,)
+    assert speed_blockers(noise, 1, 1, cross_job=False) == (CannotFail.SINGLE_RUN,)
+    assert speed_blockers(SpeedNoise(sigma=0.01, sigma_df=4), 3, 3, cross_job=False) == (CannotFail.FEW_SIGMA_DF,)
+    assert speed_blockers(noise, 3, 3, cross_job=True) == (CannotFail.ACROSS_JOBS, CannotFail.FEW_CROSS_PAIRS)
     # Across jobs, however many pairs and however fresh: a whole job running slower looks like a regression.
     enough = SpeedNoise(sigma=0.01, sigma_df=40, cross_pairs=ADVISED_PAIRS, cross_msd=1e-4, cross_h=2 / 3, cross_df=6)
-    assert fail_blockers(enough, 3, 3, cross_job=True) == (ACROSS_JOBS,)
+    assert speed_blockers(enough, 3, 3, cross_job=True) == (CannotFail.ACROSS_JOBS,)
 
 
 def test_calibration_pools_deltas_about_zero_and_sets_aside_slow_runs():
@@ -332,5 +332,5 @@ def test_accuracy_without_a_dispersion_record_warns_at_most_when_runs_churn(suit
     measured = row(base_errors, churned)
     assert measured.verdict.value == "fail" and "each side's own runs" in measured.method
     warned = row(base_errors[:2], churned[:2])  # 2 + 2 runs: 2 df, under OWN_MIN_DF
-    assert warned.verdict.value == "warn" and any("can WARN at most" in note for note in warned.notes)
+    assert warned.verdict.value == "warn" and warned.cannot_fail == (CannotFail.NO_CHURN_RECORD,)
     assert warned.next_step == "more_runs"

@@ -7,11 +7,10 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from gate.judging.speed_rows import CAN_WARN_AT_MOST
+from gate.formats.reasons import CannotFail, WarnCause
 from gate.stats.outliers import flag_runs, outlier_limit, robust_sd, split_arms
 from gate.stats.performance import calibrate
 from gate.stats.speed import (
-    ACROSS_JOBS,
     OWN_DISAGREES,
     OWN_NO_CALIBRATION,
     OWN_STALE,
@@ -323,14 +322,16 @@ def test_a_fail_the_calibration_carries_must_be_confirmed_by_the_ab_s_own_runs(s
     row = _in_job_row(suite, sides, 0.03)
     assert "pooled" in row.method and row.p_value < 0.001
     assert row.verdict.value == "warn"
-    assert any("own runs alone do not" in note and "(p = " in note and ", not ≤ 0.005)" in note for note in row.notes), row.notes
+    assert row.cannot_fail == (CannotFail.OWN_RUNS_DO_NOT_CONFIRM,)
+    assert any("own runs alone: p = " in note and ", not ≤ 0.005" in note for note in row.notes), row.notes
     row = _in_job_row(suite, sides, 0.04)
     assert row.verdict.value == "fail"
-    assert not any("can WARN at most" in note for note in row.notes)
+    assert row.cannot_fail == ()
     first = thresholds_for(Look.FIRST)
     row = _in_job_row(suite, sides, 0.04, thresholds=first)
     assert row.p_value < first.alpha / 4 and row.verdict.value == "warn"
-    assert any("own runs alone do not" in note and ", not ≤ 2.5e-05)" in note for note in row.notes)
+    assert CannotFail.OWN_RUNS_DO_NOT_CONFIRM in row.cannot_fail
+    assert any("own runs alone" in note and ", not ≤ 2.5e-05" in note for note in row.notes)
     assert _in_job_row(suite, sides, 0.09, thresholds=first).verdict.value == "fail"
 
 
@@ -341,8 +342,7 @@ def test_across_jobs_a_clear_slowdown_warns_and_says_only_an_in_job_ab_can_fail(
     assert _in_job_row(suite, sides, 0.09).verdict.value == "fail"
     row = _in_job_row(suite, sides, 0.09, cross_job=True)
     assert "across jobs" in row.method and row.p_value < 0.005 / 4 and row.verdict.value == "warn"
-    (note,) = [n for n in row.notes if n.startswith(CAN_WARN_AT_MOST)]
-    assert ACROSS_JOBS in note
+    assert CannotFail.ACROSS_JOBS in row.cannot_fail and row.warn_cause is WarnCause.BEYOND_NOISE
 
 
 def test_own_runs_p_is_the_shift_test_on_the_own_runs_sigma():
