@@ -147,6 +147,13 @@ def calibrate_command(trees: tuple[Path, ...], baseline_path: Path, cross: tuple
     written = calibrate_baseline(baseline_path, pairs, suite, cross_job=flags)
     for workload_id, metrics in written.items():
         click.echo(f"{workload_id}: " + ", ".join(_describe(m, c) for m, c in metrics.items()))
+    from gate.stats.noise_model import SIGMA_FLOOR
+
+    for workload_id, metrics in written.items():
+        for metric, entry in metrics.items():
+            if "sigma" in entry and entry["sigma"] <= SIGMA_FLOOR:
+                click.echo(f"gate: note: {workload_id} {metric} did not vary across the A/A runs (σ 0 as measured, "
+                           f"e.g. a value the client rounds): stored as the floor σ {SIGMA_FLOOR:g}", err=True)
     click.echo(f"calibration from {len(pairs)} independent A/A pair(s) ({len(within)} within one job, {len(cross)} "
                f"across jobs) written to {baseline_path}")
 

@@ -8,9 +8,10 @@ from pathlib import Path
 import pytest
 
 from gate import cli as cli_module
-from gate.examples import write_example_baseline, write_example_pair
+from gate.examples import ExampleSpec, write_example_baseline, write_example_pair, write_example_tree
 from gate.formats.config import load_suite
 from gate.formats.errors import EXIT_INPUT, EXIT_OK
+from gate.stats.noise_model import SIGMA_FLOOR
 
 
 @pytest.fixture(scope="module")
@@ -57,3 +58,31 @@ def test_baseline_create_over_a_calibrated_baseline_refuses_to_drop_it(ex, tmp_p
     # an uncalibrated baseline is simply replaced
     code, _, _ = _gate(capsys, "baseline", "create", ex / "ex" / "baseline", "--out", out)
     assert code == EXIT_OK
+
+
+def _aa_pair(root: Path) -> tuple[Path, Path]:
+    """Two same-commit qwen3 trees (an A/A pair) whose rtf_mean is one value in every run."""
+    suite = load_suite()
+    trees = tuple(write_example_tree(root / arm, suite, ExampleSpec(seed=seed, models=("qwen3",)))
+                  for seed, arm in ((1, "a"), (2, "b")))
+    for path in root.glob("*/run*/qwen3/asr_*.json"):
+        data = json.loads(path.read_text(encoding="utf-8"))
+        data["results"][0]["rtf_mean"]["mean"] = 0.05
+        path.write_text(json.dumps(data), encoding="utf-8")
+    return trees[0], trees[1]
+
+
+def test_calibrate_never_writes_what_compare_refuses(tmp_path, capsys):
+    """`gate baseline calibrate` wrote σ = 0.0 for a metric constant across the A/A runs; compare refused the file."""
+    a, b = _aa_pair(tmp_path / "aa")
+    baseline = tmp_path / "s0.json"
+    assert _gate(capsys, "baseline", "create", a, "--out", baseline, "--models", "qwen3")[0] == EXIT_OK
+    code, _, err = _gate(capsys, "baseline", "calibrate", a, b, "--baseline", baseline)
+    assert code == EXIT_OK
+    notes = [line for line in err.splitlines() if line.startswith("gate: note: ") and "rtf_mean" in line]
+    assert len(notes) == 2 and all("did not vary" in n and "floor σ 0.0001" in n for n in notes)
+    stored = json.loads(baseline.read_text(encoding="utf-8"))["calibration"]
+    assert stored["qwen3/asr_en"]["rtf_mean"]["sigma"] == SIGMA_FLOOR
+    assert stored["qwen3/asr_en"]["throughput_samples_per_s"]["sigma"] > SIGMA_FLOOR  # a varying metric keeps its σ
+    code, _, err = _gate(capsys, "compare", baseline, b, "--format", "none")
+    assert code == EXIT_OK and "gate: error" not in err
