@@ -23,7 +23,8 @@ if TYPE_CHECKING:  # the library loads in the command's body: --help and usage e
 @click.command("compare")
 @click.argument("base", type=click.Path(path_type=Path))
 @click.argument("candidate", type=click.Path(path_type=Path))
-@models_option("the models the candidate has")
+@models_option("the models the candidate has; against a baseline file, those of them it holds (the others are "
+               "named)")
 @click.option("--allow-diff", "allow_diff", multiple=True, type=click.Choice(comparability.KINDS),
               help="Accept a fingerprint difference of this kind (repeatable); it is still shown.")
 @calibration_option("Take the A/A calibration from this baseline file (default: BASE's, when BASE is a baseline file).")
@@ -94,11 +95,16 @@ def command(base: Path, candidate: Path, models: tuple[str, ...], allow_diff: tu
     suite = load_suite(suite_path)
     chosen = models or None
     check_models(chosen, suite)  # a typo is answered before the statistics are imported
-    from gate.judging.judge import Request, judge
+    from gate.judging.judge import Request, judge_scoped
     from gate.render.renderer import render_comment, render_summary, render_terminal
 
-    report = judge(Request(base=base, candidate=candidate, suite=suite, models=chosen, allow_diff=allow_diff,
-                           calibration=calibration_path, cross_job=cross_job, seed=seed, cache=not no_cache))
+    report, left_out = judge_scoped(Request(base=base, candidate=candidate, suite=suite, models=chosen,
+                                            allow_diff=allow_diff, calibration=calibration_path, cross_job=cross_job,
+                                            seed=seed, cache=not no_cache))
+    if left_out:
+        click.echo(f"gate: note: {candidate}: model(s) {', '.join(left_out)} not judged: the baseline {base} holds "
+                   f"{', '.join(report.models)} only (compare each against its own baseline, "
+                   f"baselines/<class>-<model>.json)", err=True)
     given = tuple(str(c) for c in checkouts)
     for warning in swap_warnings(recorded(base, git=not no_cache, checkouts=given),
                                  recorded(candidate, git=not no_cache, checkouts=given), _row_outcomes(report)):

@@ -10,7 +10,7 @@ import pytest
 from gate import cli as cli_module
 from gate.examples import ExampleSpec, write_example_baseline, write_example_pair, write_example_tree
 from gate.formats.config import load_suite
-from gate.formats.errors import EXIT_INPUT, EXIT_OK
+from gate.formats.errors import EXIT_FAIL, EXIT_INPUT, EXIT_OK
 from gate.stats.noise_model import SIGMA_FLOOR
 
 
@@ -86,3 +86,24 @@ def test_calibrate_never_writes_what_compare_refuses(tmp_path, capsys):
     assert stored["qwen3/asr_en"]["throughput_samples_per_s"]["sigma"] > SIGMA_FLOOR  # a varying metric keeps its σ
     code, _, err = _gate(capsys, "compare", baseline, b, "--format", "none")
     assert code == EXIT_OK and "gate: error" not in err
+
+
+def test_a_per_model_baseline_against_a_tree_of_every_model_judges_its_models(ex, tmp_path, capsys, monkeypatch):
+    """`gate compare baselines/h200-qwen3.json CANDIDATE_TREE` with all four models in the tree ended exit 2, "share
+    no workload of model(s) whisper"; it judges qwen3 and names the models left out."""
+    monkeypatch.chdir(ex)
+    (ex / "baselines").mkdir(exist_ok=True)
+    assert _gate(capsys, "baseline", "create", "ex/baseline", "--out", "baselines/h200-qwen3.json",
+                 "--models", "qwen3")[0] == EXIT_OK
+    json_out = tmp_path / "report.json"
+    code, _, err = _gate(capsys, "compare", "baselines/h200-qwen3.json", "ex/candidate", "--json", json_out,
+                         "--format", "none")
+    report = json.loads(json_out.read_text(encoding="utf-8"))
+    assert report["models"] == ["qwen3"] and code == report["exit_code"] == EXIT_FAIL  # the example's qwen3 regression
+    assert "gate: error" not in err
+    note = next(line for line in err.splitlines() if line.startswith("gate: note: "))
+    assert "whisper, fun, moss_td not judged" in note and "holds qwen3 only" in note
+    # --models still chooses: a model the baseline lacks is the plain error it was
+    code, _, err = _gate(capsys, "compare", "baselines/h200-qwen3.json", "ex/candidate", "--models", "whisper",
+                         "--format", "none")
+    assert code == EXIT_INPUT and "share no workload of model(s) whisper" in _error_line(err)
