@@ -3,6 +3,7 @@ must end in the verdict a user expects or one `gate: error:` line with its docum
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -10,7 +11,8 @@ import pytest
 from gate import cli as cli_module
 from gate.examples import ExampleSpec, write_example_baseline, write_example_pair, write_example_tree
 from gate.formats.config import load_suite
-from gate.formats.errors import EXIT_FAIL, EXIT_INPUT, EXIT_OK
+from gate.formats.errors import EXIT_FAIL, EXIT_INCOMPLETE, EXIT_INPUT, EXIT_OK
+from gate.formats.result_types import ALL_FAILED
 from gate.stats.noise_model import SIGMA_FLOOR
 
 
@@ -107,3 +109,27 @@ def test_a_per_model_baseline_against_a_tree_of_every_model_judges_its_models(ex
     code, _, err = _gate(capsys, "compare", "baselines/h200-qwen3.json", "ex/candidate", "--models", "whisper",
                          "--format", "none")
     assert code == EXIT_INPUT and "share no workload of model(s) whisper" in _error_line(err)
+
+
+def _all_failed_moss(root: Path) -> Path:
+    """A MOSS-only tree in which every request of every run failed (each run as the client writes it then)."""
+    suite = load_suite()
+    failed = {w.id: ALL_FAILED for w in suite.workloads_for(("moss_td",))}
+    tree = write_example_tree(root, suite, ExampleSpec(models=("moss_td",), defects=failed))
+    for run in ("run2", "run3"):  # an all-failed run writes only counts: every run's files read alike
+        shutil.rmtree(tree / run / "moss_td")
+        shutil.copytree(tree / "run1" / "moss_td", tree / run / "moss_td")
+    return tree
+
+
+def test_a_moss_tree_whose_every_request_failed_reads_as_failed_not_copied(tmp_path, capsys):
+    """All-null runs hashed alike: "a copied run is not a measurement" (exit 2) instead of every request failed (3)."""
+    tree = _all_failed_moss(tmp_path / "moss")
+    code, out, err = _gate(capsys, "summarize", tree)
+    assert code == EXIT_INCOMPLETE and "gate: error" not in err
+    assert "every request failed (800 of 800)" in out and "copied" not in out + err
+    other = shutil.copytree(tree, tmp_path / "moss-again")
+    code, out, err = _gate(capsys, "compare", tree, other, "--format", "terminal", "--all")
+    assert code == EXIT_INCOMPLETE and "gate: error" not in err
+    row = next(line for line in out.splitlines() if line.strip().startswith("moss_td/movies800times:"))
+    assert row.split("incomplete: ", 1)[1].split(": ", 2)[2].startswith("every request failed")  # the cause first
