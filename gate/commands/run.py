@@ -277,8 +277,10 @@ def _sides(options: RunOptions) -> tuple[Arm, ...]:
     else:
         assert checkout is not None
         pairs = [(options.name or "main", checkout)]
-    sides = tuple(Arm(n, Path(c).resolve(), Path(python).resolve() if python else Path(c).resolve() / ".venv" / "bin" / "python")
-                  for n, c in pairs)
+    # --python is made absolute, never resolved: a venv's bin/python is a link to the base interpreter, and
+    # only started through the link does Python find the venv (its pyvenv.cfg beside it).
+    given = Path(os.path.abspath(python)) if python else None
+    sides = tuple(Arm(n, Path(c).resolve(), given or Path(c).resolve() / ".venv" / "bin" / "python") for n, c in pairs)
     for side in sides:
         if "/" in side.name or side.name in ("", ".", ".."):
             raise InputError(f"--name: {side.name!r} is not a plain directory name")

@@ -3,7 +3,10 @@ must end in the verdict a user expects or one `gate: error:` line with its docum
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
+import venv
 from pathlib import Path
 
 import pytest
@@ -133,3 +136,23 @@ def test_a_moss_tree_whose_every_request_failed_reads_as_failed_not_copied(tmp_p
     assert code == EXIT_INCOMPLETE and "gate: error" not in err
     row = next(line for line in out.splitlines() if line.strip().startswith("moss_td/movies800times:"))
     assert row.split("incomplete: ", 1)[1].split(": ", 2)[2].startswith("every request failed")  # the cause first
+
+
+def test_gate_run_python_keeps_the_venv(tmp_path, capsys, monkeypatch):
+    """`gate run --python VENV/bin/python` resolved the venv's link to the base interpreter: clients and server
+    ran outside the venv."""
+    monkeypatch.chdir(tmp_path)
+    venv.create(tmp_path / "venv", with_pip=False, symlinks=True)
+    assert (tmp_path / "venv" / "bin" / "python").is_symlink()
+    (tmp_path / "co").mkdir()
+    code, out, _ = _gate(capsys, "run", "--checkout", "co", "--out", "res", "--models", "qwen3",
+                         "--python", "venv/bin/python", "--dry-run", "--no-gpu")
+    assert code == EXIT_OK
+    kept = str(tmp_path / "venv" / "bin" / "python")
+    clients = [line for line in out.splitlines() if "-m benchmarks.eval.benchmark_asr_seedtts" in line]
+    assert clients and all(line.startswith(kept + " ") for line in clients)
+    assert f"setsid {tmp_path / 'venv' / 'bin' / 'sgl-omni'} serve" in out
+    base = os.path.realpath(kept)
+    assert base != kept and base not in out  # the base interpreter is never named
+    prefix = subprocess.run([kept, "-c", "import sys; print(sys.prefix)"], capture_output=True, text=True, check=True)
+    assert prefix.stdout.strip() == str(tmp_path / "venv")  # the link is what makes it the venv
