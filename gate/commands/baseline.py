@@ -56,13 +56,17 @@ def create(tree: Path, out: Path, models: tuple[str, ...], keep_from: Path | Non
         raise InputError("no such directory; expected a result tree <tree>/run<R>/...", path=tree)
     from gate.judging.calibration import carry_calibration
     from gate.reading.baseline_file import write_baseline
+    from gate.reading.client_settings import refuse_mixed_client_settings
+    from gate.reading.results import read_tree
     from gate.reading.tree_side import side_from_tree
 
     suite = load_suite(suite_path)
     chosen = models or None
     if keep_from is None and not force:
         _refuse_dropping_calibration(out)
-    side = side_from_tree(tree, suite, models=chosen)
+    read = read_tree(tree, suite, models=chosen)
+    refuse_mixed_client_settings(read)  # a baseline of "32 | 8" would make every later comparison NOT COMPARABLE
+    side = side_from_tree(read, suite)
     source = None
     if keep_from is not None and inputs.is_present(keep_from):
         # Anything there is read as a baseline (a FIFO, a device or a link to one is refused, exit 2): a

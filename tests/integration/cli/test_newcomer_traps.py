@@ -156,3 +156,22 @@ def test_gate_run_python_keeps_the_venv(tmp_path, capsys, monkeypatch):
     assert base != kept and base not in out  # the base interpreter is never named
     prefix = subprocess.run([kept, "-c", "import sys; print(sys.prefix)"], capture_output=True, text=True, check=True)
     assert prefix.stdout.strip() == str(tmp_path / "venv")  # the link is what makes it the venv
+
+
+def test_a_tree_mixing_client_settings_is_refused_where_it_is_made(tmp_path, capsys):
+    """`gate summarize` and `gate baseline create` took a tree whose run2 ran at concurrency 8 and the others at 32;
+    the baseline then stored "32 | 8" and every later PR was NOT COMPARABLE."""
+    tree = write_example_tree(tmp_path / "main", load_suite(), ExampleSpec(models=("qwen3",)))
+    for path in (tree / "run2" / "qwen3").glob("asr_*.json"):
+        data = json.loads(path.read_text(encoding="utf-8"))
+        data["config"]["concurrencies"] = [8]
+        data["results"][0]["concurrency"] = 8
+        path.write_text(json.dumps(data), encoding="utf-8")
+    out = tmp_path / "baseline.json"
+    for argv in (("summarize", tree), ("baseline", "create", tree, "--out", out)):
+        code, _, err = _gate(capsys, *argv)
+        assert code == EXIT_INPUT, argv
+        line = _error_line(err)
+        assert "run2 ran qwen3/asr_en with concurrency 8, run1 and run3 with concurrency 32" in line
+        assert "measure run2 again with concurrency 32" in line
+    assert not out.exists()
