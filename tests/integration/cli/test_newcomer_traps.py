@@ -175,3 +175,22 @@ def test_a_tree_mixing_client_settings_is_refused_where_it_is_made(tmp_path, cap
         assert "run2 ran qwen3/asr_en with concurrency 8, run1 and run3 with concurrency 32" in line
         assert "measure run2 again with concurrency 32" in line
     assert not out.exists()
+
+
+def test_a_run_log_omitting_the_candidates_run3_is_checked_per_side(ex, tmp_path, capsys):
+    """A run log that omits `candidate/run3` in a tree named candidate was judged on 2 runs (PASS, exit 0): the
+    base's run3 filled the "listed" set of both sides."""
+    for side in ("baseline", "candidate"):
+        shutil.copytree(ex / "ex" / side, tmp_path / side, ignore=shutil.ignore_patterns(".gate-cache"))
+    log_path = tmp_path / "candidate" / "gate-run.json"
+    log = json.loads(log_path.read_text(encoding="utf-8"))
+    del log["runs"]["candidate/run3"]
+    log_path.write_text(json.dumps(log), encoding="utf-8")
+    code, _, err = _gate(capsys, "compare", tmp_path / "baseline", tmp_path / "candidate", "--models", "qwen3",
+                         "--format", "none")
+    assert code == EXIT_INPUT
+    line = _error_line(err)
+    assert f"{log_path}: lists run1, run2 but not run3, which holds results" in line
+    code, _, err = _gate(capsys, "compare", tmp_path / "baseline", ex / "ex" / "candidate", "--models", "qwen3",
+                         "--format", "none")
+    assert code != EXIT_INPUT and "gate: error" not in err  # the base's own log, listing its run3, is no error
