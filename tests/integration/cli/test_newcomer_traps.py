@@ -6,6 +6,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import venv
 from pathlib import Path
 
@@ -17,6 +18,7 @@ from gate.formats.config import load_suite
 from gate.formats.errors import EXIT_FAIL, EXIT_INCOMPLETE, EXIT_INPUT, EXIT_OK
 from gate.formats.result_types import ALL_FAILED
 from gate.stats.noise_model import SIGMA_FLOOR
+from tests.helpers.unprivileged import as_a_user
 
 
 @pytest.fixture(scope="module")
@@ -194,3 +196,29 @@ def test_a_run_log_omitting_the_candidates_run3_is_checked_per_side(ex, tmp_path
     code, _, err = _gate(capsys, "compare", tmp_path / "baseline", ex / "ex" / "candidate", "--models", "qwen3",
                          "--format", "none")
     assert code != EXIT_INPUT and "gate: error" not in err  # the base's own log, listing its run3, is no error
+
+
+_GATE = "import sys\nfrom gate.cli import main\nsys.argv = ['gate', *sys.argv[1:]]\nmain()\n"
+
+
+def test_an_unreadable_raw_folder_is_an_error_not_the_tolerance_test(ex, tmp_path):
+    """An unreadable `raw_en/` made compare switch silently to the tolerance test and PASS."""
+    for side in ("baseline", "candidate"):
+        shutil.copytree(ex / "ex" / side, tmp_path / side, ignore=shutil.ignore_patterns(".gate-cache"))
+    raw = tmp_path / "candidate" / "run2" / "qwen3" / "raw_en"
+    argv = [sys.executable, "-c", _GATE, "compare", "baseline", "candidate", "--models", "qwen3", "--no-cache"]
+    raw.chmod(0)
+    try:
+        done = subprocess.run([*as_a_user(), *argv], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    finally:
+        raw.chmod(0o755)
+    assert done.returncode == EXIT_INCOMPLETE, done.stderr
+    assert "candidate/run2/qwen3/raw_en: cannot be read (Permission denied)" in done.stdout
+    assert "Traceback" not in done.stderr
+    shutil.rmtree(raw)
+    raw.write_text("", encoding="utf-8")  # a file where the client writes its folder
+    done = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert done.returncode == EXIT_INCOMPLETE and "raw_en: not a directory" in done.stdout
+    raw.unlink()  # absent (--save-raw-dir never given): the labelled tolerance test, as before
+    done = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert done.returncode != EXIT_INCOMPLETE and "raw_en" not in done.stderr
