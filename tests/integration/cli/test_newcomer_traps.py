@@ -222,3 +222,18 @@ def test_an_unreadable_raw_folder_is_an_error_not_the_tolerance_test(ex, tmp_pat
     raw.unlink()  # absent (--save-raw-dir never given): the labelled tolerance test, as before
     done = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert done.returncode != EXIT_INCOMPLETE and "raw_en" not in done.stderr
+
+
+def test_reimporting_a_night_with_a_far_time_stores_no_second_copy(tmp_path, capsys):
+    """Re-importing a night with a far `--time` stored a second copy, shown by the readers at the earliest time."""
+    tree = write_example_tree(tmp_path / "night", load_suite(), ExampleSpec(models=("qwen3",)))
+    (tree / "gate-run.json").unlink(missing_ok=True)  # a runbook tree: its time is what --time says
+    history = tmp_path / "history"
+    base = ("history", "import", "--history", history, "--runner-class", "h100")
+    assert _gate(capsys, *base, tree, "--time", "2026-11-03T02:00:00+00:00")[0] == EXIT_OK
+    lines = [line for path in history.rglob("*.jsonl") for line in path.read_text(encoding="utf-8").splitlines()]
+    code, out, _ = _gate(capsys, *base, tree, "--time", "2026-01-15T02:00:00+00:00")  # ten months earlier
+    assert code == EXIT_OK and "0 new records" in out
+    again = [line for path in history.rglob("*.jsonl") for line in path.read_text(encoding="utf-8").splitlines()]
+    assert sorted(again) == sorted(lines) and len(lines) == 2  # qwen3's two workloads, once
+    assert [p.name for p in history.rglob("*.jsonl")] == ["2026-11.jsonl"]
