@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -11,7 +12,7 @@ import click
 from gate.commands._options import calibration_option, history_dir_option, json_path_option, models_option, suite_option
 from gate.formats import atomic
 from gate.formats.verdict import Verdict
-from gate.judging.swap_check import RowOutcome, recorded, swap_warnings
+from gate.judging.swap_check import RowOutcome, order_unknown, recorded, swap_warnings
 from gate.reading import comparability
 from gate.reading.side_loader import require_present
 
@@ -48,7 +49,7 @@ if TYPE_CHECKING:  # the library loads in the command's body: --help and usage e
                     "with the candidate placed on them.")
 @click.option("--checkout", "checkouts", multiple=True, type=click.Path(file_okay=False, path_type=Path),
               help="A git checkout holding both sides' commits (repeatable): the swap warning asks it whether "
-                   "CANDIDATE's commit precedes BASE's.")
+                   "CANDIDATE's commit precedes BASE's (the folder the command runs in is asked last).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap resampling.")
 @suite_option
 def command(base: Path, candidate: Path, models: tuple[str, ...], allow_diff: tuple[str, ...],
@@ -105,10 +106,15 @@ def command(base: Path, candidate: Path, models: tuple[str, ...], allow_diff: tu
         click.echo(f"gate: note: {candidate}: model(s) {', '.join(left_out)} not judged: the baseline {base} holds "
                    f"{', '.join(report.models)} only (compare each against its own baseline, "
                    f"baselines/<class>-<model>.json)", err=True)
-    given = tuple(str(c) for c in checkouts)
-    for warning in swap_warnings(recorded(base, git=not no_cache, checkouts=given),
-                                 recorded(candidate, git=not no_cache, checkouts=given), _row_outcomes(report)):
+    # the checkouts given, then the folder the command runs in (runbook users run it in their sglang-omni clone)
+    given = (*(str(c) for c in checkouts), os.getcwd())
+    sides = recorded(base, git=not no_cache, checkouts=given), recorded(candidate, git=not no_cache, checkouts=given)
+    warnings = swap_warnings(*sides, _row_outcomes(report))
+    for warning in warnings:
         click.echo(f"gate: warning: {warning}", err=True)
+    unknown = None if warnings else order_unknown(*sides)
+    if unknown:
+        click.echo(f"gate: note: {unknown}", err=True)
     gpu = next((d for d in report.environment_diff if d.kind == "gpu" and d.blocking and not d.within), None)
     if gpu is not None and base.is_file():
         click.echo(f"gate: warning: {base}: a baseline stored on {gpu.baseline}, the candidate ran on {gpu.candidate}: "

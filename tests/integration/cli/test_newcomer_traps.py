@@ -237,3 +237,46 @@ def test_reimporting_a_night_with_a_far_time_stores_no_second_copy(tmp_path, cap
     again = [line for path in history.rglob("*.jsonl") for line in path.read_text(encoding="utf-8").splitlines()]
     assert sorted(again) == sorted(lines) and len(lines) == 2  # qwen3's two workloads, once
     assert [p.name for p in history.rglob("*.jsonl")] == ["2026-11.jsonl"]
+
+
+def _git_repo(repo: Path) -> tuple[str, str]:
+    """A clone with two commits, (older, newer), as the runbook's /work/sglang-omni holds main and a PR."""
+    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t",
+           "HOME": str(repo.parent), "PATH": os.environ.get("PATH", "")}
+
+    def git(*args: str) -> str:
+        return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True,
+                              env=env).stdout.strip()
+    repo.mkdir()
+    git("init", "-q")
+    git("commit", "-q", "--allow-empty", "-m", "main")
+    older = git("rev-parse", "HEAD")
+    git("commit", "-q", "--allow-empty", "-m", "pr")
+    return older, git("rev-parse", "HEAD")
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+def test_swapped_hand_made_trees_are_caught_from_their_commits_or_said_unknown(tmp_path, capsys, monkeypatch):
+    """Two hand-made runbook trees given as `gate compare CAND BASE`: PASS, exit 0, no word (the swap check relied
+    on file times at least 10 minutes apart, which interleaved trees never have)."""
+    older, newer = _git_repo(tmp_path / "sglang-omni")
+    suite = load_suite()
+    trees = {}
+    for name, seed, commit in (("main", 1, older), ("pr", 2, newer)):
+        trees[name] = write_example_tree(tmp_path / "results" / name, suite,
+                                         ExampleSpec(seed=seed, models=("qwen3",), commit=commit))
+        (trees[name] / "gate-run.json").unlink(missing_ok=True)  # made by hand: no run log
+    swapped = ("compare", trees["pr"], trees["main"], "--format", "none")
+    monkeypatch.chdir(tmp_path / "sglang-omni")  # where the runbook has the user: the clone knows both commits
+    code, _, err = _gate(capsys, *swapped)
+    warning = next(line for line in err.splitlines() if line.startswith("gate: warning: arguments may be swapped"))
+    assert f"{older[:10]} is an ancestor of BASE's {newer[:10]}" in warning
+    assert f"gate compare {trees['main']} {trees['pr']}" in warning and code in (EXIT_OK, EXIT_FAIL)
+    assert "gate: note" not in _gate(capsys, "compare", trees["main"], trees["pr"], "--format", "none")[2]
+    monkeypatch.chdir(tmp_path)  # a fresh shell elsewhere: nothing can order the commits, and that is said
+    code, _, err = _gate(capsys, *swapped)
+    assert "arguments may be swapped" not in err
+    note = next(line for line in err.splitlines() if line.startswith("gate: note: "))
+    assert "cannot be told" in note and f"BASE is taken to be {trees['pr']}" in note and "--checkout DIR" in note
+    code, _, err = _gate(capsys, *swapped, "--checkout", tmp_path / "sglang-omni")
+    assert "arguments may be swapped" in err
