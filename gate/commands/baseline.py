@@ -32,15 +32,20 @@ def command() -> None:
               help="Carry the A/A calibration over from this earlier baseline file (the one the new file "
                    "replaces); skipped, with a note, when nothing exists at that path; anything else that is "
                    "not a readable baseline file is an error.")
+@click.option("--force", is_flag=True, default=False,
+              help="Replace OUT even when it is a calibrated baseline and --keep-calibration is not given "
+                   "(its A/A calibration is dropped).")
 @suite_option
-def create(tree: Path, out: Path, models: tuple[str, ...], keep_from: Path | None, suite_path: Path | None) -> None:
+def create(tree: Path, out: Path, models: tuple[str, ...], keep_from: Path | None, force: bool,
+           suite_path: Path | None) -> None:
     """Store result tree TREE as a baseline file: per-run metrics, per-utterance errors, fingerprint.
 
     \b
     Exit codes:
       0    written (a warning is printed when a workload is incomplete)
-      2    unreadable input (also a --keep-calibration path that is not a readable baseline), or OUT
-           cannot be written
+      2    unreadable input (also a --keep-calibration path that is not a readable baseline), OUT
+           cannot be written, or OUT is a calibrated baseline that would lose its calibration
+           (give --keep-calibration OUT to carry it over, or --force to drop it)
 
     \b
     Example:
@@ -51,11 +56,17 @@ def create(tree: Path, out: Path, models: tuple[str, ...], keep_from: Path | Non
         raise InputError("no such directory; expected a result tree <tree>/run<R>/...", path=tree)
     from gate.judging.calibration import carry_calibration
     from gate.reading.baseline_file import write_baseline
+    from gate.reading.client_settings import refuse_mixed_client_settings
+    from gate.reading.results import read_tree
     from gate.reading.tree_side import side_from_tree
 
     suite = load_suite(suite_path)
     chosen = models or None
-    side = side_from_tree(tree, suite, models=chosen)
+    if keep_from is None and not force:
+        _refuse_dropping_calibration(out)
+    read = read_tree(tree, suite, models=chosen)
+    refuse_mixed_client_settings(read)  # a baseline of "32 | 8" would make every later comparison NOT COMPARABLE
+    side = side_from_tree(read, suite)
     source = None
     if keep_from is not None and inputs.is_present(keep_from):
         # Anything there is read as a baseline (a FIFO, a device or a link to one is refused, exit 2): a
@@ -72,6 +83,24 @@ def create(tree: Path, out: Path, models: tuple[str, ...], keep_from: Path | Non
     for workload_id in incomplete:
         click.echo(f"gate: warning: {workload_id} is incomplete in {tree}; comparisons against it will be incomplete",
                    err=True)
+
+
+def _refuse_dropping_calibration(out: Path) -> None:
+    """A baseline's A/A calibration takes GPU hours to measure: writing over a calibrated file without carrying it
+    over is refused, not done quietly. A file at OUT that is no readable baseline is simply replaced."""
+    if not inputs.is_present(out):
+        return
+    from gate.reading.baseline_file import load_document
+
+    try:
+        calibration = load_document(out).calibration
+    except InputError:
+        return  # not a baseline file we can read: nothing calibrated to lose
+    if calibration:
+        entries = sum(len(metrics) for metrics in calibration.values())
+        raise InputError(f"a calibrated baseline (A/A calibration of {entries} workload metrics) that this would "
+                         f"replace without its calibration: add --keep-calibration {out} to carry it over, or "
+                         f"--force to drop it", path=out)
 
 
 @command.command("calibrate")
@@ -122,6 +151,13 @@ def calibrate_command(trees: tuple[Path, ...], baseline_path: Path, cross: tuple
     written = calibrate_baseline(baseline_path, pairs, suite, cross_job=flags)
     for workload_id, metrics in written.items():
         click.echo(f"{workload_id}: " + ", ".join(_describe(m, c) for m, c in metrics.items()))
+    from gate.stats.noise_model import SIGMA_FLOOR
+
+    for workload_id, metrics in written.items():
+        for metric, entry in metrics.items():
+            if "sigma" in entry and entry["sigma"] <= SIGMA_FLOOR:
+                click.echo(f"gate: note: {workload_id} {metric} did not vary across the A/A runs (σ 0 as measured, "
+                           f"e.g. a value the client rounds): stored as the floor σ {SIGMA_FLOOR:g}", err=True)
     click.echo(f"calibration from {len(pairs)} independent A/A pair(s) ({len(within)} within one job, {len(cross)} "
                f"across jobs) written to {baseline_path}")
 

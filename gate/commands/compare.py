@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -11,7 +12,7 @@ import click
 from gate.commands._options import calibration_option, history_dir_option, json_path_option, models_option, suite_option
 from gate.formats import atomic
 from gate.formats.verdict import Verdict
-from gate.judging.swap_check import RowOutcome, recorded, swap_warnings
+from gate.judging.swap_check import RowOutcome, order_unknown, recorded, swap_warnings
 from gate.reading import comparability
 from gate.reading.side_loader import require_present
 
@@ -23,7 +24,8 @@ if TYPE_CHECKING:  # the library loads in the command's body: --help and usage e
 @click.command("compare")
 @click.argument("base", type=click.Path(path_type=Path))
 @click.argument("candidate", type=click.Path(path_type=Path))
-@models_option("the models the candidate has")
+@models_option("the models the candidate has; against a baseline file, those of them it holds (the others are "
+               "named)")
 @click.option("--allow-diff", "allow_diff", multiple=True, type=click.Choice(comparability.KINDS),
               help="Accept a fingerprint difference of this kind (repeatable); it is still shown.")
 @calibration_option("Take the A/A calibration from this baseline file (default: BASE's, when BASE is a baseline file).")
@@ -47,7 +49,7 @@ if TYPE_CHECKING:  # the library loads in the command's body: --help and usage e
                     "with the candidate placed on them.")
 @click.option("--checkout", "checkouts", multiple=True, type=click.Path(file_okay=False, path_type=Path),
               help="A git checkout holding both sides' commits (repeatable): the swap warning asks it whether "
-                   "CANDIDATE's commit precedes BASE's.")
+                   "CANDIDATE's commit precedes BASE's (the folder the command runs in is asked last).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap resampling.")
 @suite_option
 def command(base: Path, candidate: Path, models: tuple[str, ...], allow_diff: tuple[str, ...],
@@ -94,15 +96,25 @@ def command(base: Path, candidate: Path, models: tuple[str, ...], allow_diff: tu
     suite = load_suite(suite_path)
     chosen = models or None
     check_models(chosen, suite)  # a typo is answered before the statistics are imported
-    from gate.judging.judge import Request, judge
+    from gate.judging.judge import Request, judge_scoped
     from gate.render.renderer import render_comment, render_summary, render_terminal
 
-    report = judge(Request(base=base, candidate=candidate, suite=suite, models=chosen, allow_diff=allow_diff,
-                           calibration=calibration_path, cross_job=cross_job, seed=seed, cache=not no_cache))
-    given = tuple(str(c) for c in checkouts)
-    for warning in swap_warnings(recorded(base, git=not no_cache, checkouts=given),
-                                 recorded(candidate, git=not no_cache, checkouts=given), _row_outcomes(report)):
+    report, left_out = judge_scoped(Request(base=base, candidate=candidate, suite=suite, models=chosen,
+                                            allow_diff=allow_diff, calibration=calibration_path, cross_job=cross_job,
+                                            seed=seed, cache=not no_cache))
+    if left_out:
+        click.echo(f"gate: note: {candidate}: model(s) {', '.join(left_out)} not judged: the baseline {base} holds "
+                   f"{', '.join(report.models)} only (compare each against its own baseline, "
+                   f"baselines/<class>-<model>.json)", err=True)
+    # the checkouts given, then the folder the command runs in (runbook users run it in their sglang-omni clone)
+    given = (*(str(c) for c in checkouts), os.getcwd())
+    sides = recorded(base, git=not no_cache, checkouts=given), recorded(candidate, git=not no_cache, checkouts=given)
+    warnings = swap_warnings(*sides, _row_outcomes(report))
+    for warning in warnings:
         click.echo(f"gate: warning: {warning}", err=True)
+    unknown = None if warnings else order_unknown(*sides)
+    if unknown:
+        click.echo(f"gate: note: {unknown}", err=True)
     gpu = next((d for d in report.environment_diff if d.kind == "gpu" and d.blocking and not d.within), None)
     if gpu is not None and base.is_file():
         click.echo(f"gate: warning: {base}: a baseline stored on {gpu.baseline}, the candidate ran on {gpu.candidate}: "

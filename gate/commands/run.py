@@ -136,10 +136,12 @@ def next_commands(out: Path, sides: tuple[Arm, ...], models: tuple[str, ...], su
 @click.option("--torchinductor-cache", type=click.Path(path_type=Path), default=None,
               help="TORCHINDUCTOR_CACHE_DIR (default OUT/torchinductor).")
 @click.option("--python", "python", type=click.Path(path_type=Path), default=None,
-              help="The checkout's python (default CHECKOUT/.venv/bin/python); for a prepared environment.")
+              help="The checkout's python (default CHECKOUT/.venv/bin/python); for a prepared environment. Kept "
+                   "as given: a venv's bin/python link is not resolved to its base interpreter.")
 @suite_option
 @click.option("--resume", is_flag=True, help="Skip runs the last attempt completed (same commit, coverage complete); "
-                                             "a run it left interrupted or failed is redone.")
+                                             "a run it left interrupted or failed is redone; an earlier gate-run.json "
+                                             "that cannot be read is an error (exit 2), not 'no earlier attempt'.")
 @click.option("--dry-run", is_flag=True, help="Print every command in order (preflight included) and exit.")
 @click.option("--components", "components_path", type=click.Path(path_type=Path), default=None,
               help="--dry-run: a gate-components/1 file (σ_start, σ_pass, start and pass cost per model); the dry run "
@@ -173,7 +175,8 @@ def command(**options: Any) -> None:
     \b
     Exit codes:
       0    every run complete (then: gate summarize, or gate compare after --ab)
-      2    bad input or a preflight problem (one line each), --out not writable
+      2    bad input or a preflight problem (one line each), --out not writable, --resume with an
+           earlier gate-run.json that cannot be read
       3    a run failed: server died or hung, client failed, coverage incomplete, GPU not freed,
            or a file under --out could not be written (full disk: path and errno; all stopped first)
       4    another gate run holds this GPU (or this out dir)
@@ -277,8 +280,10 @@ def _sides(options: RunOptions) -> tuple[Arm, ...]:
     else:
         assert checkout is not None
         pairs = [(options.name or "main", checkout)]
-    sides = tuple(Arm(n, Path(c).resolve(), Path(python).resolve() if python else Path(c).resolve() / ".venv" / "bin" / "python")
-                  for n, c in pairs)
+    # --python is made absolute, never resolved: a venv's bin/python is a link to the base interpreter, and
+    # only started through the link does Python find the venv (its pyvenv.cfg beside it).
+    given = Path(os.path.abspath(python)) if python else None
+    sides = tuple(Arm(n, Path(c).resolve(), given or Path(c).resolve() / ".venv" / "bin" / "python") for n, c in pairs)
     for side in sides:
         if "/" in side.name or side.name in ("", ".", ".."):
             raise InputError(f"--name: {side.name!r} is not a plain directory name")

@@ -33,7 +33,8 @@ def command(tree: Path, output_format: str, json_path: Path | None, models: tupl
       3  coverage incomplete (the reasons are printed per workload and run), including a
          result or per-sample file that is truncated, not JSON, NaN/Infinity, of the wrong
          types or schema_version, with duplicate or missing per-sample ids (named on stderr)
-      2  TREE cannot be opened as a tree: missing, not a directory, no scored run
+      2  TREE cannot be opened as a tree: missing, not a directory, no scored run; or its runs
+         mix client settings (run2 at concurrency 8, the others at 32: the run and setting named)
 
     \b
     Examples:

@@ -245,7 +245,7 @@ class HistoryStore:
         """Store `records` (a rerun of a night replaces it, a repeat is a no-op); returns how many records
         are new or replaced. Each month file is rewritten whole (atomic) under the store lock."""
         kinds = self.metric_kinds
-        by_file: dict[Path, list[Record]] = {}
+        valid: list[Record] = []
         for record in records:
             if not CLASS_NAME.fullmatch(record.runner_class):
                 raise InputError(f"runner class {record.runner_class!r}: expected letters, digits, '.', '_' or '-'")
@@ -258,10 +258,16 @@ class HistoryStore:
                 checked(record, kinds)
             except BadRecord as exc:
                 raise InputError(f"{record.workload}: {exc}; nothing was stored") from None
-            by_file.setdefault(self.root / record.runner_class / f"{record.month}.jsonl", []).append(record)
+            valid.append(record)
         written = 0
         with self.locked():
-            self.read(warn=warn)  # names every line or file the store cannot use (kept as they are)
+            # Read whole (it names every line or file the store cannot use, kept as they are): a night already
+            # stored is skipped whatever month another --time would file it under, never stored twice.
+            stored = {r.digest for r in self.read(warn=warn).records}
+            by_file: dict[Path, list[Record]] = {}
+            for record in valid:
+                if record.digest not in stored:
+                    by_file.setdefault(self.root / record.runner_class / f"{record.month}.jsonl", []).append(record)
             attributes = self.root / ".gitattributes"
             if not os.path.lexists(attributes):
                 atomic.write_text(attributes, GITATTRIBUTES, what="history attributes")

@@ -91,12 +91,23 @@ class FirstLook:
 
 def judge(request: Request) -> Report:
     """The report on request.candidate against request.base (see the module doc for the rules)."""
+    return judge_scoped(request)[0]
+
+
+def judge_scoped(request: Request) -> tuple[Report, tuple[str, ...]]:
+    """judge(request), and the candidate's models left out of it: without --models, a baseline file is judged on
+    the models it holds (a per-model baseline against a tree of every model), and the others are named."""
     _check_allowed(request.allow_diff)
     base = read_side(request.base, request)
     cand = read_side(request.candidate, request)
     if base.kind == cand.kind == "tree":  # a candidate run copied from the base (each tree's own: side_from_tree)
         refuse_copies([(base.path, side_hashes(base)), (cand.path, side_hashes(cand))], path=cand.path)
     models = request.models or cand.models or base.models
+    left_out: tuple[str, ...] = ()
+    if not request.models and base.kind == "baseline" and cand.kind == "tree":
+        shared = tuple(m for m in cand.models if m in base.models)
+        if shared:  # none shared: judged on the candidate's, and compare says they share no workload
+            models, left_out = shared, tuple(m for m in cand.models if m not in base.models)
     calibration, check = _calibration(request, base, cand, models)
     if _two_looks(request, base, cand):
         reports = [_two_look_report(request, base, cand, model, calibration, check) for model in models]
@@ -111,7 +122,7 @@ def judge(request: Request) -> Report:
         if why is not None:
             reports = [replace(r, looks=(ModelLooks(m, runlog.FILE, (), LooksFinal.ONE_LOOK, note=_clipped_note(why)),))
                        for r, m in zip(reports, models, strict=True)]
-    return reports[0] if len(reports) == 1 else Report.merge(reports)
+    return (reports[0] if len(reports) == 1 else Report.merge(reports)), left_out
 
 
 def one_look_thresholds(one_job: bool) -> Any:

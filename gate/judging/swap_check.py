@@ -8,12 +8,12 @@ Signs, each enough, and each warning names the path that looks like the base:
     from an untrusted source);
   - BASE was recorded after CANDIDATE, both trees (`gate-run.json` "started") or both baseline files
     ("created"); two trees from one `gate run --ab` share their start and say nothing;
-  - a tree without a run log (the runbook's, by hand): CANDIDATE's result files, commit.txt included, were all
-    written at least FILE_GAP before BASE's first (the files' own times; trees measured interleaved, as the
-    runbook advises, overlap and say nothing; a copy that reset the times makes them new and close, and says
-    nothing either);
   - CANDIDATE is a baseline file while BASE is a result tree (baselines are what a tree is judged against);
   - every gated row that was tested improved beyond noise (a real change rarely improves everything).
+
+Files' own times are no sign (issue 51): the runbook interleaves its two commits run by run, so two hand-made
+trees' times overlap, and a copy resets them. Two hand-made trees of two commits that no checkout can order say
+nothing about their order; `order_unknown` says so plainly instead of staying silent.
 
 The run log and the baseline file are read by their one owners (gate.formats.runlog, gate.reading.baseline_file), as
 strictly as the verdict reads them (and from the same memo, for the run log): a file they refuse is the
@@ -35,10 +35,6 @@ from gate.formats.commit_record import read_commit
 
 RUN_LOG = runlog.FILE
 _GIT_SECONDS = 5
-# Two trees' file times are a sign only this far apart: one runbook run takes longer than this, and a copy of both
-# trees (cp, scp, a download) writes them seconds apart.
-FILE_GAP = _dt.timedelta(minutes=10)
-_MAX_FILES = 5000  # files whose times are read per tree: a tree's run folders hold a few hundred
 
 
 @dataclass(frozen=True)
@@ -52,7 +48,7 @@ class Recorded:
     role: str | None = None  # "base" or "candidate": the tree's side in the `gate run --ab` that made it
     commit: str | None = None  # the tree's run*/commit.txt
     checkouts: tuple[str, ...] = ()  # git checkouts the run log names (or --checkout gives), for the commit order
-    files: tuple[_dt.datetime, _dt.datetime] | None = None  # oldest and newest time of the run folders' files
+    logged: bool = False  # a tree with a gate-run.json (its sides and start tell the order)
 
 
 @dataclass(frozen=True)
@@ -77,8 +73,7 @@ def recorded(path: str | Path, *, git: bool = True, checkouts: tuple[str, ...] =
             role = ("base", "candidate")[names.index(path.resolve().name)]
         named = tuple(log.sides.values()) if log is not None else ()
         return Recorded("tree", when, f"{RUN_LOG} started" if when else f"no {RUN_LOG}", str(path), role,
-                        _tree_commit(path), (*named, *checkouts) if git else (),
-                        None if log is not None else _file_times(path))
+                        _tree_commit(path), (*named, *checkouts) if git else (), log is not None)
     from gate.reading.baseline_file import load_document  # numpy: only when a side is a baseline file
 
     created = load_document(path).created
@@ -93,17 +88,14 @@ def swap_warnings(base: Recorded, cand: Recorded, rows: Iterable[RowOutcome]) ->
         told = " and ".join(f"{side.path} is the {side.role} tree" for side in (base, cand) if side.role)
         reasons.append(f"{told} of the `gate run --ab` that made it ({RUN_LOG} lists the base first), "
                        f"so {cand.path} looks like the base")
-    ancestor = _candidate_is_older(base, cand)
-    if ancestor:
-        reasons.append(ancestor)
+    order = _commit_order(base, cand)
+    if order is not None and order[0]:
+        reasons.append(order[1])
     # Times of one kind only: a baseline's "created" is when it was stored, not measured (a nightly refresh
     # stores one after a PR's trees were made).
     if base.kind == cand.kind and base.when and cand.when and base.when > cand.when:
         reasons.append(f"BASE was recorded after CANDIDATE ({base.source} {base.when:%Y-%m-%d %H:%M} UTC, "
                        f"{cand.source} {cand.when:%Y-%m-%d %H:%M} UTC)")
-    if base.files and cand.files and cand.files[1] + FILE_GAP <= base.files[0]:
-        reasons.append(f"CANDIDATE's result files were all written before BASE's (the files' own times: CANDIDATE's "
-                       f"newest {cand.files[1]:%Y-%m-%d %H:%M} UTC, BASE's oldest {base.files[0]:%Y-%m-%d %H:%M} UTC)")
     if cand.kind == "baseline" and base.kind == "tree":
         reasons.append("CANDIDATE is a baseline file and BASE a result tree")
     gated = [row for row in rows if row.gated]
@@ -114,8 +106,25 @@ def swap_warnings(base: Recorded, cand: Recorded, rows: Iterable[RowOutcome]) ->
             "(the verdict is unchanged)" for reason in reasons]
 
 
-def _candidate_is_older(base: Recorded, cand: Recorded) -> str | None:
-    """A reason when git, in a checkout a run log names, says CANDIDATE's commit precedes BASE's."""
+def order_unknown(base: Recorded, cand: Recorded) -> str | None:
+    """One line when nothing in two hand-made trees tells which is the older (no run log, and no checkout that
+    git could ask knows both commits), so a swap could not be caught; None when the order is known or moot."""
+    if base.kind != "tree" or cand.kind != "tree" or base.logged or cand.logged:
+        return None
+    if base.commit and base.commit == cand.commit:
+        return None  # one commit twice (an A/A pair): no order to get wrong
+    if _commit_order(base, cand) is not None:
+        return None
+    commits = " and ".join(f"{side.path} {side.commit[:10]}" for side in (base, cand) if side.commit) or \
+        "neither has a commit.txt"
+    return (f"which tree is the base cannot be told from these trees (no {RUN_LOG}; commits: {commits}, in no git "
+            f"checkout the gate could ask): BASE is taken to be {base.path}; if that is the newer commit, run "
+            f"gate compare {cand.path} {base.path}, or give --checkout DIR (a clone holding both commits) to check")
+
+
+def _commit_order(base: Recorded, cand: Recorded) -> tuple[bool, str] | None:
+    """(swapped, reason) when git, in a checkout a run log names or the user gives, orders the two commits: swapped
+    when CANDIDATE's commit is an ancestor of BASE's. None when no checkout can tell."""
     if not base.commit or not cand.commit or base.commit == cand.commit:
         return None
     for checkout in dict.fromkeys((*cand.checkouts, *base.checkouts)):
@@ -128,32 +137,11 @@ def _candidate_is_older(base: Recorded, cand: Recorded) -> str | None:
         except (OSError, subprocess.SubprocessError):
             return None  # no git: the other signs still count
         if done.returncode == 0:
-            return (f"CANDIDATE's commit {cand.commit[:10]} is an ancestor of BASE's {base.commit[:10]} "
-                    f"(git in {checkout}), so {cand.path} looks like the base")
+            return True, (f"CANDIDATE's commit {cand.commit[:10]} is an ancestor of BASE's {base.commit[:10]} "
+                          f"(git in {checkout}), so {cand.path} looks like the base")
         if done.returncode == 1:
-            return None  # git knows both commits and the order is right
+            return False, ""  # git knows both commits and the order is right (or they are on two branches)
     return None
-
-
-def _file_times(tree: Path) -> tuple[_dt.datetime, _dt.datetime] | None:
-    """The oldest and newest modification time of the files in the tree's run folders (commit.txt and the result
-    files the runbook writes as it measures); None when there are none or they cannot be read."""
-    stamps: list[float] = []
-    try:
-        for run in sorted(p for p in tree.iterdir() if p.name.startswith("run") and p.is_dir() and not p.is_symlink()):
-            for _folder, _dirs, files in os.walk(run):
-                for name in files:
-                    full = os.path.join(_folder, name)
-                    if not os.path.islink(full):
-                        stamps.append(os.stat(full).st_mtime)
-                if len(stamps) >= _MAX_FILES:
-                    break
-    except OSError:
-        return None
-    if not stamps:
-        return None
-    utc = _dt.timezone.utc
-    return _dt.datetime.fromtimestamp(min(stamps), utc), _dt.datetime.fromtimestamp(max(stamps), utc)
 
 
 def _tree_commit(tree: Path) -> str | None:

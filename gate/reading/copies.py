@@ -5,7 +5,8 @@ Every command applies it through this module: summarize and `side_from_tree` (co
 calibrate) within a tree, compare across its two trees, `baseline calibrate` across its A/A trees and the
 trusted job across the uploaded sides. A run's content hash covers every workload's metric values in that
 run (timings measured to the last bit never repeat across real runs); a run that measured nothing (it holds
-only other models' results) has no hash and is never compared.
+only other models' results, or every request of it failed and only counts remain) has no hash and is never
+compared: two runs of all-failed requests are two failures, said as such by coverage (exit 3), not a copy.
 """
 from __future__ import annotations
 
@@ -22,8 +23,14 @@ def _digest(values: Iterable[tuple[str, str, float | None]]) -> str | None:
     measured = False
     for workload_id, name, value in sorted(values, key=lambda v: (v[0], v[1])):
         digest.update(f"{workload_id}:{name}={value!r};".encode())
-        measured = measured or value is not None
+        measured = measured or _is_measurement(value)
     return digest.hexdigest() if measured else None
+
+
+def _is_measurement(value: float | None) -> bool:
+    """A value that could not repeat by chance: not missing, and not a whole number (the counts a run of failed
+    requests still writes, failed_requests and valid samples, are whole; a timing or rate is not)."""
+    return value is not None and not float(value).is_integer()
 
 
 def side_hashes(side: Side) -> dict[str, str]:

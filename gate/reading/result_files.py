@@ -192,11 +192,17 @@ def _read_ci_moss(run_dir: Path, path: Path, workload: Workload, root: Path) -> 
         problems.append(Problem(WRONG_TOTAL, f"total_samples is {total}, expected {workload.expected_samples}", str(path)))
     if failed:
         problems.append(Problem(FAILED_REQUESTS, f"{failed} failed requests", str(path)))
-    problems += missing + _speed_coverage(data["speed"], failed, speed_missing, path)
+    problems = _all_failed_first(problems + missing + _speed_coverage(data["speed"], failed, speed_missing, path))
     coverage = Coverage(expected=workload.expected_samples, evaluated=evaluated, total=total, failed_requests=failed,
                         problems=tuple(problems))
     return WorkloadRun(workload.id, run_dir.name, metrics, coverage, provenance, (str(path),), samples_path=str(path),
                        samples_document=data)
+
+
+def _all_failed_first(problems: list[Problem]) -> list[Problem]:
+    """"Every request failed" leads a run's problems: the counts it implies (evaluated 0, N failed) follow it, and
+    a reader that shows one problem (the compare row, the comment) shows the cause."""
+    return sorted(problems, key=lambda problem: problem.code != ALL_FAILED)
 
 
 def _speed_coverage(speed: dict, failed: int | None, missing: list[Problem], path: Path) -> list[Problem]:
@@ -466,6 +472,7 @@ def _read_moss(run_dir: Path, workload: Workload, root: Path) -> WorkloadRun:  #
         if failed:
             problems.append(Problem(FAILED_REQUESTS, f"{failed} failed requests", str(paths["speed"])))
         problems += _speed_coverage(speed_file["speed"], failed, speed_missing, paths["speed"])
+        problems = _all_failed_first(problems)
         if workload.require_null_max_new_tokens and config.get("max_new_tokens") is not None:
             problems.append(Problem(MAX_NEW_TOKENS_SET, f"config.max_new_tokens is {config.get('max_new_tokens')!r}; "
                                                         f"runbook Step 6 requires null for movies800times", str(paths["speed"])))

@@ -189,7 +189,7 @@ def _logged_runs(root: Path, suite: Suite) -> tuple[str, ...]:
         raise InputError("lists no scored run; expected the run log `gate run` writes", path=Path(root) / runlog.FILE)
     # A scored run folder holding results that the log does not list contradicts it (a log edited to drop a
     # run, or runs of another attempt): named, never judged on the runs the log happens to keep.
-    listed = {run for _, run in split}
+    listed = set(own)  # this side's runs: another side's run3 lists nothing here
     unlisted = [d.name for d in _run_dirs(Path(root), suite) if re.fullmatch(r"run\d+", d.name)
                 and d.name not in listed and any(p.is_file() for p in d.rglob("*.json"))]
     if unlisted:

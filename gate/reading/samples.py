@@ -15,7 +15,9 @@ normalization differs from the client's, and the per-sample data must not be use
 """
 from __future__ import annotations
 
+import fnmatch
 import math
+import os
 import re
 import unicodedata
 from dataclasses import replace
@@ -176,9 +178,18 @@ def samples_of_run(run: WorkloadRun, workload: Workload) -> dict[str, MeasureSam
 def _raw_jsonl(raw_dir: Path, repeats: int = 1) -> Path:
     """The scored repeat file conc<C>_rep1.jsonl of the first timed pass, where the client wrote one file per pass
     conc<C>_rep1 .. rep<P> (rep0 is the profiled pass, never scored)."""
-    if not raw_dir.is_dir():
+    if not os.path.lexists(raw_dir):  # never asked for (--save-raw-dir off): the tolerance test, labelled
         raise FileNotFoundError(f"{raw_dir}: missing; expected the SeedTTS client's --save-raw-dir output")
-    files = sorted(p for p in raw_dir.glob("conc*_rep*.jsonl") if not p.name.endswith("_rep0.jsonl"))
+    # There but unreadable is a broken run, never a quiet switch to the tolerance test (issue 51).
+    if not raw_dir.is_dir():
+        raise _Invalid(f"{raw_dir}: not a directory; expected the SeedTTS client's --save-raw-dir output")
+    try:
+        names = os.listdir(raw_dir)
+    except OSError as exc:
+        raise _Invalid(f"{raw_dir}: cannot be read ({exc.strerror or exc}); expected the SeedTTS client's "
+                       "--save-raw-dir output, readable by this user") from None
+    scored = [n for n in names if fnmatch.fnmatchcase(n, "conc*_rep*.jsonl") and not n.endswith("_rep0.jsonl")]
+    files = sorted(raw_dir / n for n in scored)
     if not files:
         raise FileNotFoundError(f"{raw_dir}: no conc<C>_rep<R>.jsonl file")
     if repeats == 1:

@@ -29,6 +29,7 @@ from gate.formats.config import Suite
 from gate.formats.errors import IncompleteInput, InputError
 from gate.formats.result_types import INVALID_SAMPLES, Problem, ResultTree
 from gate.reading import result_files
+from gate.reading.client_settings import refuse_mixed_client_settings
 from gate.reading.copies import refuse_copies, tree_hashes
 from gate.reading.samples import read_run_samples
 from gate.reading.side import MATCH, MISMATCH
@@ -274,6 +275,7 @@ def summarize_tree(tree: ResultTree, suite: Suite, *, samples: bool = True) -> T
     """Per workload: metric values per run, coverage reasons per run, per-sample cross-check per run. A run
     copied inside the tree is refused (gate.reading.copies, the rule compare and baseline apply)."""
     refuse_copies([("", tree_hashes(tree))], path=tree.root)
+    refuse_mixed_client_settings(tree)
     summaries = []
     for workload_id, runs in tree.workloads.items():
         workload = suite.workload(workload_id)

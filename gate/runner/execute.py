@@ -94,7 +94,7 @@ class Runner:
             try:
                 self.ledger.lock()
                 self.cycle.become_subreaper()
-                self.log.open()
+                self.log.open(resume=self.request.resume)
                 self.progress.prior = self.log.previous_cycle_s
                 self._run_logged(outcome)
             finally:
@@ -163,6 +163,8 @@ class Runner:
             with self.log.step("resume-skip", run=step) as entry:
                 entry.message = "coverage complete and same commit; kept"
             outcome.skipped.append(step.label)
+            # as a completed run writes it: a kill between the run's closing log write and its stamp left none
+            write_stamp(self.request.setup.out / step.side.name / STAMP_NAME, self._stamp(step))
             self.progress.say(f"{step.label}: complete already, skipped (--resume)")
             self.progress.total -= len(step.models)
             for m in step.models:

@@ -68,6 +68,15 @@ class _Ending:
     ended: str | None = None
 
 
+def _readable_for_resume(path: Path) -> None:
+    try:
+        runlog.read(path.parent)
+    except InputError as exc:
+        reason = str(exc).removeprefix(f"{path}: ")
+        raise InputError(f"{reason}; --resume needs the earlier attempt's log to know which runs it finished: "
+                         f"move it away to redo every run, or run without --resume", path=path) from None
+
+
 class Logbook:
     """The writer of gate-run.json. Readers ask it (scored_runs, runs_of_model, ...); none indexes the log."""
 
@@ -98,8 +107,13 @@ class Logbook:
         """Whether this attempt's log was started (not yet during preflight and the locks)."""
         return self._started is not None
 
-    def open(self) -> None:
-        """Keep the earlier attempt's log and start this one (under the GPU lock: nothing is touched before)."""
+    def open(self, *, resume: bool = False) -> None:
+        """Keep the earlier attempt's log and start this one (under the GPU lock: nothing is touched before).
+        `resume`: the earlier log says which runs that attempt finished, so one that cannot be read (torn by a
+        kill, edited) is an error here, before anything is moved, never taken for "no earlier attempt"."""
+        if resume:
+            for path in self.paths:
+                _readable_for_resume(path)
         archived = [self._archive(path) for path in self.paths]
         self._started = now()
         self._gate_version = gate_version()

@@ -11,7 +11,7 @@ import pytest
 from gate.examples import ExampleSpec, write_example_tree
 from gate.formats import runlog
 from gate.formats.config import load_suite
-from gate.judging.swap_check import recorded, swap_warnings
+from gate.judging.swap_check import order_unknown, recorded, swap_warnings
 from gate.reading.baseline_file import write_baseline
 from gate.reading.tree_side import side_from_tree
 
@@ -96,14 +96,22 @@ def _age(tree: Path, hours: float) -> Path:
     return tree
 
 
-def test_hand_made_trees_swapped_are_named_by_their_files_own_times(tmp_path):
-    """Runbook trees have no run log: their result files' own times tell which was measured first (issue 39)."""
+def test_hand_made_trees_files_own_times_are_no_sign_and_the_unknown_order_is_said(tmp_path):
+    """Runbook trees have no run log, and their files' times are no sign (issue 51: interleaved trees overlap, a
+    copy resets them): with no checkout to order the commits, the gate says it cannot tell, naming the fix."""
     older = _age(_tree(tmp_path / "main_a", "a" * 40, None), hours=5)
     newer = _age(_tree(tmp_path / "pr_regress", "b" * 40, None), hours=1)
-    assert swap_warnings(recorded(older), recorded(newer), []) == []
-    warnings = swap_warnings(recorded(newer), recorded(older), [])
-    assert len(warnings) == 1 and "result files were all written before BASE's" in warnings[0]
-    assert f"gate compare {older} {newer}" in warnings[0]
+    assert swap_warnings(recorded(newer), recorded(older), []) == []
+    note = order_unknown(recorded(newer), recorded(older))
+    assert note is not None and "cannot be told" in note and f"BASE is taken to be {newer}" in note
+    assert f"gate compare {older} {newer}" in note and "--checkout DIR" in note
+    assert order_unknown(recorded(older), _same_commit(recorded(older))) is None  # an A/A pair: no order
+
+
+def _same_commit(side):
+    import dataclasses
+
+    return dataclasses.replace(side, path=side.path + "-again")
 
 
 def test_interleaved_or_copied_trees_give_no_time_sign(tmp_path):
@@ -111,7 +119,7 @@ def test_interleaved_or_copied_trees_give_no_time_sign(tmp_path):
     trees copied minutes apart."""
     a = _tree(tmp_path / "a", "a" * 40, None)
     b = _tree(tmp_path / "b", "b" * 40, None)
-    _age(a, hours=0.05)  # three minutes apart: under swap_check.FILE_GAP
+    _age(a, hours=0.05)
     assert swap_warnings(recorded(b), recorded(a), []) == []
 
 
@@ -132,8 +140,10 @@ def test_a_checkout_given_by_hand_orders_hand_made_trees(tmp_path):
     new = git("rev-parse", "HEAD")
     main = _tree(tmp_path / "main_a", old, None)
     pr = _tree(tmp_path / "pr", new, None)
-    assert swap_warnings(recorded(pr), recorded(main), []) == []  # no log, no checkout, same times: no sign
+    assert swap_warnings(recorded(pr), recorded(main), []) == []  # no log, no checkout: no sign
+    assert order_unknown(recorded(pr), recorded(main)) is not None  # ... and that is said
     given = (str(repo),)
     warnings = swap_warnings(recorded(pr, checkouts=given), recorded(main, checkouts=given), [])
     assert len(warnings) == 1 and f"{old[:10]} is an ancestor of BASE's {new[:10]}" in warnings[0]
     assert swap_warnings(recorded(main, checkouts=given), recorded(pr, checkouts=given), []) == []
+    assert order_unknown(recorded(main, checkouts=given), recorded(pr, checkouts=given)) is None  # git told

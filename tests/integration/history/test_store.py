@@ -142,7 +142,8 @@ def test_a_fifo_as_a_month_file_is_named_not_waited_on(tmp_path):
     os.mkfifo(fifo)
     history = store.read(warn=None)
     assert len(history.records) == 1 and "not a regular file (a FIFO)" in history.skipped[0].reason
-    later = dataclasses.replace(synthetic_records(nights=1)[0], time="2026-10-05T02:00:00+00:00")
+    # another night (its own commit): the same measurement at another time is skipped as already stored
+    later = dataclasses.replace(synthetic_records(nights=1)[0], time="2026-10-05T02:00:00+00:00", commit="f" * 40)
     with pytest.raises(InputError, match="must be a regular file to be written"):
         store.append([later])
 
