@@ -151,7 +151,7 @@ def calibrate_command(trees: tuple[Path, ...], baseline_path: Path, cross: tuple
     written = calibrate_baseline(baseline_path, pairs, suite, cross_job=flags)
     for workload_id, metrics in written.items():
         click.echo(f"{workload_id}: " + ", ".join(_describe(m, c) for m, c in metrics.items()))
-    from gate.stats.noise_model import SIGMA_FLOOR
+    from gate.formats.noise_model import SIGMA_FLOOR
 
     for workload_id, metrics in written.items():
         for metric, entry in metrics.items():

@@ -17,7 +17,7 @@ from gate.examples import ExampleSpec, write_example_baseline, write_example_pai
 from gate.formats.config import load_suite
 from gate.formats.errors import EXIT_FAIL, EXIT_INCOMPLETE, EXIT_INPUT, EXIT_OK
 from gate.formats.result_types import ALL_FAILED
-from gate.stats.noise_model import SIGMA_FLOOR
+from gate.formats.noise_model import SIGMA_FLOOR
 from tests.helpers.unprivileged import as_a_user
 
 
