@@ -64,6 +64,7 @@ from gate.formats.verdict import Verdict
 from gate.judging import next_steps
 from gate.judging.accuracy_rows import judge_accuracy
 from gate.judging.draft import Draft, new_row, plain_delta
+from gate.judging.duet import Layout, judge_duet_speed, session_facts
 from gate.judging.speed_rows import (
     CAN_WARN_AT_MOST,
     judge_speed,
@@ -101,7 +102,8 @@ def statistics_of(thresholds: Thresholds, rows: Sequence[Row], seed: int) -> Sta
 def compare(base: Side, cand: Side, suite: Suite, *, models: Sequence[str] | None = None,
             allow_diff: Iterable[str] = (), seed: int = 0, thresholds: Thresholds = Thresholds(),
             calibration: Mapping[str, Mapping[str, Any]] | None = None, cross_job: bool | None = None,
-            calibration_check: CalibrationCheck | None = None, run_order: bool = True) -> Report:
+            calibration_check: CalibrationCheck | None = None, run_order: bool = True,
+            duet: Layout | None = None) -> Report:
     """Judge `cand` against `base`. `calibration` defaults to the baseline's (else the candidate's).
 
     `cross_job`: the two sides ran in different jobs (a stored baseline, two nightlies), so a job effect adds
@@ -156,6 +158,9 @@ def compare(base: Side, cand: Side, suite: Suite, *, models: Sequence[str] | Non
                 dispersion = (calibration or {}).get(workload.id, {}).get(metric.name)
                 utterances += judge_accuracy(row, workload, metric, wb, wc, suite, thresholds, seed,
                                         dispersion if isinstance(dispersion, Dispersion) else None, cross_job)
+            elif duet is not None:  # --design duet: the sessions' facts (gate.judging.duet), the same rule decides
+                assert wb is not None and wc is not None
+                judge_duet_speed(row, metric, session_facts(wb, wc, metric.name, duet.for_model(workload.model)))
             else:
                 found = model_calibrations(calibration or {}, suite, workload.model, metric.name)
                 # sources: "3 A/A pairs + 14 nights" when nightly runs are pooled into σ, else ""

@@ -35,6 +35,7 @@ from gate.formats import abplan, runlog
 from gate.formats.config import Suite
 from gate.formats.errors import InputError
 from gate.formats.report import MAX_TEXT, CalibrationCheck, LookAction, LookName, LookOutcome, LooksFinal, ModelLooks, Report, clip
+from gate.judging import duet
 from gate.judging.compare import compare
 from gate.reading import comparability
 from gate.reading.copies import refuse_copies, side_hashes
@@ -98,7 +99,10 @@ def judge(request: Request) -> Report:
         refuse_copies([(base.path, side_hashes(base)), (cand.path, side_hashes(cand))], path=cand.path)
     models = request.models or cand.models or base.models
     calibration, check = _calibration(request, base, cand, models)
-    if _two_looks(request, base, cand):
+    layout = _duet_layout(request, base, cand)
+    if layout is not None:
+        reports = [_duet_report(request, base, cand, model, layout, calibration, check) for model in models]
+    elif _two_looks(request, base, cand):
         reports = [_two_look_report(request, base, cand, model, calibration, check) for model in models]
     else:
         one_job = not (request.cross_job if request.cross_job is not None else "baseline" in (base.kind, cand.kind))
@@ -130,6 +134,12 @@ def decide_look(request: Request, model: str, look: rule.Look) -> rule.LookDecis
     they are on disk now: the same judgement the recompute makes of the finished trees."""
     base, cand = read_side(request.base, request), read_side(request.candidate, request)
     calibration, check = _calibration(request, base, cand, (model,))
+    layout = _duet_layout(request, base, cand)
+    if layout is not None:
+        report = compare(base, cand, request.suite, models=(model,), allow_diff=request.allow_diff, seed=request.seed,
+                         thresholds=rule.thresholds_for(look), calibration=calibration, cross_job=False,
+                         calibration_check=check, duet=layout)
+        return rule.decide(report, model) if look is rule.Look.FIRST else rule.decide_pooled(report, model)
     report = _report(request, base, cand, (model,), look, calibration, check)
     return rule.decide(report, model) if look is rule.Look.FIRST else rule.decide_pooled(report, model)
 
@@ -161,6 +171,43 @@ def first_look(request: Request, model: str) -> FirstLook:
         else:
             not_extended = abplan.not_extended_reason(made, budget)
     return FirstLook(model, decision, expected, found, not_extended)
+
+
+# --- the duet (gate.judging.duet) ---------------------------------------------------------------------------
+
+def _duet_layout(request: Request, base: Side, cand: Side) -> duet.Layout | None:
+    """The candidate tree's duet record (`gate run --design duet`), None for anything else."""
+    if base.kind != "tree" or cand.kind != "tree":
+        return None
+    return duet.read_layout(request.candidate)
+
+
+def _duet_report(request: Request, base: Side, cand: Side, model: str, layout: duet.Layout,
+                 calibration: Mapping[str, Mapping[str, Any]] | None, check: CalibrationCheck | None) -> Report:
+    """A duet's model judged on its sessions, at the level of the look that decided it (the runner's record says
+    which: the first look after K₁ sessions, or the one after K); the note says the design in one line."""
+    looks = layout.looks.get(model, {})
+    look = rule.Look.POOLED if "pooled" in looks else rule.Look.FIRST if "first" in looks else None
+    thresholds = rule.thresholds_for(look) if look is not None else one_look_thresholds(True)
+    report = compare(base, cand, request.suite, models=(model,), allow_diff=request.allow_diff, seed=request.seed,
+                     thresholds=thresholds, calibration=calibration, cross_job=False, calibration_check=check,
+                     duet=layout)
+    sessions = len(layout.for_model(model))
+    if look is rule.Look.POOLED:
+        decision, final = rule.decide_pooled(report, model), None
+    elif look is rule.Look.FIRST:
+        decision = rule.decide(report, model)
+        final = LooksFinal.UNDECIDED if decision.action == "extend" else None
+    else:
+        decision, final = None, LooksFinal.ONE_LOOK
+    outcomes: tuple[LookOutcome, ...] = ()
+    if decision is not None:
+        name = LookName.POOLED if look is rule.Look.POOLED else LookName.FIRST
+        outcomes = (LookOutcome(name, LookAction(decision.action), _clipped(decision.reasons), sessions, sessions),)
+        final = final or LooksFinal(decision.action)
+    assert final is not None
+    note = f"{layout.departure} ({sessions} sessions)"
+    return replace(report, looks=(ModelLooks(model, RECOMPUTED, outcomes, final, note=_clipped_note(note)),))
 
 
 # --- the two-look rule ----------------------------------------------------------------------------------
