@@ -46,13 +46,13 @@ def build(root: Path, utterances: int, slow: float, plumbing: bool) -> dict[str,
             "slow": make_checkout(root / "slow", knobs={"counts": counts, "server": server({"slow": slow})})}
 
 
-def gate_duet(work: dict[str, Path], out: Path, name: str, cand: str, sessions: str, port: int, timeout_s: float,
+def gate_duet(work: dict[str, Path], out: Path, scratch: Path, name: str, cand: str, sessions: str, port: int, timeout_s: float,
               plumbing: bool) -> dict:
-    results = out / "work" / name
+    results = scratch / name
     shutil.rmtree(results, ignore_errors=True)
     argv = [sys.executable, "-c", GATE, "run", "--ab", str(work["base"]), str(work[cand]), "--names", "base,pr",
             "--design", "duet", "--sessions", sessions, "--out", str(results), "--suite", str(work["suite"]),
-            "--hf-hub", str(work["hub"]), "--port", str(port), "--lock-dir", str(out / "work"),
+            "--hf-hub", str(work["hub"]), "--port", str(port), "--lock-dir", str(scratch),
             "--no-dataset-fingerprints", "--models", "whisper", *(["--no-gpu"] if plumbing else [])]
     began = time.perf_counter()
     try:
@@ -109,11 +109,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--aa-sessions", default="8,8")
     parser.add_argument("--ab-sessions", default="4,8")
     parser.add_argument("--timeout-s", type=float, default=240.0, help="each gate run's limit")
+    parser.add_argument("--work", type=Path, default=Path("/tmp/duet-gpu-work"), help="checkouts and result trees")
     parser.add_argument("--plumbing", action="store_true", help="no decoder, --no-gpu: the harness alone, on a CPU")
     args = parser.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
-    work = args.out / "work"
-    work.mkdir(exist_ok=True)
+    work = args.work
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
     path = args.out / f"nested-{args.machine}.json"
     if args.nested_s > 0:
         nested.main(["--out", str(args.out), "--machine", args.machine, "--configs", "graphs-b32", "--budget-s",
@@ -124,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
     result: dict = {"schema": "duet-gpu/1", "machine": args.machine, "command": "python3 -m benchmarks.noise.duet_gpu "
                     + " ".join(sys.argv[1:] if argv is None else argv), "runs": []}
     for index, (name, cand, sessions) in enumerate((("aa", "twin", args.aa_sessions), ("ab", "slow", args.ab_sessions))):
-        rec = gate_duet(built, args.out, name, cand, sessions, 18770 + 10 * index, args.timeout_s, args.plumbing)
+        rec = gate_duet(built, args.out, work, name, cand, sessions, 18770 + 10 * index, args.timeout_s, args.plumbing)
         result["runs"].append(rec)
         study["duet" if name == "aa" else "duet_ab"] = {"config": "graphs-b32", "utterances": args.utterances,
                                                         "pairs_per_session": 1, "slow_b": 0.0 if name == "aa" else args.slow,
