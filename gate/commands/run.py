@@ -436,10 +436,27 @@ def _print_dry_run(options: RunOptions, suite: Suite, planned: _Planned) -> None
                    f"then decide_pooled on all runs; at most {options.max_runs} scored runs per model")
         for line in dry_run_lines(suite, request.extension_steps(planned.models)):
             click.echo(line)
+    if planned.duet is not None:
+        from gate.runner.duet import DEPARTURE, block_order, session_runs
+        plan = planned.duet
+        click.echo(f"# --- {DEPARTURE}")
+        click.echo(f"# per model and session: both servers start (base on port {request.setup.port}, candidate on "
+                   f"{request.setup.port + 1}, each with --mem-fraction-static sized from the model and the GPU's free "
+                   f"memory), one warm-up pass each, then blocks {' '.join(block_order(1, plan.pairs))} (odd sessions) / "
+                   f"{' '.join(block_order(2, plan.pairs))} (even), both stopped, GPU free")
+        click.echo(f"# sessions 1..{plan.first_sessions} (session S writes run{{{', '.join(session_runs(1, plan.pairs))}}}"
+                   f" shifted by {plan.pairs}·(S − 1) on both sides), the look, then up to {plan.max_sessions} for an "
+                   "undecided model")
     if components is not None:
+        from gate.runner.plan_by_change import duet_lines
         from gate.runner.plan_by_change import lines as plan_lines
         for line in plan_lines(components, planned.models, options.target_change / 100.0, options.max_runs):
             click.echo(line)
+        if options.components_path is not None:
+            from gate.formats.components import load_duet
+            for line in duet_lines(components, load_duet(Path(options.components_path)), planned.models,
+                                   options.target_change / 100.0, options.max_runs):
+                click.echo(line)
 
 
 def _runner(planned: _Planned, request: RunRequest, gpu: Any, out: Path) -> Any:
