@@ -37,6 +37,12 @@ class Layout:
     sessions: tuple[tuple[int, tuple[str, ...], tuple[str, ...]], ...]  # (session, models, kept pair runs "run<R>")
     departure: str
     looks: dict  # model -> {"first": action, "pooled": action?}
+    first_sessions: int = 0  # K₁: the sessions the first look saw
+
+    def first_look(self) -> "Layout":
+        """The layout as the first look saw it: sessions 1..K₁."""
+        return Layout(tuple(s for s in self.sessions if s[0] <= self.first_sessions), self.departure, self.looks,
+                      self.first_sessions)
 
     def for_model(self, model: str) -> tuple[tuple[str, ...], ...]:
         return tuple(runs for _, models, runs in self.sessions if model in models and runs)
@@ -61,7 +67,8 @@ def read_layout(tree: Path) -> Layout | None:
             runs = tuple(f"run{(number - 1) * pairs + j}" for j in range(1, pairs + 1)
                          if str((number - 1) * pairs + j) not in dropped)
             sessions.append((number, tuple(str(m) for m in s["models"]), runs))
-        return Layout(tuple(sessions), str(doc["departure"]), dict(doc.get("looks") or {}))
+        return Layout(tuple(sessions), str(doc["departure"]), dict(doc.get("looks") or {}),
+                      int(doc.get("first_sessions", 0)))
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
         raise InputError(f"not the duet record `gate run --design duet` writes ({type(exc).__name__}: {exc}); expected "
                          f"schema {SCHEMA} with pairs_per_session and sessions", path=path) from None

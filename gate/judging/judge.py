@@ -193,19 +193,23 @@ def _duet_report(request: Request, base: Side, cand: Side, model: str, layout: d
                      thresholds=thresholds, calibration=calibration, cross_job=False, calibration_check=check,
                      duet=layout)
     sessions = len(layout.for_model(model))
-    if look is rule.Look.POOLED:
-        decision, final = rule.decide_pooled(report, model), None
-    elif look is rule.Look.FIRST:
-        decision = rule.decide(report, model)
-        final = LooksFinal.UNDECIDED if decision.action == "extend" else None
-    else:
-        decision, final = None, LooksFinal.ONE_LOOK
     outcomes: tuple[LookOutcome, ...] = ()
-    if decision is not None:
-        name = LookName.POOLED if look is rule.Look.POOLED else LookName.FIRST
-        outcomes = (LookOutcome(name, LookAction(decision.action), _clipped(decision.reasons), sessions, sessions),)
-        final = final or LooksFinal(decision.action)
-    assert final is not None
+    final = LooksFinal.ONE_LOOK
+    if look is not None:
+        first_layout = layout.first_look()
+        first_report = report if look is rule.Look.FIRST else compare(
+            base, cand, request.suite, models=(model,), allow_diff=request.allow_diff, seed=request.seed,
+            thresholds=rule.thresholds_for(rule.Look.FIRST), calibration=calibration, cross_job=False,
+            calibration_check=check, duet=first_layout)
+        first = rule.decide(first_report, model)
+        seen = len(first_layout.for_model(model))
+        outcomes = (LookOutcome(LookName.FIRST, LookAction(first.action), _clipped(first.reasons), seen, seen),)
+        final = LooksFinal.UNDECIDED if first.action == "extend" else LooksFinal(first.action)
+        if look is rule.Look.POOLED:
+            pooled = rule.decide_pooled(report, model)
+            outcomes += (LookOutcome(LookName.POOLED, LookAction(pooled.action), _clipped(pooled.reasons), sessions,
+                                     sessions),)
+            final = LooksFinal(pooled.action)
     note = f"{layout.departure} ({sessions} sessions)"
     return replace(report, looks=(ModelLooks(model, RECOMPUTED, outcomes, final, note=_clipped_note(note)),))
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import signal
+import subprocess
+import sys
 import time
 
 import pytest
@@ -12,13 +14,15 @@ from gate.runner.duet import block_order, mem_fraction, session_runs, without_me
 from gate.runner.preflight import PreflightFailed
 from tests.standin.build import SMALL_COUNTS, make_checkout
 
+GATE = "import sys; from gate.cli import main; sys.argv = ['gate', *sys.argv[1:]]; main()"
 DELAY = 0.3  # seconds a request: throughput is set by it
+VERDICT_DELAY = 1.0  # for the verdicts: long enough that a loaded CI machine's jitter is small beside 6%
 
 
-def _pair(bench, tmp_path, slower: float = 1.0, cand_server: dict | None = None):
-    bench.knobs({"server": {"request_delay_s": DELAY}})
+def _pair(bench, tmp_path, slower: float = 1.0, cand_server: dict | None = None, delay: float = DELAY):
+    bench.knobs({"server": {"request_delay_s": delay}})
     return make_checkout(tmp_path / "candidate", knobs={"counts": SMALL_COUNTS, "server": {
-        "request_delay_s": DELAY / slower, **(cand_server or {})}})
+        "request_delay_s": delay / slower, **(cand_server or {})}})
 
 
 def _judge(bench):
@@ -43,9 +47,9 @@ def test_memory_split_is_sized_and_refused_in_one_line():
 @pytest.mark.slow
 @pytest.mark.parametrize("slower, verdict", [(0.94, "fail"), (1.0, "pass")], ids=["6pct-slower", "aa-twin"])
 def test_a_6pct_slower_build_fails_and_its_aa_twin_passes(bench, tmp_path, slower, verdict):
-    candidate = _pair(bench, tmp_path, slower)
+    candidate = _pair(bench, tmp_path, slower, delay=VERDICT_DELAY)
     done = bench.run("--ab", str(bench.checkout), str(candidate), "--names", "base,pr", "--design", "duet",
-                     "--sessions", "4,6", "--models", "qwen3", checkout=False, timeout=400)
+                     "--sessions", "5,8", "--models", "qwen3", "--client-timeout", "60", checkout=False, timeout=600)
     assert done.returncode == 0, done.stderr
     record = json.loads((bench.out / "pr" / "gate-duet.json").read_text())
     assert record["design"] == "duet" and record["ports"] == {"base": bench.port, "pr": bench.port + 1}
@@ -60,14 +64,9 @@ def test_a_6pct_slower_build_fails_and_its_aa_twin_passes(bench, tmp_path, slowe
     assert all(r.method.startswith("duet:") for r in throughput)
     assert report.verdict.value == verdict, [(r.workload, r.metric, r.verdict, r.notes) for r in report.rows]
     assert "duet" in (report.looks[0].note or "")
-    summary = bench.run("--help", checkout=False)  # the tree reads as the runbook's: gate summarize unchanged
-    assert summary.returncode == 0
-    from click.testing import CliRunner
-
-    from gate.cli import main
-    read = CliRunner().invoke(main, ["summarize", str(bench.out / "pr"), "--suite", str(bench.suite_path),
-                                     "--models", "qwen3"])
-    assert read.exit_code == 0 and "coverage: complete" in read.output, read.output
+    read = subprocess.run([sys.executable, "-c", GATE, "summarize", str(bench.out / "pr"), "--suite",
+                           str(bench.suite_path), "--models", "qwen3"], capture_output=True, text=True, env=bench.env())
+    assert read.returncode == 0 and "coverage: complete" in read.stdout, read.stderr  # the runbook's tree, unchanged
 
 
 @pytest.mark.slow
@@ -106,4 +105,4 @@ def test_a_signal_mid_session_stops_both_servers(bench, tmp_path, signum):
     stops = [s for s in bench.run_log("base")["steps"] if s["step"] == "server-stop"]
     assert len(stops) == 2, stops
     ledger = json.loads((bench.out / "gate-processes.json").read_text())
-    assert not ledger.get("groups"), ledger
+    assert ledger["processes"] == [], ledger
