@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -55,11 +56,14 @@ def gate_duet(work: dict[str, Path], out: Path, scratch: Path, name: str, cand: 
             "--hf-hub", str(work["hub"]), "--port", str(port), "--lock-dir", str(scratch),
             "--no-dataset-fingerprints", "--models", "whisper", *(["--no-gpu"] if plumbing else [])]
     began = time.perf_counter()
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        run = subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s)
-        code, stderr = run.returncode, run.stderr
-    except subprocess.TimeoutExpired as exc:
-        code, stderr = 124, (exc.stderr or b"").decode(errors="replace") if isinstance(exc.stderr, bytes) else str(exc.stderr)
+        _, stderr = proc.communicate(timeout=timeout_s)
+    except subprocess.TimeoutExpired:  # SIGTERM: the gate stops both servers and keeps the sessions it completed
+        proc.send_signal(signal.SIGTERM)
+        _, stderr = proc.communicate(timeout=120)
+        stderr += f"\n(harness: stopped by SIGTERM after {timeout_s:.0f} s)"
+    code = proc.returncode
     record: dict = {"name": name, "command": " ".join(argv[3:]), "gate_run_exit": code,
                     "gate_run_wall_s": round(time.perf_counter() - began, 1), "stderr_tail": stderr[-3000:]}
     compare = subprocess.run([sys.executable, "-c", GATE, "compare", str(results / "base"), str(results / "pr"),
