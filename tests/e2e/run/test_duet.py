@@ -106,3 +106,32 @@ def test_a_signal_mid_session_stops_both_servers(bench, tmp_path, signum):
     assert len(stops) == 2, stops
     ledger = json.loads((bench.out / "gate-processes.json").read_text())
     assert ledger["processes"] == [], ledger
+
+
+@pytest.mark.slow
+def test_resume_keeps_the_completed_sessions_and_redoes_the_interrupted_one(bench, tmp_path):
+    candidate = _pair(bench, tmp_path)
+    args = ("--ab", str(bench.checkout), str(candidate), "--names", "base,pr", "--design", "duet", "--sessions", "3,3",
+            "--models", "qwen3")
+    proc = bench.start(*args, checkout=False)
+    record_path = bench.out / "pr" / "gate-duet.json"
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline:  # session 1 complete, session 2 begun
+        try:
+            sessions = json.loads(record_path.read_text())["sessions"]
+        except (OSError, ValueError, KeyError):
+            sessions = []
+        if len(sessions) >= 2:
+            break
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 143, err
+    done = bench.run(*args, "--resume", checkout=False, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "duet session 1: complete already, kept (--resume)" in done.stderr
+    record = json.loads(record_path.read_text())
+    assert [s["status"] for s in record["sessions"]] == ["completed"] * 3
+    starts = [s for s in bench.run_log("base")["steps"] if s["step"] == "server-start"]
+    assert len(starts) == 4  # sessions 2 and 3 only
+    assert bench.run_log("base")["runs"]["base/run1"] == "skipped"
