@@ -26,8 +26,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from gate.formats.errors import InputError
-from gate.stats.duet_design import DuetComponents
-from gate.stats.noise_model import Components
+from gate.stats.noise_model import Components, DuetComponents
 
 SCHEMA = "gate-components/1"
 _FIELDS = ("sigma_start", "sigma_pass", "start_cost_s", "pass_cost_s")

@@ -11,7 +11,7 @@ from typing import Mapping
 
 from gate.stats import duet_design
 from gate.stats.nested import WARM_CYCLES, NestedDesign, best_within, cheapest_for
-from gate.stats.noise_model import Components
+from gate.stats.noise_model import Components, DuetComponents
 
 
 def _cell(d: NestedDesign | None) -> str:
@@ -27,7 +27,7 @@ def _duet_cell(d: duet_design.DuetDesign | None) -> str:
     return f"{d.sessions} sessions, {d.gpu_minutes:.1f} GPU min, detects {100 * d.detectable:.1f}%"
 
 
-def duet_lines(components: Mapping[str, Components], duet: Mapping[str, duet_design.DuetComponents],
+def duet_lines(components: Mapping[str, Components], duet: Mapping[str, DuetComponents],
                models: tuple[str, ...], target: float, max_runs: int) -> list[str]:
     """Both designs side by side (issue 53): the duet's sessions for the target and in today's budget, the variance
     ratio at equal GPU minutes, and the design the planner picks (gate.stats.duet_design.chosen)."""
@@ -40,13 +40,13 @@ def duet_lines(components: Mapping[str, Components], duet: Mapping[str, duet_des
             continue
         out.append(f"# {model}: duet σ of a session's difference {100 * d.session_sd:.2f}%, a session "
                    f"{d.session_cost_s:.1f} s of GPU time")
-        out.append(f"#   for {100 * target:.1f}%, duet: {_duet_cell(duet_design.cheapest_for(d, target))}")
+        out.append(f"#   for {100 * target:.1f}%, duet: {_duet_cell(duet_design.fewest_sessions_for(d, target))}")
         if c is None:
             out.append("#   no interleave components: design: interleave")
             continue
         today = best_within(c, _budget_minutes(c, max_runs), passes=1)
         minutes = today.gpu_minutes if today is not None else _budget_minutes(c, max_runs)
-        within = duet_design.best_within(d, minutes)
+        within = duet_design.sessions_within(d, minutes)
         out.append(f"#   today's budget ({minutes:.1f} GPU min): interleave {_cell(today)}; duet {_duet_cell(within)}")
         ratio = duet_design.variance_ratio(c, d)
         pick = duet_design.chosen(c, d, today.detectable if today else None, within.detectable if within else None)

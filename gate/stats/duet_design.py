@@ -12,8 +12,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from gate.stats.nested import WARM_CYCLES
-from gate.stats.noise_model import Components
+from gate.stats.noise_model import Components, DuetComponents
 from gate.stats.speed import mde
 from gate.stats.thresholds import Thresholds
 
@@ -23,44 +22,30 @@ MAX_SESSIONS = 40
 
 
 @dataclass(frozen=True)
-class DuetComponents:
-    """What a duet A/A measured: σ of a session's difference, the block pairs' spread within a session, a session's
-    GPU seconds."""
-
-    session_sd: float
-    session_cost_s: float
-    block_sd: float = math.nan
-
-    def __post_init__(self) -> None:
-        if not self.session_sd >= 0 or not self.session_cost_s > 0:
-            raise ValueError("duet components: σ of a session's difference must be ≥ 0 and a session's cost > 0")
-
-
-@dataclass(frozen=True)
 class DuetDesign:
     sessions: int
     detectable: float  # relative change caught with 80% power at alpha (one-sided), df sessions − 1
     gpu_minutes: float
 
 
-def design(c: DuetComponents, sessions: int, alpha: float = Thresholds().alpha) -> DuetDesign:
+def sessions_design(c: DuetComponents, sessions: int, alpha: float = Thresholds().alpha) -> DuetDesign:
     if sessions < 2:
         raise ValueError("a duet needs at least 2 sessions")
     change = float(mde(c.session_sd / math.sqrt(sessions), sessions - 1, alpha))
     return DuetDesign(sessions, change, sessions * c.session_cost_s / 60.0)
 
 
-def cheapest_for(c: DuetComponents, target: float, alpha: float = Thresholds().alpha) -> DuetDesign | None:
+def fewest_sessions_for(c: DuetComponents, target: float, alpha: float = Thresholds().alpha) -> DuetDesign | None:
     for k in range(MIN_SESSIONS, MAX_SESSIONS + 1):
-        d = design(c, k, alpha)
+        d = sessions_design(c, k, alpha)
         if d.detectable <= target:
             return d
     return None
 
 
-def best_within(c: DuetComponents, minutes: float, alpha: float = Thresholds().alpha) -> DuetDesign | None:
+def sessions_within(c: DuetComponents, minutes: float, alpha: float = Thresholds().alpha) -> DuetDesign | None:
     k = int(minutes * 60.0 // c.session_cost_s)
-    return design(c, min(k, MAX_SESSIONS), alpha) if k >= MIN_SESSIONS else None
+    return sessions_design(c, min(k, MAX_SESSIONS), alpha) if k >= MIN_SESSIONS else None
 
 
 def interleave_variance_per_minute(c: Components) -> float:
@@ -84,6 +69,3 @@ def chosen(interleave: Components | None, duet: DuetComponents | None, detect_in
     better = detect_interleave is None or detect_duet <= detect_interleave
     return "duet" if better and variance_ratio(interleave, duet) >= ratio_needed else "interleave"
 
-
-__all__ = ["DEFAULT_RATIO", "WARM_CYCLES", "DuetComponents", "DuetDesign", "best_within", "cheapest_for", "chosen",
-           "design", "variance_ratio"]

@@ -119,3 +119,17 @@ class Components:
     def sigma_run(self) -> float:
         """Today's run-to-run σ: one start, one pass."""
         return self.start_mean_sigma(1)
+
+
+@dataclass(frozen=True)
+class DuetComponents:
+    """What a duet A/A measured: σ of a session's difference, the block pairs' spread within a session, a session's
+    GPU seconds."""
+
+    session_sd: float
+    session_cost_s: float
+    block_sd: float = math.nan
+
+    def __post_init__(self) -> None:
+        if not self.session_sd >= 0 or not self.session_cost_s > 0:
+            raise ValueError("duet components: σ of a session's difference must be ≥ 0 and a session's cost > 0")

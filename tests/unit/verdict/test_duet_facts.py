@@ -12,7 +12,7 @@ from gate.formats.errors import InputError
 from gate.judging.duet import read_layout, session_facts
 from gate.reading.side import WorkloadSide
 from gate.stats import duet_design
-from gate.stats.noise_model import Components
+from gate.stats.noise_model import Components, DuetComponents
 
 
 def _side(values: list[float]) -> WorkloadSide:
@@ -60,14 +60,14 @@ def test_a_record_that_is_not_the_runners_is_one_line(tmp_path):
 
 def test_the_planner_picks_the_duet_only_at_half_the_variance_or_less():
     today = Components(sigma_start=0.0157, sigma_pass=0.0266, start_cost_s=8.5, pass_cost_s=2.31)
-    duet = duet_design.DuetComponents(session_sd=0.0092, session_cost_s=35.8)
+    duet = DuetComponents(session_sd=0.0092, session_cost_s=35.8)
     ratio = duet_design.variance_ratio(today, duet)
     # by hand: 4·σ_run²·(c_start + c_pass) / (σ_session²·c_session)
     assert ratio == pytest.approx(4 * (0.0157 ** 2 + 0.0266 ** 2) * 10.81 / (0.0092 ** 2 * 35.8))
     assert duet_design.chosen(today, duet, 0.067, 0.032) == "duet"
-    noisy = duet_design.DuetComponents(session_sd=0.0092 * math.sqrt(ratio / 1.9), session_cost_s=35.8)
+    noisy = DuetComponents(session_sd=0.0092 * math.sqrt(ratio / 1.9), session_cost_s=35.8)
     assert duet_design.variance_ratio(today, noisy) < 2
     assert duet_design.chosen(today, noisy, 0.067, 0.05) == "interleave"  # smaller change, but not 2× the variance
     assert duet_design.chosen(today, None, 0.067, None) == "interleave"
-    d = duet_design.design(duet, 5)
+    d = duet_design.sessions_design(duet, 5)
     assert d.gpu_minutes == pytest.approx(5 * 35.8 / 60) and d.detectable > 0
