@@ -135,3 +135,20 @@ def test_resume_keeps_the_completed_sessions_and_redoes_the_interrupted_one(benc
     starts = [s for s in bench.run_log("base")["steps"] if s["step"] == "server-start"]
     assert len(starts) == 4  # sessions 2 and 3 only
     assert bench.run_log("base")["runs"]["base/run1"] == "skipped"
+
+
+def test_the_dry_run_plans_both_designs_from_stored_components(bench, tmp_path):
+    components = tmp_path / "components.json"
+    components.write_text(json.dumps({"schema": "gate-components/1", "models": {"qwen3": {
+        "sigma_start": 0.0157, "sigma_pass": 0.0266, "start_cost_s": 8.5, "pass_cost_s": 2.31,
+        "duet": {"session_sd": 0.0092, "session_cost_s": 35.8}}}}))
+    candidate = _pair(bench, tmp_path)
+    done = bench.run("--ab", str(bench.checkout), str(candidate), "--design", "duet", "--models", "qwen3", "--dry-run",
+                     "--components", str(components), "--target-change", "3", checkout=False)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert any(line.startswith("# --- duet: both builds' servers resident") for line in lines)
+    budget = next(line for line in lines if line.startswith("#   today's budget"))
+    assert "interleave 7 starts a side" in budget and "detects 6.7%" in budget and "detects 3.2%" in budget
+    assert "#   variance at equal GPU minutes: the duet's 13.6× lower; design: duet" in lines
+    assert not (bench.out / "base").exists()  # nothing ran
