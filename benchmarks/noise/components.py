@@ -304,6 +304,20 @@ def _same_gpu(matrices: dict) -> dict:
     return out
 
 
+def interleave_df(entry: dict) -> float:
+    """Satterthwaite df of today's run variance σ_run² = MSB/P + (1 − 1/P)·MSW from a machine's K × P components."""
+    p = entry["passes"]
+    msw = entry["sigma_pass"]["estimate"] ** 2
+    msb = p * entry["sigma_start"]["estimate"] ** 2 + msw
+    a, b = msb / p, (1 - 1 / p) * msw
+    return (a + b) ** 2 / (a ** 2 / entry["df_start"] + (b ** 2 / entry["df_pass"] if b else 0.0))
+
+
+def ratio_interval(ratio: float, df_interleave: float, df_duet: float) -> list[float]:
+    """95% interval of a ratio of two independent variance estimates (F on their df: both sides uncertain)."""
+    return [ratio / float(stats.f.ppf(0.975, df_interleave, df_duet)), ratio / float(stats.f.ppf(0.025, df_interleave, df_duet))]
+
+
 def _duet_vs_interleave(result: dict) -> list[dict]:
     """Per machine: every duet session's difference about its kind's mean (A/A and A/B alike: the slower build
     moves the mean, not the spread), pooled; against today's interleave on that machine's graphs-b32
@@ -324,6 +338,7 @@ def _duet_vs_interleave(result: dict) -> list[dict]:
                      "duet_sd": asdict(Interval(sd, math.sqrt(low), math.sqrt(high))), "session_s": seconds,
                      "interleave_sd": inter, "variance_ratio": (inter / sd) ** 2,
                      "variance_ratio_low": (inter / math.sqrt(high)) ** 2,
+                     "variance_ratio_ci": ratio_interval((inter / sd) ** 2, interleave_df(solo), df),
                      "duet_vs_solo_throughput": next(d["a_throughput"] for d in groups) / solo["mean"] - 1.0})
     return sorted(rows, key=lambda r: r["machine"])
 
@@ -439,12 +454,15 @@ def markdown(result: dict) -> str:
                          f"{d['session_wall_s']:.1f} |")
     if result.get("duet_vs_interleave"):
         lines += ["", "| machine | duet sessions (df) | duet σ of a session's difference [95% CI] | session s "
-                  "| interleave σ in that time | variance ratio (lower 95%) | duet A throughput vs solo |",
-                  "|---|---|---|---|---|---|---|"]
+                  "| interleave σ in that time | variance ratio (lower 95%, duet's σ alone) | ratio 95% CI (both uncertain) "
+                  "| duet A throughput vs solo |",
+                  "|---|---|---|---|---|---|---|---|"]
         for r in result["duet_vs_interleave"]:
             lines.append(f"| {r['machine']} | {r['sessions']} ({r['df']}) | {_pct(r['duet_sd'])} | {r['session_s']:.1f} | "
                          f"{100 * r['interleave_sd']:.2f}% | {r['variance_ratio']:.1f}× ({r['variance_ratio_low']:.1f}×) | "
-                         f"{100 * r['duet_vs_solo_throughput']:+.1f}% |")
+                         + (f"[{r['variance_ratio_ci'][0]:.1f}, {r['variance_ratio_ci'][1]:.1f}]×" if r.get("variance_ratio_ci")
+                            else "n/a")
+                         + f" | {100 * r['duet_vs_solo_throughput']:+.1f}% |")
     if result.get("minutes"):
         head = " | ".join(f"{100 * t:.0f}%: today / two-level (K×P) / duet" for t in TARGETS)
         lines += ["", "GPU minutes per model (one Whisper-shaped model, graphs-b32 components; 80% power, one-sided "

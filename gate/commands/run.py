@@ -25,6 +25,7 @@ from gate.formats.errors import InputError
 from gate.stats.outlier_rule import rule_text as outlier_rule_text
 
 if TYPE_CHECKING:
+    from gate.runner.duet import DuetPlan
     from gate.runner.plan import Arm
     from gate.runner.request import RunRequest
 
@@ -118,6 +119,19 @@ def next_commands(out: Path, sides: tuple[Arm, ...], models: tuple[str, ...], su
 @click.option("--max-runs", type=click.IntRange(min=2), default=DEFAULT_MAX_RUNS, show_default=True,
               help="A/B: most scored runs per model, both sides, re-measures of outlier runs included.")
 @click.option("--no-remeasure", is_flag=True, help="A/B: do not re-measure outlier runs.")
+@click.option("--design", type=click.Choice(["interleave", "duet"]), default=None,
+              help="A/B: interleave (a fresh server per run, sides alternating; the runbook's) or duet (both servers "
+                   "resident on one GPU, alternating one-pass blocks, judged per session). Default: the suite's "
+                   "`design` of the models (interleave).")
+@click.option("--sessions", default="5,10", show_default=True, metavar="K1,K",
+              help="--design duet: sessions before the look, and at most for a model the look leaves undecided.")
+@click.option("--pairs", type=click.IntRange(min=1, max=20), default=1, show_default=True,
+              help="--design duet: block pairs (A B or B A) per session.")
+@click.option("--mem-fraction-static", "mem_fraction", type=click.FloatRange(min=0, min_open=True, max=0.5), default=None,
+              help="--design duet: each server's --mem-fraction-static (default: half the GPU's free memory less the "
+                   "contexts, refused where the model cannot fit twice).")
+@click.option("--duet-fallback", is_flag=True,
+              help="--design duet: where both servers cannot fit on the GPU, run the interleave instead of failing.")
 @calibration_option("A/B: baseline file whose A/A calibration the look decisions and the outlier rule use.",
                     dest="calibration", folder_refused=False)
 @click.option("--gpu", "gpu_index", type=int, default=None,
@@ -202,6 +216,11 @@ class RunOptions:
     one_look: bool
     max_runs: int
     no_remeasure: bool
+    design: str | None
+    sessions: str
+    pairs: int
+    mem_fraction: float | None
+    duet_fallback: bool
     calibration: Path | None
     gpu_index: int | None
     no_gpu: bool
@@ -233,6 +252,7 @@ class _Planned:
     sides: tuple[Arm, ...]
     models: tuple[str, ...]
     two_looks: bool
+    duet: DuetPlan | None = None  # --design duet (gate.runner.duet)
 
 
 def _run(options: RunOptions) -> None:
@@ -338,12 +358,16 @@ def _plan(options: RunOptions, suite: Suite) -> _Planned:
     selected = _models(options, suite)
     run_names = _run_names(options, suite)
     _check_inputs(options)
+    duet = _duet_plan(options, suite, selected)
+    if duet is not None:
+        from gate.runner.duet import first_runs
+        run_names = first_runs(duet, suite.warm_run)
     out = Path(options.out).resolve()
     hub, home = _hf_paths(options.hf_hub, options.hf_home)
     setup = Setup(out=out, port=options.port or suite.server.port, hf_hub=hub, hf_home=home,
                   torchinductor_cache=Path(options.torchinductor_cache or out / "torchinductor").resolve())
     looks = None
-    ab, calibration = bool(options.ab), options.calibration
+    ab, calibration = bool(options.ab) and duet is None, options.calibration
     two_looks = ab and not options.one_look and options.runs is None and not set(EXTENSION_RUNS) & set(run_names)
     if ab:
         looks = LookPlan(decider=_tree_decider(suite, out / sides[0].name, out / sides[1].name) if two_looks else None,
@@ -355,7 +379,39 @@ def _plan(options: RunOptions, suite: Suite) -> _Planned:
                          lock_wait_s=options.lock_wait, fingerprints=not options.no_dataset_fingerprints,
                          port_wait_s=options.port_wait, venv_check=not options.skip_venv_check,
                          argv=tuple(sys.argv), progress_every_s=options.progress_every, looks=looks)
-    return _Planned(request=request, sides=sides, models=selected, two_looks=two_looks)
+    return _Planned(request=request, sides=sides, models=selected, two_looks=two_looks, duet=duet)
+
+
+def _duet_plan(options: RunOptions, suite: Suite, models: tuple[str, ...]) -> DuetPlan | None:
+    """--design duet (or the suite's `design: duet` for every selected model): the sessions' plan; one line when
+    the options do not fit it. None: the interleave."""
+    from gate.runner.duet import DuetPlan
+
+    design = options.design
+    if design is None:
+        designs = {suite.models[m].design for m in models}
+        if len(designs) > 1:
+            raise InputError("the suite's models use different designs (" + ", ".join(
+                f"{m}: {suite.models[m].design}" for m in models) + "); pass --design or select models of one design")
+        design = designs.pop() if designs else "interleave"
+        if design == "duet" and not options.ab:
+            design = "interleave"  # one checkout: nothing to pair
+    if design != "duet":
+        return None
+    if not options.ab:
+        raise InputError("--design duet: expected --ab BASE CANDIDATE (two builds to pair)")
+    if options.runs is not None:
+        raise InputError("--design duet plans sessions, not runs; leave out --runs (use --sessions K1,K)")
+    parts = _csv(options.sessions)
+    try:
+        first, most = (int(parts[0]), int(parts[-1])) if len(parts) in (1, 2) else (0, 0)
+    except ValueError:
+        first, most = 0, 0
+    if not 2 <= first <= most or most > 40:
+        raise InputError(f"--sessions: expected K1,K with 2 <= K1 <= K <= 40, got {options.sessions!r}")
+    if options.one_look:
+        most = first
+    return DuetPlan(first_sessions=first, max_sessions=most, pairs=options.pairs, mem_fraction=options.mem_fraction)
 
 
 def _print_dry_run(options: RunOptions, suite: Suite, planned: _Planned) -> None:
@@ -385,16 +441,51 @@ def _print_dry_run(options: RunOptions, suite: Suite, planned: _Planned) -> None
                    f"then decide_pooled on all runs; at most {options.max_runs} scored runs per model")
         for line in dry_run_lines(suite, request.extension_steps(planned.models)):
             click.echo(line)
+    if planned.duet is not None:
+        from gate.runner.duet import DEPARTURE, block_order, session_runs
+        plan = planned.duet
+        click.echo(f"# --- {DEPARTURE}")
+        click.echo(f"# per model and session: both servers start (base on port {request.setup.port}, candidate on "
+                   f"{request.setup.port + 1}, each with --mem-fraction-static sized from the model and the GPU's free "
+                   f"memory), one warm-up pass each, then blocks {' '.join(block_order(1, plan.pairs))} (odd sessions) / "
+                   f"{' '.join(block_order(2, plan.pairs))} (even), both stopped, GPU free")
+        click.echo(f"# sessions 1..{plan.first_sessions} (session S writes run{{{', '.join(session_runs(1, plan.pairs))}}}"
+                   f" shifted by {plan.pairs}·(S − 1) on both sides), the look, then up to {plan.max_sessions} for an "
+                   "undecided model")
     if components is not None:
+        from gate.runner.plan_by_change import duet_lines
         from gate.runner.plan_by_change import lines as plan_lines
         for line in plan_lines(components, planned.models, options.target_change / 100.0, options.max_runs):
             click.echo(line)
+        if options.components_path is not None:
+            from gate.formats.components import load_duet
+            for line in duet_lines(components, load_duet(Path(options.components_path)), planned.models,
+                                   options.target_change / 100.0, options.max_runs):
+                click.echo(line)
+
+
+def _runner(planned: _Planned, request: RunRequest, gpu: Any, out: Path) -> Any:
+    """The interleave's runner, or the duet's (its look decided by the one judge on the sessions so far)."""
+    from gate.runner.execute import Runner
+
+    if planned.duet is None:
+        return Runner(request, gpu=gpu, base_env=dict(os.environ))
+    from gate.runner.duet import DuetRunner
+
+    base, cand = (out / side.name for side in planned.sides)
+    suite = request.suite
+
+    def decider():
+        from gate.judging import look_decider
+        return look_decider.tree_decider(suite, base, cand, None)
+    plan = planned.duet
+    return DuetRunner(request, plan, gpu=gpu, base_env=dict(os.environ),
+                      decider=decider if plan.max_sessions > plan.first_sessions else None)
 
 
 def _execute(options: RunOptions, suite: Suite, planned: _Planned) -> None:
     """Measure: the runner under the GPU lock, then the outcome (or the interruption) in one line each."""
     from gate.runner.cancel import Cancelled
-    from gate.runner.execute import Runner
     from gate.runner.gpu import NoGpu, NvmlGpu
 
     request, sides, out = planned.request, planned.sides, planned.request.setup.out
@@ -407,7 +498,15 @@ def _execute(options: RunOptions, suite: Suite, planned: _Planned) -> None:
                 request.looks, decider=None, one_look_because=missing))
     check_out_dir(out)
     gpu = NoGpu() if options.no_gpu else NvmlGpu()
-    runner = Runner(request, gpu=gpu, base_env=dict(os.environ))
+    if planned.duet is not None and options.duet_fallback:
+        from gate.runner.duet import duet_fits
+        why = duet_fits(gpu, options.gpu_index or 0, {m.model: m.snapshot for s in request.steps() for m in s.models})
+        if why is not None:
+            click.echo(f"gate run: {why.splitlines()[-1]}; --duet-fallback: measuring with the interleave", err=True)
+            _execute(dataclasses.replace(options, design="interleave", duet_fallback=False), suite,
+                     _plan(dataclasses.replace(options, design="interleave"), suite))
+            return
+    runner = _runner(planned, request, gpu, out)
     try:
         outcome = runner.run()
     except Cancelled as exc:

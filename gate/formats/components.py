@@ -3,7 +3,11 @@ a server start and a timed pass cost, as a nested A/A study measured them (bench
 writes one; docs/benchmarks.md says how it was measured).
 
     {"schema": "gate-components/1", "source": "...",
-     "models": {"whisper": {"sigma_start": 0.0246, "sigma_pass": 0.0256, "start_cost_s": 7.6, "pass_cost_s": 2.24}}}
+     "models": {"whisper": {"sigma_start": 0.0246, "sigma_pass": 0.0256, "start_cost_s": 7.6, "pass_cost_s": 2.24,
+                            "duet": {"session_sd": 0.0092, "session_cost_s": 35.8, "block_sd": 0.0285}}}}
+
+`duet` (optional, issue 53): what a duet A/A measured on that runner (gate.stats.duet_design.DuetComponents):
+σ of a session's difference, a session's GPU seconds, the block pairs' spread within a session.
 
 Also the owner of the components a baseline's calibration stores (`gate baseline calibrate` on A/A runs with
 P > 1 passes a start): `calibration_source.components` of the baseline file, per model
@@ -22,7 +26,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from gate.formats.errors import InputError
-from gate.formats.noise_model import Components
+from gate.formats.noise_model import Components, DuetComponents
 
 SCHEMA = "gate-components/1"
 _FIELDS = ("sigma_start", "sigma_pass", "start_cost_s", "pass_cost_s")
@@ -48,6 +52,26 @@ def load(path: Path) -> dict[str, Components]:
             out[model] = Components(*numbers)
         except ValueError as exc:
             raise InputError(f"models.{model}: {exc}", path=path) from None
+    return out
+
+
+def load_duet(path: Path) -> dict[str, DuetComponents]:
+    """The duet A/A components per model (models.<m>.duet); a model without them is left out. Read after `load`,
+    which has checked the file; a duet entry out of range is one InputError naming the file."""
+    doc = json.loads(Path(path).read_text(encoding="utf-8"))
+    out: dict[str, DuetComponents] = {}
+    for model, entry in doc["models"].items():
+        duet = entry.get("duet")
+        if duet is None:
+            continue
+        try:
+            if not isinstance(duet, dict):
+                raise ValueError("expected an object")
+            out[model] = DuetComponents(float(duet["session_sd"]), float(duet["session_cost_s"]),
+                                        float(duet.get("block_sd", math.nan)))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise InputError(f"models.{model}.duet: {exc}; expected session_sd and session_cost_s, finite numbers",
+                             path=path) from None
     return out
 
 

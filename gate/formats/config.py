@@ -124,6 +124,12 @@ class ModelSpec:
     # Timed passes per server start (the SeedTTS client's --repeats, filled into {passes}); 1 is the runbook's.
     # A run's value is the mean of its passes, one observation (gate.stats.nested).
     passes: int = 1
+    # How `gate run --ab` measures the model (gate.runner.duet): "interleave", a fresh server per run, sides
+    # alternating (the runbook's); or "duet", both builds' servers resident on one GPU, judged on paired blocks.
+    design: str = "interleave"
+
+
+DESIGNS = ("interleave", "duet")
 
 
 @dataclass(frozen=True)
@@ -311,7 +317,7 @@ class _SuiteParser:
 
     def _model(self, key: str, value: Any) -> ModelSpec:
         k = f"models.{key}"
-        m = self.mapping(value, k, ("model_id", "revision", "snapshot", "server_args"), ("passes",))
+        m = self.mapping(value, k, ("model_id", "revision", "snapshot", "server_args"), ("passes", "design"))
         return ModelSpec(
             key=key,
             model_id=self.string(m["model_id"], f"{k}.model_id"),
@@ -319,6 +325,7 @@ class _SuiteParser:
             snapshot=self.string(m["snapshot"], f"{k}.snapshot"),
             server_args=self.strings(m["server_args"], f"{k}.server_args"),
             passes=self.positive(m.get("passes", 1), f"{k}.passes", integer=True),
+            design=self.choice(m.get("design", "interleave"), f"{k}.design", DESIGNS),
         )
 
     def _check_passes(self, models: Mapping[str, ModelSpec], workloads: tuple[Workload, ...]) -> None:

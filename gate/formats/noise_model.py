@@ -175,3 +175,17 @@ class Dispersion:
                    df=sum(d.df for d in found), arms=sum(d.arms for d in found),
                    comoving=tuple(dict.fromkeys(i for d in found for i in d.comoving)),
                    group_ss=sum(d.group_ss for d in found), group_df=sum(d.group_df for d in found))
+
+
+@dataclass(frozen=True)
+class DuetComponents:
+    """What a duet A/A measured: σ of a session's difference, the block pairs' spread within a session, a session's
+    GPU seconds."""
+
+    session_sd: float
+    session_cost_s: float
+    block_sd: float = math.nan
+
+    def __post_init__(self) -> None:
+        if not self.session_sd >= 0 or not self.session_cost_s > 0:
+            raise ValueError("duet components: σ of a session's difference must be ≥ 0 and a session's cost > 0")

@@ -66,6 +66,7 @@ from gate.formats.verdict import Verdict
 from gate.judging import next_steps, rule
 from gate.judging.accuracy_rows import judge_accuracy
 from gate.judging.draft import Draft, new_row, plain_delta
+from gate.judging.duet import Layout, judge_duet_speed, session_facts
 from gate.judging.speed_rows import (
     judge_speed,
     model_agreement,
@@ -100,7 +101,8 @@ def statistics_of(thresholds: Thresholds, rows: Sequence[Row], seed: int) -> Sta
 def compare(base: Side, cand: Side, suite: Suite, *, models: Sequence[str] | None = None,
             allow_diff: Iterable[str] = (), seed: int = 0, thresholds: Thresholds = Thresholds(),
             calibration: Mapping[str, Mapping[str, Any]] | None = None, cross_job: bool | None = None,
-            calibration_check: CalibrationCheck | None = None, run_order: bool = True) -> Report:
+            calibration_check: CalibrationCheck | None = None, run_order: bool = True,
+            duet: Layout | None = None) -> Report:
     """Judge `cand` against `base`. `calibration` defaults to the baseline's (else the candidate's).
 
     `cross_job`: the two sides ran in different jobs (a stored baseline, two nightlies), so a job effect adds
@@ -131,7 +133,7 @@ def compare(base: Side, cand: Side, suite: Suite, *, models: Sequence[str] | Non
         # the job itself measured, and say why the calibration was left out.
         calibration = {}
         stale_notes = (f"calibration stale, not used in this job: {'; '.join(calibration_check.reasons)}",)
-    pair = _Pair(base, cand, suite, calibration or {}, cross_job, run_order, stale, stale_notes, seed, thresholds)
+    pair = _Pair(base, cand, suite, calibration or {}, cross_job, run_order, stale, stale_notes, seed, thresholds, duet)
     drafts: list[Draft] = []
     coverage: list[CoverageEntry] = []
     utterances: list[Utterance] = []
@@ -171,6 +173,7 @@ class _Pair:
     stale_notes: tuple[str, ...]  # in one job: why it was left out
     seed: int
     thresholds: Thresholds
+    duet: Layout | None = None  # --design duet: speed is judged on the sessions' paired differences
 
 
 def _judge_row(pair: _Pair, workload: Workload, metric: MetricSpec, wb: WorkloadSide | None,
@@ -188,6 +191,8 @@ def _judge_row(pair: _Pair, workload: Workload, metric: MetricSpec, wb: Workload
         dispersion = pair.calibration.get(workload.id, {}).get(metric.name)
         utterances += judge_accuracy(row, workload, metric, wb, wc, suite, pair.thresholds, pair.seed,
                                      dispersion if isinstance(dispersion, Dispersion) else None, pair.cross_job)
+    elif pair.duet is not None:  # --design duet: the sessions' facts (gate.judging.duet), the same rule decides
+        judge_duet_speed(row, metric, session_facts(wb, wc, metric.name, pair.duet.for_model(workload.model)))
     else:
         found = model_calibrations(pair.calibration, suite, workload.model, metric.name)
         # sources: "3 A/A pairs + 14 nights" when nightly runs are pooled into σ, else ""

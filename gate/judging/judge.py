@@ -35,6 +35,7 @@ from gate.formats import abplan, runlog
 from gate.formats.config import Suite
 from gate.formats.errors import InputError
 from gate.formats.report import MAX_TEXT, CalibrationCheck, LookAction, LookName, LookOutcome, LooksFinal, ModelLooks, Report, clip
+from gate.judging import duet
 from gate.judging.compare import compare
 from gate.reading import comparability
 from gate.reading.copies import refuse_copies, side_hashes
@@ -109,7 +110,10 @@ def judge_scoped(request: Request) -> tuple[Report, tuple[str, ...]]:
         if shared:  # none shared: judged on the candidate's, and compare says they share no workload
             models, left_out = shared, tuple(m for m in cand.models if m not in base.models)
     calibration, check = _calibration(request, base, cand, models)
-    if _two_looks(request, base, cand):
+    layout = _duet_layout(request, base, cand)
+    if layout is not None:
+        reports = [_duet_report(request, base, cand, model, layout, calibration, check) for model in models]
+    elif _two_looks(request, base, cand):
         reports = [_two_look_report(request, base, cand, model, calibration, check) for model in models]
     else:
         one_job = not (request.cross_job if request.cross_job is not None else "baseline" in (base.kind, cand.kind))
@@ -141,6 +145,12 @@ def decide_look(request: Request, model: str, look: rule.Look) -> rule.LookDecis
     they are on disk now: the same judgement the recompute makes of the finished trees."""
     base, cand = read_side(request.base, request), read_side(request.candidate, request)
     calibration, check = _calibration(request, base, cand, (model,))
+    layout = _duet_layout(request, base, cand)
+    if layout is not None:
+        report = compare(base, cand, request.suite, models=(model,), allow_diff=request.allow_diff, seed=request.seed,
+                         thresholds=rule.thresholds_for(look), calibration=calibration, cross_job=False,
+                         calibration_check=check, duet=layout)
+        return rule.decide(report, model) if look is rule.Look.FIRST else rule.decide_pooled(report, model)
     report = _report(request, base, cand, (model,), look, calibration, check)
     return rule.decide(report, model) if look is rule.Look.FIRST else rule.decide_pooled(report, model)
 
@@ -172,6 +182,47 @@ def first_look(request: Request, model: str) -> FirstLook:
         else:
             not_extended = abplan.not_extended_reason(made, budget)
     return FirstLook(model, decision, expected, found, not_extended)
+
+
+# --- the duet (gate.judging.duet) ---------------------------------------------------------------------------
+
+def _duet_layout(request: Request, base: Side, cand: Side) -> duet.Layout | None:
+    """The candidate tree's duet record (`gate run --design duet`), None for anything else."""
+    if base.kind != "tree" or cand.kind != "tree":
+        return None
+    return duet.read_layout(request.candidate)
+
+
+def _duet_report(request: Request, base: Side, cand: Side, model: str, layout: duet.Layout,
+                 calibration: Mapping[str, Mapping[str, Any]] | None, check: CalibrationCheck | None) -> Report:
+    """A duet's model judged on its sessions, at the level of the look that decided it (the runner's record says
+    which: the first look after K₁ sessions, or the one after K); the note says the design in one line."""
+    looks = layout.looks.get(model, {})
+    look = rule.Look.POOLED if "pooled" in looks else rule.Look.FIRST if "first" in looks else None
+    thresholds = rule.thresholds_for(look) if look is not None else one_look_thresholds(True)
+    report = compare(base, cand, request.suite, models=(model,), allow_diff=request.allow_diff, seed=request.seed,
+                     thresholds=thresholds, calibration=calibration, cross_job=False, calibration_check=check,
+                     duet=layout)
+    sessions = len(layout.for_model(model))
+    outcomes: tuple[LookOutcome, ...] = ()
+    final = LooksFinal.ONE_LOOK
+    if look is not None:
+        first_layout = layout.first_look()
+        first_report = report if look is rule.Look.FIRST else compare(
+            base, cand, request.suite, models=(model,), allow_diff=request.allow_diff, seed=request.seed,
+            thresholds=rule.thresholds_for(rule.Look.FIRST), calibration=calibration, cross_job=False,
+            calibration_check=check, duet=first_layout)
+        first = rule.decide(first_report, model)
+        seen = len(first_layout.for_model(model))
+        outcomes = (LookOutcome(LookName.FIRST, LookAction(first.action), _clipped(first.reasons), seen, seen),)
+        final = LooksFinal.UNDECIDED if first.action == "extend" else LooksFinal(first.action)
+        if look is rule.Look.POOLED:
+            pooled = rule.decide_pooled(report, model)
+            outcomes += (LookOutcome(LookName.POOLED, LookAction(pooled.action), _clipped(pooled.reasons), sessions,
+                                     sessions),)
+            final = LooksFinal(pooled.action)
+    note = f"{layout.departure} ({sessions} sessions)"
+    return replace(report, looks=(ModelLooks(model, RECOMPUTED, outcomes, final, note=_clipped_note(note)),))
 
 
 # --- the two-look rule ----------------------------------------------------------------------------------

@@ -193,6 +193,8 @@ def fmt_looks(m: ModelLooks) -> str:
         parts.append(f"→ not extended{f' ({m.note})' if m.note else ''}: undecided")
     if m.source == "recomputed":
         parts.append("· recomputed from the trees")
+    if m.note and m.note.startswith("duet:"):  # the design that measured the PR (gate.judging.duet), in one line
+        parts.append(f"· {m.note}")
     return " ".join(parts)
 
 

@@ -35,6 +35,7 @@ CANNOT_FAIL: dict[CannotFail, str] = {
                              "cannot reach the level",
     CannotFail.HIDDEN_GROUP: "utterances churn together in the model's own runs: a group that stayed put could "
                              "split the sides like a real change",
+    CannotFail.FEW_SESSIONS: "too few duet sessions: the session-to-session spread is not yet measured",
 }
 
 NEXT_STEP: dict[NextStep, str] = {

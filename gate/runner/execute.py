@@ -214,6 +214,36 @@ class Runner:
         self.progress.say(f"{step.label}: starting ({checkout})")
         with log.step("gpu-free", run=step):
             self.cycle.wait_gpu_free()
+        self._prepare_run(step, env)
+        coverage: list[str] = []  # every model's coverage problems, reported together
+        telemetry = Telemetry(self.gpu, self.gpu_index)
+        try:
+            telemetry.start()
+            for model in step.models:
+                began = time.monotonic()
+                try:
+                    self.cycle.run(step, model, env)
+                except GateError as exc:
+                    if coverage:
+                        exc.args = (f"{exc}\n(earlier in {step.label}: coverage incomplete:\n  "
+                                    + "\n  ".join(coverage) + ")",)
+                    raise
+                self.progress.cycle_done(model.model, time.monotonic() - began)
+                coverage += self.cycle.coverage(step, model)
+        finally:
+            telemetry.stop()
+            with self.writes.quiet():  # on the way out of a failure, the failure is what gets reported
+                self.writes.text(step.run_dir / "telemetry.json", json.dumps(telemetry.document(), indent=1) + "\n")
+        self.writes.raise_held()
+        if coverage:
+            raise RunFailed(f"{step.label}: coverage incomplete (redo the run):\n  " + "\n  ".join(coverage))
+        self.progress.say(f"{step.label}: complete")
+
+    def _prepare_run(self, step: RunStep, env: Mapping[str, str]) -> None:
+        """A run's folder made anew (runbook Step 4): commit.txt, freeze.txt and env.json (the duet's blocks too)."""
+        assert self.preflight is not None
+        log = self.log
+        checkout = step.side.checkout
         with log.step("prepare", run=step, command=["rm", "-rf", str(step.run_dir)]):
             try:  # a run is always redone whole (runbook Step 4)
                 shutil.rmtree(step.run_dir)
@@ -255,29 +285,6 @@ class Runner:
                     for m in step.models},
             notes=tuple(notes))
         self.writes.text(step.run_dir / "env.json", json.dumps(env_doc, indent=1) + "\n")
-        coverage: list[str] = []  # every model's coverage problems, reported together
-        telemetry = Telemetry(self.gpu, self.gpu_index)
-        try:
-            telemetry.start()
-            for model in step.models:
-                began = time.monotonic()
-                try:
-                    self.cycle.run(step, model, env)
-                except GateError as exc:
-                    if coverage:
-                        exc.args = (f"{exc}\n(earlier in {step.label}: coverage incomplete:\n  "
-                                    + "\n  ".join(coverage) + ")",)
-                    raise
-                self.progress.cycle_done(model.model, time.monotonic() - began)
-                coverage += self.cycle.coverage(step, model)
-        finally:
-            telemetry.stop()
-            with self.writes.quiet():  # on the way out of a failure, the failure is what gets reported
-                self.writes.text(step.run_dir / "telemetry.json", json.dumps(telemetry.document(), indent=1) + "\n")
-        self.writes.raise_held()
-        if coverage:
-            raise RunFailed(f"{step.label}: coverage incomplete (redo the run):\n  " + "\n  ".join(coverage))
-        self.progress.say(f"{step.label}: complete")
 
     def _stamp(self, step: RunStep) -> Stamp:
         """Where a run was made: the GPU, its driver and the run's package set."""

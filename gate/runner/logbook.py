@@ -165,6 +165,15 @@ class Logbook:
         """A run the second look adds (written with the next step)."""
         self._runs.setdefault(label, runlog.RunState.PENDING)
 
+    def drop_run(self, label: str) -> None:
+        """A duet block discarded with its pair (gate.runner.duet): no longer planned, so no reader expects it."""
+        self._runs.pop(label, None)
+        side, _, run = label.partition("/")
+        for runs in self._scored.get(side, {}).values():
+            if run in runs:
+                runs.remove(run)
+        self.write()
+
     def calibration_use(self, *, path: str, stamp: Stamp | None, here: Stamp, stale: list[str],
                         stale_unknown: str | None) -> None:
         """Whether the calibration is used for the looks and the outlier rule (a stale one is not)."""

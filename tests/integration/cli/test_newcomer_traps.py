@@ -16,8 +16,8 @@ from gate import cli as cli_module
 from gate.examples import ExampleSpec, write_example_baseline, write_example_pair, write_example_tree
 from gate.formats.config import load_suite
 from gate.formats.errors import EXIT_FAIL, EXIT_INCOMPLETE, EXIT_INPUT, EXIT_OK
-from gate.formats.result_types import ALL_FAILED
 from gate.formats.noise_model import SIGMA_FLOOR
+from gate.formats.result_types import ALL_FAILED
 from tests.helpers.unprivileged import as_a_user
 
 

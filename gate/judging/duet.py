@@ -1,0 +1,140 @@
+"""The duet's speed facts (issue 53): a session, not a block, is the unit of independence.
+
+`gate run --design duet` (gate.runner.duet) pairs block j of session s on both sides (run<R> in each tree) and
+records the sessions in gate-duet.json. Here each session's paired log-differences ln c − ln b are averaged
+(blocks within the session), and the sessions' means give the facts the one speed rule takes: the difference
+(their mean), its standard error (their SD / √K) and df = K − 1. The verdict stays the rule's
+(gate.judging.compare._decide_speed: Holm over the model's gated speed rows, the floors, the blockers); this
+module only states the facts, on the row, in the rule's own fields. Accuracy rows are untouched: they pair
+utterances across the blocks as for any two trees.
+"""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from scipy import stats
+
+from gate.formats.config import MetricSpec
+from gate.formats.errors import InputError
+from gate.formats.reasons import CannotFail
+from gate.formats.report import Basis
+from gate.formats.verdict import Verdict
+from gate.judging.draft import Draft, plain_delta
+from gate.reading.side import WorkloadSide
+
+FILE = "gate-duet.json"  # gate.runner.duet.FILE (the runner writes it; the judge reads it)
+SCHEMA = "gate-duet/1"
+MIN_SESSIONS_TO_FAIL = 3  # df 2: fewer sessions say nothing about the session-to-session spread
+
+
+@dataclass(frozen=True)
+class Layout:
+    """What gate-duet.json says the judge needs: the kept block pairs of each session, per model."""
+
+    sessions: tuple[tuple[int, tuple[str, ...], tuple[str, ...]], ...]  # (session, models, kept pair runs "run<R>")
+    departure: str
+    looks: dict  # model -> {"first": action, "pooled": action?}
+    first_sessions: int = 0  # K₁: the sessions the first look saw
+
+    def first_look(self) -> "Layout":
+        """The layout as the first look saw it: sessions 1..K₁."""
+        return Layout(tuple(s for s in self.sessions if s[0] <= self.first_sessions), self.departure, self.looks,
+                      self.first_sessions)
+
+    def for_model(self, model: str) -> tuple[tuple[str, ...], ...]:
+        return tuple(runs for _, models, runs in self.sessions if model in models and runs)
+
+
+def read_layout(tree: Path) -> Layout | None:
+    """The tree's duet record, or None (an interleaved tree). A record that is not the runner's is one line."""
+    path = Path(tree) / FILE
+    if not path.is_file():
+        return None
+    try:
+        doc = json.loads(path.read_text())
+        if doc.get("schema") != SCHEMA:
+            raise ValueError(f"schema {doc.get('schema')!r}")
+        pairs = int(doc["pairs_per_session"])
+        sessions = []
+        for s in doc["sessions"]:
+            if s.get("status") != "completed":
+                continue
+            number = int(s["session"])
+            dropped = {str(d["run"]) for d in s.get("discarded", ())}
+            runs = tuple(f"run{(number - 1) * pairs + j}" for j in range(1, pairs + 1)
+                         if str((number - 1) * pairs + j) not in dropped)
+            sessions.append((number, tuple(str(m) for m in s["models"]), runs))
+        return Layout(tuple(sessions), str(doc["departure"]), dict(doc.get("looks") or {}),
+                      int(doc.get("first_sessions", 0)))
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise InputError(f"not the duet record `gate run --design duet` writes ({type(exc).__name__}: {exc}); expected "
+                         f"schema {SCHEMA} with pairs_per_session and sessions", path=path) from None
+
+
+@dataclass(frozen=True)
+class SessionFacts:
+    """One speed row's facts from the sessions: mean ln c − ln b, its SE and df, and the spreads behind them."""
+
+    difference: float
+    se: float
+    df: int
+    sessions: int
+    session_sd: float  # SD of a session's mean difference
+    block_sd: float  # SD of a pair's difference about its session's mean (pooled); NaN with one pair a session
+
+
+def session_facts(base: WorkloadSide, cand: WorkloadSide, metric: str,
+                  sessions: tuple[tuple[str, ...], ...]) -> SessionFacts | None:
+    """The facts over the sessions with at least one complete pair; None with fewer than two such sessions."""
+    def values(side: WorkloadSide) -> dict[str, float]:
+        kept = set(side.complete_runs())
+        return {run: float(v) for i, (run, v) in enumerate(zip(side.runs, side.values.get(metric, ()), strict=False))
+                if i in kept and v is not None and v > 0 and math.isfinite(v)}
+    b, c = values(base), values(cand)
+    means, within, within_df = [], 0.0, 0
+    for runs in sessions:
+        d = np.array([math.log(c[r]) - math.log(b[r]) for r in runs if r in b and r in c])
+        if d.size:
+            means.append(float(d.mean()))
+            within += float(((d - d.mean()) ** 2).sum())
+            within_df += d.size - 1
+    if len(means) < 2:
+        return None
+    k = len(means)
+    sd = float(np.std(means, ddof=1))
+    return SessionFacts(difference=float(np.mean(means)), se=sd / math.sqrt(k), df=k - 1, sessions=k, session_sd=sd,
+                        block_sd=math.sqrt(within / within_df) if within_df else math.nan)
+
+
+def judge_duet_speed(row: Draft, metric: MetricSpec, facts: SessionFacts | None) -> None:
+    """State the sessions' facts on the row in the speed rule's fields (p, CI, worse, σ, SE, df); the rule decides."""
+    plain_delta(row)
+    if facts is None:
+        row.verdict = Verdict.INCOMPLETE
+        row.method = "not tested: fewer than 2 duet sessions with a complete block pair"
+        return
+    higher = metric.higher_is_better
+    worse = -facts.difference if higher else facts.difference
+    with np.errstate(all="ignore"):
+        p = float(stats.t.sf(worse / facts.se, facts.df)) if facts.se > 0 else (0.0 if worse > 0 else 1.0)
+    half = float(stats.t.ppf(0.975, facts.df)) * facts.se
+    row.floor_rel = metric.floor_rel or 0.0
+    row.basis = Basis.CALIBRATED
+    row.p_value, row.ci, row.ci_kind = p, (math.exp(facts.difference - half), math.exp(facts.difference + half)), "ratio"
+    row.worse_rel = math.expm1(worse)
+    row.delta_rel = math.expm1(facts.difference)
+    row.sigma, row.df, row.se = facts.session_sd, facts.df, facts.se
+    row.p_own, row.own_se_df = p, (facts.se, float(facts.df))  # the sessions are the A/B's own evidence
+    row.family = "speed" if metric.gated else None
+    if facts.sessions < MIN_SESSIONS_TO_FAIL:
+        row.blockers += (CannotFail.FEW_SESSIONS,)
+        row.notes.append(f"{facts.sessions} duet sessions (a FAIL needs {MIN_SESSIONS_TO_FAIL})")
+    blocks = "" if math.isnan(facts.block_sd) else f", block pairs' spread within a session {facts.block_sd:.2%}"
+    row.method = (f"duet: each session's mean paired log-difference, {facts.sessions} sessions (df {facts.df}), "
+                  f"session σ {facts.session_sd:.2%}{blocks}; one job")
+    if not metric.gated:
+        row.notes.append("shown, not gated")
