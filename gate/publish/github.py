@@ -315,7 +315,8 @@ class Publisher:
                 out.append(CheckState(name=run.name, conclusion=run.conclusion, run_id=run.id,
                                       title=(output.title or "") if output else "",
                                       summary=(output.summary or "") if output else "",
-                                      external_id=run.external_id, app=run.app.slug if run.app is not None else None))
+                                      external_id=run.external_id, app=run.app.slug if run.app is not None else None,
+                                      at=run.completed_at or run.started_at))
         return sorted(out, key=lambda state: -state.run_id)
 
     def publish_check(self, sha: str, *, name: str, conclusion: str, status_state: str, title: str, summary: str,

@@ -158,16 +158,18 @@ class FakeGitHub:
         """A check run made by a workflow job named `name` (GitHub Actions sets a GUID external_id)."""
         self.state.check_runs.append({"id": next(self._ids), "name": name, "head_sha": sha, "status": "completed",
                                       "conclusion": conclusion, "external_id": str(uuid.uuid4()), "app": APP,
-                                      "output": {"title": "job", "summary": ""}})
+                                      "output": {"title": "job", "summary": ""}, "completed_at": iso(self.tick())})
 
     def add_check_as(self, sha: str, name: str, conclusion: str, *, external_id: str | None,
-                     app: dict[str, Any] | None = None) -> int:
+                     app: dict[str, Any] | None = None, title: str = "forged", summary: str = "") -> int:
         """A check run created through the API by another token: a writer's branch workflow (the Actions app,
-        like the gate's own token) or another GitHub App (`app`), with any `external_id` it chooses."""
+        like the gate's own token) or another GitHub App (`app`), with any `external_id`, title and summary it
+        chooses (a copy of a genuine check run's, say)."""
         ident = next(self._ids)
         self.state.check_runs.append({"id": ident, "name": name, "head_sha": sha, "status": "completed",
                                       "conclusion": conclusion, "external_id": external_id, "app": app or APP,
-                                      "output": {"title": "forged", "summary": ""}})
+                                      "output": {"title": title, "summary": summary},
+                                      "completed_at": iso(self.tick())})
         return ident
 
     def _event(self, number: int, event: dict[str, Any]) -> int:
@@ -405,6 +407,7 @@ class FakeGitHub:
         return {"id": r["id"], "name": r["name"], "head_sha": r["head_sha"], "status": r.get("status"),
                 "conclusion": r.get("conclusion"), "output": r.get("output"),
                 "external_id": r.get("external_id"), "app": r.get("app", APP),
+                "started_at": r.get("completed_at"), "completed_at": r.get("completed_at"),
                 "url": f"{self.base_url}/repos/{REPO}/check-runs/{r['id']}",
                 "html_url": f"https://github.test/{REPO}/runs/{r['id']}"}
 
@@ -465,7 +468,7 @@ class FakeGitHub:
         for key in ("summary", "text"):
             if len((body.get("output") or {}).get(key, "").encode()) > 65535:
                 return 422, {"message": f"Invalid request. Only 65535 characters are allowed; {key}"}, {}
-        run = dict(body, id=next(self._ids), app=self.app)
+        run = dict(body, id=next(self._ids), app=self.app, completed_at=iso(self.now))
         self.state.check_runs.append(run)
         return 201, self._check_run(run), {}
 
