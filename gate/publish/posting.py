@@ -32,7 +32,7 @@ from __future__ import annotations
 import fnmatch
 import json
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable
 
@@ -44,12 +44,13 @@ from gate.formats.errors import GateError, InputError
 from gate.formats.github_limits import Limit
 from gate.formats.report import Report
 from gate.formats.verdict import Verdict
-from gate.publish import publication
+from gate.publish import publication, setup
 from gate.publish.event import Trigger, read_trigger
 from gate.publish.github import CheckResult, Publisher, connect, default_retry
 from gate.publish.post_request import PostMode, PostRequest
 from gate.publish.settings import Settings
 from gate.publish.trust import (
+    ACTIONS_APP,
     WRITE_PERMISSIONS,
     Acceptance,
     Authority,
@@ -138,6 +139,8 @@ def post(request: PostRequest) -> None:
                        judged_in=(_number(settings.run_id), _number(settings.run_attempt)))
     if request.mode is PostMode.REPORT:
         _post_report(request, context)
+    elif request.mode is PostMode.CHECK_SETUP:
+        _check_setup(context)
     elif request.mode is PostMode.TREES:
         _post_trees(request, context)
     else:
@@ -152,30 +155,81 @@ def _post_report(request: PostRequest, context: _Context) -> None:
              details_url=context.details_url, log=context.log)
 
 
-def _pull_number(request: PostRequest, context: _Context) -> tuple[Publisher, str, int | None]:
-    """The publisher, the commit and the PR the post is for (None: no open PR has that head)."""
+def _run_setup_check(publisher: Publisher, context: _Context) -> tuple[setup.SetupFinding, ...]:
+    """The set-up check of a PR post (gate.publish.setup): logged, in the job summary, and (via the authority)
+    on every overall check this run writes."""
+    settings, authority = context.settings, context.authority
+    app = authority.app != ACTIONS_APP
+    findings = setup.check(environment=settings.environment,
+                           policy=publisher.environment_policy(settings.environment) if settings.environment else None,
+                           default_branch=publisher.default_branch(), key=authority.key is not None, app=app,
+                           exposed=settings.exposed_secrets,
+                           installed=publisher.installation_covers_repository() if app else None)
+    for finding in findings:
+        context.log(f"set-up{' (fails closed)' if finding.closed else ''}: {finding.line}")
+    if findings and settings.step_summary:
+        lines = "".join(f"- {'⛔' if f.closed else '⚠️'} {escape.md(f.line, 400)}\n" for f in findings)
+        with open(settings.step_summary, "a", encoding="utf-8") as summary:
+            summary.write(f"### ASR gate set-up\n\n{lines}\n")
+    return findings
+
+
+def _check_setup(context: _Context) -> None:
+    """`gate post --check-setup`: the same checks for a maintainer, from the secrets' names where the token may
+    list them (an admin's token); exit 2 when the proof could be read by a branch workflow."""
+    settings = context.settings
+    publisher = _publisher(settings)
+    environment = settings.environment or "asr-gate"
+    in_environment = publisher.secret_names(f"environments/{environment}/secrets")
+    outside = (publisher.secret_names("actions/secrets") or set()) | (
+        publisher.secret_names("actions/organization-secrets") or set())
+    gate_secrets = ("ASR_GATE_STAMP_KEY", "ASR_GATE_APP_PRIVATE_KEY", "ASR_GATE_APP_CLIENT_ID")
+    key = "ASR_GATE_STAMP_KEY" in (in_environment or set()) or context.authority.key is not None
+    app = "ASR_GATE_APP_PRIVATE_KEY" in (in_environment or set()) or context.authority.app != ACTIONS_APP
+    findings = setup.check(environment=environment, policy=publisher.environment_policy(environment),
+                           default_branch=publisher.default_branch(), key=key, app=app,
+                           exposed=tuple(name for name in gate_secrets[:2] if name in outside),
+                           installed=publisher.installation_covers_repository() if context.authority.app != ACTIONS_APP
+                           else None)
+    if in_environment is None:
+        click.echo("gate: set-up: the token cannot list the secrets (an admin's token can); key and App taken from "
+                   "GATE_STAMP_KEY and GATE_APP_SLUG")
+    for finding in findings:
+        click.echo(f"gate: set-up{' (fails closed)' if finding.closed else ''}: {finding.line}")
+    if setup.blocking(findings):
+        raise PostRefused("set-up: a branch workflow could read the gate's proof; see the lines above")
+    click.echo(f"gate: set-up: {'ok' if not findings else 'holds, with the warnings above'} (environment {environment}, "
+               f"{'App' if app else 'no App'}, {'stamp key' if key else 'no stamp key'})")
+
+
+def _pull_number(request: PostRequest, context: _Context) -> tuple[Publisher, str, int | None, Authority]:
+    """The publisher, the commit and the PR the post is for (None: no open PR has that head), and the authority
+    with what the set-up check found (run inside GitHub Actions, or where an environment is named)."""
     sha = context.sha
     if sha is None:
         raise InputError("no commit: run under workflow_run or give --sha")
     publisher = _publisher(context.settings)
+    authority = context.authority
+    if context.settings.in_actions or context.settings.environment:
+        authority = replace(authority, setup=_run_setup_check(publisher, context))
     trigger = context.trigger
     number = request.pr or (trigger.pr if trigger else None)
     if number is None and trigger is not None:
         number = publisher.find_pull_for_head(trigger.head_repository, trigger.head_branch, sha)
     if number is None:
         context.log(f"no open pull request has head {sha[:12]}; nothing posted")
-    return publisher, sha, number
+    return publisher, sha, number, authority
 
 
 def _post_nothing_run(request: PostRequest, context: _Context) -> None:
     """PostMode.NOT_RUN: the benchmark run measured nothing; only the overall check is set."""
     if request.dry_run:
         raise InputError("--dry-run needs --trees")
-    publisher, sha, number = _pull_number(request, context)
+    publisher, sha, number, authority = _pull_number(request, context)
     if number is None:
         return
     post_not_run(publisher, context.suite, number, sha=sha, required_paths=request.required_paths,
-                 details_url=context.details_url, log=context.log, authority=context.authority)
+                 details_url=context.details_url, log=context.log, authority=authority)
 
 
 def _post_trees(request: PostRequest, context: _Context) -> None:
@@ -197,7 +251,7 @@ def _post_trees(request: PostRequest, context: _Context) -> None:
     if request.dry_run:
         _dry_run(request, context, report, refused)
         return
-    publisher, sha, number = _pull_number(request, context)
+    publisher, sha, number, authority = _pull_number(request, context)
     if number is None:
         return
     if report is not None:
@@ -215,7 +269,7 @@ def _post_trees(request: PostRequest, context: _Context) -> None:
     section = render_section(report, trends) if report is not None else publication.refused_section(refused or "")
     outcome = post_model(publisher, suite, number, sha=sha, model=model, report=report, section=section,
                          details_url=context.details_url, log=log, refused=refused, run=context.run,
-                         authority=context.authority, judged_in=context.judged_in)
+                         authority=authority, judged_in=context.judged_in)
     if outcome.acceptance is not None and request.json_path:
         _write_acceptance(request.json_path.with_name("acceptance.json"), outcome.acceptance, model=model, sha=sha)
     if outcome.refused is not None:
@@ -349,7 +403,7 @@ def _publish_overall(publisher: Publisher, authority: Authority, sha: str, plan:
                      event: int, *, details_url: str | None) -> CheckResult:
     """The overall check, stamped (and, with a key, tagged) so that the gate can tell it from any other check
     named like it and name those."""
-    plan = publication.fitted(plan)
+    plan = publication.fitted(publication.with_setup(plan, authority.setup))
     stamp = authority.sign(CheckStamp("overall", "all", run, event), sha=sha, conclusion=plan.conclusion,
                            title=plan.title, summary=plan.summary)
     return publisher.publish_check(sha, name=plan.name, conclusion=plan.conclusion, status_state=plan.status_state,
@@ -487,10 +541,10 @@ def post_not_run(publisher: Publisher, suite: Suite, number: int, *, sha: str, r
     timeline = publisher.timeline(number)
     arrival, _ = head_arrival(sha, pull, timeline, publisher.head_runs(sha))
     expected = labelled_models(pull, timeline, arrival, suite)
-    others = {"others": own.others, "gate_app": authority.app}
     if own.states:  # this commit was judged by an earlier run: keep the overall check as the models say
         plan = publication.overall_check(own.states, sha=sha, expected=expected, foreign=own.foreign,
-                                         unproven=own.unproven, configured=own.configured, **others)
+                                         unproven=own.unproven, configured=own.configured, others=own.others,
+                                         gate_app=authority.app)
     elif own.unproven:  # judged, as far as anyone can tell, but not provably by the gate: never a pass
         names = ", ".join(publication.model_of(name) for name in own.unproven)
         why = ("no stamp key or dedicated App is configured to authenticate it" if not own.configured
@@ -498,20 +552,21 @@ def post_not_run(publisher: Publisher, suite: Suite, number: int, *, sha: str, r
         plan = publication.not_run_check(reason=f"not authenticated: a judgement of {names} on {sha[:12]} cannot be "
                                                 f"counted: {why}; add a gate label to judge it in this run",
                                          required=True, foreign=own.foreign, unproven=own.unproven,
-                                         configured=own.configured, **others)
+                                         configured=own.configured, others=own.others,
+                                         gate_app=authority.app)
     elif expected:  # labelled, but no results arrived (still running, or the run uploaded none)
         plan = publication.not_run_check(
             reason=f"labelled for {', '.join(expected)} on {sha[:12]}, but no result yet", required=True,
-            foreign=own.foreign, **others)
+            foreign=own.foreign, others=own.others, gate_app=authority.app)
     elif publisher.find_sticky(number, publication.STICKY_MARKER) is not None:
         plan = publication.not_run_check(
             reason=f"stale: the gate ran on an earlier head of this PR, not on {sha[:12]}; add a gate label again",
-            required=True, foreign=own.foreign, **others)
+            required=True, foreign=own.foreign, others=own.others, gate_app=authority.app)
     else:
         touched = _touched(publisher, number, required_paths)
         reason = (f"not run: this PR changes ASR code ({touched}); add a gate label (run-*-asr)" if touched
                   else "not run: no gate label on this PR")
-        plan = publication.not_run_check(reason=reason, required=bool(touched), foreign=own.foreign, **others)
+        plan = publication.not_run_check(reason=reason, required=bool(touched), foreign=own.foreign, others=own.others, gate_app=authority.app)
     result = _publish_overall(publisher, authority, sha, plan, "not-run", 0, details_url=details_url)
     log(f"{plan.name}: {result.conclusion} ({escape.plain(plan.title, 200)})")
 

@@ -22,6 +22,7 @@ from gate.formats import github_limits
 from gate.formats.acceptance import Acceptance
 from gate.formats.report import Report
 from gate.formats.verdict import Verdict
+from gate.publish.setup import SetupFinding, blocking
 from gate.publish.trust import ACTIONS_APP, CheckState, NotOurs
 from gate.render import escape
 
@@ -65,6 +66,19 @@ def fitted(plan: CheckPlan) -> CheckPlan:
     """The plan as the check run will show it (GitHub's title and summary limits), which is what a stamp signs."""
     return CheckPlan(plan.name, plan.conclusion, plan.status_state, plan.title[:github_limits.CHECK_TITLE_MAX_CHARS],
                      github_limits.fit(plan.summary, github_limits.CHECK_SUMMARY))
+
+
+def with_setup(plan: CheckPlan, findings: Sequence[SetupFinding]) -> CheckPlan:
+    """The overall check with the set-up check's lines; where the stamp key or the App's key could have been read
+    by a branch workflow, nothing it proves can be trusted, so the check cannot pass (fails closed)."""
+    if not findings:
+        return plan
+    lines = "".join(f"- set-up: {escape.md(f.line, 400)}\n" for f in findings)
+    if not blocking(findings):
+        return CheckPlan(plan.name, plan.conclusion, plan.status_state, plan.title, lines + plan.summary)
+    conclusion = plan.conclusion if plan.conclusion == "failure" else "action_required"
+    title = f"set-up unsafe (see summary); {plan.title}"[:github_limits.CHECK_TITLE_MAX_CHARS]
+    return CheckPlan(plan.name, conclusion, "failure", title, lines + plan.summary)
 
 
 def refused_section(reason: str) -> str:

@@ -31,6 +31,7 @@ from typing import Callable, Mapping, Sequence
 
 from gate.formats.acceptance import Acceptance
 from gate.formats.config import Suite
+from gate.publish.setup import SetupFinding
 
 ACCEPT_LABEL = "asr-gate-accept"
 WRITE_PERMISSIONS = ("admin", "maintain", "write")
@@ -198,6 +199,7 @@ class Authority:
 
     app: str = ACTIONS_APP
     key: bytes | None = field(default=None, repr=False)
+    setup: tuple[SetupFinding, ...] = ()  # what the set-up check found (gate.publish.setup): said on every overall check
 
     @property
     def configured(self) -> bool:

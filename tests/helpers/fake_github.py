@@ -61,6 +61,12 @@ class State:
     timeline: dict[int, list[dict[str, Any]]] = field(default_factory=dict)  # number -> issue-timeline events
     permissions: dict[str, str] = field(default_factory=dict)  # login -> admin/maintain/write/triage/read
     workflow_runs: list[dict[str, Any]] = field(default_factory=list)  # runs GitHub created for pull_request events
+    # Environments (name -> {"deployment_branch_policy": None | {...}, "branch_policies": [{"name", "type"}],
+    # "secrets": [names]}); secrets' names at repository and organisation level; the token's installation repos.
+    environments: dict[str, dict[str, Any]] = field(default_factory=dict)
+    repo_secrets: list[str] = field(default_factory=list)
+    org_secrets: list[str] = field(default_factory=list)
+    installation_repos: list[str] = field(default_factory=lambda: [REPO])
 
 
 class FakeGitHub:
@@ -211,7 +217,7 @@ class FakeGitHub:
 
     def _repo(self) -> dict[str, Any]:
         return {"id": 1, "name": REPO.split("/")[1], "full_name": REPO, "url": f"{self.base_url}/repos/{REPO}",
-                "owner": self._user(REPO.split("/")[0]), "private": False}
+                "owner": self._user(REPO.split("/")[0]), "private": False, "default_branch": "main"}
 
     def _comment(self, cid: int) -> dict[str, Any]:
         c = self.state.comments[cid]
@@ -284,12 +290,22 @@ class FakeGitHub:
 
     def _route(self, method: str, path: str, query: dict, body: Any) -> tuple[int, Any, dict]:
         base = f"/repos/{REPO}"
+        if method == "GET" and path == "/installation/repositories":
+            repos = [dict(self._repo(), full_name=name) for name in self.state.installation_repos]
+            return 200, {"total_count": len(repos), "repositories": repos}, {}
         if not path.startswith(base):
             return 404, {"message": "Not Found"}, {}
         rest = path[len(base):]
         routes = [
             ("GET", r"", lambda m: (200, self._repo(), {})),
             ("GET", r"/pulls", lambda m: self._list_pulls(query)),
+            ("GET", r"/environments/([^/]+)", lambda m: self._environment(unquote(m[1]))),
+            ("GET", r"/environments/([^/]+)/deployment-branch-policies", lambda m: self._branch_policies(unquote(m[1]))),
+            ("GET", r"/environments/([^/]+)/secrets", lambda m: self._secrets(
+                self.state.environments[unquote(m[1])].get("secrets", []) if unquote(m[1]) in self.state.environments
+                else None)),
+            ("GET", r"/actions/secrets", lambda m: self._secrets(self.state.repo_secrets)),
+            ("GET", r"/actions/organization-secrets", lambda m: self._secrets(self.state.org_secrets)),
             ("GET", r"/pulls/(\d+)", self._get_pull),
             ("GET", r"/pulls/(\d+)/files", lambda m: self._pull_files(int(m[1]))),
             ("GET", r"/issues/(\d+)/timeline", lambda m: self._timeline(int(m[1]), query)),
@@ -316,6 +332,35 @@ class FakeGitHub:
             if verb == method and match:
                 return handler(match)
         return 404, {"message": "Not Found"}, {}
+
+    def add_environment(self, name: str, *, branches: tuple[str, ...] | None = ("main",), protected: bool = False,
+                        secrets: tuple[str, ...] = ()) -> None:
+        """An environment: `branches` None admits every branch (what GitHub creates when a workflow names an
+        environment that does not exist); else its custom deployment branch policies."""
+        policy = None if branches is None and not protected else {
+            "protected_branches": protected, "custom_branch_policies": branches is not None and not protected}
+        self.state.environments[name] = {"deployment_branch_policy": policy, "secrets": list(secrets),
+                                         "branch_policies": [{"name": b, "type": "branch"} for b in branches or ()]}
+
+    def _environment(self, name: str) -> tuple[int, Any, dict]:
+        env = self.state.environments.get(name)
+        if env is None:
+            return 404, {"message": "Not Found"}, {}
+        return 200, {"id": 1, "name": name, "deployment_branch_policy": env["deployment_branch_policy"],
+                     "protection_rules": [], "url": f"{self.base_url}/repos/{REPO}/environments/{name}"}, {}
+
+    def _branch_policies(self, name: str) -> tuple[int, Any, dict]:
+        env = self.state.environments.get(name)
+        if env is None:
+            return 404, {"message": "Not Found"}, {}
+        policies = [dict(p, id=i + 1) for i, p in enumerate(env["branch_policies"])]
+        return 200, {"total_count": len(policies), "branch_policies": policies}, {}
+
+    def _secrets(self, names: list[str] | None) -> tuple[int, Any, dict]:
+        if names is None:
+            return 404, {"message": "Not Found"}, {}
+        return 200, {"total_count": len(names), "secrets": [{"name": n, "created_at": iso(START), "updated_at": iso(START)}
+                                                            for n in names]}, {}
 
     def _get_issue(self, number: int) -> tuple[int, Any, dict]:
         if number in self.state.issues:

@@ -257,6 +257,11 @@ WRITE_TOKEN = "${{ secrets.gate-token || github.token }}"
 APP_TOKEN = "${{ steps.app.outputs.token || secrets.gate-token || github.token }}"
 CREATE_APP_TOKEN = "actions/create-github-app-token@1b10c78c7865c340bc4f6099eb2f838309f1e8c3"  # v3.1.1
 GATE_WORKFLOWS = ["asr-gate-report.yml", "asr-gate-nightly.yml", "asr-gate-calibration.yml"]
+STAMP_ENVIRONMENT, GATE_ENVIRONMENT = "${{ inputs.stamp-environment }}", "${{ inputs.gate-environment }}"
+APP_KEY_SET, STAMP_KEY_SET = "${{ secrets.ASR_GATE_APP_PRIVATE_KEY != '' }}", "${{ secrets.ASR_GATE_STAMP_KEY != '' }}"
+APP_CLIENT_ID, APP_KEY = "${{ secrets.ASR_GATE_APP_CLIENT_ID }}", "${{ secrets.ASR_GATE_APP_PRIVATE_KEY }}"
+STAMP_KEY, EXPOSED = "${{ secrets.ASR_GATE_STAMP_KEY }}", "${{ needs.models.outputs.exposed }}"
+MINT_IF = "env.GATE_APP_CONFIGURED == 'true'"
 
 
 def writes(job: dict) -> bool:
@@ -295,13 +300,12 @@ def test_every_job_that_writes_mints_the_app_token_first_from_its_environment(na
     jobs = [(job_id, job) for job_id, job in doc["jobs"].items() if writes(job)]
     assert jobs
     for job_id, job in jobs:
-        assert job["environment"] in ("${{ inputs.stamp-environment }}", "${{ inputs.gate-environment }}"), job_id
-        assert job["env"]["GATE_APP_CONFIGURED"] == "${{ secrets.ASR_GATE_APP_PRIVATE_KEY != '' }}", job_id
+        assert job["environment"] in (STAMP_ENVIRONMENT, GATE_ENVIRONMENT), job_id
+        assert job["env"]["GATE_APP_CONFIGURED"] == APP_KEY_SET, job_id
         mint = job["steps"][0]
         assert mint["id"] == "app" and mint["uses"] == CREATE_APP_TOKEN, job_id
-        assert mint["if"] == "env.GATE_APP_CONFIGURED == 'true'", job_id
-        assert mint["with"]["client-id"] == "${{ secrets.ASR_GATE_APP_CLIENT_ID }}"
-        assert mint["with"]["private-key"] == "${{ secrets.ASR_GATE_APP_PRIVATE_KEY }}"
+        assert mint["if"] == MINT_IF, job_id
+        assert mint["with"]["client-id"] == APP_CLIENT_ID and mint["with"]["private-key"] == APP_KEY
         scoped = {k.removeprefix("permission-"): v for k, v in mint["with"].items() if k.startswith("permission-")}
         granted = {k: v for k, v in job["permissions"].items() if k != "statuses"}  # statuses: the Actions token only
         assert {k: v for k, v in scoped.items() if v == "write"} == {k: v for k, v in granted.items() if v == "write"}, job_id
@@ -312,19 +316,17 @@ def test_report_judge_and_not_run_jobs_get_the_stamp_key_and_the_app_from_an_env
     assert doc["on"]["workflow_call"]["secrets"]["ASR_GATE_STAMP_KEY"]["required"] is False
     for job_id in ("judge", "not-run"):
         job = doc["jobs"][job_id]
-        assert job["environment"] == "${{ inputs.stamp-environment }}"
-        assert job["env"]["GATE_ENVIRONMENT"] == "${{ inputs.stamp-environment }}"
-        assert job["env"]["GATE_EXPOSED_SECRETS"] == "${{ needs.models.outputs.exposed }}"
+        assert job["environment"] == job["env"]["GATE_ENVIRONMENT"] == STAMP_ENVIRONMENT
+        assert job["env"]["GATE_EXPOSED_SECRETS"] == EXPOSED
         posts = [s for s in job["steps"] if (s.get("with") or {}).get("command") == "post"]
-        assert posts and all(s["with"]["stamp-key"] == "${{ secrets.ASR_GATE_STAMP_KEY }}"
+        assert posts and all(s["with"]["stamp-key"] == STAMP_KEY
                              and s["with"]["app-slug"] == "${{ steps.app.outputs.app-slug || inputs.app-slug }}"
                              for s in posts), job_id
     # The job without an environment sees a gate secret only when it is set at repository or organisation level.
     models = doc["jobs"]["models"]
     assert "environment" not in models
     exposed = next(s for s in models["steps"] if s.get("id") == "exposed")
-    assert set(exposed["env"].values()) == {"${{ secrets.ASR_GATE_STAMP_KEY != '' }}",
-                                            "${{ secrets.ASR_GATE_APP_PRIVATE_KEY != '' }}"}
+    assert set(exposed["env"].values()) == {STAMP_KEY_SET, APP_KEY_SET}
     action = load(ACTION)
     run = next(s for s in action["runs"]["steps"] if s.get("id") == "gate")
     assert run["env"]["GATE_STAMP_KEY"] == "${{ inputs.stamp-key }}" and run["env"]["GATE_APP_SLUG"] == "${{ inputs.app-slug }}"
