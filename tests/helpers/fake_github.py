@@ -93,6 +93,11 @@ class FakeGitHub:
 
     # -- setup helpers -------------------------------------------------------------------------
 
+    @property
+    def poster(self) -> str:
+        """The login the token's writes show: github-actions[bot], or `<slug>[bot]` for a dedicated App."""
+        return BOT if self.app["slug"] == APP["slug"] else f"{self.app['slug']}[bot]"
+
     def tick(self) -> datetime:
         self.now += timedelta(minutes=1)
         return self.now
@@ -488,7 +493,7 @@ class FakeGitHub:
             return 422, {"message": "Validation Failed", "errors": [{"message": too_long}]}, {}
         if number not in self.state.labels and number not in self.state.issues:
             return 404, {"message": "Not Found"}, {}
-        cid = self.add_comment(number, text)
+        cid = self.add_comment(number, text, user=self.poster)
         return 201, self._comment(cid), {}
 
     def _edit_comment(self, cid: int, body: Any) -> tuple[int, Any, dict]:

@@ -13,7 +13,7 @@ from gate.formats.config import load_suite
 from gate.publish import publication
 from gate.publish.posting import judge_uploaded, post_model, render_section
 from gate.publish.trust import Authority, BenchmarkRun, CheckStamp
-from tests.helpers.fake_github import BOT, STAMP_KEY
+from tests.helpers.fake_github import STAMP_KEY
 from tests.helpers.gh_trees import make_trees
 
 HEAD = "a" * 40
@@ -58,7 +58,7 @@ def overall(fake):
 
 
 def sticky(fake):
-    return next(c["body"] for c in fake.comments_on(42) if c["user"] == BOT)
+    return next(c["body"] for c in fake.comments_on(42) if c["user"] == fake.poster)
 
 
 def names(text, check, app="github-actions", why=None):
@@ -107,6 +107,7 @@ def test_k4_a_superseded_accepted_judgement_re_posted_never_turns_it_green_and_i
 
 def test_k4_with_a_dedicated_app_the_actions_app_copy_is_ignored_and_named(fake, publisher, judged):
     fake.app = GATE_APP
+    publisher.bot_login = fake.poster
     k4(fake, publisher, judged, APP_AND_KEY, "comment")  # the copy is posted with the Actions token
     fake.add_label(42, "run-whisper-asr")
     assert post(publisher, judged, "whisper", APP_AND_KEY, benchmark_run(fake), (501, 1)).posted
@@ -133,6 +134,7 @@ def test_a_branch_workflow_check_named_asr_gate_is_named_with_its_app_time_and_t
                                                                                            authority):
     if authority is APP:
         fake.app = GATE_APP
+        publisher.bot_login = fake.poster
     fake.add_pull(42, labels=("run-qwen3-asr",))
     fake.add_check_as(HEAD, "ASR gate", "success", external_id=None, title="all green")  # the Actions token
     assert post(publisher, judged, "qwen3", authority, benchmark_run(fake)).posted
