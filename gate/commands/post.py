@@ -26,6 +26,10 @@ from gate.publish.post_request import PostRequest
 @click.option("--report", "report_path", type=click.Path(dir_okay=False, path_type=Path),
               help="Nightly only (with --tracking-issue): the nightly's own merged report.")
 @click.option("--tracking-issue", is_flag=True, help="Nightly: open/update one issue unless the night passed.")
+@click.option("--check-setup", is_flag=True,
+              help="Check the set-up for a maintainer: the environment (GATE_ENVIRONMENT, default asr-gate) admits "
+                   "only the default branch, the key or App secrets are in it and not in the repository or "
+                   "organisation; exit 2 when a branch workflow could read them (docs/github-app.md).")
 @click.option("--sha", help="Commit (default: the workflow_run head, else GITHUB_SHA).")
 @click.option("--pr", type=int, help="PR number (default: from the workflow_run event, else looked up by head).")
 @suite_option
@@ -36,7 +40,7 @@ from gate.publish.post_request import PostRequest
 def command(trees: Path | None, model: str | None, baseline: Path | None, calibration: Path | None,
             json_path: Path | None, not_run: bool, required_paths: str, report_path: Path | None, tracking_issue: bool,
             sha: str | None, pr: int | None, suite_path: Path | None, dry_run: bool, history_dir: Path | None = None,
-            runner_class: str | None = None) -> None:
+            runner_class: str | None = None, check_setup: bool = False) -> None:
     """Judge uploaded result trees and publish the check runs and the one sticky comment.
 
     Run in the trusted workflow only: the trees are untrusted data and are judged here (their
@@ -45,18 +49,21 @@ def command(trees: Path | None, model: str | None, baseline: Path | None, calibr
     \b
     Exit codes:
       0    published (a head that moved on: kept on the commit measured)
-      2    bad input, an API error, or a post refused (the overall check says why)
+      2    bad input, an API error, or a post refused (the overall check says why);
+           --check-setup: a branch workflow could read the gate's key or the App's key
 
     \b
     Examples:
       gate post --trees untrusted/qwen3 --model qwen3 --baseline store/h100/qwen3.json
       gate post --trees untrusted/qwen3 --model qwen3 --calibration store/h100/qwen3.json --dry-run
       gate post --report nightly/report.json --tracking-issue
+      GITHUB_REPOSITORY=o/r GITHUB_TOKEN=... gate post --check-setup
     """
     request = PostRequest.from_options(  # the mode (exactly one of them) is decided before the library loads
         trees=trees, not_run=not_run, report=report_path, required_paths=required_paths, model=model,
         baseline=baseline, calibration=calibration, json_path=json_path, tracking_issue=tracking_issue, sha=sha,
-        pr=pr, suite_path=suite_path, dry_run=dry_run, history_dir=history_dir, runner_class=runner_class)
+        pr=pr, suite_path=suite_path, dry_run=dry_run, history_dir=history_dir, runner_class=runner_class,
+        check_setup=check_setup)
     from gate.publish.posting import post
 
     post(request)

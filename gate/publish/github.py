@@ -13,6 +13,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Iterator
+from urllib.parse import quote
 
 import requests
 from github import Auth, Github, GithubException, GithubRetry
@@ -21,6 +22,7 @@ from github.Repository import Repository
 
 from gate.formats import github_limits
 from gate.formats.errors import GateError
+from gate.publish.setup import BranchPolicy
 from gate.publish.trust import CheckState, HeadRun, PullInfo, TimelineEntry
 
 # GitHub's limits live in gate.formats.github_limits (rendering fits its outputs to them without PyGithub): a comment
@@ -300,6 +302,57 @@ class Publisher:
             raise
         return True
 
+    # -- set-up (issue 50) -------------------------------------------------------------------------
+
+    def default_branch(self) -> str:
+        with api_call(f"reading repository {self.repository}"):
+            return self.repo.default_branch or "main"
+
+    def environment_policy(self, name: str) -> BranchPolicy:
+        """The deployment branch policy of environment `name`; `error` says why it could not be read (the token
+        may lack actions: read), never raised: the caller reports it as one line."""
+        base = f"/repos/{self.repository}/environments/{quote(name, safe='')}"
+        try:
+            with api_call(f"reading the environment {name}"):
+                _, data = self.client.requester.requestJsonAndCheck("GET", base)
+                policy = _mapping(_mapping(data).get("deployment_branch_policy")) or None
+                if policy is None:
+                    return BranchPolicy(any_branch=True)
+                custom: tuple[str, ...] = ()
+                if policy.get("custom_branch_policies"):
+                    _, listed = self.client.requester.requestJsonAndCheck(
+                        "GET", f"{base}/deployment-branch-policies", parameters={"per_page": 100})
+                    custom = tuple(("tag:" if _mapping(b).get("type") == "tag" else "") + str(_mapping(b).get("name"))
+                                   for b in _mapping(listed).get("branch_policies") or [])
+                return BranchPolicy(protected_branches=bool(policy.get("protected_branches")), custom=custom)
+        except GitHubError as exc:
+            return BranchPolicy(error=f"HTTP {exc.status}" if exc.status else "GitHub unreachable")
+
+    def secret_names(self, where: str) -> set[str] | None:
+        """Names of the secrets at `/repos/<repo>/<where>` (never their values); None when the token may not
+        list them (only an admin's token may)."""
+        try:
+            with api_call(f"listing the secrets' names at {where}"):
+                _, data = self.client.requester.requestJsonAndCheck(
+                    "GET", f"/repos/{self.repository}/{where}", parameters={"per_page": 100})
+        except GitHubError:
+            return None
+        return {str(_mapping(secret).get("name")) for secret in _mapping(data).get("secrets") or []}
+
+    def installation_covers_repository(self) -> bool | None:
+        """Whether the token's App installation covers this repository (None: the token cannot say)."""
+        try:
+            with api_call("listing the installation's repositories"):
+                _, data = self.client.requester.requestJsonAndCheck("GET", "/installation/repositories",
+                                                                    parameters={"per_page": 100})
+        except GitHubError:
+            return None
+        names = {_mapping(r).get("full_name") for r in _mapping(data).get("repositories") or []}
+        if self.repository in names:
+            return True
+        total = _mapping(data).get("total_count")
+        return False if isinstance(total, int) and total <= len(names) else None  # beyond one page: unknown
+
     # -- check run / commit status ----------------------------------------------------------------
 
     def check_runs(self, sha: str, *, prefix: str) -> list[CheckState]:
@@ -315,7 +368,8 @@ class Publisher:
                 out.append(CheckState(name=run.name, conclusion=run.conclusion, run_id=run.id,
                                       title=(output.title or "") if output else "",
                                       summary=(output.summary or "") if output else "",
-                                      external_id=run.external_id, app=run.app.slug if run.app is not None else None))
+                                      external_id=run.external_id, app=run.app.slug if run.app is not None else None,
+                                      at=run.completed_at or run.started_at))
         return sorted(out, key=lambda state: -state.run_id)
 
     def publish_check(self, sha: str, *, name: str, conclusion: str, status_state: str, title: str, summary: str,

@@ -18,15 +18,17 @@ class PostMode(Enum):
     TREES = "trees"  # judge one model's uploaded trees: its check, the overall check, the sticky comment
     NOT_RUN = "not-run"  # the benchmark run measured nothing: the overall check only
     REPORT = "report"  # nightly: main's own merged report -> the tracking issue (with --tracking-issue)
+    CHECK_SETUP = "check-setup"  # a maintainer's check of the environment, its branch policy and the secrets
 
 
-EXACTLY_ONE = "give exactly one of --trees DIR (with --model), --not-run, or --report FILE --tracking-issue"
+EXACTLY_ONE = ("give exactly one of --trees DIR (with --model), --not-run, --report FILE --tracking-issue, "
+               "or --check-setup")
 
 
-def decide_mode(*, trees: Path | None, not_run: bool, report: Path | None) -> PostMode:
+def decide_mode(*, trees: Path | None, not_run: bool, report: Path | None, check_setup: bool = False) -> PostMode:
     """The mode the options ask for; anything but exactly one of them is one usage line (exit 2)."""
     given = [mode for mode, on in ((PostMode.TREES, bool(trees)), (PostMode.NOT_RUN, not_run),
-                                   (PostMode.REPORT, bool(report))) if on]
+                                   (PostMode.REPORT, bool(report)), (PostMode.CHECK_SETUP, check_setup)) if on]
     if len(given) != 1:
         raise InputError(EXACTLY_ONE)
     return given[0]
@@ -57,9 +59,11 @@ class PostRequest:
                      model: str | None = None, baseline: Path | None = None, calibration: Path | None = None,
                      json_path: Path | None = None, tracking_issue: bool = False, sha: str | None = None,
                      pr: int | None = None, suite_path: Path | None = None, dry_run: bool = False,
-                     history_dir: Path | None = None, runner_class: str | None = None) -> PostRequest:
+                     history_dir: Path | None = None, runner_class: str | None = None,
+                     check_setup: bool = False) -> PostRequest:
         """The request from the command's options; the mode is decided here, once."""
-        return cls(mode=decide_mode(trees=trees, not_run=not_run, report=report), trees=trees, model=model,
+        return cls(mode=decide_mode(trees=trees, not_run=not_run, report=report, check_setup=check_setup),
+                   trees=trees, model=model,
                    baseline=baseline, calibration=calibration, json_path=json_path,
                    required_paths=tuple(g.strip() for g in required_paths.split(",") if g.strip()),
                    report=Path(report) if report else None, tracking_issue=tracking_issue, sha=sha, pr=pr,

@@ -32,7 +32,7 @@ from __future__ import annotations
 import fnmatch
 import json
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable
 
@@ -44,18 +44,20 @@ from gate.formats.errors import GateError, InputError
 from gate.formats.github_limits import Limit
 from gate.formats.report import Report
 from gate.formats.verdict import Verdict
-from gate.publish import publication
+from gate.publish import publication, setup
 from gate.publish.event import Trigger, read_trigger
-from gate.publish.github import Publisher, connect, default_retry
+from gate.publish.github import CheckResult, Publisher, connect, default_retry
 from gate.publish.post_request import PostMode, PostRequest
 from gate.publish.settings import Settings
 from gate.publish.trust import (
+    ACTIONS_APP,
     WRITE_PERMISSIONS,
     Acceptance,
     Authority,
     BenchmarkRun,
     CheckStamp,
     CheckState,
+    JudgementSeq,
     OwnChecks,
     PullInfo,
     bind_label,
@@ -103,6 +105,11 @@ class _Context:
     run: BenchmarkRun | None
     details_url: str | None
     log: Log
+    judged_in: tuple[int, int] = (0, 0)  # this report run and its attempt (GITHUB_RUN_ID, GITHUB_RUN_ATTEMPT)
+
+
+def _number(value: str | None) -> int:
+    return int(value) if value is not None and value.isdigit() else 0
 
 
 def post(request: PostRequest) -> None:
@@ -128,9 +135,12 @@ def post(request: PostRequest) -> None:
     log: Log = lambda line: click.echo(f"gate: {line}")  # noqa: E731
     context = _Context(settings=settings, authority=authority, suite=suite, trigger=trigger,
                        sha=request.sha or (trigger.sha if trigger else None) or settings.sha, run=run,
-                       details_url=details_url, log=log)
+                       details_url=details_url, log=log,
+                       judged_in=(_number(settings.run_id), _number(settings.run_attempt)))
     if request.mode is PostMode.REPORT:
         _post_report(request, context)
+    elif request.mode is PostMode.CHECK_SETUP:
+        _check_setup(context)
     elif request.mode is PostMode.TREES:
         _post_trees(request, context)
     else:
@@ -145,30 +155,81 @@ def _post_report(request: PostRequest, context: _Context) -> None:
              details_url=context.details_url, log=context.log)
 
 
-def _pull_number(request: PostRequest, context: _Context) -> tuple[Publisher, str, int | None]:
-    """The publisher, the commit and the PR the post is for (None: no open PR has that head)."""
+def _run_setup_check(publisher: Publisher, context: _Context) -> tuple[setup.SetupFinding, ...]:
+    """The set-up check of a PR post (gate.publish.setup): logged, in the job summary, and (via the authority)
+    on every overall check this run writes."""
+    settings, authority = context.settings, context.authority
+    app = authority.app != ACTIONS_APP
+    findings = setup.check(environment=settings.environment,
+                           policy=publisher.environment_policy(settings.environment) if settings.environment else None,
+                           default_branch=publisher.default_branch(), key=authority.key is not None, app=app,
+                           exposed=settings.exposed_secrets,
+                           installed=publisher.installation_covers_repository() if app else None)
+    for finding in findings:
+        context.log(f"set-up{' (fails closed)' if finding.closed else ''}: {finding.line}")
+    if findings and settings.step_summary:
+        lines = "".join(f"- {'⛔' if f.closed else '⚠️'} {escape.md(f.line, 400)}\n" for f in findings)
+        with open(settings.step_summary, "a", encoding="utf-8") as summary:
+            summary.write(f"### ASR gate set-up\n\n{lines}\n")
+    return findings
+
+
+def _check_setup(context: _Context) -> None:
+    """`gate post --check-setup`: the same checks for a maintainer, from the secrets' names where the token may
+    list them (an admin's token); exit 2 when the proof could be read by a branch workflow."""
+    settings = context.settings
+    publisher = _publisher(settings)
+    environment = settings.environment or "asr-gate"
+    in_environment = publisher.secret_names(f"environments/{environment}/secrets")
+    outside = (publisher.secret_names("actions/secrets") or set()) | (
+        publisher.secret_names("actions/organization-secrets") or set())
+    gate_secrets = ("ASR_GATE_STAMP_KEY", "ASR_GATE_APP_PRIVATE_KEY", "ASR_GATE_APP_CLIENT_ID")
+    key = "ASR_GATE_STAMP_KEY" in (in_environment or set()) or context.authority.key is not None
+    app = "ASR_GATE_APP_PRIVATE_KEY" in (in_environment or set()) or context.authority.app != ACTIONS_APP
+    findings = setup.check(environment=environment, policy=publisher.environment_policy(environment),
+                           default_branch=publisher.default_branch(), key=key, app=app,
+                           exposed=tuple(name for name in gate_secrets[:2] if name in outside),
+                           installed=publisher.installation_covers_repository() if context.authority.app != ACTIONS_APP
+                           else None)
+    if in_environment is None:
+        click.echo("gate: set-up: the token cannot list the secrets (an admin's token can); key and App taken from "
+                   "GATE_STAMP_KEY and GATE_APP_SLUG")
+    for finding in findings:
+        click.echo(f"gate: set-up{' (fails closed)' if finding.closed else ''}: {finding.line}")
+    if setup.blocking(findings):
+        raise PostRefused("set-up: a branch workflow could read the gate's proof; see the lines above")
+    click.echo(f"gate: set-up: {'ok' if not findings else 'holds, with the warnings above'} (environment {environment}, "
+               f"{'App' if app else 'no App'}, {'stamp key' if key else 'no stamp key'})")
+
+
+def _pull_number(request: PostRequest, context: _Context) -> tuple[Publisher, str, int | None, Authority]:
+    """The publisher, the commit and the PR the post is for (None: no open PR has that head), and the authority
+    with what the set-up check found (run inside GitHub Actions, or where an environment is named)."""
     sha = context.sha
     if sha is None:
         raise InputError("no commit: run under workflow_run or give --sha")
     publisher = _publisher(context.settings)
+    authority = context.authority
+    if context.settings.in_actions or context.settings.environment:
+        authority = replace(authority, setup=_run_setup_check(publisher, context))
     trigger = context.trigger
     number = request.pr or (trigger.pr if trigger else None)
     if number is None and trigger is not None:
         number = publisher.find_pull_for_head(trigger.head_repository, trigger.head_branch, sha)
     if number is None:
         context.log(f"no open pull request has head {sha[:12]}; nothing posted")
-    return publisher, sha, number
+    return publisher, sha, number, authority
 
 
 def _post_nothing_run(request: PostRequest, context: _Context) -> None:
     """PostMode.NOT_RUN: the benchmark run measured nothing; only the overall check is set."""
     if request.dry_run:
         raise InputError("--dry-run needs --trees")
-    publisher, sha, number = _pull_number(request, context)
+    publisher, sha, number, authority = _pull_number(request, context)
     if number is None:
         return
     post_not_run(publisher, context.suite, number, sha=sha, required_paths=request.required_paths,
-                 details_url=context.details_url, log=context.log, authority=context.authority)
+                 details_url=context.details_url, log=context.log, authority=authority)
 
 
 def _post_trees(request: PostRequest, context: _Context) -> None:
@@ -190,7 +251,7 @@ def _post_trees(request: PostRequest, context: _Context) -> None:
     if request.dry_run:
         _dry_run(request, context, report, refused)
         return
-    publisher, sha, number = _pull_number(request, context)
+    publisher, sha, number, authority = _pull_number(request, context)
     if number is None:
         return
     if report is not None:
@@ -208,7 +269,7 @@ def _post_trees(request: PostRequest, context: _Context) -> None:
     section = render_section(report, trends) if report is not None else publication.refused_section(refused or "")
     outcome = post_model(publisher, suite, number, sha=sha, model=model, report=report, section=section,
                          details_url=context.details_url, log=log, refused=refused, run=context.run,
-                         authority=context.authority)
+                         authority=authority, judged_in=context.judged_in)
     if outcome.acceptance is not None and request.json_path:
         _write_acceptance(request.json_path.with_name("acceptance.json"), outcome.acceptance, model=model, sha=sha)
     if outcome.refused is not None:
@@ -287,11 +348,13 @@ def _history_trends(history_dir: Path | None, report: Report, suite: Suite,
 
 def post_model(publisher: Publisher, suite: Suite, number: int, *, sha: str, model: str, report: Report | None,
                section: str, details_url: str | None, log: Log, refused: str | None = None,
-               run: BenchmarkRun | None = None, authority: Authority = Authority()) -> Outcome:  # noqa: B008 (frozen)
+               run: BenchmarkRun | None = None, authority: Authority = Authority(),  # noqa: B008 (frozen)
+               judged_in: tuple[int, int] = (0, 0)) -> Outcome:
     """Bind to one label event, accept, then publish: model check, overall check, comment, labels.
 
     `report` is the trusted compare's; None with `refused` when the uploaded trees were refused. A post
     that cannot be bound publishes nothing but the overall check, which says why (Outcome.refused).
+    `judged_in`: this report run and attempt, which order this judgement after the gate's earlier ones.
     """
     pull = publisher.pull_request(number)
     timeline = publisher.timeline(number)
@@ -304,16 +367,18 @@ def post_model(publisher: Publisher, suite: Suite, number: int, *, sha: str, mod
     arrival, placed = head_arrival(sha, pull, timeline, publisher.head_runs(sha))
     log(placed)
     if arrival is None:
-        return _refuse(publisher, sha, own, (), placed, details_url=details_url, log=log, run=run)
+        return _refuse(publisher, sha, own, (), placed, details_url=details_url, log=log, run=run, authority=authority)
     expected = labelled_models(pull, timeline, arrival, suite)
     binding = bind_label(pull=pull, timeline=timeline, arrival=arrival, model=model, suite=suite,
                          permission_of=publisher.permission, run=run, own=_replay_evidence(own),
-                         check_name=publication.check_name(model))
+                         check_name=publication.check_name(model),
+                         claimed=None if own.configured else own.claimed)
     for line in binding.refusals:
         log(escape.plain(line, 300))
     log(escape.plain(binding.reason, 300))
     if not binding.ok or binding.event is None:
-        return _refuse(publisher, sha, own, expected, binding.reason, details_url=details_url, log=log, run=run)
+        return _refuse(publisher, sha, own, expected, binding.reason, details_url=details_url, log=log, run=run,
+                       authority=authority)
     acceptance: Acceptance | None = None
     if report is not None and report.verdict is Verdict.FAIL:
         acceptance, refusals = find_acceptance(timeline, arrival=arrival, model=model, labels_now=pull.labels,
@@ -324,28 +389,42 @@ def post_model(publisher: Publisher, suite: Suite, number: int, *, sha: str, mod
             log(f"FAIL of {model} accepted by @{escape.plain(acceptance.by, 39)}")
             plan = publication.model_check(model, report, section, acceptance)
             section = publication.acceptance_note(acceptance, report.verdict) + section
-    stamp = authority.sign(CheckStamp("model", model, run.key if run is not None else "local", binding.event.id or 0),
-                           sha=sha, conclusion=plan.conclusion)
+    plan = publication.fitted(plan)  # the stamp signs exactly what the check run shows
+    sequence = JudgementSeq(own.next_counter(plan.name), *judged_in)
+    stamp = authority.sign(CheckStamp("model", model, run.key if run is not None else "local", binding.event.id or 0,
+                                      sequence=sequence),
+                           sha=sha, conclusion=plan.conclusion, title=plan.title, summary=plan.summary)
     _publish(publisher, suite, number, sha=sha, model=model, check=plan, stamp=stamp, section=section,
              label=binding.event.label, expected=expected, details_url=details_url, log=log, authority=authority)
     return Outcome(posted=True, acceptance=acceptance)
 
 
+def _publish_overall(publisher: Publisher, authority: Authority, sha: str, plan: publication.CheckPlan, run: str,
+                     event: int, *, details_url: str | None) -> CheckResult:
+    """The overall check, stamped (and, with a key, tagged) so that the gate can tell it from any other check
+    named like it and name those."""
+    plan = publication.fitted(publication.with_setup(plan, authority.setup))
+    stamp = authority.sign(CheckStamp("overall", "all", run, event), sha=sha, conclusion=plan.conclusion,
+                           title=plan.title, summary=plan.summary)
+    return publisher.publish_check(sha, name=plan.name, conclusion=plan.conclusion, status_state=plan.status_state,
+                                   title=plan.title, summary=plan.summary, details_url=details_url,
+                                   external_id=stamp.text())
+
+
 def _refuse(publisher: Publisher, sha: str, own: OwnChecks, expected: tuple[str, ...], reason: str, *,
-            details_url: str | None, log: Log, run: BenchmarkRun | None) -> Outcome:
+            details_url: str | None, log: Log, run: BenchmarkRun | None, authority: Authority) -> Outcome:
     """The post is not bound: the overall check stays what the gate's own checks say (or action required),
     and names the refusal in one escaped line."""
     if own.states:
         plan = publication.overall_check(own.states, sha=sha, expected=expected, foreign=own.foreign,
                                          notes=(f"refused: {reason}",), unproven=own.unproven,
-                                         configured=own.configured)
+                                         configured=own.configured, others=own.others, gate_app=authority.app)
     else:
         plan = publication.not_run_check(reason=f"refused: {reason}", required=True, foreign=own.foreign,
-                                         unproven=own.unproven, configured=own.configured)
-    stamp = CheckStamp("overall", "all", run.key if run is not None else "local", 0)
-    result = publisher.publish_check(sha, name=plan.name, conclusion=plan.conclusion, status_state=plan.status_state,
-                                     title=plan.title, summary=plan.summary, details_url=details_url,
-                                     external_id=stamp.text())
+                                         unproven=own.unproven, configured=own.configured, others=own.others,
+                                         gate_app=authority.app)
+    result = _publish_overall(publisher, authority, sha, plan, run.key if run is not None else "local", 0,
+                              details_url=details_url)
     log(f"{plan.name}: {result.conclusion} ({escape.plain(plan.title, 200)})")
     return Outcome(posted=False, refused=reason)
 
@@ -373,11 +452,9 @@ def _post_stale(publisher: Publisher, suite: Suite, pull: PullInfo, timeline: li
     own = _read_own(publisher, pull.head_sha, authority)
     if not own.states:
         waiting = publication.not_run_check(reason=reason, required=True, foreign=own.foreign, unproven=own.unproven,
-                                            configured=own.configured)
-        publisher.publish_check(pull.head_sha, name=waiting.name, conclusion=waiting.conclusion,
-                                status_state=waiting.status_state, title=waiting.title, summary=waiting.summary,
-                                details_url=details_url,
-                                external_id=CheckStamp("overall", "all", run.key if run else "local", 0).text())
+                                            configured=own.configured, others=own.others, gate_app=authority.app)
+        _publish_overall(publisher, authority, pull.head_sha, waiting, run.key if run else "local", 0,
+                         details_url=details_url)
         log(f"{waiting.name} on {pull.head_sha[:12]}: {waiting.conclusion}")
     return Outcome(posted=False, stale=True)
 
@@ -391,21 +468,20 @@ def _publish(publisher: Publisher, suite: Suite, number: int, *, sha: str, model
                                      title=check.title, summary=check.summary, details_url=details_url,
                                      external_id=stamp.text())
     log(f"{check.name}: {result.kind.replace('_', ' ')} {result.conclusion}")
-    overall_stamp = CheckStamp("overall", "all", stamp.run, stamp.event).text()
 
     def write_overall(own: OwnChecks) -> None:
         overall = publication.overall_check(own.states, sha=sha, expected=expected, foreign=own.foreign,
-                                            unproven=own.unproven, configured=own.configured)
-        done = publisher.publish_check(sha, name=overall.name, conclusion=overall.conclusion,
-                                       status_state=overall.status_state, title=overall.title,
-                                       summary=overall.summary, details_url=details_url, external_id=overall_stamp)
+                                            unproven=own.unproven, configured=own.configured, others=own.others,
+                                            gate_app=authority.app)
+        done = _publish_overall(publisher, authority, sha, overall, stamp.run, stamp.event, details_url=details_url)
         log(f"{overall.name}: {done.conclusion}")
 
     own = _own(publisher, sha, check, stamp, authority)
     write_overall(own)
     for _ in range(_REBUILD_ATTEMPTS):  # again while another model's check changed meanwhile
         body = publication.sticky_body(own.states, sha=sha, model=model, section=section, expected=expected,
-                                       foreign=own.foreign, unproven=own.unproven, configured=own.configured)
+                                       foreign=own.foreign, unproven=own.unproven, configured=own.configured,
+                                       others=own.others, gate_app=authority.app)
         comment = publisher.upsert_comment(number, body, marker=publication.STICKY_MARKER)
         log(f"comment {comment.action} on #{number}: {comment.url}")
         again = _own(publisher, sha, check, stamp, authority)
@@ -430,14 +506,15 @@ def _all_judged(own: OwnChecks, models: tuple[str, ...], event: int) -> bool:
 
 def _read_own(publisher: Publisher, sha: str, authority: Authority) -> OwnChecks:
     """The gate's own model checks on `sha`, from every check run on it (filter=all), proven by `authority`."""
-    return own_checks(publisher.check_runs(sha, prefix=publication.MODEL_PREFIX), prefix=publication.MODEL_PREFIX,
-                      sha=sha, authority=authority)
+    return own_checks(publisher.check_runs(sha, prefix=publication.CHECK_PREFIX), prefix=publication.MODEL_PREFIX,
+                      sha=sha, authority=authority, overall=publication.CHECK_PREFIX)
 
 
 def _replay_evidence(own: OwnChecks) -> dict[str, CheckState]:
-    """The judgements a replay is checked against: the proven ones; with nothing to prove them, every stamped
-    check (a made-up stamp can then only refuse a post, never let one through)."""
-    return dict(own.states) if own.configured else {**own.claimed, **own.states}
+    """The judgements a replay is checked against: the proven ones only. Without a key or App nothing earlier is
+    proven, so a planted stamp naming the real label event cannot make the honest post refuse itself; the
+    one-shot label, removed once judged, is what refuses a second run of it then."""
+    return dict(own.states)
 
 
 def _own(publisher: Publisher, sha: str, check: publication.CheckPlan, stamp: CheckStamp, authority: Authority) -> OwnChecks:
@@ -466,7 +543,8 @@ def post_not_run(publisher: Publisher, suite: Suite, number: int, *, sha: str, r
     expected = labelled_models(pull, timeline, arrival, suite)
     if own.states:  # this commit was judged by an earlier run: keep the overall check as the models say
         plan = publication.overall_check(own.states, sha=sha, expected=expected, foreign=own.foreign,
-                                         unproven=own.unproven, configured=own.configured)
+                                         unproven=own.unproven, configured=own.configured, others=own.others,
+                                         gate_app=authority.app)
     elif own.unproven:  # judged, as far as anyone can tell, but not provably by the gate: never a pass
         names = ", ".join(publication.model_of(name) for name in own.unproven)
         why = ("no stamp key or dedicated App is configured to authenticate it" if not own.configured
@@ -474,23 +552,22 @@ def post_not_run(publisher: Publisher, suite: Suite, number: int, *, sha: str, r
         plan = publication.not_run_check(reason=f"not authenticated: a judgement of {names} on {sha[:12]} cannot be "
                                                 f"counted: {why}; add a gate label to judge it in this run",
                                          required=True, foreign=own.foreign, unproven=own.unproven,
-                                         configured=own.configured)
+                                         configured=own.configured, others=own.others,
+                                         gate_app=authority.app)
     elif expected:  # labelled, but no results arrived (still running, or the run uploaded none)
         plan = publication.not_run_check(
             reason=f"labelled for {', '.join(expected)} on {sha[:12]}, but no result yet", required=True,
-            foreign=own.foreign)
+            foreign=own.foreign, others=own.others, gate_app=authority.app)
     elif publisher.find_sticky(number, publication.STICKY_MARKER) is not None:
         plan = publication.not_run_check(
             reason=f"stale: the gate ran on an earlier head of this PR, not on {sha[:12]}; add a gate label again",
-            required=True, foreign=own.foreign)
+            required=True, foreign=own.foreign, others=own.others, gate_app=authority.app)
     else:
         touched = _touched(publisher, number, required_paths)
         reason = (f"not run: this PR changes ASR code ({touched}); add a gate label (run-*-asr)" if touched
                   else "not run: no gate label on this PR")
-        plan = publication.not_run_check(reason=reason, required=bool(touched), foreign=own.foreign)
-    result = publisher.publish_check(sha, name=plan.name, conclusion=plan.conclusion, status_state=plan.status_state,
-                                     title=plan.title, summary=plan.summary, details_url=details_url,
-                                     external_id=CheckStamp("overall", "all", "not-run", 0).text())
+        plan = publication.not_run_check(reason=reason, required=bool(touched), foreign=own.foreign, others=own.others, gate_app=authority.app)
+    result = _publish_overall(publisher, authority, sha, plan, "not-run", 0, details_url=details_url)
     log(f"{plan.name}: {result.conclusion} ({escape.plain(plan.title, 200)})")
 
 

@@ -22,7 +22,8 @@ from gate.formats import github_limits
 from gate.formats.acceptance import Acceptance
 from gate.formats.report import Report
 from gate.formats.verdict import Verdict
-from gate.publish.trust import CheckState
+from gate.publish.setup import SetupFinding, blocking
+from gate.publish.trust import ACTIONS_APP, CheckState, NotOurs
 from gate.render import escape
 
 STICKY_MARKER = "<!-- asr-regression-gate: sticky -->"
@@ -59,6 +60,25 @@ def model_check(model: str, report: Report, section: str, acceptance: Acceptance
         conclusion = state = "success"
     return CheckPlan(check_name(model), conclusion, state, title[:github_limits.CHECK_TITLE_MAX_CHARS],
                      acceptance_note(acceptance, verdict) + section)
+
+
+def fitted(plan: CheckPlan) -> CheckPlan:
+    """The plan as the check run will show it (GitHub's title and summary limits), which is what a stamp signs."""
+    return CheckPlan(plan.name, plan.conclusion, plan.status_state, plan.title[:github_limits.CHECK_TITLE_MAX_CHARS],
+                     github_limits.fit(plan.summary, github_limits.CHECK_SUMMARY))
+
+
+def with_setup(plan: CheckPlan, findings: Sequence[SetupFinding]) -> CheckPlan:
+    """The overall check with the set-up check's lines; where the stamp key or the App's key could have been read
+    by a branch workflow, nothing it proves can be trusted, so the check cannot pass (fails closed)."""
+    if not findings:
+        return plan
+    lines = "".join(f"- set-up: {escape.md(f.line, 400)}\n" for f in findings)
+    if not blocking(findings):
+        return CheckPlan(plan.name, plan.conclusion, plan.status_state, plan.title, lines + plan.summary)
+    conclusion = plan.conclusion if plan.conclusion == "failure" else "action_required"
+    title = f"set-up unsafe (see summary); {plan.title}"[:github_limits.CHECK_TITLE_MAX_CHARS]
+    return CheckPlan(plan.name, conclusion, "failure", title, lines + plan.summary)
 
 
 def refused_section(reason: str) -> str:
@@ -103,6 +123,42 @@ def foreign_note(foreign: Sequence[str]) -> str:
                    for name in foreign)
 
 
+_WHY = {"unstamped": "it carries no gate stamp",
+        "unproven": "it carries a gate stamp the gate cannot authenticate (copied or made up)",
+        "superseded": "it re-posts an earlier judgement of the gate after a newer one (a replay)"}
+
+
+def not_ours_note(others: Sequence[NotOurs], *, gate_app: str) -> str:
+    """One line per check under a gate name that the gate did not count (grouped by name, app and why): which
+    app posted it and when, and, for the required check's name, the setting that makes branch protection
+    ignore it."""
+    groups: dict[tuple[str, str, str], list[NotOurs]] = {}
+    for other in others:
+        groups.setdefault((other.name, other.app or "unknown", other.why), []).append(other)
+    lines = []
+    for (name, app, why), seen in groups.items():
+        times = sorted(o.at.strftime("%Y-%m-%dT%H:%M:%SZ") for o in seen if o.at is not None)
+        when = f" at {times[-1]}" if times else ""
+        count = f", {len(seen)} times" if len(seen) > 1 else ""
+        line = (f"- a check named {escape.md(name, 80)} posted by the app {escape.md(app, 60)}{when}{count} "
+                f"was not made by the gate ({_WHY.get(why, why)}); it is ignored here")
+        if name == CHECK_PREFIX:
+            line += "; " + _branch_protection(app, gate_app)
+        lines.append(line + "\n")
+    return "".join(lines)
+
+
+def _branch_protection(app: str, gate_app: str) -> str:
+    """The setting that keeps a check named like the required one from satisfying branch protection."""
+    if app == gate_app == ACTIONS_APP:
+        return ("branch protection cannot tell it from the gate's own while the gate posts with the Actions token: "
+                "post with a dedicated GitHub App and set that App as the expected source of the required check "
+                f"{CHECK_PREFIX} (docs/github-app.md)")
+    source = "GitHub Actions" if gate_app == ACTIONS_APP else f"the App {escape.md(gate_app, 60)}"
+    return (f"branch protection ignores it once the required check {CHECK_PREFIX} expects {source} as its source "
+            "(branch protection or ruleset: required status checks, source)")
+
+
 def unproven_note(unproven: Sequence[str], *, configured: bool) -> str:
     """One line per stamped check the gate cannot prove it wrote; without a key or App, one line saying how
     to configure one (docs/use-in-sglang-omni.md)."""
@@ -117,9 +173,19 @@ def unproven_note(unproven: Sequence[str], *, configured: bool) -> str:
                    "(copied or made up); it is ignored\n" for name in unproven)
 
 
+def _not_counted(foreign: Sequence[str], unproven: Sequence[str], *, configured: bool, others: Sequence[NotOurs],
+                 gate_app: str) -> str:
+    """What the gate did not count: each check by app and time (`others`, from own_checks), else by name; and,
+    without a key or App, how to configure one."""
+    if not others:
+        return foreign_note(foreign) + unproven_note(unproven, configured=configured)
+    return not_ours_note(others, gate_app=gate_app) + (unproven_note(unproven, configured=False) if not configured
+                                                       else "")
+
+
 def overall_check(states: Mapping[str, CheckState], *, sha: str, expected: Sequence[str] = (),
                   foreign: Sequence[str] = (), notes: Sequence[str] = (), unproven: Sequence[str] = (),
-                  configured: bool = True) -> CheckPlan:
+                  configured: bool = True, others: Sequence[NotOurs] = (), gate_app: str = ACTIONS_APP) -> CheckPlan:
     """The required `ASR gate` check: the worst of the gate's own model checks on this commit. A model a label
     asked for that has no check yet (still running, or its results never arrived), or whose only check the gate
     cannot authenticate (`unproven`), keeps it from passing. `notes` (refusals), look-alike and unproven checks
@@ -137,25 +203,26 @@ def overall_check(states: Mapping[str, CheckState], *, sha: str, expected: Seque
     if blocking:
         title += f"; not authenticated: {', '.join(escape.plain(m, 60) for m in blocking)}"
     summary = (f"Overall result of the ASR gate on `{sha[:12]}`: the worst of the per-model checks.\n"
-               + "".join(f"- {escape.md(note, 300)}\n" for note in notes) + foreign_note(foreign)
-               + unproven_note(unproven, configured=configured))
+               + "".join(f"- {escape.md(note, 300)}\n" for note in notes)
+               + _not_counted(foreign, unproven, configured=configured, others=others, gate_app=gate_app))
     return CheckPlan(CHECK_PREFIX, worst, "failure" if worst in ("failure", "action_required") else "success",
                      title[:github_limits.CHECK_TITLE_MAX_CHARS], summary)
 
 
 def not_run_check(*, reason: str, required: bool, foreign: Sequence[str] = (), unproven: Sequence[str] = (),
-                  configured: bool = True) -> CheckPlan:
+                  configured: bool = True, others: Sequence[NotOurs] = (), gate_app: str = ACTIONS_APP) -> CheckPlan:
     """The overall check on a commit the gate did not measure (no label, a push after the last run, or a
     post it refused): `reason` is one escaped line. A stamped check the gate cannot prove makes it required."""
     required = required or bool(unproven)
     conclusion = "action_required" if required else "neutral"
     return CheckPlan(CHECK_PREFIX, conclusion, "failure" if required else "success", escape.plain(reason, 250),
-                     escape.md(reason, 600) + "\n" + foreign_note(foreign) + unproven_note(unproven, configured=configured))
+                     escape.md(reason, 600) + "\n"
+                     + _not_counted(foreign, unproven, configured=configured, others=others, gate_app=gate_app))
 
 
 def sticky_body(states: Mapping[str, CheckState], *, sha: str, model: str, section: str,
                 expected: Sequence[str] = (), foreign: Sequence[str] = (), unproven: Sequence[str] = (),
-                configured: bool = True) -> str:
+                configured: bool = True, others: Sequence[NotOurs] = (), gate_app: str = ACTIONS_APP) -> str:
     """One comment for every model: the table of latest check runs, then the judged model's section."""
     worst = overall_check(states, sha=sha, expected=expected, unproven=unproven).conclusion
     lines = [STICKY_MARKER, f"## {_CONCLUSION_ICONS.get(worst, '⚠️')} ASR regression gate on `{sha[:12]}`", "",
@@ -171,7 +238,7 @@ def sticky_body(states: Mapping[str, CheckState], *, sha: str, model: str, secti
                      "prove it made; label again to judge it in a run that can |")
     for waiting in (m for m in expected if check_name(m) not in states and check_name(m) not in blocking):
         lines.append(f"| {escape.md(waiting, 60)} | ⏳ not judged | labelled on this head; no result yet |")
-    notes = (foreign_note(foreign) + unproven_note(unproven, configured=configured)).rstrip("\n")
+    notes = _not_counted(foreign, unproven, configured=configured, others=others, gate_app=gate_app).rstrip("\n")
     lines += ["", notes, f"### {escape.md(model, 60)} (judged in this run)", ""]
     body = "\n".join(lines) + "\n"
     room = COMMENT_BUDGET - len(body) - 200

@@ -21,6 +21,7 @@ DEFAULT_BOT_LOGIN = "github-actions[bot]"
 DEFAULT_APP = "github-actions"
 # HMAC-SHA256 keys shorter than this are guessable in practice; `openssl rand -hex 32` gives 64 characters.
 MIN_STAMP_KEY_CHARS = 32
+_SECRET_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,99}$")
 _REPOSITORY = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
 
 
@@ -47,6 +48,8 @@ class Settings:
     bot_login: str = DEFAULT_BOT_LOGIN
     app_slug: str = DEFAULT_APP
     stamp_key: str | None = field(default=None, repr=False)  # never logged: proves the gate's check runs
+    environment: str | None = None  # the protected environment holding the key or App secrets (set-up check)
+    exposed_secrets: tuple[str, ...] = ()  # gate secrets the workflow saw outside that environment
     # Inputs of action.yml, passed through `env:` with a GATE_ prefix (never `${{ }}` inside `run:`).
     command: str | None = None
     args: str = ""
@@ -84,6 +87,8 @@ class Settings:
             bot_login=get("GATE_BOT_LOGIN") or DEFAULT_BOT_LOGIN,
             app_slug=get("GATE_APP_SLUG") or DEFAULT_APP,
             stamp_key=_stamp_key(get("GATE_STAMP_KEY")),
+            environment=get("GATE_ENVIRONMENT"),
+            exposed_secrets=_secret_names(get("GATE_EXPOSED_SECRETS")),
             command=get("GATE_COMMAND"),
             args=get("GATE_ARGS") or "",
             report=get("GATE_REPORT"),
@@ -118,6 +123,14 @@ def _stamp_key(value: str | None) -> str | None:
         raise SettingsError(f"GATE_STAMP_KEY: expected at least {MIN_STAMP_KEY_CHARS} characters "
                             f"(e.g. `openssl rand -hex 32`), got {len(value)}")
     return value
+
+
+def _secret_names(value: str | None) -> tuple[str, ...]:
+    names = tuple(name.strip() for name in (value or "").split(",") if name.strip())
+    bad = [name for name in names if not _SECRET_NAME.match(name)]
+    if bad:
+        raise SettingsError(f"GATE_EXPOSED_SECRETS: expected comma-separated secret names, got {bad[0][:60]!r}")
+    return names
 
 
 def _boolean(value: str | None, name: str, *, default: bool) -> bool:

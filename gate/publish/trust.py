@@ -13,10 +13,12 @@ every case is testable without a server. The rules (docs/trust-model.md has the 
 - `find_acceptance`: a writer accepted a FAIL on this head: the label ACCEPT_LABEL (still present) added
   after the head arrived, or a comment (still there) whose first line is `/asr-gate accept <model|all> <reason>`.
 - `Stamp` and `Authority`: the `external_id` the gate writes on its own check runs, and how the trusted job
-  proves that it wrote one: an HMAC-SHA256 tag over (head, model, conclusion, run and attempt, label event)
-  with a key only the trusted job holds, or a dedicated GitHub App's slug (a workflow token is always the
-  `github-actions` app, which any writer's branch workflow can be). A stamp is plain text anyone can copy;
-  only the tag (or the App) tells the gate's judgement from a copy. Without either, no earlier check run counts.
+  proves that it wrote one: an HMAC-SHA256 tag over (head, model, conclusion, run and attempt, label event,
+  the judgement's sequence, and digests of the title and summary it shows) with a key only the trusted job
+  holds, or a dedicated GitHub App's slug (a workflow token is always the `github-actions` app, which any
+  writer's branch workflow can be). A stamp is plain text anyone can copy; only the tag (or the App) tells the
+  gate's judgement from a copy, and only the sequence tells the newest judgement from an older genuine one
+  re-posted later. Without either, no earlier check run counts.
 """
 from __future__ import annotations
 
@@ -29,6 +31,7 @@ from typing import Callable, Mapping, Sequence
 
 from gate.formats.acceptance import ACCEPT_LABEL, Acceptance
 from gate.formats.config import Suite
+from gate.publish.setup import SetupFinding
 
 WRITE_PERMISSIONS = ("admin", "maintain", "write")
 # The whole first line of the comment, nothing before the slash: never inside a code block, a quote or HTML.
@@ -39,6 +42,7 @@ STAMP_PREFIX = "asr-gate"
 ACTIONS_APP = "github-actions"
 _TAG_HEX = 32  # 128 bits of HMAC-SHA256: far beyond guessing, short enough for an external_id
 _TAG = re.compile(r"[0-9a-f]{%d}" % _TAG_HEX)
+_SEQUENCE = re.compile(r"([0-9]{1,9})\.([0-9]{1,20})\.([0-9]{1,6})")
 
 
 @dataclass(frozen=True)
@@ -107,42 +111,80 @@ class CheckState:
     run_id: int
     external_id: str | None = None
     app: str | None = None  # slug of the GitHub App that created it (GitHub sets it; a job cannot)
+    at: datetime | None = None  # when GitHub says it completed (else started)
+
+
+@dataclass(frozen=True)
+class JudgementSeq:
+    """Where one judgement stands among the gate's judgements of a head and model: the gate's own counter (one
+    more than the newest judgement it could prove), then the report run and attempt that made it (GitHub's run
+    ids only grow), as a tiebreak should a listing lag. Inside the authenticated text, so an older genuine
+    judgement re-posted later still ranks below the newer one."""
+
+    counter: int = 0
+    report_run: int = 0
+    report_attempt: int = 0
+
+    def text(self) -> str:
+        return f"{self.counter}.{self.report_run}.{self.report_attempt}"
+
+    @staticmethod
+    def parse(text: str) -> JudgementSeq | None:
+        match = _SEQUENCE.fullmatch(text)
+        return JudgementSeq(int(match[1]), int(match[2]), int(match[3])) if match else None
+
+
+@dataclass(frozen=True)
+class NotOurs:
+    """A check run under one of the gate's names that the gate did not count, and why (named in the overall
+    check and the comment: which app posted it, when)."""
+
+    name: str
+    app: str | None
+    at: datetime | None
+    why: str  # "unstamped", "unproven", "superseded" (a genuine judgement re-posted after a newer one)
 
 
 @dataclass(frozen=True)
 class CheckStamp:
-    """external_id of a check run the gate wrote: `asr-gate:<kind>:<model>:<run>:<event>[:<tag>]`.
+    """external_id of a check run the gate wrote: `asr-gate:<kind>:<model>:<run>:<event>:<sequence>[:<tag>]`.
 
     kind: "model" (counts for the overall check), "overall", or "stale" (a result on a commit that was no
     longer the PR head: shown there, never counted). run: the benchmark run and attempt; event: the label
-    event's id (0 when none); tag: the HMAC of `Authority.sign` (absent when no key is configured)."""
+    event's id (0 when none); sequence: `JudgementSeq` (counter.report-run.attempt); tag: the HMAC of
+    `Authority.sign` (absent when no key is configured)."""
 
     kind: str
     model: str
     run: str
     event: int
     tag: str = ""
+    sequence: JudgementSeq = JudgementSeq()
 
     def text(self) -> str:
-        base = f"{STAMP_PREFIX}:{self.kind}:{self.model}:{self.run}:{self.event}"
+        base = f"{STAMP_PREFIX}:{self.kind}:{self.model}:{self.run}:{self.event}:{self.sequence.text()}"
         return f"{base}:{self.tag}" if self.tag else base
 
     @property
-    def order(self) -> tuple[int, int, int]:
-        """Which of two judgements of one model is the later: the label event, then the run and its attempt
-        (all inside the authenticated text, so a copy of an older judgement never outranks a newer one)."""
+    def order(self) -> tuple[int, ...]:
+        """Which of two judgements of one model is the later: the gate's sequence first, then the label event,
+        the benchmark run and its attempt (all inside the authenticated text, so a copy of an older judgement,
+        posted whenever, never outranks a newer one)."""
         run_id, _, attempt = self.run.partition(".")
-        return (self.event, int(run_id) if run_id.isdigit() else 0, int(attempt) if attempt.isdigit() else 0)
+        sequence = self.sequence
+        return (sequence.counter, sequence.report_run, sequence.report_attempt, self.event,
+                int(run_id) if run_id.isdigit() else 0, int(attempt) if attempt.isdigit() else 0)
 
     @staticmethod
     def parse(text: str | None) -> CheckStamp | None:
         parts = (text or "").split(":")
-        if len(parts) not in (5, 6) or parts[0] != STAMP_PREFIX or not parts[4].isdigit():
+        if len(parts) not in (6, 7) or parts[0] != STAMP_PREFIX or not parts[4].isdigit():
             return None
-        tag = parts[5] if len(parts) == 6 else ""
-        if len(parts) == 6 and not _TAG.fullmatch(tag):
+        sequence = JudgementSeq.parse(parts[5])
+        tag = parts[6] if len(parts) == 7 else ""
+        if sequence is None or (len(parts) == 7 and not _TAG.fullmatch(tag)):
             return None
-        return CheckStamp(parts[1], parts[2], parts[3], int(parts[4]), tag)
+        return CheckStamp(parts[1], parts[2], parts[3], int(parts[4]), tag, sequence)
 
 
 @dataclass(frozen=True)
@@ -156,29 +198,39 @@ class Authority:
 
     app: str = ACTIONS_APP
     key: bytes | None = field(default=None, repr=False)
+    setup: tuple[SetupFinding, ...] = ()  # what the set-up check found (gate.publish.setup): said on every overall check
 
     @property
     def configured(self) -> bool:
         return self.key is not None or self.app != ACTIONS_APP
 
-    def _tag(self, stamp: CheckStamp, *, sha: str, conclusion: str | None) -> str:
+    def _tag(self, stamp: CheckStamp, *, sha: str, conclusion: str | None, title: str, summary: str) -> str:
         assert self.key is not None
-        message = "\n".join(("asr-gate-stamp/1", stamp.kind, sha, stamp.model, conclusion or "",
-                              stamp.run, str(stamp.event)))
+        message = "\n".join(("asr-gate-stamp/2", stamp.kind, sha, stamp.model, conclusion or "", stamp.run,
+                              str(stamp.event), stamp.sequence.text(), _digest(title), _digest(summary)))
         return hmac.new(self.key, message.encode(), hashlib.sha256).hexdigest()[:_TAG_HEX]
 
-    def sign(self, stamp: CheckStamp, *, sha: str, conclusion: str) -> CheckStamp:
-        """The stamp with its tag (unchanged without a key)."""
-        return replace(stamp, tag=self._tag(stamp, sha=sha, conclusion=conclusion)) if self.key is not None else stamp
+    def sign(self, stamp: CheckStamp, *, sha: str, conclusion: str, title: str = "", summary: str = "") -> CheckStamp:
+        """The stamp with its tag (unchanged without a key). `title` and `summary` are exactly what the check run
+        shows (publication.fitted), so a copy showing other text does not authenticate."""
+        if self.key is None:
+            return stamp
+        return replace(stamp, tag=self._tag(stamp, sha=sha, conclusion=conclusion, title=title, summary=summary))
 
     def proves(self, run: CheckState, stamp: CheckStamp, *, sha: str) -> bool:
         """Whether `run`, which carries `stamp`, was written by the trusted job: the expected app, and with a key
-        a tag that matches this head, this check's model and conclusion, and the run and label event it names."""
+        a tag that matches this head, this check's model, conclusion, title and summary, and the run, label event
+        and sequence it names."""
         if not self.configured or run.app != self.app:
             return False
         if self.key is None:
             return True  # a dedicated App: GitHub sets `app`, and only the App's key holder posts as it
-        return bool(stamp.tag) and hmac.compare_digest(stamp.tag, self._tag(stamp, sha=sha, conclusion=run.conclusion))
+        return bool(stamp.tag) and hmac.compare_digest(stamp.tag, self._tag(
+            stamp, sha=sha, conclusion=run.conclusion, title=run.title, summary=run.summary))
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -189,13 +241,17 @@ class OwnChecks:
     unproven: gate-named check runs that carry a model stamp the trusted job cannot prove it wrote (a copied
     or made-up stamp, or any stamp while no key or App is configured): never counted; while one names a
     model the gate has no proven judgement of (`blocking`), the overall check cannot pass.
-    claimed: the latest stamped check per name, proven or not; only ever used to refuse (replays), never to pass."""
+    claimed: the latest stamped check per name, proven or not; only ever used to remove a spent label, never to pass.
+    others: every check run under a gate name (the overall `ASR gate` included) the gate did not count, with
+    its app and time, so the overall check and the comment can name it; a genuine judgement re-posted after a
+    newer one is among them ("superseded")."""
 
     states: Mapping[str, CheckState]
     foreign: tuple[str, ...] = ()
     unproven: tuple[str, ...] = ()
     claimed: Mapping[str, CheckState] = field(default_factory=dict)
     configured: bool = True
+    others: tuple[NotOurs, ...] = ()
 
     @property
     def blocking(self) -> tuple[str, ...]:
@@ -204,6 +260,11 @@ class OwnChecks:
     def with_judgement(self, state: CheckState) -> OwnChecks:
         """These checks with the judgement the current run just made (known without reading it back)."""
         return replace(self, states={**self.states, state.name: state})
+
+    def next_counter(self, name: str) -> int:
+        """The counter of the next judgement of `name`: one more than the newest the gate can prove."""
+        stamp = CheckStamp.parse(self.states[name].external_id) if name in self.states else None
+        return stamp.sequence.counter + 1 if stamp is not None else 1
 
 
 @dataclass(frozen=True)
@@ -216,33 +277,51 @@ class Binding:
     refusals: tuple[str, ...] = ()  # labels that did not count (who, why)
 
 
-def own_checks(runs: Sequence[CheckState], *, prefix: str, sha: str, authority: Authority) -> OwnChecks:
+def own_checks(runs: Sequence[CheckState], *, prefix: str, sha: str, authority: Authority,
+               overall: str | None = None) -> OwnChecks:
     """Per name, the gate's latest proven judgement on `sha` among `runs` (every check run listed with
-    filter=all): "latest" by the label event and run the authenticated stamp names, never by the check run's
-    name, id or time, so a look-alike or a copy posted later hides nothing."""
-    states: dict[str, tuple[tuple[int, int, int], CheckState]] = {}
-    claimed: dict[str, tuple[tuple[int, int, int], CheckState]] = {}
+    filter=all): "latest" by the sequence the authenticated stamp carries, never by the check run's name, id or
+    time, so a look-alike, a copy or an older judgement posted later hides nothing. `overall` (the required
+    check's name): check runs of that name the gate did not write are named too."""
+    states: dict[str, tuple[tuple, CheckState]] = {}
+    claimed: dict[str, tuple[tuple, CheckState]] = {}
+    proven: list[CheckState] = []
     foreign: list[str] = []
     unproven: list[str] = []
+    others: list[NotOurs] = []
     for run in runs:
+        stamp = CheckStamp.parse(run.external_id)
+        if overall is not None and run.name == overall:
+            if stamp is None or stamp.kind != "overall" or (authority.configured and not authority.proves(
+                    run, stamp, sha=sha)):  # without a key or App, a stamped one may be the gate's: unknowable
+                others.append(NotOurs(run.name, run.app, run.at, "unstamped" if stamp is None else "unproven"))
+            continue
         if not run.name.startswith(prefix):
             continue
-        stamp = CheckStamp.parse(run.external_id)
         if stamp is None or stamp.kind != "model" or run.name != prefix + stamp.model:
-            if run.name not in foreign and (stamp is None or stamp.kind == "model"):
-                foreign.append(run.name)
+            if stamp is None or stamp.kind == "model":
+                others.append(NotOurs(run.name, run.app, run.at, "unstamped"))
+                if run.name not in foreign:
+                    foreign.append(run.name)
             continue
         rank = (stamp.order, run.run_id)
-        if run.name not in claimed or rank > (claimed[run.name][0], claimed[run.name][1].run_id):
-            claimed[run.name] = (stamp.order, run)
+        if run.name not in claimed or rank > claimed[run.name][0]:
+            claimed[run.name] = (rank, run)
         if not authority.proves(run, stamp, sha=sha):
+            if authority.configured:  # without a key or App the gate's own earlier checks are unprovable too
+                others.append(NotOurs(run.name, run.app, run.at, "unproven"))
             if run.name not in unproven:
                 unproven.append(run.name)
             continue
-        if run.name not in states or rank > (states[run.name][0], states[run.name][1].run_id):
-            states[run.name] = (stamp.order, run)
+        proven.append(run)
+        if run.name not in states or rank > states[run.name][0]:
+            states[run.name] = (rank, run)
+    # A proven judgement posted after the one that ranks newest is an older (or the same) judgement re-posted.
+    others += [NotOurs(run.name, run.app, run.at, "superseded") for run in proven
+               if run is not states[run.name][1] and run.run_id > states[run.name][1].run_id]
     return OwnChecks({name: run for name, (_, run) in states.items()}, tuple(sorted(foreign)), tuple(sorted(unproven)),
-                     {name: run for name, (_, run) in claimed.items()}, authority.configured)
+                     {name: run for name, (_, run) in claimed.items()}, authority.configured,
+                     tuple(sorted(others, key=lambda o: (o.name, _iso(o.at), o.why))))
 
 
 def head_arrival(sha: str, pull: PullInfo, timeline: Sequence[TimelineEntry],
@@ -271,8 +350,13 @@ def head_arrival(sha: str, pull: PullInfo, timeline: Sequence[TimelineEntry],
 
 def bind_label(*, pull: PullInfo, timeline: Sequence[TimelineEntry], arrival: datetime, model: str, suite: Suite,
                permission_of: Callable[[str], str], run: BenchmarkRun | None,
-               own: Mapping[str, CheckState], check_name: str) -> Binding:
-    """The one label event this post is bound to (the latest that counts), or why none counts."""
+               own: Mapping[str, CheckState], check_name: str,
+               claimed: Mapping[str, CheckState] | None = None) -> Binding:
+    """The one label event this post is bound to (the latest that counts), or why none counts.
+
+    `own`: the gate's proven judgements (a replay is refused only on their evidence); `claimed`: stamped checks
+    nothing proves (no key or App), used only to recognise a re-post of this same run after its label was
+    spent, never to refuse: a planted stamp must not make the honest post refuse itself."""
     selecting = {label for label, models in suite.labels.items() if model in models}
     refusals: list[str] = []
     chosen: tuple[int, TimelineEntry] | None = None
@@ -300,6 +384,9 @@ def bind_label(*, pull: PullInfo, timeline: Sequence[TimelineEntry], arrival: da
     run_key = run.key if run is not None else "local"
     stamp = CheckStamp.parse(own[check_name].external_id) if check_name in own else None
     same_run = stamp is not None and stamp.event == event.id and stamp.run == run_key
+    if not same_run and claimed and check_name in claimed:
+        other = CheckStamp.parse(claimed[check_name].external_id)
+        same_run = other is not None and other.event == event.id and other.run == run_key
     if stamp is not None and stamp.event == event.id and not same_run:
         return Binding(False, f"replay: label event {event.id} ({event.label}) was already judged on "
                               f"{pull.head_sha[:12]} by run {stamp.run}; add the label again to measure again",

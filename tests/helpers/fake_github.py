@@ -61,6 +61,12 @@ class State:
     timeline: dict[int, list[dict[str, Any]]] = field(default_factory=dict)  # number -> issue-timeline events
     permissions: dict[str, str] = field(default_factory=dict)  # login -> admin/maintain/write/triage/read
     workflow_runs: list[dict[str, Any]] = field(default_factory=list)  # runs GitHub created for pull_request events
+    # Environments (name -> {"deployment_branch_policy": None | {...}, "branch_policies": [{"name", "type"}],
+    # "secrets": [names]}); secrets' names at repository and organisation level; the token's installation repos.
+    environments: dict[str, dict[str, Any]] = field(default_factory=dict)
+    repo_secrets: list[str] = field(default_factory=list)
+    org_secrets: list[str] = field(default_factory=list)
+    installation_repos: list[str] = field(default_factory=lambda: [REPO])
 
 
 class FakeGitHub:
@@ -86,6 +92,11 @@ class FakeGitHub:
         self.server.server_close()
 
     # -- setup helpers -------------------------------------------------------------------------
+
+    @property
+    def poster(self) -> str:
+        """The login the token's writes show: github-actions[bot], or `<slug>[bot]` for a dedicated App."""
+        return BOT if self.app["slug"] == APP["slug"] else f"{self.app['slug']}[bot]"
 
     def tick(self) -> datetime:
         self.now += timedelta(minutes=1)
@@ -158,16 +169,18 @@ class FakeGitHub:
         """A check run made by a workflow job named `name` (GitHub Actions sets a GUID external_id)."""
         self.state.check_runs.append({"id": next(self._ids), "name": name, "head_sha": sha, "status": "completed",
                                       "conclusion": conclusion, "external_id": str(uuid.uuid4()), "app": APP,
-                                      "output": {"title": "job", "summary": ""}})
+                                      "output": {"title": "job", "summary": ""}, "completed_at": iso(self.tick())})
 
     def add_check_as(self, sha: str, name: str, conclusion: str, *, external_id: str | None,
-                     app: dict[str, Any] | None = None) -> int:
+                     app: dict[str, Any] | None = None, title: str = "forged", summary: str = "") -> int:
         """A check run created through the API by another token: a writer's branch workflow (the Actions app,
-        like the gate's own token) or another GitHub App (`app`), with any `external_id` it chooses."""
+        like the gate's own token) or another GitHub App (`app`), with any `external_id`, title and summary it
+        chooses (a copy of a genuine check run's, say)."""
         ident = next(self._ids)
         self.state.check_runs.append({"id": ident, "name": name, "head_sha": sha, "status": "completed",
                                       "conclusion": conclusion, "external_id": external_id, "app": app or APP,
-                                      "output": {"title": "forged", "summary": ""}})
+                                      "output": {"title": title, "summary": summary},
+                                      "completed_at": iso(self.tick())})
         return ident
 
     def _event(self, number: int, event: dict[str, Any]) -> int:
@@ -209,7 +222,7 @@ class FakeGitHub:
 
     def _repo(self) -> dict[str, Any]:
         return {"id": 1, "name": REPO.split("/")[1], "full_name": REPO, "url": f"{self.base_url}/repos/{REPO}",
-                "owner": self._user(REPO.split("/")[0]), "private": False}
+                "owner": self._user(REPO.split("/")[0]), "private": False, "default_branch": "main"}
 
     def _comment(self, cid: int) -> dict[str, Any]:
         c = self.state.comments[cid]
@@ -282,12 +295,22 @@ class FakeGitHub:
 
     def _route(self, method: str, path: str, query: dict, body: Any) -> tuple[int, Any, dict]:
         base = f"/repos/{REPO}"
+        if method == "GET" and path == "/installation/repositories":
+            repos = [dict(self._repo(), full_name=name) for name in self.state.installation_repos]
+            return 200, {"total_count": len(repos), "repositories": repos}, {}
         if not path.startswith(base):
             return 404, {"message": "Not Found"}, {}
         rest = path[len(base):]
         routes = [
             ("GET", r"", lambda m: (200, self._repo(), {})),
             ("GET", r"/pulls", lambda m: self._list_pulls(query)),
+            ("GET", r"/environments/([^/]+)", lambda m: self._environment(unquote(m[1]))),
+            ("GET", r"/environments/([^/]+)/deployment-branch-policies", lambda m: self._branch_policies(unquote(m[1]))),
+            ("GET", r"/environments/([^/]+)/secrets", lambda m: self._secrets(
+                self.state.environments[unquote(m[1])].get("secrets", []) if unquote(m[1]) in self.state.environments
+                else None)),
+            ("GET", r"/actions/secrets", lambda m: self._secrets(self.state.repo_secrets)),
+            ("GET", r"/actions/organization-secrets", lambda m: self._secrets(self.state.org_secrets)),
             ("GET", r"/pulls/(\d+)", self._get_pull),
             ("GET", r"/pulls/(\d+)/files", lambda m: self._pull_files(int(m[1]))),
             ("GET", r"/issues/(\d+)/timeline", lambda m: self._timeline(int(m[1]), query)),
@@ -314,6 +337,35 @@ class FakeGitHub:
             if verb == method and match:
                 return handler(match)
         return 404, {"message": "Not Found"}, {}
+
+    def add_environment(self, name: str, *, branches: tuple[str, ...] | None = ("main",), protected: bool = False,
+                        secrets: tuple[str, ...] = ()) -> None:
+        """An environment: `branches` None admits every branch (what GitHub creates when a workflow names an
+        environment that does not exist); else its custom deployment branch policies."""
+        policy = None if branches is None and not protected else {
+            "protected_branches": protected, "custom_branch_policies": branches is not None and not protected}
+        self.state.environments[name] = {"deployment_branch_policy": policy, "secrets": list(secrets),
+                                         "branch_policies": [{"name": b, "type": "branch"} for b in branches or ()]}
+
+    def _environment(self, name: str) -> tuple[int, Any, dict]:
+        env = self.state.environments.get(name)
+        if env is None:
+            return 404, {"message": "Not Found"}, {}
+        return 200, {"id": 1, "name": name, "deployment_branch_policy": env["deployment_branch_policy"],
+                     "protection_rules": [], "url": f"{self.base_url}/repos/{REPO}/environments/{name}"}, {}
+
+    def _branch_policies(self, name: str) -> tuple[int, Any, dict]:
+        env = self.state.environments.get(name)
+        if env is None:
+            return 404, {"message": "Not Found"}, {}
+        policies = [dict(p, id=i + 1) for i, p in enumerate(env["branch_policies"])]
+        return 200, {"total_count": len(policies), "branch_policies": policies}, {}
+
+    def _secrets(self, names: list[str] | None) -> tuple[int, Any, dict]:
+        if names is None:
+            return 404, {"message": "Not Found"}, {}
+        return 200, {"total_count": len(names), "secrets": [{"name": n, "created_at": iso(START), "updated_at": iso(START)}
+                                                            for n in names]}, {}
 
     def _get_issue(self, number: int) -> tuple[int, Any, dict]:
         if number in self.state.issues:
@@ -405,6 +457,7 @@ class FakeGitHub:
         return {"id": r["id"], "name": r["name"], "head_sha": r["head_sha"], "status": r.get("status"),
                 "conclusion": r.get("conclusion"), "output": r.get("output"),
                 "external_id": r.get("external_id"), "app": r.get("app", APP),
+                "started_at": r.get("completed_at"), "completed_at": r.get("completed_at"),
                 "url": f"{self.base_url}/repos/{REPO}/check-runs/{r['id']}",
                 "html_url": f"https://github.test/{REPO}/runs/{r['id']}"}
 
@@ -440,7 +493,7 @@ class FakeGitHub:
             return 422, {"message": "Validation Failed", "errors": [{"message": too_long}]}, {}
         if number not in self.state.labels and number not in self.state.issues:
             return 404, {"message": "Not Found"}, {}
-        cid = self.add_comment(number, text)
+        cid = self.add_comment(number, text, user=self.poster)
         return 201, self._comment(cid), {}
 
     def _edit_comment(self, cid: int, body: Any) -> tuple[int, Any, dict]:
@@ -465,7 +518,7 @@ class FakeGitHub:
         for key in ("summary", "text"):
             if len((body.get("output") or {}).get(key, "").encode()) > 65535:
                 return 422, {"message": f"Invalid request. Only 65535 characters are allowed; {key}"}, {}
-        run = dict(body, id=next(self._ids), app=self.app)
+        run = dict(body, id=next(self._ids), app=self.app, completed_at=iso(self.now))
         self.state.check_runs.append(run)
         return 201, self._check_run(run), {}
 

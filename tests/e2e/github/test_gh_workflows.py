@@ -254,38 +254,89 @@ def test_calibration_measures_main_in_two_separate_jobs_one_after_the_other():
 
 
 WRITE_TOKEN = "${{ secrets.gate-token || github.token }}"
+APP_TOKEN = "${{ steps.app.outputs.token || secrets.gate-token || github.token }}"
+CREATE_APP_TOKEN = "actions/create-github-app-token@1b10c78c7865c340bc4f6099eb2f838309f1e8c3"  # v3.1.1
+GATE_WORKFLOWS = ["asr-gate-report.yml", "asr-gate-nightly.yml", "asr-gate-calibration.yml"]
+STAMP_ENVIRONMENT, GATE_ENVIRONMENT = "${{ inputs.stamp-environment }}", "${{ inputs.gate-environment }}"
+APP_KEY_SET, STAMP_KEY_SET = "${{ secrets.ASR_GATE_APP_PRIVATE_KEY != '' }}", "${{ secrets.ASR_GATE_STAMP_KEY != '' }}"
+APP_CLIENT_ID, APP_KEY = "${{ secrets.ASR_GATE_APP_CLIENT_ID }}", "${{ secrets.ASR_GATE_APP_PRIVATE_KEY }}"
+STAMP_KEY, EXPOSED = "${{ secrets.ASR_GATE_STAMP_KEY }}", "${{ needs.models.outputs.exposed }}"
+MINT_IF = "env.GATE_APP_CONFIGURED == 'true'"
 
 
-@pytest.mark.parametrize("name", ["asr-gate-report.yml", "asr-gate-nightly.yml", "asr-gate-calibration.yml"])
-def test_every_write_uses_the_optional_gate_token(name):
-    """Issue 35: a caller can post with a dedicated App's token; github.token stays the default. Only the
-    artifact downloads of this very run keep the run's own token."""
+def writes(job: dict) -> bool:
+    return any(level == "write" for level in (job.get("permissions") or {}).values())
+
+
+@pytest.mark.parametrize("name", GATE_WORKFLOWS)
+def test_every_write_uses_the_app_token_else_the_optional_gate_token(name):
+    """Issue 35/50: a job that writes mints the gate App's token when the App is configured and uses it, else
+    the optional gate-token, else github.token. Only the artifact downloads of this very run keep the run's own
+    token, and a job that only reads (the nightly's branch probe) keeps gate-token or github.token."""
     doc = load(ROOT / ".github" / "workflows" / name)
     secret = doc["on"]["workflow_call"]["secrets"]["gate-token"]
     assert secret["required"] is False
     tokens = []
     for job_id, step in steps(doc):
         for key, value in {**(step.get("with") or {}), **(step.get("env") or {})}.items():
-            if isinstance(value, str) and "token" in value and "${{" in value:
+            if isinstance(value, str) and "token" in value and "${{" in value and key != "private-key":
                 tokens.append((job_id, step.get("name"), str(step.get("uses", "")), key, value))
     assert tokens
     for job_id, step_name, uses, key, value in tokens:
-        expected = "${{ github.token }}" if uses.startswith("actions/download-artifact@") else WRITE_TOKEN
+        minted = writes(doc["jobs"][job_id])
+        expected = ("${{ github.token }}" if uses.startswith("actions/download-artifact@")
+                    else APP_TOKEN if minted else WRITE_TOKEN)
         assert value == expected, f"{name}:{job_id}:{step_name}: {key}"
 
 
-def test_report_judge_and_not_run_jobs_get_the_stamp_key_from_an_environment():
+@pytest.mark.parametrize("name", GATE_WORKFLOWS)
+def test_every_job_that_writes_mints_the_app_token_first_from_its_environment(name):
+    """Issue 50: the App's id and private key are secrets of the protected environment (never of the
+    repository); the token is minted by create-github-app-token pinned by its full commit, only when the key is
+    set, scoped to the job's own write permissions."""
+    doc = load(ROOT / ".github" / "workflows" / name)
+    secrets = doc["on"]["workflow_call"]["secrets"]
+    assert secrets["ASR_GATE_APP_CLIENT_ID"]["required"] is False and secrets["ASR_GATE_APP_PRIVATE_KEY"]["required"] is False
+    jobs = [(job_id, job) for job_id, job in doc["jobs"].items() if writes(job)]
+    assert jobs
+    for job_id, job in jobs:
+        assert job["environment"] in (STAMP_ENVIRONMENT, GATE_ENVIRONMENT), job_id
+        assert job["env"]["GATE_APP_CONFIGURED"] == APP_KEY_SET, job_id
+        mint = job["steps"][0]
+        assert mint["id"] == "app" and mint["uses"] == CREATE_APP_TOKEN, job_id
+        assert mint["if"] == MINT_IF, job_id
+        assert mint["with"]["client-id"] == APP_CLIENT_ID and mint["with"]["private-key"] == APP_KEY
+        scoped = {k.removeprefix("permission-"): v for k, v in mint["with"].items() if k.startswith("permission-")}
+        granted = {k: v for k, v in job["permissions"].items() if k != "statuses"}  # statuses: the Actions token only
+        assert {k: v for k, v in scoped.items() if v == "write"} == {k: v for k, v in granted.items() if v == "write"}, job_id
+
+
+def test_report_judge_and_not_run_jobs_get_the_stamp_key_and_the_app_from_an_environment():
     doc = load(ROOT / ".github" / "workflows" / "asr-gate-report.yml")
     assert doc["on"]["workflow_call"]["secrets"]["ASR_GATE_STAMP_KEY"]["required"] is False
     for job_id in ("judge", "not-run"):
         job = doc["jobs"][job_id]
-        assert job["environment"] == "${{ inputs.stamp-environment }}"
+        assert job["environment"] == job["env"]["GATE_ENVIRONMENT"] == STAMP_ENVIRONMENT
+        assert job["env"]["GATE_EXPOSED_SECRETS"] == EXPOSED
         posts = [s for s in job["steps"] if (s.get("with") or {}).get("command") == "post"]
-        assert posts and all(s["with"]["stamp-key"] == "${{ secrets.ASR_GATE_STAMP_KEY }}"
-                             and s["with"]["app-slug"] == "${{ inputs.app-slug }}" for s in posts), job_id
+        assert posts and all(s["with"]["stamp-key"] == STAMP_KEY
+                             and s["with"]["app-slug"] == "${{ steps.app.outputs.app-slug || inputs.app-slug }}"
+                             for s in posts), job_id
+    # The job without an environment sees a gate secret only when it is set at repository or organisation level.
+    models = doc["jobs"]["models"]
+    assert "environment" not in models
+    exposed = next(s for s in models["steps"] if s.get("id") == "exposed")
+    assert set(exposed["env"].values()) == {STAMP_KEY_SET, APP_KEY_SET}
     action = load(ACTION)
     run = next(s for s in action["runs"]["steps"] if s.get("id") == "gate")
     assert run["env"]["GATE_STAMP_KEY"] == "${{ inputs.stamp-key }}" and run["env"]["GATE_APP_SLUG"] == "${{ inputs.app-slug }}"
+
+
+def test_create_github_app_token_is_pinned_to_a_release_commit():
+    """The pin names a full commit; the comment names the release it is (checked against the action's tags)."""
+    for name in GATE_WORKFLOWS:
+        text = (ROOT / ".github" / "workflows" / name).read_text(encoding="utf-8")
+        assert f"uses: {CREATE_APP_TOKEN} # v3.1.1" in text and "create-github-app-token@v" not in text
 
 
 def test_calibration_store_downloads_only_the_recalibrate_jobs_artifacts():

@@ -108,7 +108,10 @@ def test_the_gates_check_runs_carry_its_stamp(fake, publisher, judged):
     event = next(e for e in fake.state.timeline[42] if e["event"] == "labeled")["id"]
     stamp = CheckStamp.parse(latest(fake, "ASR gate / qwen3")["external_id"])
     assert (stamp.kind, stamp.model, stamp.run, stamp.event) == ("model", "qwen3", f"{run.id}.1", event)
-    assert stamp == KEYED.sign(CheckStamp("model", "qwen3", f"{run.id}.1", event), sha=HEAD, conclusion="failure")
+    check = latest(fake, "ASR gate / qwen3")
+    assert stamp.sequence.counter == 1  # the first judgement of qwen3 on this head
+    assert stamp == KEYED.sign(CheckStamp("model", "qwen3", f"{run.id}.1", event, sequence=stamp.sequence), sha=HEAD,
+                               conclusion="failure", title=check["output"]["title"], summary=check["output"]["summary"])
 
 
 # -- 2. order of writes ----------------------------------------------------------------------------------

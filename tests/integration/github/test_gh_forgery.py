@@ -73,7 +73,7 @@ def test_the_fails_own_stamp_copied_onto_a_success_by_another_run_does_not_turn_
 @pytest.mark.parametrize("authority", [KEYED, BARE, APP], ids=["key", "no-key", "app"])
 def test_a_made_up_stamp_on_an_unlabelled_pr_touching_asr_code_is_not_green(fake, publisher, authority):
     fake.add_pull(42, files=("sglang_omni/models/qwen3_asr.py",))
-    fake.add_check_as(HEAD, "ASR gate / fun", "success", external_id="asr-gate:model:fun:1.1:1")
+    fake.add_check_as(HEAD, "ASR gate / fun", "success", external_id="asr-gate:model:fun:1.1:1:1.0.0")
     not_run(publisher, authority, ASR_CODE)
     check = overall(fake)
     assert check["conclusion"] == "action_required" and check["output"]["title"].startswith("not authenticated")

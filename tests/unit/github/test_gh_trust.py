@@ -10,6 +10,7 @@ from gate.publish.trust import (
     CheckStamp,
     CheckState,
     HeadRun,
+    JudgementSeq,
     PullInfo,
     TimelineEntry,
     bind_label,
@@ -194,7 +195,10 @@ def test_stamps_parse_and_refuse_a_malformed_tag():
     tagged = signed("qwen3", "1.1", 3, "failure")
     assert CheckStamp.parse(tagged).text() == tagged
     assert CheckStamp.parse(tagged + "00") is None and CheckStamp.parse(tagged.upper()) is None
-    assert CheckStamp.parse("asr-gate:model:qwen3:1.1:3") == CheckStamp("model", "qwen3", "1.1", 3)
+    base = "asr-gate:model:qwen3:1.1:3"
+    assert CheckStamp.parse(base + ":2.77.1") == CheckStamp("model", "qwen3", "1.1", 3, sequence=JudgementSeq(2, 77, 1))
+    assert CheckStamp.parse(base) is None  # a stamp without a sequence (before issue 50)
+    assert CheckStamp.parse(base + ":2.x.1") is None
 
 
 def test_acceptance_rules():
