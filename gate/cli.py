@@ -115,7 +115,7 @@ class _GateGroup(click.Group):
 
 
 # Modules only an extra installs -> the extra (pip install 'asr-regression-gate[EXTRA]').
-EXTRA_OF_MODULE = {"httpx": "runner", "pynvml": "runner", "matplotlib": "plot"}
+EXTRA_OF_MODULE = {"httpx": "runner", "pynvml": "runner"}
 # Modules of the base install (pyproject.toml's dependencies) -> the distribution that provides them:
 # a broken environment missing one gets the pip line that fixes it, not an internal error.
 DISTRIBUTION_OF_MODULE = {"jiwer": "jiwer", "rapidfuzz": "rapidfuzz", "scipy": "scipy", "numpy": "numpy",
