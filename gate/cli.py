@@ -213,7 +213,7 @@ def run(argv: list[str] | None = None) -> int:
 
 
 def _internal_error(exc: Exception) -> int:
-    if os.environ.get("GATE_DEBUG") == "1":  # a maintainer asked for the traceback (README, Exit codes)
+    if os.environ.get("GATE_DEBUG") == "1":  # a maintainer asked for the traceback (docs/reference.md, Commands)
         traceback.print_exc()
     click.echo(f"gate: internal error: {type(exc).__name__}: {_one_line(str(exc))}; please report "
                "(GATE_DEBUG=1 prints the traceback)", err=True)
