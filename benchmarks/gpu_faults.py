@@ -4,7 +4,7 @@ the one message, and what is left behind (processes, the port, GPU memory).
 Each case builds a fresh stand-in checkout whose servers (and a left-behind worker, where the knob asks
 for one) really hold `--gpu-mib` of GPU memory through torch, runs `gate run` in GPU mode (NVML, the GPU
 lock, GPU-free waits), delivers a signal where the case says so, and then checks:
-  - the exit code is the documented one (README, `gate run` exit codes) and stderr's last line says why;
+  - the exit code is the documented one (docs/reference.md, `gate run` exit codes) and stderr's last line says why;
   - no process of the case is alive (found by a marker in the environment, as tests/e2e/run does);
   - the port answers nothing and the GPU has no compute process and its memory is back to where it was.
 

@@ -115,7 +115,7 @@ class _GateGroup(click.Group):
 
 
 # Modules only an extra installs -> the extra (pip install 'asr-regression-gate[EXTRA]').
-EXTRA_OF_MODULE = {"httpx": "runner", "pynvml": "runner", "matplotlib": "plot"}
+EXTRA_OF_MODULE = {"httpx": "runner", "pynvml": "runner"}
 # Modules of the base install (pyproject.toml's dependencies) -> the distribution that provides them:
 # a broken environment missing one gets the pip line that fixes it, not an internal error.
 DISTRIBUTION_OF_MODULE = {"jiwer": "jiwer", "rapidfuzz": "rapidfuzz", "scipy": "scipy", "numpy": "numpy",
@@ -213,7 +213,7 @@ def run(argv: list[str] | None = None) -> int:
 
 
 def _internal_error(exc: Exception) -> int:
-    if os.environ.get("GATE_DEBUG") == "1":  # a maintainer asked for the traceback (README, Exit codes)
+    if os.environ.get("GATE_DEBUG") == "1":  # a maintainer asked for the traceback (docs/reference.md, Commands)
         traceback.print_exc()
     click.echo(f"gate: internal error: {type(exc).__name__}: {_one_line(str(exc))}; please report "
                "(GATE_DEBUG=1 prints the traceback)", err=True)

@@ -1,6 +1,6 @@
 """Crop a screenshot's empty bottom (rows of the page's background colour), keeping a 16 px margin.
 
-Usage: python scripts/trim_png.py IN.png OUT.png   (Pillow: installed with matplotlib, the [plot] extra)
+Usage: python scripts/trim_png.py IN.png OUT.png   (Pillow: installed with matplotlib, the [bench] extra)
 """
 from __future__ import annotations
 

@@ -6,7 +6,9 @@
 
 Charts are inline SVG (gate.history.svg): hovering a night shows its date, commit and value. No script,
 font or style is fetched from anywhere; nothing on the pages exists only for tests. Every value shown
-comes from the history files (trusted: only trusted jobs write them) and is HTML-escaped anyway.
+comes from the history files (trusted: only trusted jobs write them) and is HTML-escaped anyway: the pages are
+Jinja templates (templates/dashboard*.html.j2) with autoescape, fed plain values; only the SVG the gate drew
+(gate.history.svg) and the style sheet pass as markup.
 
 σ and the detectable change (speed metrics): σ is the run-to-run and night-to-night spread of ln(value)
 since the last change point (gate.history.analysis.noise); the detectable change is what a PR's 3+3
@@ -15,10 +17,15 @@ interleaved runs in one job detect with 80% power at a two-sided 5% level,
 """
 from __future__ import annotations
 
+import importlib.resources
 import math
 import re
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
+
+import jinja2
+from markupsafe import Markup
 
 from gate.formats import atomic
 from gate.formats.config import Suite
@@ -53,53 +60,68 @@ _HEX = re.compile(r"[0-9a-f]{7,40}")
 _ICONS = {"pass": "✅", "warn": "⚠️", "fail": "❌", "incomplete": "⛔", "not_comparable": "🚫"}
 
 
-def _page(title: str, body: str, models: Sequence[str]) -> str:
-    nav = " ".join(f'<a href="{escape(m)}.html">{escape(m)}</a>' for m in models)
-    return (f'<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
-            f'<meta name="viewport" content="width=device-width, initial-scale=1">'
-            f'<link rel="icon" href="data:,">'
-            f"<title>{escape(title)}</title><style>{_STYLE}</style></head>\n<body>\n"
-            f'<nav><a href="index.html">Overview</a> {nav}</nav>\n{body}\n</body></html>\n')
+@dataclass(frozen=True)
+class Link:
+    """Text that is a link where `href` is set (a page builds it; the template escapes both)."""
+    text: str
+    href: str | None = None
+
+
+def _html() -> jinja2.Environment:
+    """The dashboard's Jinja environment: the templates beside the comment's, autoescaped. Every value shown goes
+    through the one HTML escape (controls and bidi characters removed first); markup the gate drew itself (the SVG
+    charts, the style sheet) is passed as Markup."""
+    global _ENV
+    if _ENV is None:
+        try:
+            root = importlib.resources.files("gate.templates")
+        except ModuleNotFoundError:  # a source checkout on PYTHONPATH: templates/ sits beside gate/ (issue 23)
+            root = Path(__file__).resolve().parents[2] / "templates"  # type: ignore[assignment]
+        _ENV = jinja2.Environment(
+            loader=jinja2.FunctionLoader(lambda name: (root / name).read_text(encoding="utf-8")),
+            autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
+            keep_trailing_newline=True,
+            finalize=lambda value: value if isinstance(value, Markup) else Markup(escape(value)))
+    return _ENV
+
+
+_ENV: jinja2.Environment | None = None
+
+
+def _page(template: str, title: str, models: Sequence[str], **values: Any) -> str:
+    return _html().get_template(template).render(title=title, style=Markup(_STYLE), models=models, **values)
 
 
 def anchor(workload: str, metric: str | None = None) -> str:
     return workload.replace("/", "-") + (f"-{metric}" if metric else "")
 
 
-def _commit_link(sha: str | None, repository: str | None, server_url: str) -> str:
+def _commit_link(sha: str | None, repository: str | None, server_url: str) -> Link | None:
     if not sha:
-        return "?"
+        return None
     if not repository or not _HEX.fullmatch(sha):  # a history's commit is data: only a hash becomes a link
-        return f"<code>{escape(sha[:10])}</code>"
-    return f'<a href="{escape(server_url)}/{escape(repository)}/commit/{escape(sha)}"><code>{escape(sha[:10])}</code></a>'
+        return Link(sha[:10])
+    return Link(sha[:10], f"{server_url}/{repository}/commit/{sha}")
 
 
-def _issue_link(cp: ChangePoint, repository: str | None, server_url: str) -> str:
+def _issue_link(cp: ChangePoint, repository: str | None, server_url: str) -> Link | None:
     if cp.issue is None:
-        return ""
-    if not repository:
-        return f" (#{cp.issue})"
-    return f' (<a href="{escape(server_url)}/{escape(repository)}/issues/{cp.issue}">#{cp.issue}</a>)'
+        return None
+    return Link(f"#{cp.issue}", f"{server_url}/{repository}/issues/{cp.issue}" if repository else None)
 
 
-def _change_text(cp: ChangePoint, repository: str | None, server_url: str, page: str = "") -> str:
-    cls = "worse" if cp.worse else "better"
-    return (f'<a href="{escape(page)}#{escape(anchor(cp.workload, cp.metric))}">{escape(display_name(cp.metric))}</a> '
-            f'<span class="{cls}">{escape(format_change(cp).split(" (")[0])}</span>')
+def _change(cp: ChangePoint, page: str = "") -> dict[str, Any]:
+    return {"page": page, "anchor": anchor(cp.workload, cp.metric), "name": display_name(cp.metric),
+            "css": "worse" if cp.worse else "better", "text": format_change(cp).split(" (")[0]}
 
 
-def _step_text(step: Sequence[ChangePoint], repository: str | None, server_url: str, page: str) -> str:
+def _step(step: Sequence[ChangePoint], repository: str | None, server_url: str, page: str) -> dict[str, Any]:
     """One step of a workload: its date and issue, the gated metrics that moved, then the others."""
-    gated = [cp for cp in step if cp.gated]
-    others = [cp for cp in step if not cp.gated]
     issue = next((cp for cp in step if cp.issue is not None), None)
-    text = f"<b>{escape(min(cp.night for cp in step)[:10])}</b>" + (
-        _issue_link(issue, repository, server_url) if issue else "") + ": "
-    text += ", ".join(_change_text(cp, repository, server_url, page) for cp in gated) or "not gated"
-    if others:
-        text += '<br><span class="steady">also ' + ", ".join(
-            f"{escape(display_name(cp.metric))} {escape(format_change(cp).split(' (')[0])}" for cp in others) + "</span>"
-    return text
+    return {"date": min(cp.night for cp in step)[:10],
+            "issue": _issue_link(issue, repository, server_url) if issue else None,
+            "gated": [_change(cp, page) for cp in step if cp.gated],
+            "others": [_change(cp) for cp in step if not cp.gated]}
 
 
 def arrow(trend: Trend, floor: tuple[float, bool]) -> tuple[str, str, float | None]:
@@ -149,38 +171,32 @@ def _lead_trend(mine: Sequence[Trend]) -> Trend:
 
 
 def _overview_rows(trends: Sequence[Trend], suite: Suite, nights: int, repository: str | None,
-                   server_url: str) -> list[str]:
+                   server_url: str) -> list[dict[str, Any]]:
     rows = []
     for workload in dict.fromkeys(t.workload for t in trends):
         mine = [t for t in trends if t.workload == workload]
         model = suite.workload(workload).model
         latest: Night = max((t.nights[-1] for t in mine), key=lambda n: n.time)
-        verdict = latest.verdict
-        status = (f'<span class="{escape(verdict)}">{_ICONS.get(verdict, "")} {escape(verdict.replace("_", " "))}</span>'
-                  if verdict else '<span class="steady">no verdict stored</span>')
-        if not latest.complete:
-            status += ' <span class="incomplete">(incomplete)</span>'
         arrows = []
         for t in mine:
             if t.metric.gated:
                 sign, cls, change = arrow(t, floor_of(t, suite))
                 amount = "" if change is None or cls == "steady" else (
                     f" {change:+.1%}" if floor_of(t, suite)[1] else f" {change * 100:+.2f} pp")
-                arrows.append(f'<span class="{cls}" title="median of the last {TREND_NIGHTS} nights against the '
-                              f'{2 * TREND_NIGHTS} before">{escape(display_name(t.metric.name))} {sign}{escape(amount)}'
-                              "</span>")
+                arrows.append({"css": cls, "name": display_name(t.metric.name), "sign": sign, "amount": amount})
         lead = _lead_trend(mine)
-        thumb = chart(lead, floor_of(lead, suite), nights=nights, width=200, height=56, small=True)
         points = [cp for t in mine for cp in t.change_points if cp.night >= t.nights[-min(nights, len(t.nights))].time]
-        named = "<br>".join(_step_text(step, repository, server_url, f"{model}.html")
-                            for step in group_steps(points)) or "none"
         speed = next((t for t in mine if t.metric.kind == "speed" and t.metric.gated), None)
         run_sigma, night_sigma, mde = detectable(speed, floor_of(speed, suite)) if speed else (None, None, None)
-        rows.append(f'<tr><td><a href="{escape(model)}.html#{escape(anchor(workload))}">{escape(workload)}</a></td>'
-                    f"<td>{escape(latest.time[:10])}<br>{_commit_link(latest.commit, repository, server_url)}</td>"
-                    f"<td>{status}</td><td class=\"nw\">{'<br>'.join(arrows)}</td><td>{thumb}<br>"
-                    f'<span class="steady">{escape(display_name(lead.metric.name))}</span></td><td>{named}</td>'
-                    f'<td class="nw">run {_pct(run_sigma)}<br>night {_pct(night_sigma)}</td><td>{_pct(mde)}</td></tr>')
+        verdict = latest.verdict
+        rows.append({"model": model, "anchor": anchor(workload), "workload": workload, "date": latest.time[:10],
+                     "commit": _commit_link(latest.commit, repository, server_url), "verdict": verdict,
+                     "icon": _ICONS.get(verdict or "", ""), "verdict_words": (verdict or "").replace("_", " "),
+                     "complete": latest.complete, "arrows": arrows,
+                     "thumb": Markup(chart(lead, floor_of(lead, suite), nights=nights, width=200, height=56, small=True)),
+                     "lead": display_name(lead.metric.name),
+                     "steps": [_step(step, repository, server_url, f"{model}.html") for step in group_steps(points)],
+                     "run_sigma": _pct(run_sigma), "night_sigma": _pct(night_sigma), "mde": _pct(mde)})
     return rows
 
 
@@ -194,24 +210,17 @@ def publish_site(trends: Sequence[Trend], out: Path, *, suite: Suite, nights: in
     times = sorted({n.time for t in trends for n in t.nights})
     shown = times[-nights:]
     span = f"{len(shown)} nights from {shown[0][:10]} to {shown[-1][:10]}" if shown else "no nights"
-    overview = ["<h1>ASR regression gate: nightly history of main</h1>",
-                f'<p class="note">{escape(span)} ({len(times)} in the history). Status: the latest night\'s '
-                "verdict against the stored baseline. Trend: the median of the last 7 nights against the 14 before "
-                "(→ within half the gate's floor or 3 standard errors of the nights' noise). "
-                "σ: spread of ln(throughput) since the last change point; "
-                "detectable: the change a PR's 3+3 runs detect with 80% power (never below the floor).</p>",
-                "<table><tr><th>Workload</th><th>Latest night</th><th>Status</th><th>Trend (gated)</th>"
-                f"<th>Last {len(shown)} nights</th><th>Change points</th><th>σ</th><th>Detectable</th></tr>",
-                *_overview_rows(trends, suite, nights, repository, server_url), "</table>"]
+    overview = _page("dashboard_index.html.j2", "ASR nightly history", models, span=span, total=len(times),
+                     shown=len(shown), trend_nights=TREND_NIGHTS,
+                     rows=_overview_rows(trends, suite, nights, repository, server_url))
     pages = []
     for model in models:
         mine = [t for t in trends if suite.workload(t.workload).model == model]
-        pages.append((out / f"{model}.html", _page(f"{model}: ASR nightly history",
-                                                    _model_body(model, mine, suite, nights, repository, server_url),
-                                                    models)))
+        pages.append((out / f"{model}.html", _page("dashboard_model.html.j2", f"{model}: ASR nightly history", models,
+                                                    **_model_values(model, mine, suite, nights, repository, server_url))))
     index = out / "index.html"
     try:
-        for path, html in [(index, _page("ASR nightly history", "\n".join(overview), models)), *pages]:
+        for path, html in [(index, overview), *pages]:
             atomic.write_text(path, html, what="dashboard page")
         atomic.write_text(out / ".nojekyll", "", what="dashboard")  # serve files as they are on GitHub Pages
     except OSError as exc:
@@ -219,58 +228,43 @@ def publish_site(trends: Sequence[Trend], out: Path, *, suite: Suite, nights: in
     return [index, *(p for p, _ in pages)]
 
 
-def _model_body(model: str, mine: Sequence[Trend], suite: Suite, nights: int, repository: str | None,
-                server_url: str) -> str:
+def _model_values(model: str, mine: Sequence[Trend], suite: Suite, nights: int, repository: str | None,
+                  server_url: str) -> dict[str, Any]:
     moved = [w for w in dict.fromkeys(t.workload for t in mine) if any(t.change_points for t in mine if t.workload == w)]
     order = moved + [w for w in dict.fromkeys(t.workload for t in mine) if w not in moved]
-    body = [f"<h1>{escape(model)}: nightly history of main</h1>",
-            '<p class="note">Hover a point for its night, commit and value. Line and points: each night\'s value '
-            "(geometric mean of the runs for speed); light points: the runs; band: level ±2σ between change "
-            "points; dashed violet: the gate's floor around the current level; dashed red: change point.</p>",
-            "<h2>Change points</h2>", _change_table(mine, repository, server_url)]
+    workloads = []
     for workload in order:
-        body.append(f'<h2 id="{escape(anchor(workload))}">{escape(workload)}'
-                    f"{' (moved)' if workload in moved else ''}</h2>")
         series = sorted((t for t in mine if t.workload == workload), key=lambda t: (not t.change_points, not t.metric.gated))
-        for t in series:
-            caption = f"{workload} · {axis_label(t)}{'' if t.metric.gated else ' · shown, not gated'}"
-            body.append(f'<figure id="{escape(anchor(workload, t.metric.name))}">'
-                        f"<figcaption>{escape(caption)}</figcaption>{chart(t, floor_of(t, suite), nights=nights)}"
-                        "</figure>")
-    body += ["<h2>Latest nights</h2>", _verdict_table(mine, repository, server_url)]
-    return "\n".join(body)
+        figures = [{"anchor": anchor(workload, t.metric.name),
+                    "caption": f"{workload} · {axis_label(t)}{'' if t.metric.gated else ' · shown, not gated'}",
+                    "chart": Markup(chart(t, floor_of(t, suite), nights=nights))} for t in series]
+        workloads.append({"anchor": anchor(workload), "workload": workload, "moved": workload in moved,
+                          "figures": figures})
+    return {"model": model, "changes": _changes(mine, repository, server_url), "workloads": workloads,
+            "latest": _latest(mine, repository, server_url)}
 
 
-def _change_table(trends: Sequence[Trend], repository: str | None, server_url: str) -> str:
+def _changes(trends: Sequence[Trend], repository: str | None, server_url: str) -> list[dict[str, Any]]:
     rows = []
     for t in trends:
         for cp in t.change_points:
-            cls = "worse" if cp.worse else "better"
-            rng = (f"{_commit_link(cp.previous_commit, repository, server_url)} … "
-                   f"{_commit_link(cp.commit, repository, server_url)}")
+            diff = None
             if (repository and cp.previous_commit and cp.commit  # only hashes become a link (history is data)
                     and _HEX.fullmatch(cp.previous_commit) and _HEX.fullmatch(cp.commit)):
-                rng += (f' (<a href="{escape(server_url)}/{escape(repository)}/compare/'
-                        f'{escape(cp.previous_commit)}...{escape(cp.commit)}">diff</a>)')
-            issue = _issue_link(cp, repository, server_url).strip(" ()") or "—"
-            rows.append(f'<tr><td><a href="#{escape(anchor(cp.workload, cp.metric))}">{escape(cp.workload)} · '
-                        f"{escape(display_name(cp.metric))}</a>{'' if cp.gated else ' (not gated)'}</td>"
-                        f'<td class="{cls}">{escape(format_change(cp))}</td><td>{escape(cp.night[:10])}</td>'
-                        f"<td>{rng}</td><td>{cp.p_value:.1g}</td><td>{issue}</td></tr>")
-    if not rows:
-        return "<p>No change point in the history.</p>"
-    return ("<table><tr><th>Series</th><th>Change (95% CI)</th><th>From night</th>"
-            "<th>Commit range</th><th>p</th><th>Issue</th></tr>" + "".join(rows) + "</table>")
+                diff = f"{server_url}/{repository}/compare/{cp.previous_commit}...{cp.commit}"
+            rows.append({"anchor": anchor(cp.workload, cp.metric), "workload": cp.workload,
+                         "name": display_name(cp.metric), "gated": cp.gated, "css": "worse" if cp.worse else "better",
+                         "text": format_change(cp), "date": cp.night[:10],
+                         "before": _commit_link(cp.previous_commit, repository, server_url),
+                         "after": _commit_link(cp.commit, repository, server_url), "diff": diff,
+                         "p": f"{cp.p_value:.1g}", "issue": _issue_link(cp, repository, server_url)})
+    return rows
 
 
-def _verdict_table(trends: Sequence[Trend], repository: str | None, server_url: str) -> str:
+def _latest(trends: Sequence[Trend], repository: str | None, server_url: str) -> list[dict[str, Any]]:
     latest: dict[str, Night] = {}
     for t in trends:
         if t.nights:
             latest.setdefault(t.workload, t.nights[-1])
-    rows = "".join(f"<tr><td>{escape(w)}</td><td>{escape(n.time[:16].replace('T', ' '))}</td>"
-                   f"<td>{_commit_link(n.commit, repository, server_url)}</td>"
-                   f'<td class="{escape(n.verdict or "")}">{escape(n.verdict or "no verdict stored")}</td>'
-                   f"<td>{'complete' if n.complete else 'incomplete'}</td></tr>" for w, n in latest.items())
-    return ("<table><tr><th>Workload</th><th>Latest night (UTC)</th><th>Commit</th><th>Verdict</th><th>Coverage</th>"
-            "</tr>" + rows + "</table>")
+    return [{"workload": w, "time": n.time[:16].replace("T", " "), "commit": _commit_link(n.commit, repository, server_url),
+             "verdict": n.verdict, "complete": n.complete} for w, n in latest.items()]

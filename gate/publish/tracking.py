@@ -101,7 +101,7 @@ def issue_body(step: Sequence[ChangePoint], *, repository: str | None, server_ur
                   "until the step is accepted here or reverted on main (a night back on the old level). Closing this "
                   "issue without accepting changes neither: the baseline stays held at the level before the step, "
                   "and a PR judged against it is told that the step is main's, not the PR's.", ""]
-    lines += ["E-divisive means places the step, a winsorized Student t test decides it (`gate history`, README "
+    lines += ["E-divisive means places the step, a winsorized Student t test decides it (`gate history`; docs/reference.md, "
               "\"History and charts\"). Close this issue once the change is understood; it is not reopened.", ""]
     return "\n".join(lines)
 

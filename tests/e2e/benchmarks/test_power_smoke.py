@@ -47,19 +47,23 @@ def test_wilson_interval():
     assert np.isnan(verdict_power.wilson(0, 0)[0])
 
 
-def test_the_readme_tables_are_rebuilt_from_the_results_file(tmp_path, capsys):
-    import readme_tables
+def test_the_matrix_tables_are_rebuilt_from_the_results_file(tmp_path, capsys):
+    import matrix_tables
 
     cells = [verdict_power.run_scenario(k, prs=20, chunk=20, seed=1) for k in ("m-noop-s1-normal", "m-thr-3-s1-normal")]
     found = tmp_path / "verdict_power.json"
     found.write_text(__import__("json").dumps({"scenarios": cells}), encoding="utf-8")
-    assert readme_tables.main([str(found)]) == 0
+    assert matrix_tables.main([str(found)]) == 0
     noop, change = capsys.readouterr().out.split("\n\n")
     assert noop.count("\n") == 2 and f"| σ 1%, normal | two-look | {verdict_power.rate(cells[0], 'any_fail')} |" in noop
     assert change.strip().count("\n") == 2 and verdict_power.rate(cells[1], "target_thr_fail") in change
     (tmp_path / "bad.json").write_text("{}", encoding="utf-8")
-    assert readme_tables.main([str(tmp_path / "bad.json")]) == 2
+    assert matrix_tables.main([str(tmp_path / "bad.json")]) == 2
     assert "expected a verdict_power.json" in capsys.readouterr().err
+    # --out writes the tables to a file under a heading that names the command (docs link it; no page copies it)
+    assert matrix_tables.main([str(found), "--out", str(tmp_path / "noise_matrix.md")]) == 0
+    written = (tmp_path / "noise_matrix.md").read_text(encoding="utf-8")
+    assert written.startswith("# The noise matrix") and noop in written and change.strip() in written
 
 
 def _cell(key: str):

@@ -101,12 +101,12 @@ def test_ab_without_the_judges_libraries_runs_one_look_and_says_why(bench, tmp_p
 
 def test_the_outlier_rule_is_stated_from_its_constants_everywhere():
     """The dry run and gate-run.json's plan generate the rule's text from its constants (rule_text); the prose
-    that cannot (README, the statistics notes, the comment's details template, the runner's docstring) states
+    that cannot (docs/reference.md, the statistics notes, the comment's details template, the runner's docstring) states
     exactly that text."""
     from gate.runner import looks
     from gate.stats import outliers
 
     assert outliers.OUTLIER_MIN_REL == 0.03 and rule_text() == "max(5σ, 3%)"
-    for prose in ("README.md", "docs/statistics.md", "templates/_details.md.j2"):
+    for prose in ("docs/reference.md", "docs/statistics.md", "templates/_details.md.j2"):
         assert rule_text() in " ".join((REPO / prose).read_text(encoding="utf-8").split()), prose
     assert rule_text(" sigma") in " ".join((looks.__doc__ or "").split())

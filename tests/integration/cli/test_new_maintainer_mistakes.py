@@ -171,8 +171,8 @@ def test_a_token_without_the_permission_names_the_scopes_and_the_fix():
     assert "(403)" in text and "pull-requests/issues/checks/statuses: write" in text and "permissions:" in text
 
 
-def test_the_readme_table_lists_22_mistakes():
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
+def test_the_reference_table_lists_22_mistakes():
+    readme = (REPO / "docs" / "reference.md").read_text(encoding="utf-8")
     section = readme.split("## Troubleshooting: a new maintainer's 22 mistakes", 1)[1].split("\n## ", 1)[0]
     rows = [line for line in section.splitlines() if line.startswith("| ") and line[2:4].strip(" |").isdigit()]
     assert [int(row.split("|")[1]) for row in rows] == list(range(1, 23))

@@ -46,8 +46,8 @@ def pins() -> dict[str, tuple[Version, list[str]]]:
 def declared() -> list[Requirement]:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
     # The action runs `gate run` too: the lock covers the [runner] extra as well as the base install (every
-    # trusted job installs from it, issue 22). Not [plot]: no workflow draws matplotlib charts (the dashboard
-    # draws its own SVG; test_no_workflow_needs_the_plot_extra), so matplotlib and its ~95 MB stay out (issue 39).
+    # trusted job installs from it, issue 22). No matplotlib: the charts and the dashboard are the gate's own SVG
+    # (test_nothing_installs_matplotlib), so matplotlib and its ~95 MB stay out (issue 39; the [plot] extra is gone, issue 51).
     extras = project["project"]["optional-dependencies"]
     runner = list(extras["runner"])
     return [Requirement(r) for r in (*project["project"]["dependencies"], *runner, *project["build-system"]["requires"])]
@@ -98,11 +98,15 @@ def test_the_lock_is_closed_under_dependencies():
     assert not missing, "; ".join(missing)
 
 
-def test_no_workflow_needs_the_plot_extra():
-    """The lock leaves out [plot] (matplotlib): no workflow or caller may run `gate history plot` or install it."""
+def test_nothing_installs_matplotlib():
+    """No extra but the test tools' [bench] names matplotlib (nothing in gate/ imports it), and no workflow or caller
+    installs it or the removed [plot] extra."""
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["optional-dependencies"]
+    assert "plot" not in extras
+    assert [name for name, reqs in extras.items() if any(r.startswith("matplotlib") for r in reqs)] == ["bench"]
     files = [*sorted((ROOT / ".github" / "workflows").glob("*.yml")), *sorted((ROOT / "docs" / "callers").glob("*.yml")),
              ROOT / "action.yml"]
     assert len(files) > 5
     users = [f.name for f in files if re.search(r"history plot|matplotlib|\[plot\]|extra=plot", f.read_text(encoding="utf-8"))]
-    assert not users, f"{users} need the plot extra: add --extra plot to the lock (see this file's docstring)"
+    assert not users, f"{users} install matplotlib or run `gate history plot`; the lock has neither"
     assert "matplotlib" not in pins()

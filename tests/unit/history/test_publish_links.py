@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from gate.history.publish import _change_table
+from gate.history.publish import _changes
 from gate.history.records import ChangePoint
 
 
@@ -13,16 +13,19 @@ def _cp(previous: str, commit: str) -> ChangePoint:
                        after=2.0, change=1.0, ci=(0.5, 1.5), p_value=0.001, gated=True)
 
 
-def _table(cp: ChangePoint) -> str:
-    return _change_table([SimpleNamespace(change_points=(cp,))], "o/r", "https://github.test")  # type: ignore[list-item]
+def _row(cp: ChangePoint) -> dict:
+    [row] = _changes([SimpleNamespace(change_points=(cp,))], "o/r", "https://github.test")  # type: ignore[list-item]
+    return row
 
 
 def test_diff_link_only_between_hashes() -> None:
     before, after = "abc1234", "def5678"
-    assert f"/o/r/compare/{before}...{after}" in _table(_cp(before, after))
+    row = _row(_cp(before, after))
+    assert row["diff"] == f"https://github.test/o/r/compare/{before}...{after}"
+    assert row["before"].href == f"https://github.test/o/r/commit/{before}"
 
 
 def test_diff_link_refuses_a_path_as_commit() -> None:
-    body = _table(_cp("../../../../x/y", "def5678"))
-    assert "compare/" not in body
-    assert "x/y" not in body.split("<code>")[0]
+    row = _row(_cp("../../../../x/y", "def5678"))
+    assert row["diff"] is None
+    assert row["before"].href is None and row["before"].text == "../../../."  # shown as text, never a link

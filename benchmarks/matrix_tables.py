@@ -1,11 +1,11 @@
-"""The README's two noise-matrix tables, rebuilt from a verdict_power.json (benchmarks/verdict_power.py --out DIR).
+"""The noise matrix's two tables, rebuilt from a verdict_power.json (benchmarks/verdict_power.py --out DIR).
 
-    python benchmarks/readme_tables.py benchmarks/results/verdict_power.json
+    python benchmarks/matrix_tables.py benchmarks/results/verdict_power.json --out benchmarks/results/noise_matrix.md
 
-prints the no-op table (false FAIL and WARN per no-op PR, and the oracle's false FAIL) and the change table (FAIL,
+writes (or, without --out, prints) the no-op table (false FAIL and WARN per no-op PR, and the oracle's false FAIL) and the change table (FAIL,
 FAIL or WARN, and the oracle's FAIL and the gate's share of it where the cell has one) for every noise-matrix cell
-(keys starting "m-") the file holds, in its order, so a refresh of the README is a copy and paste, never a
-retyping of numbers.
+(keys starting "m-") the file holds, in its order. docs/benchmarks.md links the file; no page copies the tables, so
+a re-run of the benchmark is a re-run of this script, never a retyping of numbers.
 """
 from __future__ import annotations
 
@@ -67,6 +67,7 @@ def _prs(cells: list[dict]) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("results", type=Path, help="a verdict_power.json")
+    parser.add_argument("--out", type=Path, help="the Markdown file to write (default: stdout)")
     args = parser.parse_args(argv)
     try:
         data = json.loads(args.results.read_text(encoding="utf-8"))
@@ -75,7 +76,14 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{args.results}: expected a verdict_power.json written by benchmarks/verdict_power.py --out ({exc})",
               file=sys.stderr)
         return 2
-    print(noop_table(cells) + "\n\n" + change_table(cells))
+    tables = noop_table(cells) + "\n\n" + change_table(cells)
+    if args.out is None:
+        print(tables)
+        return 0
+    head = (f"# The noise matrix: no-op PRs and changes\n\nWritten by `python benchmarks/matrix_tables.py {args.results.as_posix()} "
+            f"--out {args.out.as_posix()}` from the cells whose key starts `m-`; what the cells are and how they were made: "
+            "[docs/benchmarks.md](../../docs/benchmarks.md#the-verdict-under-gpu-noise-simulated).\n\n")
+    args.out.write_text(head + tables + "\n", encoding="utf-8")
     return 0
 
 
