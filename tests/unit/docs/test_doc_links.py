@@ -15,9 +15,6 @@ LINK = re.compile(r"!?\[(?:[^\]\[]|\[[^\]]*\])*\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)
 FENCE = re.compile(r"^(```|~~~).*?^\1", re.M | re.S)
 INLINE_CODE = re.compile(r"`[^`\n]*`")
 # Pages another change of the same release writes (issue 50): a link to one is checked once the page exists.
-PENDING = {"docs/github-app.md"}
-
-
 def slug(heading: str) -> str:
     """GitHub's heading anchor: markup and punctuation dropped (hyphens and underscores kept), spaces to hyphens."""
     text = re.sub(r"[`*_]{1,2}(?=\S)|(?<=\S)[`*_]{1,2}", "", heading.strip()).lower()
@@ -51,8 +48,6 @@ def test_every_relative_link_resolves(page):
             continue
         path, _, anchor = target.partition("#")
         dest = (page.parent / path).resolve() if path else page
-        if not dest.exists() and dest.relative_to(ROOT).as_posix() in PENDING:
-            continue
         if not dest.exists():
             broken.append(f"{target}: no such file")
         elif anchor and dest.suffix == ".md" and anchor not in anchors(dest):
