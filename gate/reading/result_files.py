@@ -29,8 +29,11 @@ from gate.formats.result_types import (
     MOSS_RESULTS_FILE,
     MOSS_SPEED_FILE,
     NO_SPEED,
+    NOT_STREAMED,
     SEEDTTS_SCHEMA_VERSION,
     SKIPPED,
+    STREAM_FIELDS,
+    UNEXPECTED_STREAM,
     UNREADABLE,
     WRONG_TOTAL,
     Coverage,
@@ -147,7 +150,13 @@ def _read_ci_seedtts(run_dir: Path, path: Path, workload: Workload, model_id: st
             match = re.fullmatch(r"results\[0\]\.(\w+)\.mean", metric.path)
             name = match.group(1) if match else metric.name
             located.append((metric, f"summary.{name}" if name == "corpus_wer" else f"speed.{name}"))
-        metrics, missing = read_metrics(data, located, workload.expected_samples, path)
+        metrics, missing = read_metrics(data, [(m, p) for m, p in located if not m.stream], workload.expected_samples,
+                                        path)
+        shown = streamed(data["speed"])
+        found, stream_problems = read_streaming(data, [(m, p) for m, p in located if m.stream], shown, workload,
+                                                workload.expected_samples, path)
+        metrics.update(found)
+        missing += stream_problems
         concurrency = schema.get_optional(data, "speed.asr_concurrency", POSITIVE_INT)
     except SchemaError as exc:
         return _broken(run_dir, workload, Problem(BAD_SCHEMA, f"{exc}; {expected}", str(path)), (str(path),))
@@ -158,7 +167,7 @@ def _read_ci_seedtts(run_dir: Path, path: Path, workload: Workload, model_id: st
         problems.append(Problem(SKIPPED, f"skipped {skipped} samples", str(path)))
     if total != workload.expected_samples:
         problems.append(Problem(WRONG_TOTAL, f"total_samples is {total}, expected {workload.expected_samples}", str(path)))
-    provenance = Provenance(model_id=model_path or None, concurrency=concurrency)
+    provenance = Provenance(model_id=model_path or None, concurrency=concurrency, stream=shown)
     coverage = Coverage(expected=workload.expected_samples, evaluated=evaluated, total=total, skipped=skipped,
                         problems=tuple(problems))
     return WorkloadRun(workload.id, run_dir.name, metrics, coverage, provenance, (str(path),), samples_path=None)
@@ -174,13 +183,20 @@ def _read_ci_moss(run_dir: Path, path: Path, workload: Workload, root: Path) -> 
         schema.get(data, "speed", OBJECT)
         metrics, missing = read_metrics(data, ((m, m.path) for m in workload.metrics if m.file == "results"),
                                         workload.expected_samples, path)
-        speed_metrics, speed_missing = read_metrics(data, ((m, m.path) for m in workload.metrics if m.file == "speed"),
-                                                    workload.expected_samples, path)
+        speed_metrics, speed_missing = read_metrics(
+            data, ((m, m.path) for m in workload.metrics if m.file == "speed" and not m.stream),
+            workload.expected_samples, path)
         metrics.update(speed_metrics)
+        shown = _moss_streamed(data["speed"])
+        stream_metrics, stream_problems = read_streaming(
+            data, ((m, m.path) for m in workload.metrics if m.stream), bool(shown), workload,
+            workload.expected_samples, path) if shown is not None else ({}, [])
+        metrics.update(stream_metrics)
         config = schema.get_optional(data, "config", OBJECT, {})
         provenance = Provenance(dataset_id=schema.get_optional(config, "repo_id", STRING),
                                 model_id=schema.get_optional(config, "model_path", STRING),
-                                concurrency=schema.get_optional(config, "concurrency", POSITIVE_INT))
+                                concurrency=schema.get_optional(config, "concurrency", POSITIVE_INT),
+                                stream=shown, **_moss_client_facts(config))
     except Unreadable as exc:
         return _broken(run_dir, workload, Problem(UNREADABLE, exc.reason, str(path)), (str(path),), str(path))
     except SchemaError as exc:
@@ -192,11 +208,25 @@ def _read_ci_moss(run_dir: Path, path: Path, workload: Workload, root: Path) -> 
         problems.append(Problem(WRONG_TOTAL, f"total_samples is {total}, expected {workload.expected_samples}", str(path)))
     if failed:
         problems.append(Problem(FAILED_REQUESTS, f"{failed} failed requests", str(path)))
-    problems += missing + _speed_coverage(data["speed"], failed, speed_missing, path)
+    problems += missing + _speed_coverage(data["speed"], failed, speed_missing, path) + stream_problems
     coverage = Coverage(expected=workload.expected_samples, evaluated=evaluated, total=total, failed_requests=failed,
                         problems=tuple(problems))
     return WorkloadRun(workload.id, run_dir.name, metrics, coverage, provenance, (str(path),), samples_path=str(path),
                        samples_document=data)
+
+
+def _moss_streamed(speed: Any) -> bool | None:
+    """Whether a MOSS run streamed, from what its speed object shows; None when it cannot show it (every request
+    failed, or its figures are absent: the coverage problems say why)."""
+    if not isinstance(speed, dict) or any(k not in speed for k in _MOSS_SPEED_KEYS):
+        return None
+    return streamed(speed)
+
+
+def _moss_client_facts(config: Any) -> dict[str, Any]:
+    """The MOSS client's settings a comparison depends on beyond the runbook's fixed ones: the request rate
+    (`config.request_rate`, "inf" when unpaced) and the samples left out (`config.exclude_sample_ids`, newer clients)."""
+    return {}
 
 
 def _speed_coverage(speed: dict, failed: int | None, missing: list[Problem], path: Path) -> list[Problem]:
@@ -255,6 +285,30 @@ def read_metrics(data: Any, located: Iterable[tuple[MetricSpec, str]], expected_
     return values, problems
 
 
+def streamed(container: Any) -> bool:
+    """Whether a client wrote its streaming fields here (`speed` of a MOSS or CI SeedTTS file, results[0] of a SeedTTS
+    --output file): what a run shows, whatever its config says (MOSS's config has no `stream` key)."""
+    return isinstance(container, dict) and any(key in container for key in STREAM_FIELDS)
+
+
+def read_streaming(data: Any, located: Iterable[tuple[MetricSpec, str]], shown: bool, workload: Workload,
+                   expected_samples: int, path: Path) -> tuple[dict[str, float | None], list[Problem]]:
+    """The workload's streaming metrics (suite `stream: true` metrics, at their paths) and the stream rule: the
+    suite's stream workload must carry the streaming fields and no other workload may (`shown`: the file has
+    them). Either mismatch is one INCOMPLETE line naming the file and the client's --stream flag."""
+    located = list(located)
+    if workload.stream and not shown:
+        return {m.name: None for m, _ in located}, [Problem(
+            NOT_STREAMED, f"has no streaming fields ({', '.join(STREAM_FIELDS[::2][:2])}, ...): {workload.id} is the "
+                          f"suite's stream run; measure it again with the client's --stream flag", str(path))]
+    if shown and not workload.stream:
+        return {}, [Problem(
+            UNEXPECTED_STREAM, f"has streaming fields (text_ttft_*, inter_chunk_*): the client ran with --stream, but "
+                               f"{workload.id} is not a stream run; measure it again without the client's --stream "
+                               f"flag", str(path))]
+    return read_metrics(data, located, expected_samples, path)
+
+
 def lookup_key(data: Any, dotted: str) -> Any:
     """Follow a path like 'results[0].corpus_wer.mean'. Raises KeyError naming the first missing step."""
     try:
@@ -293,8 +347,14 @@ def _read_seedtts(run_dir: Path, workload: Workload, root: Path) -> WorkloadRun:
         repeats = schema.get_optional(data, "results[0].repeats", POSITIVE_INT, 1)
         if evaluated == 0 and total > 0:  # throughput 0.0 and WER null: no measurement, not a broken file
             return _all_failed(run_dir, workload, path, data, total, skipped, raw)
-        metrics, missing = read_metrics(data, ((m, m.path) for m in workload.metrics), workload.expected_samples, path)
-        provenance = _seedtts_provenance(data)
+        metrics, missing = read_metrics(data, ((m, m.path) for m in workload.metrics if not m.stream),
+                                        workload.expected_samples, path)
+        shown = streamed(schema.get(data, "results[0]", OBJECT))
+        found, stream_problems = read_streaming(data, ((m, m.path) for m in workload.metrics if m.stream), shown,
+                                                workload, workload.expected_samples, path)
+        metrics.update(found)
+        missing += stream_problems
+        provenance = _seedtts_provenance(data, shown)
     except Unreadable as exc:
         return _broken(run_dir, workload, Problem(UNREADABLE, exc.reason, str(path)), (str(path),), raw)
     except SchemaError as exc:
@@ -338,8 +398,8 @@ def _passes(data: Any, workload: Workload, metrics: dict[str, float | None], rep
     out: dict[str, tuple[float, ...]] = {}
     for metric in workload.metrics:
         match = _MEAN_PATH.fullmatch(metric.path)
-        if match is None:
-            continue
+        if match is None or (metric.stream and metrics.get(metric.name) is None):
+            continue  # a streaming figure of a run that did not stream is said once, by read_streaming
         values = [metric_value(data, f"results[0].per_repeat[{j}].{match.group(1)}", metric, workload.expected_samples)
                   for j in range(repeats)]
         kept = [v for v in values if v is not None]
@@ -368,7 +428,8 @@ def _all_failed(run_dir: Path, workload: Workload, path: Path, data: Any, total:
     return WorkloadRun(workload.id, run_dir.name, metrics, coverage, provenance, (str(path),), samples_path=raw)
 
 
-def _seedtts_provenance(data: Any) -> Provenance:
+def _seedtts_provenance(data: Any, shown: bool | None = None) -> Provenance:
+    """`shown`: whether results[0] carries the streaming fields (the stream fact where config.stream is absent)."""
     artifacts = schema.get_optional(data, "provenance.artifacts", OBJECT, {})
     text = optional(STRING)
     return Provenance(
@@ -383,7 +444,7 @@ def _seedtts_provenance(data: Any) -> Provenance:
         gpu_csv=schema.get_optional(data, "provenance.gpu.nvidia_smi_csv", text) or None,
         torch_cuda_build=schema.get_optional(data, "provenance.gpu.torch_cuda_build", text) or None,
         concurrency=schema.get_optional(data, "results[0].concurrency", POSITIVE_INT),
-        stream=schema.get_optional(data, "config.stream", schema.BOOL),
+        stream=_first(schema.get_optional(data, "config.stream", schema.BOOL), shown),
         warmup=schema.get_optional(data, "config.warmup", schema.BOOL),
         repeats=schema.get_optional(data, "results[0].repeats", POSITIVE_INT),
     )
@@ -418,6 +479,7 @@ def _read_moss(run_dir: Path, workload: Workload, root: Path) -> WorkloadRun:  #
     metrics: dict[str, float | None] = {m.name: None for m in workload.metrics}
     results_config: dict = {}
     config: dict = {}
+    shown: bool | None = None
     missing: list[Problem] = []
     speed_missing: list[Problem] = []
     if results is not None:
@@ -441,9 +503,16 @@ def _read_moss(run_dir: Path, workload: Workload, root: Path) -> WorkloadRun:  #
             schema.get(speed_file, "schema_version", schema.one_of(1))
             schema.get(speed_file, "speed", OBJECT)
             failed = schema.get(speed_file, "speed.failed_requests", COUNT)
-            found, speed_missing = read_metrics(speed_file, ((m, m.path) for m in workload.metrics if m.file == "speed"),
-                                                expected, paths["speed"])
+            found, speed_missing = read_metrics(
+                speed_file, ((m, m.path) for m in workload.metrics if m.file == "speed" and not m.stream),
+                expected, paths["speed"])
             metrics.update(found)
+            shown = _moss_streamed(speed_file["speed"])
+            if shown is not None:
+                found, stream_problems = read_streaming(speed_file, ((m, m.path) for m in workload.metrics if m.stream),
+                                                        shown, workload, expected, paths["speed"])
+                metrics.update(found)
+                speed_missing += stream_problems
             config = schema.get_optional(speed_file, "config", OBJECT, {})
             for name in ("repo_id", "model_path"):
                 schema.get_optional(config, name, text)
@@ -454,7 +523,7 @@ def _read_moss(run_dir: Path, workload: Workload, root: Path) -> WorkloadRun:  #
         except SchemaError as exc:
             problems.append(Problem(BAD_SCHEMA, f"{exc}; expected transcribe_diarize_speed_results.json",
                                     str(paths["speed"])))
-            speed_file, failed, config = None, None, {}
+            speed_file, failed, config, shown = None, None, {}, None
             metrics = {m.name: None for m in workload.metrics}
     problems += missing
     if evaluated is not None and total is not None:
@@ -478,10 +547,16 @@ def _read_moss(run_dir: Path, workload: Workload, root: Path) -> WorkloadRun:  #
         request_timeout_s=None if config.get("request_timeout_s") is None else float(config["request_timeout_s"]),
         concurrency=config.get("concurrency") or results_config.get("concurrency"),
         warmup=config.get("warmup"),
+        stream=shown,
+        **_moss_client_facts(config),
     )
     coverage = Coverage(expected=expected, evaluated=evaluated, total=total, failed_requests=failed, problems=tuple(problems))
     return WorkloadRun(workload.id, run_dir.name, metrics, coverage, provenance, tuple(str(p) for p in paths.values()),
                        samples_path=str(paths["results"]), samples_document=files.get("results"))
+
+
+def _first(*values: Any) -> Any:
+    return next((v for v in values if v is not None), None)
 
 
 def _packages(value: Any) -> dict[str, str | None]:
