@@ -21,6 +21,7 @@ from gate.formats.result_types import (
     ALL_FAILED,
     BAD_SCHEMA,
     EVALUATED_NE_TOTAL,
+    EXCLUDED_SAMPLES,
     FAILED_REQUESTS,
     INPUT_CODES,
     MAX_NEW_TOKENS_SET,
@@ -204,8 +205,7 @@ def _read_ci_moss(run_dir: Path, path: Path, workload: Workload, root: Path) -> 
     problems: list[Problem] = []
     if evaluated != total:
         problems.append(Problem(EVALUATED_NE_TOTAL, f"evaluated {evaluated} of {total} samples", str(path)))
-    if total != workload.expected_samples:
-        problems.append(Problem(WRONG_TOTAL, f"total_samples is {total}, expected {workload.expected_samples}", str(path)))
+    problems += _total_problems(total, workload.expected_samples, config, path)
     if failed:
         problems.append(Problem(FAILED_REQUESTS, f"{failed} failed requests", str(path)))
     problems += missing + _speed_coverage(data["speed"], failed, speed_missing, path) + stream_problems
@@ -225,8 +225,35 @@ def _moss_streamed(speed: Any) -> bool | None:
 
 def _moss_client_facts(config: Any) -> dict[str, Any]:
     """The MOSS client's settings a comparison depends on beyond the runbook's fixed ones: the request rate
-    (`config.request_rate`, "inf" when unpaced) and the samples left out (`config.exclude_sample_ids`, newer clients)."""
-    return {}
+    (`config.request_rate`, "inf" when unpaced) and the samples left out (`config.exclude_sample_ids`, newer clients).
+    Raises SchemaError for a value of another type."""
+    rate = schema.get_optional(config, "request_rate", schema.Check(
+        '"inf" or a positive number', lambda v: v == "inf" or POSITIVE.test(v)))
+    return {"request_rate": rate, "exclude_sample_ids": ",".join(excluded_ids(config)) or None}
+
+
+def excluded_ids(config: Any) -> tuple[str, ...]:
+    """`config.exclude_sample_ids` as ids: a list of strings, or the CLI's comma list as given. Raises SchemaError."""
+    value = schema.get_optional(config, "exclude_sample_ids", schema.Check(
+        "a list of sample ids or a comma-separated string",
+        lambda v: isinstance(v, str) or (isinstance(v, list) and all(isinstance(i, str) for i in v))))
+    if value is None:
+        return ()
+    items = value.split(",") if isinstance(value, str) else value
+    return tuple(i.strip() for i in items if i.strip())
+
+
+def _total_problems(total: int, expected: int, config: Any, path: Path) -> list[Problem]:
+    """total_samples against the suite's count; a total lowered by --exclude-sample-ids names the samples left out."""
+    if total == expected:
+        return []
+    excluded = excluded_ids(config) if isinstance(config, dict) else ()
+    if excluded and total + len(excluded) == expected:
+        shown = ", ".join(excluded[:10]) + (f" and {len(excluded) - 10} more" if len(excluded) > 10 else "")
+        return [Problem(EXCLUDED_SAMPLES, f"total_samples is {total}, expected {expected}: the client left out "
+                                          f"{len(excluded)} sample{'s' if len(excluded) > 1 else ''} by "
+                                          f"--exclude-sample-ids ({shown}); measure without it", str(path))]
+    return [Problem(WRONG_TOTAL, f"total_samples is {total}, expected {expected}", str(path))]
 
 
 def _speed_coverage(speed: dict, failed: int | None, missing: list[Problem], path: Path) -> list[Problem]:
@@ -480,6 +507,7 @@ def _read_moss(run_dir: Path, workload: Workload, root: Path) -> WorkloadRun:  #
     results_config: dict = {}
     config: dict = {}
     shown: bool | None = None
+    client_facts: dict[str, Any] = {}
     missing: list[Problem] = []
     speed_missing: list[Problem] = []
     if results is not None:
@@ -520,17 +548,17 @@ def _read_moss(run_dir: Path, workload: Workload, root: Path) -> WorkloadRun:  #
             schema.get_optional(config, "max_new_tokens", POSITIVE_INT)
             schema.get_optional(config, "request_timeout_s", POSITIVE)
             schema.get_optional(config, "warmup", COUNT)
+            client_facts = _moss_client_facts(config)
         except SchemaError as exc:
             problems.append(Problem(BAD_SCHEMA, f"{exc}; expected transcribe_diarize_speed_results.json",
                                     str(paths["speed"])))
-            speed_file, failed, config, shown = None, None, {}, None
+            speed_file, failed, config, shown, client_facts = None, None, {}, None, {}
             metrics = {m.name: None for m in workload.metrics}
     problems += missing
     if evaluated is not None and total is not None:
         if evaluated != total:
             problems.append(Problem(EVALUATED_NE_TOTAL, f"evaluated {evaluated} of {total} samples", str(paths["results"])))
-        if total != expected:
-            problems.append(Problem(WRONG_TOTAL, f"total_samples is {total}, expected {expected}", str(paths["results"])))
+        problems += _total_problems(total, expected, config, paths["results"])
     if speed_file is not None:
         if failed:
             problems.append(Problem(FAILED_REQUESTS, f"{failed} failed requests", str(paths["speed"])))
@@ -548,7 +576,7 @@ def _read_moss(run_dir: Path, workload: Workload, root: Path) -> WorkloadRun:  #
         concurrency=config.get("concurrency") or results_config.get("concurrency"),
         warmup=config.get("warmup"),
         stream=shown,
-        **_moss_client_facts(config),
+        **client_facts,
     )
     coverage = Coverage(expected=expected, evaluated=evaluated, total=total, failed_requests=failed, problems=tuple(problems))
     return WorkloadRun(workload.id, run_dir.name, metrics, coverage, provenance, tuple(str(p) for p in paths.values()),
