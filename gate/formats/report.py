@@ -199,6 +199,10 @@ class Row:
     n_worse: int | None = field(default=None, metadata=_AT_LEAST_0)
     n_better: int | None = field(default=None, metadata=_AT_LEAST_0)
     new_catastrophic: int = field(default=0, metadata=_AT_LEAST_0)
+    # Units over 50% errors, mean per run (upstream's n_above_50_pct_*), baseline and candidate; None: not said
+    # (a report before issue 52, or a row without per-unit data)
+    above_half: tuple[float, float] | None = None
+    few_sessions: bool = False  # FAILed by the few-session rule (gate.judging.few_sessions)
     sigma: float | None = field(default=None, metadata=_AT_LEAST_0)  # speed: the run-to-run σ of ln(value) the test used
     df: int | None = field(default=None, metadata=_AT_LEAST_0)  # its degrees of freedom
     # Sensitivity (issue 21): the smallest worsening this row could catch with 80% power at its level (speed:

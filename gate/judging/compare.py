@@ -61,7 +61,7 @@ from gate.formats.report import (
     clip,
 )
 from gate.formats.verdict import Verdict
-from gate.judging import next_steps
+from gate.judging import few_sessions, next_steps
 from gate.judging.accuracy_rows import judge_accuracy
 from gate.judging.draft import Draft, new_row, plain_delta
 from gate.judging.speed_rows import (
@@ -313,6 +313,9 @@ def _decide_quality(quality: list[Draft], thresholds: Thresholds) -> None:
         assert row.p_value is not None
         row.p_adjusted, row.q_value = float(result.p_adjusted[0, k]), float(result.q_value[0, k])
         row.verdict = _VERDICT[int(result.verdict[0, k])]
+        if row.verdict is not Verdict.FAIL and row.subset is None and few_sessions.fires(
+                row.candidate.n_samples or 0, row.delta_abs or 0.0, row.new_catastrophic, row.p_value):
+            row.verdict, row.few_sessions = Verdict.FAIL, True  # worded by the renderer (gate.render.cells)
         if row.verdict is Verdict.PASS and row.new_catastrophic:
             row.verdict = Verdict.WARN
         if row.verdict is Verdict.PASS and row.p_value <= thresholds.warn_alpha and not row.above_half_floor:

@@ -215,6 +215,8 @@ def fmt_reason(row: Row) -> str:
                 "(no per-utterance pairing)")
     else:
         return fmt_why(row)
+    if row.few_sessions:
+        text += "; " + fmt_few_sessions(row)
     if flagged:  # what else decided a flagged row (a newly catastrophic utterance, a run set aside) stays in sight
         text += "".join(f"; {n}" for n in row.notes if not n.startswith(_STATISTICS_NOTES))
     if any(n.startswith("can WARN at most") for n in row.notes):
@@ -223,6 +225,21 @@ def fmt_reason(row: Row) -> str:
         text += (f"; blind below {row.mde:.1%}" if row.kind == "speed" else f"; blind below {row.mde * 100:.2g} pp")
     step = next((n for n in row.notes if n.startswith("to decide: ")), None)
     return f"{text}; {step}" if step else text
+
+
+def fmt_few_sessions(row: Row) -> str:
+    """Why the few-session rule (gate.judging.few_sessions) FAILed a row whose p could not reach α."""
+    crossed = f"{row.new_catastrophic} sessions newly over 50% errors" if row.new_catastrophic else "a large rise"
+    return (f"FAIL by the few-session rule: {crossed} on a set of {row.candidate.n_samples} "
+            f"(Δ {(row.delta_abs or 0) * 100:+.2f} pp), and the paired test agrees (p {fmt_p(row.p_value)})")
+
+
+def fmt_above_half(row: Row) -> str:
+    """Units over 50% errors, mean per run, baseline → candidate (upstream's n_above_50_pct_*); '' when not said."""
+    if row.above_half is None:
+        return ""
+    base, cand = row.above_half
+    return f"{base:g} → {cand:g}"
 
 
 def fmt_why(row: Row) -> str:
