@@ -394,8 +394,10 @@ class _SuiteParser:
         if not isinstance(value, list) or len(value) != 2:
             raise self.fail(key, "[min, max]", value)
         low, high = value
-        if isinstance(low, bool) or not isinstance(low, (int, float)) or not math.isfinite(low) or low < 0:
-            raise self.fail(key, "[min, max] with min a non-negative number", value)
+        # only a shown (info) figure may be negative, e.g. delta_cer = cp_cer - cer_no_spk_cp_valid
+        if isinstance(low, bool) or not isinstance(low, (int, float)) or not math.isfinite(low) or (
+                low < 0 and kind != "info"):
+            raise self.fail(key, "[min, max] with min a non-negative number (negative only for kind info)", value)
         if high == "samples":
             return (float(low), None), True
         if high is not None and (isinstance(high, bool) or not isinstance(high, (int, float))

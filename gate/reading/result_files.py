@@ -278,12 +278,12 @@ def metric_check(metric: MetricSpec, expected_samples: int) -> schema.Check:
     (speed figures positive, everything else non-negative, and never a non-zero value below
     MIN_NONZERO); null is allowed (the client writes null where nothing was measured)."""
     low, high = metric.bounds(expected_samples)
-    sign = POSITIVE if metric.kind == "speed" else schema.NON_NEGATIVE
+    sign = POSITIVE if metric.kind == "speed" else schema.NUMBER if low < 0 else schema.NON_NEGATIVE
     span = f"from {low:g} to {high:g}" if high is not None else f"of at least {low:g}"
     unit = "" if metric.unit in ("fraction", "ratio") else f" {metric.unit}"
 
     def plausible(v: Any) -> bool:
-        return sign.test(v) and v >= low and (high is None or v <= high) and (v == 0 or v >= MIN_NONZERO)
+        return sign.test(v) and v >= low and (high is None or v <= high) and (v == 0 or abs(v) >= MIN_NONZERO)
 
     return optional(schema.Check(f"{sign.expected} {span}{unit} (the plausible range of {metric.name})", plausible))
 
