@@ -32,6 +32,8 @@ METRIC_NAMES = {
     "cer_valid_samples": "CER-valid samples", "cp_cer_valid_samples": "cpCER-valid samples",
     "speaker_timestamp_der": "speaker DER", "speaker_timestamp_der_skipped_parse_error": "DER parse errors skipped",
     "failed_requests": "failed requests",
+    "text_ttft_p95_s": "p95 time to first text", "text_ttft_mean_s": "mean time to first text",
+    "inter_chunk_p95_s": "p95 inter-chunk latency", "inter_chunk_mean_s": "mean inter-chunk latency",
 }
 ENV_KINDS = {"gpu": "GPU", "driver": "driver", "freeze": "packages", "dataset": "dataset",
              "evaluation_input": "evaluation input", "model": "model", "max_new_tokens": "token budget",
