@@ -457,13 +457,14 @@ class Report:
 
 
 _ADDED_IN_4: dict[str, dict[str, Any]] = {"rows": {"across_jobs": False, "next_step": None, "detects": None,
-                                                   "subset": None},
+                                                   "subset": None, "above_half": None, "few_sessions": False},
                                           "environment_diff": {"within": None},
                                           "statistics": {"speed_warn_q": None}}
 
 
 def _upgraded(data: dict[str, Any]) -> dict[str, Any]:
-    """A version-4 report written before a row carried `across_jobs`, `next_step`, `detects` and `subset`, an
+    """A version-4 report written before a row carried `across_jobs`, `next_step`, `detects`, `subset`, `above_half`
+    and `few_sessions` (issue 52), an
     environment difference `within`, and its statistics `speed_warn_q` (tests/fixtures/formats/report), reads them
     as not said: no "compared across jobs" header line, no next step, no detectable change, a row over the whole
     set, the sides differ, speed WARNed at `warn_q`."""
