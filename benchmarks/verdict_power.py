@@ -60,6 +60,8 @@ def run_scenario(key: str, prs: int, chunk: int, seed: int, pairs: int | None = 
                 counts[f"{name}_prs"] = counts.get(f"{name}_prs", 0) + int(mask.sum())
                 counts[f"{name}_warn_or_fail"] = counts.get(f"{name}_warn_or_fail", 0) + int(
                     (mask & out.target_thr_warn_or_fail).sum())
+        if out.few_sessions_fail is not None:  # issue 52: PRs the few-session rule FAILs a row in
+            counts["few_sessions_fail"] = counts.get("few_sessions_fail", 0) + int(out.few_sessions_fail.sum())
         if out.target_thr_oracle is not None:
             counts["target_thr_oracle"] = counts.get("target_thr_oracle", 0) + int(out.target_thr_oracle.sum())
         runs_sum += float(out.runs_per_model.sum())

@@ -25,7 +25,7 @@ import numpy as np
 from scipy import stats
 
 from gate.formats.report import COMOVING_SUFFIX
-from gate.judging import rule
+from gate.judging import few_sessions, rule
 from gate.stats import looks
 from gate.stats.decision import FAIL, WARN, weighted
 from gate.stats.drift import arm_positions, interleave_positions
@@ -145,6 +145,8 @@ class Outcome:
     # of the candidate runs the gate scored (its last look's, a re-measure included)
     target_hits6: np.ndarray | None = None
     target_hits_scored: np.ndarray | None = None
+    # PRs with a row FAILed by the few-session rule (gate.judging.few_sessions) that Holm alone did not FAIL
+    few_sessions_fail: np.ndarray | None = None
 
 
 # --- drawing -----------------------------------------------------------------------------------------------------
@@ -375,7 +377,7 @@ def judge(chunk: Chunk, test_sets: dict[str, TestSet], rules: Rules) -> Outcome:
                        extended=np.zeros((batch, len(MODELS)), bool),
                        rows_first={**{(r[0], r[2]): verdict_s[:, i] for i, r in enumerate(rows)},
                                    **{(r[0], r[3]): verdict_q[:, i] for i, r in enumerate(qrows)}},
-                       rows_pooled={})
+                       rows_pooled={}, few_sessions_fail=_few_fired(qu))
 
     # First look: slots 0-2, a flagged run re-measured once per arm (slot 6 replaces it).
     slots1, spare_used = {}, {}
@@ -448,7 +450,13 @@ def judge(chunk: Chunk, test_sets: dict[str, TestSet], rules: Rules) -> Outcome:
         rows_first={**{(r[0], r[2]): vs1[:, i] for i, r in enumerate(rows)},
                     **{(r[0], r[3]): vq1[:, i] for i, r in enumerate(qrows)}},
         rows_pooled={**{(r[0], r[2]): vs2[:, i] for i, r in enumerate(rows)},
-                     **{(r[0], r[3]): vq2[:, i] for i, r in enumerate(qrows)}})
+                     **{(r[0], r[3]): vq2[:, i] for i, r in enumerate(qrows)}},
+        few_sessions_fail=_few_fired(qu1) | _few_fired(qu2))
+
+
+def _few_fired(look: dict) -> np.ndarray:
+    """PRs in which the few-session rule FAILs a tested row at this look (gate.judging.few_sessions)."""
+    return (look["few"] & ~np.isnan(look["p"])).any(axis=1)
 
 
 def _hits_scored(chunk: Chunk, slots1: dict, slots2: dict, extend: np.ndarray) -> np.ndarray | None:
@@ -613,7 +621,7 @@ def _speed_look(chunk: Chunk, rows, noises, slots, rules: Rules, *, cross_job: b
 
 
 def _quality_look(chunk: Chunk, test_sets, qrows, disp, slots, rules: Rules, alpha: float) -> dict:
-    p, above, half, cat, can_fail, se, floors = [], [], [], [], [], [], []
+    p, above, half, cat, can_fail, se, floors, few = [], [], [], [], [], [], [], []
     groups: list = []  # per row: the co-moving group's own row (accuracy_rows._group_row), or None
     own_sums: list = []  # per row: (ss_total, ss_units, df) on each side's own runs, or None (gate.judging.compare)
     base_rows = [r for r in qrows if not r[3].endswith(COMOVING_SUFFIX)]  # the groups' rows are made with them
@@ -680,6 +688,7 @@ def _quality_look(chunk: Chunk, test_sets, qrows, disp, slots, rules: Rules, alp
             se.append(np.sqrt(sum_sq + a * np.maximum(excess, 0.0)) / n_total)
         p.append(np.where(identical, np.nan, np.where(widen, wide, exact)))
         cat.append(catastrophic_masks(runs[:, 0], runs[:, 1], ts.ref_len)[0].sum(axis=1))
+        few.append(few_sessions.fires(ts.ref_len.shape[0], delta, cat[-1], p[-1]))  # compare._decide_quality
     batch = len(p[0])
     can_fail, run_p = _hidden_groups(base_rows, own_sums, can_fail, slots, alpha)
     # the co-moving groups' own rows, after the rows (judge's qrows + their COMOVING_SUFFIX twins): NaN p where none
@@ -692,6 +701,7 @@ def _quality_look(chunk: Chunk, test_sets, qrows, disp, slots, rules: Rules, alp
         p.append(gp), above.append(ga), half.append(gh), se.append(gs), floors.append(gf)
         can_fail.append(np.ones(batch, bool)), exact.append(ge)
         cat.append(np.zeros(batch))
+        few.append(np.zeros(batch, bool))  # a co-moving group's own row is not judged by it (compare: subset)
     # weights (gate.judging.compare._quality_weights): a measure holds 1, split between the rest and its group by size
     tested = ~np.isnan(np.stack(p, 1))
     nb = len(base_rows)
@@ -709,7 +719,7 @@ def _quality_look(chunk: Chunk, test_sets, qrows, disp, slots, rules: Rules, alp
     return {"p": np.stack(p, 1), "above": np.stack(above, 1), "half": np.stack(half, 1),
             "can_fail": np.stack(can_fail, 1), "catastrophic": np.stack(cat, 1), "weight": np.stack(weight, 1),
             "unstable": np.zeros((batch, len(p)), bool), "se": np.stack(se, 1), "floor": np.stack(floors, 1),
-            "kind": "quality"}
+            "few": np.stack(few, 1), "kind": "quality"}
 
 
 def oracle_fail(chunk: Chunk, rows, extend: np.ndarray, rules: Rules) -> np.ndarray:
@@ -827,4 +837,6 @@ def _family(look: dict, alpha: float, rules: Rules, groups: list[np.ndarray],
                                        alpha=alpha, warn_q=rules.speed_warn_q if look["kind"] == "speed" else rules.warn_q,
                                        unstable=look["unstable"][:, cols],
                                        catastrophic=None if catastrophic is None else catastrophic[:, cols]).verdict
+    if "few" in look:  # the few-session rule FAILs what Holm did not (gate.judging.compare._decide_quality)
+        verdict = np.where(look["few"] & ~np.isnan(look["p"]), FAIL, verdict)
     return verdict

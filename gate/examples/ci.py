@@ -12,6 +12,7 @@ from gate.examples.spec import SYNTHETIC_NOTICE, ExampleSpec, write_json
 from gate.examples.trees import write_example_tree
 from gate.formats import result_types
 from gate.formats.config import Suite, Workload
+from gate.formats.result_types import STREAM_FIELDS
 
 # --- CI artifact layout ----------------------------------------------------------------------------
 
@@ -97,6 +98,8 @@ def _ci_seedtts_document(document: dict[str, Any], raw_dir: Path, workload: Work
         "latency_median_s": mean["latency_median_s"], "latency_p95_s": mean["latency_p95_s"],
         "latency_p99_s": mean["latency_p99_s"], "rtf_mean": mean["rtf_mean"], "rtf_median": float(np.median(rtf)),
         "rtf_p95": mean["rtf_p95"],
+        # only with --stream, as the CI test's speed dict holds them (docs/upstream.md §2.3)
+        **{k: r[k]["mean"] for k in STREAM_FIELDS if k in r},
     }
     doc: dict[str, Any] = {"model_path": model_id, "summary": summary, "speed": speed}
     if with_router:

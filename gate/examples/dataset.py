@@ -203,3 +203,35 @@ def stretch_tail(latency: np.ndarray, factor: float) -> np.ndarray:
         return latency
     cut = np.percentile(latency, 90)
     return np.where(latency >= cut, latency * factor, latency)
+
+
+@dataclass(frozen=True)
+class Streaming:
+    """A streamed run's per-request time to first text and chunk gaps (the client's --stream), and their aggregates."""
+
+    ttft: np.ndarray  # seconds, one per completed request
+    gaps: tuple[np.ndarray, ...]  # seconds between text chunks, one array per completed request
+
+    def figures(self) -> dict[str, float]:
+        """The client's streaming aggregates (docs/upstream.md §2.1, §2.4), unrounded."""
+        pooled = np.concatenate(self.gaps) if self.gaps else np.zeros(0)
+        return {"text_ttft_mean_s": float(self.ttft.mean()), "text_ttft_median_s": float(np.median(self.ttft)),
+                "text_ttft_p95_s": float(np.percentile(self.ttft, 95)),
+                "text_ttft_p99_s": float(np.percentile(self.ttft, 99)),
+                "inter_chunk_mean_s": float(pooled.mean()), "inter_chunk_p95_s": float(np.percentile(pooled, 95)),
+                "inter_chunk_p99_s": float(np.percentile(pooled, 99))}
+
+
+def streaming(latency: np.ndarray, durations: np.ndarray, seed: list[int], *, sigma: float,
+              ttft_factor: float = 1.0) -> Streaming:
+    """Time to first text (~18% of a request's latency) and the gaps between its text chunks (one every ~1.5 s of
+    audio, filling the rest of the latency), each with its own run-level draw of `sigma` (a streamed run's first
+    text moves apart from its total latency) and per-request jitter; `ttft_factor` multiplies the time to first
+    text only (ExampleSpec.ttft_factor). Drawn from its own generator: the run's other draws stay the same."""
+    rng = np.random.default_rng(seed)
+    z_first, z_gap = rng.normal(0.0, sigma, 2)
+    ttft = latency * 0.18 * np.exp(z_first + rng.normal(0.0, sigma / 3, len(latency))) * ttft_factor
+    chunks = np.maximum(2, np.round(durations / 1.5)).astype(int)
+    rest = np.maximum(latency - ttft, latency * 0.05)
+    gaps = tuple(rest[i] / chunks[i] * np.exp(z_gap + rng.normal(0.0, 0.3, chunks[i] - 1)) for i in range(len(latency)))
+    return Streaming(ttft, gaps)

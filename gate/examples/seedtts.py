@@ -15,7 +15,18 @@ from typing import Any
 import numpy as np
 from rapidfuzz.distance import Levenshtein
 
-from gate.examples.dataset import CJK_NOVEL, Dataset, corrupt, dataset, novel_word, run_errors, seedtts_shape, stretch_tail
+from gate.examples.dataset import (
+    CJK_NOVEL,
+    Dataset,
+    Streaming,
+    corrupt,
+    dataset,
+    novel_word,
+    run_errors,
+    seedtts_shape,
+    streaming,
+    stretch_tail,
+)
 from gate.examples.spec import DUPLICATE_IDS, MISSING_IDS, NAN, SYNTHETIC_NOTICE, ExampleSpec, write_json
 from gate.formats import result_types
 from gate.formats.config import Workload
@@ -34,8 +45,13 @@ def write_seedtts(run_dir: Path, workload: Workload, model_id: str, spec: Exampl
     rows = _transcripts(data, n, errors, en, spec.hallucinate.get(workload.id))
     latency, throughput = _speed(data, workload.id, n, spec, rng)
     measured = _measured(rows, latency, data.durations[:n], throughput, ok=~failed)
+    stream = None
+    if workload.stream:  # the client's --stream figures, drawn last: the run's other draws stay the same
+        stream = streaming(latency[~failed], data.durations[:n][~failed], [int(rng.integers(2**32))],
+                           sigma=spec.speed_sigma, ttft_factor=spec.ttft_factor.get(workload.id, 1.0))
+        measured.update(stream.figures())
     assert workload.raw_dir is not None, "the suite gives every SeedTTS workload a raw_dir"
-    _write_raw(run_dir / workload.raw_dir, data, rows, latency, failed, en, defect)
+    _write_raw(run_dir / workload.raw_dir, data, rows, latency, failed, en, defect, stream)
     document = _seedtts_document(workload, model_id, spec, data, n, int((~failed).sum()), measured)
     if defect == result_types.BAD_SCHEMA:
         document["schema_version"] = 3
@@ -111,11 +127,13 @@ def _wer_rows(rows: _Transcripts, ok: np.ndarray) -> np.ndarray:
 
 
 def _write_raw(raw_dir: Path, data: Dataset, rows: _Transcripts, latency: np.ndarray, failed: np.ndarray, en: bool,
-               defect: str | None) -> None:
-    """The raw per-request JSONL (docs/upstream.md §2.2), one line per sample in dataset order."""
+               defect: str | None, stream: Streaming | None = None) -> None:
+    """The raw per-request JSONL (docs/upstream.md §2.2), one line per sample in dataset order (with `stream`, each
+    completed request's text_ttft_s and inter_chunk_s)."""
     join = " ".join
     wer_rows = _wer_rows(rows, ~failed)
     lines = []
+    completed = np.cumsum(~failed) - 1  # request i's place among the completed ones
     for i, (ref, hyp) in enumerate(zip(rows.refs, rows.hyps, strict=True)):
         if failed[i]:
             record = {"id": data.ids[i], "is_success": False, "wer": None, "ref_text": _pretty(ref, en), "hyp_text": "",
@@ -126,6 +144,9 @@ def _write_raw(raw_dir: Path, data: Dataset, rows: _Transcripts, latency: np.nda
                       "hyp_text": _pretty(hyp, en), "ref_norm": join(ref), "hyp_norm": join(hyp),
                       "audio_duration_s": float(data.durations[i]), "latency_s": round(float(latency[i]), 6),
                       "text_ttft_s": None, "inter_chunk_s": [], "error": ""}
+            if stream is not None:
+                k = int(completed[i])
+                record.update(text_ttft_s=float(stream.ttft[k]), inter_chunk_s=[float(g) for g in stream.gaps[k]])
         lines.append(json.dumps(record, ensure_ascii=False))
     if defect == DUPLICATE_IDS:
         lines[3] = lines[3].replace(json.dumps(data.ids[3]), json.dumps(data.ids[2]), 1)
@@ -184,7 +205,7 @@ def _seedtts_document(workload: Workload, model: str, spec: ExampleSpec, data: D
         "config": {"host": "127.0.0.1", "port": 8000, "meta": "zhaochenyang20/seed-tts-eval-arrow",
                    "lang": workload.lang, "model_path": model, "declared_model_revision": None,
                    "dataset_revision": "27f4c1adee83b5b29b7c4b375f6b976324bda308", "num_samples": n,
-                   "concurrencies": [32], "repeats": 1, "warmup": True, "stream": False,
+                   "concurrencies": [32], "repeats": 1, "warmup": True, "stream": workload.stream,
                    "declared_server": declared,
                    "resource_monitor": {"enabled": False, "gpu_index": 0, "interval_s": 0.2, "gpu_process_pids": []},
                    "profile_events": False, "sample_util": False},

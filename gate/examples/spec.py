@@ -53,6 +53,7 @@ class ExampleSpec:
     speed_sigma: float = 0.01  # per-run multiplicative log-normal noise on speed metrics
     speed_factor: Mapping[str, float] = field(default_factory=dict)  # workload id -> throughput multiplier (latency, RTF divided)
     p95_factor: Mapping[str, float] = field(default_factory=dict)  # workload id -> extra multiplier on latency_p95 only
+    ttft_factor: Mapping[str, float] = field(default_factory=dict)  # streamed workload id -> multiplier on time to first text
     extra_errors: Mapping[str, int] = field(default_factory=dict)  # workload id -> utterances with +1 error (same every run)
     hallucinate: Mapping[str, str] = field(default_factory=dict)  # workload id -> utterance id with +40 inserted words/chars
     flip_rate: float = 0.002  # share of utterances whose errors differ by ±1 between runs (nondeterminism)

@@ -130,10 +130,13 @@ def _write_ab_run_log(trees: tuple[Path, Path], suite: Suite) -> None:
 
 def _check_spec(spec: ExampleSpec, suite: Suite, workloads: tuple[Workload, ...]) -> None:
     known = {w.id: w for w in suite.workloads}
-    for knob in ("speed_factor", "p95_factor", "extra_errors", "hallucinate", "defects"):
+    for knob in ("speed_factor", "p95_factor", "ttft_factor", "extra_errors", "hallucinate", "defects"):
         for workload_id in getattr(spec, knob):
             if workload_id not in known:
                 raise ValueError(f"ExampleSpec.{knob}: unknown workload {workload_id!r}")
+    for workload_id in spec.ttft_factor:
+        if not known[workload_id].stream:
+            raise ValueError(f"ExampleSpec.ttft_factor: {workload_id} is not a streamed workload (suite `stream: true`)")
     for workload_id, utterance in spec.hallucinate.items():
         if utterance not in utterance_ids(known[workload_id]):
             raise ValueError(f"ExampleSpec.hallucinate: {workload_id} has no utterance {utterance!r}")

@@ -62,6 +62,9 @@ class MetricSpec:
     # `plausible_max_samples`: the upper bound is the workload's expected sample count (a count of samples).
     plausible: tuple[float, float | None] = (0.0, None)
     plausible_max_samples: bool = False
+    # Only a streamed run writes it (the client's --stream: text_ttft_*, inter_chunk_*): part of a workload the suite
+    # marks `stream: true` and of no other (suite key `stream`).
+    stream: bool = False
 
     def bounds(self, expected_samples: int) -> tuple[float, float | None]:
         """The plausible range of this metric in a workload of `expected_samples` samples."""
@@ -102,6 +105,9 @@ class Workload:
     raw_dir: str | None = None  # seedtts: where --save-raw-dir writes per-sample JSONL
     client_extra_args: tuple[str, ...] = ()
     require_null_max_new_tokens: bool = False
+    # The stream run (suite key `stream`): its client runs with --stream, and its files must carry the streaming
+    # fields (gate.reading.result_files: a run without them is INCOMPLETE, as is a non-streamed workload's run with them).
+    stream: bool = False
 
     @property
     def name(self) -> str:
@@ -365,7 +371,7 @@ class _SuiteParser:
         return Policy(accuracy_tolerance_abs=dict(tolerances))
 
     def _metric(self, value: Any, key: str) -> MetricSpec:
-        m = self.mapping(value, key, ("name", "path", "unit", "direction", "kind"), ("file", "floor_rel", "samples", "gate", "plausible"))
+        m = self.mapping(value, key, ("name", "path", "unit", "direction", "kind"), ("file", "floor_rel", "samples", "gate", "plausible", "stream"))
         kind = MetricKind(self.choice(m["kind"], f"{key}.kind", METRIC_KINDS))
         floor = m.get("floor_rel")
         if floor is not None:
@@ -385,6 +391,7 @@ class _SuiteParser:
             gate=self._flag(m.get("gate", True), f"{key}.gate"),
             plausible=plausible,
             plausible_max_samples=per_samples,
+            stream=self._flag(m.get("stream", False), f"{key}.stream"),
         )
 
     def _plausible(self, value: Any, key: str, kind: str) -> tuple[tuple[float, float | None], bool]:
@@ -394,8 +401,10 @@ class _SuiteParser:
         if not isinstance(value, list) or len(value) != 2:
             raise self.fail(key, "[min, max]", value)
         low, high = value
-        if isinstance(low, bool) or not isinstance(low, (int, float)) or not math.isfinite(low) or low < 0:
-            raise self.fail(key, "[min, max] with min a non-negative number", value)
+        # only a shown (info) figure may be negative, e.g. delta_cer = cp_cer - cer_no_spk_cp_valid
+        if isinstance(low, bool) or not isinstance(low, (int, float)) or not math.isfinite(low) or (
+                low < 0 and kind != "info"):
+            raise self.fail(key, "[min, max] with min a non-negative number (negative only for kind info)", value)
         if high == "samples":
             return (float(low), None), True
         if high is not None and (isinstance(high, bool) or not isinstance(high, (int, float))
@@ -413,7 +422,7 @@ class _SuiteParser:
         w = self.mapping(
             value, key,
             ("id", "model", "format", "path", "expected_samples", "dataset", "metrics", "client"),
-            ("lang", "raw_dir", "client_extra_args", "require_null_max_new_tokens"),
+            ("lang", "raw_dir", "client_extra_args", "require_null_max_new_tokens", "stream"),
         )
         model = self.string(w["model"], f"{key}.model")
         if model not in models:
@@ -429,8 +438,16 @@ class _SuiteParser:
             raise self.fail(f"{key}.lang", "en or zh for a seedtts workload", w.get("lang"))
         if not isinstance(w["metrics"], list) or not w["metrics"]:
             raise self.fail(f"{key}.metrics", "a non-empty list")
-        metrics = tuple(self._metric(m, f"{key}.metrics[{i}]") for i, m in enumerate(w["metrics"]))
+        stream = self._flag(w.get("stream", False), f"{key}.stream")
+        # A metric only a streamed run writes belongs to streamed workloads only: one metric set serves both.
+        metrics = tuple(m for m in (self._metric(m, f"{key}.metrics[{i}]") for i, m in enumerate(w["metrics"]))
+                        if stream or not m.stream)
         client = self.mapping(w["client"], f"{key}.client", ("command", "timeout_s"))
+        extra = self.strings(w.get("client_extra_args", []), f"{key}.client_extra_args")
+        if stream != ("--stream" in (*extra, *self.strings(client["command"], f"{key}.client.command"))):
+            raise SuiteError(f"{key}.stream: {'true' if stream else 'false (or absent)'} needs the client's --stream "
+                             f"flag {'in' if stream else 'left out of'} client_extra_args or client.command "
+                             f"(workload {w.get('id')})", path=self.source)
         return Workload(
             id=workload_id,
             model=model,
@@ -445,8 +462,9 @@ class _SuiteParser:
             ),
             lang=w.get("lang"),
             raw_dir=w.get("raw_dir") and self.string(w["raw_dir"], f"{key}.raw_dir"),
-            client_extra_args=self.strings(w.get("client_extra_args", []), f"{key}.client_extra_args"),
+            client_extra_args=extra,
             require_null_max_new_tokens=bool(w.get("require_null_max_new_tokens", False)),
+            stream=stream,
         )
 
 

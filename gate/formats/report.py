@@ -200,6 +200,10 @@ class Row:
     n_worse: int | None = field(default=None, metadata=_AT_LEAST_0)
     n_better: int | None = field(default=None, metadata=_AT_LEAST_0)
     new_catastrophic: int = field(default=0, metadata=_AT_LEAST_0)
+    # Units over 50% errors, mean per run (upstream's n_above_50_pct_*), baseline and candidate; None: not said
+    # (a report before issue 52, or a row without per-unit data)
+    above_half: tuple[float, float] | None = None
+    few_sessions: bool = False  # FAILed by the few-session rule (gate.judging.few_sessions)
     sigma: float | None = field(default=None, metadata=_AT_LEAST_0)  # speed: the run-to-run σ of ln(value) the test used
     df: int | None = field(default=None, metadata=_AT_LEAST_0)  # its degrees of freedom
     # Sensitivity (issue 21): the smallest worsening this row could catch with 80% power at its level (speed:
@@ -358,6 +362,7 @@ class ModelLooks:
     looks: tuple[LookOutcome, ...] = field(metadata={"max_items": 2})
     final: LooksFinal
     note: str | None = field(default=None, metadata={"max": MAX_TEXT})  # why one look, or why not extended
+    design: str | None = field(default=None, metadata={"max": 20})  # "duet" where that design measured the PR
 
 
 @dataclass(frozen=True)
@@ -461,14 +466,16 @@ class Report:
 
 _ADDED_IN_4: dict[str, dict[str, Any]] = {"rows": {"across_jobs": False, "next_step": None, "detects": None,
                                                    "subset": None, "cannot_fail": [], "warn_cause": None,
-                                                   "differs": []},
+                                                   "differs": [], "above_half": None, "few_sessions": False},
+                                          "looks": {"design": None},
                                           "environment_diff": {"within": None},
                                           "statistics": {"speed_warn_q": None}}
 
 
 def _upgraded(data: dict[str, Any]) -> dict[str, Any]:
-    """A version-4 report written before a row carried `across_jobs`, `next_step`, `detects` and `subset` (or
-    `cannot_fail`, `warn_cause` and `differs`: read as not said, no reason or cause named), an
+    """A version-4 report written before a row carried `across_jobs`, `next_step`, `detects`, `subset`, `above_half`
+    and `few_sessions` (issue 52) (or `cannot_fail`, `warn_cause` and `differs`: read as not said, no reason or cause
+    named), an
     environment difference `within`, and its statistics `speed_warn_q` (tests/fixtures/formats/report), reads them
     as not said: no "compared across jobs" header line, no next step, no detectable change, a row over the whole
     set, the sides differ, speed WARNed at `warn_q`."""

@@ -28,7 +28,14 @@ RUN_RECORD = "run_record"  # the run's commit.txt or freeze.txt exists but canno
 MISSING_METRIC = "missing_metric"  # a metric key the client always writes is absent (a broken or edited file)
 NULL_METRIC = "null_metric"  # a metric is null in this run but measured in another run of the same workload
 INVALID_SAMPLES = "invalid_samples"  # a per-sample file exists but is malformed (gate.reading.samples' crosscheck)
+NOT_STREAMED = "not_streamed"  # the suite's stream workload, measured without --stream (no text_ttft_*/inter_chunk_*)
+UNEXPECTED_STREAM = "unexpected_stream"  # a workload the suite does not stream, measured with --stream
+EXCLUDED_SAMPLES = "excluded_samples"  # MOSS --exclude-sample-ids left samples out (total_samples lowered by them)
 RECORDED = "recorded"  # a problem kept as one line in a baseline file: its message is that whole line
+# What a client writes only with --stream (docs/upstream.md §2.1, §2.4): MOSS into `speed`, SeedTTS as stat dicts
+# into results[0] (and scalars into each per_repeat record), the CI SeedTTS file into `speed`.
+STREAM_FIELDS = ("text_ttft_mean_s", "text_ttft_median_s", "text_ttft_p95_s", "text_ttft_p99_s",
+                 "inter_chunk_mean_s", "inter_chunk_p95_s", "inter_chunk_p99_s")
 # Problems meaning a file is broken (not merely showing an incomplete measurement).
 INPUT_CODES = (UNREADABLE, BAD_SCHEMA, RUN_RECORD, MISSING_METRIC)
 
@@ -89,6 +96,9 @@ class Provenance:
     stream: bool | None = None
     warmup: bool | int | None = None  # SeedTTS --warmup (true/false); MOSS config.warmup (a count, 0 in CI)
     repeats: int | None = None  # SeedTTS --repeats
+    request_rate: float | str | None = None  # MOSS --request-rate: "inf" (every request at once, the runbook's) or req/s
+    # MOSS --exclude-sample-ids (newer clients): the samples left out, comma-joined in the file's order; None: none
+    exclude_sample_ids: str | None = None
 
 
 @dataclass(frozen=True)

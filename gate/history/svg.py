@@ -26,7 +26,8 @@ FONT = "font-family=\"system-ui, sans-serif\""
 
 
 NAMES = {"throughput_samples_per_s": "throughput", "latency_p95_s": "p95 latency", "latency_mean_s": "mean latency",
-         "rtf_mean": "RTF", "corpus_wer": "WER", "corpus_cer": "CER", "cp_cer": "cpCER"}
+         "rtf_mean": "RTF", "corpus_wer": "WER", "corpus_cer": "CER", "cp_cer": "cpCER",
+         "text_ttft_p95_s": "p95 time to first text", "inter_chunk_p95_s": "p95 inter-chunk latency"}
 
 
 def display_name(metric: str) -> str:

@@ -23,7 +23,7 @@ from gate.formats.report import (
     clip,
 )
 from gate.formats.verdict import Verdict
-from gate.judging import next_steps
+from gate.judging import few_sessions, next_steps
 from gate.judging.draft import Draft, OwnChurn, plain_delta
 from gate.reading.side import MeasureSamples, WorkloadSide
 from gate.stats.overdispersion import OWN_MIN_DF, group_spread, group_test, own_runs, run_permutation_p, widened_p
@@ -67,6 +67,8 @@ def judge_accuracy(row: Draft, workload: Workload, metric: MetricSpec, wb: Workl
     row.above_floor = _reaches(test.delta, test.base_rate, row.floor_abs, row.floor_rel, 1.0)
     row.above_half_floor = _reaches(test.delta, test.base_rate, row.floor_abs, row.floor_rel, 0.5)
     row.new_catastrophic = len(test.new_catastrophic)
+    row.above_half = tuple(float(np.mean(few_sessions.above_half(e, paired.ref_len)))  # type: ignore[assignment]
+                           for e in (paired.base_errors, paired.cand_errors))
     unit = "sessions" if small else "utterances"
     if test.identical:
         row.basis = Basis.IDENTICAL

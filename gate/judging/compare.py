@@ -63,7 +63,7 @@ from gate.formats.report import (
     clip,
 )
 from gate.formats.verdict import Verdict
-from gate.judging import next_steps, rule
+from gate.judging import few_sessions, next_steps, rule
 from gate.judging.accuracy_rows import judge_accuracy
 from gate.judging.draft import Draft, new_row, plain_delta
 from gate.judging.duet import Layout, judge_duet_speed, session_facts
@@ -325,16 +325,7 @@ def _decide_quality(quality: list[Draft], thresholds: Thresholds) -> None:
     weights = _quality_weights(quality)
     for row, w in zip(quality, weights, strict=True):  # where a row has the runs' exact p, a FAIL needs it too
         alpha = thresholds.quality_alpha if row.own_churn is None else min(thresholds.quality_alpha, TWO_LOOKS_ALPHA)
-        level = alpha * w / sum(weights)  # the row's own Holm first step (_hidden_groups says why the own runs' α)
-        if row.p_exact is not None and row.p_exact > level and row.can_fail:
-            ways = comb(row.baseline.n_used + row.candidate.n_used, row.candidate.n_used)
-            row.blockers += (CannotFail.RUNS_EXACT_P,)
-            row.next_step = next_steps.MORE_RUNS
-            swing = ("the group swings as one" if row.subset is not None
-                     else "utterances churn together in the model's own runs, so the runs' error totals decide")
-            row.notes.append(f"{swing}: over its {row.baseline.n_used} + {row.candidate.n_used} runs the exact "
-                             f"permutation p is {row.p_exact:.2g}, above {level:.2g} (α over the model's accuracy "
-                             f"rows; at least 1/{ways} with this many runs)")
+        _hold_to_the_exact_p(row, alpha * w / sum(weights))  # the row's own Holm first step (_hidden_groups: why)
     p = np.array([[r.p_value for r in quality]], dtype=float)
     result = rule.family(
         decision.weighted(p, np.array([weights])), np.array([[r.above_floor for r in quality]]),
@@ -345,11 +336,29 @@ def _decide_quality(quality: list[Draft], thresholds: Thresholds) -> None:
     for k, row in enumerate(quality):
         assert row.p_value is not None
         _take(row, result, k)
+        if row.verdict is not Verdict.FAIL and row.subset is None and few_sessions.fires(
+                row.candidate.n_samples or 0, row.delta_abs or 0.0, row.new_catastrophic, row.p_value):
+            # the few-session rule FAILs what Holm could not (worded by gate.render.reasons)
+            row.verdict, row.few_sessions, row.warn_cause = Verdict.FAIL, True, None
         if row.verdict is Verdict.PASS and row.p_value <= thresholds.warn_alpha and not row.above_half_floor:
             row.notes.append("significant but below the floors")
         if row.se is not None:
             row.mde = (stats.norm.isf(level) + stats.norm.ppf(POWER)) * row.se
             _sensitivity(row, max(row.floor_abs or 0.0, (row.floor_rel or 0.0) * (row.base_rate or 0.0)))
+
+
+def _hold_to_the_exact_p(row: Draft, level: float) -> None:
+    """A row whose runs' exact permutation p is above its level can WARN at most: more runs decide."""
+    if row.p_exact is None or row.p_exact <= level or not row.can_fail:
+        return
+    ways = comb(row.baseline.n_used + row.candidate.n_used, row.candidate.n_used)
+    row.blockers += (CannotFail.RUNS_EXACT_P,)
+    row.next_step = next_steps.MORE_RUNS
+    swing = ("the group swings as one" if row.subset is not None
+             else "utterances churn together in the model's own runs, so the runs' error totals decide")
+    row.notes.append(f"{swing}: over its {row.baseline.n_used} + {row.candidate.n_used} runs the exact "
+                     f"permutation p is {row.p_exact:.2g}, above {level:.2g} (α over the model's accuracy "
+                     f"rows; at least 1/{ways} with this many runs)")
 
 
 def _quality_weights(quality: list[Draft]) -> list[float]:

@@ -66,6 +66,8 @@ class Draft:
     n_worse: int | None = None
     n_better: int | None = None
     new_catastrophic: int = 0
+    above_half: tuple[float, float] | None = None  # units over 50% errors, mean per run (baseline, candidate)
+    few_sessions: bool = False  # FAILed by gate.judging.few_sessions
     sigma: float | None = None
     df: int | None = None
     above_floor: bool = False  # accuracy: Δ reaches both floors
@@ -105,7 +107,8 @@ class Draft:
                    q_value=num(self.q_value), ci=pair_of_nums(self.ci), ci_kind=CiKind(self.ci_kind) if self.ci_kind else None,
                    floor_abs=self.floor_abs, floor_rel=self.floor_rel, tolerance=self.tolerance,
                    p_degradation=num(self.p_degradation), n_worse=self.n_worse, n_better=self.n_better,
-                   new_catastrophic=self.new_catastrophic, sigma=num(self.sigma), df=self.df,
+                   new_catastrophic=self.new_catastrophic, above_half=self.above_half, few_sessions=self.few_sessions,
+                   sigma=num(self.sigma), df=self.df,
                    mde=num(self.mde), detects=num(detects(self)), blind=self.blind, unstable=self.unstable,
                    across_jobs=self.across_jobs, next_step=NextStep(self.next_step) if self.next_step else None,
                    subset=Subset(self.subset) if self.subset else None,

@@ -131,7 +131,7 @@ def judge_duet_speed(row: Draft, metric: MetricSpec, facts: SessionFacts | None)
     row.p_own, row.own_se_df = p, (facts.se, float(facts.df))  # the sessions are the A/B's own evidence
     row.family = "speed" if metric.gated else None
     if facts.sessions < MIN_SESSIONS_TO_FAIL:
-        row.blockers += (CannotFail.FEW_SESSIONS,)
+        row.blockers += (CannotFail.FEW_DUET_SESSIONS,)
         row.notes.append(f"{facts.sessions} duet sessions (a FAIL needs {MIN_SESSIONS_TO_FAIL})")
     blocks = "" if math.isnan(facts.block_sd) else f", block pairs' spread within a session {facts.block_sd:.2%}"
     row.method = (f"duet: each session's mean paired log-difference, {facts.sessions} sessions (df {facts.df}), "

@@ -222,7 +222,8 @@ def _duet_report(request: Request, base: Side, cand: Side, model: str, layout: d
                                      sessions),)
             final = LooksFinal(pooled.action)
     note = f"{layout.departure} ({sessions} sessions)"
-    return replace(report, looks=(ModelLooks(model, RECOMPUTED, outcomes, final, note=_clipped_note(note)),))
+    return replace(report, looks=(ModelLooks(model, RECOMPUTED, outcomes, final, note=_clipped_note(note),
+                                             design="duet"),))
 
 
 # --- the two-look rule ----------------------------------------------------------------------------------

@@ -49,6 +49,8 @@ WORKLOAD_FACTS = {
     "warmup": CLIENT,
     "repeats": CLIENT,
     "request_timeout_s": CLIENT,
+    "request_rate": CLIENT,  # MOSS --request-rate: Poisson arrivals measure another load than "inf"
+    "exclude_sample_ids": CLIENT,  # MOSS --exclude-sample-ids: which samples were left out
 }
 
 UNREADABLE = "unreadable env.json"  # prefix of the marker that replaces the facts of a broken env record

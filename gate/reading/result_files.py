@@ -21,6 +21,7 @@ from gate.formats.result_types import (
     ALL_FAILED,
     BAD_SCHEMA,
     EVALUATED_NE_TOTAL,
+    EXCLUDED_SAMPLES,
     FAILED_REQUESTS,
     INPUT_CODES,
     MAX_NEW_TOKENS_SET,
@@ -29,8 +30,11 @@ from gate.formats.result_types import (
     MOSS_RESULTS_FILE,
     MOSS_SPEED_FILE,
     NO_SPEED,
+    NOT_STREAMED,
     SEEDTTS_SCHEMA_VERSION,
     SKIPPED,
+    STREAM_FIELDS,
+    UNEXPECTED_STREAM,
     UNREADABLE,
     WRONG_TOTAL,
     Coverage,
@@ -147,7 +151,13 @@ def _read_ci_seedtts(run_dir: Path, path: Path, workload: Workload, model_id: st
             match = re.fullmatch(r"results\[0\]\.(\w+)\.mean", metric.path)
             name = match.group(1) if match else metric.name
             located.append((metric, f"summary.{name}" if name == "corpus_wer" else f"speed.{name}"))
-        metrics, missing = read_metrics(data, located, workload.expected_samples, path)
+        metrics, missing = read_metrics(data, [(m, p) for m, p in located if not m.stream], workload.expected_samples,
+                                        path)
+        shown = streamed(data["speed"])
+        found, stream_problems = read_streaming(data, [(m, p) for m, p in located if m.stream], shown, workload,
+                                                workload.expected_samples, path)
+        metrics.update(found)
+        missing += stream_problems
         concurrency = schema.get_optional(data, "speed.asr_concurrency", POSITIVE_INT)
     except SchemaError as exc:
         return _broken(run_dir, workload, Problem(BAD_SCHEMA, f"{exc}; {expected}", str(path)), (str(path),))
@@ -158,7 +168,7 @@ def _read_ci_seedtts(run_dir: Path, path: Path, workload: Workload, model_id: st
         problems.append(Problem(SKIPPED, f"skipped {skipped} samples", str(path)))
     if total != workload.expected_samples:
         problems.append(Problem(WRONG_TOTAL, f"total_samples is {total}, expected {workload.expected_samples}", str(path)))
-    provenance = Provenance(model_id=model_path or None, concurrency=concurrency)
+    provenance = Provenance(model_id=model_path or None, concurrency=concurrency, stream=shown)
     coverage = Coverage(expected=workload.expected_samples, evaluated=evaluated, total=total, skipped=skipped,
                         problems=tuple(problems))
     return WorkloadRun(workload.id, run_dir.name, metrics, coverage, provenance, (str(path),), samples_path=None)
@@ -174,13 +184,20 @@ def _read_ci_moss(run_dir: Path, path: Path, workload: Workload, root: Path) -> 
         schema.get(data, "speed", OBJECT)
         metrics, missing = read_metrics(data, ((m, m.path) for m in workload.metrics if m.file == "results"),
                                         workload.expected_samples, path)
-        speed_metrics, speed_missing = read_metrics(data, ((m, m.path) for m in workload.metrics if m.file == "speed"),
-                                                    workload.expected_samples, path)
+        speed_metrics, speed_missing = read_metrics(
+            data, ((m, m.path) for m in workload.metrics if m.file == "speed" and not m.stream),
+            workload.expected_samples, path)
         metrics.update(speed_metrics)
+        shown = _moss_streamed(data["speed"])
+        stream_metrics, stream_problems = read_streaming(
+            data, ((m, m.path) for m in workload.metrics if m.stream), bool(shown), workload,
+            workload.expected_samples, path) if shown is not None else ({}, [])
+        metrics.update(stream_metrics)
         config = schema.get_optional(data, "config", OBJECT, {})
         provenance = Provenance(dataset_id=schema.get_optional(config, "repo_id", STRING),
                                 model_id=schema.get_optional(config, "model_path", STRING),
-                                concurrency=schema.get_optional(config, "concurrency", POSITIVE_INT))
+                                concurrency=schema.get_optional(config, "concurrency", POSITIVE_INT),
+                                stream=shown, **_moss_client_facts(config))
     except Unreadable as exc:
         return _broken(run_dir, workload, Problem(UNREADABLE, exc.reason, str(path)), (str(path),), str(path))
     except SchemaError as exc:
@@ -188,11 +205,11 @@ def _read_ci_moss(run_dir: Path, path: Path, workload: Workload, root: Path) -> 
     problems: list[Problem] = []
     if evaluated != total:
         problems.append(Problem(EVALUATED_NE_TOTAL, f"evaluated {evaluated} of {total} samples", str(path)))
-    if total != workload.expected_samples:
-        problems.append(Problem(WRONG_TOTAL, f"total_samples is {total}, expected {workload.expected_samples}", str(path)))
+    problems += _total_problems(total, workload.expected_samples, config, path)
     if failed:
         problems.append(Problem(FAILED_REQUESTS, f"{failed} failed requests", str(path)))
-    problems = _all_failed_first(problems + missing + _speed_coverage(data["speed"], failed, speed_missing, path))
+    problems = _all_failed_first(problems + missing + _speed_coverage(data["speed"], failed, speed_missing, path)
+                                 + stream_problems)
     coverage = Coverage(expected=workload.expected_samples, evaluated=evaluated, total=total, failed_requests=failed,
                         problems=tuple(problems))
     return WorkloadRun(workload.id, run_dir.name, metrics, coverage, provenance, (str(path),), samples_path=str(path),
@@ -203,6 +220,47 @@ def _all_failed_first(problems: list[Problem]) -> list[Problem]:
     """"Every request failed" leads a run's problems: the counts it implies (evaluated 0, N failed) follow it, and
     a reader that shows one problem (the compare row, the comment) shows the cause."""
     return sorted(problems, key=lambda problem: problem.code != ALL_FAILED)
+
+
+def _moss_streamed(speed: Any) -> bool | None:
+    """Whether a MOSS run streamed, from what its speed object shows; None when it cannot show it (every request
+    failed, or its figures are absent: the coverage problems say why)."""
+    if not isinstance(speed, dict) or any(k not in speed for k in _MOSS_SPEED_KEYS):
+        return None
+    return streamed(speed)
+
+
+def _moss_client_facts(config: Any) -> dict[str, Any]:
+    """The MOSS client's settings a comparison depends on beyond the runbook's fixed ones: the request rate
+    (`config.request_rate`, "inf" when unpaced) and the samples left out (`config.exclude_sample_ids`, newer clients).
+    Raises SchemaError for a value of another type."""
+    rate = schema.get_optional(config, "request_rate", schema.Check(
+        '"inf" or a positive number', lambda v: v == "inf" or POSITIVE.test(v)))
+    return {"request_rate": rate, "exclude_sample_ids": ",".join(excluded_ids(config)) or None}
+
+
+def excluded_ids(config: Any) -> tuple[str, ...]:
+    """`config.exclude_sample_ids` as ids: a list of strings, or the CLI's comma list as given. Raises SchemaError."""
+    value = schema.get_optional(config, "exclude_sample_ids", schema.Check(
+        "a list of sample ids or a comma-separated string",
+        lambda v: isinstance(v, str) or (isinstance(v, list) and all(isinstance(i, str) for i in v))))
+    if value is None:
+        return ()
+    items = value.split(",") if isinstance(value, str) else value
+    return tuple(i.strip() for i in items if i.strip())
+
+
+def _total_problems(total: int, expected: int, config: Any, path: Path) -> list[Problem]:
+    """total_samples against the suite's count; a total lowered by --exclude-sample-ids names the samples left out."""
+    if total == expected:
+        return []
+    excluded = excluded_ids(config) if isinstance(config, dict) else ()
+    if excluded and total + len(excluded) == expected:
+        shown = ", ".join(excluded[:10]) + (f" and {len(excluded) - 10} more" if len(excluded) > 10 else "")
+        return [Problem(EXCLUDED_SAMPLES, f"total_samples is {total}, expected {expected}: the client left out "
+                                          f"{len(excluded)} sample{'s' if len(excluded) > 1 else ''} by "
+                                          f"--exclude-sample-ids ({shown}); measure without it", str(path))]
+    return [Problem(WRONG_TOTAL, f"total_samples is {total}, expected {expected}", str(path))]
 
 
 def _speed_coverage(speed: dict, failed: int | None, missing: list[Problem], path: Path) -> list[Problem]:
@@ -227,12 +285,12 @@ def metric_check(metric: MetricSpec, expected_samples: int) -> schema.Check:
     (speed figures positive, everything else non-negative, and never a non-zero value below
     MIN_NONZERO); null is allowed (the client writes null where nothing was measured)."""
     low, high = metric.bounds(expected_samples)
-    sign = POSITIVE if metric.kind == "speed" else schema.NON_NEGATIVE
+    sign = POSITIVE if metric.kind == "speed" else schema.NUMBER if low < 0 else schema.NON_NEGATIVE
     span = f"from {low:g} to {high:g}" if high is not None else f"of at least {low:g}"
     unit = "" if metric.unit in ("fraction", "ratio") else f" {metric.unit}"
 
     def plausible(v: Any) -> bool:
-        return sign.test(v) and v >= low and (high is None or v <= high) and (v == 0 or v >= MIN_NONZERO)
+        return sign.test(v) and v >= low and (high is None or v <= high) and (v == 0 or abs(v) >= MIN_NONZERO)
 
     return optional(schema.Check(f"{sign.expected} {span}{unit} (the plausible range of {metric.name})", plausible))
 
@@ -259,6 +317,30 @@ def read_metrics(data: Any, located: Iterable[tuple[MetricSpec, str]], expected_
             problems.append(Problem(MISSING_METRIC, f"{dotted} is missing{where}; expected the {metric.name} the "
                                                     f"client always writes", str(path)))
     return values, problems
+
+
+def streamed(container: Any) -> bool:
+    """Whether a client wrote its streaming fields here (`speed` of a MOSS or CI SeedTTS file, results[0] of a SeedTTS
+    --output file): what a run shows, whatever its config says (MOSS's config has no `stream` key)."""
+    return isinstance(container, dict) and any(key in container for key in STREAM_FIELDS)
+
+
+def read_streaming(data: Any, located: Iterable[tuple[MetricSpec, str]], shown: bool, workload: Workload,
+                   expected_samples: int, path: Path) -> tuple[dict[str, float | None], list[Problem]]:
+    """The workload's streaming metrics (suite `stream: true` metrics, at their paths) and the stream rule: the
+    suite's stream workload must carry the streaming fields and no other workload may (`shown`: the file has
+    them). Either mismatch is one INCOMPLETE line naming the file and the client's --stream flag."""
+    located = list(located)
+    if workload.stream and not shown:
+        return {m.name: None for m, _ in located}, [Problem(
+            NOT_STREAMED, f"has no streaming fields (text_ttft_*, inter_chunk_*): {workload.id} is the "
+                          f"suite's stream run; measure it again with the client's --stream flag", str(path))]
+    if shown and not workload.stream:
+        return {}, [Problem(
+            UNEXPECTED_STREAM, f"has streaming fields (text_ttft_*, inter_chunk_*): the client ran with --stream, but "
+                               f"{workload.id} is not a stream run; measure it again without the client's --stream "
+                               f"flag", str(path))]
+    return read_metrics(data, located, expected_samples, path)
 
 
 def lookup_key(data: Any, dotted: str) -> Any:
@@ -299,8 +381,14 @@ def _read_seedtts(run_dir: Path, workload: Workload, root: Path) -> WorkloadRun:
         repeats = schema.get_optional(data, "results[0].repeats", POSITIVE_INT, 1)
         if evaluated == 0 and total > 0:  # throughput 0.0 and WER null: no measurement, not a broken file
             return _all_failed(run_dir, workload, path, data, total, skipped, raw)
-        metrics, missing = read_metrics(data, ((m, m.path) for m in workload.metrics), workload.expected_samples, path)
-        provenance = _seedtts_provenance(data)
+        metrics, missing = read_metrics(data, ((m, m.path) for m in workload.metrics if not m.stream),
+                                        workload.expected_samples, path)
+        shown = streamed(schema.get(data, "results[0]", OBJECT))
+        found, stream_problems = read_streaming(data, ((m, m.path) for m in workload.metrics if m.stream), shown,
+                                                workload, workload.expected_samples, path)
+        metrics.update(found)
+        missing += stream_problems
+        provenance = _seedtts_provenance(data, shown)
     except Unreadable as exc:
         return _broken(run_dir, workload, Problem(UNREADABLE, exc.reason, str(path)), (str(path),), raw)
     except SchemaError as exc:
@@ -344,8 +432,8 @@ def _passes(data: Any, workload: Workload, metrics: dict[str, float | None], rep
     out: dict[str, tuple[float, ...]] = {}
     for metric in workload.metrics:
         match = _MEAN_PATH.fullmatch(metric.path)
-        if match is None:
-            continue
+        if match is None or (metric.stream and metrics.get(metric.name) is None):
+            continue  # a streaming figure of a run that did not stream is said once, by read_streaming
         values = [metric_value(data, f"results[0].per_repeat[{j}].{match.group(1)}", metric, workload.expected_samples)
                   for j in range(repeats)]
         kept = [v for v in values if v is not None]
@@ -374,7 +462,8 @@ def _all_failed(run_dir: Path, workload: Workload, path: Path, data: Any, total:
     return WorkloadRun(workload.id, run_dir.name, metrics, coverage, provenance, (str(path),), samples_path=raw)
 
 
-def _seedtts_provenance(data: Any) -> Provenance:
+def _seedtts_provenance(data: Any, shown: bool | None = None) -> Provenance:
+    """`shown`: whether results[0] carries the streaming fields (the stream fact where config.stream is absent)."""
     artifacts = schema.get_optional(data, "provenance.artifacts", OBJECT, {})
     text = optional(STRING)
     return Provenance(
@@ -389,7 +478,7 @@ def _seedtts_provenance(data: Any) -> Provenance:
         gpu_csv=schema.get_optional(data, "provenance.gpu.nvidia_smi_csv", text) or None,
         torch_cuda_build=schema.get_optional(data, "provenance.gpu.torch_cuda_build", text) or None,
         concurrency=schema.get_optional(data, "results[0].concurrency", POSITIVE_INT),
-        stream=schema.get_optional(data, "config.stream", schema.BOOL),
+        stream=_first(schema.get_optional(data, "config.stream", schema.BOOL), shown),
         warmup=schema.get_optional(data, "config.warmup", schema.BOOL),
         repeats=schema.get_optional(data, "results[0].repeats", POSITIVE_INT),
     )
@@ -424,6 +513,8 @@ def _read_moss(run_dir: Path, workload: Workload, root: Path) -> WorkloadRun:  #
     metrics: dict[str, float | None] = {m.name: None for m in workload.metrics}
     results_config: dict = {}
     config: dict = {}
+    shown: bool | None = None
+    client_facts: dict[str, Any] = {}
     missing: list[Problem] = []
     speed_missing: list[Problem] = []
     if results is not None:
@@ -447,9 +538,16 @@ def _read_moss(run_dir: Path, workload: Workload, root: Path) -> WorkloadRun:  #
             schema.get(speed_file, "schema_version", schema.one_of(1))
             schema.get(speed_file, "speed", OBJECT)
             failed = schema.get(speed_file, "speed.failed_requests", COUNT)
-            found, speed_missing = read_metrics(speed_file, ((m, m.path) for m in workload.metrics if m.file == "speed"),
-                                                expected, paths["speed"])
+            found, speed_missing = read_metrics(
+                speed_file, ((m, m.path) for m in workload.metrics if m.file == "speed" and not m.stream),
+                expected, paths["speed"])
             metrics.update(found)
+            shown = _moss_streamed(speed_file["speed"])
+            if shown is not None:
+                found, stream_problems = read_streaming(speed_file, ((m, m.path) for m in workload.metrics if m.stream),
+                                                        shown, workload, expected, paths["speed"])
+                metrics.update(found)
+                speed_missing += stream_problems
             config = schema.get_optional(speed_file, "config", OBJECT, {})
             for name in ("repo_id", "model_path"):
                 schema.get_optional(config, name, text)
@@ -457,17 +555,17 @@ def _read_moss(run_dir: Path, workload: Workload, root: Path) -> WorkloadRun:  #
             schema.get_optional(config, "max_new_tokens", POSITIVE_INT)
             schema.get_optional(config, "request_timeout_s", POSITIVE)
             schema.get_optional(config, "warmup", COUNT)
+            client_facts = _moss_client_facts(config)
         except SchemaError as exc:
             problems.append(Problem(BAD_SCHEMA, f"{exc}; expected transcribe_diarize_speed_results.json",
                                     str(paths["speed"])))
-            speed_file, failed, config = None, None, {}
+            speed_file, failed, config, shown, client_facts = None, None, {}, None, {}
             metrics = {m.name: None for m in workload.metrics}
     problems += missing
     if evaluated is not None and total is not None:
         if evaluated != total:
             problems.append(Problem(EVALUATED_NE_TOTAL, f"evaluated {evaluated} of {total} samples", str(paths["results"])))
-        if total != expected:
-            problems.append(Problem(WRONG_TOTAL, f"total_samples is {total}, expected {expected}", str(paths["results"])))
+        problems += _total_problems(total, expected, config, paths["results"])
     if speed_file is not None:
         if failed:
             problems.append(Problem(FAILED_REQUESTS, f"{failed} failed requests", str(paths["speed"])))
@@ -485,10 +583,16 @@ def _read_moss(run_dir: Path, workload: Workload, root: Path) -> WorkloadRun:  #
         request_timeout_s=None if config.get("request_timeout_s") is None else float(config["request_timeout_s"]),
         concurrency=config.get("concurrency") or results_config.get("concurrency"),
         warmup=config.get("warmup"),
+        stream=shown,
+        **client_facts,
     )
     coverage = Coverage(expected=expected, evaluated=evaluated, total=total, failed_requests=failed, problems=tuple(problems))
     return WorkloadRun(workload.id, run_dir.name, metrics, coverage, provenance, tuple(str(p) for p in paths.values()),
                        samples_path=str(paths["results"]), samples_document=files.get("results"))
+
+
+def _first(*values: Any) -> Any:
+    return next((v for v in values if v is not None), None)
 
 
 def _packages(value: Any) -> dict[str, str | None]:

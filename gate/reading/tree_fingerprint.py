@@ -139,7 +139,8 @@ def fingerprint_of_tree(tree: ResultTree, suite: Suite) -> Fingerprint:
             facts["model_id"].append(p.model_id or _str(model_env.get("model_id")))
             facts["model_revision"].append(p.model_revision or _str(model_env.get("revision")))
             facts["max_new_tokens"].append(p.max_new_tokens if workload.format == "moss" else None)
-            for name in ("concurrency", "stream", "warmup", "repeats", "request_timeout_s"):
+            for name in ("concurrency", "stream", "warmup", "repeats", "request_timeout_s", "request_rate",
+                         "exclude_sample_ids"):
                 facts[name].append(getattr(p, name))
         workloads[workload_id] = {name: _join(values) for name, values in facts.items()}
     return Fingerprint(gpu=_join(gpus), driver=_join(drivers), packages=packages, workloads=workloads,

@@ -31,6 +31,8 @@ METRIC_NAMES = {
     "cer_valid_samples": "CER-valid samples", "cp_cer_valid_samples": "cpCER-valid samples",
     "speaker_timestamp_der": "speaker DER", "speaker_timestamp_der_skipped_parse_error": "DER parse errors skipped",
     "failed_requests": "failed requests",
+    "text_ttft_p95_s": "p95 time to first text", "text_ttft_mean_s": "mean time to first text",
+    "inter_chunk_p95_s": "p95 inter-chunk latency", "inter_chunk_mean_s": "mean inter-chunk latency",
 }
 ENV_KINDS = {"gpu": "GPU", "driver": "driver", "freeze": "packages", "dataset": "dataset",
              "evaluation_input": "evaluation input", "model": "model", "max_new_tokens": "token budget",
@@ -175,6 +177,14 @@ def fmt_pcol(row: Row) -> str:
     return text
 
 
+def fmt_above_half(row: Row) -> str:
+    """Units over 50% errors, mean per run, baseline → candidate (upstream's n_above_50_pct_*); '' when not said."""
+    if row.above_half is None:
+        return ""
+    base, cand = row.above_half
+    return f"{base:g} → {cand:g}"
+
+
 LOOK_REASONS_SHOWN = 2  # reasons per look on a Looks line (the report keeps them all)
 
 
@@ -193,7 +203,7 @@ def fmt_looks(m: ModelLooks) -> str:
         parts.append(f"→ not extended{f' ({m.note})' if m.note else ''}: undecided")
     if m.source == "recomputed":
         parts.append("· recomputed from the trees")
-    if m.note and m.note.startswith("duet:"):  # the design that measured the PR (gate.judging.duet), in one line
+    if m.design == "duet" and m.note:  # the design that measured the PR and how it departs from the runbook
         parts.append(f"· {m.note}")
     return " ".join(parts)
 

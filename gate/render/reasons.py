@@ -35,7 +35,7 @@ CANNOT_FAIL: dict[CannotFail, str] = {
                              "cannot reach the level",
     CannotFail.HIDDEN_GROUP: "utterances churn together in the model's own runs: a group that stayed put could "
                              "split the sides like a real change",
-    CannotFail.FEW_SESSIONS: "too few duet sessions: the session-to-session spread is not yet measured",
+    CannotFail.FEW_DUET_SESSIONS: "too few duet sessions: the session-to-session spread is not yet measured",
 }
 
 NEXT_STEP: dict[NextStep, str] = {
@@ -132,7 +132,9 @@ def _worse(row: Row) -> str:
 def _fail_line(row: Row, stats: Statistics | None) -> str:
     alpha, _ = _levels(row, stats)
     size = _size(row)
-    if size is not None:
+    if row.few_sessions:
+        text = _few_sessions(row)
+    elif size is not None:
         text = f"{_worse(row)} beyond {_noise(row)}: {size}, {_against(row.p_adjusted, alpha, 'Holm p')}"
     elif row.basis is Basis.FALLBACK and row.delta_abs is not None and row.tolerance is not None:
         text = (f"{row.delta_abs * 100:+.3f} pp, over the maintainers' tolerance of +{row.tolerance * 100:g} pp "
@@ -140,6 +142,13 @@ def _fail_line(row: Row, stats: Statistics | None) -> str:
     else:
         text = "worse beyond the rule's levels"
     return f"{text}; if intended, accept it, else re-measure (how: below)"
+
+
+def _few_sessions(row: Row) -> str:
+    """Why the few-session rule (gate.judging.few_sessions) FAILed a row whose Holm p could not reach α."""
+    crossed = f"{row.new_catastrophic} sessions newly over 50% errors" if row.new_catastrophic else "a large rise"
+    return (f"more errors on few sessions: {crossed} on a set of {row.candidate.n_samples} "
+            f"(Δ {(row.delta_abs or 0) * 100:+.2f} pp), and the paired test agrees (p {fmt_p(row.p_value)})")
 
 
 def _warn_head(row: Row, stats: Statistics | None) -> str:

@@ -35,6 +35,7 @@ from gate.render.cells import (
     all_of,
     env_item,
     env_kind,
+    fmt_above_half,
     fmt_blind,
     fmt_ci,
     fmt_coverage_side,
@@ -337,7 +338,8 @@ def environment() -> jinja2.Environment:
                            commit=short_commit, all_of=all_of, excerpt=md_excerpt, means=fmt_means,
                            coverage_side=fmt_coverage_side, changed_words=changed_words, num=_num_filter, pct=_pct_filter,
                            looks_line=fmt_looks, metric=metric_name, env_kind=env_kind, reason=reason_words,
-                           env_item=env_item, html=summary_text, blind_below=fmt_blind, detects=fmt_detects)
+                           env_item=env_item, html=summary_text, blind_below=fmt_blind, detects=fmt_detects,
+                           above_half=fmt_above_half)
         _ENV = env
     return _ENV
 

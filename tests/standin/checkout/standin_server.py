@@ -89,6 +89,7 @@ def main(argv) -> int:
     # the same in every run) lose one more word on this model only -- an injected accuracy regression
     drop_share = max([float(v) for k, v in section.get("drop_word", {}).items() if k.lower() in args.model_path.lower()],
                      default=0.0)
+    chunk_interval = float(section.get("chunk_interval_s", 0.002))  # knob: seconds between streamed text deltas
 
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -160,10 +161,21 @@ def main(argv) -> int:
                 decoder.generate(decoder_tokens(text), seed=zlib.crc32(text.encode()))
             usage = {"type": "duration", "seconds": max(1, int(duration + 0.999))}
             if fields.get("stream") == "true":
-                events = [{"type": "transcript.text.delta", "delta": text},
-                          {"type": "transcript.text.done", "text": text, "usage": usage}]
-                sse = "".join(f"data: {json.dumps(e)}\n\n" for e in events) + "data: [DONE]\n\n"
-                self._send(200, sse, "text/event-stream")
+                # One delta per word, each written and flushed `chunk_interval_s` apart (knob, default 2 ms), so
+                # the client's time to first text and inter-chunk gaps are measured, as upstream's are.
+                pieces = [w if k == 0 else " " + w for k, w in enumerate(text.split(" "))] or [""]
+                events = [{"type": "transcript.text.delta", "delta": piece} for piece in pieces]
+                events.append({"type": "transcript.text.done", "text": text, "usage": usage})
+                chunks = [f"data: {json.dumps(e)}\n\n".encode() for e in events] + [b"data: [DONE]\n\n"]
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Content-Length", str(sum(len(c) for c in chunks)))
+                self.end_headers()
+                for k, chunk in enumerate(chunks):
+                    if 0 < k < len(pieces):
+                        time.sleep(chunk_interval)
+                    self.wfile.write(chunk)
+                    self.wfile.flush()
             elif fields.get("response_format") == "text":
                 self._send(200, text, "text/plain")
             elif fields.get("response_format") == "verbose_json":

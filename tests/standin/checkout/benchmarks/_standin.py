@@ -13,6 +13,7 @@ import http.client
 import json
 import os
 import struct
+import time
 import urllib.error
 import urllib.request
 import uuid
@@ -126,17 +127,30 @@ def parse_multipart(body: bytes, content_type: str) -> tuple[dict, bytes | None]
 
 
 def post_transcription(base_url: str, fields: dict, wav: bytes, file_name: str, timeout_s: float,
-                       stream: bool) -> tuple[int, str]:
-    """POST /v1/audio/transcriptions; returns (http status, transcript or error text)."""
+                       stream: bool, timings: list | None = None) -> tuple[int, str]:
+    """POST /v1/audio/transcriptions; returns (http status, transcript or error text). Streamed, a successful
+    request appends (time to first text, [gaps between text deltas]) in seconds to `timings`, as upstream's
+    clients measure them (from just before the POST; per delta event as it arrives)."""
     body, ctype = multipart(fields, file_name, wav)
     headers = {"Content-Type": ctype}
     if stream:
         headers["x-sglang-omni-route-stream"] = "true"
     request = urllib.request.Request(base_url + "/v1/audio/transcriptions", data=body, headers=headers, method="POST")
+    began = time.perf_counter()
+    arrivals: list[float] = []
     try:
         with urllib.request.urlopen(request, timeout=timeout_s) as response:
-            raw = response.read().decode("utf-8")
             status = response.status
+            if stream:
+                lines = []
+                for raw_line in iter(response.readline, b""):
+                    line = raw_line.decode("utf-8")
+                    if line.startswith("data: ") and '"transcript.text.delta"' in line:
+                        arrivals.append(time.perf_counter())
+                    lines.append(line)
+                raw = "".join(lines)
+            else:
+                raw = response.read().decode("utf-8")
     except urllib.error.HTTPError as exc:
         return exc.code, f"HTTP {exc.code}: {exc.read().decode('utf-8', errors='replace')[:200]}"
     except (urllib.error.URLError, OSError, http.client.HTTPException) as exc:
@@ -155,11 +169,38 @@ def post_transcription(base_url: str, fields: dict, wav: bytes, file_name: str, 
                 text, done = event["text"], True
         if not (done and finished):
             return 0, "stream ended without done/[DONE]"
+        if timings is not None and arrivals:
+            timings.append((arrivals[0] - began, [b - a for a, b in zip(arrivals, arrivals[1:])]))
         return status, text
     if fields.get("response_format") == "text":
         return status, raw
     data = json.loads(raw)
     return status, data.get("text") or " ".join(s.get("text", "") for s in data.get("segments", []))
+
+
+STREAM_KEYS = ("text_ttft_mean_s", "text_ttft_median_s", "text_ttft_p95_s", "text_ttft_p99_s", "inter_chunk_mean_s",
+               "inter_chunk_p95_s", "inter_chunk_p99_s")
+
+
+def stream_figures(ttfts: list, gaps: list) -> dict:
+    """The clients' streaming aggregates (docs/upstream.md §2.1, §2.4) over the completed streamed requests: time to
+    first text (mean, median, p95, p99) and the pooled gaps between text deltas (mean, p95, p99); {} without any."""
+    import statistics
+    if not ttfts:
+        return {}
+
+    def pct(values, q):
+        ordered = sorted(values)
+        position = q * (len(ordered) - 1)  # numpy's linear interpolation, as upstream's np.percentile
+        low = int(position)
+        high = min(low + 1, len(ordered) - 1)
+        return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
+
+    pooled = gaps or [0.0]
+    return {"text_ttft_mean_s": statistics.fmean(ttfts), "text_ttft_median_s": statistics.median(ttfts),
+            "text_ttft_p95_s": pct(ttfts, 0.95), "text_ttft_p99_s": pct(ttfts, 0.99),
+            "inter_chunk_mean_s": statistics.fmean(pooled), "inter_chunk_p95_s": pct(pooled, 0.95),
+            "inter_chunk_p99_s": pct(pooled, 0.99)}
 
 
 def edit_distance(ref: list, hyp: list) -> int:

@@ -74,8 +74,9 @@ def _one(args, sample) -> dict:
     if args.stream:
         fields["stream"] = "true"
     began = time.perf_counter()
+    timings: list = []
     status, text = _standin.post_transcription(f"http://{args.host}:{args.port}", fields, wav, sample["wav_name"],
-                                               300.0, args.stream)
+                                               300.0, args.stream, timings)
     latency = time.perf_counter() - began
     ok = status == 200
     ref, hyp = _tokens(sample["target_text"], args.lang), _tokens(text if ok else "", args.lang)
@@ -84,7 +85,8 @@ def _one(args, sample) -> dict:
     return {"id": sample["sample_id"], "is_success": ok, "wer": None if errors is None else errors / max(1, len(ref)),
             "ref_text": sample["target_text"], "hyp_text": text if ok else "",
             "ref_norm": " ".join(ref), "hyp_norm": " ".join(hyp), "audio_duration_s": duration,
-            "latency_s": latency if ok else 0.0, "text_ttft_s": None, "inter_chunk_s": [],
+            "latency_s": latency if ok else 0.0, "text_ttft_s": timings[0][0] if ok and timings else None,
+            "inter_chunk_s": timings[0][1] if ok and timings else [],
             "error": "" if ok else text, "_errors": errors, "_ref_len": len(ref)}
 
 
@@ -127,7 +129,10 @@ def _repeat_record(rows, wall, concurrency, repeat) -> dict:
             "rtf_p95": round(_pct(rtf, 0.95), 4) if rtf else None,
             "worker": {},
             "resources": {"available": False, "sample_interval_s": 0.2, "samples": 0,
-                          "error": "resource monitoring disabled"}}
+                          "error": "resource monitoring disabled"},
+            # with --stream only: the streaming scalars of this repeat (docs/upstream.md §2.1)
+            **_standin.stream_figures([r["text_ttft_s"] for r in ok if r["text_ttft_s"] is not None],
+                                      [g for r in ok for g in r["inter_chunk_s"]])}
 
 
 def _stat(values) -> dict:
@@ -171,6 +176,8 @@ def main(argv=None) -> int:
                      "evaluated": sum(r["evaluated"] for r in records), "total": sum(r["total"] for r in records),
                      "skipped": sum(r["skipped"] for r in records)}
         aggregate.update({k: _stat(r[k] for r in records) for k in STAT_KEYS})
+        if args.stream:  # optional stat dicts, --stream only (docs/upstream.md §2.1)
+            aggregate.update({k: _stat(r.get(k) for r in records) for k in _standin.STREAM_KEYS})
         aggregate["resources"] = {"gpu_memory_used_peak_mib": None, "gpu_memory_used_steady_mib": None,
                                   "gpu_process_memory_peak_mib": None, "power_peak_w": None,
                                   "system_cpu_peak_percent": None, "gpu_process_cpu_peak_percent": None,

@@ -125,16 +125,19 @@ def main(argv=None) -> int:
         if args.max_new_tokens is not None:
             fields["max_new_tokens"] = str(args.max_new_tokens)
         began = time.perf_counter()
+        timings: list = []
         status, text = _standin.post_transcription(base_url, fields, wav, sample["sample_id"], args.request_timeout_s,
-                                                   args.stream)
+                                                   args.stream, timings)
         latency = time.perf_counter() - began
         duration = _standin.read_wav(wav)[1]
         ok = status == 200
         return {"request_id": sample["sample_id"], "text": text if ok else "", "is_success": ok, "latency_s": latency,
                 "audio_duration_s": duration, "rtf": latency / duration if duration else None, "prompt_tokens": None,
                 "completion_tokens": None, "engine_time_s": None, "tok_per_s": None, "wav_path": None,
-                "error": None if ok else text, "audio_ttfp_s": None, "inter_chunk_s": [], "chunk_audio_duration_s": None,
-                "max_playback_underrun_s": None, "text_ttft_s": None, "audio_chunk_count": 0,
+                "error": None if ok else text, "audio_ttfp_s": None,
+                "inter_chunk_s": timings[0][1] if timings else [], "chunk_audio_duration_s": None,
+                "max_playback_underrun_s": None, "text_ttft_s": timings[0][0] if timings else None,
+                "audio_chunk_count": 0,
                 "first_audio_payload_bytes": None}
 
     bar = _standin.TqdmLine(len(samples))
@@ -180,6 +183,10 @@ def main(argv=None) -> int:
                       "rtf_p95": round(q(rtf, 0.95), 4), "rtf_p99": round(q(rtf, 0.99), 4),
                       "throughput_qps": round(len(ok) / wall, 3) if wall else 0.0,
                       "audio_throughput_s_per_s": round(sum(o["audio_duration_s"] for o in ok) / wall, 3) if wall else 0.0})
+        if args.stream:  # upstream adds these only with --stream, rounded to 4 places (docs/upstream.md §2.4)
+            figures = _standin.stream_figures([o["text_ttft_s"] for o in ok if o["text_ttft_s"] is not None],
+                                              [g for o in ok for g in o["inter_chunk_s"]])
+            speed.update({k: round(v, 4) for k, v in figures.items()})
     _standin.write_json(out_dir / args.speed_results_file, {"schema_version": 1, "config": config, "speed": speed})
     per_sample, errors, ref_total = [], 0, 0
     for sample, out in zip(samples, outputs):
