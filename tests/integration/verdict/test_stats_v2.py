@@ -109,7 +109,7 @@ def test_speed_blockers_say_why_a_row_can_only_warn():
     assert speed_blockers(None, 3, 3, cross_job=True) == (CannotFail.NO_CALIBRATION, CannotFail.ACROSS_JOBS)
     assert speed_blockers(None, 3, 3, cross_job=False) == (CannotFail.NO_SIGMA,)
     assert speed_blockers(noise, 1, 1, cross_job=False) == (CannotFail.SINGLE_RUN,)
-    assert speed_blockers(SpeedNoise(sigma=0.01, sigma_df=4), 3, 3, cross_job=False) == (CannotFail.FEW_SIGMA_DF,)
+    assert speed_blockers(SpeedNoise(sigma=0.01, sigma_df=3), 3, 3, cross_job=False) == (CannotFail.FEW_SIGMA_DF,)
     assert speed_blockers(noise, 3, 3, cross_job=True) == (CannotFail.ACROSS_JOBS, CannotFail.FEW_CROSS_PAIRS)
     # Across jobs, however many pairs and however fresh: a whole job running slower looks like a regression.
     enough = SpeedNoise(sigma=0.01, sigma_df=40, cross_pairs=ADVISED_PAIRS, cross_msd=1e-4, cross_h=2 / 3, cross_df=6)
