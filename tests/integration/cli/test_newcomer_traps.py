@@ -193,7 +193,7 @@ def test_a_run_log_omitting_the_candidates_run3_is_checked_per_side(ex, tmp_path
                          "--format", "none")
     assert code == EXIT_INPUT
     line = _error_line(err)
-    assert line.startswith(f"{log_path}: ") and "but not run3" in line and "lists run1, run2" in line
+    assert f"{log_path}: " in line and "but not run3" in line and "lists run1, run2" in line
     code, _, err = _gate(capsys, "compare", tmp_path / "baseline", ex / "ex" / "candidate", "--models", "qwen3",
                          "--format", "none")
     assert code != EXIT_INPUT and "gate: error" not in err  # the base's own log, listing its run3, is no error
