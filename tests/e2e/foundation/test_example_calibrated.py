@@ -32,7 +32,8 @@ def test_example_baseline_file_is_calibrated_from_aa_pairs(example_out, suite):
             if not isinstance(cal, Calibration):
                 continue
             assert cal.df == 4 * AA_PAIRS  # 3 + 3 runs per pair
-            assert 0.004 < cal.sigma < 0.02  # the generator's run-to-run noise is 1% (ExampleSpec.speed_sigma)
+            # the generator's run-to-run noise is 1% (ExampleSpec.speed_sigma); p95 and streaming figures spread more
+            assert 0.004 < cal.sigma < 0.03
     assert not (out / "aa").exists()  # the A/A trees are removed once calibrated
     assert "A/A" in (out / "README.txt").read_text(encoding="utf-8")
 

@@ -262,7 +262,7 @@ def test_acceptance_by_a_user_without_write_access_changes_nothing(fake, publish
     posted, _, lines = post(publisher, "qwen3", trees("qwen3"))
     assert posted and checks(fake)["ASR gate / qwen3"] == "failure"
     assert any("@mallory (triage)" in line and "cannot accept" in line for line in lines)
-    assert "accepted" not in sticky(fake).lower()
+    assert "accepted by" not in sticky(fake).lower() and "regression accepted" not in sticky(fake).lower()
 
 
 def test_acceptance_by_a_writer_turns_the_check_green_and_keeps_the_fail_rows(fake, publisher, trees):
