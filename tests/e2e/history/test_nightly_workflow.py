@@ -90,7 +90,8 @@ def test_append_detect_and_file_the_issue_as_the_workflow_does(tmp_path):
     (runner_temp / "gate-venv" / "bin" / "gate").symlink_to(Path(sys.executable).parent / "gate")
     values = {"inputs.runner-class": "h100", "inputs.pages-url": "https://pages.test/asr", "github.token": TOKEN,
               "secrets.gate-token || github.token": TOKEN,
-              "steps.app.outputs.token || secrets.gate-token || github.token": TOKEN}
+              "steps.app.outputs.token || secrets.gate-token || github.token": TOKEN,
+              "steps.app.outputs.app-slug && format('{0}[bot]', steps.app.outputs.app-slug) || 'github-actions[bot]'": BOT}
     history = jobs()["history"]
     with FakeGitHub() as fake:
         common = {"RUNNER_TEMP": str(runner_temp), "GITHUB_API_URL": fake.base_url, "GITHUB_REPOSITORY": REPO,
@@ -125,7 +126,8 @@ def test_a_github_error_in_the_tracking_step_keeps_the_night_for_the_store(tmp_p
     (runner_temp / "gate-venv" / "bin" / "gate").symlink_to(Path(sys.executable).parent / "gate")
     values = {"inputs.runner-class": "h100", "inputs.pages-url": "", "github.token": TOKEN,
               "secrets.gate-token || github.token": TOKEN,
-              "steps.app.outputs.token || secrets.gate-token || github.token": TOKEN}
+              "steps.app.outputs.token || secrets.gate-token || github.token": TOKEN,
+              "steps.app.outputs.app-slug && format('{0}[bot]', steps.app.outputs.app-slug) || 'github-actions[bot]'": BOT}
     history = jobs()["history"]
     with FakeGitHub() as fake:
         fake.fail("POST", r"/issues$", 502, times=100)
