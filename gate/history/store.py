@@ -263,10 +263,12 @@ class HistoryStore:
         with self.locked():
             # Read whole (it names every line or file the store cannot use, kept as they are): a night already
             # stored is skipped whatever month another --time would file it under, never stored twice.
-            stored = {r.digest for r in self.read(warn=warn).records}
+            # A night stored in its own month file goes through the rewrite as before (a repeat is a no-op, and the
+            # rewrite mends a torn file); one stored under another month is skipped.
+            stored = {r.digest: (r.runner_class, r.month) for r in self.read(warn=warn).records}
             by_file: dict[Path, list[Record]] = {}
             for record in valid:
-                if record.digest not in stored:
+                if stored.get(record.digest, (record.runner_class, record.month)) == (record.runner_class, record.month):
                     by_file.setdefault(self.root / record.runner_class / f"{record.month}.jsonl", []).append(record)
             attributes = self.root / ".gitattributes"
             if not os.path.lexists(attributes):
