@@ -33,5 +33,6 @@ def test_each_output_fits_its_own_budget_dropping_excerpts_before_rows(report):
     tiny = render_comment(big, budget=Limit(1300, "characters"))  # below even the fully folded comment
     assert len(tiny) <= 1300 and tiny.startswith(COMMENT_MARKER.format(suite="asr")) and tiny.endswith(CUT_NOTE)
     # The failing rows come first: the first survives whole, and a row that does not fit is dropped whole.
-    assert "| qwen3/asr\\_en · WER |" in tiny and "how: below); blind at this noise" in tiny
-    assert "samples/s) |" not in tiny or "6.0% slower" in tiny
+    rows = [line for line in render_comment(big).splitlines() if line.startswith("| qwen3/asr\\_en · ")]
+    assert rows[0] in tiny.splitlines()
+    assert all(row in tiny.splitlines() or row[:40] not in tiny for row in rows[1:])
