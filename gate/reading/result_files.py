@@ -114,7 +114,9 @@ def ci_attempts(directory: Path) -> dict[str, tuple[Path, Attempts | None]]:
                 info = path.lstat()
             except OSError:
                 continue
-            attempt = max((int(m.group(1)) for part in path.parts if (m := _ATTEMPT_DIR.match(part))), default=-1)
+            # Only folders below `directory` are attempts: a tree kept under some pytest-<N> itself is not one.
+            attempt = max((int(m.group(1)) for part in path.relative_to(directory).parts
+                           if (m := _ATTEMPT_DIR.match(part))), default=-1)
             found.setdefault(name, []).append(((attempt, info.st_mtime, str(path)), path))
     chosen: dict[str, tuple[Path, Attempts | None]] = {}
     for name, copies in found.items():
