@@ -24,6 +24,7 @@ REPORT_SCHEMA_VERSION = 4  # 3: looks and calibration_checks; 4: coverage reason
 MAX_ID = 200  # characters of a workload, metric or utterance id kept in a report
 MAX_PATH = 1000  # characters of a file path kept in a coverage problem
 MAX_TEXT = 600  # characters of a note, reason or transcript excerpt kept in a report
+MAX_RETRIED = 200  # retried workload runs kept per side
 _PROBABILITY = {"min": 0, "max": 1}  # p-values, q-values, α levels: a report with p = 2 is not one the gate wrote
 _AT_LEAST_0 = {"min": 0}  # σ, floors, tolerances, counts
 CUT_MARK = "…[cut]"  # ends any string that was cut to fit the report schema
@@ -297,6 +298,17 @@ class EnvDifference:
 
 
 @dataclass(frozen=True)
+class CiRetry:
+    """One workload run of a side read from a CI artifact whose pytest wrapper retried it: the attempt read and the
+    earlier, failed, attempts (gate.formats.result_types.Attempts, bounded for the report). Said, never judged."""
+
+    workload: str = field(metadata={"max": MAX_ID})
+    run: str = field(metadata={"max": MAX_ID})  # "run1"
+    read: str = field(metadata={"max": 40})  # "pytest-3"
+    earlier: tuple[str, ...] = field(metadata={"max_items": 20, "items": {"max": 40}})
+
+
+@dataclass(frozen=True)
 class SideInfo:
     # A SideKind; a merge of reports judged against different kinds of side joins them ("tree | baseline").
     kind: str = field(metadata={"max": 20})
@@ -304,6 +316,9 @@ class SideInfo:
     commit: str | None = field(metadata={"max": MAX_ID})
     runs: int = field(metadata={"min": 0})
     calibrated: bool
+    # CI artifacts only: the workload runs a retry read from a later attempt (issue 51); () for one attempt, a
+    # baseline file, or a report written before it
+    retried: tuple[CiRetry, ...] = field(default=(), metadata={"max_items": MAX_RETRIED})
 
 
 @dataclass(frozen=True)
@@ -469,16 +484,17 @@ _ADDED_IN_4: dict[str, dict[str, Any]] = {"rows": {"across_jobs": False, "next_s
                                                    "differs": [], "above_half": None, "few_sessions": False},
                                           "looks": {"design": None},
                                           "environment_diff": {"within": None},
-                                          "statistics": {"speed_warn_q": None}}
+                                          "statistics": {"speed_warn_q": None},
+                                          "baseline": {"retried": []}, "candidate": {"retried": []}}
 
 
 def _upgraded(data: dict[str, Any]) -> dict[str, Any]:
     """A version-4 report written before a row carried `across_jobs`, `next_step`, `detects`, `subset`, `above_half`
     and `few_sessions` (issue 52) (or `cannot_fail`, `warn_cause` and `differs`: read as not said, no reason or cause
     named), an
-    environment difference `within`, and its statistics `speed_warn_q` (tests/fixtures/formats/report), reads them
-    as not said: no "compared across jobs" header line, no next step, no detectable change, a row over the whole
-    set, the sides differ, speed WARNed at `warn_q`."""
+    environment difference `within`, its statistics `speed_warn_q` and a side's `retried` (tests/fixtures/formats/report),
+    reads them as not said: no "compared across jobs" header line, no next step, no detectable change, a row over
+    the whole set, the sides differ, speed WARNed at `warn_q`, no CI retry named."""
     for key, added in _ADDED_IN_4.items():
         items = data.get(key)
         if isinstance(items, list):
@@ -528,7 +544,8 @@ def _merge_side(sides: Sequence[SideInfo]) -> SideInfo:
 
     return SideInfo(kind=join(s.kind for s in sides) or SideKind.TREE, name=join(s.name for s in sides),
                     commit=join(s.commit for s in sides), runs=max(s.runs for s in sides),
-                    calibrated=all(s.calibrated for s in sides))
+                    calibrated=all(s.calibrated for s in sides),
+                    retried=tuple(dict.fromkeys(r for s in sides for r in s.retried))[:MAX_RETRIED])
 
 
 def report_schema() -> dict[str, Any]:

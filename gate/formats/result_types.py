@@ -102,6 +102,17 @@ class Provenance:
 
 
 @dataclass(frozen=True)
+class Attempts:
+    """Which CI attempt (its pytest-<N> directory) a CI result file was read from, and the attempts before it.
+
+    Upstream's wrapper (run_flaky_pytest.sh) retries only after a non-zero exit, so every earlier attempt
+    failed: the numbers come from the last one, and the earlier ones are said, never averaged in."""
+
+    read: str  # "pytest-3"
+    earlier: tuple[str, ...] = ()  # ("pytest-1", "pytest-2"), in order; () when the read attempt was the first
+
+
+@dataclass(frozen=True)
 class WorkloadRun:
     workload_id: str
     run: str  # run directory name, e.g. "run1"
@@ -115,6 +126,7 @@ class WorkloadRun:
     # SeedTTS run with P > 1 timed passes in one server start (--repeats P): metric -> the P passes' values
     # (results[0].per_repeat). `metrics` holds their mean, the run's one observation; empty when P = 1.
     passes: Mapping[str, tuple[float, ...]] = field(default_factory=dict)
+    attempts: Attempts | None = None  # CI layout: the pytest-<N> attempt read; None: not read from an attempt
 
     @property
     def complete(self) -> bool:

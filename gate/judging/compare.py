@@ -45,10 +45,12 @@ from gate.formats.reasons import CannotFail
 from gate.formats.report import (
     COMOVING_SUFFIX,
     MAX_ID,
+    MAX_RETRIED,
     MAX_TEXT,
     NO_RESULTS,
     REPORT_SCHEMA_VERSION,
     CalibrationCheck,
+    CiRetry,
     CoverageEntry,
     CoverageProblem,
     CoverageSide,
@@ -152,7 +154,7 @@ def compare(base: Side, cand: Side, suite: Suite, *, models: Sequence[str] | Non
     rows = tuple(d.freeze() for d in drafts)
     return Report(schema_version=REPORT_SCHEMA_VERSION, suite=suite.name,
                   verdict=Verdict.worst(r.verdict for r in rows), models=chosen,
-                  baseline=_side_info(base), candidate=_side_info(cand), rows=rows, coverage=tuple(coverage),
+                  baseline=_side_info(base, workloads), candidate=_side_info(cand, workloads), rows=rows, coverage=tuple(coverage),
                   environment_diff=tuple(_difference(d, allowed) for d in differences), allowed_diff=allowed,
                   utterances=tuple(utterances), statistics=statistics_of(thresholds, rows, seed),
                   calibration_checks=(replace(calibration_check, blocks_fail=stale and cross_job),)
@@ -280,11 +282,15 @@ def _incomplete_reason(wb: WorkloadSide | None, wc: WorkloadSide | None) -> str:
     return "incomplete (" + "; ".join(parts) + "); means are over the complete runs only"
 
 
-def _side_info(side: Side) -> SideInfo:
+def _side_info(side: Side, workloads: Sequence[Workload]) -> SideInfo:
     # The folder or file name only: a report never shows a local absolute path.
+    retried = [CiRetry(workload=clip(w.id, MAX_ID), run=clip(run, MAX_ID), read=clip(a.read, 40),
+                       earlier=tuple(clip(e, 40) for e in a.earlier[:20]))
+               for w in workloads if w.id in side.workloads
+               for run, a in side.workloads[w.id].attempts.items() if a.earlier]
     return SideInfo(kind=SideKind(side.kind).value, name=clip(Path(side.path).name, MAX_ID) if side.path else None,
                     commit=clip(side.commit, MAX_ID) if side.commit else None, runs=len(side.runs),
-                    calibrated=bool(side.calibration))
+                    calibrated=bool(side.calibration), retried=tuple(retried[:MAX_RETRIED]))
 
 
 def _difference(d: comparability.Difference, allowed: tuple[str, ...]) -> EnvDifference:

@@ -11,6 +11,7 @@ naming the file and the field; nothing is coerced.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -37,6 +38,7 @@ from gate.formats.result_types import (
     UNEXPECTED_STREAM,
     UNREADABLE,
     WRONG_TOTAL,
+    Attempts,
     Coverage,
     Problem,
     Provenance,
@@ -62,11 +64,13 @@ def read_workload_run(run_dir: Path, workload: Workload, *, model_id: str | None
     root = Path(root) if root is not None else run_dir.parent
     if not inputs.is_present(run_dir / workload.path):
         ci_name = _ci_name(workload)
-        ci_path = ci_files(run_dir).get(ci_name) if ci_name else None
+        ci_path, attempts = ci_attempts(run_dir).get(ci_name, (None, None)) if ci_name else (None, None)
         if ci_path is not None:
             if workload.format == "seedtts":
-                return _read_ci_seedtts(run_dir, ci_path, workload, model_id, root)
-            return _read_ci_moss(run_dir, ci_path, workload, root)
+                found = _read_ci_seedtts(run_dir, ci_path, workload, model_id, root)
+            else:
+                found = _read_ci_moss(run_dir, ci_path, workload, root)
+            return replace(found, attempts=attempts) if found.files else found  # no file of this model: none read
     if workload.format == "seedtts":
         return _read_seedtts(run_dir, workload, root)
     return _read_moss(run_dir, workload, root)
@@ -96,18 +100,31 @@ _ATTEMPT_DIR = re.compile(r"^pytest-(\d+)$")
 
 def ci_files(directory: Path) -> dict[str, Path]:
     """CI result files anywhere under `directory`, one per name: the latest attempt's."""
-    chosen: dict[str, tuple[tuple[int, float, str], Path]] = {}
+    return {name: path for name, (path, _) in ci_attempts(directory).items()}
+
+
+def ci_attempts(directory: Path) -> dict[str, tuple[Path, Attempts | None]]:
+    """Per CI result file name, the latest attempt's file (highest pytest-<N>, then newest mtime) and the
+    attempts it says: the pytest-<N> it lies in and the lower ones that left a copy of the same file (each
+    failed, or the wrapper would not have retried); None for a file in no pytest-<N> directory."""
+    found: dict[str, list[tuple[tuple[int, float, str], Path]]] = {}
     for name in CI_FILES:
         for path in Path(directory).rglob(name):
             try:
                 info = path.lstat()
             except OSError:
                 continue
-            attempt = max((int(m.group(1)) for part in path.parts if (m := _ATTEMPT_DIR.match(part))), default=-1)
-            key = (attempt, info.st_mtime, str(path))
-            if name not in chosen or key > chosen[name][0]:
-                chosen[name] = (key, path)  # a non-regular file is chosen too: the reader then names it
-    return {name: path for name, (_, path) in chosen.items()}
+            # Only folders below `directory` are attempts: a tree kept under some pytest-<N> itself is not one.
+            attempt = max((int(m.group(1)) for part in path.relative_to(directory).parts
+                           if (m := _ATTEMPT_DIR.match(part))), default=-1)
+            found.setdefault(name, []).append(((attempt, info.st_mtime, str(path)), path))
+    chosen: dict[str, tuple[Path, Attempts | None]] = {}
+    for name, copies in found.items():
+        (attempt, _, _), path = max(copies)  # a non-regular file is chosen too: the reader then names it
+        earlier = sorted({n for (n, _, _), _ in copies if 0 <= n < attempt})
+        chosen[name] = (path, Attempts(f"pytest-{attempt}", tuple(f"pytest-{n}" for n in earlier))
+                        if attempt >= 0 else None)
+    return chosen
 
 
 def _ci_name(workload: Workload) -> str | None:

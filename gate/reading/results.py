@@ -30,7 +30,8 @@ with per_sample and speed in one file; `aishell4_long90` is not a suite workload
 any depth, e.g. /tmp/pytest-of-<user>/pytest-<N>/<test>0/. Runs: each run<R> directory holding CI
 files is a run; otherwise the whole tree is one run, named run1. Retries leave several copies
 (pytest-<N> = one attempt): the latest attempt is used (highest N, then newest mtime), as the
-gate must not average a failed attempt with its retry. The CI files carry no max_new_tokens, so
+gate must not average a failed attempt with its retry, and the failed ones before it are kept in
+`WorkloadRun.attempts`, for the report to name. The CI files carry no max_new_tokens, so
 that coverage rule cannot be checked there.
 """
 from __future__ import annotations

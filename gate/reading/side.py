@@ -10,7 +10,7 @@ from typing import Mapping
 import numpy as np
 
 from gate.formats.noise_model import Calibration, Dispersion
-from gate.formats.result_types import Problem
+from gate.formats.result_types import Attempts, Problem
 from gate.reading.comparability import Fingerprint
 
 # Whether one run's per-sample data reproduces its result file's corpus figure (gate.reading.samples checks it).
@@ -87,6 +87,8 @@ class WorkloadSide:
     # speed metric -> per run (as `runs`), its timed passes' values when the run had P > 1 passes in one server
     # start (gate.formats.result_types.WorkloadRun.passes), else (); empty for P = 1 and for baseline files
     passes: Mapping[str, tuple[tuple[float, ...], ...]] = field(default_factory=dict)
+    # run -> the CI attempt (pytest-<N>) its result file was read from, and the failed ones before it; CI layout only
+    attempts: Mapping[str, Attempts] = field(default_factory=dict)
 
     def complete_runs(self) -> tuple[int, ...]:
         """Indices (into `runs`) of the runs whose values may be averaged."""

@@ -54,7 +54,8 @@ def side_from_tree(tree: ResultTree | str | Path, suite: Suite, *, models: tuple
             run_complete=tuple(not r.coverage.problems and r.run not in _runs_named(invalid) for r in runs),
             expected_runs=len(tree.runs_of(workload_id)),
             passes={m.name: tuple(r.passes.get(m.name, ()) for r in runs) for m in workload.metrics
-                    if m.kind == "speed" and any(r.passes.get(m.name) for r in runs)})
+                    if m.kind == "speed" and any(r.passes.get(m.name) for r in runs)},
+            attempts={r.run: r.attempts for r in runs if r.attempts is not None})
     commits = sorted({r.commit for r in tree.runs if r.commit})
     side = Side(kind="tree", path=str(tree.root), suite=suite.name, commit=" | ".join(commits) or None,
                 runs=tree.run_names, workloads=workloads, missing=tuple(tree.missing_workloads),

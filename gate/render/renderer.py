@@ -125,6 +125,16 @@ class ModelSummary:
 
 
 @dataclass(frozen=True)
+class RetryLine:
+    """Workload runs of one side that CI read from the same later attempt, after the same failed ones."""
+
+    side: str  # "baseline" or "candidate"
+    workloads: list[str]  # "qwen3/asr_en"; with its run ("qwen3/asr_en run2") where the side has several
+    read: str  # "pytest-3"
+    earlier: tuple[str, ...]  # the failed attempts before it
+
+
+@dataclass(frozen=True)
 class View:
     """What the templates see (their only variables; StrictUndefined fails on any other name)."""
 
@@ -169,6 +179,7 @@ class View:
     looks: list[ModelLooks]
     stale_calibrations: list[CalibrationCheck]
     across_jobs: bool  # speed rows were judged across jobs: they WARN at most (Row.across_jobs)
+    retries: list[RetryLine]  # CI attempts before the one read (SideInfo.retried): said in the header, never folded
     show_all: bool = False  # terminal only: every row, not only those that are not a pass
     table: str = ""  # terminal only: the rows shown, as aligned text
 
@@ -245,7 +256,19 @@ def _view(report: Report, folded: tuple[str, ...] = (), trends: Mapping[tuple[st
         fallback=sum(1 for r in rows if r.basis is Basis.FALLBACK),
         looks=list(report.looks),
         stale_calibrations=[c for c in report.calibration_checks if c.status == "stale"],
-        across_jobs=any(r.across_jobs for r in rows))
+        across_jobs=any(r.across_jobs for r in rows),
+        retries=_retry_lines(report))
+
+
+def _retry_lines(report: Report) -> list[RetryLine]:
+    """SideInfo.retried, one line per (side, attempt read, failed attempts): a retried stage is one line."""
+    lines: dict[tuple[str, str, tuple[str, ...]], RetryLine] = {}
+    for name, side in (("baseline", report.baseline), ("candidate", report.candidate)):
+        for retry in side.retried:
+            where = retry.workload if side.runs <= 1 else f"{retry.workload} {retry.run}"
+            lines.setdefault((name, retry.read, retry.earlier),
+                             RetryLine(name, [], retry.read, retry.earlier)).workloads.append(where)
+    return list(lines.values())
 
 
 def _incomplete_workloads(rows: Sequence[Row], models: dict[str, list[Row]]) -> list[WorkloadMetrics]:

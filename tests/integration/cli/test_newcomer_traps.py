@@ -13,10 +13,17 @@ from pathlib import Path
 import pytest
 
 from gate import cli as cli_module
-from gate.examples import ExampleSpec, write_example_baseline, write_example_pair, write_example_tree
+from gate.examples import (
+    ExampleSpec,
+    write_example_baseline,
+    write_example_ci_artifacts,
+    write_example_pair,
+    write_example_tree,
+)
 from gate.formats.config import load_suite
 from gate.formats.errors import EXIT_FAIL, EXIT_INCOMPLETE, EXIT_INPUT, EXIT_OK
 from gate.formats.noise_model import SIGMA_FLOOR
+from gate.formats.report import CiRetry, Report
 from gate.formats.result_types import ALL_FAILED
 from tests.helpers.unprivileged import as_a_user
 
@@ -281,3 +288,34 @@ def test_swapped_hand_made_trees_are_caught_from_their_commits_or_said_unknown(t
     assert "cannot be told" in note and f"BASE is taken to be {trees['pr']}" in note and "--checkout DIR" in note
     code, _, err = _gate(capsys, *swapped, "--checkout", tmp_path / "sglang-omni")
     assert "arguments may be swapped" in err
+
+
+def test_a_failed_earlier_ci_attempt_is_named_in_the_summary_and_the_comment(tmp_path, capsys):
+    """`gate compare BASE CAND` over a CI artifact whose wrapper retried (pytest-1 and pytest-2 failed, pytest-3 read)
+    judged pytest-3 and dropped the failed attempts without a word: a retry can hide a flaky failure."""
+    suite = load_suite()
+    base = write_example_ci_artifacts(tmp_path / "base", suite, attempts=1)
+    retried = write_example_ci_artifacts(tmp_path / "retried", suite, attempts=3)
+    last_only = tmp_path / "last-only"  # the same last attempt with no retry before it
+    shutil.copytree(retried / "pytest-of-runner" / "pytest-3", last_only / "pytest-of-runner" / "pytest-3")
+    reports, texts = {}, {}
+    for name, cand in (("retried", retried), ("last-only", last_only)):
+        out = tmp_path / f"out-{name}"
+        code, _, _ = _gate(capsys, "compare", base, cand, "--json", out / "report.json",
+                           "--comment", out / "comment.md", "--summary", out / "summary.md", "--format", "none")
+        reports[name] = Report.from_json(json.loads((out / "report.json").read_text(encoding="utf-8")))
+        texts[name] = [(out / f).read_text(encoding="utf-8") for f in ("comment.md", "summary.md")]
+        assert code == reports[name].exit_code
+    said = reports["retried"].candidate.retried
+    assert {r.workload for r in said} == {w.id for w in suite.workloads_for(("qwen3", "moss_td"))}
+    assert set(said) == {CiRetry(r.workload, "run1", "pytest-3", ("pytest-1", "pytest-2")) for r in said}
+    assert reports["retried"].baseline.retried == () == reports["last-only"].candidate.retried  # one attempt: nothing
+    assert reports["retried"].rows == reports["last-only"].rows  # said, never judged: the same verdict
+    for text in texts["retried"]:
+        assert "pytest-3" in text and "pytest-1, pytest-2" in text
+    assert not any("pytest-" in text for text in texts["last-only"])
+    # A report.json written before the field reads it as not said.
+    old = json.loads((tmp_path / "out-retried" / "report.json").read_text(encoding="utf-8"))
+    for side in ("baseline", "candidate"):
+        del old[side]["retried"]
+    assert Report.from_json(old).candidate.retried == ()

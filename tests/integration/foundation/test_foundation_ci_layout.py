@@ -26,6 +26,7 @@ def test_ci_artifact_is_one_run_using_the_latest_attempt(artifact, suite):
     for workload_id, (run,) in tree.workloads.items():
         assert run.complete, (workload_id, [str(p) for p in run.coverage.problems])  # pytest-1 had failures
         assert "pytest-2" in run.files[0]
+        assert run.attempts == result_types.Attempts("pytest-2", ("pytest-1",))  # read, and the failed one before it
         assert all(v is not None for k, v in run.metrics.items()), workload_id
     assert tree.workloads["qwen3/asr_en"][0].coverage.evaluated == 1088
 

@@ -239,16 +239,19 @@ KNOWN_STRICTER = ("expected an integer", "$.schema_version: expected", "$.exit_c
 
 
 def _small_report(example_reports) -> dict:
-    """A valid report with one of everything (row with a CI, coverage, env difference, utterance), kept small."""
+    """A valid report with one of everything (row with a CI, coverage, env difference, utterance, CI retry), kept
+    small."""
     from dataclasses import replace
 
-    from gate.formats.report import EnvDifference, Report
+    from gate.formats.report import CiRetry, EnvDifference, Report
 
     full = Report.from_json(report_copy(example_reports["qwen3"]))
     difference = EnvDifference(kind="freeze", workload=None, item="torch", baseline="2.5", candidate="2.6", known=True,
                                blocking=True)
+    retry = CiRetry(workload=full.coverage[0].workload, run="run1", read="pytest-2", earlier=("pytest-1",))
     small = replace(full, rows=full.rows[:2], coverage=full.coverage[:1], utterances=full.utterances[:1],
-                    environment_diff=(difference,), allowed_diff=("gpu",))
+                    environment_diff=(difference,), allowed_diff=("gpu",),
+                    candidate=replace(full.candidate, retried=(retry,)))
     return json.loads(json.dumps(small.to_json()))
 
 

@@ -12,8 +12,19 @@ import jsonschema
 import numpy as np
 import pytest
 
+from gate.formats.github_limits import CUT_NOTE, Limit
 from gate.formats.noise_model import Calibration
-from gate.formats.report import NO_REPORT, Basis, CoverageProblem, CoverageSide, EnvDifference, Report, Utterance, report_schema
+from gate.formats.report import (
+    NO_REPORT,
+    Basis,
+    CiRetry,
+    CoverageProblem,
+    CoverageSide,
+    EnvDifference,
+    Report,
+    Utterance,
+    report_schema,
+)
 from gate.formats.result_types import EVALUATED_NE_TOTAL, MISSING_RUN, Problem
 from gate.formats.verdict import Verdict
 from gate.judging.compare import compare
@@ -70,7 +81,9 @@ def _hostile(report: Report) -> Report:
                           baseline_errors=0, candidate_errors=4, reference=HOSTILE, baseline_hypothesis=HOSTILE,
                           candidate_hypothesis="\x1b[31m" + HOSTILE)
     rows = (replace(report.rows[0], notes=(HOSTILE,), workload=HOSTILE[:200]),) + report.rows[1:]
-    return replace(report, candidate=replace(report.candidate, name=HOSTILE, commit=HOSTILE[:200]), rows=rows,
+    retry = CiRetry("\x1b[31m" + HOSTILE[:190], "run1", HOSTILE[:40], (HOSTILE[-40:],))
+    return replace(report, candidate=replace(report.candidate, name=HOSTILE, commit=HOSTILE[:200], retried=(retry,)),
+                   rows=rows,
                    coverage=coverage, utterances=(utterance,),
                    environment_diff=(EnvDifference(kind="freeze", workload=None, item=HOSTILE[:200], baseline="1.0",
                                                    candidate=HOSTILE, known=True, blocking=True),))
@@ -164,6 +177,17 @@ def test_hostile_strings_are_neutralised(report):
         for table in _tables(text):  # a pipe in data never adds a table column
             assert len({len(re.findall(r"(?<!\\)\|", line)) for line in table}) == 1, table
     assert "\x1b" not in render_terminal(bad)
+
+
+def test_a_ci_retry_is_one_header_line_kept_before_the_rows(report):
+    """A failed earlier CI attempt (issue 51) is said once, above the rows: a size cut drops rows first."""
+    retry = CiRetry("qwen3/asr_en", "run1", "pytest-3", ("pytest-1", "pytest-2"))
+    retried = replace(report, candidate=replace(report.candidate, retried=(retry,)))
+    assert "pytest-" not in render_comment(report) + render_terminal(report)
+    tiny = render_comment(retried, budget=Limit(1000, "characters"))
+    assert len(tiny) <= 1000 and tiny.endswith(CUT_NOTE)
+    for text in (render_comment(retried), render_summary(retried), render_terminal(retried), tiny):
+        assert text.count("pytest-1, pytest-2") == 1
 
 
 def _tables(text: str) -> list[list[str]]:
