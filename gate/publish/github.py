@@ -378,7 +378,8 @@ class Publisher:
         with api_call(f"listing commit statuses on {sha[:12]} in {self.repository}"):
             return [CommitStatus(context=status.context, state=status.state, at=status.created_at,
                                  creator=status.creator.login if status.creator is not None else None)
-                    for status in self.repo.get_commit(sha).get_statuses() if (status.context or "").startswith(prefix)]
+                    for status in self.repo.get_commit(sha).get_statuses()
+                    if (status.context or "").casefold().startswith(prefix.casefold())]  # contexts ignore case
 
     def publish_check(self, sha: str, *, name: str, conclusion: str, status_state: str, title: str, summary: str,
                       details_url: str | None = None, fallback_to_status: bool = True,

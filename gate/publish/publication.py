@@ -155,7 +155,7 @@ def _status_line(name: str, creator: str, when: str) -> str:
     """A commit status under a gate name: never counted; for the required check's name, branch protection takes
     it as that check unless the check's expected source is an App (a status has no app)."""
     line = f"- a commit status `{escape.code(name, 80)}` set by {escape.md(creator, 60)}{when} is not the gate's"
-    if name == CHECK_PREFIX:
+    if name.casefold() == CHECK_PREFIX.casefold():  # GitHub compares a status's context ignoring case
         return line + (": branch protection accepts it unless the required check's expected source is the gate's "
                        "App (docs/github-app.md)\n")
     return line + "; it is ignored\n"

@@ -339,8 +339,8 @@ def own_checks(runs: Sequence[CheckState], *, prefix: str, sha: str, authority: 
     # grow in both), whenever the gate looks: named at every later post, never counted.
     others += [NotOurs(run.name, run.app, run.at, "superseded") for seen in ranked.values() for rank, run in seen
                if any(higher > rank and above.run_id < run.run_id for higher, above in seen)]
-    others += [NotOurs(s.context, s.creator, s.at, "status") for s in statuses
-               if s.context == overall or s.context.startswith(prefix)]
+    others += [NotOurs(s.context, s.creator, s.at, "status") for s in statuses  # GitHub: contexts ignore case
+               if s.context.casefold().startswith(prefix.casefold()) or s.context.casefold() == (overall or "").casefold()]
     return OwnChecks({name: run for name, run in newest.items() if name != overall}, tuple(sorted(foreign)),
                      tuple(sorted(unproven)), {name: run for name, (_, run) in claimed.items()}, authority.configured,
                      tuple(sorted(others, key=lambda o: (o.name, _iso(o.at), o.why))),
