@@ -314,7 +314,9 @@ def own_checks(runs: Sequence[CheckState], *, prefix: str, sha: str, authority: 
                 if stamp is None or stamp.kind != "overall" or authority.configured:  # else it may be the gate's
                     others.append(NotOurs(run.name, run.app, run.at, "unstamped" if stamp is None else "unproven"))
                 continue
-            ranked.setdefault(run.name, []).append(((stamp.order, run.run_id), run))
+            # By counter, then posting order: two report runs' overall checks of one counter (racing jobs of two
+            # models) are the gate's both, never a re-post; only a lower counter posted later is one.
+            ranked.setdefault(run.name, []).append((((stamp.sequence.counter,), run.run_id), run))
             continue
         if not run.name.startswith(prefix):
             continue

@@ -206,6 +206,13 @@ def test_the_overall_check_ranks_by_its_sequence_and_a_re_post_stays_named_after
         own = own_checks(listed, prefix="ASR gate / ", sha=HEAD, authority=KEYED, overall="ASR gate")
         assert own.overall is not None and own.overall.run_id == newest and own.next_overall_counter() == counter
         assert not own.states and [o.why for o in own.others] == ["superseded"]  # the copy (run 3) only, each time
+    # Two models' report jobs (report runs 71 and 70) racing to the same counter: the gate's both, nothing named.
+    racing = KEYED.sign(CheckStamp("overall", "all", "2.1", 4, sequence=JudgementSeq(2, 71, 1)), sha=HEAD,
+                        conclusion="failure").text()
+    raced = [CheckState("ASR gate", "success", "", "", 1, green, "github-actions"),
+             CheckState("ASR gate", "failure", "", "", 2, racing, "github-actions"),
+             CheckState("ASR gate", "failure", "", "", 3, red, "github-actions")]  # counter 2 of report run 70, later
+    assert own_checks(raced, prefix="ASR gate / ", sha=HEAD, authority=KEYED, overall="ASR gate").others == ()
 
 
 def test_commit_statuses_under_a_gate_name_are_named_and_never_count():
