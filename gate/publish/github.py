@@ -23,7 +23,7 @@ from github.Repository import Repository
 from gate.formats import github_limits
 from gate.formats.errors import GateError
 from gate.publish.setup import BranchPolicy
-from gate.publish.trust import CheckState, HeadRun, PullInfo, TimelineEntry
+from gate.publish.trust import CheckState, CommitStatus, HeadRun, PullInfo, TimelineEntry
 
 # GitHub's limits live in gate.formats.github_limits (rendering fits its outputs to them without PyGithub): a comment
 # body over 65,536 characters or a check-run summary over 65,535 UTF-8 bytes is rejected with 422.
@@ -371,6 +371,15 @@ class Publisher:
                                       external_id=run.external_id, app=run.app.slug if run.app is not None else None,
                                       at=run.completed_at or run.started_at))
         return sorted(out, key=lambda state: -state.run_id)
+
+    def commit_statuses(self, sha: str, *, prefix: str) -> list[CommitStatus]:
+        """Every commit status on `sha` whose context starts with `prefix`, with who set it: branch protection
+        takes a status as a required check of that name, and any writer's workflow can set one."""
+        with api_call(f"listing commit statuses on {sha[:12]} in {self.repository}"):
+            return [CommitStatus(context=status.context, state=status.state, at=status.created_at,
+                                 creator=status.creator.login if status.creator is not None else None)
+                    for status in self.repo.get_commit(sha).get_statuses()
+                    if (status.context or "").casefold().startswith(prefix.casefold())]  # contexts ignore case
 
     def publish_check(self, sha: str, *, name: str, conclusion: str, status_state: str, title: str, summary: str,
                       details_url: str | None = None, fallback_to_status: bool = True,

@@ -229,7 +229,7 @@ def _post_nothing_run(request: PostRequest, context: _Context) -> None:
     if number is None:
         return
     post_not_run(publisher, context.suite, number, sha=sha, required_paths=request.required_paths,
-                 details_url=context.details_url, log=context.log, authority=authority)
+                 details_url=context.details_url, log=context.log, authority=authority, judged_in=context.judged_in)
 
 
 def _post_trees(request: PostRequest, context: _Context) -> None:
@@ -362,12 +362,13 @@ def post_model(publisher: Publisher, suite: Suite, number: int, *, sha: str, mod
             else publication.model_check(model, report, section, None))
     if sha != pull.head_sha:
         return _post_stale(publisher, suite, pull, timeline, sha=sha, model=model, plan=plan,
-                           details_url=details_url, log=log, run=run, authority=authority)
+                           details_url=details_url, log=log, run=run, authority=authority, judged_in=judged_in)
     own = _read_own(publisher, sha, authority)
     arrival, placed = head_arrival(sha, pull, timeline, publisher.head_runs(sha))
     log(placed)
     if arrival is None:
-        return _refuse(publisher, sha, own, (), placed, details_url=details_url, log=log, run=run, authority=authority)
+        return _refuse(publisher, sha, own, (), placed, details_url=details_url, log=log, run=run, authority=authority,
+                       judged_in=judged_in)
     expected = labelled_models(pull, timeline, arrival, suite)
     binding = bind_label(pull=pull, timeline=timeline, arrival=arrival, model=model, suite=suite,
                          permission_of=publisher.permission, run=run, own=_replay_evidence(own),
@@ -378,7 +379,7 @@ def post_model(publisher: Publisher, suite: Suite, number: int, *, sha: str, mod
     log(escape.plain(binding.reason, 300))
     if not binding.ok or binding.event is None:
         return _refuse(publisher, sha, own, expected, binding.reason, details_url=details_url, log=log, run=run,
-                       authority=authority)
+                       authority=authority, judged_in=judged_in)
     acceptance: Acceptance | None = None
     if report is not None and report.verdict is Verdict.FAIL:
         acceptance, refusals = find_acceptance(timeline, arrival=arrival, model=model, labels_now=pull.labels,
@@ -400,19 +401,22 @@ def post_model(publisher: Publisher, suite: Suite, number: int, *, sha: str, mod
 
 
 def _publish_overall(publisher: Publisher, authority: Authority, sha: str, plan: publication.CheckPlan, run: str,
-                     event: int, *, details_url: str | None) -> CheckResult:
+                     event: int, *, own: OwnChecks, judged_in: tuple[int, int], details_url: str | None) -> CheckResult:
     """The overall check, stamped (and, with a key, tagged) so that the gate can tell it from any other check
-    named like it and name those."""
+    named like it and name those; its sequence continues the gate's own overall checks on `sha` (`own`), so an
+    earlier one re-posted later is told from the newest."""
     plan = publication.fitted(publication.with_setup(plan, authority.setup))
-    stamp = authority.sign(CheckStamp("overall", "all", run, event), sha=sha, conclusion=plan.conclusion,
-                           title=plan.title, summary=plan.summary)
+    sequence = JudgementSeq(own.next_overall_counter(), *judged_in)
+    stamp = authority.sign(CheckStamp("overall", "all", run, event, sequence=sequence), sha=sha,
+                           conclusion=plan.conclusion, title=plan.title, summary=plan.summary)
     return publisher.publish_check(sha, name=plan.name, conclusion=plan.conclusion, status_state=plan.status_state,
                                    title=plan.title, summary=plan.summary, details_url=details_url,
                                    external_id=stamp.text())
 
 
 def _refuse(publisher: Publisher, sha: str, own: OwnChecks, expected: tuple[str, ...], reason: str, *,
-            details_url: str | None, log: Log, run: BenchmarkRun | None, authority: Authority) -> Outcome:
+            details_url: str | None, log: Log, run: BenchmarkRun | None, authority: Authority,
+            judged_in: tuple[int, int]) -> Outcome:
     """The post is not bound: the overall check stays what the gate's own checks say (or action required),
     and names the refusal in one escaped line."""
     if own.states:
@@ -424,14 +428,14 @@ def _refuse(publisher: Publisher, sha: str, own: OwnChecks, expected: tuple[str,
                                          unproven=own.unproven, configured=own.configured, others=own.others,
                                          gate_app=authority.app)
     result = _publish_overall(publisher, authority, sha, plan, run.key if run is not None else "local", 0,
-                              details_url=details_url)
+                              own=own, judged_in=judged_in, details_url=details_url)
     log(f"{plan.name}: {result.conclusion} ({escape.plain(plan.title, 200)})")
     return Outcome(posted=False, refused=reason)
 
 
 def _post_stale(publisher: Publisher, suite: Suite, pull: PullInfo, timeline: list, *, sha: str, model: str,
                 plan: publication.CheckPlan, details_url: str | None, log: Log, run: BenchmarkRun | None,
-                authority: Authority) -> Outcome:
+                authority: Authority, judged_in: tuple[int, int]) -> Outcome:
     """The head moved after the run measured `sha`: the result goes on `sha` marked "not the PR head" (never
     counted), and the new head gets an action-required overall check unless the gate judged it already."""
     labelled = [e for e in timeline if e.event == "labeled" and e.label in suite.labels and model in suite.labels[e.label]
@@ -454,7 +458,7 @@ def _post_stale(publisher: Publisher, suite: Suite, pull: PullInfo, timeline: li
         waiting = publication.not_run_check(reason=reason, required=True, foreign=own.foreign, unproven=own.unproven,
                                             configured=own.configured, others=own.others, gate_app=authority.app)
         _publish_overall(publisher, authority, pull.head_sha, waiting, run.key if run else "local", 0,
-                         details_url=details_url)
+                         own=own, judged_in=judged_in, details_url=details_url)
         log(f"{waiting.name} on {pull.head_sha[:12]}: {waiting.conclusion}")
     return Outcome(posted=False, stale=True)
 
@@ -473,7 +477,9 @@ def _publish(publisher: Publisher, suite: Suite, number: int, *, sha: str, model
         overall = publication.overall_check(own.states, sha=sha, expected=expected, foreign=own.foreign,
                                             unproven=own.unproven, configured=own.configured, others=own.others,
                                             gate_app=authority.app)
-        done = _publish_overall(publisher, authority, sha, overall, stamp.run, stamp.event, details_url=details_url)
+        done = _publish_overall(publisher, authority, sha, overall, stamp.run, stamp.event, own=own,
+                                judged_in=(stamp.sequence.report_run, stamp.sequence.report_attempt),
+                                details_url=details_url)
         log(f"{overall.name}: {done.conclusion}")
 
     own = _own(publisher, sha, check, stamp, authority)
@@ -505,9 +511,11 @@ def _all_judged(own: OwnChecks, models: tuple[str, ...], event: int) -> bool:
 
 
 def _read_own(publisher: Publisher, sha: str, authority: Authority) -> OwnChecks:
-    """The gate's own model checks on `sha`, from every check run on it (filter=all), proven by `authority`."""
+    """The gate's own model and overall checks on `sha`, from every check run on it (filter=all), proven by
+    `authority`; with the commit statuses under its names, which never count and are named."""
     return own_checks(publisher.check_runs(sha, prefix=publication.CHECK_PREFIX), prefix=publication.MODEL_PREFIX,
-                      sha=sha, authority=authority, overall=publication.CHECK_PREFIX)
+                      sha=sha, authority=authority, overall=publication.CHECK_PREFIX,
+                      statuses=publisher.commit_statuses(sha, prefix=publication.CHECK_PREFIX))
 
 
 def _replay_evidence(own: OwnChecks) -> dict[str, CheckState]:
@@ -530,7 +538,8 @@ def _own(publisher: Publisher, sha: str, check: publication.CheckPlan, stamp: Ch
 
 
 def post_not_run(publisher: Publisher, suite: Suite, number: int, *, sha: str, required_paths: tuple[str, ...],
-                 details_url: str | None, log: Log, authority: Authority = Authority()) -> None:  # noqa: B008 (frozen)
+                 details_url: str | None, log: Log, authority: Authority = Authority(),  # noqa: B008 (frozen)
+                 judged_in: tuple[int, int] = (0, 0)) -> None:
     """The required-check policy for a commit the benchmark run did not measure (docs: required-check policy).
     Only the gate's own check runs count; a head that moved on gets nothing from this run."""
     pull = publisher.pull_request(number)
@@ -567,7 +576,8 @@ def post_not_run(publisher: Publisher, suite: Suite, number: int, *, sha: str, r
         reason = (f"not run: this PR changes ASR code ({touched}); add a gate label (run-*-asr)" if touched
                   else "not run: no gate label on this PR")
         plan = publication.not_run_check(reason=reason, required=bool(touched), foreign=own.foreign, others=own.others, gate_app=authority.app)
-    result = _publish_overall(publisher, authority, sha, plan, "not-run", 0, details_url=details_url)
+    result = _publish_overall(publisher, authority, sha, plan, "not-run", 0, own=own, judged_in=judged_in,
+                              details_url=details_url)
     log(f"{plan.name}: {result.conclusion} ({escape.plain(plan.title, 200)})")
 
 

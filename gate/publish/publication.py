@@ -140,12 +140,25 @@ def not_ours_note(others: Sequence[NotOurs], *, gate_app: str) -> str:
         times = sorted(o.at.strftime("%Y-%m-%dT%H:%M:%SZ") for o in seen if o.at is not None)
         when = f" at {times[-1]}" if times else ""
         count = f", {len(seen)} times" if len(seen) > 1 else ""
+        if why == "status":
+            lines.append(_status_line(name, app, when + count))
+            continue
         line = (f"- a check named {escape.md(name, 80)} posted by the app {escape.md(app, 60)}{when}{count} "
                 f"was not made by the gate ({_WHY.get(why, why)}); it is ignored here")
         if name == CHECK_PREFIX:
             line += "; " + _branch_protection(app, gate_app)
         lines.append(line + "\n")
     return "".join(lines)
+
+
+def _status_line(name: str, creator: str, when: str) -> str:
+    """A commit status under a gate name: never counted; for the required check's name, branch protection takes
+    it as that check unless the check's expected source is an App (a status has no app)."""
+    line = f"- a commit status `{escape.code(name, 80)}` set by {escape.md(creator, 60)}{when} is not the gate's"
+    if name.casefold() == CHECK_PREFIX.casefold():  # GitHub compares a status's context ignoring case
+        return line + (": branch protection accepts it unless the required check's expected source is the gate's "
+                       "App (docs/github-app.md)\n")
+    return line + "; it is ignored\n"
 
 
 def _branch_protection(app: str, gate_app: str) -> str:

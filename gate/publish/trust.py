@@ -115,6 +115,17 @@ class CheckState:
 
 
 @dataclass(frozen=True)
+class CommitStatus:
+    """A commit status on a commit (any writer's workflow can set one with the Actions token): branch protection
+    takes one whose context is a required check's name as that check, so the gate names those under its names."""
+
+    context: str
+    state: str
+    creator: str | None  # the login that set it
+    at: datetime | None = None
+
+
+@dataclass(frozen=True)
 class JudgementSeq:
     """Where one judgement stands among the gate's judgements of a head and model: the gate's own counter (one
     more than the newest judgement it could prove), then the report run and attempt that made it (GitHub's run
@@ -136,13 +147,13 @@ class JudgementSeq:
 
 @dataclass(frozen=True)
 class NotOurs:
-    """A check run under one of the gate's names that the gate did not count, and why (named in the overall
-    check and the comment: which app posted it, when)."""
+    """A check run (or commit status) under one of the gate's names that the gate did not count, and why (named in
+    the overall check and the comment: which app posted it, or for a status which login set it, and when)."""
 
     name: str
-    app: str | None
+    app: str | None  # the check run's app; a commit status's creator
     at: datetime | None
-    why: str  # "unstamped", "unproven", "superseded" (a genuine judgement re-posted after a newer one)
+    why: str  # "unstamped", "unproven", "superseded" (a genuine judgement re-posted after a newer one), "status"
 
 
 @dataclass(frozen=True)
@@ -244,7 +255,8 @@ class OwnChecks:
     claimed: the latest stamped check per name, proven or not; only ever used to remove a spent label, never to pass.
     others: every check run under a gate name (the overall `ASR gate` included) the gate did not count, with
     its app and time, so the overall check and the comment can name it; a genuine judgement re-posted after a
-    newer one is among them ("superseded")."""
+    newer one is among them ("superseded"), and so is every commit status under a gate name ("status").
+    overall: the newest proven overall check, whose counter the next one continues."""
 
     states: Mapping[str, CheckState]
     foreign: tuple[str, ...] = ()
@@ -252,6 +264,7 @@ class OwnChecks:
     claimed: Mapping[str, CheckState] = field(default_factory=dict)
     configured: bool = True
     others: tuple[NotOurs, ...] = ()
+    overall: CheckState | None = field(default=None, compare=False)  # the newest proven overall check: its counter only
 
     @property
     def blocking(self) -> tuple[str, ...]:
@@ -266,6 +279,11 @@ class OwnChecks:
         stamp = CheckStamp.parse(self.states[name].external_id) if name in self.states else None
         return stamp.sequence.counter + 1 if stamp is not None else 1
 
+    def next_overall_counter(self) -> int:
+        """The counter of the next overall check: one more than the newest proven overall check's."""
+        stamp = CheckStamp.parse(self.overall.external_id) if self.overall is not None else None
+        return stamp.sequence.counter + 1 if stamp is not None else 1
+
 
 @dataclass(frozen=True)
 class Binding:
@@ -278,23 +296,27 @@ class Binding:
 
 
 def own_checks(runs: Sequence[CheckState], *, prefix: str, sha: str, authority: Authority,
-               overall: str | None = None) -> OwnChecks:
+               overall: str | None = None, statuses: Sequence[CommitStatus] = ()) -> OwnChecks:
     """Per name, the gate's latest proven judgement on `sha` among `runs` (every check run listed with
     filter=all): "latest" by the sequence the authenticated stamp carries, never by the check run's name, id or
     time, so a look-alike, a copy or an older judgement posted later hides nothing. `overall` (the required
-    check's name): check runs of that name the gate did not write are named too."""
-    states: dict[str, tuple[tuple, CheckState]] = {}
+    check's name): check runs of that name the gate did not write are named too, and its proven ones are ranked
+    by the same sequence. `statuses`: commit statuses under a gate name never count and are all named."""
+    ranked: dict[str, list[tuple[tuple, CheckState]]] = {}  # proven, per name (the overall included)
     claimed: dict[str, tuple[tuple, CheckState]] = {}
-    proven: list[CheckState] = []
     foreign: list[str] = []
     unproven: list[str] = []
     others: list[NotOurs] = []
     for run in runs:
         stamp = CheckStamp.parse(run.external_id)
         if overall is not None and run.name == overall:
-            if stamp is None or stamp.kind != "overall" or (authority.configured and not authority.proves(
-                    run, stamp, sha=sha)):  # without a key or App, a stamped one may be the gate's: unknowable
-                others.append(NotOurs(run.name, run.app, run.at, "unstamped" if stamp is None else "unproven"))
+            if stamp is None or stamp.kind != "overall" or not authority.proves(run, stamp, sha=sha):
+                if stamp is None or stamp.kind != "overall" or authority.configured:  # else it may be the gate's
+                    others.append(NotOurs(run.name, run.app, run.at, "unstamped" if stamp is None else "unproven"))
+                continue
+            # By counter, then posting order: two report runs' overall checks of one counter (racing jobs of two
+            # models) are the gate's both, never a re-post; only a lower counter posted later is one.
+            ranked.setdefault(run.name, []).append((((stamp.sequence.counter,), run.run_id), run))
             continue
         if not run.name.startswith(prefix):
             continue
@@ -313,15 +335,18 @@ def own_checks(runs: Sequence[CheckState], *, prefix: str, sha: str, authority: 
             if run.name not in unproven:
                 unproven.append(run.name)
             continue
-        proven.append(run)
-        if run.name not in states or rank > states[run.name][0]:
-            states[run.name] = (rank, run)
-    # A proven judgement posted after the one that ranks newest is an older (or the same) judgement re-posted.
-    others += [NotOurs(run.name, run.app, run.at, "superseded") for run in proven
-               if run is not states[run.name][1] and run.run_id > states[run.name][1].run_id]
-    return OwnChecks({name: run for name, (_, run) in states.items()}, tuple(sorted(foreign)), tuple(sorted(unproven)),
-                     {name: run for name, (_, run) in claimed.items()}, authority.configured,
-                     tuple(sorted(others, key=lambda o: (o.name, _iso(o.at), o.why))))
+        ranked.setdefault(run.name, []).append((rank, run))
+    newest = {name: max(seen, key=lambda item: item[0])[1] for name, seen in ranked.items()}
+    # A proven check posted after one that ranks above it is an older judgement re-posted (the gate's own only
+    # grow in both), whenever the gate looks: named at every later post, never counted.
+    others += [NotOurs(run.name, run.app, run.at, "superseded") for seen in ranked.values() for rank, run in seen
+               if any(higher > rank and above.run_id < run.run_id for higher, above in seen)]
+    others += [NotOurs(s.context, s.creator, s.at, "status") for s in statuses  # GitHub: contexts ignore case
+               if s.context.casefold().startswith(prefix.casefold()) or s.context.casefold() == (overall or "").casefold()]
+    return OwnChecks({name: run for name, run in newest.items() if name != overall}, tuple(sorted(foreign)),
+                     tuple(sorted(unproven)), {name: run for name, (_, run) in claimed.items()}, authority.configured,
+                     tuple(sorted(others, key=lambda o: (o.name, _iso(o.at), o.why))),
+                     newest.get(overall) if overall is not None else None)
 
 
 def head_arrival(sha: str, pull: PullInfo, timeline: Sequence[TimelineEntry],

@@ -183,6 +183,12 @@ class FakeGitHub:
                                       "completed_at": iso(self.tick())})
         return ident
 
+    def add_status_as(self, sha: str, context: str, state: str, *, creator: str) -> None:
+        """A commit status set through the API by another token (a writer's branch workflow: the Actions token
+        may set any context, `ASR gate` included)."""
+        self.state.statuses.append({"sha": sha, "state": state, "context": context, "description": "forged",
+                                    "id": next(self._ids), "creator": creator, "created_at": iso(self.tick())})
+
     def _event(self, number: int, event: dict[str, Any]) -> int:
         eid = event.get("id") or next(self._ids)
         self.state.timeline.setdefault(number, []).append(dict(event, id=eid, created_at=self.tick()))
@@ -328,6 +334,9 @@ class FakeGitHub:
             ("GET", r"/commits/([0-9a-f]{40})",
              lambda m: (200, {"sha": m[1], "url": f"{self.base_url}{base}/commits/{m[1]}"}, {})),
             ("POST", r"/statuses/([0-9a-f]{40})", lambda m: self._create_status(m[1], body)),
+            # The documented path, and the older one PyGithub's Commit.get_statuses calls; GitHub serves both.
+            ("GET", r"/commits/([0-9a-f]{40})/statuses", lambda m: self._list_statuses(m[1], query)),
+            ("GET", r"/statuses/([0-9a-f]{40})", lambda m: self._list_statuses(m[1], query)),
             ("GET", r"/issues", lambda m: self._list_issues(query)),
             ("POST", r"/issues", lambda m: self._create_issue(body)),
             ("PATCH", r"/issues/(\d+)", lambda m: self._edit_issue(int(m[1]), body)),
@@ -523,10 +532,27 @@ class FakeGitHub:
         return 201, self._check_run(run), {}
 
     def _create_status(self, sha: str, body: Any) -> tuple[int, Any, dict]:
-        self.state.statuses.append({"sha": sha, **body})
-        sid = next(self._ids)
-        return 201, {"id": sid, "state": body["state"], "context": body.get("context"), "description": body.get("description"),
-                     "url": f"{self.base_url}/repos/{REPO}/statuses/{sha}"}, {}
+        status = {"sha": sha, **body, "id": next(self._ids), "creator": self.poster, "created_at": iso(self.now)}
+        self.state.statuses.append(status)
+        return 201, self._status(status), {}
+
+    def _list_statuses(self, sha: str, query: dict) -> tuple[int, Any, dict]:
+        """GET /commits/{ref}/statuses (or /statuses/{ref}): every status on the commit, newest first (a plain list,
+        Link-paginated)."""
+        statuses = sorted((s for s in self.state.statuses if s["sha"] == sha), key=lambda s: -s["id"])
+        per_page = int(query.get("per_page", ["30"])[0])
+        page = int(query.get("page", ["1"])[0])
+        headers = {}
+        if page * per_page < len(statuses):
+            url = f"{self.base_url}/repos/{REPO}/commits/{sha}/statuses?per_page={per_page}&page={page + 1}"
+            headers["Link"] = f'<{url}>; rel="next"'
+        return 200, [self._status(s) for s in statuses[(page - 1) * per_page: page * per_page]], headers
+
+    def _status(self, s: dict[str, Any]) -> dict[str, Any]:
+        return {"id": s["id"], "node_id": f"SC_{s['id']}", "state": s["state"], "context": s.get("context", "default"),
+                "description": s.get("description"), "target_url": s.get("target_url"),
+                "avatar_url": None, "creator": self._user(s["creator"]), "created_at": s["created_at"],
+                "updated_at": s["created_at"], "url": f"{self.base_url}/repos/{REPO}/statuses/{s['sha']}"}
 
     def _list_issues(self, query: dict) -> tuple[int, Any, dict]:
         state = query.get("state", ["open"])[0]

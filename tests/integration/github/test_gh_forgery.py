@@ -151,4 +151,4 @@ def test_a_stamp_key_shorter_than_32_characters_is_one_error_line(tmp_path):
     result = invoke(["post", "--not-run", "--sha", HEAD, "--pr", "42"], GITHUB_REPOSITORY="o/r", GITHUB_TOKEN="t",
                     GATE_STAMP_KEY="short")
     assert result.exit_code == 2 and result.stderr.count("\n") == 1
-    assert result.stderr.startswith("gate: error: GATE_STAMP_KEY: expected at least 32 characters")
+    assert result.stderr.startswith("gate: error: GATE_STAMP_KEY:") and " 32 " in result.stderr  # names it and the bound

@@ -4,13 +4,15 @@ that the gate did not post, tried through the real PyGithub against the recordin
 K4 (the issue's sequence): a FAIL is accepted, the acceptance withdrawn (comment deleted or label removed), the
 report re-run FAILs again, then a writer's branch workflow re-posts the accepted check run (its external_id,
 title and summary) with conclusion success. The stamp's sequence ranks it below the newer FAIL: never counted,
-and named. docs/trust-model.md, "Check runs"."""
+and named. K (the overall check): an earlier green `ASR gate` re-posted after a red one ranks below it by the
+overall check's own sequence and is named at every later post. A commit status named `ASR gate` is named, never
+counted. docs/trust-model.md, "Check runs"."""
 from __future__ import annotations
 
 import pytest
 
 from gate.formats.config import load_suite
-from gate.publish import publication
+from gate.publish import posting, publication
 from gate.publish.posting import judge_uploaded, post_model, render_section
 from gate.publish.trust import Authority, BenchmarkRun, CheckStamp
 from tests.helpers.fake_github import STAMP_KEY
@@ -185,3 +187,53 @@ def test_each_judgement_of_a_model_on_a_head_gets_the_next_counter(fake, publish
     stamps = [CheckStamp.parse(r["external_id"]) for r in checks(fake, "ASR gate / qwen3")]
     assert [(s.sequence.counter, s.sequence.report_run, s.sequence.report_attempt) for s in stamps] == [
         (1, 700, 1), (2, 700, 2), (3, 700, 3)]
+
+
+def gate_overall_checks(fake, app="github-actions"):
+    """The overall checks the gate posted, oldest first (a branch workflow's copy comes from the same app, but
+    after them: the fake's ids only grow)."""
+    return [r for r in checks(fake, publication.CHECK_PREFIX) if r["app"]["slug"] == app
+            and (r.get("external_id") or "").startswith("asr-gate:overall:")]
+
+
+def test_k_an_earlier_green_overall_check_re_posted_after_a_red_one_is_never_counted_and_is_named(
+        fake, publisher, judged):
+    fake.add_pull(42, labels=("run-whisper-asr",))
+    assert post(publisher, judged, "whisper", KEYED, benchmark_run(fake), (800, 1)).posted  # PASS
+    green = gate_overall_checks(fake)[-1]
+    assert green["conclusion"] == "success"
+    fake.add_label(42, "run-qwen3-asr")
+    run = benchmark_run(fake)
+    assert post(publisher, judged, "qwen3", KEYED, run, (801, 1)).posted  # a new FAIL on the same head
+    assert gate_overall_checks(fake)[-1]["conclusion"] == "failure"
+    # A writer's branch workflow (the Actions token, as the gate's) re-posts the green overall check word for word.
+    copy = fake.add_check_as(HEAD, "ASR gate", "success", external_id=green["external_id"],
+                             title=green["output"]["title"], summary=green["output"]["summary"])
+    own = posting._read_own(publisher, HEAD, KEYED)
+    assert own.overall is not None and own.overall.run_id != copy  # the newest genuine one ranks first, not the copy
+    assert [(o.name, o.app, o.why) for o in own.others] == [("ASR gate", "github-actions", "superseded")]
+    assert post(publisher, judged, "qwen3", KEYED, run, (801, 2)).posted  # the gate's next post (a report re-run)
+    latest = gate_overall_checks(fake)[-1]
+    assert latest["id"] > copy and latest["conclusion"] == "failure"
+    counters = [CheckStamp.parse(r["external_id"]).sequence.counter for r in gate_overall_checks(fake) if r["id"] != copy]
+    assert counters == list(range(1, len(counters) + 1))
+    assert names(latest["output"]["summary"], "ASR gate", why="superseded")
+    assert names(sticky(fake), "ASR gate", why="superseded")
+    # Named at every later post, not only the first: it stays posted after a newer judgement.
+    assert [o.why for o in posting._read_own(publisher, HEAD, KEYED).others] == ["superseded"]
+
+
+@pytest.mark.parametrize("status", [None, "success"], ids=["no-status", "status"])
+def test_a_commit_status_named_asr_gate_is_named_and_never_counted(fake, publisher, judged, status):
+    fake.add_pull(42, labels=("run-qwen3-asr",))
+    if status is not None:  # a writer's branch workflow sets a commit status with the gate's required name
+        fake.add_status_as(HEAD, "ASR gate", status, creator="github-actions[bot]")
+    assert post(publisher, judged, "qwen3", KEYED, benchmark_run(fake)).posted
+    own = posting._read_own(publisher, HEAD, KEYED)
+    assert [(o.name, o.app, o.why) for o in own.others] == (
+        [("ASR gate", "github-actions[bot]", "status")] if status else [])
+    check = gate_overall_checks(fake)[-1]
+    assert check["conclusion"] == "failure"  # qwen3's FAIL, whatever the status says
+    named = [line for line in (check["output"]["summary"] + sticky(fake)).splitlines() if "a commit status" in line]
+    assert len(named) == (2 if status else 0)
+    assert all("github-actions" in line and "docs/github-app.md" in line for line in named)

@@ -9,6 +9,7 @@ from gate.publish.trust import (
     BenchmarkRun,
     CheckStamp,
     CheckState,
+    CommitStatus,
     HeadRun,
     JudgementSeq,
     PullInfo,
@@ -189,6 +190,38 @@ def test_without_a_key_or_app_no_stamp_counts_and_a_dedicated_app_counts_by_itse
     assert not own_checks([run], prefix="ASR gate / ", sha=HEAD, authority=app).states  # the Actions app: anyone's
     theirs = CheckState("ASR gate / qwen3", "success", "", "", 1, stamp, "asr-gate-bot")
     assert own_checks([theirs], prefix="ASR gate / ", sha=HEAD, authority=app).states
+
+
+def test_the_overall_check_ranks_by_its_sequence_and_a_re_post_stays_named_after_the_next_post():
+    def overall(counter, conclusion):
+        return KEYED.sign(CheckStamp("overall", "all", "1.1", 3, sequence=JudgementSeq(counter, 70, 1)), sha=HEAD,
+                          conclusion=conclusion).text()
+
+    green, red, next_red = overall(1, "success"), overall(2, "failure"), overall(3, "failure")
+    runs = [CheckState("ASR gate", "success", "", "", 1, green, "github-actions"),
+            CheckState("ASR gate", "failure", "", "", 2, red, "github-actions"),
+            CheckState("ASR gate", "success", "", "", 3, green, "github-actions")]  # the green one, re-posted
+    after = [*runs, CheckState("ASR gate", "failure", "", "", 4, next_red, "github-actions")]  # the gate's next post
+    for listed, newest, counter in ((runs, 2, 3), (after, 4, 4)):
+        own = own_checks(listed, prefix="ASR gate / ", sha=HEAD, authority=KEYED, overall="ASR gate")
+        assert own.overall is not None and own.overall.run_id == newest and own.next_overall_counter() == counter
+        assert not own.states and [o.why for o in own.others] == ["superseded"]  # the copy (run 3) only, each time
+    # Two models' report jobs (report runs 71 and 70) racing to the same counter: the gate's both, nothing named.
+    racing = KEYED.sign(CheckStamp("overall", "all", "2.1", 4, sequence=JudgementSeq(2, 71, 1)), sha=HEAD,
+                        conclusion="failure").text()
+    raced = [CheckState("ASR gate", "success", "", "", 1, green, "github-actions"),
+             CheckState("ASR gate", "failure", "", "", 2, racing, "github-actions"),
+             CheckState("ASR gate", "failure", "", "", 3, red, "github-actions")]  # counter 2 of report run 70, later
+    assert own_checks(raced, prefix="ASR gate / ", sha=HEAD, authority=KEYED, overall="ASR gate").others == ()
+
+
+def test_commit_statuses_under_a_gate_name_are_named_and_never_count():
+    statuses = [CommitStatus("asr GATE", "success", "dev", at(5)),  # GitHub compares contexts ignoring case
+                CommitStatus("ASR gate / qwen3", "success", "dev", at(6)),
+                CommitStatus("ci/lint", "success", "dev", at(7))]
+    own = own_checks([], prefix="ASR gate / ", sha=HEAD, authority=KEYED, overall="ASR gate", statuses=statuses)
+    assert not own.states and [(o.name, o.app, o.why) for o in own.others] == [
+        ("ASR gate / qwen3", "dev", "status"), ("asr GATE", "dev", "status")]
 
 
 def test_stamps_parse_and_refuse_a_malformed_tag():
