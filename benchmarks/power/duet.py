@@ -185,15 +185,18 @@ def judge_look(means: np.ndarray, rows: Rows, thresholds, first: bool) -> Look:
     return Look(result.verdict, fail, extend)
 
 
-def judge_plan(means: np.ndarray, rows: Rows, first: int, most: int) -> tuple[np.ndarray, np.ndarray]:
-    """(FAIL, sessions run) per A/B under `--sessions first,most`: one look at the one-look level where first ==
-    most (the runner records no looks then), else the first look after K₁ and the pooled one after K if extended."""
+def judge_plan(means: np.ndarray, rows: Rows, first: int, most: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(the model FAILs, TARGET's throughput row FAILs, sessions run) per A/B under `--sessions first,most`: one look
+    at the one-look level where first == most (the runner records no looks then), else the first look after K₁ and
+    the pooled one after K for a model the first look extends."""
+    target = int(np.flatnonzero(rows.target & rows.higher)[0])
     if first == most:
-        return judge_look(means[..., :first], rows, one_look_thresholds(True), first=False).fail, np.full(
-            means.shape[0], first)
+        one = judge_look(means[..., :first], rows, one_look_thresholds(True), first=False)
+        return one.fail, one.verdict[:, target] == rule.FAIL, np.full(means.shape[0], first)
     look1 = judge_look(means[..., :first], rows, looks.thresholds_for(looks.Look.FIRST), first=True)
     pooled = judge_look(means[..., :most], rows, looks.thresholds_for(looks.Look.POOLED), first=False)
-    return look1.fail | (look1.extend & pooled.fail), np.where(look1.extend, most, first)
+    final = np.where(look1.extend[:, None], pooled.verdict, look1.verdict)
+    return final.max(axis=-1) == rule.FAIL, final[:, target] == rule.FAIL, np.where(look1.extend, most, first)
 
 
 def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float, float]:
@@ -211,17 +214,21 @@ def cell(m: Machine, rows: Rows, pairs: int, first: int, most: int, prs: int, se
     noise = session_means(base, cand)
     shift = np.where(rows.target, np.where(rows.higher, 1.0, -1.0), 0.0)[None, :, None]
 
-    def judged(change: float) -> tuple[np.ndarray, np.ndarray]:
+    def judged(change: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         return judge_plan(noise + shift * math.log1p(change), rows, first, most)
 
-    noop, used = judged(0.0)
+    # power: the model FAILs (only TARGET's rows move). The changed throughput row alone (the matrix's
+    # target_thr_fail) is shown beside it: a first look that FAILs on the p95 row stops the model there.
+    noop, _, used = judged(0.0)
     power = {f"{c:.0%}": float(judged(c)[0].mean()) for c in CHANGES}
+    target = {f"{c:.0%}": float(judged(c)[1].mean()) for c in CHANGES}
     caught = next((float(c) for c in GRID if judged(-float(c))[0].mean() >= POWER), None)
     d = m.duet(pairs)
     p, lo, hi = wilson(int(noop.sum()), prs)
     return {"machine": m.label, "gpu": m.gpu, "reading": m.reading, "pairs": pairs, "sessions": [first, most], "prs": prs,
             "session_sd": d.session_sd, "session_s": d.session_cost_s,
-            "false_fail": p, "false_fail_low": lo, "false_fail_high": hi, "power": power, "caught_80": caught,
+            "false_fail": p, "false_fail_low": lo, "false_fail_high": hi, "power": power, "power_target_throughput": target,
+            "caught_80": caught,
             "sessions_mean": float(used.mean()), "gpu_minutes_mean": float(used.mean()) * d.session_cost_s / 60.0,
             "planner_detectable": duet_design.sessions_design(d, most).detectable}
 
