@@ -22,6 +22,7 @@ SIGMAS = (0.01, 0.02, 0.05, 0.10, 0.20)
 # start, so a run's σ is hypot(σ_start, σ_pass); the start's share of it is shared by the model's workloads (one
 # server start serves them all: an assumption, the study measured asr_en alone).
 NESTED = {"h200": (0.0246, 0.0256), "h100": (0.0136, 0.0157)}
+NESTED_CHANGES = (0.03, 0.05, 0.08)
 # Throughput changes judged per σ: the headline goals at σ 1%, and changes near the printed MDE elsewhere.
 POWER_CELLS = {0.01: (0.03, 0.04, 0.05), 0.02: (0.05, 0.08), 0.05: (0.10, 0.15, 0.20), 0.10: (0.25,), 0.20: (0.45,)}
 
@@ -89,6 +90,9 @@ def scenarios() -> tuple[Scenario, ...]:
         out.append(Scenario(f"m-noop-nested-{tag}", f"no-op, {nested.name}", nested, "two-look"))
         out.append(Scenario(f"m-thr-10-nested-{tag}", f"throughput −10%, {nested.name}", nested, "two-look",
                             throughput_change=-0.10))
+        # Issue 53: today's design at the changes the duet's cells are judged at (benchmarks/power/duet.py)
+        out += [Scenario(f"m-thr-{round(c * 100)}-nested-{tag}", f"throughput −{c:.0%}, {nested.name}", nested,
+                         "two-look", throughput_change=-c) for c in NESTED_CHANGES]
     # Issue 39: two trees the runbook wrote by hand (3 + 3 runs, no calibration, no run log), judged by `gate compare`
     # alone; accuracy churn is measured in each side's own runs. Clean and hostile churn, σ 1% and 2%.
     for sigma in (0.01, 0.02):

@@ -85,6 +85,34 @@ class SessionFacts:
     sessions: int
     session_sd: float  # SD of a session's mean difference
     block_sd: float  # SD of a pair's difference about its session's mean (pooled); NaN with one pair a session
+    means: tuple[float, ...]  # each session's mean difference, in session order
+
+
+@dataclass(frozen=True)
+class SessionTest:
+    """The session test over B comparisons at once (arrays of the leading shape; df one number)."""
+
+    difference: np.ndarray  # mean over the sessions of their mean ln c − ln b
+    se: np.ndarray  # SD of the sessions' means / √K
+    sd: np.ndarray
+    worse: np.ndarray  # the difference signed so that > 0 is worse for the metric
+    p: np.ndarray  # one-sided t on K − 1 df that the candidate is worse
+    df: int
+
+
+def session_test(means: np.ndarray, higher_is_better: bool | np.ndarray) -> SessionTest:
+    """The duet's test on the sessions' mean paired log-differences, sessions on the last axis. The judge calls it with
+    one comparison (judge_duet_speed); the power benchmark (benchmarks/power/duet.py) with thousands, so the two are
+    one rule. `higher_is_better` broadcasts against the leading shape (a row's metric direction)."""
+    m = np.asarray(means, dtype=float)
+    k = m.shape[-1]
+    difference = m.mean(axis=-1)
+    sd = m.std(axis=-1, ddof=1)
+    se = sd / math.sqrt(k)
+    worse = np.where(higher_is_better, -difference, difference)
+    with np.errstate(all="ignore"):
+        p = np.where(se > 0, stats.t.sf(worse / se, k - 1), np.where(worse > 0, 0.0, 1.0))
+    return SessionTest(difference=difference, se=se, sd=sd, worse=worse, p=p, df=k - 1)
 
 
 def session_facts(base: WorkloadSide, cand: WorkloadSide, metric: str,
@@ -104,10 +132,10 @@ def session_facts(base: WorkloadSide, cand: WorkloadSide, metric: str,
             within_df += d.size - 1
     if len(means) < 2:
         return None
-    k = len(means)
-    sd = float(np.std(means, ddof=1))
-    return SessionFacts(difference=float(np.mean(means)), se=sd / math.sqrt(k), df=k - 1, sessions=k, session_sd=sd,
-                        block_sd=math.sqrt(within / within_df) if within_df else math.nan)
+    found = session_test(np.array(means), True)
+    return SessionFacts(difference=float(found.difference), se=float(found.se), df=found.df, sessions=len(means),
+                        session_sd=float(found.sd), block_sd=math.sqrt(within / within_df) if within_df else math.nan,
+                        means=tuple(means))
 
 
 def judge_duet_speed(row: Draft, metric: MetricSpec, facts: SessionFacts | None) -> None:
@@ -117,10 +145,8 @@ def judge_duet_speed(row: Draft, metric: MetricSpec, facts: SessionFacts | None)
         row.verdict = Verdict.INCOMPLETE
         row.method = "not tested: fewer than 2 duet sessions with a complete block pair"
         return
-    higher = metric.higher_is_better
-    worse = -facts.difference if higher else facts.difference
-    with np.errstate(all="ignore"):
-        p = float(stats.t.sf(worse / facts.se, facts.df)) if facts.se > 0 else (0.0 if worse > 0 else 1.0)
+    found = session_test(np.array(facts.means), metric.higher_is_better)  # the one session test, B = 1
+    worse, p = float(found.worse), float(found.p)
     half = float(stats.t.ppf(0.975, facts.df)) * facts.se
     row.floor_rel = metric.floor_rel or 0.0
     row.basis = Basis.CALIBRATED
