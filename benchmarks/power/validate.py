@@ -3,8 +3,8 @@
 For each validated PR the simulated numbers become `Side`s (per-run metric values and per-utterance error
 arrays, as a result tree gives them), the A/A calibration goes through `gate.judging.calibration.calibration_from_pairs`
 (the code `gate baseline calibrate` runs), and each model is compared on its own, as CI does: first look
-with `looks.thresholds_for(Look.FIRST)` and `looks.decide`, then, for extended models, the pooled 6+6 with
-`Look.POOLED` and `looks.decide_pooled`; a cross-job scenario is one compare at the family α against a
+with `looks.thresholds_for(Look.FIRST)` and `look_rule.decide`, then, for extended models, the pooled 6+6 with
+`Look.POOLED` and `look_rule.decide_pooled`; a cross-job scenario is one compare at the family α against a
 baseline-kind side. Every gated row's verdict is compared with the simulator's; any difference is counted
 and listed.
 """
@@ -14,6 +14,7 @@ import numpy as np
 
 from gate.formats.config import load_suite
 from gate.formats.report import CalibrationCheck
+from gate.judging import look_rule
 from gate.judging.calibration import calibration_from_pairs
 from gate.judging.compare import compare
 from gate.judging.judge import one_look_thresholds
@@ -102,7 +103,7 @@ def _judge_one(suite, chunk, outcome, test_sets, pr: int, model: str, scenario):
                     cross_job=False, calibration_check=check)
     rows, mismatches = _diff(first, outcome.rows_first, pr)
     looked = 1
-    action = looks.decide(first, model).action
+    action = look_rule.decide(first, model).action
     extended = bool(outcome.extended[pr, MODELS.index(model)])
     if (action == "extend") != extended:
         mismatches.append(f"{model}: decide() says {action}, the simulator {'extended' if extended else 'did not'}")
@@ -112,7 +113,7 @@ def _judge_one(suite, chunk, outcome, test_sets, pr: int, model: str, scenario):
                          thresholds=looks.thresholds_for(looks.Look.POOLED), cross_job=False, calibration_check=check)
         more, mism = _diff(pooled, outcome.rows_pooled, pr)
         rows, mismatches, looked = rows + more, mismatches + mism, 2
-        looks.decide_pooled(pooled, model)
+        look_rule.decide_pooled(pooled, model)
     return rows, mismatches, looked
 
 
