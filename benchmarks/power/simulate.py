@@ -8,7 +8,7 @@ are the gate's: the verdicts `gate.judging.rule.family`, the first look's fail /
 `gate.judging.rule.extension` (the runner's, through gate.judging.look_rule.decide), the run each arm re-measures
 `gate.stats.slowmode.deepest_slow_start` and `gate.stats.outliers.run_to_remeasure` (the runner's, through
 gate.judging.outliers). benchmarks/power/validate.py checks the adapter: the same PRs through
-`gate.judging.compare.compare` and `decide`.
+`gate.judging.compare.compare`, `decide` and the runner's re-measure functions.
 
 Two designs:
 - two-look: an interleaved A/B in one job. First look 3+3 runs at Holm α₁; models the extension rule extends get
@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
+from gate.formats.noise_model import MIN_CALIBRATION_DF
 from gate.formats.report import COMOVING_SUFFIX
 from gate.judging import few_sessions, rule
 from gate.stats import looks
@@ -382,11 +383,11 @@ def judge(chunk: Chunk, test_sets: dict[str, TestSet], rules: Rules) -> Outcome:
                        rows_pooled={}, few_sessions_fail=_few_fired(qu))
 
     # First look: slots 0-2, a flagged run re-measured once per arm (slot 6 replaces it).
+    flag = _runner_sigma(chunk, batch)
     slots1, spare_used = {}, {}
     for m in MODELS:
         start = np.tile(np.arange(RUNS), (batch, 2, 1))
-        slots1[m], spare_used[m] = _remeasure(chunk, by_model[m], _flag_sigma(chunk, by_model, noises, start, m), start,
-                                              np.zeros((batch, 2), bool))
+        slots1[m], spare_used[m] = _remeasure(chunk, by_model[m], flag, start, np.zeros((batch, 2), bool))
     used1 = {k: v for m in MODELS for k, v in _in_job(chunk, by_model, noises, slots1, m).items()}
     sp1 = _speed_look(chunk, rows, used1, slots1, rules, cross_job=False, alpha=rules.first_alpha, calibrations=in_job_cal,
                       bonferroni=True)
@@ -412,7 +413,7 @@ def judge(chunk: Chunk, test_sets: dict[str, TestSet], rules: Rules) -> Outcome:
     slots2 = {}
     for m in MODELS:
         more = np.concatenate([slots1[m], np.tile(np.arange(RUNS, 2 * RUNS), (batch, 2, 1))], axis=2)
-        slots2[m], _ = _remeasure(chunk, by_model[m], _flag_sigma(chunk, by_model, noises, more, m), more, spare_used[m])
+        slots2[m], _ = _remeasure(chunk, by_model[m], flag, more, spare_used[m])
     ext_rows = np.stack([extend[:, MODELS.index(r[1])] for r in rows], axis=1)
     ext_q = np.stack([extend[:, MODELS.index(r[1])] for r in qrows], axis=1)
     used2 = {k: v for m in MODELS for k, v in _in_job(chunk, by_model, noises, slots2, m).items()}
@@ -507,12 +508,22 @@ def _across_jobs(chunk: Chunk, by_model: dict, calibrations: dict, slots: dict) 
     return out
 
 
-def _flag_sigma(chunk: Chunk, by_model: dict, noises: dict, slots: np.ndarray, model: str) -> dict:
-    """(workload, metric) -> (B,) the σ the outlier rule judges a run against: the model's in-job σ at these slots."""
-    inner = _in_job(chunk, by_model, noises, {model: slots}, model)
-    return {(wid, metric): np.broadcast_to(flag_sigma(inner[(model, metric)].sigma, inner[(model, metric)].sigma_df),
-                                           slots.shape[:1])
-            for wid in by_model[model] for metric in SPEED_ROWS}
+def _runner_sigma(chunk: Chunk, batch: int) -> dict:
+    """(workload, metric) -> (B,) the σ the runner's outlier rule judges a run against: the workload's own A/A
+    calibration, unless known stale (gate.judging.outliers.calibration_sigma, as `gate run` loads it); 0 where none
+    is usable (the rule's 3% alone)."""
+    out = {}
+    for w in WORKLOADS:
+        for metric in SPEED_ROWS:
+            known_stale = chunk.noise is not None and chunk.noise.stale_known
+            cal = None if known_stale else speed_calibration(chunk.cal_speed, [w.workload_id], metric,
+                                                            chunk.cross_job_calibration, chunk.cal_nights)
+            sigma = np.zeros(batch)
+            if cal is not None:  # Calibration.usable
+                usable = (np.asarray(cal.sigma_df) >= MIN_CALIBRATION_DF) & np.isfinite(cal.sigma)
+                sigma = np.where(usable, flag_sigma(cal.sigma, cal.sigma_df), 0.0)
+            out[(w.workload_id, metric)] = np.broadcast_to(sigma, (batch,))
+    return out
 
 
 def _remeasure(chunk: Chunk, workloads: list[str], flag: dict, slots: np.ndarray,
