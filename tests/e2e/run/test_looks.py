@@ -298,7 +298,7 @@ def test_a_row_the_looks_could_not_judge_is_undecided_never_a_pass():
     as "pass — no gated row near a regression" at the first look, nor at the pooled one."""
     from types import SimpleNamespace
 
-    from gate.stats import looks as rule
+    from gate.judging import look_rule as rule
 
     def row(verdict, metric):
         return SimpleNamespace(model="qwen3", workload="qwen3/asr_en", metric=metric, verdict=verdict, family=None,
