@@ -1,16 +1,19 @@
-"""Vectorised simulation of whole PRs judged by gate/stats's rules (the functions `compare` calls).
+"""Vectorised simulation of whole PRs judged by the gate's own rules (the functions `compare` and the runner call).
 
-One chunk = B simulated PRs of one scenario, all ten workloads. Everything the verdict needs is built
-as arrays, and the verdict comes from the gate's own batched functions: `gate.stats.speed.shift_test`,
-`gate.judging.rule.family` (the judge's family rule), `gate.stats.overdispersion`, `gate.stats.quality.sign_flip_p_batch`.
-What is re-implemented here, and checked against `gate.judging.compare.compare` by benchmarks/power/validate.py,
-is only the plumbing: pooling calibrations over a model's workloads, the family membership, the floors,
-the two-look plan of `gate run` (decide / extend / decide_pooled) and the re-measure of a wild run.
+One chunk = B simulated PRs of one scenario, all ten workloads. What is here is the noise drawer (`draw_chunk`)
+and the facts adapter: everything the verdict needs built as arrays with the gate's batched functions
+(`gate.stats.speed.shift_test`, `gate.stats.overdispersion`, `gate.stats.quality.sign_flip_p_batch`): pooling
+calibrations over a model's workloads, the family membership, the floors, blind and unstable rows. The decisions
+are the gate's: the verdicts `gate.judging.rule.family`, the first look's fail / extend / pass
+`gate.judging.rule.extension` (the runner's, through gate.judging.look_rule.decide), the run each arm re-measures
+`gate.stats.slowmode.deepest_slow_start` and `gate.stats.outliers.run_to_remeasure` (the runner's, through
+gate.judging.outliers). benchmarks/power/validate.py checks the adapter: the same PRs through
+`gate.judging.compare.compare`, `decide` and the runner's re-measure functions.
 
 Two designs:
-- two-look: an interleaved A/B in one job. First look 3+3 runs at Holm α₁; models with a gated row at
-  BH q <= the family's extension level and at least half its floor get 3+3 more runs; the pooled 6+6 decides at Holm α₂. A run
-  flagged by the outlier rule is re-measured once per arm (the runner's job); compare sets aside the rest.
+- two-look: an interleaved A/B in one job. First look 3+3 runs at Holm α₁; models the extension rule extends get
+  3+3 more runs; the pooled 6+6 decides at Holm α₂. A run flagged by the outlier rule is re-measured once per arm
+  (the runner's job); compare sets aside the rest.
 - cross-job: 3 candidate runs against a stored 3-run baseline from another job, one decision at the family α;
   a speed row WARNs at most there (gate.judging.speed_rows.speed_blockers).
 - runbook (issue 39): two trees the runbook wrote by hand, 3 + 3 runs of one job (it alternates the commits), one
@@ -24,13 +27,13 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
+from gate.formats.noise_model import MIN_CALIBRATION_DF
 from gate.formats.report import COMOVING_SUFFIX
 from gate.judging import few_sessions, rule
 from gate.stats import looks
 from gate.stats.decision import FAIL, WARN, weighted
 from gate.stats.drift import arm_positions, interleave_positions
-from gate.stats.multiplicity import bh_array
-from gate.stats.outliers import flag_runs, flag_sigma
+from gate.stats.outliers import flag_sigma, run_to_remeasure
 from gate.stats.overdispersion import (
     OWN_MIN_DF,
     RUN_LEVEL_P,
@@ -44,8 +47,8 @@ from gate.stats.overdispersion import (
     widened_p_arrays,
 )
 from gate.stats.quality import catastrophic_masks, sign_flip_p_batch
+from gate.stats.slowmode import deepest_slow_start, fast_mode, find_slow_starts, remeasure_depth, steady_given, whole_model_slower
 from gate.stats.slowmode import fail_blocker as slowmode_blocker
-from gate.stats.slowmode import fast_mode, find_slow_starts, remeasure_depth, steady_given, whole_model_slower
 from gate.stats.speed import (
     ADVISED_PAIRS,
     POWER,
@@ -380,11 +383,11 @@ def judge(chunk: Chunk, test_sets: dict[str, TestSet], rules: Rules) -> Outcome:
                        rows_pooled={}, few_sessions_fail=_few_fired(qu))
 
     # First look: slots 0-2, a flagged run re-measured once per arm (slot 6 replaces it).
+    flag = _runner_sigma(chunk, batch)
     slots1, spare_used = {}, {}
     for m in MODELS:
         start = np.tile(np.arange(RUNS), (batch, 2, 1))
-        slots1[m], spare_used[m] = _remeasure(chunk, by_model[m], _in_job(chunk, by_model, noises, {m: start}, m), m,
-                                              start, np.zeros((batch, 2), bool))
+        slots1[m], spare_used[m] = _remeasure(chunk, by_model[m], flag, start, np.zeros((batch, 2), bool))
     used1 = {k: v for m in MODELS for k, v in _in_job(chunk, by_model, noises, slots1, m).items()}
     sp1 = _speed_look(chunk, rows, used1, slots1, rules, cross_job=False, alpha=rules.first_alpha, calibrations=in_job_cal,
                       bonferroni=True)
@@ -397,22 +400,20 @@ def judge(chunk: Chunk, test_sets: dict[str, TestSet], rules: Rules) -> Outcome:
         si = [i for i, r in enumerate(rows) if r[1] == m]
         qi = [i for i, r in enumerate(qrows) if r[1] == m]
         fail1[:, k] = (vs1[:, si] == FAIL).any(1) | (vq1[:, qi] == FAIL).any(1)
-        # Benjamini-Hochberg within each family of the model (looks.decide): a row near its floor with q at
-        # most its family's extension level extends the model.
-        q_speed, q_quality = bh_array(sp1["p"][:, si]), bh_array(weighted(qu1["p"][:, qi], qu1["weight"][:, qi]))
-        near = ((np.nan_to_num(q_speed, nan=1.0) <= rules.extend_q_speed) & sp1["half"][:, si]).any(1) | \
-               ((np.nan_to_num(q_quality, nan=1.0) <= rules.extend_q_quality) & qu1["half"][:, qi]).any(1)
-        # looks.decide: a model blind at the first look (an MDE above twice a gated row's floor) extends too
-        near |= _blind(sp1, rules.first_alpha, si).any(1) | _blind(qu1, rules.first_alpha, qi).any(1)
-        near |= sp1["unstable"][:, si].any(1)  # looks.decide: an unstable row extends its model
-        extend[:, k] = ~fail1[:, k] & near
+        # the model's first-look facts as its report holds them (raw p: the report keeps no weights), to the
+        # runner's own rule (gate.judging.look_rule.decide calls it too)
+        found = rule.extension(np.concatenate([sp1["p"][:, si], qu1["p"][:, qi]], 1),
+                               np.concatenate([sp1["half"][:, si], qu1["half"][:, qi]], 1),
+                               np.concatenate([_blind(sp1, rules.first_alpha, si), _blind(qu1, rules.first_alpha, qi)], 1),
+                               np.concatenate([sp1["unstable"][:, si], np.zeros((batch, len(qi)), bool)], 1),
+                               fail1[:, k], family=["speed"] * len(si) + ["quality"] * len(qi))
+        extend[:, k] = found.action == rule.LOOK_EXTEND
 
     # Pooled look for the extended models: slots 3-5 added, then at most one re-measure per arm in all.
     slots2 = {}
     for m in MODELS:
         more = np.concatenate([slots1[m], np.tile(np.arange(RUNS, 2 * RUNS), (batch, 2, 1))], axis=2)
-        slots2[m], _ = _remeasure(chunk, by_model[m], _in_job(chunk, by_model, noises, {m: more}, m), m, more,
-                                  spare_used[m])
+        slots2[m], _ = _remeasure(chunk, by_model[m], flag, more, spare_used[m])
     ext_rows = np.stack([extend[:, MODELS.index(r[1])] for r in rows], axis=1)
     ext_q = np.stack([extend[:, MODELS.index(r[1])] for r in qrows], axis=1)
     used2 = {k: v for m in MODELS for k, v in _in_job(chunk, by_model, noises, slots2, m).items()}
@@ -507,37 +508,41 @@ def _across_jobs(chunk: Chunk, by_model: dict, calibrations: dict, slots: dict) 
     return out
 
 
-def _remeasure(chunk: Chunk, workloads: list[str], noises: dict, model: str, slots: np.ndarray,
-               used: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """gate run's re-measures (gate.runner.twolooks), once per arm over the whole plan, both arms alike: the spare
-    slot takes the place of (1) the arm's deepest slow-mode start at the look's end (every workload's throughput
-    worse than the other arm's median: gate.stats.slowmode.remeasure_depth), else (2) the first run the outlier
-    rule flags on any gated speed metric of any of the model's workloads (gate.judging.outliers.find_outlier),
-    unless a run of the arm is flagged WORSE in some of the model's workloads only: that run stays and the arm is
-    not re-measured (the row is then unstable, WARN at least: an intermittent regression must not be re-measured
-    away). The runner checks (2) after every scored run, the simulator at the look's end."""
-    flagged = np.zeros(slots.shape, bool)
-    worse_in = []  # per workload: runs flagged worse on one of its gated speed metrics
-    for wid in workloads:
-        worse = np.zeros(slots.shape, bool)
+def _runner_sigma(chunk: Chunk, batch: int) -> dict:
+    """(workload, metric) -> (B,) the σ the runner's outlier rule judges a run against: the workload's own A/A
+    calibration, unless known stale (gate.judging.outliers.calibration_sigma, as `gate run` loads it); 0 where none
+    is usable (the rule's 3% alone)."""
+    out = {}
+    for w in WORKLOADS:
         for metric in SPEED_ROWS:
-            y = np.take_along_axis(chunk.speed[wid][metric], slots, axis=2)
-            noise = noises[(model, metric)]
-            flags = flag_runs(y, flag_sigma(noise.sigma, noise.sigma_df)[:, None])
-            flagged |= flags
-            slower = y < np.median(y, axis=-1, keepdims=True) if metric == "throughput" else \
-                y > np.median(y, axis=-1, keepdims=True)
-            worse |= flags & slower
-        worse_in.append(worse)
-    whole = np.logical_and.reduce(worse_in)  # worse in every workload: a slow start, re-measured like any other
-    stays = np.logical_or.reduce(worse_in) & ~whole
-    plain = flagged & ~stays
+            known_stale = chunk.noise is not None and chunk.noise.stale_known
+            cal = None if known_stale else speed_calibration(chunk.cal_speed, [w.workload_id], metric,
+                                                            chunk.cross_job_calibration, chunk.cal_nights)
+            sigma = np.zeros(batch)
+            if cal is not None:  # Calibration.usable
+                usable = (np.asarray(cal.sigma_df) >= MIN_CALIBRATION_DF) & np.isfinite(cal.sigma)
+                sigma = np.where(usable, flag_sigma(cal.sigma, cal.sigma_df), 0.0)
+            out[(w.workload_id, metric)] = np.broadcast_to(sigma, (batch,))
+    return out
+
+
+def _remeasure(chunk: Chunk, workloads: list[str], flag: dict, slots: np.ndarray,
+               used: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """gate run's re-measures (gate.runner.twolooks), once per arm over the whole plan, both arms alike, chosen by the
+    runner's own functions at the look's end, in the order the runner asks them there: the arm's deepest slow-mode
+    start (gate.stats.slowmode.deepest_slow_start), else the run the outlier rule picks on the gated speed metrics of
+    the model's workloads (gate.stats.outliers.run_to_remeasure; none while a run worse in some workloads only
+    stays). The runner asks the outlier rule after every scored run too, the simulator at the look's end only."""
+    rows = [(wid, metric) for wid in workloads for metric in SPEED_ROWS]
+    y = np.stack([np.take_along_axis(chunk.speed[wid][metric], slots, axis=2) for wid, metric in rows], axis=2)
+    sigma = np.stack([flag[row] for row in rows], axis=1)[:, None, :]
+    outlier = run_to_remeasure(y, sigma, np.array([metric == "throughput" for _, metric in rows]),
+                               np.array([wid for wid, _ in rows]))[0]  # (B, 2)
     arms = np.concatenate([np.take_along_axis(chunk.speed[wid]["throughput"], slots, axis=2) for wid in workloads],
                           axis=1)
-    depth = remeasure_depth(arms, arm_positions(arms.shape[1], arms.shape[2]), higher_is_better=True)
-    slow = np.isfinite(depth)
-    redo = (slow.any(-1) | (plain.any(-1) & ~stays.any(-1))) & ~used
-    first = np.where(slow.any(-1), np.argmax(np.where(slow, depth, -np.inf), axis=-1), plain.argmax(-1))
+    slow = deepest_slow_start(remeasure_depth(arms, arm_positions(arms.shape[1], arms.shape[2]), higher_is_better=True))
+    first = np.where(slow >= 0, slow, outlier)
+    redo = (first >= 0) & ~used
     slots = slots.copy()
     b, a = np.nonzero(redo)
     slots[b, a, first[b, a]] = 2 * RUNS

@@ -3,10 +3,12 @@
 For each validated PR the simulated numbers become `Side`s (per-run metric values and per-utterance error
 arrays, as a result tree gives them), the A/A calibration goes through `gate.judging.calibration.calibration_from_pairs`
 (the code `gate baseline calibrate` runs), and each model is compared on its own, as CI does: first look
-with `looks.thresholds_for(Look.FIRST)` and `looks.decide`, then, for extended models, the pooled 6+6 with
-`Look.POOLED` and `looks.decide_pooled`; a cross-job scenario is one compare at the family α against a
-baseline-kind side. Every gated row's verdict is compared with the simulator's; any difference is counted
-and listed.
+with `looks.thresholds_for(Look.FIRST)` and `look_rule.decide`, then, for extended models, the pooled 6+6 with
+`Look.POOLED` and `look_rule.decide_pooled`; a cross-job scenario is one compare at the family α against a
+baseline-kind side. Every gated row's verdict is compared with the simulator's, and so is each look's re-measure:
+the run the runner's own functions pick at the look's end (gate.judging.outliers.slow_starts_to_remeasure, then
+find_outlier against the calibration's σ, as `gate run` loads it) against the slot the simulator re-measured. Any
+difference is counted and listed.
 """
 from __future__ import annotations
 
@@ -14,9 +16,11 @@ import numpy as np
 
 from gate.formats.config import load_suite
 from gate.formats.report import CalibrationCheck
+from gate.judging import look_rule
 from gate.judging.calibration import calibration_from_pairs
 from gate.judging.compare import compare
 from gate.judging.judge import one_look_thresholds
+from gate.judging.outliers import calibration_sigma, find_outlier, slow_starts_to_remeasure, speed_directions
 from gate.reading.comparability import Fingerprint
 from gate.reading.side import MeasureSamples, Side, WorkloadSide
 from gate.stats import looks
@@ -54,7 +58,7 @@ _CODES = {"pass": 0, "warn": 1, "fail": 2}
 def check(keys, n: int, seed: int, rules: simulate.Rules) -> dict:
     suite = load_suite()
     test_sets = draw_test_sets(seed)
-    out = {"prs": 0, "rows": 0, "mismatches": [], "scenarios": [], "looks": 0}
+    out = {"prs": 0, "rows": 0, "mismatches": [], "scenarios": [], "looks": 0, "arm_looks": 0, "remeasured": 0}
     for scenario in committed_scenarios() + matrix_scenarios():
         if scenario.key not in keys or scenario.key not in VALIDATED:
             continue
@@ -68,6 +72,9 @@ def check(keys, n: int, seed: int, rules: simulate.Rules) -> dict:
                 rows, mismatches, looked = _judge_one(suite, chunk, outcome, test_sets, pr, model, scenario)
                 out["rows"] += rows
                 out["looks"] += looked
+                if "pooled" in outcome.slots:  # two looks: each arm's re-measure checked at both (_remeasures)
+                    out["arm_looks"] += 4
+                    out["remeasured"] += int((outcome.slots["pooled"][model][pr] == 2 * simulate.RUNS).any(-1).sum())
                 out["mismatches"] += [f"{scenario.key} PR {pr}: {m}" for m in mismatches]
     return out
 
@@ -76,7 +83,8 @@ def describe(result: dict) -> str:
     shown = "".join(f"\n- {m}" for m in result["mismatches"][:10])
     return (f"Validation against gate.judging.compare.compare: {result['prs']} shared simulated PRs "
             f"({', '.join(result['scenarios'])}), {result['looks']} per-model compares, {result['rows']} gated row "
-            f"verdicts; {len(result['mismatches'])} differ.{shown}")
+            f"verdicts, the runner's re-measure choice at {result['arm_looks']} arm looks "
+            f"({result['remeasured']} arms re-measured); {len(result['mismatches'])} differ.{shown}")
 
 
 def _judge_one(suite, chunk, outcome, test_sets, pr: int, model: str, scenario):
@@ -101,8 +109,9 @@ def _judge_one(suite, chunk, outcome, test_sets, pr: int, model: str, scenario):
                     models=(model,), calibration=calibration, thresholds=looks.thresholds_for(looks.Look.FIRST),
                     cross_job=False, calibration_check=check)
     rows, mismatches = _diff(first, outcome.rows_first, pr)
+    mismatches += _remeasures(suite, chunk, outcome, pr, model, workloads, None if check else calibration)
     looked = 1
-    action = looks.decide(first, model).action
+    action = look_rule.decide(first, model).action
     extended = bool(outcome.extended[pr, MODELS.index(model)])
     if (action == "extend") != extended:
         mismatches.append(f"{model}: decide() says {action}, the simulator {'extended' if extended else 'did not'}")
@@ -112,8 +121,46 @@ def _judge_one(suite, chunk, outcome, test_sets, pr: int, model: str, scenario):
                          thresholds=looks.thresholds_for(looks.Look.POOLED), cross_job=False, calibration_check=check)
         more, mism = _diff(pooled, outcome.rows_pooled, pr)
         rows, mismatches, looked = rows + more, mismatches + mism, 2
-        looks.decide_pooled(pooled, model)
+        look_rule.decide_pooled(pooled, model)
     return rows, mismatches, looked
+
+
+def _remeasures(suite, chunk, outcome, pr: int, model: str, workloads, calibration: dict | None) -> list[str]:
+    """Each look's re-measure by the runner's own functions, at the look's end in the runner's order there (its slow
+    starts, then the outlier rule, once per arm), against the slot the simulator re-measured (slot 2·RUNS)."""
+    out = []
+    sigma, directions = calibration_sigma(calibration or None), speed_directions(suite, model)
+    spare = 2 * simulate.RUNS
+    before = np.tile(np.arange(simulate.RUNS), (2, 1))
+    done = np.zeros(2, bool)
+    for look, after in (("first", outcome.slots["first"][model][pr]), ("pooled", outcome.slots["pooled"][model][pr])):
+        if look == "pooled":
+            before = np.concatenate([outcome.slots["first"][model][pr], np.tile(np.arange(simulate.RUNS, spare), (2, 1))], 1)
+        arms = {side: {f"run{i + 1}": _speed_run(chunk, pr, arm, slot, workloads) for i, slot in enumerate(before[arm])}
+                for arm, side in enumerate(("base", "candidate"))}
+        slow = slow_starts_to_remeasure(arms, suite, model)
+        for arm, side in enumerate(("base", "candidate")):
+            found = slow[side] if side in slow else find_outlier(arms[side], sigma, directions)
+            want = before[arm].copy()
+            if found is not None and not done[arm]:
+                want[int(found.run[3:]) - 1] = spare
+            done[arm] |= (want == spare).any()
+            if not np.array_equal(want, after[arm]):
+                out.append(f"{model} {side} {look} look: the runner re-measures slots {want.tolist()}, the simulator "
+                           f"{after[arm].tolist()}")
+    return out
+
+
+def _speed_run(chunk, pr: int, arm: int, slot: int, workloads) -> dict:
+    """One run's speed values as gate.judging.outliers.speed_values reads them from a tree (_side's metrics)."""
+    out = {}
+    for truth in workloads:
+        speed = chunk.speed[truth.workload_id]
+        p95 = float(np.exp(speed["latency_p95_s"][pr, arm, slot]))
+        out[(truth.workload_id, truth.throughput_metric)] = float(np.exp(speed["throughput"][pr, arm, slot]))
+        for metric in ("latency_p95_s", "latency_mean_s", "rtf_mean"):
+            out[(truth.workload_id, metric)] = p95
+    return out
 
 
 def _diff(report, expected: dict, pr: int) -> tuple[int, list[str]]:

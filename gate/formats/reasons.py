@@ -1,5 +1,6 @@
-"""Why a row got its verdict, as codes (issue 49): set where the rule decides (gate.judging), kept on the report's
-Row, and put into words once, in gate.render.reasons. Nothing reads a note's text to learn any of this."""
+"""Why a row got its verdict, and why a first look extended a model, as codes (issue 49): set where the rule
+decides (gate.judging), kept on the report's Row, and put into words once, in gate.render.reasons. Nothing reads a
+note's text to learn any of this."""
 from __future__ import annotations
 
 from enum import StrEnum
@@ -43,3 +44,11 @@ class WarnCause(StrEnum):
     UNSTABLE = "unstable"  # the candidate's runs are unstable: WARN at least
     NEW_CATASTROPHIC = "new_catastrophic"  # a newly catastrophic utterance: WARN at least
     OVER_FLOOR = "over_floor"  # no noise estimate: the ratio of means reaches the floor
+
+
+class ExtendCause(StrEnum):
+    """Why `gate run`'s first look extends a model with 3+3 more runs (gate.judging.rule.extension), per row."""
+
+    NEAR_FLOOR = "near_floor"  # BH q within its family at most looks.EXTEND_Q, with half the floor
+    BLIND = "blind"  # the first look could not have seen a change of twice the floor
+    UNSTABLE = "unstable"  # a candidate run set aside as worse: more runs tell a wild run from an intermittent one

@@ -35,7 +35,7 @@ from gate.formats import abplan, runlog
 from gate.formats.config import Suite
 from gate.formats.errors import InputError
 from gate.formats.report import MAX_TEXT, CalibrationCheck, LookAction, LookName, LookOutcome, LooksFinal, ModelLooks, Report, clip
-from gate.judging import duet
+from gate.judging import duet, look_rule
 from gate.judging.compare import compare
 from gate.reading import comparability
 from gate.reading.copies import refuse_copies, side_hashes
@@ -78,7 +78,7 @@ class FirstLook:
     """The first look at one model, recomputed from run1..run3 of each tree, and the runs it asks for."""
 
     model: str
-    decision: rule.LookDecision
+    decision: look_rule.LookDecision
     expected: tuple[str, ...]  # the scored runs each side must hold ("run1", ...)
     found: tuple[tuple[str, ...], tuple[str, ...]]  # the scored runs base and candidate hold for the model
     not_extended: str | None  # an "extend" the --max-runs budget did not allow
@@ -140,7 +140,7 @@ def one_look_thresholds(one_job: bool) -> Any:
     return replace(found, alpha=rule.TWO_LOOKS_ALPHA) if one_job else found
 
 
-def decide_look(request: Request, model: str, look: rule.Look) -> rule.LookDecision:
+def decide_look(request: Request, model: str, look: rule.Look) -> look_rule.LookDecision:
     """The runner's decision at a look (FIRST: pass, fail or extend; POOLED: pass or fail), on the trees as
     they are on disk now: the same judgement the recompute makes of the finished trees."""
     base, cand = read_side(request.base, request), read_side(request.candidate, request)
@@ -150,9 +150,9 @@ def decide_look(request: Request, model: str, look: rule.Look) -> rule.LookDecis
         report = compare(base, cand, request.suite, models=(model,), allow_diff=request.allow_diff, seed=request.seed,
                          thresholds=rule.thresholds_for(look), calibration=calibration, cross_job=False,
                          calibration_check=check, duet=layout)
-        return rule.decide(report, model) if look is rule.Look.FIRST else rule.decide_pooled(report, model)
+        return look_rule.decide(report, model) if look is rule.Look.FIRST else look_rule.decide_pooled(report, model)
     report = _report(request, base, cand, (model,), look, calibration, check)
-    return rule.decide(report, model) if look is rule.Look.FIRST else rule.decide_pooled(report, model)
+    return look_rule.decide(report, model) if look is rule.Look.FIRST else look_rule.decide_pooled(report, model)
 
 
 def first_look(request: Request, model: str) -> FirstLook:
@@ -212,12 +212,12 @@ def _duet_report(request: Request, base: Side, cand: Side, model: str, layout: d
             base, cand, request.suite, models=(model,), allow_diff=request.allow_diff, seed=request.seed,
             thresholds=rule.thresholds_for(rule.Look.FIRST), calibration=calibration, cross_job=False,
             calibration_check=check, duet=first_layout)
-        first = rule.decide(first_report, model)
+        first = look_rule.decide(first_report, model)
         seen = len(first_layout.for_model(model))
         outcomes = (LookOutcome(LookName.FIRST, LookAction(first.action), _clipped(first.reasons), seen, seen),)
         final = LooksFinal.UNDECIDED if first.action == "extend" else LooksFinal(first.action)
         if look is rule.Look.POOLED:
-            pooled = rule.decide_pooled(report, model)
+            pooled = look_rule.decide_pooled(report, model)
             outcomes += (LookOutcome(LookName.POOLED, LookAction(pooled.action), _clipped(pooled.reasons), sessions,
                                      sessions),)
             final = LooksFinal(pooled.action)
@@ -264,7 +264,7 @@ def _two_look_report(request: Request, base: Side, cand: Side, model: str, calib
     # A tree by hand whose runs differ from the plan is judged as it is (its coverage says what is missing).
     note = first.problems[0] if first.problems else first.not_extended
     if extended:
-        pooled = rule.decide_pooled(report, model)
+        pooled = look_rule.decide_pooled(report, model)
         second = LookOutcome(LookName.POOLED, LookAction(pooled.action), _clipped(pooled.reasons), len(first.found[0]), len(first.found[1]))
         looks = ModelLooks(model, RECOMPUTED, (first_record, second), LooksFinal(pooled.action), note=_clipped_note(note))
     else:

@@ -10,7 +10,7 @@ from gate.formats.config import Suite
 from gate.formats.errors import GateError
 
 if TYPE_CHECKING:  # the judge and the statistics load when a look is decided: a one-look run never needs them
-    from gate.stats.looks import LookDecision
+    from gate.judging.look_rule import LookDecision
 
 
 class _JudgeDecider:

@@ -45,7 +45,8 @@ def find_outlier(arm: Mapping[str, Mapping[tuple[str, str], float]],
                  sigma: Callable[[str, str], float | None] = lambda w, m: None,
                  directions: Mapping[tuple[str, str], bool] | None = None) -> Outlier | None:
     """The run of one arm farthest beyond the outlier rule on any speed row, or None. The rule is the one
-    `compare` applies (gate.stats.outliers), so a run the runner keeps is never set aside by the judge.
+    `compare` applies (gate.stats.outliers), so a run the runner keeps is never set aside by the judge; the choice is
+    gate.stats.outliers.run_to_remeasure, which the power benchmark runs on its simulated arms.
 
     Both arms alike (issue 36): a run flagged WORSE than its arm's median stays unless every workload of the model
     (two or more) is flagged worse in it, and while one stays nothing in the arm is re-measured: a slowdown of one
@@ -53,47 +54,25 @@ def find_outlier(arm: Mapping[str, Mapping[tuple[str, str], float]],
     WARN at least), and a baseline's slow run is kept as a candidate's is. A run worse in every workload is a slow
     server start, and a fresh start is the measurement. `directions`: (workload, metric) -> higher is better
     (`speed_directions`); without it, a metric named throughput* is higher-is-better, any other lower."""
-    from gate.stats.outliers import MIN_RUNS_TO_FLAG
+    import numpy as np
+
+    from gate.stats.outliers import MIN_RUNS_TO_FLAG, outlier_limit, run_to_remeasure
 
     if len(arm) < MIN_RUNS_TO_FLAG:
         return None
-    rows = set().union(*(values.keys() for values in arm.values()))
-    found = [flag for row in sorted(rows) for flag in _flagged(arm, row, sigma, directions)]
-    workloads = {row[0] for row in rows}
-    worse_in = {run: {o.row.split(" ")[0] for o, worse in found if worse and o.run == run} for run in arm}
-    slow_start = {run for run, seen in worse_in.items() if len(workloads) >= 2 and seen == workloads}
-    if any(worse and o.run not in slow_start for o, worse in found):
-        return None  # a run worse in some workloads only stays, and the arm is not re-measured
-    worst: Outlier | None = None
-    for o, _ in found:
-        if worst is None or o.deviation - o.threshold > worst.deviation - worst.threshold:
-            worst = o
-    return worst
-
-
-def _flagged(arm: Mapping[str, Mapping[tuple[str, str], float]], row: tuple[str, str],
-             sigma: Callable[[str, str], float | None],
-             directions: Mapping[tuple[str, str], bool] | None) -> list[tuple[Outlier, bool]]:
-    """The runs of one speed row the outlier rule flags, each with whether it is worse than the arm's median."""
-    import numpy as np
-
-    from gate.stats.outliers import MIN_RUNS_TO_FLAG, flag_runs, outlier_limit
-
-    runs = [run for run, values in arm.items() if row in values]
-    if len(runs) < MIN_RUNS_TO_FLAG:
-        return []
-    logs = np.log([arm[run][row] for run in runs])
-    s = sigma(*row) or 0.0
-    threshold = float(outlier_limit(s))
-    centre = float(np.median(logs))
-    deviation = np.abs(np.expm1(logs - centre))
-    higher = directions[row] if directions is not None and row in directions else row[1].startswith("throughput")
-    found = []
-    for run, flagged, far, value in zip(runs, flag_runs(logs, s), deviation, logs, strict=True):
-        if flagged:
-            worse = (value < centre) if higher else (value > centre)
-            found.append((Outlier(run, float(far), threshold, f"{row[0]} {row[1]}"), bool(worse)))
-    return found
+    runs = list(arm)
+    rows = sorted(set().union(*(values.keys() for values in arm.values())))
+    with np.errstate(divide="ignore"):
+        logs = np.array([[np.log(arm[run][row]) if row in arm[run] else np.nan for run in runs] for row in rows])
+    sigmas = np.array([sigma(*row) or 0.0 for row in rows])
+    higher = np.array([directions[row] if directions is not None and row in directions else row[1].startswith("throughput")
+                       for row in rows], dtype=bool)
+    run, row = (int(i) for i in run_to_remeasure(logs, sigmas, higher, np.array([r[0] for r in rows])))
+    if run < 0:
+        return None
+    present = logs[row][~np.isnan(logs[row])]
+    deviation = abs(float(np.expm1(logs[row, run] - np.median(present))))
+    return Outlier(runs[run], deviation, float(outlier_limit(sigmas[row])), f"{rows[row][0]} {rows[row][1]}")
 
 
 @dataclass(frozen=True)
@@ -109,12 +88,12 @@ class SlowStart:
 def slow_starts_to_remeasure(arms: Mapping[str, Mapping[str, Mapping[tuple[str, str], float]]], suite: Suite,
                              model: str) -> dict[str, SlowStart]:
     """{"base": {run: speed_values}, "candidate": ...} with as many runs in each arm -> the deepest slow-mode start
-    of each arm (gate.stats.slowmode.remeasure_depth, on each workload's gated throughput-like metric, after the
+    of each arm (gate.stats.slowmode.remeasure_depth and deepest_slow_start, on each workload's gated throughput-like metric, after the
     job's position terms), both arms alike. Arms whose runs differ in number, or runs lacking a workload: none."""
     import numpy as np
 
     from gate.stats.drift import interleave_positions
-    from gate.stats.slowmode import remeasure_depth
+    from gate.stats.slowmode import deepest_slow_start, remeasure_depth
 
     sides = ("base", "candidate")
     runs = [sorted(arms.get(side, {}), key=lambda r: int(r[3:])) for side in sides]
@@ -139,9 +118,8 @@ def slow_starts_to_remeasure(arms: Mapping[str, Mapping[str, Mapping[tuple[str, 
         return {}
     depth = remeasure_depth(values, positions, higher_is_better=True)
     out = {}
-    for a, side in enumerate(sides):
-        if np.isfinite(depth[a]).any():
-            i = int(np.nanargmax(depth[a]))
+    for a, (side, i) in enumerate(zip(sides, deepest_slow_start(depth).tolist(), strict=True)):
+        if i >= 0:
             out[side] = SlowStart(runs[a][i], float(np.expm1(depth[a][i])))
     return out
 

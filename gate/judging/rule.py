@@ -5,15 +5,22 @@ with B = 1 (gate.judging.compare._decide_quality, _decide_speed); the power benc
 
 Facts in, as arrays (B, rows): p (weighted already where a family weighs its rows), whether the change reaches
 the floor and half of it, whether the row may FAIL, and the rows' newly catastrophic utterances and instability.
-Codes out: the verdict (gate.stats.decision PASS, WARN, FAIL) and the cause (`CAUSES`' index; 0 = none)."""
+Codes out: the verdict (gate.stats.decision PASS, WARN, FAIL) and the cause (`CAUSES`' index; 0 = none).
+
+`extension` is `gate run`'s first look over one model's rows, B comparisons at once: fail, extend (3+3 more runs)
+or pass, with each row's typed causes (ExtendCause). gate.judging.look_rule.decide calls it with B = 1 for the
+runner's looks; the power benchmark with thousands."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Sequence
 
 import numpy as np
 
-from gate.formats.reasons import WarnCause
+from gate.formats.reasons import ExtendCause, WarnCause
 from gate.stats import decision
+from gate.stats.looks import EXTEND_Q
+from gate.stats.multiplicity import bh_array
 
 PASS, WARN, FAIL = decision.PASS, decision.WARN, decision.FAIL
 CAUSES: tuple[WarnCause | None, ...] = (None, WarnCause.BEYOND_NOISE, WarnCause.UNSTABLE, WarnCause.NEW_CATASTROPHIC)
@@ -43,3 +50,35 @@ def family(p: np.ndarray, above: np.ndarray, half: np.ndarray, can_fail: np.ndar
         lifted = (np.asarray(flags) > 0) & tested & (verdict < WARN)
         verdict, cause = np.where(lifted, WARN, verdict), np.where(lifted, code, cause)
     return Verdicts(verdict=verdict, cause=cause, p_adjusted=found.p_adjusted, q_value=found.q_value)
+
+
+ACTIONS = ("pass", "extend", "fail")  # a first look's action codes (LookDecision.action spells them)
+LOOK_PASS, LOOK_EXTEND, LOOK_FAIL = 0, 1, 2
+
+
+@dataclass(frozen=True)
+class Extension:
+    action: np.ndarray  # (B,) index into ACTIONS
+    causes: dict[ExtendCause, np.ndarray]  # (B, rows) the rows that extend the model, by cause
+    q_value: np.ndarray  # (B, rows) BH q within the row's family (NaN: untested)
+
+
+def extension(p: np.ndarray, half: np.ndarray, blind: np.ndarray, unstable: np.ndarray, failed: np.ndarray, *,
+              family: Sequence[str]) -> Extension:
+    """One model's first look: FAIL where a row FAILed (`failed`, (B,)); else extend where a row (B, rows) reaches
+    half its floor (`half`) with a BH q, within its family ("speed" / "quality"), at most EXTEND_Q of it, or is
+    blind, or unstable; else pass. p: the rows' p (NaN untested), as the look's report gives them."""
+    p = np.asarray(p, dtype=float)
+    families = np.asarray(family)
+    q = np.full(p.shape, np.nan)
+    near = np.zeros(p.shape, dtype=bool)
+    for name, level in EXTEND_Q.items():
+        cols = families == name
+        q[:, cols] = bh_array(p[:, cols])
+        near[:, cols] = (np.nan_to_num(q[:, cols], nan=1.0) <= level) & np.asarray(half, dtype=bool)[:, cols]
+    causes = {ExtendCause.NEAR_FLOOR: near, ExtendCause.BLIND: np.asarray(blind, dtype=bool),
+              ExtendCause.UNSTABLE: np.asarray(unstable, dtype=bool)}
+    extend = np.logical_or.reduce([c.any(axis=-1) for c in causes.values()])
+    failed = np.asarray(failed, dtype=bool)
+    action = np.where(failed, LOOK_FAIL, np.where(extend, LOOK_EXTEND, LOOK_PASS))
+    return Extension(action=action, causes={k: c & ~failed[:, None] for k, c in causes.items()}, q_value=q)

@@ -1,11 +1,12 @@
 """Why a row got its verdict, in words (issue 49): the one table for the codes the rule sets on a row
-(gate.formats.reasons: CannotFail, WarnCause; Row.next_step), and the first line a non-PASS row opens with: its
-real cause, the adjusted p or q that decided it, and the next step. The statistics behind it (the row's notes,
-its method, its floors) are `statistics_line`, shown folded below. Nothing here reads a note's text."""
+(gate.formats.reasons: CannotFail, WarnCause; Row.next_step) and on a first look that extends (ExtendCause), and
+the first line a non-PASS row opens with: its real cause, the adjusted p or q that decided it, and the next step.
+The statistics behind it (the row's notes, its method, its floors) are `statistics_line`, shown folded below.
+Nothing here reads a note's text."""
 from __future__ import annotations
 
 from gate.formats.acceptance import ACCEPT_COMMAND, ACCEPT_LABEL
-from gate.formats.reasons import UNSTABLE, CannotFail, WarnCause
+from gate.formats.reasons import UNSTABLE, CannotFail, ExtendCause, WarnCause
 from gate.formats.report import Basis, NextStep, Row, Statistics
 from gate.formats.verdict import Verdict
 from gate.render.cells import env_kind, fmt_p
@@ -38,6 +39,12 @@ CANNOT_FAIL: dict[CannotFail, str] = {
     CannotFail.FEW_DUET_SESSIONS: "too few duet sessions: the session-to-session spread is not yet measured",
 }
 
+EXTEND_CAUSE: dict[ExtendCause, str] = {
+    ExtendCause.NEAR_FLOOR: "a row reaches half its floor with a BH q within its family's extension level",
+    ExtendCause.BLIND: "a row is blind: it could not have seen twice its floor at the first look",
+    ExtendCause.UNSTABLE: "a row is unstable: a candidate run was set aside as worse",
+}
+
 NEXT_STEP: dict[NextStep, str] = {
     NextStep.CALIBRATE: "measure the baseline's commit twice more (an A/A pair), store the noise with `gate baseline "
                         "calibrate A B --baseline FILE` and compare with `--calibration FILE`",
@@ -53,6 +60,11 @@ _WARN_STEP = {
                                 "repeats in every run is a bug, not noise",
 }
 
+
+
+def extend_line(causes: tuple[ExtendCause, ...]) -> str:
+    """Why a first look extended a model, in words ("" without a cause)."""
+    return "; ".join(EXTEND_CAUSE[c] for c in causes)
 
 
 def accept_line(models: list[str]) -> str:

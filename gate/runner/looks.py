@@ -9,7 +9,7 @@ outliers/run<R>/<model>/ (not a run* folder, so no reader counts it). At most on
 arm and model, and never more than --max-runs scored runs per model (both arms, re-measures included).
 
 The decisions are statistics, not the runner's: a `Decider` is passed in. The real one
-(gate.judging.look_decider.tree_decider, which `gate run` hands in) asks the one judge (gate.judging.judge.decide),
+(gate.judging.look_decider.tree_decider, which `gate run` hands in) asks the one judge (gate.judging.judge.decide_look),
 which the trusted job also uses to recompute the plan from the finished trees.
 """
 from __future__ import annotations
@@ -19,16 +19,21 @@ from pathlib import Path
 from typing import Callable, Protocol
 
 from gate.formats.abplan import DEFAULT_MAX_RUNS, EXTENSION_RUNS  # noqa: F401 - re-exported for the runner
+from gate.formats.reasons import ExtendCause
 
 
 class Decision(Protocol):
-    """gate.stats.looks.LookDecision's shape: action is "pass", "fail", "extend" or "undecided" (a row not judged)."""
+    """gate.judging.look_rule.LookDecision's shape: action is "pass", "fail", "extend" or "undecided" (a row not
+    judged); causes, why an "extend" extends."""
 
     @property
     def action(self) -> str: ...
 
     @property
     def reasons(self) -> tuple[str, ...]: ...
+
+    @property
+    def causes(self) -> tuple[ExtendCause, ...]: ...
 
 
 class Decider(Protocol):

@@ -18,6 +18,7 @@ from gate.formats import runlog
 from gate.formats.calibration_stamp import Stamp, calibration_stamp_path, read_stamp, stale_reasons
 from gate.formats.inputs import is_present
 from gate.judging.outliers import find_outlier, slow_starts_to_remeasure, speed_directions, speed_values
+from gate.render.reasons import extend_line
 from gate.runner.cycle import ServerCycle
 from gate.runner.logbook import Logbook
 from gate.runner.looks import Decider, LookPlan, Sigma
@@ -191,7 +192,8 @@ class Looks:
                 continue
             self.log.extended(model, decision.reasons)
             extend.append(model)
-            self.progress.say(f"{model}: first look undecided ({'; '.join(decision.reasons)}); "
+            why = extend_line(decision.causes)  # the run log keeps each row's reason
+            self.progress.say(f"{model}: first look undecided{f' ({why})' if why else ''}; "
                               f"running {len(looks.extension)}+{len(looks.extension)} more")
         self.log.write()
         self.progress.possible = []  # decided: the ETA now counts only the runs that will be made

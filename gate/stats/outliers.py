@@ -179,3 +179,32 @@ def robust_sd(log_values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarra
         keep = present & ~flag_runs(y, wild[..., None])
         sigma, df = _pooled_sd(y, keep)
     return sigma, df, keep
+
+
+def run_to_remeasure(log_values: np.ndarray, sigma: np.ndarray, higher_is_better: np.ndarray,
+                     workload: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Which run of one arm the runner re-measures on this rule (gate.judging.outliers.find_outlier, and the power
+    benchmark for thousands of arms): (..., rows, runs) ln values of the model's speed rows (NaN: absent), the σ
+    each row is judged against (..., rows; 0 unknown), each row's direction and workload (rows,) -> the run's and
+    the deciding row's index (...,), -1 for none. The run farthest beyond the limit on any row, in relative distance
+    from its arm's median (the first row, then run, on a tie), unless a run is flagged WORSE in some of the model's
+    workloads only: then none, as a slowdown of one workload may be an intermittent regression, which must not be
+    re-measured away. A run worse in every workload (two or more) is a slow server start: a fresh start measures it."""
+    y = np.asarray(log_values, dtype=float)
+    if y.shape[-2] == 0 or y.shape[-1] == 0:
+        return np.full(y.shape[:-2], -1), np.full(y.shape[:-2], -1)
+    s = np.nan_to_num(np.asarray(sigma, dtype=float))
+    flags = flag_runs(y, s)
+    centre = _median(y)
+    with np.errstate(invalid="ignore"):
+        excess = np.abs(np.expm1(y - centre)) - outlier_limit(s)[..., None]
+        worse = flags & np.where(np.asarray(higher_is_better, dtype=bool)[:, None], y < centre, y > centre)
+    workloads = np.asarray(workload)
+    names = list(dict.fromkeys(workloads.tolist()))
+    worse_in = np.stack([worse[..., workloads == w, :].any(axis=-2) for w in names], axis=-2)  # (..., W, runs)
+    slow_start = np.asarray(worse_in.all(axis=-2) & (len(names) >= 2))
+    stays = (worse & ~slow_start[..., None, :]).any(axis=(-2, -1))
+    runs = y.shape[-1]
+    best = np.where(flags, excess, -np.inf).reshape(y.shape[:-2] + (-1,)).argmax(axis=-1)
+    chosen = flags.any(axis=(-2, -1)) & ~stays
+    return np.where(chosen, best % runs, -1), np.where(chosen, best // runs, -1)

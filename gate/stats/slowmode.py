@@ -177,7 +177,7 @@ def remeasure_depth(arms: np.ndarray, positions: np.ndarray | None, *, higher_is
     max(SLOW_MODE_SIGMAS·σ, the outlier rule's 3%), σ the median absolute deviation of all the runs.
 
     The runner re-measures the deepest such run of each arm, within its one re-measure per arm and model, in
-    both arms alike (gate.runner.twolooks; benchmarks/power/simulate.py mirrors it). Against the other arm's median,
+    both arms alike (gate.runner.twolooks; `deepest_slow_start` picks it, for the power benchmark too). Against the other arm's median,
     because its own arm's can sit in the slow mode: with 4 of a candidate's 6 starts slow (1.5% of models where 20%
     of starts are slow) nothing is a minority to set aside, and the row judged them a regression. A uniform
     regression moves every candidate run alike: the re-measure is slow too, and nothing changes but one run more.
@@ -199,6 +199,15 @@ def remeasure_depth(arms: np.ndarray, positions: np.ndarray | None, *, higher_is
         every = np.where(np.isnan(worse), False, worse > limit).all(axis=-3)  # (..., 2, runs)
         depth = worse.mean(axis=-3)
     return np.where(every, depth, np.nan)
+
+
+def deepest_slow_start(depth: np.ndarray) -> np.ndarray:
+    """(..., runs) `remeasure_depth` of arms -> (...,) the index of each arm's deepest slow-mode start, -1 for none:
+    the run the runner re-measures at a look's end (gate.judging.outliers.slow_starts_to_remeasure; the power
+    benchmark's simulated arms too), the first on a tie."""
+    d = np.asarray(depth, dtype=float)
+    found = np.isfinite(d).any(axis=-1)
+    return np.asarray(np.where(found, np.where(np.isfinite(d), d, -np.inf).argmax(axis=-1), -1))
 
 
 def fail_blocker(slower: np.ndarray, present: np.ndarray, first_look: bool) -> np.ndarray:

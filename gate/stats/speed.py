@@ -72,7 +72,7 @@ POWER = 0.8
 # (Student-t₃ runs at σ 2% set one aside in ~1% of row-looks, which made a fifth of no-op PRs WARN; across jobs,
 # with 2% of runs 20% slow, one of three made 42.7% of no-op PRs WARN); two are a pattern. Where more runs
 # follow (`gate run`'s first look) one worse run of three is enough: it extends the model
-# (gate.stats.looks.decide), so none passes unseen, and the pooled look needs two of six.
+# (gate.judging.look_rule.decide), so none passes unseen, and the pooled look needs two of six.
 UNSTABLE_SHARE_INV = 3
 UNSTABLE_MIN_RUNS = 2
 # ... and, at a look that ends the comparison, when the host's own wild runs make that many unlikely: P(at least k

@@ -38,6 +38,16 @@ def test_simulator_and_compare_agree_on_shared_prs():
     rules = simulate.Rules.from_gate()
     result = validate.check(("thr-3-hostile", "cross-noop-tau1"), 3, 5, rules)
     assert result["prs"] == 6 and result["rows"] >= 6 * 20
+    assert result["arm_looks"] == 3 * 4 * 4  # two looks: each model's two arms at both, by the runner's functions
+    assert result["mismatches"] == []
+
+
+@pytest.mark.slow  # simulates and judges a batch of PRs both ways
+def test_the_simulator_remeasures_what_the_runner_would():
+    """Slow-mode starts and wild runs re-measured: the slot the simulator re-measured is the one the runner's own
+    functions pick (gate.judging.outliers), at both looks."""
+    result = validate.check(("m-noop-slowstart-s1",), 2, 4099, simulate.Rules.from_gate())
+    assert result["remeasured"] >= 2
     assert result["mismatches"] == []
 
 

@@ -17,6 +17,7 @@ from gate.cli import cli
 from gate.examples import CANDIDATE_COMMIT
 from gate.formats import runlog
 from gate.formats.report import LookOutcome, ModelLooks, Report, report_schema
+from gate.judging import look_rule
 from gate.render.cells import fmt_looks
 from gate.render.renderer import render_check_summary, render_comment, render_summary, render_terminal
 from gate.stats import looks as rule
@@ -138,8 +139,8 @@ def test_a_tree_that_is_not_an_ab_shows_no_looks(make_tree, tmp_path):
 def test_an_extension_the_budget_did_not_allow_is_shown_undecided(ab, tmp_path, monkeypatch):
     """A first look that asks for more runs than the A/B's --max-runs allowed: the model is undecided, judged on
     its 3+3 runs at α₁, and the report says why it was not extended."""
-    real = rule.decide
-    monkeypatch.setattr(rule, "decide", lambda report, model: SimpleNamespace(action="extend", reasons=("near",))
+    real = look_rule.decide
+    monkeypatch.setattr(look_rule, "decide", lambda report, model: SimpleNamespace(action="extend", reasons=("near",))
                         if model == "whisper" else real(report, model))
     trees = with_log(ab, tmp_path, max_runs=10)
     result, report, _ = compare(trees / "base", trees / "candidate", tmp_path)

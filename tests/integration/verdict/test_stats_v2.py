@@ -13,8 +13,9 @@ from scipy import stats
 
 from gate.cli import cli
 from gate.formats.noise_model import Calibration, Dispersion
-from gate.formats.reasons import CannotFail
+from gate.formats.reasons import CannotFail, ExtendCause
 from gate.formats.verdict import Verdict
+from gate.judging import look_rule, rule
 from gate.judging.compare import compare
 from gate.judging.speed_rows import speed_blockers
 from gate.stats import decision, looks
@@ -190,9 +191,9 @@ def _row(model="qwen3", family="speed", p=0.2, worse=0.0, verdict=Verdict.PASS, 
 
 def test_an_unstable_first_look_extends_the_model():
     """A worse candidate run set aside at 3+3 (WARN there): more runs tell a wild run from an intermittent one."""
-    decision = looks.decide(SimpleNamespace(rows=[_row(unstable=True, verdict=Verdict.WARN)]), "qwen3")
-    assert decision.action == "extend" and "unstable" in decision.reasons[0]
-    assert looks.decide(SimpleNamespace(rows=[_row()]), "qwen3").action == "pass"
+    decision = look_rule.decide(SimpleNamespace(rows=[_row(unstable=True, verdict=Verdict.WARN)]), "qwen3")
+    assert decision.action == "extend" and decision.causes == (ExtendCause.UNSTABLE,)
+    assert look_rule.decide(SimpleNamespace(rows=[_row()]), "qwen3").action == "pass"
 
 
 def test_the_two_looks_spend_a_sixth_of_a_percent_a_model():
@@ -208,30 +209,46 @@ def test_the_two_looks_spend_a_sixth_of_a_percent_a_model():
 
 def test_decide_fail_extend_pass():
     report = SimpleNamespace(rows=[_row(verdict=Verdict.FAIL, p=1e-5, worse=0.05), _row(model="whisper")])
-    assert looks.decide(report, "qwen3").action == "fail"
-    assert looks.decide(report, "whisper").action == "pass"
+    assert look_rule.decide(report, "qwen3").action == "fail"
+    assert look_rule.decide(report, "whisper").action == "pass"
     near = SimpleNamespace(rows=[_row(p=0.04, worse=0.011)])  # ≥ half of the 2% floor at p ≤ 0.05
-    decision_ = looks.decide(near, "qwen3")
-    assert decision_.action == "extend" and "p = 0.04" in decision_.reasons[0]
-    assert looks.decide(SimpleNamespace(rows=[_row(p=0.04, worse=0.009)]), "qwen3").action == "pass"
+    decision_ = look_rule.decide(near, "qwen3")
+    assert decision_.action == "extend" and decision_.causes == (ExtendCause.NEAR_FLOOR,)
+    assert look_rule.decide(SimpleNamespace(rows=[_row(p=0.04, worse=0.009)]), "qwen3").action == "pass"
     accuracy = SimpleNamespace(rows=[_row(family="quality", p=0.01, delta=0.0006, floor_abs=0.001, floor_rel=0.03)])
-    assert looks.decide(accuracy, "qwen3").action == "extend"
-    assert looks.decide_pooled(near, "qwen3").action == "pass"
-    assert looks.decide_pooled(report, "qwen3").action == "fail"
+    assert look_rule.decide(accuracy, "qwen3").action == "extend"
+    assert look_rule.decide_pooled(near, "qwen3").action == "pass"
+    assert look_rule.decide_pooled(report, "qwen3").action == "fail"
 
 
 def test_extension_controls_for_the_models_rows():
     """BH within the family: one row at p 0.04 among four speed rows has q 0.16 > 0.12 and does not extend
     (a no-op model would be extended far too often on raw p); p 0.025 among four has q 0.1 and does."""
     quiet = [_row(p=0.5, worse=0.0), _row(p=0.6, worse=0.0), _row(p=0.7, worse=0.0)]
-    assert looks.decide(SimpleNamespace(rows=[_row(p=0.04, worse=0.011), *quiet]), "qwen3").action == "pass"
-    extended = looks.decide(SimpleNamespace(rows=[_row(p=0.025, worse=0.011), *quiet]), "qwen3")
+    assert look_rule.decide(SimpleNamespace(rows=[_row(p=0.04, worse=0.011), *quiet]), "qwen3").action == "pass"
+    extended = look_rule.decide(SimpleNamespace(rows=[_row(p=0.025, worse=0.011), *quiet]), "qwen3")
     assert extended.action == "extend" and "BH q = 0.1 ≤ 0.12 " in extended.reasons[0]
     assert "the model's 4 speed rows" in extended.reasons[0]
     # accuracy rows are their own family, extended at q <= 0.1: p 0.045 of two rows has q 0.09
     accuracy = [_row(family="quality", p=0.045, delta=0.0006, floor_abs=0.001, floor_rel=0.03),
                 _row(family="quality", p=0.8, delta=0.0, floor_abs=0.001, floor_rel=0.03)]
-    assert looks.decide(SimpleNamespace(rows=[*accuracy, *quiet]), "qwen3").action == "extend"
+    assert look_rule.decide(SimpleNamespace(rows=[*accuracy, *quiet]), "qwen3").action == "extend"
+
+
+def test_the_extension_rule_is_batched():
+    """One model's first look over three comparisons at once (what the power benchmark asks): near the floor with a
+    BH q within the family's level, blind, and a FAILed one, whose causes do not count."""
+    p = np.array([[0.025, 0.5, np.nan], [0.5, 0.6, 0.01], [0.025, 0.5, 0.5]])
+    half = np.array([[True, False, False], [True, True, True], [True, False, False]])
+    blind = np.array([[False, False, False], [False, True, False], [False, False, False]])
+    found = rule.extension(p, half, blind, np.zeros_like(half), np.array([False, False, True]),
+                           family=["speed", "speed", "quality"])
+    assert [rule.ACTIONS[a] for a in found.action] == ["extend", "extend", "fail"]
+    assert found.causes[ExtendCause.NEAR_FLOOR].tolist() == [[True, False, False], [False, False, True],
+                                                              [False, False, False]]
+    assert found.causes[ExtendCause.BLIND].tolist() == [[False, False, False], [False, True, False],
+                                                         [False, False, False]]
+    assert found.q_value[0, 0] == pytest.approx(0.05) and np.isnan(found.q_value[0, 2])
 
 
 # --- compare and calibration integrity -------------------------------------------------------------------

@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from gate.formats.reasons import UNSTABLE, CannotFail, WarnCause
+from gate.formats.reasons import UNSTABLE, CannotFail, ExtendCause, WarnCause
 from gate.formats.report import Basis, CiKind, Direction, Family, NextStep, Report, Row, RowKind, SideStats
 from gate.formats.verdict import Verdict
 from gate.judging.compare import statistics_of
 from gate.render.cells import fmt_pcol
 from gate.render.escape import md
-from gate.render.reasons import CANNOT_FAIL, NEXT_STEP, accept_line, cause_line, next_step, pass_line
+from gate.render.reasons import CANNOT_FAIL, EXTEND_CAUSE, NEXT_STEP, accept_line, cause_line, extend_line, next_step, pass_line
 from gate.stats.thresholds import Thresholds
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -109,7 +109,9 @@ def test_every_code_has_words_and_no_reason_text_escapes_badly():
     """One table words every code; md() of every reason line leaves no backslash a reader would see (a backslash
     before a digit or letter is no escape: "warn: \\5.8% slower")."""
     assert set(CANNOT_FAIL) == set(CannotFail) and set(NEXT_STEP) | {NextStep.MORE_RUNS} == set(NextStep)
-    lines = [*CANNOT_FAIL.values(), *NEXT_STEP.values(), next_step(NextStep.MORE_RUNS, 3), accept_line(["qwen3"])]
+    assert set(EXTEND_CAUSE) == set(ExtendCause) and extend_line(()) == ""
+    lines = [*CANNOT_FAIL.values(), *NEXT_STEP.values(), next_step(NextStep.MORE_RUNS, 3), accept_line(["qwen3"]),
+             extend_line(tuple(ExtendCause))]
     for cause in WarnCause:
         for code in CannotFail:
             for row in (_speed(verdict=Verdict.WARN, warn_cause=cause, cannot_fail=(code,)),
