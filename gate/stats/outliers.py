@@ -51,8 +51,24 @@ def flag_sigma(sigma: float | np.ndarray, df: float | np.ndarray) -> np.ndarray:
     (×1.56 at 4 df, ×1.32 at 8, ×1.11 at 44); σ itself where the df are unknown (0)."""
     sigma, df = np.asarray(sigma, dtype=float), np.asarray(df, dtype=float)
     with np.errstate(all="ignore"):
-        factor = np.where(df > 0, np.sqrt(df / stats.chi2.ppf(FLAG_SIGMA_QUANTILE, np.where(df > 0, df, 1.0))), 1.0)
+        factor = np.where(df > 0, np.sqrt(df / _chi2_low(np.where(df > 0, df, 1.0))), 1.0)
     return np.asarray(sigma * factor, dtype=float)
+
+
+_CHI2_LOW: dict[float, float] = {}
+
+
+def _chi2_low(df: np.ndarray) -> np.ndarray:
+    """χ²_FLAG_SIGMA_QUANTILE(df), remembered per df: the df are a few small numbers, and scipy's ppf, asked
+    thousands of times in one `gate compare` (robust_sd iterates), was a quarter of its time."""
+    values, where = np.unique(df, return_inverse=True)
+    if len(_CHI2_LOW) > 65536:  # the power benchmark's Satterthwaite df are many: never grow without bound
+        _CHI2_LOW.clear()
+    missing = [v for v in values.tolist() if v not in _CHI2_LOW]
+    if missing:
+        _CHI2_LOW.update(zip(missing, stats.chi2.ppf(FLAG_SIGMA_QUANTILE, np.asarray(missing)).tolist()))
+    low = np.asarray([_CHI2_LOW[v] for v in values.tolist()], dtype=float)
+    return low[where].reshape(df.shape)
 
 
 def outlier_limit(sigma: float | np.ndarray) -> np.ndarray:
@@ -92,10 +108,15 @@ def flag_runs(log_values: np.ndarray, sigma: float | np.ndarray = 0.0) -> np.nda
     y = np.asarray(log_values, dtype=float)
     if y.shape[-1] == 0:
         return np.zeros(y.shape, dtype=bool)
-    present = ~np.isnan(y)
-    n = present.sum(axis=-1, keepdims=True)
     with np.errstate(all="ignore"):
         distance = np.abs(y - _median(y))
+    return _flags(y, distance, sigma)
+
+
+def _flags(y: np.ndarray, distance: np.ndarray, sigma: float | np.ndarray) -> np.ndarray:
+    """flag_runs given each run's distance from its arm's median (robust_sd asks it four times of one arm set)."""
+    present = ~np.isnan(y)
+    n = present.sum(axis=-1, keepdims=True)
     limit = log_limit(sigma)
     limit = limit[..., None] if limit.ndim else limit
     flagged = present & (n >= MIN_RUNS_TO_FLAG) & (distance > limit)
@@ -176,7 +197,7 @@ def robust_sd(log_values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarra
     df = np.maximum(present.sum(axis=(-1, -2)) - present.any(axis=-1).sum(axis=-1), 0)
     for _ in range(_TRIM_ITERATIONS):
         wild = flag_sigma(np.where(np.isnan(sigma), np.inf, sigma), df)
-        keep = present & ~flag_runs(y, wild[..., None])
+        keep = present & ~_flags(y, deviation, wild[..., None])
         sigma, df = _pooled_sd(y, keep)
     return sigma, df, keep
 
