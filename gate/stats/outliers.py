@@ -68,7 +68,7 @@ def _chi2_low(df: np.ndarray) -> np.ndarray:
         _CHI2_LOW.clear()
     missing = [v for v in values.tolist() if v not in _CHI2_LOW]
     if missing:
-        _CHI2_LOW.update(zip(missing, stats.chi2.ppf(FLAG_SIGMA_QUANTILE, np.asarray(missing)).tolist()))
+        _CHI2_LOW.update(zip(missing, stats.chi2.ppf(FLAG_SIGMA_QUANTILE, np.asarray(missing)).tolist(), strict=True))
     low = np.asarray([_CHI2_LOW[v] for v in values.tolist()], dtype=float)
     return low[where].reshape(df.shape)
 
