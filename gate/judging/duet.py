@@ -51,8 +51,11 @@ def read_layout(tree: Path) -> Layout | None:
     """The tree's duet record, or None (an interleaved tree). A record that is not the runner's is one InputError
     line naming the file (gate.formats.duet_log, its owner)."""
     log = duet_log.read(tree)
-    if log is None:
-        return None
+    return None if log is None else layout_of(log)
+
+
+def layout_of(log: duet_log.DuetLog) -> Layout:
+    """The kept block pairs of each completed session (a discarded pair's runs left out), and the looks' actions."""
     sessions = []
     for s in log.completed():
         dropped = {d.run for d in s.discarded}
