@@ -98,30 +98,37 @@ def duet_components_from_pairs(pairs: Sequence[tuple[Side, Side]], suite: Suite,
     out: dict[str, components_format.StoredDuet] = {}
     ran = {m for _, _, log in logs for s in log.sessions for m in s.models}
     for model in (m for m in suite.models if m in ran):
-        best: tuple[duet.SessionFacts, str, str] | None = None
-        for workload in suite.workloads_for((model,)):
-            metric = next((m for m in workload.metrics if m.kind == "speed" and m.higher_is_better), None)
-            if metric is None:
-                continue
-            found = [duet.session_facts(a.workloads[workload.id], b.workloads[workload.id], metric.name,
-                                        duet.layout_of(log).for_model(model))
-                     for a, b, log in logs if workload.id in a.workloads and workload.id in b.workloads]
-            facts = _pooled([f for f in found if f is not None])
-            if facts is not None and (best is None or facts.session_sd > best[0].session_sd):
-                best = (facts, workload.id, metric.name)
+        best = _noisiest(logs, suite, model)
         sessions = best[0].sessions if best else sum(len(duet.layout_of(log).for_model(model)) for _, _, log in logs)
         if best is None or sessions < duet_design.MIN_SESSIONS:
             say(f"{model}: {sessions} duet session(s) with a complete block pair; the duet's components need at "
                 f"least {duet_design.MIN_SESSIONS}: none stored")
             continue
         cost = _session_cost(model, [log for _, _, log in logs])
-        if best is None or cost is None:
+        if cost is None:
             continue
         facts, workload_id, metric_name = best
         out[model] = components_format.StoredDuet(
             round(facts.session_sd, 6), cost, None if math.isnan(facts.block_sd) else round(facts.block_sd, 6),
             facts.sessions, workload_id, metric_name)
     return out
+
+
+def _noisiest(logs: Sequence[tuple[Side, Side, duet_log.DuetLog]], suite: Suite,
+              model: str) -> tuple[duet.SessionFacts, str, str] | None:
+    """The session facts of the model's workload whose throughput has the largest session σ, with its id and metric."""
+    best: tuple[duet.SessionFacts, str, str] | None = None
+    for workload in suite.workloads_for((model,)):
+        metric = next((m for m in workload.metrics if m.kind == "speed" and m.higher_is_better), None)
+        if metric is None:
+            continue
+        found = [duet.session_facts(a.workloads[workload.id], b.workloads[workload.id], metric.name,
+                                    duet.layout_of(log).for_model(model))
+                 for a, b, log in logs if workload.id in a.workloads and workload.id in b.workloads]
+        facts = _pooled([f for f in found if f is not None])
+        if facts is not None and (best is None or facts.session_sd > best[0].session_sd):
+            best = (facts, workload.id, metric.name)
+    return best
 
 
 def _pooled(found: Sequence[duet.SessionFacts]) -> duet.SessionFacts | None:
