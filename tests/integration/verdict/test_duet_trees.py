@@ -3,6 +3,7 @@ calibrates the duet's components into the baseline, which the planner's dry run 
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 import shutil
 import statistics
@@ -14,6 +15,8 @@ from gate.cli import cli
 from gate.examples import ExampleSpec, write_example_tree
 from gate.formats import duet_log
 from gate.formats.config import load_suite
+from gate.formats.reasons import CannotFail
+from gate.formats.report import NextStep, Report
 from gate.reading.baseline_file import stored_components, stored_duet_components
 from gate.reading.tree_side import side_from_tree
 from tests.helpers import duet_records
@@ -92,3 +95,20 @@ def test_a_duet_aa_of_two_sessions_stores_nothing(make_tree, tmp_path):
     result = invoke("baseline", "calibrate", a, b, "--baseline", path)
     assert result.exit_code == 0, result.output
     assert stored_duet_components(path) == {} and "qwen3: 2 duet session" in result.stderr
+
+
+def test_an_undecided_duet_speed_row_names_more_sessions(tmp_path):
+    """Two sessions cannot FAIL (df 1): a gated speed row can WARN at most and its step is more duet sessions."""
+    trees = [write_example_tree(tmp_path / name, load_suite(), ExampleSpec(seed=seed, models=("qwen3",),
+                                                                           runs=("warm", "1", "2", "3", "4")))
+             for name, seed in (("base", 41), ("cand", 42))]
+    for tree in trees:
+        duet_records.write(tree, duet_records.record(2, pairs=2))
+    out = tmp_path / "report.json"
+    result = invoke("compare", *trees, "--json", out)
+    assert result.exit_code == 0, result.output
+    report = Report.from_json(json.loads(out.read_text(encoding="utf-8")))
+    speed = [r for r in report.rows if CannotFail.FEW_DUET_SESSIONS in r.cannot_fail and r.family is not None]
+    assert "throughput_samples_per_s" in {r.metric for r in speed}
+    assert {r.next_step for r in speed} == {NextStep.MORE_SESSIONS}
+    assert all(r.next_step is not NextStep.MORE_SESSIONS for r in report.rows if r not in speed)
