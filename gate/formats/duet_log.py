@@ -101,7 +101,7 @@ def read(tree: str | Path) -> DuetLog | None:
     path = Path(tree) / FILE
     if not inputs.is_present(path):
         return None
-    return decode(inputs.load_json(path, inputs.RUN_LOG, follow_links=False), path)
+    return decode(inputs.load_json(path, inputs.DUET_LOG, follow_links=False), path)
 
 
 def decode(data: Any, path: str | Path) -> DuetLog:
