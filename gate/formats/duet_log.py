@@ -20,7 +20,7 @@ from typing import Any, Mapping
 
 from gate.formats import inputs, typedjson
 from gate.formats.errors import InputError
-from gate.formats.runlog import LoggedAction
+from gate.formats.runlog import LoggedAction, WriterBug
 
 FILE = "gate-duet.json"
 SCHEMA = "gate-duet/1"
@@ -116,12 +116,12 @@ def decode(data: Any, path: str | Path) -> DuetLog:
 
 
 def dumps(log: DuetLog) -> str:
-    """The file's text, checked first as every reader reads it (a mismatch is the writer's bug: ValueError)."""
+    """The file's text, checked first as every reader reads it (a mismatch is the gate's bug: WriterBug, exit 70)."""
     doc = typedjson.to_json(log)
     try:
         _decoded(doc)
     except typedjson.SchemaMismatch as exc:
-        raise ValueError(f"the duet record about to be written does not decode: {exc}") from None
+        raise WriterBug(f"the duet record about to be written does not decode: {exc}") from None
     return json.dumps(doc, indent=1) + "\n"
 
 

@@ -2,12 +2,14 @@
 InputError line naming the file."""
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
 
 from gate.formats import duet_log
 from gate.formats.errors import InputError
+from gate.formats.runlog import WriterBug
 from gate.judging.duet import read_layout
 from tests.helpers import duet_records
 
@@ -51,3 +53,9 @@ def test_a_torn_record_is_one_line(tmp_path):
     with pytest.raises(InputError) as info:
         read_layout(tmp_path)
     assert duet_log.FILE in str(info.value) and "\n" not in str(info.value)
+
+
+def test_the_writer_refuses_a_record_its_readers_would(tmp_path):
+    log = duet_records.record(2)
+    with pytest.raises(WriterBug):
+        duet_log.dumps(dataclasses.replace(log, sessions=(log.sessions[0], log.sessions[0])))
