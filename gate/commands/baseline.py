@@ -121,6 +121,8 @@ def calibrate_command(trees: tuple[Path, ...], baseline_path: Path, cross: tuple
     Speed: σ per workload × metric, the pooled within-arm SD of ln(value) (4 degrees of freedom per pair
     of 3+3 runs), and from cross-job pairs the spread of their differences. Accuracy: whether same-commit
     transcripts are identical, and if not, how much utterances churn together (gate.stats.overdispersion).
+    Duet A/A trees (`gate run --ab X X --design duet`, 3+ sessions) also store the duet's components (σ of a
+    session's paired difference, a session's GPU seconds) that `gate run --dry-run --target-change` plans with.
     A tree given twice, or a run byte-identical to another, is refused: only independent pairs count.
 
     \b
@@ -148,7 +150,8 @@ def calibrate_command(trees: tuple[Path, ...], baseline_path: Path, cross: tuple
     chosen = within + list(cross)
     pairs = [(side_from_tree(a, suite), side_from_tree(b, suite)) for a, b in chosen]
     flags = [False] * len(within) + [True] * len(cross)
-    written = calibrate_baseline(baseline_path, pairs, suite, cross_job=flags)
+    written = calibrate_baseline(baseline_path, pairs, suite, cross_job=flags,
+                                 say=lambda line: click.echo(f"gate: note: {line}", err=True))
     for workload_id, metrics in written.items():
         click.echo(f"{workload_id}: " + ", ".join(_describe(m, c) for m, c in metrics.items()))
     from gate.formats.noise_model import SIGMA_FLOOR
@@ -158,6 +161,11 @@ def calibrate_command(trees: tuple[Path, ...], baseline_path: Path, cross: tuple
             if "sigma" in entry and entry["sigma"] <= SIGMA_FLOOR:
                 click.echo(f"gate: note: {workload_id} {metric} did not vary across the A/A runs (σ 0 as measured, "
                            f"e.g. a value the client rounds): stored as the floor σ {SIGMA_FLOOR:g}", err=True)
+    from gate.reading.baseline_file import stored_duet_components
+
+    for model, duet in stored_duet_components(baseline_path).items():
+        click.echo(f"{model}: duet components from {duet.sessions} sessions ({duet.workload} {duet.metric}): σ of a "
+                   f"session's difference {duet.session_sd:.2%}, a session {duet.session_cost_s:.1f} s of GPU time")
     click.echo(f"calibration from {len(pairs)} independent A/A pair(s) ({len(within)} within one job, {len(cross)} "
                f"across jobs) written to {baseline_path}")
 

@@ -420,14 +420,17 @@ def _print_dry_run(options: RunOptions, suite: Suite, planned: _Planned) -> None
     from gate.runner.preflight import preflight_lines
 
     request, looks = planned.request, planned.request.looks
-    components = None
+    components, duet = None, None
     if options.components_path is not None:
         from gate.formats.components import load as load_components
+        from gate.formats.components import load_duet
         components = load_components(Path(options.components_path))
-    elif options.calibration is not None:  # the baseline's A/A calibration stores them for runs with passes
-        from gate.reading.baseline_file import stored_components
+        duet = load_duet(Path(options.components_path))
+    elif options.calibration is not None:  # the baseline's A/A calibration stores them (runs with passes, a duet A/A)
+        from gate.reading.baseline_file import stored_components, stored_duet_components
         components = {m: c for m, s in stored_components(Path(options.calibration)).items()
                       if (c := s.components()) is not None} or None
+        duet = {m: s.components() for m, s in stored_duet_components(Path(options.calibration)).items()} or None
     for line in preflight_lines(suite, request.steps(), fingerprints=not options.no_dataset_fingerprints,
                                 venv_check=not options.skip_venv_check):
         click.echo(line)
@@ -452,16 +455,15 @@ def _print_dry_run(options: RunOptions, suite: Suite, planned: _Planned) -> None
         click.echo(f"# sessions 1..{plan.first_sessions} (session S writes run{{{', '.join(session_runs(1, plan.pairs))}}}"
                    f" shifted by {plan.pairs}·(S − 1) on both sides), the look, then up to {plan.max_sessions} for an "
                    "undecided model")
+    from gate.runner.plan_by_change import duet_lines
+    from gate.runner.plan_by_change import lines as plan_lines
     if components is not None:
-        from gate.runner.plan_by_change import duet_lines
-        from gate.runner.plan_by_change import lines as plan_lines
         for line in plan_lines(components, planned.models, options.target_change / 100.0, options.max_runs):
             click.echo(line)
-        if options.components_path is not None:
-            from gate.formats.components import load_duet
-            for line in duet_lines(components, load_duet(Path(options.components_path)), planned.models,
-                                   options.target_change / 100.0, options.max_runs):
-                click.echo(line)
+    if duet is not None:
+        for line in duet_lines(components or {}, duet, planned.models, options.target_change / 100.0,
+                               options.max_runs):
+            click.echo(line)
 
 
 def _runner(planned: _Planned, request: RunRequest, gpu: Any, out: Path) -> Any:

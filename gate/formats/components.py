@@ -16,6 +16,13 @@ P > 1 passes a start): `calibration_source.components` of the baseline file, per
      server cycle in the trees' gate-run.json less its passes; null without a log), "workload", "metric"}
 
 A baseline written before issue 37, or calibrated on one-pass runs, has none (`stored` gives {}).
+
+A calibration on duet A/A trees (`gate run --ab X X --design duet`, gate-duet.json in the trees; issue 53) stores
+the model's duet components under the entry's "duet" key (an entry of a duet-only calibration has that key alone):
+
+    {"session_sd", "session_cost_s", "block_sd" (null with one block pair a session), "sessions", "workload", "metric"}
+
+`stored_duet` reads them; `stored` reads the interleave's and leaves a duet-only entry out.
 """
 from __future__ import annotations
 
@@ -105,16 +112,14 @@ def record(stored: Stored) -> dict[str, Any]:
 
 def stored(source: Mapping[str, Any] | None, path: Path) -> dict[str, Stored]:
     """The components in a baseline's calibration_source; {} when it has none (an older file: "none")."""
-    entries = (source or {}).get(STORED_KEY)
-    if entries is None:
-        return {}
-    where = f"calibration_source.{STORED_KEY}"
-    if not isinstance(entries, dict):
-        raise InputError(f"{where}: expected an object of models", path=path)
     out: dict[str, Stored] = {}
-    for model, entry in entries.items():
-        expected = f"{where}.{model}: expected {{{', '.join(record(_EXAMPLE))}}} as gate baseline calibrate writes"
-        if not isinstance(entry, dict) or set(entry) != set(record(_EXAMPLE)):
+    for model, entry in _entries(source, path).items():
+        expected = (f"calibration_source.{STORED_KEY}.{model}: expected {{{', '.join(record(_EXAMPLE))}}} as gate "
+                    "baseline calibrate writes")
+        entry = {k: v for k, v in entry.items() if k != DUET_KEY}
+        if not entry:
+            continue  # a duet-only calibration (stored_duet)
+        if set(entry) != set(record(_EXAMPLE)):
             raise InputError(expected, path=path)
         try:
             values = Stored(**entry)
@@ -131,8 +136,66 @@ def stored(source: Mapping[str, Any] | None, path: Path) -> dict[str, Stored]:
     return out
 
 
+DUET_KEY = "duet"
+
+
+@dataclass(frozen=True)
+class StoredDuet:
+    """A model's duet components as a duet A/A calibration measured them (issue 53)."""
+    session_sd: float  # σ of a session's mean paired log-difference of throughput
+    session_cost_s: float  # GPU seconds of a session (median), the model's share
+    block_sd: float | None  # the block pairs' spread within a session; None with one pair a session
+    sessions: int
+    workload: str  # the workload and throughput metric measured (the model's noisiest)
+    metric: str
+
+    def components(self) -> DuetComponents:
+        return DuetComponents(self.session_sd, self.session_cost_s, math.nan if self.block_sd is None else self.block_sd)
+
+
+def duet_record(duet: StoredDuet) -> dict[str, Any]:
+    return {"session_sd": duet.session_sd, "session_cost_s": duet.session_cost_s, "block_sd": duet.block_sd,
+            "sessions": duet.sessions, "workload": duet.workload, "metric": duet.metric}
+
+
+def stored_duet(source: Mapping[str, Any] | None, path: Path) -> dict[str, StoredDuet]:
+    """The duet components in a baseline's calibration_source, per model that has them; {} when none."""
+    out: dict[str, StoredDuet] = {}
+    for model, entry in _entries(source, path).items():
+        duet = entry.get(DUET_KEY)
+        if duet is None:
+            continue
+        expected = (f"calibration_source.{STORED_KEY}.{model}.{DUET_KEY}: expected {{{', '.join(duet_record(_DUET))}}} "
+                    "as gate baseline calibrate writes (σ ≥ 0, a session's cost > 0, sessions ≥ 3)")
+        if not isinstance(duet, dict) or set(duet) != set(duet_record(_DUET)):
+            raise InputError(expected, path=path)
+        value = StoredDuet(**duet)
+        if (not (_finite(value.session_sd) and value.session_sd >= 0)
+                or not (_finite(value.session_cost_s) and value.session_cost_s > 0)
+                or not (value.block_sd is None or (_finite(value.block_sd) and value.block_sd >= 0))
+                or not (isinstance(value.sessions, int) and not isinstance(value.sessions, bool) and value.sessions >= 3)
+                or not isinstance(value.workload, str) or not isinstance(value.metric, str)):
+            raise InputError(expected, path=path)
+        out[model] = value
+    return out
+
+
+def _entries(source: Mapping[str, Any] | None, path: Path) -> dict[str, dict]:
+    entries = (source or {}).get(STORED_KEY)
+    if entries is None:
+        return {}
+    where = f"calibration_source.{STORED_KEY}"
+    if not isinstance(entries, dict):
+        raise InputError(f"{where}: expected an object of models", path=path)
+    for model, entry in entries.items():
+        if not isinstance(entry, dict):
+            raise InputError(f"{where}.{model}: expected an object as gate baseline calibrate writes", path=path)
+    return entries
+
+
 def _finite(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
 _EXAMPLE = Stored(0.0, 0.0, 1, 1, 2, 1.0, None, "", "")
+_DUET = StoredDuet(0.0, 1.0, None, 3, "", "")

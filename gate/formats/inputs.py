@@ -58,6 +58,7 @@ BASELINE = Kind("baseline", 64 * MiB)  # all ten workloads with per-utterance ar
 REPORT = Kind("report", 8 * MiB)
 ENV = Kind("env record", 1 * MiB)
 RUN_LOG = Kind("run log", 8 * MiB)  # gate-run.json
+DUET_LOG = Kind("duet record", 1 * MiB)  # gate-duet.json: at most 40 sessions of a few blocks a model (~10 kB)
 COMMIT = Kind("commit record", 4096)  # commit.txt: one SHA
 FREEZE = Kind("pip freeze", 4 * MiB)
 SUITE = Kind("suite file", 1 * MiB)

@@ -110,6 +110,7 @@ class NextStep(StrEnum):
     MORE_RUNS = "more_runs"  # more runs on both sides, numbered after theirs (runbook runs 4-6 after 3)
     CALIBRATE = "calibrate"  # `gate baseline calibrate A B`
     AB_RUN = "ab_run"  # `gate run --ab`
+    MORE_SESSIONS = "more_sessions"  # a duet's speed row: more duet sessions (`gate run --ab … --design duet`)
 
 
 class Subset(StrEnum):

@@ -10,19 +10,21 @@ import hashlib
 import math
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
 from gate.formats import components as components_format
-from gate.formats import runlog, typedjson
+from gate.formats import duet_log, runlog, typedjson
 from gate.formats.baseline_record import noise_record
 from gate.formats.config import Suite
 from gate.formats.errors import InputError
 from gate.formats.noise_model import Calibration, Dispersion
+from gate.judging import duet
 from gate.reading.baseline_file import load_document, side_from_document, write_document
 from gate.reading.copies import copies, side_hashes
 from gate.reading.side import MeasureSamples, Side, WorkloadSide
+from gate.stats import duet_design
 from gate.stats.nested import pooled_estimate
 from gate.stats.overdispersion import from_arms
 from gate.stats.performance import calibrate, with_nights
@@ -83,6 +85,77 @@ def components_from_pairs(pairs: Sequence[tuple[Side, Side]], suite: Suite) -> d
             out[model] = replace(best, pass_cost_s=pass_cost,
                                  start_cost_s=_start_cost(pairs, model, best.passes * pass_cost))
     return out
+
+
+def duet_components_from_pairs(pairs: Sequence[tuple[Side, Side]], suite: Suite,
+                               say: Callable[[str], None] = lambda _: None) -> dict[str, components_format.StoredDuet]:
+    """Per model, the duet's components from duet A/A pairs (both trees carry gate-duet.json, issue 53): σ of a
+    session's mean paired log-difference of throughput and the block pairs' spread within a session (the judge's own
+    session facts, gate.judging.duet), pooled over the pairs by their sessions' df, and a session's GPU seconds (the
+    median over the record's completed sessions, the model's share by its blocks' time). A model is planned by its
+    noisiest workload; one with fewer than 3 sessions stores nothing (`say` says so). {} without a duet pair."""
+    logs = [(a, b, log) for a, b in pairs if duet_log.read(a.path) is not None and (log := duet_log.read(b.path))]
+    out: dict[str, components_format.StoredDuet] = {}
+    ran = {m for _, _, log in logs for s in log.sessions for m in s.models}
+    for model in (m for m in suite.models if m in ran):
+        best = _noisiest(logs, suite, model)
+        sessions = best[0].sessions if best else sum(len(duet.layout_of(log).for_model(model)) for _, _, log in logs)
+        if best is None or sessions < duet_design.MIN_SESSIONS:
+            say(f"{model}: {sessions} duet session(s) with a complete block pair; the duet's components need at "
+                f"least {duet_design.MIN_SESSIONS}: none stored")
+            continue
+        cost = _session_cost(model, [log for _, _, log in logs])
+        if cost is None:
+            continue
+        facts, workload_id, metric_name = best
+        out[model] = components_format.StoredDuet(
+            round(facts.session_sd, 6), cost, None if math.isnan(facts.block_sd) else round(facts.block_sd, 6),
+            facts.sessions, workload_id, metric_name)
+    return out
+
+
+def _noisiest(logs: Sequence[tuple[Side, Side, duet_log.DuetLog]], suite: Suite,
+              model: str) -> tuple[duet.SessionFacts, str, str] | None:
+    """The session facts of the model's workload whose throughput has the largest session σ, with its id and metric."""
+    best: tuple[duet.SessionFacts, str, str] | None = None
+    for workload in suite.workloads_for((model,)):
+        metric = next((m for m in workload.metrics if m.kind == "speed" and m.higher_is_better), None)
+        if metric is None:
+            continue
+        found = [duet.session_facts(a.workloads[workload.id], b.workloads[workload.id], metric.name,
+                                    duet.layout_of(log).for_model(model))
+                 for a, b, log in logs if workload.id in a.workloads and workload.id in b.workloads]
+        facts = _pooled([f for f in found if f is not None])
+        if facts is not None and (best is None or facts.session_sd > best[0].session_sd):
+            best = (facts, workload.id, metric.name)
+    return best
+
+
+def _pooled(found: Sequence[duet.SessionFacts]) -> duet.SessionFacts | None:
+    """Several duet A/A pairs: each pair's sessions about their own mean, the σ's pooled by df."""
+    if len(found) <= 1:
+        return found[0] if found else None
+    df = sum(f.df for f in found)
+    sd = math.sqrt(sum(f.df * f.session_sd ** 2 for f in found) / df)
+    blocks = [f for f in found if not math.isnan(f.block_sd)]
+    block_sd = math.sqrt(sum(f.df * f.block_sd ** 2 for f in blocks) / sum(f.df for f in blocks)) if blocks else math.nan
+    k = sum(f.sessions for f in found)
+    return duet.SessionFacts(difference=0.0, se=sd / math.sqrt(k), df=df, sessions=k, session_sd=sd, block_sd=block_sd)
+
+
+def _session_cost(model: str, logs: Sequence[duet_log.DuetLog]) -> float | None:
+    """A session's GPU seconds for `model`: the median completed session's time times the model's share of its
+    blocks' time (a session of one model: all of it); None when no session recorded its time."""
+    costs = []
+    for log in logs:
+        for s in log.completed():
+            if model not in s.models or s.seconds is None:
+                continue
+            total = sum(b.seconds for b in s.blocks)
+            own = sum(b.seconds for b in s.blocks if b.model == model)
+            costs.append(s.seconds * (own / total if total > 0 else 1.0 / len(s.models)))
+    cost = float(np.median(costs)) if costs else 0.0
+    return round(cost, 3) if cost > 0 else None
 
 
 _CYCLE_STEPS = ("server-start", "server-ready", "client", "server-stop")
@@ -156,8 +229,9 @@ def check_independent(pairs: Sequence[tuple[Side, Side]]) -> None:
 
 
 def calibrate_baseline(baseline_path: str | Path, pairs: Sequence[tuple[Side, Side]], suite: Suite,
-                       cross_job: Sequence[bool] | None = None) -> dict:
-    """Write the calibration estimated from `pairs` into the baseline file; returns what was written."""
+                       cross_job: Sequence[bool] | None = None, say: Callable[[str], None] = lambda _: None) -> dict:
+    """Write the calibration estimated from `pairs` into the baseline file; returns what was written. `say`: the
+    notes of a duet A/A too short to store the duet's components."""
     path = Path(baseline_path)
     cross_job = list(cross_job) if cross_job is not None else [False] * len(pairs)
     for a, b in pairs:
@@ -183,8 +257,11 @@ def calibrate_baseline(baseline_path: str | Path, pairs: Sequence[tuple[Side, Si
     if nights is not None:
         source["nights"] = nights
     measured = components_from_pairs(pairs, suite)
-    if measured:  # only runs with passes carry them: a one-pass calibration writes exactly what it wrote before
-        source[components_format.STORED_KEY] = {m: components_format.record(c) for m, c in measured.items()}
+    entries: dict[str, dict[str, Any]] = {m: components_format.record(c) for m, c in measured.items()}
+    for model, found in duet_components_from_pairs(pairs, suite, say).items():
+        entries.setdefault(model, {})[components_format.DUET_KEY] = components_format.duet_record(found)
+    if entries:  # only runs with passes or duet trees carry them: a one-pass calibration writes what it wrote before
+        source[components_format.STORED_KEY] = entries
     records = {w: {m: noise_record(c) for m, c in metrics.items()} for w, metrics in calibration.items()}
     # Never in place: a kill or a full disk during the write leaves the previous baseline valid.
     write_document(path, replace(document, calibration=records, calibration_source=source))

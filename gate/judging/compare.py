@@ -150,7 +150,7 @@ def compare(base: Side, cand: Side, suite: Suite, *, models: Sequence[str] | Non
                 drafts += _not_comparable(made, blocking)
     _decide(drafts, thresholds)
     for draft in drafts:
-        next_steps.assign(draft, cross_job)
+        next_steps.assign(draft, cross_job, duet=pair.duet is not None)
     rows = tuple(d.freeze() for d in drafts)
     return Report(schema_version=REPORT_SCHEMA_VERSION, suite=suite.name,
                   verdict=Verdict.worst(r.verdict for r in rows), models=chosen,

@@ -10,7 +10,6 @@ utterances across the blocks as for any two trees.
 """
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,16 +17,15 @@ from pathlib import Path
 import numpy as np
 from scipy import stats
 
+from gate.formats import duet_log
 from gate.formats.config import MetricSpec
-from gate.formats.errors import InputError
 from gate.formats.reasons import CannotFail
 from gate.formats.report import Basis
 from gate.formats.verdict import Verdict
 from gate.judging.draft import Draft, plain_delta
 from gate.reading.side import WorkloadSide
 
-FILE = "gate-duet.json"  # gate.runner.duet.FILE (the runner writes it; the judge reads it)
-SCHEMA = "gate-duet/1"
+FILE = duet_log.FILE  # gate.formats.duet_log owns it (the runner writes it; the judge reads it)
 MIN_SESSIONS_TO_FAIL = 3  # df 2: fewer sessions say nothing about the session-to-session spread
 
 
@@ -50,29 +48,22 @@ class Layout:
 
 
 def read_layout(tree: Path) -> Layout | None:
-    """The tree's duet record, or None (an interleaved tree). A record that is not the runner's is one line."""
-    path = Path(tree) / FILE
-    if not path.is_file():
-        return None
-    try:
-        doc = json.loads(path.read_text())
-        if doc.get("schema") != SCHEMA:
-            raise ValueError(f"schema {doc.get('schema')!r}")
-        pairs = int(doc["pairs_per_session"])
-        sessions = []
-        for s in doc["sessions"]:
-            if s.get("status") != "completed":
-                continue
-            number = int(s["session"])
-            dropped = {str(d["run"]) for d in s.get("discarded", ())}
-            runs = tuple(f"run{(number - 1) * pairs + j}" for j in range(1, pairs + 1)
-                         if str((number - 1) * pairs + j) not in dropped)
-            sessions.append((number, tuple(str(m) for m in s["models"]), runs))
-        return Layout(tuple(sessions), str(doc["departure"]), dict(doc.get("looks") or {}),
-                      int(doc.get("first_sessions", 0)))
-    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
-        raise InputError(f"not the duet record `gate run --design duet` writes ({type(exc).__name__}: {exc}); expected "
-                         f"schema {SCHEMA} with pairs_per_session and sessions", path=path) from None
+    """The tree's duet record, or None (an interleaved tree). A record that is not the runner's is one InputError
+    line naming the file (gate.formats.duet_log, its owner)."""
+    log = duet_log.read(tree)
+    return None if log is None else layout_of(log)
+
+
+def layout_of(log: duet_log.DuetLog) -> Layout:
+    """The kept block pairs of each completed session (a discarded pair's runs left out), and the looks' actions."""
+    sessions = []
+    for s in log.completed():
+        dropped = {d.run for d in s.discarded}
+        runs = tuple(f"run{r}" for r in log.session_runs(s.session) if r not in dropped)
+        sessions.append((s.session, s.models, runs))
+    looks = {m: {"first": look.first.value, **({"pooled": look.pooled.value} if look.pooled else {})}
+             for m, look in log.looks.items()}
+    return Layout(tuple(sessions), log.departure, looks, log.first_sessions)
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ from gate.judging.draft import Draft
 MORE_RUNS = "more_runs"
 CALIBRATE = "calibrate"
 AB_RUN = "ab_run"
+MORE_SESSIONS = "more_sessions"  # a duet's unit of independence is the session, not the run (gate.judging.duet)
 
 def for_accuracy(cross_job: bool) -> str:
     """An accuracy row without churn evidence: more runs of each side give it (3 a side at least), or a calibration
@@ -15,20 +16,23 @@ def for_accuracy(cross_job: bool) -> str:
     return CALIBRATE if cross_job else MORE_RUNS
 
 
-def for_speed(cross_job: bool) -> str:
+def for_speed(cross_job: bool, duet: bool = False) -> str:
     """A speed row across jobs WARNs at most whatever its calibration (gate.judging.speed_rows.speed_blockers): only one job
-    decides. In one job, more runs give σ more degrees of freedom and the test more power."""
-    return AB_RUN if cross_job else MORE_RUNS
+    decides. In one job, more runs give σ more degrees of freedom and the test more power; in a duet, more sessions
+    (its df is sessions − 1)."""
+    if cross_job:
+        return AB_RUN
+    return MORE_SESSIONS if duet else MORE_RUNS
 
 
-def assign(row: Draft, cross_job: bool) -> None:
+def assign(row: Draft, cross_job: bool, duet: bool = False) -> None:
     """Name the step on a gated row that did not FAIL and could not decide: it can WARN at most, or is blind."""
     if row.verdict in (Verdict.FAIL, Verdict.INCOMPLETE, Verdict.NOT_COMPARABLE) or row.next_step is not None:
         return
     if row.metric.kind == "speed":
         if not row.metric.gated or not (row.blockers or row.blind or row.family is None):
             return
-        row.next_step = for_speed(cross_job)
+        row.next_step = for_speed(cross_job, duet)
     elif row.blind:
         row.next_step = for_accuracy(cross_job)
     else:

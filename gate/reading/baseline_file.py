@@ -322,3 +322,9 @@ def stored_components(path: str | Path) -> dict[str, components_format.Stored]:
     calibrated on one-pass runs or written before they were stored."""
     document = load_document(Path(path))
     return components_format.stored(document.calibration_source, Path(path))
+
+
+def stored_duet_components(path: str | Path) -> dict[str, components_format.StoredDuet]:
+    """The duet components a duet A/A calibration stored (issue 53); {} for any other calibration."""
+    document = load_document(Path(path))
+    return components_format.stored_duet(document.calibration_source, Path(path))

@@ -50,6 +50,9 @@ NEXT_STEP: dict[NextStep, str] = {
                         "calibrate A B --baseline FILE` and compare with `--calibration FILE`",
     NextStep.AB_RUN: "run `gate run --ab BASE_CHECKOUT CANDIDATE_CHECKOUT`: one job, interleaved, and runs 4-6 are "
                      "added where the first look is undecided",
+    NextStep.MORE_SESSIONS: "run more duet sessions: `gate run --ab BASE_CHECKOUT CANDIDATE_CHECKOUT --design duet "
+                            "--sessions K1,K` with a larger K (a session is the duet's unit, df sessions − 1), then "
+                            "compare again",
 }
 
 # The next step of a WARN that names none: what tells its cause from noise.

@@ -28,7 +28,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Mapping
 
-from gate.formats.errors import GateError
+from gate.formats import duet_log
+from gate.formats.errors import GateError, InputError
+from gate.formats.runlog import LoggedAction
 from gate.reading.result_files import read_workload_run
 from gate.runner import boundary, clients, procgroup, server
 from gate.runner.cancel import Cancelled
@@ -41,8 +43,7 @@ from gate.runner.preflight import PreflightFailed
 from gate.runner.request import RunOutcome, RunRequest
 from gate.runner.telemetry import Telemetry
 
-FILE = "gate-duet.json"
-SCHEMA = "gate-duet/1"
+FILE = duet_log.FILE  # gate.formats.duet_log owns the format; the runner writes it through duet_log.dumps
 DISCARDED = "duet-discarded"
 DEPARTURE = ("duet: both builds' servers resident on one GPU, alternating one-pass blocks, judged on each "
              "session's paired difference; throughput beside a second server, so its absolute figures are not the "
@@ -129,27 +130,29 @@ class DuetRunner(Runner):
         self.decider = decider
         self.ports = {request.sides[0].name: request.setup.port, request.sides[1].name: request.setup.port + 1}
         self.fractions: dict[str, float] = {}
-        self.sessions: list[dict] = []
-        self.decisions: dict[str, dict] = {}
+        self.sessions: list[duet_log.Session] = []
+        self.decisions: dict[str, duet_log.Look] = {}
         self.previous = self._previous_record()
 
     # --- the record ---------------------------------------------------------------------------------------
 
-    def _previous_record(self) -> dict:
+    def _previous_record(self) -> duet_log.DuetLog | None:
+        """--resume: the earlier attempt's record; one it cannot read keeps no session (they are measured again)."""
         try:
-            return json.loads((self.request.setup.out / self.request.sides[1].name / FILE).read_text())
-        except (OSError, ValueError):
-            return {}
+            return duet_log.read(self.request.setup.out / self.request.sides[1].name)
+        except InputError:
+            return None
 
-    def record(self) -> dict:
+    def record(self) -> duet_log.DuetLog:
         base, cand = (s.name for s in self.request.sides)
-        return {"schema": SCHEMA, "design": "duet", "departure": DEPARTURE, "sides": [base, cand],
-                "ports": self.ports, "first_sessions": self.plan.first_sessions,
-                "max_sessions": self.plan.max_sessions, "pairs_per_session": self.plan.pairs,
-                "mem_fraction_static": self.fractions, "sessions": self.sessions, "looks": self.decisions}
+        return duet_log.DuetLog(
+            schema=duet_log.SCHEMA, design="duet", departure=DEPARTURE, sides=(base, cand), ports=dict(self.ports),
+            first_sessions=self.plan.first_sessions, max_sessions=self.plan.max_sessions,
+            pairs_per_session=self.plan.pairs, mem_fraction_static=dict(self.fractions), sessions=tuple(self.sessions),
+            looks=dict(self.decisions))
 
     def _write_record(self) -> None:
-        text = json.dumps(self.record(), indent=1) + "\n"
+        text = duet_log.dumps(self.record())
         for side in self.request.sides:
             self.writes.text(self.request.setup.out / side.name / FILE, text)
 
@@ -173,7 +176,7 @@ class DuetRunner(Runner):
             undecided = ()
             for model in models:
                 first = decider.first(model)
-                self.decisions[model] = {"first": first.action, "reasons": list(first.reasons)}
+                self.decisions[model] = duet_log.Look(LoggedAction(first.action), tuple(first.reasons))
                 self.progress.say(f"duet first look after {self.plan.first_sessions} sessions: {model}: {first.action}")
                 if first.action == "extend":
                     undecided += (model,)
@@ -187,8 +190,9 @@ class DuetRunner(Runner):
                 self._session(session, undecided, outcome)
             for model in undecided:
                 pooled = decider.pooled(model)
-                self.decisions[model]["pooled"] = pooled.action
-                self.decisions[model]["reasons"] += list(pooled.reasons)
+                look = self.decisions[model]
+                self.decisions[model] = dataclasses.replace(look, pooled=LoggedAction(pooled.action),
+                                                            reasons=(*look.reasons, *pooled.reasons))
                 outcome.decisions[model] = pooled.action
                 self.progress.say(f"duet look after {self.plan.max_sessions} sessions: {model}: {pooled.action}")
         self._write_record()
@@ -217,12 +221,11 @@ class DuetRunner(Runner):
         return {(side.name, run): plan_run(self.suite, self._side_setup(side), side, run, models)
                 for side in self.request.sides for run in runs}
 
-    def _kept_session(self, session: int, steps: Mapping[tuple[str, str], RunStep]) -> dict | None:
+    def _kept_session(self, session: int, steps: Mapping[tuple[str, str], RunStep]) -> duet_log.Session | None:
         """--resume: the earlier attempt's record of this session, when all its blocks are complete, same commit."""
-        if not self.request.resume:
+        if not self.request.resume or self.previous is None:
             return None
-        earlier = next((s for s in self.previous.get("sessions", ()) if s.get("session") == session
-                        and s.get("status") == "completed"), None)
+        earlier = next((s for s in self.previous.completed() if s.session == session), None)
         if earlier is None or not all(self._complete(step) for step in steps.values()):
             return None
         return earlier
@@ -235,16 +238,15 @@ class DuetRunner(Runner):
             for (side, run), step in steps.items():
                 self.log.set_run(step.label, "skipped")
                 outcome.skipped.append(step.label)
-                if run not in {p["run"] for p in kept.get("discarded", ())}:
+                if run not in {p.run for p in kept.discarded}:
                     for m in models:
                         self.log.made(side, m, run)
             self.progress.say(f"duet session {session}: complete already, kept (--resume)")
             self._write_record()
             return
         began = time.monotonic()
-        record: dict = {"session": session, "models": list(models), "status": "running", "blocks": [],
-                        "discarded": []}
-        self.sessions.append(record)
+        record = _SessionRecord(session, models)
+        self.sessions.append(record.typed())
         self._write_record()
         with self.log.step("gpu-free"):
             self.cycle.wait_gpu_free()
@@ -258,9 +260,10 @@ class DuetRunner(Runner):
             for model in models:
                 self._pair(session, model, steps, warm, record)
         except BaseException as exc:
-            record["status"] = "interrupted" if isinstance(exc, Cancelled) else "failed"
+            record.status = (duet_log.SessionStatus.INTERRUPTED if isinstance(exc, Cancelled)
+                             else duet_log.SessionStatus.FAILED)
             for step in steps.values():
-                self.log.set_run(step.label, record["status"])
+                self.log.set_run(step.label, record.status.value)
             raise
         finally:
             telemetry.stop()
@@ -268,6 +271,7 @@ class DuetRunner(Runner):
                 doc = json.dumps(telemetry.document(), indent=1) + "\n"
                 for step in (*steps.values(), *warm.values()):
                     self.writes.text(step.run_dir / "telemetry.json", doc)
+                self.sessions[-1] = record.typed()
                 self._write_record()
         self._discard_incomplete(session, models, steps, record)
         for (side, run), step in steps.items():
@@ -278,11 +282,12 @@ class DuetRunner(Runner):
                     self.log.made(side, m, run)
         for step in warm.values():
             self.log.set_run(step.label, "completed")
-        record["status"] = "completed"
-        record["seconds"] = round(time.monotonic() - began, 3)  # GPU time of the session, GPU-free wait to GPU free
+        record.status = duet_log.SessionStatus.COMPLETED
+        record.seconds = round(time.monotonic() - began, 3)  # GPU time of the session, GPU-free wait to GPU free
+        self.sessions[-1] = record.typed()
         self._write_record()
         self.writes.raise_held()
-        self.progress.say(f"duet session {session}: complete ({len(record['discarded'])} pair(s) discarded)")
+        self.progress.say(f"duet session {session}: complete ({len(record.discarded)} pair(s) discarded)")
 
     def _warm_steps(self, session: int, models: tuple[str, ...]) -> dict[str, RunStep]:
         """Session 1 warms into the runbook's run<warm>; later sessions into duet-warm/session<S>/ (never a run
@@ -296,7 +301,7 @@ class DuetRunner(Runner):
         return out
 
     def _pair(self, session: int, model: str, steps: Mapping[tuple[str, str], RunStep],
-              warm: Mapping[str, RunStep], record: dict) -> None:
+              warm: Mapping[str, RunStep], record: _SessionRecord) -> None:
         """One model's two resident servers: start both, wait for both, warm each, the blocks, stop both."""
         sides = self.request.sides
         runs = session_runs(session, self.plan.pairs)
@@ -320,8 +325,7 @@ class DuetRunner(Runner):
                 done[side.name] += 1
                 began = time.monotonic()
                 self._block(steps[(side.name, run)], model, servers[side.name])
-                record["blocks"].append({"model": model, "side": side.name, "run": f"run{run}",
-                                         "seconds": round(time.monotonic() - began, 3)})
+                record.blocks.append(duet_log.Block(model, side.name, f"run{run}", round(time.monotonic() - began, 3)))
         except BaseException as exc:
             failure = exc
             raise
@@ -397,7 +401,7 @@ class DuetRunner(Runner):
             self.writes.raise_held()
 
     def _discard_incomplete(self, session: int, models: tuple[str, ...], steps: Mapping[tuple[str, str], RunStep],
-                            record: dict) -> None:
+                            record: _SessionRecord) -> None:
         """A pair whose either block has incomplete coverage is discarded whole: both folders move to
         duet-discarded/ and the run log stops listing them; the record says which and why."""
         for run in session_runs(session, self.plan.pairs):
@@ -414,7 +418,7 @@ class DuetRunner(Runner):
                             problems += [f"{side.name}/run{run} {model}: {p}" for p in found]
             if not problems:
                 continue
-            record["discarded"].append({"run": run, "why": problems})
+            record.discarded.append(duet_log.Discarded(run, tuple(p[:2000] for p in problems[:200])))
             self.progress.say(f"duet session {session}: pair run{run} discarded (a block's coverage is incomplete: "
                               f"{problems[0]})")
             for side in self.request.sides:
@@ -427,6 +431,22 @@ class DuetRunner(Runner):
                 except OSError as exc:
                     raise output_failed(step.run_dir, exc, "move the discarded block") from None
                 self.log.drop_run(step.label)
+
+
+@dataclass
+class _SessionRecord:
+    """A session as it is being measured; `typed()` is what gate-duet.json records of it so far."""
+
+    session: int
+    models: tuple[str, ...]
+    status: duet_log.SessionStatus = duet_log.SessionStatus.RUNNING
+    blocks: list[duet_log.Block] = dataclasses.field(default_factory=list)
+    discarded: list[duet_log.Discarded] = dataclasses.field(default_factory=list)
+    seconds: float | None = None
+
+    def typed(self) -> duet_log.Session:
+        return duet_log.Session(self.session, self.models, self.status, tuple(self.blocks), tuple(self.discarded),
+                                self.seconds)
 
 
 def without_mem_option(argv: tuple[str, ...]) -> tuple[str, ...]:

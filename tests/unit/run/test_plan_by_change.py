@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import math
 
 import pytest
 
@@ -51,3 +52,16 @@ def test_dry_run_plans_by_change_and_bad_components_exit_2(bench, tmp_path):
     assert bad.returncode == 2 and bad.stderr.startswith("gate: error:") and "Traceback" not in bad.stderr
     no_dry = bench.run("--models", "whisper", "--components", str(path))
     assert no_dry.returncode == 2 and "Traceback" not in no_dry.stderr
+
+
+DUET = {"session_sd": 0.009, "session_cost_s": 35.8, "block_sd": None, "sessions": 5, "workload": "w", "metric": "m"}
+
+
+def test_a_baselines_stored_duet_components_read_strictly(tmp_path):
+    source = {"components": {"qwen3": {"duet": DUET}}}
+    assert components_file.stored(source, tmp_path) == {}  # a duet-only entry has no interleave components
+    duet = components_file.stored_duet(source, tmp_path)["qwen3"].components()
+    assert (duet.session_sd, duet.session_cost_s, math.isnan(duet.block_sd)) == (0.009, 35.8, True)
+    for bad in ({**DUET, "sessions": 2}, {**DUET, "session_cost_s": 0}, {k: v for k, v in DUET.items() if k != "metric"}):
+        with pytest.raises(InputError):
+            components_file.stored_duet({"components": {"qwen3": {"duet": bad}}}, tmp_path)

@@ -2,17 +2,18 @@
 components (issue 53)."""
 from __future__ import annotations
 
-import json
+import dataclasses
 import math
 
 import numpy as np
 import pytest
 
-from gate.formats.errors import InputError
+from gate.formats import duet_log
 from gate.formats.noise_model import Components, DuetComponents
 from gate.judging.duet import read_layout, session_facts
 from gate.reading.side import WorkloadSide
 from gate.stats import duet_design
+from tests.helpers import duet_records
 
 
 def _side(values: list[float]) -> WorkloadSide:
@@ -47,15 +48,12 @@ def test_one_session_is_not_enough():
     assert session_facts(_side([1.0, 1.1]), _side([1.0, 1.0]), "throughput", (("run1", "run2"),)) is None
 
 
-def test_a_record_that_is_not_the_runners_is_one_line(tmp_path):
-    (tmp_path / "gate-duet.json").write_text(json.dumps({"schema": "gate-duet/1", "sessions": []}))
-    with pytest.raises(InputError, match="gate-duet.json.*pairs_per_session"):
-        read_layout(tmp_path)
-    (tmp_path / "gate-duet.json").write_text(json.dumps({
-        "schema": "gate-duet/1", "pairs_per_session": 2, "departure": "d", "looks": {},
-        "sessions": [{"session": 1, "models": ["whisper"], "status": "completed", "discarded": [{"run": "2"}]},
-                     {"session": 2, "models": ["whisper"], "status": "failed", "discarded": []}]}))
-    assert read_layout(tmp_path).for_model("whisper") == (("run1",),)
+def test_a_failed_session_is_not_paired(tmp_path):
+    log = duet_records.record(2, discarded={1: "1"})
+    failed = dataclasses.replace(log.sessions[1], status=duet_log.SessionStatus.FAILED)
+    duet_records.write(tmp_path, dataclasses.replace(log, sessions=(log.sessions[0], failed)))
+    assert read_layout(tmp_path).for_model("qwen3") == ()
+
 
 
 def test_the_planner_picks_the_duet_only_at_half_the_variance_or_less():
