@@ -166,7 +166,7 @@ class Look:
 
 def judge_look(means: np.ndarray, rows: Rows, thresholds, first: bool) -> Look:
     """One look on the sessions given: compare._decide_speed's plumbing around the session test and the family rule,
-    and looks.decide's extension (BH q within the speed rows at half the floor, or a blind row)."""
+    and the runner's extension (gate.judging.rule.extension: BH q within the speed rows at half the floor, or blind)."""
     k, r = means.shape[-1], means.shape[-2]
     found = session_test(means, rows.higher)
     worse = np.expm1(found.worse)
@@ -179,9 +179,10 @@ def judge_look(means: np.ndarray, rows: Rows, thresholds, first: bool) -> Look:
     fail = (result.verdict == rule.FAIL).any(axis=-1)
     extend = np.zeros_like(fail)
     if first:
-        close = (result.q_value <= looks.EXTEND_Q["speed"]) & (worse / rows.floors >= looks.EXTEND_FLOOR_SHARE)
         blind = mde(found.se, found.df, alpha / r) > SENSITIVITY_FACTOR * rows.floors
-        extend = ~fail & (close | blind).any(axis=-1)
+        decided = rule.extension(found.p, worse / rows.floors >= looks.EXTEND_FLOOR_SHARE, blind,
+                                 np.zeros_like(blind), fail, family=["speed"] * r)
+        extend = decided.action == rule.LOOK_EXTEND
     return Look(result.verdict, fail, extend)
 
 

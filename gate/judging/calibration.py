@@ -140,7 +140,8 @@ def _pooled(found: Sequence[duet.SessionFacts]) -> duet.SessionFacts | None:
     blocks = [f for f in found if not math.isnan(f.block_sd)]
     block_sd = math.sqrt(sum(f.df * f.block_sd ** 2 for f in blocks) / sum(f.df for f in blocks)) if blocks else math.nan
     k = sum(f.sessions for f in found)
-    return duet.SessionFacts(difference=0.0, se=sd / math.sqrt(k), df=df, sessions=k, session_sd=sd, block_sd=block_sd)
+    return duet.SessionFacts(difference=0.0, se=sd / math.sqrt(k), df=df, sessions=k, session_sd=sd, block_sd=block_sd,
+                             means=tuple(m for f in found for m in f.means))
 
 
 def _session_cost(model: str, logs: Sequence[duet_log.DuetLog]) -> float | None:

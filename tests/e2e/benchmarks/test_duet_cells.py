@@ -12,6 +12,7 @@ from benchmarks.power import duet
 from benchmarks.power.noise import WORKLOADS, draw_test_sets
 from benchmarks.power.validate import _side
 from gate.formats.config import load_suite
+from gate.judging import look_rule
 from gate.judging.compare import compare
 from gate.judging.duet import Layout, session_test
 from gate.judging.judge import one_look_thresholds
@@ -89,7 +90,7 @@ def test_the_simulated_duet_agrees_with_compare_on_duet_layouts(machines):
             b, c = _sides(suite, test_sets, base, cand, pr)
             report = compare(b, c, suite, models=(duet.MODEL,), thresholds=looks.thresholds_for(looks.Look.FIRST),
                              cross_job=False, duet=layout.first_look())
-            action = looks.decide(report, duet.MODEL).action
+            action = look_rule.decide(report, duet.MODEL).action
             expected = "fail" if look1.fail[pr] else "extend" if look1.extend[pr] else "pass"
             assert action == expected
             actions.append(action)
@@ -105,5 +106,5 @@ def test_the_simulated_duet_agrees_with_compare_on_duet_layouts(machines):
                                  thresholds=looks.thresholds_for(looks.Look.POOLED))
                 got = {f"{r.workload} {r.metric}": _CODES[r.verdict.value] for r in report.rows if r.family == "speed"}
                 assert [got[n] for n in rows.names] == list(pooled.verdict[pr])
-                fails += looks.decide_pooled(report, duet.MODEL).action == "fail"
+                fails += look_rule.decide_pooled(report, duet.MODEL).action == "fail"
     assert checked == 12 and fails >= 1 and actions.count("extend") >= 1  # the −6% builds reach a pooled FAIL: the check is not only of PASSes
