@@ -29,11 +29,8 @@ class LookDecision:
 def decide(first_look: Any, model: str) -> LookDecision:
     """After the first 3+3: fail, extend, or pass for one model of a first-look report."""
     rows = _rows(first_look, model)
-    failed = [_name(r) for r in rows if _verdict(r) == "fail"]
-    if failed:
-        return LookDecision("fail", tuple(f"{n}: FAIL at Holm α₁ = {FIRST_ALPHA}" for n in failed))
-    if (unjudged := _not_comparable(rows)):
-        return unjudged
+    if (stopped := _stopped(rows, f"at Holm α₁ = {FIRST_ALPHA}")):
+        return stopped
     gated = [r for r in rows if r.family in EXTEND_Q]
     p = np.array([[np.nan if r.p_value is None else r.p_value for r in gated]], dtype=float)
     found = rule.extension(
@@ -69,12 +66,17 @@ def _reasons(gated: list[Any], hits: dict[ExtendCause, np.ndarray], q: np.ndarra
 def decide_pooled(pooled: Any, model: str) -> LookDecision:
     """After the pooled 6+6: fail or pass (never extend again)."""
     rows = _rows(pooled, model)
+    if (stopped := _stopped(rows, f"on the pooled runs at Holm α₂ = {POOLED_ALPHA}")):
+        return stopped
+    return LookDecision("pass", (f"{model}: no FAIL on the pooled runs",))
+
+
+def _stopped(rows: list[Any], level: str) -> LookDecision | None:
+    """Either look stops a model where a row FAILs (at the look's `level`) or could not be judged; else None."""
     failed = [_name(r) for r in rows if _verdict(r) == "fail"]
     if failed:
-        return LookDecision("fail", tuple(f"{n}: FAIL on the pooled runs at Holm α₂ = {POOLED_ALPHA}" for n in failed))
-    if (unjudged := _not_comparable(rows)):
-        return unjudged
-    return LookDecision("pass", (f"{model}: no FAIL on the pooled runs",))
+        return LookDecision("fail", tuple(f"{n}: FAIL {level}" for n in failed))
+    return _not_comparable(rows)
 
 
 def _not_comparable(rows: Iterable[Any]) -> LookDecision | None:
