@@ -841,7 +841,6 @@ def _family(look: dict, alpha: float, rules: Rules, groups: list[np.ndarray],
         verdict[:, cols] = rule.family(p, look["above"][:, cols], look["half"][:, cols], look["can_fail"][:, cols],
                                        alpha=alpha, warn_q=rules.speed_warn_q if look["kind"] == "speed" else rules.warn_q,
                                        unstable=look["unstable"][:, cols],
-                                       catastrophic=None if catastrophic is None else catastrophic[:, cols]).verdict
-    if "few" in look:  # the few-session rule FAILs what Holm did not (gate.judging.compare._decide_quality)
-        verdict = np.where(look["few"] & ~np.isnan(look["p"]), FAIL, verdict)
+                                       catastrophic=None if catastrophic is None else catastrophic[:, cols],
+                                       forced=look["few"][:, cols] if "few" in look else None).verdict
     return verdict

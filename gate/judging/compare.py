@@ -333,19 +333,18 @@ def _decide_quality(quality: list[Draft], thresholds: Thresholds) -> None:
         alpha = thresholds.quality_alpha if row.own_churn is None else min(thresholds.quality_alpha, TWO_LOOKS_ALPHA)
         _hold_to_the_exact_p(row, alpha * w / sum(weights))  # the row's own Holm first step (_hidden_groups: why)
     p = np.array([[r.p_value for r in quality]], dtype=float)
+    few = np.array([[r.subset is None and bool(few_sessions.fires(r.candidate.n_samples or 0, r.delta_abs or 0.0,
+                                                                   r.new_catastrophic, _p(r))) for r in quality]])
     result = rule.family(
         decision.weighted(p, np.array([weights])), np.array([[r.above_floor for r in quality]]),
         np.array([[r.above_half_floor for r in quality]]), np.array([[r.can_fail for r in quality]]),
         alpha=thresholds.quality_alpha, warn_q=thresholds.warn_q,
-        catastrophic=np.array([[r.new_catastrophic for r in quality]]))
+        catastrophic=np.array([[r.new_catastrophic for r in quality]]), forced=few)
     level = thresholds.quality_alpha / len(quality)  # Holm's first step: what a single regressed row must reach
     for k, row in enumerate(quality):
         assert row.p_value is not None
         _take(row, result, k)
-        if row.verdict is not Verdict.FAIL and row.subset is None and few_sessions.fires(
-                row.candidate.n_samples or 0, row.delta_abs or 0.0, row.new_catastrophic, row.p_value):
-            # the few-session rule FAILs what Holm could not (worded by gate.render.reasons)
-            row.verdict, row.few_sessions, row.warn_cause = Verdict.FAIL, True, None
+        row.few_sessions = bool(result.forced[0, k])  # the few-session rule FAILed what Holm could not
         if row.verdict is Verdict.PASS and row.p_value <= thresholds.warn_alpha and not row.above_half_floor:
             row.notes.append("significant but below the floors")
         if row.se is not None:
@@ -438,6 +437,10 @@ def _decide_speed(speed: list[Draft], thresholds: Thresholds) -> None:
     for k, row in enumerate(speed):
         _take(row, result, k)
         _speed_sensitivity(row, level, own_level)
+
+
+def _p(row: Draft) -> float:
+    return math.nan if row.p_value is None else row.p_value
 
 
 def _take(row: Draft, result: rule.Verdicts, k: int) -> None:

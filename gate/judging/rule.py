@@ -5,6 +5,8 @@ with B = 1 (gate.judging.compare._decide_quality, _decide_speed); the power benc
 
 Facts in, as arrays (B, rows): p (weighted already where a family weighs its rows), whether the change reaches
 the floor and half of it, whether the row may FAIL, and the rows' newly catastrophic utterances and instability.
+`forced`: rows another rule FAILs whatever Holm says (the few-session rule, gate.judging.few_sessions); the mask
+is applied here, once, so `compare` and the benchmark cannot apply it differently.
 Codes out: the verdict (gate.stats.decision PASS, WARN, FAIL) and the cause (`CAUSES`' index; 0 = none).
 
 `extension` is `gate run`'s first look over one model's rows, B comparisons at once: fail, extend (3+3 more runs)
@@ -33,13 +35,15 @@ class Verdicts:
     cause: np.ndarray  # (B, rows) index into CAUSES: why a WARN is one (0 on a row that is not)
     p_adjusted: np.ndarray  # Holm
     q_value: np.ndarray  # BH
+    forced: np.ndarray  # (B, rows) FAILed by `forced` where Holm alone did not
 
 
 def family(p: np.ndarray, above: np.ndarray, half: np.ndarray, can_fail: np.ndarray, *, alpha: float, warn_q: float,
-           unstable: np.ndarray | None = None, catastrophic: np.ndarray | None = None) -> Verdicts:
+           unstable: np.ndarray | None = None, catastrophic: np.ndarray | None = None,
+           forced: np.ndarray | None = None) -> Verdicts:
     """FAIL at Holm p ≤ α with the floor where the row may FAIL; WARN at BH q ≤ `warn_q` with half the floor; then a
-    tested row with a newly catastrophic utterance (accuracy) or unstable runs (speed) is at least a WARN. Rows
-    without a test (NaN p) stay PASS here."""
+    tested row with a newly catastrophic utterance (accuracy) or unstable runs (speed) is at least a WARN; last, a
+    tested row in `forced` FAILs (no WARN cause). Rows without a test (NaN p) stay PASS here."""
     found = decision.decide_family(p, above, half, can_fail, alpha=alpha, warn_q=warn_q)
     verdict = found.verdict
     cause = np.where(verdict == WARN, _BEYOND_NOISE, 0)
@@ -49,7 +53,10 @@ def family(p: np.ndarray, above: np.ndarray, half: np.ndarray, can_fail: np.ndar
             continue
         lifted = (np.asarray(flags) > 0) & tested & (verdict < WARN)
         verdict, cause = np.where(lifted, WARN, verdict), np.where(lifted, code, cause)
-    return Verdicts(verdict=verdict, cause=cause, p_adjusted=found.p_adjusted, q_value=found.q_value)
+    pushed = np.zeros(verdict.shape, dtype=bool) if forced is None else np.asarray(forced, dtype=bool) & tested
+    pushed &= verdict != FAIL
+    verdict, cause = np.where(pushed, FAIL, verdict), np.where(pushed, 0, cause)
+    return Verdicts(verdict=verdict, cause=cause, p_adjusted=found.p_adjusted, q_value=found.q_value, forced=pushed)
 
 
 ACTIONS = ("pass", "extend", "fail")  # a first look's action codes (LookDecision.action spells them)
