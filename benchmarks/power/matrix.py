@@ -66,6 +66,7 @@ def scenarios() -> tuple[Scenario, ...]:
                   intermittent_factor=1 / 1.12, intermittent_p95_only=True)
     out.append(Scenario("m-intermittent-p95", f"intermittent: {half.name}", half, "two-look"))
     out += issue36_cells()
+    out += issue49_gaps()
     for known in (True, False):
         stale = _model(f"σ 2%, calibration says 1% ({'known' if known else 'not known'} stale)", 0.02,
                        calibration_sigma=0.01, stale_known=known)
@@ -191,6 +192,18 @@ def issue36_cells() -> list[Scenario]:
                   intermittent_factor=1 / 1.12, intermittent_p95_only=True, intermittent_random=True)
     out.append(Scenario("m-intermittent-p95-random", f"intermittent: {half.name}", half, "two-look"))
     return out
+
+
+def issue49_gaps() -> list[Scenario]:
+    """The held-out gaps issue 49 names, measured where anyone can rerun them: drift and slow-mode starts together,
+    and a bimodal host (σ 2%, 30% of starts 10% slow)."""
+    both = _model("σ 1%, drift 0.5% a run, 20% of server starts 8% slow", 0.01, drift=0.005, slow_start_prob=0.2,
+                  slow_start_factor=0.92)
+    bimodal = _model("σ 2%, 30% of server starts 10% slow", 0.02, slow_start_prob=0.3, slow_start_factor=0.90)
+    return [Scenario("m-noop-drift-slowstart", f"no-op, {both.name}", both, "two-look"),
+            Scenario("m-thr-5-drift-slowstart", f"throughput −5%, {both.name}", both, "two-look",
+                     throughput_change=-0.05),
+            Scenario("m-noop-bimodal-s2", f"no-op, {bimodal.name}", bimodal, "two-look")]
 
 
 # --- the draws these cells need (used by simulate.draw_chunk) ---------------------------------------------
