@@ -90,6 +90,7 @@ class Patch:
     name: str
     value: Any
     wrap: bool = False  # value is a function of the original: value(original) -> replacement
+    only_home: bool = False  # patch the home module's attribute alone (a shared constant, one of its uses)
 
     def apply(self) -> list[tuple[Any, str, Any]]:
         module = sys.modules[self.home]
@@ -97,7 +98,7 @@ class Patch:
         new = self.value(original) if self.wrap else self.value
         by_identity = callable(original) or isinstance(original, (dict, list, tuple))
         done = []
-        for m in _modules():
+        for m in ([module] if self.only_home else _modules()):
             for attr, held in list(vars(m).items()):
                 if held is original and (attr == self.name or by_identity):
                     done.append((m, attr, held))
@@ -247,12 +248,12 @@ RULES: list[Rule] = [
          "m-thr-5-slowstart-s1", removes=1),
     Rule("outlier_set_aside", "rule", "runs beyond max(5σ, 3%) of their arm's median set aside (and σ trimmed)",
          "outlier_rule.OUTLIER_SIGMAS, OUTLIER_MIN_REL (in outliers)", "no run is ever flagged (limit ∞)",
-         [Patch(OUT, "OUTLIER_SIGMAS", INF), Patch(OUT, "OUTLIER_MIN_REL", INF)], "speed", "m-noop-slow15"),
+         [Patch(OUT, "OUTLIER_SIGMAS", INF, only_home=True), Patch(OUT, "OUTLIER_MIN_REL", INF, only_home=True)], "speed", "m-noop-slow15"),
     Rule("outlier_remeasure", "rule", "the runner re-measures a run the outlier rule flags",
          "outliers.run_to_remeasure", "run_to_remeasure picks none",
          [Patch(OUT, "run_to_remeasure", _no_remeasure, wrap=True)], "speed", "m-noop-slow15"),
     Rule("outlier_min_rel", "rule", "the outlier limit is never below 3%", "outlier_rule.OUTLIER_MIN_REL (in outliers)",
-         "OUTLIER_MIN_REL = 0 in the outlier rule (5σ alone)", [Patch(OUT, "OUTLIER_MIN_REL", 0.0)], "speed",
+         "OUTLIER_MIN_REL = 0 in the outlier rule (5σ alone)", [Patch(OUT, "OUTLIER_MIN_REL", 0.0, only_home=True)], "speed",
          "m-noop-s1-normal"),
     Rule("flag_sigma", "rule", "runs judged against σ's one-sided 80% upper bound, not σ̂",
          "outliers.FLAG_SIGMA_QUANTILE, flag_sigma", "flag_sigma returns σ̂ itself",
@@ -327,6 +328,10 @@ RULES: list[Rule] = [
          "AGREEMENT_P 0.05, FOUND_P 0.05, RUN_LEVEL_P 0.2, PATTERN_P 0.001", "all = 0.05",
          [Patch(S, "AGREEMENT_P", 0.05), Patch(DR, "FOUND_P", 0.05), Patch(OD, "RUN_LEVEL_P", 0.05),
           Patch(S, "PATTERN_P", 0.05)], "both", "m-noop-slow6", removes=3),
+    Rule("one_diag_p_keep_pattern", "merge", "one diagnostic p = 0.05 for AGREEMENT_P, FOUND_P, RUN_LEVEL_P (PATTERN_P "
+         "kept: one_diag_p showed it must stay at 0.001)", "AGREEMENT_P 0.05, FOUND_P 0.05, RUN_LEVEL_P 0.2", "all = 0.05",
+         [Patch(S, "AGREEMENT_P", 0.05), Patch(DR, "FOUND_P", 0.05), Patch(OD, "RUN_LEVEL_P", 0.05)], "both",
+         "m-runbook-noop-hostile", removes=2),
     Rule("extend_q_one_012", "merge", "one EXTEND_Q = 0.12 for both families", "looks.EXTEND_Q",
          "quality 0.1 → 0.12", [Patch(LK, "EXTEND_Q", {"speed": 0.12, "quality": 0.12})], "both",
          "m-wer-15-comoving", removes=1),
