@@ -306,13 +306,13 @@ RULES: list[Rule] = [
     Rule("comove_min_group", "rule", "a group needs ≥ 5 utterances", "overdispersion.COMOVE_MIN_GROUP",
          "COMOVE_MIN_GROUP = 2", [Patch(OD, "COMOVE_MIN_GROUP", 2)], "accuracy", "m-noop-comoving-hostile",
          removes=1),
-    Rule("removals_joint", "rule", "the four removals of the first pass together: no arms, group or share limit on "
-         "co-moving utterances, no reference share in the catastrophic jump",
-         "COMOVE_MIN_ARMS, COMOVE_MIN_GROUP, COMOVE_MAX_SHARE, CATASTROPHIC_MIN_JUMP_SHARE",
-         "MIN_ARMS = 1, MIN_GROUP = 2, MAX_SHARE < 1 (the whole set never), JUMP_SHARE = 0",
-         [Patch(OD, "COMOVE_MIN_ARMS", 1), Patch(OD, "COMOVE_MIN_GROUP", 2),
-          Patch(OD, "COMOVE_MAX_SHARE", 1.0 - 1e-9), Patch(Q, "CATASTROPHIC_MIN_JUMP_SHARE", 0.0)], "accuracy",
-         "m-noop-comoving-hostile", removes=4),
+    Rule("removals_joint", "rule", "the three removals applied, together: no group size or share limit on co-moving "
+         "utterances (COMOVE_MIN_ARMS kept: without it the quickstart's calibration names spurious groups), no "
+         "reference share in the catastrophic jump",
+         "COMOVE_MIN_GROUP, COMOVE_MAX_SHARE, CATASTROPHIC_MIN_JUMP_SHARE",
+         "MIN_GROUP = 2, MAX_SHARE < 1 (the whole set never), JUMP_SHARE = 0",
+         [Patch(OD, "COMOVE_MIN_GROUP", 2), Patch(OD, "COMOVE_MAX_SHARE", 1.0 - 1e-9),
+          Patch(Q, "CATASTROPHIC_MIN_JUMP_SHARE", 0.0)], "accuracy", "m-noop-comoving-hostile", removes=3),
     Rule("comove_min_corr", "value", "co-moving at correlation ≥ 0.8", "overdispersion.COMOVE_MIN_CORR",
          "COMOVE_MIN_CORR = 0.6 (looser)", [Patch(OD, "COMOVE_MIN_CORR", 0.6)], "accuracy", "m-noop-comoving-hostile"),
     Rule("run_level_p", "rule", "the hidden-group bound where the model's own runs churn together",
