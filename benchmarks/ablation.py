@@ -201,6 +201,7 @@ class Rule:
     sanity: str  # a cell where the rule is known to act
     rules_hook: Callable[[simulate.Rules], simulate.Rules] | None = None
     removes: int = 0  # verdict-bearing named constants the change would remove
+    gone: bool = False  # applied in gate/ (issue 49): the constants it patches no longer exist; its results stay
 
 
 S, OUT, SM, OD, Q, DR, LK, RU, FS = ("gate.stats.speed", "gate.stats.outliers", "gate.stats.slowmode",
@@ -280,12 +281,12 @@ RULES: list[Rule] = [
          [Patch(S, "SENSITIVITY_FACTOR", INF)], "both", "m-thr-5-s2-normal", removes=2),
     Rule("near_floor_extends", "rule", "a first look near the floor (BH q ≤ EXTEND_Q, half the floor) extends",
          "looks.EXTEND_Q, EXTEND_FLOOR_SHARE", "EXTEND_Q = 0 for both families (never near)",
-         [Patch(LK, "EXTEND_Q", {"speed": 0.0, "quality": 0.0})], "both", "m-thr-3-s1-normal", removes=3),
+         [Patch(LK, "EXTEND_Q", 0.0)], "both", "m-thr-3-s1-normal", removes=3),
     Rule("extend_floor_share", "rule", "near the floor needs half the floor, not only a small q",
          "looks.EXTEND_FLOOR_SHARE (the simulator's `half`)", "the half-floor condition is always met",
          [Patch(RU, "extension", _extension_without(1, True), wrap=True)], "both", "m-noop-s1-normal", removes=1),
     Rule("catastrophic_warn", "rule", "a newly catastrophic utterance is WARN at least",
-         "quality.CATASTROPHIC_RATE, CATASTROPHIC_MIN_JUMP, CATASTROPHIC_MIN_JUMP_SHARE",
+         "quality.CATASTROPHIC_RATE, CATASTROPHIC_MIN_JUMP",
          "rule.family ignores `catastrophic`", [Patch(RU, "family", _family_without("catastrophic"), wrap=True)],
          "accuracy", "noop-hostile", removes=3),
     Rule("catastrophic_min_jump", "rule", "a newly catastrophic utterance must jump ≥ 2 errors",
@@ -293,26 +294,25 @@ RULES: list[Rule] = [
          "accuracy", "noop-hostile", removes=1),
     Rule("catastrophic_jump_share", "rule", "... and ≥ a quarter of the reference",
          "quality.CATASTROPHIC_MIN_JUMP_SHARE", "CATASTROPHIC_MIN_JUMP_SHARE = 0",
-         [Patch(Q, "CATASTROPHIC_MIN_JUMP_SHARE", 0.0)], "accuracy", "noop-hostile", removes=1),
+         [Patch(Q, "CATASTROPHIC_MIN_JUMP_SHARE", 0.0)], "accuracy", "noop-hostile", removes=1, gone=True),
     Rule("comoving_set_aside", "rule", "utterances co-moving in the A/A runs are set aside (and their own row)",
-         "overdispersion.COMOVE_MIN_CORR, COMOVE_MIN_GROUP, COMOVE_MIN_ARMS, COMOVE_MAX_SHARE, comoving",
-         "comoving finds none", [Patch(OD, "comoving", _never(), wrap=True)], "accuracy", "m-wer-15-comoving",
-         removes=4),
+         "overdispersion.COMOVE_MIN_CORR, COMOVE_MIN_ARMS, comoving", "comoving finds none",
+         [Patch(OD, "comoving", _never(), wrap=True)], "accuracy", "m-wer-15-comoving", removes=2),
     Rule("comove_max_share", "rule", "a group over a fifth of the set is not set aside",
          "overdispersion.COMOVE_MAX_SHARE", "COMOVE_MAX_SHARE = 1", [Patch(OD, "COMOVE_MAX_SHARE", 1.0)], "accuracy",
-         "m-noop-comoving-hostile", removes=1),
+         "m-noop-comoving-hostile", removes=1, gone=True),
     Rule("comove_min_arms", "rule", "a co-moving utterance changed within ≥ 3 arms", "overdispersion.COMOVE_MIN_ARMS",
          "COMOVE_MIN_ARMS = 1", [Patch(OD, "COMOVE_MIN_ARMS", 1)], "accuracy", "m-noop-comoving-hostile", removes=1),
     Rule("comove_min_group", "rule", "a group needs ≥ 5 utterances", "overdispersion.COMOVE_MIN_GROUP",
          "COMOVE_MIN_GROUP = 2", [Patch(OD, "COMOVE_MIN_GROUP", 2)], "accuracy", "m-noop-comoving-hostile",
-         removes=1),
+         removes=1, gone=True),
     Rule("removals_joint", "rule", "the three removals applied, together: no group size or share limit on co-moving "
          "utterances (COMOVE_MIN_ARMS kept: without it the quickstart's calibration names spurious groups), no "
          "reference share in the catastrophic jump",
          "COMOVE_MIN_GROUP, COMOVE_MAX_SHARE, CATASTROPHIC_MIN_JUMP_SHARE",
          "MIN_GROUP = 2, MAX_SHARE < 1 (the whole set never), JUMP_SHARE = 0",
          [Patch(OD, "COMOVE_MIN_GROUP", 2), Patch(OD, "COMOVE_MAX_SHARE", 1.0 - 1e-9),
-          Patch(Q, "CATASTROPHIC_MIN_JUMP_SHARE", 0.0)], "accuracy", "m-noop-comoving-hostile", removes=3),
+          Patch(Q, "CATASTROPHIC_MIN_JUMP_SHARE", 0.0)], "accuracy", "m-noop-comoving-hostile", removes=3, gone=True),
     Rule("comove_min_corr", "value", "co-moving at correlation ≥ 0.8", "overdispersion.COMOVE_MIN_CORR",
          "COMOVE_MIN_CORR = 0.6 (looser)", [Patch(OD, "COMOVE_MIN_CORR", 0.6)], "accuracy", "m-noop-comoving-hostile"),
     Rule("run_level_p", "rule", "the hidden-group bound where the model's own runs churn together",
@@ -341,10 +341,9 @@ RULES: list[Rule] = [
          "m-runbook-noop-hostile", removes=2),
     Rule("extend_q_one_012", "merge", "one EXTEND_Q = 0.12 for both families", "looks.EXTEND_Q",
          "quality 0.1 → 0.12", [Patch(LK, "EXTEND_Q", {"speed": 0.12, "quality": 0.12})], "both",
-         "m-wer-15-comoving", removes=1),
+         "m-wer-15-comoving", removes=1, gone=True),
     Rule("extend_q_one_010", "merge", "one EXTEND_Q = 0.1 for both families", "looks.EXTEND_Q",
-         "speed 0.12 → 0.1", [Patch(LK, "EXTEND_Q", {"speed": 0.1, "quality": 0.1})], "both", "m-thr-3-s1-normal",
-         removes=1),
+         "speed 0.12 → 0.1", [Patch(LK, "EXTEND_Q", 0.1)], "both", "m-thr-3-s1-normal", removes=1),
     Rule("alpha_even_split", "merge", "α₁ = α₂ = 0.0008 (the two looks' 0.0016 split evenly, written once)",
          "looks.FIRST_ALPHA, POOLED_ALPHA", "0.0001 / 0.0015 → 0.0008 / 0.0008",
          [Patch(LK, "FIRST_ALPHA", 0.0008), Patch(LK, "POOLED_ALPHA", 0.0008)], "both", "m-thr-3-s1-normal",
@@ -391,6 +390,9 @@ def run(rule_names: list[str], prs: int, seed: int, out_dir: Path | None, log: A
     test_sets = noise_module.draw_test_sets(seed)
     scenarios = {s.key: s for s in vp.all_scenarios()}
     chosen = [BY_NAME[n] for n in rule_names]
+    gone = [r.name for r in chosen if r.gone]
+    if gone:
+        raise SystemExit(f"{', '.join(gone)}: applied in gate/ (issue 49); run it from the commit before the removal")
     result: dict = {"prs": prs, "seed": seed, "cells": {}, "rules": {r.name: {} for r in chosen}, "cpu": {},
                     "order": rule_names}
     on_cache: dict = {}
@@ -529,7 +531,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.list:
         for r in RULES:
-            print(f"{r.name:24} {r.kind:6} {r.domain:8} off: {r.off}  [{r.constants}]")
+            print(f"{r.name:24} {r.kind:6} {r.domain:8} off: {r.off}  [{r.constants}]{'  (applied)' if r.gone else ''}")
         return 0
     names = args.rules.split(",") if args.rules else [r.name for r in RULES]
     unknown = [n for n in names if n not in BY_NAME]
