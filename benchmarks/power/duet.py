@@ -36,7 +36,7 @@ from gate.formats.components import load as load_components
 from gate.formats.config import load_suite
 from gate.formats.noise_model import Components, DuetComponents
 from gate.judging import rule
-from gate.judging.duet import MIN_SESSIONS_TO_FAIL, session_test
+from gate.judging.duet import session_test
 from gate.judging.judge import one_look_thresholds
 from gate.runner.duet import DuetPlan
 from gate.runner.plan_by_change import _budget_minutes
@@ -173,7 +173,7 @@ def judge_look(means: np.ndarray, rows: Rows, thresholds, first: bool) -> Look:
     alpha = thresholds.alpha
     own_level = alpha / r if thresholds.own_runs_bonferroni else alpha
     # the A/B's own evidence (here the sessions themselves) must reach own_level (compare._hold_to_the_runs)
-    can_fail = ~((found.p <= alpha) & ~(found.p <= own_level)) & (k >= MIN_SESSIONS_TO_FAIL)
+    can_fail = ~((found.p <= alpha) & ~(found.p <= own_level)) & (k >= duet_design.MIN_SESSIONS_TO_FAIL)
     result = rule.family(found.p, worse >= rows.floors, worse >= rows.floors / 2, can_fail, alpha=alpha,
                          warn_q=thresholds.speed_warn_q, unstable=np.zeros_like(can_fail))
     fail = (result.verdict == rule.FAIL).any(axis=-1)

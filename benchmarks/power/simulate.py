@@ -82,8 +82,7 @@ class Rules:
     pooled_alpha: float
     warn_q: float
     speed_warn_q: float
-    extend_q_speed: float
-    extend_q_quality: float
+    extend_q: float
     floor_thr: float
     floor_p95: float
     quality_floor_abs: float
@@ -100,8 +99,8 @@ class Rules:
         suite, t = load_suite(), Thresholds()
         metrics = {m.name: m for m in suite.workload("qwen3/asr_en").metrics}
         return cls(family_alpha=looks.FAMILY_ALPHA, first_alpha=looks.FIRST_ALPHA, pooled_alpha=looks.POOLED_ALPHA,
-                   warn_q=t.warn_q, speed_warn_q=t.speed_warn_q, extend_q_speed=looks.EXTEND_Q["speed"],
-                   extend_q_quality=looks.EXTEND_Q["quality"], floor_thr=metrics["throughput_samples_per_s"].floor_rel,
+                   warn_q=t.warn_q, speed_warn_q=t.speed_warn_q, extend_q=looks.EXTEND_Q,
+                   floor_thr=metrics["throughput_samples_per_s"].floor_rel,
                    floor_p95=metrics["latency_p95_s"].floor_rel, quality_floor_abs=t.quality_floor_abs,
                    quality_floor_rel=t.quality_floor_rel, small_set_size=t.small_set_size,
                    small_set_floor_abs=t.small_set_floor_abs, pairs=pairs)

@@ -100,9 +100,9 @@ def duet_components_from_pairs(pairs: Sequence[tuple[Side, Side]], suite: Suite,
     for model in (m for m in suite.models if m in ran):
         best = _noisiest(logs, suite, model)
         sessions = best[0].sessions if best else sum(len(duet.layout_of(log).for_model(model)) for _, _, log in logs)
-        if best is None or sessions < duet_design.MIN_SESSIONS:
+        if best is None or sessions < duet_design.MIN_SESSIONS_TO_FAIL:
             say(f"{model}: {sessions} duet session(s) with a complete block pair; the duet's components need at "
-                f"least {duet_design.MIN_SESSIONS}: none stored")
+                f"least {duet_design.MIN_SESSIONS_TO_FAIL}: none stored")
             continue
         cost = _session_cost(model, [log for _, _, log in logs])
         if cost is None:

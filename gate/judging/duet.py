@@ -24,9 +24,9 @@ from gate.formats.report import Basis
 from gate.formats.verdict import Verdict
 from gate.judging.draft import Draft, plain_delta
 from gate.reading.side import WorkloadSide
+from gate.stats.duet_design import MIN_SESSIONS_TO_FAIL
 
 FILE = duet_log.FILE  # gate.formats.duet_log owns it (the runner writes it; the judge reads it)
-MIN_SESSIONS_TO_FAIL = 3  # df 2: fewer sessions say nothing about the session-to-session spread
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ import numpy as np
 
 from gate.formats.reasons import ExtendCause
 from gate.judging import rule
-from gate.stats.looks import EXTEND_FLOOR_SHARE, EXTEND_Q, FIRST_ALPHA, POOLED_ALPHA
+from gate.stats.looks import EXTEND_FAMILIES, EXTEND_FLOOR_SHARE, EXTEND_Q, FIRST_ALPHA, POOLED_ALPHA
 
 
 @dataclass(frozen=True)
@@ -31,7 +31,7 @@ def decide(first_look: Any, model: str) -> LookDecision:
     rows = _rows(first_look, model)
     if (stopped := _stopped(rows, f"at Holm α₁ = {FIRST_ALPHA}")):
         return stopped
-    gated = [r for r in rows if r.family in EXTEND_Q]
+    gated = [r for r in rows if r.family in EXTEND_FAMILIES]
     p = np.array([[np.nan if r.p_value is None else r.p_value for r in gated]], dtype=float)
     found = rule.extension(
         p, np.array([[floor_share(r) >= EXTEND_FLOOR_SHARE for r in gated]], dtype=bool),
@@ -50,9 +50,9 @@ def _reasons(gated: list[Any], hits: dict[ExtendCause, np.ndarray], q: np.ndarra
     """The run log's line for each extending row: its family's rows near their floor first, then the blind, then the
     unstable."""
     out = []
-    for family, level in EXTEND_Q.items():
+    for family in EXTEND_FAMILIES:
         tested = sum(1 for r in gated if r.family == family and r.p_value is not None)
-        out += [f"{_name(r)}: p = {r.p_value:.3g}, BH q = {q[k]:.3g} ≤ {level} over the model's {tested} {family} rows, "
+        out += [f"{_name(r)}: p = {r.p_value:.3g}, BH q = {q[k]:.3g} ≤ {EXTEND_Q} over the model's {tested} {family} rows, "
                 f"with {floor_share(r):.0%} of its floor"
                 for k, r in enumerate(gated) if hits[ExtendCause.NEAR_FLOOR][k] and r.family == family]
     out += [f"{_name(r)}: blind below {r.mde:.2%} at the first look" if r.family == "speed" else

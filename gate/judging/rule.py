@@ -21,7 +21,7 @@ import numpy as np
 
 from gate.formats.reasons import ExtendCause, WarnCause
 from gate.stats import decision
-from gate.stats.looks import EXTEND_Q
+from gate.stats.looks import EXTEND_FAMILIES, EXTEND_Q
 from gate.stats.multiplicity import bh_array
 
 PASS, WARN, FAIL = decision.PASS, decision.WARN, decision.FAIL
@@ -73,16 +73,16 @@ class Extension:
 def extension(p: np.ndarray, half: np.ndarray, blind: np.ndarray, unstable: np.ndarray, failed: np.ndarray, *,
               family: Sequence[str]) -> Extension:
     """One model's first look: FAIL where a row FAILed (`failed`, (B,)); else extend where a row (B, rows) reaches
-    half its floor (`half`) with a BH q, within its family ("speed" / "quality"), at most EXTEND_Q of it, or is
+    half its floor (`half`) with a BH q, within its family ("speed" / "quality"), at most EXTEND_Q, or is
     blind, or unstable; else pass. p: the rows' p (NaN untested), as the look's report gives them."""
     p = np.asarray(p, dtype=float)
     families = np.asarray(family)
     q = np.full(p.shape, np.nan)
     near = np.zeros(p.shape, dtype=bool)
-    for name, level in EXTEND_Q.items():
+    for name in EXTEND_FAMILIES:
         cols = families == name
         q[:, cols] = bh_array(p[:, cols])
-        near[:, cols] = (np.nan_to_num(q[:, cols], nan=1.0) <= level) & np.asarray(half, dtype=bool)[:, cols]
+        near[:, cols] = (np.nan_to_num(q[:, cols], nan=1.0) <= EXTEND_Q) & np.asarray(half, dtype=bool)[:, cols]
     causes = {ExtendCause.NEAR_FLOOR: near, ExtendCause.BLIND: np.asarray(blind, dtype=bool),
               ExtendCause.UNSTABLE: np.asarray(unstable, dtype=bool)}
     extend = np.logical_or.reduce([c.any(axis=-1) for c in causes.values()])
