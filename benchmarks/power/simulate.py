@@ -843,3 +843,34 @@ def _family(look: dict, alpha: float, rules: Rules, groups: list[np.ndarray],
                                        catastrophic=None if catastrophic is None else catastrophic[:, cols],
                                        forced=look["few"][:, cols] if "few" in look else None).verdict
     return verdict
+
+
+def one_job_verdicts(chunk: Chunk, test_sets: dict, by_model: dict[str, list[str]], calibrations: dict,
+                     rules: Rules, alpha: float, measures: tuple[tuple[str, str], ...] = (("wer", "corpus_wer"),)) -> dict:
+    """B one-job comparisons of two trees (`gate.judging.compare.compare` of two result trees, run order known,
+    one decision at `alpha`, nothing re-measured) on workloads the caller chooses, judged by the same facts adapter and
+    the batched rule (`gate.judging.rule.family`, through `_family`). For sweeps whose noise is not the committed
+    scenarios' (tests/e2e/verdict/test_compare_sweeps.py), which check it against `compare` on a few of their pairs.
+
+    chunk: `speed` and `errors` for the workloads of `by_model` (model -> its workloads), every arm `RUNS` runs
+    (no spare slot); test_sets: workload -> anything with `ref_len`; calibrations: (model, metric) -> the model's
+    pooled SpeedNoise (B,) for each of SPEED_ROWS; measures: (measure, metric) of each workload's accuracy rows,
+    judged on each side's own runs (no dispersion record). Returns (workload, metric) -> (B,) verdict codes, gated
+    rows only (a co-moving group's row never exists without a dispersion record)."""
+    batch = next(iter(chunk.speed.values()))["throughput"].shape[0]
+    models = list(by_model)
+    rows = [(wid, m, metric) for m in models for wid in by_model[m] for metric in SPEED_ROWS]
+    qrows = [(wid, m, measure, metric) for m in models for wid in by_model[m] for measure, metric in measures]
+    qrows = qrows + [(r[0], r[1], r[2], r[3] + COMOVING_SUFFIX) for r in qrows]
+    slots = {m: np.broadcast_to(np.arange(RUNS), (batch, 2, RUNS)) for m in models}
+    used = {k: v for m in models for k, v in _in_job(chunk, by_model, calibrations, slots, m).items()}
+    sp = _speed_look(chunk, rows, used, slots, rules, cross_job=False, alpha=alpha, calibrations=calibrations)
+    disp = {(r[0], r[2]): None for r in qrows}
+    qu = _quality_look(chunk, test_sets, qrows, disp, slots, rules, alpha)
+    sg = [np.array([i for i, r in enumerate(rows) if r[1] == m]) for m in models]
+    qg = [np.array([i for i, r in enumerate(qrows) if r[1] == m]) for m in models]
+    verdict_s = _family(sp, alpha, rules, sg)
+    verdict_q = _family(qu, alpha, rules, qg, catastrophic=qu["catastrophic"])
+    out = {(r[0], r[2]): verdict_s[:, i] for i, r in enumerate(rows)}
+    out.update({(r[0], r[3]): verdict_q[:, i] for i, r in enumerate(qrows) if not r[3].endswith(COMOVING_SUFFIX)})
+    return out

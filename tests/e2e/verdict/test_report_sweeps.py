@@ -22,11 +22,14 @@ report = fast_tier.report
 def test_each_output_fits_its_own_budget_dropping_excerpts_before_rows(report):
     flagged = [u for u in report.utterances if u.workload == "qwen3/asr_en"]
     assert flagged, "the regressed workload has changed utterances"
+    # 150 long changed utterances put the whole summary ~1.5x over the comment's limit (characters) and ~3.5x over the
+    # check summary's (bytes): both must fit by dropping. (400 did too, at 20x the rendering time.)
     many = [replace(flagged[0], id=f"z{i}", reference="词" * 590, baseline_hypothesis="词" * 590,
-                    candidate_hypothesis="语" * 590) for i in range(400)]
+                    candidate_hypothesis="语" * 590) for i in range(150)]
     big = replace(report, utterances=tuple(flagged) + tuple(many))
-    comment = render_comment(big)
-    assert len(comment) <= COMMENT.limit < len(render_summary(big))  # characters, GitHub's unit
+    comment, whole = render_comment(big), render_summary(big)
+    assert len(comment) <= COMMENT.limit < len(whole) / 1.4  # characters, GitHub's unit
+    assert CHECK_SUMMARY.limit < len(whole.encode("utf-8")) / 3
     assert "changed-utterance excerpts" in comment.split("<details>")[0] and "z0" not in comment
     check = render_check_summary(big)
     assert len(check.encode("utf-8")) <= CHECK_SUMMARY.limit
