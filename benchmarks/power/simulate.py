@@ -29,7 +29,7 @@ from scipy import stats
 
 from gate.formats.noise_model import MIN_CALIBRATION_DF
 from gate.formats.report import COMOVING_SUFFIX
-from gate.judging import few_sessions, rule
+from gate.judging import eligibility, few_sessions, rule, sensitivity
 from gate.stats import looks
 from gate.stats.decision import FAIL, WARN, weighted
 from gate.stats.drift import arm_positions, interleave_positions
@@ -51,13 +51,10 @@ from gate.stats.slowmode import deepest_slow_start, fast_mode, find_slow_starts,
 from gate.stats.slowmode import fail_blocker as slowmode_blocker
 from gate.stats.speed import (
     ADVISED_PAIRS,
-    POWER,
-    SENSITIVITY_FACTOR,
     across_jobs_noise,
     baseline_sigma,
     host_wild_share,
     joint_agreement,
-    mde,
     own_noise,
     own_runs_test,
     shift_test,
@@ -799,34 +796,26 @@ def _hidden_groups(qrows, own_sums: list, can_fail: list, slots, alpha: float) -
 
 
 def _target_detects(first: dict, pooled: dict, rows, extend: np.ndarray, rules: Rules) -> np.ndarray:
-    """The target throughput row's Row.detects at its last look: the MDE at Holm's first step over the model's gated
-    speed rows (gate.judging.compare._decide_speed), as a drop."""
+    """The target throughput row's Row.detects at its last look (gate.judging.sensitivity, as compare's
+    _decide_speed asks it over the model's gated speed rows), as a drop."""
     k = next(i for i, r in enumerate(rows) if r[0] == TARGET and r[2] == "throughput")
-    model = rows[k][1]
-    m = sum(r[1] == model for r in rows)
-    ext = extend[:, MODELS.index(model)]
-    se = np.where(ext, pooled["se"][:, k], first["se"][:, k])
-    df = np.where(ext, pooled["df"][:, k], first["df"][:, k])
-    size = mde(se, df, np.where(ext, rules.pooled_alpha, rules.first_alpha) / m)
-    # bounded by the own-runs confirmation a FAIL also needs: at α₂, or α₁ over the model's rows at the first look
-    own_se = np.where(ext, pooled["own_se"][:, k], first["own_se"][:, k])
-    own_df = np.where(ext, pooled["own_df"][:, k], first["own_df"][:, k])
-    own = mde(own_se, own_df, np.where(ext, rules.pooled_alpha, rules.first_alpha / m))
-    size = np.where(np.isfinite(own), np.maximum(size, own), size)
+    cols = [i for i, r in enumerate(rows) if r[1] == rows[k][1]]
+    ext = extend[:, MODELS.index(rows[k][1])]
+    found = []
+    for look, alpha, bonferroni in ((first, rules.first_alpha, True), (pooled, rules.pooled_alpha, False)):
+        seen = sensitivity.sensitivity(look["se"][:, cols], look["df"][:, cols], look["floor"][:, cols],
+                                       np.ones((len(ext), len(cols)), bool), alpha=alpha, family="speed")
+        found.append(sensitivity.detects(seen.mde, look["own_se"][:, cols], look["own_df"][:, cols],
+                                         eligibility.own_runs_level(alpha, len(cols), bonferroni)))
+    size = np.where(ext, found[1][:, cols.index(k)], found[0][:, cols.index(k)])
     return np.asarray(1 / (1 + size) - 1)
 
 
 def _blind(look: dict, alpha: float, cols) -> np.ndarray:
-    """Rows (of these columns) whose MDE at this look exceeds SENSITIVITY_FACTOR × their floor (compare's `blind`)."""
+    """Rows (of these columns) blind at this look (gate.judging.sensitivity, compare's `blind`)."""
     p = look["p"][:, cols]
-    m = np.maximum((~np.isnan(p)).sum(axis=1, keepdims=True), 1)
-    level = alpha / m
-    with np.errstate(all="ignore"):
-        if look["kind"] == "speed":
-            size = mde(look["se"][:, cols], look["df"][:, cols], level)
-        else:
-            size = (stats.norm.isf(level) + stats.norm.ppf(POWER)) * look["se"][:, cols]
-        return ~np.isnan(p) & (size > SENSITIVITY_FACTOR * look["floor"][:, cols])
+    return sensitivity.sensitivity(look["se"][:, cols], look["df"][:, cols] if "df" in look else None,
+                                   look["floor"][:, cols], ~np.isnan(p), alpha=alpha, family=look["kind"]).blind
 
 
 def _family(look: dict, alpha: float, rules: Rules, groups: list[np.ndarray],

@@ -36,7 +36,6 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
-from scipy import stats
 
 from gate.formats.config import MetricSpec, Suite, Workload
 from gate.formats.errors import InputError
@@ -65,7 +64,7 @@ from gate.formats.report import (
     clip,
 )
 from gate.formats.verdict import Verdict
-from gate.judging import few_sessions, next_steps, rule
+from gate.judging import eligibility, few_sessions, next_steps, rule, sensitivity
 from gate.judging.accuracy_rows import judge_accuracy
 from gate.judging.draft import Draft, new_row, plain_delta
 from gate.judging.duet import Layout, judge_duet_speed, session_facts
@@ -82,10 +81,7 @@ from gate.stats import decision, overdispersion, slowmode
 from gate.stats.looks import TWO_LOOKS_ALPHA
 from gate.stats.performance import evidence
 from gate.stats.speed import (
-    POWER,
-    SENSITIVITY_FACTOR,
     SpeedNoise,
-    mde,
 )
 from gate.stats.thresholds import Thresholds
 
@@ -340,7 +336,10 @@ def _decide_quality(quality: list[Draft], thresholds: Thresholds) -> None:
         np.array([[r.above_half_floor for r in quality]]), np.array([[r.can_fail for r in quality]]),
         alpha=thresholds.quality_alpha, warn_q=thresholds.warn_q,
         catastrophic=np.array([[r.new_catastrophic for r in quality]]), forced=few)
-    level = thresholds.quality_alpha / len(quality)  # Holm's first step: what a single regressed row must reach
+    seen = sensitivity.sensitivity(
+        np.array([[math.nan if r.se is None else r.se for r in quality]]), None,
+        np.array([[max(r.floor_abs or 0.0, (r.floor_rel or 0.0) * (r.base_rate or 0.0)) for r in quality]]),
+        np.ones((1, len(quality)), bool), alpha=thresholds.quality_alpha, family="quality")
     for k, row in enumerate(quality):
         assert row.p_value is not None
         _take(row, result, k)
@@ -348,8 +347,7 @@ def _decide_quality(quality: list[Draft], thresholds: Thresholds) -> None:
         if row.verdict is Verdict.PASS and row.p_value <= thresholds.warn_alpha and not row.above_half_floor:
             row.notes.append("significant but below the floors")
         if row.se is not None:
-            row.mde = (stats.norm.isf(level) + stats.norm.ppf(POWER)) * row.se
-            _sensitivity(row, max(row.floor_abs or 0.0, (row.floor_rel or 0.0) * (row.base_rate or 0.0)))
+            row.mde, row.blind = float(seen.mde[0, k]), bool(seen.blind[0, k])
 
 
 def _hold_to_the_exact_p(row: Draft, level: float) -> None:
@@ -425,7 +423,7 @@ def _decide_speed(speed: list[Draft], thresholds: Thresholds) -> None:
     # over the model's gated speed rows where those runs are few: the first look of `gate run`
     # (Thresholds.own_runs_bonferroni). A calibration that understates σ cannot carry a FAIL the runs do not show.
     # Across jobs a speed row WARNs at most anyway (gate.judging.speed_rows.speed_blockers).
-    own_level = thresholds.alpha / len(speed) if thresholds.own_runs_bonferroni else thresholds.alpha
+    own_level = eligibility.own_runs_level(thresholds.alpha, len(speed), thresholds.own_runs_bonferroni)
     _hold_to_the_runs(speed, thresholds, own_level)
     worse = np.array([[r.worse_rel for r in speed]], dtype=float)
     floors = np.array([[r.floor_rel or 0.0 for r in speed]])
@@ -433,10 +431,9 @@ def _decide_speed(speed: list[Draft], thresholds: Thresholds) -> None:
         np.array([[r.p_value for r in speed]], dtype=float), worse >= floors, worse >= floors / 2,
         np.array([[r.can_fail for r in speed]]), alpha=thresholds.alpha, warn_q=thresholds.speed_warn_q,
         unstable=np.array([[r.unstable for r in speed]]))
-    level = thresholds.alpha / len(speed)  # Holm's first step: what a single regressed row must reach
+    _speed_sensitivity(speed, thresholds.alpha, own_level)
     for k, row in enumerate(speed):
         _take(row, result, k)
-        _speed_sensitivity(row, level, own_level)
 
 
 def _p(row: Draft) -> float:
@@ -467,25 +464,23 @@ def _hold_to_the_runs(speed: list[Draft], thresholds: Thresholds, own_level: flo
             row.notes.append(f"{count} of the candidate's {runs} runs have every workload slower alike")
 
 
-def _speed_sensitivity(row: Draft, level: float, own_level: float) -> None:
-    """The row's MDE at Holm's first step, what it detects and whether it is blind."""
-    if row.se is None or row.df is None:
-        return
-    row.mde = float(mde(row.se, row.df, level))
-    row.detects_mde = row.mde
-    if row.own_se_df is not None and all(math.isfinite(v) for v in row.own_se_df):
-        # a FAIL must also show on the A/B's own runs alone (above): what the row detects is bounded by
-        # that test too (at σ 2/5/10% the t test's MDE alone said 5.1/12.2/22.9%, and FAIL needed more).
-        # The blind rule keeps the t test's: the own runs' few df at a first look would make every row blind.
-        row.detects_mde = max(row.mde, float(mde(row.own_se_df[0], row.own_se_df[1], own_level)))
-    _sensitivity(row, row.floor_rel or 0.0)
+def _speed_sensitivity(speed: list[Draft], alpha: float, own_level: float) -> None:
+    """Each row's MDE at Holm's first step, what it detects and whether it is blind (gate.judging.sensitivity)."""
+    def value(v: float | None) -> float:
+        return math.nan if v is None else float(v)
 
-
-def _sensitivity(row: Draft, floor: float) -> None:
-    """Blind below its MDE when that exceeds SENSITIVITY_FACTOR × the floor (gate.render words it)."""
-    if row.mde is None or not math.isfinite(row.mde) or floor <= 0:
-        return
-    row.blind = bool(row.mde > SENSITIVITY_FACTOR * floor)
+    seen = sensitivity.sensitivity(np.array([[value(r.se) for r in speed]]), np.array([[value(r.df) for r in speed]]),
+                                   np.array([[r.floor_rel or 0.0 for r in speed]]), np.ones((1, len(speed)), bool),
+                                   alpha=alpha, family="speed")
+    # the own runs' test bounds what a row detects where its se and df are both known
+    own = [r.own_se_df if r.own_se_df is not None and all(math.isfinite(v) for v in r.own_se_df) else
+           (math.nan, math.nan) for r in speed]
+    found = sensitivity.detects(seen.mde, np.array([[s for s, _ in own]]), np.array([[d for _, d in own]]), own_level)
+    for k, row in enumerate(speed):
+        if row.se is None or row.df is None:
+            continue
+        row.mde, row.detects_mde = float(seen.mde[0, k]), float(found[0, k])
+        row.blind = bool(seen.blind[0, k])
 
 
 _VERDICT = {decision.PASS: Verdict.PASS, decision.WARN: Verdict.WARN, decision.FAIL: Verdict.FAIL}
