@@ -28,6 +28,7 @@ import numpy as np
 from scipy import stats
 
 from gate.formats.noise_model import MIN_CALIBRATION_DF
+from gate.formats.reasons import UNSTABLE
 from gate.formats.report import COMOVING_SUFFIX
 from gate.judging import eligibility, few_sessions, rule, sensitivity
 from gate.stats import looks
@@ -599,20 +600,22 @@ def _speed_look(chunk: Chunk, rows, noises, slots, rules: Rules, *, cross_job: b
         p.append(test.p)
         above.append(test.worse_rel >= floor)
         half.append(test.worse_rel >= floor / 2)
-        shaky = test.worse_set_aside | test.split_cand | test.intermittent
-        ok = (np.asarray(noise.sigma_df) >= 4) & ~test.favourable_set_aside & ~shaky
-        ok = ok & (not cross_job)  # across jobs a speed row WARNs at most (gate.judging.speed_rows.speed_blockers)
-        # FAIL also needs the A/B's own runs alone to confirm the shift at the look's α; at the first look over the
-        # model's gated speed rows (gate.judging.compare._decide_speed, Thresholds.own_runs_bonferroni)
+        # FAIL also needs the A/B's own runs alone to confirm the shift (gate.judging.compare._decide_speed)
         p_own, se_own, df_own = own_runs_test(y[:, 0], y[:, 1], model_arms, higher_is_better=metric == "throughput",
                                               positions=at, trim=trim)
         own_se.append(se_own)
         own_df.append(df_own)
-        own_level = alpha / speed_rows_of[model] if bonferroni else alpha
-        ok = ok & ((test.p > alpha) | (p_own <= own_level))
-        ok = ok & ((test.p > alpha) | ~alike)  # an escaped slow mode bars a FAIL (gate.judging.compare._decide_speed)
-        can_fail.append(np.broadcast_to(ok, test.p.shape))
-        unstable.append(shaky)
+        # the facts to the judge's rule (gate.judging.eligibility, which speed_rows and compare call)
+        shaky = eligibility.speed_run_blockers(test.favourable_set_aside, test.worse_set_aside, test.split_cand,
+                                               test.intermittent)
+        blocked = eligibility.cannot_fail(
+            eligibility.speed_noise_blockers(np.ones(batch, bool), np.asarray(noise.sigma_df) >= MIN_CALIBRATION_DF,
+                                             np.asarray(y.shape[-1]), np.asarray(noise.cross_pairs), cross_job=cross_job),
+            shaky, eligibility.speed_confirmation_blockers(
+                test.p, p_own, alike, alpha=alpha,
+                own_level=eligibility.own_runs_level(alpha, speed_rows_of[model], bonferroni)))
+        can_fail.append(np.broadcast_to(~blocked, test.p.shape))
+        unstable.append(np.logical_or.reduce([shaky[reason] for reason in UNSTABLE]))
         se.append(test.se)
         df.append(np.broadcast_to(test.df, test.p.shape))
     return {"p": np.stack(p, 1), "above": np.stack(above, 1), "half": np.stack(half, 1),

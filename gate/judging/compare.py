@@ -447,19 +447,23 @@ def _take(row: Draft, result: rule.Verdicts, k: int) -> None:
 
 
 def _hold_to_the_runs(speed: list[Draft], thresholds: Thresholds, own_level: float) -> None:
-    """A row below α whose runs do not carry it can WARN at most: the A/B's own runs alone do not reach
-    `own_level`, or candidate runs have every workload slower alike (an escaped slow mode, gate.stats.slowmode)."""
-    for row in speed:
-        if row.p_value is not None and row.p_value <= thresholds.alpha and row.p_own is not None and \
-                not row.p_own <= own_level:
+    """A row below α whose runs do not carry it can WARN at most (gate.judging.eligibility.speed_confirmation_blockers):
+    the A/B's own runs alone do not reach `own_level`, or candidate runs have every workload slower alike."""
+    # the first look of `gate run` is the one with own_runs_bonferroni (gate.stats.looks.thresholds_for)
+    alike = [bool(slowmode.fail_blocker(np.arange(runs) < count, np.ones(runs, bool), thresholds.own_runs_bonferroni))
+             for count, runs in (r.slower_alike for r in speed)]
+    found = eligibility.speed_confirmation_blockers(
+        np.array([[_p(r) for r in speed]]), np.array([[math.nan if r.p_own is None else r.p_own for r in speed]]),
+        np.array([alike]), alpha=thresholds.alpha, own_level=own_level,
+        has_own=np.array([[r.p_own is not None for r in speed]]))
+    for k, row in enumerate(speed):
+        if found[CannotFail.OWN_RUNS_DO_NOT_CONFIRM][0, k]:
+            assert row.p_own is not None
             shown = "no own-runs σ" if math.isnan(row.p_own) else f"p = {row.p_own:.2g}"
             row.blockers += (CannotFail.OWN_RUNS_DO_NOT_CONFIRM,)
             row.notes.append(f"the A/B's own runs alone: {shown}, not ≤ {own_level:.3g}")
-    for row in speed:  # candidate runs with every workload slower alike: an escaped slow mode (gate.stats.slowmode)
-        count, runs = row.slower_alike
-        # the first look of `gate run` is the one with own_runs_bonferroni (gate.stats.looks.thresholds_for)
-        if row.p_value is not None and row.p_value <= thresholds.alpha and slowmode.fail_blocker(
-                np.arange(runs) < count, np.ones(runs, bool), thresholds.own_runs_bonferroni):
+        if found[CannotFail.SLOWER_ALIKE][0, k]:
+            count, runs = row.slower_alike
             row.blockers += (CannotFail.SLOWER_ALIKE,)
             row.notes.append(f"{count} of the candidate's {runs} runs have every workload slower alike")
 

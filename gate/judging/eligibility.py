@@ -4,8 +4,56 @@ mask (B, rows) under its typed reason (gate.formats.reasons.CannotFail). `compar
 power benchmark calls them with thousands (benchmarks/power/simulate.py) and keeps only whether any holds."""
 from __future__ import annotations
 
+from functools import reduce
+
+import numpy as np
+
+from gate.formats.reasons import CannotFail
+from gate.stats.speed import ADVISED_PAIRS
+
 
 def own_runs_level(alpha: float, rows: int, bonferroni: bool) -> float:
     """The level the A/B's own runs alone must reach for a speed FAIL: the look's α, or α over the model's gated speed
     rows where those runs are few (`gate run`'s first look: Thresholds.own_runs_bonferroni)."""
     return alpha / rows if bonferroni else alpha
+
+
+def speed_noise_blockers(has_noise: np.ndarray, usable: np.ndarray, fewest_runs: np.ndarray, cross_pairs: np.ndarray,
+                         *, cross_job: bool) -> dict[CannotFail, np.ndarray]:
+    """A speed row's noise estimate and runs (B, rows): no σ (no calibration across jobs), σ on too few df
+    (`usable`: MIN_CALIBRATION_DF), a side of one run; across jobs always, for a whole job running slower (another
+    host, a busy neighbour) moves every run of it alike, so one job against another cannot tell it from a regression
+    (with 5% of jobs 10% slow, 11% of no-op nights FAILed: benchmarks/verdict_power.py, m-cross-noop-slowjob); the
+    in-job A/B cancels it. Across jobs fewer cross-job A/A pairs than advised is named too."""
+    has_noise = np.asarray(has_noise, dtype=bool)
+    return {CannotFail.NO_CALIBRATION: ~has_noise & cross_job, CannotFail.NO_SIGMA: ~has_noise & (not cross_job),
+            CannotFail.FEW_SIGMA_DF: has_noise & ~np.asarray(usable, dtype=bool),
+            CannotFail.SINGLE_RUN: np.asarray(fewest_runs) < 2, CannotFail.ACROSS_JOBS: np.full(has_noise.shape, cross_job),
+            CannotFail.FEW_CROSS_PAIRS: has_noise & cross_job & (np.asarray(cross_pairs) < ADVISED_PAIRS)}
+
+
+def speed_run_blockers(favourable_set_aside: np.ndarray, worse_set_aside: np.ndarray, split: np.ndarray,
+                       intermittent: np.ndarray) -> dict[CannotFail, np.ndarray]:
+    """What the shift test saw in a speed row's runs (gate.stats.speed.shift_test): a better candidate run set aside,
+    and, named once in this order, the candidate's runs unstable (reasons.UNSTABLE: the row WARNs at least)."""
+    worse, split = np.asarray(worse_set_aside, dtype=bool), np.asarray(split, dtype=bool)
+    return {CannotFail.BETTER_RUN_SET_ASIDE: np.asarray(favourable_set_aside, dtype=bool),
+            CannotFail.WORSE_RUNS_SET_ASIDE: worse, CannotFail.RUNS_SPLIT: split & ~worse,
+            CannotFail.INTERMITTENT: np.asarray(intermittent, dtype=bool) & ~worse & ~split}
+
+
+def speed_confirmation_blockers(p: np.ndarray, p_own: np.ndarray, alike: np.ndarray, *, alpha: float,
+                                own_level: float | np.ndarray,
+                                has_own: np.ndarray | bool = True) -> dict[CannotFail, np.ndarray]:
+    """A speed row whose p reaches α and whose runs do not carry it: the A/B's own runs alone (`p_own`, NaN: no
+    own-runs σ; `has_own`: where there are such runs) do not reach `own_level` (a calibration that understates σ
+    cannot carry a FAIL the runs do not show), or candidate runs have every workload slower alike (`alike`: an escaped
+    slow mode, gate.stats.slowmode.fail_blocker)."""
+    reached = np.asarray(p, dtype=float) <= alpha
+    return {CannotFail.OWN_RUNS_DO_NOT_CONFIRM: reached & ~(np.asarray(p_own, dtype=float) <= own_level) & has_own,
+            CannotFail.SLOWER_ALIKE: reached & np.asarray(alike, dtype=bool)}
+
+
+def cannot_fail(*found: dict[CannotFail, np.ndarray]) -> np.ndarray:
+    """Where any of these reasons holds: the row can WARN at most."""
+    return np.asarray(reduce(np.logical_or, [mask for reasons in found for mask in reasons.values()]))
