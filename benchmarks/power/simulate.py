@@ -28,7 +28,7 @@ import numpy as np
 from scipy import stats
 
 from gate.formats.noise_model import MIN_CALIBRATION_DF
-from gate.formats.reasons import UNSTABLE
+from gate.formats.reasons import UNSTABLE, CannotFail
 from gate.formats.report import COMOVING_SUFFIX
 from gate.judging import eligibility, few_sessions, rule, sensitivity
 from gate.stats import looks
@@ -37,12 +37,9 @@ from gate.stats.drift import arm_positions, interleave_positions
 from gate.stats.outliers import flag_sigma, run_to_remeasure
 from gate.stats.overdispersion import (
     OWN_MIN_DF,
-    RUN_LEVEL_P,
-    comovement_p,
     excess_df,
     group_spread,
     group_test,
-    hidden_split_p,
     own_runs_sums,
     run_permutation_p,
     widened_p_arrays,
@@ -774,10 +771,9 @@ def _group_look(runs, scaled_group, group, group_ss, aa_df, ts: TestSet, mean_b,
 
 
 def _hidden_groups(qrows, own_sums: list, can_fail: list, slots, alpha: float) -> tuple[list, list]:
-    """gate.judging.compare._hidden_groups, batched: per model, the rows on their own runs pooled by
-    overdispersion.comovement_p; where it is at most RUN_LEVEL_P, those rows cannot FAIL if a hidden group's split
-    (hidden_split_p) is above α, and otherwise their FAIL also needs their runs' exact permutation p. Returns can_fail
-    and, per row, that p where it is needed (0 elsewhere)."""
+    """Per model, the rows on their own runs to the judge's hidden-group rule (gate.judging.eligibility.hidden_groups,
+    which compare._hidden_groups calls too). Returns can_fail and, per row, the runs' exact p where a FAIL also needs
+    it (0 elsewhere)."""
     out = list(can_fail)
     run_p = [np.zeros(len(c)) for c in can_fail]
     for model in dict.fromkeys(r[1] for r in qrows):
@@ -785,16 +781,13 @@ def _hidden_groups(qrows, own_sums: list, can_fail: list, slots, alpha: float) -
         if not cols:
             continue
         runs = slots[model].shape[-1]
-        used = np.stack([own_sums[i][3] for i in cols], 1)
-        total = np.where(used, np.stack([own_sums[i][0] for i in cols], 1), 0.0)
-        units = np.where(used, np.stack([own_sums[i][1] for i in cols], 1), 0.0)
-        seen = comovement_p(total, units, np.array([float(own_sums[i][2]) for i in cols])) <= RUN_LEVEL_P
-        split_fails = hidden_split_p(runs, runs) <= alpha
+        found = eligibility.hidden_groups(np.stack([own_sums[i][0] for i in cols], 1),
+                                          np.stack([own_sums[i][1] for i in cols], 1),
+                                          np.array([float(own_sums[i][2]) for i in cols]),
+                                          np.stack([own_sums[i][3] for i in cols], 1), runs, runs, alpha=alpha)
         for k, i in enumerate(cols):
-            if split_fails:
-                run_p[i] = np.where(seen & used[:, k], own_sums[i][4], 0.0)
-            else:
-                out[i] = out[i] & ~(seen & used[:, k])
+            run_p[i] = np.where(found.exact[:, k], own_sums[i][4], 0.0)
+            out[i] = out[i] & ~found.blockers[CannotFail.HIDDEN_GROUP][:, k]
     return out, run_p
 
 

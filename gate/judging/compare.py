@@ -77,7 +77,7 @@ from gate.judging.speed_rows import (
 )
 from gate.reading import comparability
 from gate.reading.side import Side, WorkloadSide
-from gate.stats import decision, overdispersion, slowmode
+from gate.stats import decision, slowmode
 from gate.stats.looks import TWO_LOOKS_ALPHA
 from gate.stats.performance import evidence
 from gate.stats.speed import (
@@ -398,22 +398,21 @@ def _hidden_groups(quality: list[Draft], alpha: float) -> None:
     if not own:
         return
     churn = [r.own_churn for r in own if r.own_churn is not None]
-    p = float(overdispersion.comovement_p([c.ss_total for c in churn], [c.ss_units for c in churn],
-                                          [c.df for c in churn]))
-    if not p <= overdispersion.RUN_LEVEL_P:
-        return
-    for row, c in zip(own, churn, strict=True):
-        split = overdispersion.hidden_split_p(c.base_runs, c.cand_runs)
-        if split <= alpha:
+    found = eligibility.hidden_groups(np.array([[c.ss_total for c in churn]]), np.array([[c.ss_units for c in churn]]),
+                                      np.array([[c.df for c in churn]]), np.ones((1, len(churn)), bool),
+                                      np.array([[c.base_runs for c in churn]]), np.array([[c.cand_runs for c in churn]]),
+                                      alpha=alpha)
+    for k, (row, c) in enumerate(zip(own, churn, strict=True)):
+        if found.exact[0, k]:
             row.p_exact = c.run_p
             continue
-        if not row.can_fail:
+        if not found.blockers[CannotFail.HIDDEN_GROUP][0, k] or not row.can_fail:
             continue
         row.blockers += (CannotFail.HIDDEN_GROUP,)
         row.next_step = c.step
-        row.notes.append(f"utterances churn together in the model's own runs (p {p:.2g}), and a group that stayed put "
-                         f"within each side's {c.base_runs} + {c.cand_runs} runs would split the sides like a real "
-                         f"change as often as {split:.2g} (above α {alpha:g})")
+        row.notes.append(f"utterances churn together in the model's own runs (p {float(found.p[0]):.2g}), and a group "
+                         f"that stayed put within each side's {c.base_runs} + {c.cand_runs} runs would split the sides "
+                         f"like a real change as often as {float(found.split[0, k]):.2g} (above α {alpha:g})")
 
 
 def _decide_speed(speed: list[Draft], thresholds: Thresholds) -> None:

@@ -4,11 +4,13 @@ mask (B, rows) under its typed reason (gate.formats.reasons.CannotFail). `compar
 power benchmark calls them with thousands (benchmarks/power/simulate.py) and keeps only whether any holds."""
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import reduce
 
 import numpy as np
 
 from gate.formats.reasons import CannotFail
+from gate.stats.overdispersion import RUN_LEVEL_P, comovement_p, hidden_split_p
 from gate.stats.speed import ADVISED_PAIRS
 
 
@@ -57,3 +59,27 @@ def speed_confirmation_blockers(p: np.ndarray, p_own: np.ndarray, alike: np.ndar
 def cannot_fail(*found: dict[CannotFail, np.ndarray]) -> np.ndarray:
     """Where any of these reasons holds: the row can WARN at most."""
     return np.asarray(reduce(np.logical_or, [mask for reasons in found for mask in reasons.values()]))
+
+
+@dataclass(frozen=True)
+class HiddenGroups:
+    p: np.ndarray  # (B,) do utterances churn together in the model's own runs (overdispersion.comovement_p)
+    split: np.ndarray  # (B, rows) how likely a group that stayed put within each side splits them (hidden_split_p)
+    blockers: dict[CannotFail, np.ndarray]  # {HIDDEN_GROUP: (B, rows)}
+    exact: np.ndarray  # (B, rows) rows whose FAIL also needs the runs' exact permutation p at their level
+
+
+def hidden_groups(ss_total: np.ndarray, ss_units: np.ndarray, df: np.ndarray, own: np.ndarray, base_runs: np.ndarray,
+                  cand_runs: np.ndarray, *, alpha: float) -> HiddenGroups:
+    """One model's accuracy rows judged on each side's own runs (B, rows; `own`: those whose runs are the churn
+    evidence, their sums pooled by comovement_p): where the runs show utterances churning together (p at most
+    RUN_LEVEL_P), a group that stayed put within each side could split them like a real change. Where that is more
+    likely than α the row cannot FAIL (HIDDEN_GROUP); where it is not, its FAIL also needs the runs' exact p
+    (`exact`: gate.judging.compare._hidden_groups says why)."""
+    own = np.asarray(own, dtype=bool)
+    p = comovement_p(np.where(own, ss_total, 0.0), np.where(own, ss_units, 0.0), df)
+    seen = (p <= RUN_LEVEL_P)[..., None] & own
+    split = np.vectorize(hidden_split_p, otypes=[float])(base_runs, cand_runs)
+    fails = split <= alpha
+    return HiddenGroups(p=p, split=np.broadcast_to(split, seen.shape), blockers={CannotFail.HIDDEN_GROUP: seen & ~fails},
+                        exact=seen & fails)
