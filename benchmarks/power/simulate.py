@@ -650,7 +650,9 @@ def _quality_look(chunk: Chunk, test_sets, qrows, disp, slots, rules: Rules, alp
             enough = own_df >= OWN_MIN_DF
             widen = (units > 0) & (total > units) & enough
             deterministic = ~(runs != runs[:, :, :1]).any(axis=(2, 3))
-            can_fail.append(deterministic.all(axis=1) | enough)
+            # each side ran twice or more: churn is possible where its runs differ (accuracy_rows._churn_possible)
+            can_fail.append(~eligibility.churn_blockers(np.zeros(len(scaled), bool), ~deterministic.all(axis=1),
+                                                        np.full(len(scaled), enough))[CannotFail.NO_CHURN_RECORD])
             groups.append(None)
             # rows whose own runs are the evidence, with churn possible (accuracy_rows' own_churn)
             own_sums.append((total, units, own_df, enough & ~deterministic.all(axis=1),
@@ -695,7 +697,7 @@ def _quality_look(chunk: Chunk, test_sets, qrows, disp, slots, rules: Rules, alp
     # the co-moving groups' own rows, after the rows (judge's qrows + their COMOVING_SUFFIX twins): NaN p where none
     exact, shares = [], []
     for g in groups:
-        shares.append(np.zeros(batch) if g is None else g[6])
+        shares.append(np.zeros(batch) if g is None else g[6])  # the group's utterances
         none = (np.full(batch, np.nan), np.zeros(batch, bool), np.zeros(batch, bool), np.full(batch, np.inf),
                 np.full(batch, np.nan), np.full(batch, np.nan))
         gp, ga, gh, ge, gs, gf = none if g is None else g[:6]
@@ -703,22 +705,23 @@ def _quality_look(chunk: Chunk, test_sets, qrows, disp, slots, rules: Rules, alp
         can_fail.append(np.ones(batch, bool)), exact.append(ge)
         cat.append(np.zeros(batch))
         few.append(np.zeros(batch, bool))  # a co-moving group's own row is not judged by it (compare: subset)
-    # weights (gate.judging.compare._quality_weights): a measure holds 1, split between the rest and its group by size
+    # the weights and the runs' exact p a FAIL also needs, to the judge's rule (gate.judging.eligibility: compare's
+    # _quality_weights and _hold_to_the_exact_p): a co-moving group's row always has that p, a row on its own runs where
+    # the model's runs churn together (_hidden_groups' run_p; 0 elsewhere, which nothing bars)
     tested = ~np.isnan(np.stack(p, 1))
     nb = len(base_rows)
-    share = [np.where(tested[:, nb + k], shares[k], 0.0) for k in range(len(groups))]
-    weight = [1.0 - sh for sh in share] + share
-    # a group's FAIL also needs the runs' exact permutation p at its own Holm first step, α·w/Σw over the model, and
-    # so does a row on its own runs where the model's runs churn together (_hidden_groups' run_p, weight 1), at
-    # most at the two looks' α
-    for k, (_, model, _, _) in enumerate(base_rows):
-        cols = [i for i, r in enumerate(base_rows) if r[1] == model]
-        total = np.maximum((tested[:, cols]).sum(1), 1)  # each tested measure holds weight 1
-        can_fail[nb + k] = exact[k] <= alpha * share[k] / total
-        own_alpha = min(alpha, rules.first_alpha + rules.pooled_alpha)  # looks.TWO_LOOKS_ALPHA (compare says why)
-        can_fail[k] = can_fail[k] & (run_p[k] <= own_alpha * weight[k] / total)
+    rest, share = eligibility.quality_weights(np.stack([np.full(batch, test_sets[r[0]].ref_len.shape[0])
+                                                        for r in base_rows], 1), np.stack(shares, 1), tested[:, nb:])
+    weight = np.concatenate([rest, share], 1)
+    models = np.array([r[1] for r in base_rows])
+    # the weight a model's family holds: one per tested measure
+    total = np.stack([np.maximum(tested[:, :nb][:, models == model].sum(1), 1) for model in models], 1)
+    exact_p = eligibility.exact_p_blockers(np.concatenate([np.stack(run_p, 1), np.stack(exact, 1)], 1), weight,
+                                           np.concatenate([total, total], 1),
+                                           np.arange(2 * nb) < nb, alpha=alpha).blockers[CannotFail.RUNS_EXACT_P]
+    can_fail = [c & ~exact_p[:, k] if k < nb else ~exact_p[:, k] for k, c in enumerate(can_fail)]
     return {"p": np.stack(p, 1), "above": np.stack(above, 1), "half": np.stack(half, 1),
-            "can_fail": np.stack(can_fail, 1), "catastrophic": np.stack(cat, 1), "weight": np.stack(weight, 1),
+            "can_fail": np.stack(can_fail, 1), "catastrophic": np.stack(cat, 1), "weight": weight,
             "unstable": np.zeros((batch, len(p)), bool), "se": np.stack(se, 1), "floor": np.stack(floors, 1),
             "few": np.stack(few, 1), "kind": "quality"}
 
@@ -767,7 +770,7 @@ def _group_look(runs, scaled_group, group, group_ss, aa_df, ts: TestSet, mean_b,
     return (np.where(present, gp, np.nan), present & (held >= floor_abs - 1e-15) & ok_rel(1.0),
             present & (held >= floor_abs / 2 - 1e-15) & ok_rel(0.5), np.where(present, exact, np.inf),
             np.where(present, gse / n_total, np.nan), np.maximum(floor_abs, rules.quality_floor_rel * base_rate),
-            group.sum(axis=1) / group.shape[1])
+            group.sum(axis=1))
 
 
 def _hidden_groups(qrows, own_sums: list, can_fail: list, slots, alpha: float) -> tuple[list, list]:

@@ -78,7 +78,6 @@ from gate.judging.speed_rows import (
 from gate.reading import comparability
 from gate.reading.side import Side, WorkloadSide
 from gate.stats import decision, slowmode
-from gate.stats.looks import TWO_LOOKS_ALPHA
 from gate.stats.performance import evidence
 from gate.stats.speed import (
     SpeedNoise,
@@ -325,9 +324,7 @@ def _decide_quality(quality: list[Draft], thresholds: Thresholds) -> None:
         return
     _hidden_groups(quality, thresholds.quality_alpha)
     weights = _quality_weights(quality)
-    for row, w in zip(quality, weights, strict=True):  # where a row has the runs' exact p, a FAIL needs it too
-        alpha = thresholds.quality_alpha if row.own_churn is None else min(thresholds.quality_alpha, TWO_LOOKS_ALPHA)
-        _hold_to_the_exact_p(row, alpha * w / sum(weights))  # the row's own Holm first step (_hidden_groups: why)
+    _hold_to_the_exact_ps(quality, weights, thresholds.quality_alpha)
     p = np.array([[r.p_value for r in quality]], dtype=float)
     few = np.array([[r.subset is None and bool(few_sessions.fires(r.candidate.n_samples or 0, r.delta_abs or 0.0,
                                                                    r.new_catastrophic, _p(r))) for r in quality]])
@@ -350,9 +347,20 @@ def _decide_quality(quality: list[Draft], thresholds: Thresholds) -> None:
             row.mde, row.blind = float(seen.mde[0, k]), bool(seen.blind[0, k])
 
 
+def _hold_to_the_exact_ps(quality: list[Draft], weights: list[float], alpha: float) -> None:
+    """Where a row has the runs' exact p, a FAIL needs it too, at the row's own Holm first step (_hidden_groups: why;
+    gate.judging.eligibility.exact_p_blockers)."""
+    exact = eligibility.exact_p_blockers(np.array([[math.nan if r.p_exact is None else r.p_exact for r in quality]]),
+                                         np.array([weights]), sum(weights),
+                                         np.array([[r.own_churn is not None for r in quality]]), alpha=alpha)
+    for k, row in enumerate(quality):
+        if exact.blockers[CannotFail.RUNS_EXACT_P][0, k]:
+            _hold_to_the_exact_p(row, float(exact.level[0, k]))
+
+
 def _hold_to_the_exact_p(row: Draft, level: float) -> None:
     """A row whose runs' exact permutation p is above its level can WARN at most: more runs decide."""
-    if row.p_exact is None or row.p_exact <= level or not row.can_fail:
+    if row.p_exact is None or not row.can_fail:
         return
     ways = comb(row.baseline.n_used + row.candidate.n_used, row.candidate.n_used)
     row.blockers += (CannotFail.RUNS_EXACT_P,)
@@ -366,22 +374,19 @@ def _hold_to_the_exact_p(row: Draft, level: float) -> None:
 
 def _quality_weights(quality: list[Draft]) -> list[float]:
     """Each accuracy measure of a workload holds weight 1 in its model's family; where a co-moving group has its own
-    row the measure's weight is split between the rest and the group by their numbers of utterances (issue 36), so
-    the group's row costs the other rows a group's share of α, not a whole row's (weighted Holm and BH:
-    gate.stats.decision.weighted). Without the split +0.15 pp spread uniformly under hostile churn was caught 25.3%
-    of the time against 33.3% without the group's row (300 PRs, the same draws)."""
-    sizes = {(r.workload.id, r.metric.name): r.candidate.n_samples or 0 for r in quality if r.subset is not None}
-    out = []
-    for row in quality:
-        group = sizes.get((row.workload.id, row.metric.name + COMOVING_SUFFIX), 0)
-        n = row.candidate.n_samples or 0
-        if row.subset is not None:
-            whole = next((r.candidate.n_samples or 0 for r in quality if r.subset is None and r.workload.id ==
-                          row.workload.id and r.metric.name + COMOVING_SUFFIX == row.metric.name), 0)
-            out.append(n / whole if whole > n > 0 else 0.5)
-        else:
-            out.append((n - group) / n if n > group > 0 else 1.0)
-    return out
+    row the measure's weight is split between the rest and the group by their numbers of utterances (issue 36;
+    gate.judging.eligibility.quality_weights), so the group's row costs the other rows a group's share of α, not a
+    whole row's (weighted Holm and BH: gate.stats.decision.weighted). Without the split +0.15 pp spread uniformly
+    under hostile churn was caught 25.3% of the time against 33.3% without the group's row (300 PRs, the same draws)."""
+    whole = [r for r in quality if r.subset is None]
+    groups = {(r.workload.id, r.metric.name): r for r in quality if r.subset is not None}
+    found = [groups.get((r.workload.id, r.metric.name + COMOVING_SUFFIX)) for r in whole]
+    rest, share = eligibility.quality_weights(np.array([[r.candidate.n_samples or 0 for r in whole]]),
+                                              np.array([[0 if g is None else g.candidate.n_samples or 0 for g in found]]),
+                                              np.array([[g is not None for g in found]]))
+    weight = {id(r): float(rest[0, k]) for k, r in enumerate(whole)}
+    weight.update({id(g): float(share[0, k]) for k, g in enumerate(found) if g is not None})
+    return [weight[id(r)] for r in quality]
 
 
 def _hidden_groups(quality: list[Draft], alpha: float) -> None:

@@ -10,6 +10,7 @@ from functools import reduce
 import numpy as np
 
 from gate.formats.reasons import CannotFail
+from gate.stats.looks import TWO_LOOKS_ALPHA
 from gate.stats.overdispersion import RUN_LEVEL_P, comovement_p, hidden_split_p
 from gate.stats.speed import ADVISED_PAIRS
 
@@ -83,3 +84,37 @@ def hidden_groups(ss_total: np.ndarray, ss_units: np.ndarray, df: np.ndarray, ow
     fails = split <= alpha
     return HiddenGroups(p=p, split=np.broadcast_to(split, seen.shape), blockers={CannotFail.HIDDEN_GROUP: seen & ~fails},
                         exact=seen & fails)
+
+
+def churn_blockers(recorded: np.ndarray, churn_possible: np.ndarray, own_measured: np.ndarray) -> dict[CannotFail, np.ndarray]:
+    """An accuracy row (B, rows) without an A/A dispersion record (`recorded`) whose runs may churn (`churn_possible`:
+    a side of one run, or same-commit runs that differ) and too few of them to measure the churn from
+    (`own_measured`: gate.stats.overdispersion.own_runs): the sign-flip's independence is an assumption there."""
+    return {CannotFail.NO_CHURN_RECORD: ~np.asarray(recorded, dtype=bool) & np.asarray(churn_possible, dtype=bool)
+            & ~np.asarray(own_measured, dtype=bool)}
+
+
+def quality_weights(n: np.ndarray, group_n: np.ndarray, group_tested: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each accuracy measure (B, measures) holds weight 1 in its model's family; where its co-moving group has its own
+    row (`group_tested`, of `group_n` of its `n` utterances) the weight is split between the rest and the group by
+    their numbers of utterances. Returns (the measure's row's weight, its group row's)."""
+    n, group_n = np.asarray(n, dtype=float), np.asarray(group_n, dtype=float)
+    split = np.asarray(group_tested, dtype=bool) & (n > group_n) & (group_n > 0)
+    with np.errstate(all="ignore"):
+        return np.where(split, (n - group_n) / n, 1.0), np.where(split, group_n / n, 0.0)
+
+
+@dataclass(frozen=True)
+class ExactP:
+    level: np.ndarray  # (B, rows) the level the runs' exact permutation p must reach
+    blockers: dict[CannotFail, np.ndarray]  # {RUNS_EXACT_P: (B, rows)}
+
+
+def exact_p_blockers(p_exact: np.ndarray, weight: np.ndarray, total: np.ndarray | float, own_runs: np.ndarray, *,
+                     alpha: float) -> ExactP:
+    """Rows (B, rows) whose FAIL also needs the runs' exact permutation p (`p_exact`; NaN where none is needed: a
+    co-moving group's row, a row on its own runs that churn together) at the row's own Holm first step,
+    α·weight/total (`total`: the weight its model's family holds); a row on its own runs (`own_runs`) at most at
+    what `gate run`'s two looks spend (gate.judging.compare._hidden_groups says why). Above it: WARN at most."""
+    level = np.where(own_runs, min(alpha, TWO_LOOKS_ALPHA), alpha) * np.asarray(weight, dtype=float) / total
+    return ExactP(level=level, blockers={CannotFail.RUNS_EXACT_P: np.asarray(p_exact, dtype=float) > level})
