@@ -3,11 +3,12 @@
 One chunk = B simulated PRs of one scenario, all ten workloads. What is here is the noise drawer (`draw_chunk`)
 and the facts adapter: everything the verdict needs built as arrays with the gate's batched functions
 (`gate.stats.speed.shift_test`, `gate.stats.overdispersion`, `gate.stats.quality.sign_flip_p_batch`): pooling
-calibrations over a model's workloads, the family membership, the floors, blind and unstable rows. The decisions
-are the gate's: the verdicts `gate.judging.rule.family`, the first look's fail / extend / pass
-`gate.judging.rule.extension` (the runner's, through gate.judging.look_rule.decide), the run each arm re-measures
-`gate.stats.slowmode.deepest_slow_start` and `gate.stats.outliers.run_to_remeasure` (the runner's, through
-gate.judging.outliers). benchmarks/power/validate.py checks the adapter: the same PRs through
+calibrations over a model's workloads, the family membership, the floors, the tests' flags. The decisions are the
+gate's: whether a row may FAIL `gate.judging.eligibility` (its reasons, which compare keeps typed), its MDE and
+whether it is blind `gate.judging.sensitivity`, the verdicts `gate.judging.rule.family`, the first look's fail /
+extend / pass `gate.judging.rule.extension` (the runner's, through gate.judging.look_rule.decide), the run each arm
+re-measures `gate.stats.slowmode.deepest_slow_start` and `gate.stats.outliers.run_to_remeasure` (the runner's,
+through gate.judging.outliers). benchmarks/power/validate.py checks the adapter: the same PRs through
 `gate.judging.compare.compare`, `decide` and the runner's re-measure functions.
 
 Two designs:
@@ -15,7 +16,7 @@ Two designs:
   3+3 more runs; the pooled 6+6 decides at Holm α₂. A run flagged by the outlier rule is re-measured once per arm
   (the runner's job); compare sets aside the rest.
 - cross-job: 3 candidate runs against a stored 3-run baseline from another job, one decision at the family α;
-  a speed row WARNs at most there (gate.judging.speed_rows.speed_blockers).
+  a speed row WARNs at most there (gate.judging.eligibility.speed_noise_blockers).
 - runbook (issue 39): two trees the runbook wrote by hand, 3 + 3 runs of one job (it alternates the commits), one
   decision at the family α (`gate compare` of two trees without a run log), nothing re-measured; speed σ from the
   trees' own runs, accuracy churn from each side's own runs when there is no A/A record.
