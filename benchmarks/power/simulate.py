@@ -3,11 +3,12 @@
 One chunk = B simulated PRs of one scenario, all ten workloads. What is here is the noise drawer (`draw_chunk`)
 and the facts adapter: everything the verdict needs built as arrays with the gate's batched functions
 (`gate.stats.speed.shift_test`, `gate.stats.overdispersion`, `gate.stats.quality.sign_flip_p_batch`): pooling
-calibrations over a model's workloads, the family membership, the floors, blind and unstable rows. The decisions
-are the gate's: the verdicts `gate.judging.rule.family`, the first look's fail / extend / pass
-`gate.judging.rule.extension` (the runner's, through gate.judging.look_rule.decide), the run each arm re-measures
-`gate.stats.slowmode.deepest_slow_start` and `gate.stats.outliers.run_to_remeasure` (the runner's, through
-gate.judging.outliers). benchmarks/power/validate.py checks the adapter: the same PRs through
+calibrations over a model's workloads, the family membership, the floors, the tests' flags. The decisions are the
+gate's: whether a row may FAIL `gate.judging.eligibility` (its reasons, which compare keeps typed), its MDE and
+whether it is blind `gate.judging.sensitivity`, the verdicts `gate.judging.rule.family`, the first look's fail /
+extend / pass `gate.judging.rule.extension` (the runner's, through gate.judging.look_rule.decide), the run each arm
+re-measures `gate.stats.slowmode.deepest_slow_start` and `gate.stats.outliers.run_to_remeasure` (the runner's,
+through gate.judging.outliers). benchmarks/power/validate.py checks the adapter: the same PRs through
 `gate.judging.compare.compare`, `decide` and the runner's re-measure functions.
 
 Two designs:
@@ -15,7 +16,7 @@ Two designs:
   3+3 more runs; the pooled 6+6 decides at Holm α₂. A run flagged by the outlier rule is re-measured once per arm
   (the runner's job); compare sets aside the rest.
 - cross-job: 3 candidate runs against a stored 3-run baseline from another job, one decision at the family α;
-  a speed row WARNs at most there (gate.judging.speed_rows.speed_blockers).
+  a speed row WARNs at most there (gate.judging.eligibility.speed_noise_blockers).
 - runbook (issue 39): two trees the runbook wrote by hand, 3 + 3 runs of one job (it alternates the commits), one
   decision at the family α (`gate compare` of two trees without a run log), nothing re-measured; speed σ from the
   trees' own runs, accuracy churn from each side's own runs when there is no A/A record.
@@ -28,20 +29,18 @@ import numpy as np
 from scipy import stats
 
 from gate.formats.noise_model import MIN_CALIBRATION_DF
+from gate.formats.reasons import UNSTABLE, CannotFail
 from gate.formats.report import COMOVING_SUFFIX
-from gate.judging import few_sessions, rule
+from gate.judging import eligibility, few_sessions, rule, sensitivity
 from gate.stats import looks
 from gate.stats.decision import FAIL, WARN, weighted
 from gate.stats.drift import arm_positions, interleave_positions
 from gate.stats.outliers import flag_sigma, run_to_remeasure
 from gate.stats.overdispersion import (
     OWN_MIN_DF,
-    RUN_LEVEL_P,
-    comovement_p,
     excess_df,
     group_spread,
     group_test,
-    hidden_split_p,
     own_runs_sums,
     run_permutation_p,
     widened_p_arrays,
@@ -51,13 +50,10 @@ from gate.stats.slowmode import deepest_slow_start, fast_mode, find_slow_starts,
 from gate.stats.slowmode import fail_blocker as slowmode_blocker
 from gate.stats.speed import (
     ADVISED_PAIRS,
-    POWER,
-    SENSITIVITY_FACTOR,
     across_jobs_noise,
     baseline_sigma,
     host_wild_share,
     joint_agreement,
-    mde,
     own_noise,
     own_runs_test,
     shift_test,
@@ -602,20 +598,22 @@ def _speed_look(chunk: Chunk, rows, noises, slots, rules: Rules, *, cross_job: b
         p.append(test.p)
         above.append(test.worse_rel >= floor)
         half.append(test.worse_rel >= floor / 2)
-        shaky = test.worse_set_aside | test.split_cand | test.intermittent
-        ok = (np.asarray(noise.sigma_df) >= 4) & ~test.favourable_set_aside & ~shaky
-        ok = ok & (not cross_job)  # across jobs a speed row WARNs at most (gate.judging.speed_rows.speed_blockers)
-        # FAIL also needs the A/B's own runs alone to confirm the shift at the look's α; at the first look over the
-        # model's gated speed rows (gate.judging.compare._decide_speed, Thresholds.own_runs_bonferroni)
+        # FAIL also needs the A/B's own runs alone to confirm the shift (gate.judging.compare._decide_speed)
         p_own, se_own, df_own = own_runs_test(y[:, 0], y[:, 1], model_arms, higher_is_better=metric == "throughput",
                                               positions=at, trim=trim)
         own_se.append(se_own)
         own_df.append(df_own)
-        own_level = alpha / speed_rows_of[model] if bonferroni else alpha
-        ok = ok & ((test.p > alpha) | (p_own <= own_level))
-        ok = ok & ((test.p > alpha) | ~alike)  # an escaped slow mode bars a FAIL (gate.judging.compare._decide_speed)
-        can_fail.append(np.broadcast_to(ok, test.p.shape))
-        unstable.append(shaky)
+        # the facts to the judge's rule (gate.judging.eligibility, which speed_rows and compare call)
+        shaky = eligibility.speed_run_blockers(test.favourable_set_aside, test.worse_set_aside, test.split_cand,
+                                               test.intermittent)
+        blocked = eligibility.cannot_fail(
+            eligibility.speed_noise_blockers(np.ones(batch, bool), np.asarray(noise.sigma_df) >= MIN_CALIBRATION_DF,
+                                             np.asarray(y.shape[-1]), np.asarray(noise.cross_pairs), cross_job=cross_job),
+            shaky, eligibility.speed_confirmation_blockers(
+                test.p, p_own, alike, alpha=alpha,
+                own_level=eligibility.own_runs_level(alpha, speed_rows_of[model], bonferroni)))
+        can_fail.append(np.broadcast_to(~blocked, test.p.shape))
+        unstable.append(np.logical_or.reduce([shaky[reason] for reason in UNSTABLE]))
         se.append(test.se)
         df.append(np.broadcast_to(test.df, test.p.shape))
     return {"p": np.stack(p, 1), "above": np.stack(above, 1), "half": np.stack(half, 1),
@@ -653,7 +651,9 @@ def _quality_look(chunk: Chunk, test_sets, qrows, disp, slots, rules: Rules, alp
             enough = own_df >= OWN_MIN_DF
             widen = (units > 0) & (total > units) & enough
             deterministic = ~(runs != runs[:, :, :1]).any(axis=(2, 3))
-            can_fail.append(deterministic.all(axis=1) | enough)
+            # each side ran twice or more: churn is possible where its runs differ (accuracy_rows._churn_possible)
+            can_fail.append(~eligibility.churn_blockers(np.zeros(len(scaled), bool), ~deterministic.all(axis=1),
+                                                        np.full(len(scaled), enough))[CannotFail.NO_CHURN_RECORD])
             groups.append(None)
             # rows whose own runs are the evidence, with churn possible (accuracy_rows' own_churn)
             own_sums.append((total, units, own_df, enough & ~deterministic.all(axis=1),
@@ -698,7 +698,7 @@ def _quality_look(chunk: Chunk, test_sets, qrows, disp, slots, rules: Rules, alp
     # the co-moving groups' own rows, after the rows (judge's qrows + their COMOVING_SUFFIX twins): NaN p where none
     exact, shares = [], []
     for g in groups:
-        shares.append(np.zeros(batch) if g is None else g[6])
+        shares.append(np.zeros(batch) if g is None else g[6])  # the group's utterances
         none = (np.full(batch, np.nan), np.zeros(batch, bool), np.zeros(batch, bool), np.full(batch, np.inf),
                 np.full(batch, np.nan), np.full(batch, np.nan))
         gp, ga, gh, ge, gs, gf = none if g is None else g[:6]
@@ -706,22 +706,23 @@ def _quality_look(chunk: Chunk, test_sets, qrows, disp, slots, rules: Rules, alp
         can_fail.append(np.ones(batch, bool)), exact.append(ge)
         cat.append(np.zeros(batch))
         few.append(np.zeros(batch, bool))  # a co-moving group's own row is not judged by it (compare: subset)
-    # weights (gate.judging.compare._quality_weights): a measure holds 1, split between the rest and its group by size
+    # the weights and the runs' exact p a FAIL also needs, to the judge's rule (gate.judging.eligibility: compare's
+    # _quality_weights and _hold_to_the_exact_p): a co-moving group's row always has that p, a row on its own runs where
+    # the model's runs churn together (_hidden_groups' run_p; 0 elsewhere, which nothing bars)
     tested = ~np.isnan(np.stack(p, 1))
     nb = len(base_rows)
-    share = [np.where(tested[:, nb + k], shares[k], 0.0) for k in range(len(groups))]
-    weight = [1.0 - sh for sh in share] + share
-    # a group's FAIL also needs the runs' exact permutation p at its own Holm first step, α·w/Σw over the model, and
-    # so does a row on its own runs where the model's runs churn together (_hidden_groups' run_p, weight 1), at
-    # most at the two looks' α
-    for k, (_, model, _, _) in enumerate(base_rows):
-        cols = [i for i, r in enumerate(base_rows) if r[1] == model]
-        total = np.maximum((tested[:, cols]).sum(1), 1)  # each tested measure holds weight 1
-        can_fail[nb + k] = exact[k] <= alpha * share[k] / total
-        own_alpha = min(alpha, rules.first_alpha + rules.pooled_alpha)  # looks.TWO_LOOKS_ALPHA (compare says why)
-        can_fail[k] = can_fail[k] & (run_p[k] <= own_alpha * weight[k] / total)
+    rest, share = eligibility.quality_weights(np.stack([np.full(batch, test_sets[r[0]].ref_len.shape[0])
+                                                        for r in base_rows], 1), np.stack(shares, 1), tested[:, nb:])
+    weight = np.concatenate([rest, share], 1)
+    models = np.array([r[1] for r in base_rows])
+    # the weight a model's family holds: one per tested measure
+    total = np.stack([np.maximum(tested[:, :nb][:, models == model].sum(1), 1) for model in models], 1)
+    exact_p = eligibility.exact_p_blockers(np.concatenate([np.stack(run_p, 1), np.stack(exact, 1)], 1), weight,
+                                           np.concatenate([total, total], 1),
+                                           np.arange(2 * nb) < nb, alpha=alpha).blockers[CannotFail.RUNS_EXACT_P]
+    can_fail = [c & ~exact_p[:, k] if k < nb else ~exact_p[:, k] for k, c in enumerate(can_fail)]
     return {"p": np.stack(p, 1), "above": np.stack(above, 1), "half": np.stack(half, 1),
-            "can_fail": np.stack(can_fail, 1), "catastrophic": np.stack(cat, 1), "weight": np.stack(weight, 1),
+            "can_fail": np.stack(can_fail, 1), "catastrophic": np.stack(cat, 1), "weight": weight,
             "unstable": np.zeros((batch, len(p)), bool), "se": np.stack(se, 1), "floor": np.stack(floors, 1),
             "few": np.stack(few, 1), "kind": "quality"}
 
@@ -770,14 +771,13 @@ def _group_look(runs, scaled_group, group, group_ss, aa_df, ts: TestSet, mean_b,
     return (np.where(present, gp, np.nan), present & (held >= floor_abs - 1e-15) & ok_rel(1.0),
             present & (held >= floor_abs / 2 - 1e-15) & ok_rel(0.5), np.where(present, exact, np.inf),
             np.where(present, gse / n_total, np.nan), np.maximum(floor_abs, rules.quality_floor_rel * base_rate),
-            group.sum(axis=1) / group.shape[1])
+            group.sum(axis=1))
 
 
 def _hidden_groups(qrows, own_sums: list, can_fail: list, slots, alpha: float) -> tuple[list, list]:
-    """gate.judging.compare._hidden_groups, batched: per model, the rows on their own runs pooled by
-    overdispersion.comovement_p; where it is at most RUN_LEVEL_P, those rows cannot FAIL if a hidden group's split
-    (hidden_split_p) is above α, and otherwise their FAIL also needs their runs' exact permutation p. Returns can_fail
-    and, per row, that p where it is needed (0 elsewhere)."""
+    """Per model, the rows on their own runs to the judge's hidden-group rule (gate.judging.eligibility.hidden_groups,
+    which compare._hidden_groups calls too). Returns can_fail and, per row, the runs' exact p where a FAIL also needs
+    it (0 elsewhere)."""
     out = list(can_fail)
     run_p = [np.zeros(len(c)) for c in can_fail]
     for model in dict.fromkeys(r[1] for r in qrows):
@@ -785,48 +785,37 @@ def _hidden_groups(qrows, own_sums: list, can_fail: list, slots, alpha: float) -
         if not cols:
             continue
         runs = slots[model].shape[-1]
-        used = np.stack([own_sums[i][3] for i in cols], 1)
-        total = np.where(used, np.stack([own_sums[i][0] for i in cols], 1), 0.0)
-        units = np.where(used, np.stack([own_sums[i][1] for i in cols], 1), 0.0)
-        seen = comovement_p(total, units, np.array([float(own_sums[i][2]) for i in cols])) <= RUN_LEVEL_P
-        split_fails = hidden_split_p(runs, runs) <= alpha
+        found = eligibility.hidden_groups(np.stack([own_sums[i][0] for i in cols], 1),
+                                          np.stack([own_sums[i][1] for i in cols], 1),
+                                          np.array([float(own_sums[i][2]) for i in cols]),
+                                          np.stack([own_sums[i][3] for i in cols], 1), runs, runs, alpha=alpha)
         for k, i in enumerate(cols):
-            if split_fails:
-                run_p[i] = np.where(seen & used[:, k], own_sums[i][4], 0.0)
-            else:
-                out[i] = out[i] & ~(seen & used[:, k])
+            run_p[i] = np.where(found.exact[:, k], own_sums[i][4], 0.0)
+            out[i] = out[i] & ~found.blockers[CannotFail.HIDDEN_GROUP][:, k]
     return out, run_p
 
 
 def _target_detects(first: dict, pooled: dict, rows, extend: np.ndarray, rules: Rules) -> np.ndarray:
-    """The target throughput row's Row.detects at its last look: the MDE at Holm's first step over the model's gated
-    speed rows (gate.judging.compare._decide_speed), as a drop."""
+    """The target throughput row's Row.detects at its last look (gate.judging.sensitivity, as compare's
+    _decide_speed asks it over the model's gated speed rows), as a drop."""
     k = next(i for i, r in enumerate(rows) if r[0] == TARGET and r[2] == "throughput")
-    model = rows[k][1]
-    m = sum(r[1] == model for r in rows)
-    ext = extend[:, MODELS.index(model)]
-    se = np.where(ext, pooled["se"][:, k], first["se"][:, k])
-    df = np.where(ext, pooled["df"][:, k], first["df"][:, k])
-    size = mde(se, df, np.where(ext, rules.pooled_alpha, rules.first_alpha) / m)
-    # bounded by the own-runs confirmation a FAIL also needs: at α₂, or α₁ over the model's rows at the first look
-    own_se = np.where(ext, pooled["own_se"][:, k], first["own_se"][:, k])
-    own_df = np.where(ext, pooled["own_df"][:, k], first["own_df"][:, k])
-    own = mde(own_se, own_df, np.where(ext, rules.pooled_alpha, rules.first_alpha / m))
-    size = np.where(np.isfinite(own), np.maximum(size, own), size)
+    cols = [i for i, r in enumerate(rows) if r[1] == rows[k][1]]
+    ext = extend[:, MODELS.index(rows[k][1])]
+    found = []
+    for look, alpha, bonferroni in ((first, rules.first_alpha, True), (pooled, rules.pooled_alpha, False)):
+        seen = sensitivity.sensitivity(look["se"][:, cols], look["df"][:, cols], look["floor"][:, cols],
+                                       np.ones((len(ext), len(cols)), bool), alpha=alpha, family="speed")
+        found.append(sensitivity.detects(seen.mde, look["own_se"][:, cols], look["own_df"][:, cols],
+                                         eligibility.own_runs_level(alpha, len(cols), bonferroni)))
+    size = np.where(ext, found[1][:, cols.index(k)], found[0][:, cols.index(k)])
     return np.asarray(1 / (1 + size) - 1)
 
 
 def _blind(look: dict, alpha: float, cols) -> np.ndarray:
-    """Rows (of these columns) whose MDE at this look exceeds SENSITIVITY_FACTOR × their floor (compare's `blind`)."""
+    """Rows (of these columns) blind at this look (gate.judging.sensitivity, compare's `blind`)."""
     p = look["p"][:, cols]
-    m = np.maximum((~np.isnan(p)).sum(axis=1, keepdims=True), 1)
-    level = alpha / m
-    with np.errstate(all="ignore"):
-        if look["kind"] == "speed":
-            size = mde(look["se"][:, cols], look["df"][:, cols], level)
-        else:
-            size = (stats.norm.isf(level) + stats.norm.ppf(POWER)) * look["se"][:, cols]
-        return ~np.isnan(p) & (size > SENSITIVITY_FACTOR * look["floor"][:, cols])
+    return sensitivity.sensitivity(look["se"][:, cols], look["df"][:, cols] if "df" in look else None,
+                                   look["floor"][:, cols], ~np.isnan(p), alpha=alpha, family=look["kind"]).blind
 
 
 def _family(look: dict, alpha: float, rules: Rules, groups: list[np.ndarray],

@@ -23,7 +23,7 @@ from gate.formats.report import (
     clip,
 )
 from gate.formats.verdict import Verdict
-from gate.judging import few_sessions, next_steps
+from gate.judging import eligibility, few_sessions, next_steps
 from gate.judging.draft import Draft, OwnChurn, plain_delta
 from gate.reading.side import MeasureSamples, WorkloadSide
 from gate.stats.overdispersion import OWN_MIN_DF, group_spread, group_test, own_runs, run_permutation_p, widened_p
@@ -110,18 +110,20 @@ def judge_accuracy(row: Draft, workload: Workload, metric: MetricSpec, wb: Workl
                       f"arms, df {dispersion.df}; Σd² + excess) over {n} {unit}{apart}")
     elif dispersion is None and _churn_possible(paired):
         own = own_runs(paired.base_errors, paired.cand_errors)
-        if own is None:
+        if own is not None:
+            row.own_churn = OwnChurn(own.ss_total, own.ss_units, own.df, r_b, r_c,
+                                     float(run_permutation_p(paired.base_errors.sum(axis=1),
+                                                             paired.cand_errors.sum(axis=1))),
+                                     next_steps.for_accuracy(cross_job))
+        # no record, churn possible: too few runs to measure it from bars a FAIL (gate.judging.eligibility)
+        if eligibility.churn_blockers(np.array([False]), np.array([True]),
+                                      np.array([own is not None]))[CannotFail.NO_CHURN_RECORD][0]:
             # Nothing says how much the utterances churn together: the sign-flip's independence is an assumption
             # (correlated churn would make it too liberal).
             row.blockers += (CannotFail.NO_CHURN_RECORD,)
             row.next_step = next_steps.for_accuracy(cross_job)
             row.notes.append(f"same-commit transcripts not shown identical, and fewer than {OWN_MIN_DF // 2 + 1} runs "
                              "a side to measure the churn from")
-        else:
-            row.own_churn = OwnChurn(own.ss_total, own.ss_units, own.df, r_b, r_c,
-                                     float(run_permutation_p(paired.base_errors.sum(axis=1),
-                                                             paired.cand_errors.sum(axis=1))),
-                                     next_steps.for_accuracy(cross_job))
         if own is not None and own.widens:
             # Each side's same-commit runs are A/A evidence (gate.stats.overdispersion.own_runs).
             row.p_value = widened_p(float(d.sum()), units, own, 1 / r_b + 1 / r_c)

@@ -36,7 +36,6 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
-from scipy import stats
 
 from gate.formats.config import MetricSpec, Suite, Workload
 from gate.formats.errors import InputError
@@ -65,7 +64,7 @@ from gate.formats.report import (
     clip,
 )
 from gate.formats.verdict import Verdict
-from gate.judging import few_sessions, next_steps, rule
+from gate.judging import eligibility, few_sessions, next_steps, rule, sensitivity
 from gate.judging.accuracy_rows import judge_accuracy
 from gate.judging.draft import Draft, new_row, plain_delta
 from gate.judging.duet import Layout, judge_duet_speed, session_facts
@@ -78,14 +77,10 @@ from gate.judging.speed_rows import (
 )
 from gate.reading import comparability
 from gate.reading.side import Side, WorkloadSide
-from gate.stats import decision, overdispersion, slowmode
-from gate.stats.looks import TWO_LOOKS_ALPHA
+from gate.stats import decision, slowmode
 from gate.stats.performance import evidence
 from gate.stats.speed import (
-    POWER,
-    SENSITIVITY_FACTOR,
     SpeedNoise,
-    mde,
 )
 from gate.stats.thresholds import Thresholds
 
@@ -329,9 +324,7 @@ def _decide_quality(quality: list[Draft], thresholds: Thresholds) -> None:
         return
     _hidden_groups(quality, thresholds.quality_alpha)
     weights = _quality_weights(quality)
-    for row, w in zip(quality, weights, strict=True):  # where a row has the runs' exact p, a FAIL needs it too
-        alpha = thresholds.quality_alpha if row.own_churn is None else min(thresholds.quality_alpha, TWO_LOOKS_ALPHA)
-        _hold_to_the_exact_p(row, alpha * w / sum(weights))  # the row's own Holm first step (_hidden_groups: why)
+    _hold_to_the_exact_ps(quality, weights, thresholds.quality_alpha)
     p = np.array([[r.p_value for r in quality]], dtype=float)
     few = np.array([[r.subset is None and bool(few_sessions.fires(r.candidate.n_samples or 0, r.delta_abs or 0.0,
                                                                    r.new_catastrophic, _p(r))) for r in quality]])
@@ -340,7 +333,10 @@ def _decide_quality(quality: list[Draft], thresholds: Thresholds) -> None:
         np.array([[r.above_half_floor for r in quality]]), np.array([[r.can_fail for r in quality]]),
         alpha=thresholds.quality_alpha, warn_q=thresholds.warn_q,
         catastrophic=np.array([[r.new_catastrophic for r in quality]]), forced=few)
-    level = thresholds.quality_alpha / len(quality)  # Holm's first step: what a single regressed row must reach
+    seen = sensitivity.sensitivity(
+        np.array([[math.nan if r.se is None else r.se for r in quality]]), None,
+        np.array([[max(r.floor_abs or 0.0, (r.floor_rel or 0.0) * (r.base_rate or 0.0)) for r in quality]]),
+        np.ones((1, len(quality)), bool), alpha=thresholds.quality_alpha, family="quality")
     for k, row in enumerate(quality):
         assert row.p_value is not None
         _take(row, result, k)
@@ -348,13 +344,23 @@ def _decide_quality(quality: list[Draft], thresholds: Thresholds) -> None:
         if row.verdict is Verdict.PASS and row.p_value <= thresholds.warn_alpha and not row.above_half_floor:
             row.notes.append("significant but below the floors")
         if row.se is not None:
-            row.mde = (stats.norm.isf(level) + stats.norm.ppf(POWER)) * row.se
-            _sensitivity(row, max(row.floor_abs or 0.0, (row.floor_rel or 0.0) * (row.base_rate or 0.0)))
+            row.mde, row.blind = float(seen.mde[0, k]), bool(seen.blind[0, k])
+
+
+def _hold_to_the_exact_ps(quality: list[Draft], weights: list[float], alpha: float) -> None:
+    """Where a row has the runs' exact p, a FAIL needs it too, at the row's own Holm first step (_hidden_groups: why;
+    gate.judging.eligibility.exact_p_blockers)."""
+    exact = eligibility.exact_p_blockers(np.array([[math.nan if r.p_exact is None else r.p_exact for r in quality]]),
+                                         np.array([weights]), sum(weights),
+                                         np.array([[r.own_churn is not None for r in quality]]), alpha=alpha)
+    for k, row in enumerate(quality):
+        if exact.blockers[CannotFail.RUNS_EXACT_P][0, k]:
+            _hold_to_the_exact_p(row, float(exact.level[0, k]))
 
 
 def _hold_to_the_exact_p(row: Draft, level: float) -> None:
     """A row whose runs' exact permutation p is above its level can WARN at most: more runs decide."""
-    if row.p_exact is None or row.p_exact <= level or not row.can_fail:
+    if row.p_exact is None or not row.can_fail:
         return
     ways = comb(row.baseline.n_used + row.candidate.n_used, row.candidate.n_used)
     row.blockers += (CannotFail.RUNS_EXACT_P,)
@@ -368,22 +374,19 @@ def _hold_to_the_exact_p(row: Draft, level: float) -> None:
 
 def _quality_weights(quality: list[Draft]) -> list[float]:
     """Each accuracy measure of a workload holds weight 1 in its model's family; where a co-moving group has its own
-    row the measure's weight is split between the rest and the group by their numbers of utterances (issue 36), so
-    the group's row costs the other rows a group's share of α, not a whole row's (weighted Holm and BH:
-    gate.stats.decision.weighted). Without the split +0.15 pp spread uniformly under hostile churn was caught 25.3%
-    of the time against 33.3% without the group's row (300 PRs, the same draws)."""
-    sizes = {(r.workload.id, r.metric.name): r.candidate.n_samples or 0 for r in quality if r.subset is not None}
-    out = []
-    for row in quality:
-        group = sizes.get((row.workload.id, row.metric.name + COMOVING_SUFFIX), 0)
-        n = row.candidate.n_samples or 0
-        if row.subset is not None:
-            whole = next((r.candidate.n_samples or 0 for r in quality if r.subset is None and r.workload.id ==
-                          row.workload.id and r.metric.name + COMOVING_SUFFIX == row.metric.name), 0)
-            out.append(n / whole if whole > n > 0 else 0.5)
-        else:
-            out.append((n - group) / n if n > group > 0 else 1.0)
-    return out
+    row the measure's weight is split between the rest and the group by their numbers of utterances (issue 36;
+    gate.judging.eligibility.quality_weights), so the group's row costs the other rows a group's share of α, not a
+    whole row's (weighted Holm and BH: gate.stats.decision.weighted). Without the split +0.15 pp spread uniformly
+    under hostile churn was caught 25.3% of the time against 33.3% without the group's row (300 PRs, the same draws)."""
+    whole = [r for r in quality if r.subset is None]
+    groups = {(r.workload.id, r.metric.name): r for r in quality if r.subset is not None}
+    found = [groups.get((r.workload.id, r.metric.name + COMOVING_SUFFIX)) for r in whole]
+    rest, share = eligibility.quality_weights(np.array([[r.candidate.n_samples or 0 for r in whole]]),
+                                              np.array([[0 if g is None else g.candidate.n_samples or 0 for g in found]]),
+                                              np.array([[g is not None for g in found]]))
+    weight = {id(r): float(rest[0, k]) for k, r in enumerate(whole)}
+    weight.update({id(g): float(share[0, k]) for k, g in enumerate(found) if g is not None})
+    return [weight[id(r)] for r in quality]
 
 
 def _hidden_groups(quality: list[Draft], alpha: float) -> None:
@@ -400,22 +403,21 @@ def _hidden_groups(quality: list[Draft], alpha: float) -> None:
     if not own:
         return
     churn = [r.own_churn for r in own if r.own_churn is not None]
-    p = float(overdispersion.comovement_p([c.ss_total for c in churn], [c.ss_units for c in churn],
-                                          [c.df for c in churn]))
-    if not p <= overdispersion.RUN_LEVEL_P:
-        return
-    for row, c in zip(own, churn, strict=True):
-        split = overdispersion.hidden_split_p(c.base_runs, c.cand_runs)
-        if split <= alpha:
+    found = eligibility.hidden_groups(np.array([[c.ss_total for c in churn]]), np.array([[c.ss_units for c in churn]]),
+                                      np.array([[c.df for c in churn]]), np.ones((1, len(churn)), bool),
+                                      np.array([[c.base_runs for c in churn]]), np.array([[c.cand_runs for c in churn]]),
+                                      alpha=alpha)
+    for k, (row, c) in enumerate(zip(own, churn, strict=True)):
+        if found.exact[0, k]:
             row.p_exact = c.run_p
             continue
-        if not row.can_fail:
+        if not found.blockers[CannotFail.HIDDEN_GROUP][0, k] or not row.can_fail:
             continue
         row.blockers += (CannotFail.HIDDEN_GROUP,)
         row.next_step = c.step
-        row.notes.append(f"utterances churn together in the model's own runs (p {p:.2g}), and a group that stayed put "
-                         f"within each side's {c.base_runs} + {c.cand_runs} runs would split the sides like a real "
-                         f"change as often as {split:.2g} (above α {alpha:g})")
+        row.notes.append(f"utterances churn together in the model's own runs (p {float(found.p[0]):.2g}), and a group "
+                         f"that stayed put within each side's {c.base_runs} + {c.cand_runs} runs would split the sides "
+                         f"like a real change as often as {float(found.split[0, k]):.2g} (above α {alpha:g})")
 
 
 def _decide_speed(speed: list[Draft], thresholds: Thresholds) -> None:
@@ -425,7 +427,7 @@ def _decide_speed(speed: list[Draft], thresholds: Thresholds) -> None:
     # over the model's gated speed rows where those runs are few: the first look of `gate run`
     # (Thresholds.own_runs_bonferroni). A calibration that understates σ cannot carry a FAIL the runs do not show.
     # Across jobs a speed row WARNs at most anyway (gate.judging.speed_rows.speed_blockers).
-    own_level = thresholds.alpha / len(speed) if thresholds.own_runs_bonferroni else thresholds.alpha
+    own_level = eligibility.own_runs_level(thresholds.alpha, len(speed), thresholds.own_runs_bonferroni)
     _hold_to_the_runs(speed, thresholds, own_level)
     worse = np.array([[r.worse_rel for r in speed]], dtype=float)
     floors = np.array([[r.floor_rel or 0.0 for r in speed]])
@@ -433,10 +435,9 @@ def _decide_speed(speed: list[Draft], thresholds: Thresholds) -> None:
         np.array([[r.p_value for r in speed]], dtype=float), worse >= floors, worse >= floors / 2,
         np.array([[r.can_fail for r in speed]]), alpha=thresholds.alpha, warn_q=thresholds.speed_warn_q,
         unstable=np.array([[r.unstable for r in speed]]))
-    level = thresholds.alpha / len(speed)  # Holm's first step: what a single regressed row must reach
+    _speed_sensitivity(speed, thresholds.alpha, own_level)
     for k, row in enumerate(speed):
         _take(row, result, k)
-        _speed_sensitivity(row, level, own_level)
 
 
 def _p(row: Draft) -> float:
@@ -450,42 +451,44 @@ def _take(row: Draft, result: rule.Verdicts, k: int) -> None:
 
 
 def _hold_to_the_runs(speed: list[Draft], thresholds: Thresholds, own_level: float) -> None:
-    """A row below α whose runs do not carry it can WARN at most: the A/B's own runs alone do not reach
-    `own_level`, or candidate runs have every workload slower alike (an escaped slow mode, gate.stats.slowmode)."""
-    for row in speed:
-        if row.p_value is not None and row.p_value <= thresholds.alpha and row.p_own is not None and \
-                not row.p_own <= own_level:
+    """A row below α whose runs do not carry it can WARN at most (gate.judging.eligibility.speed_confirmation_blockers):
+    the A/B's own runs alone do not reach `own_level`, or candidate runs have every workload slower alike."""
+    # the first look of `gate run` is the one with own_runs_bonferroni (gate.stats.looks.thresholds_for)
+    alike = [bool(slowmode.fail_blocker(np.arange(runs) < count, np.ones(runs, bool), thresholds.own_runs_bonferroni))
+             for count, runs in (r.slower_alike for r in speed)]
+    found = eligibility.speed_confirmation_blockers(
+        np.array([[_p(r) for r in speed]]), np.array([[math.nan if r.p_own is None else r.p_own for r in speed]]),
+        np.array([alike]), alpha=thresholds.alpha, own_level=own_level,
+        has_own=np.array([[r.p_own is not None for r in speed]]))
+    for k, row in enumerate(speed):
+        if found[CannotFail.OWN_RUNS_DO_NOT_CONFIRM][0, k]:
+            assert row.p_own is not None
             shown = "no own-runs σ" if math.isnan(row.p_own) else f"p = {row.p_own:.2g}"
             row.blockers += (CannotFail.OWN_RUNS_DO_NOT_CONFIRM,)
             row.notes.append(f"the A/B's own runs alone: {shown}, not ≤ {own_level:.3g}")
-    for row in speed:  # candidate runs with every workload slower alike: an escaped slow mode (gate.stats.slowmode)
-        count, runs = row.slower_alike
-        # the first look of `gate run` is the one with own_runs_bonferroni (gate.stats.looks.thresholds_for)
-        if row.p_value is not None and row.p_value <= thresholds.alpha and slowmode.fail_blocker(
-                np.arange(runs) < count, np.ones(runs, bool), thresholds.own_runs_bonferroni):
+        if found[CannotFail.SLOWER_ALIKE][0, k]:
+            count, runs = row.slower_alike
             row.blockers += (CannotFail.SLOWER_ALIKE,)
             row.notes.append(f"{count} of the candidate's {runs} runs have every workload slower alike")
 
 
-def _speed_sensitivity(row: Draft, level: float, own_level: float) -> None:
-    """The row's MDE at Holm's first step, what it detects and whether it is blind."""
-    if row.se is None or row.df is None:
-        return
-    row.mde = float(mde(row.se, row.df, level))
-    row.detects_mde = row.mde
-    if row.own_se_df is not None and all(math.isfinite(v) for v in row.own_se_df):
-        # a FAIL must also show on the A/B's own runs alone (above): what the row detects is bounded by
-        # that test too (at σ 2/5/10% the t test's MDE alone said 5.1/12.2/22.9%, and FAIL needed more).
-        # The blind rule keeps the t test's: the own runs' few df at a first look would make every row blind.
-        row.detects_mde = max(row.mde, float(mde(row.own_se_df[0], row.own_se_df[1], own_level)))
-    _sensitivity(row, row.floor_rel or 0.0)
+def _speed_sensitivity(speed: list[Draft], alpha: float, own_level: float) -> None:
+    """Each row's MDE at Holm's first step, what it detects and whether it is blind (gate.judging.sensitivity)."""
+    def value(v: float | None) -> float:
+        return math.nan if v is None else float(v)
 
-
-def _sensitivity(row: Draft, floor: float) -> None:
-    """Blind below its MDE when that exceeds SENSITIVITY_FACTOR × the floor (gate.render words it)."""
-    if row.mde is None or not math.isfinite(row.mde) or floor <= 0:
-        return
-    row.blind = bool(row.mde > SENSITIVITY_FACTOR * floor)
+    seen = sensitivity.sensitivity(np.array([[value(r.se) for r in speed]]), np.array([[value(r.df) for r in speed]]),
+                                   np.array([[r.floor_rel or 0.0 for r in speed]]), np.ones((1, len(speed)), bool),
+                                   alpha=alpha, family="speed")
+    # the own runs' test bounds what a row detects where its se and df are both known
+    own = [r.own_se_df if r.own_se_df is not None and all(math.isfinite(v) for v in r.own_se_df) else
+           (math.nan, math.nan) for r in speed]
+    found = sensitivity.detects(seen.mde, np.array([[s for s, _ in own]]), np.array([[d for _, d in own]]), own_level)
+    for k, row in enumerate(speed):
+        if row.se is None or row.df is None:
+            continue
+        row.mde, row.detects_mde = float(seen.mde[0, k]), float(found[0, k])
+        row.blind = bool(seen.blind[0, k])
 
 
 _VERDICT = {decision.PASS: Verdict.PASS, decision.WARN: Verdict.WARN, decision.FAIL: Verdict.FAIL}

@@ -10,11 +10,12 @@ import numpy as np
 
 from gate.formats.config import MetricSpec, Suite
 from gate.formats.noise_model import MIN_CALIBRATION_DF, Calibration
-from gate.formats.reasons import CannotFail, WarnCause
+from gate.formats.reasons import UNSTABLE, CannotFail, WarnCause
 from gate.formats.report import (
     Basis,
 )
 from gate.formats.verdict import Verdict
+from gate.judging import eligibility
 from gate.judging.draft import Draft, plain_delta
 from gate.reading.side import Side
 from gate.stats.drift import interleave_positions
@@ -50,22 +51,13 @@ UNTRIMMED = ("tested without trimming the runs' spread or looking for slow-mode 
 def speed_blockers(noise: SpeedNoise | None, n_base_runs: int, n_cand_runs: int, *,
                    cross_job: bool) -> tuple[CannotFail, ...]:
     """Why a speed row cannot FAIL on its noise estimate and runs (it can WARN at most); empty when it can. In one
-    job `noise` is the σ in use (gate.stats.speed.own_noise); across jobs, the calibration. Across jobs a speed row
-    WARNs at most whatever its calibration: a whole job running slower (another host, a busy neighbour) moves every
-    run of it alike, so one job against another cannot tell it from a regression (with 5% of jobs 10% slow, 11% of
-    no-op nights FAILed: benchmarks/verdict_power.py, m-cross-noop-slowjob); the in-job A/B cancels it."""
-    reasons = []
-    if noise is None:
-        reasons.append(CannotFail.NO_CALIBRATION if cross_job else CannotFail.NO_SIGMA)
-    elif not noise.usable:
-        reasons.append(CannotFail.FEW_SIGMA_DF)
-    if min(n_base_runs, n_cand_runs) < 2:
-        reasons.append(CannotFail.SINGLE_RUN)
-    if cross_job:
-        reasons.append(CannotFail.ACROSS_JOBS)
-        if noise is not None and noise.cross_pairs < ADVISED_PAIRS:
-            reasons.append(CannotFail.FEW_CROSS_PAIRS)
-    return tuple(reasons)
+    job `noise` is the σ in use (gate.stats.speed.own_noise); across jobs, the calibration, and there a speed row
+    WARNs at most whatever it is (gate.judging.eligibility.speed_noise_blockers says why)."""
+    found = eligibility.speed_noise_blockers(
+        np.array([noise is not None]), np.array([noise is not None and noise.usable]),
+        np.array([min(n_base_runs, n_cand_runs)]), np.array([ADVISED_PAIRS if noise is None else noise.cross_pairs]),
+        cross_job=cross_job)
+    return tuple(reason for reason, mask in found.items() if mask[0])
 
 
 def _blocker_evidence(row: Draft, noise: SpeedNoise | None) -> None:
@@ -333,12 +325,11 @@ def _test_shift(row: Draft, metric: MetricSpec, runs: _Runs, noise: SpeedNoise, 
         p_own, se_own, df_own = own_runs_test(log_b, log_c, runs.own_arms, higher_is_better=higher,
                                               positions=runs.own_at, trim=runs.trim)
         row.p_own, row.own_se_df = float(p_own[0]), (float(se_own[0]), float(df_own[0]))
-    if test.favourable_set_aside[0]:
-        row.blockers += (CannotFail.BETTER_RUN_SET_ASIDE,)
-    if test.worse_set_aside[0] or test.split_cand[0] or test.intermittent[0]:
+    found = eligibility.speed_run_blockers(test.favourable_set_aside, test.worse_set_aside, test.split_cand,
+                                           test.intermittent)
+    row.blockers += tuple(reason for reason, mask in found.items() if mask[0])
+    if any(found[reason][0] for reason in UNSTABLE):
         row.unstable = True
-        row.blockers += (CannotFail.WORSE_RUNS_SET_ASIDE if test.worse_set_aside[0] else
-                         CannotFail.RUNS_SPLIT if test.split_cand[0] else CannotFail.INTERMITTENT,)
     runs.kept = (test.kept_base[0], test.kept_cand[0])
 
 
