@@ -57,13 +57,9 @@ def test_blocks_that_need_github_or_the_gpu_machine_are_skipped_with_the_reason(
 
 # --- quick start 1 on a fresh clone -------------------------------------------------------------------------------
 
-@pytest.fixture(scope="module")
-def clone(tmp_path_factory):
-    return fresh_clone(tmp_path_factory)
-
-
 @pytest.mark.slow
-def test_quick_start_1_ends_as_the_readme_says(clone):
+def test_quick_start_1_ends_as_the_readme_says(tmp_path_factory):
+    clone = fresh_clone(tmp_path_factory)
     (block, _, _) = [body for _, body in quick_starts()]
     done = run_block(block, clone)
     out = done.stdout + done.stderr

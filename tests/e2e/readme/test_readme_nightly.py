@@ -10,13 +10,9 @@ import pytest
 from tests.helpers.readme import fresh_clone, quick_starts, run_block, sections
 
 
-@pytest.fixture(scope="module")
-def clone(tmp_path_factory):
-    return fresh_clone(tmp_path_factory)
-
-
 @pytest.mark.slow
-def test_quick_start_3_ends_as_the_readme_says(clone):
+def test_quick_start_3_ends_as_the_readme_says(tmp_path_factory):
+    clone = fresh_clone(tmp_path_factory)
     (_, _, block) = [body for _, body in quick_starts()]
     done = run_block(block, clone)
     out = done.stdout + done.stderr
