@@ -1,6 +1,6 @@
 """`gate run --ab --design duet` end to end on the stand-in (issue 53): two servers on two ports, blocks written as
 runs, the session judged on its paired blocks, teardown under every signal, a discarded pair. The verdicts on a
-6% slower build and its A/A twin are in test_duet_verdict.py."""
+6% slower build and its A/A twin are in test_duet_verdict.py and test_duet_aa_twin.py."""
 from __future__ import annotations
 
 import json
