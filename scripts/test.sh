@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# The test suite as .ci/run and the README run it: every test on two xdist workers, then the tests marked
-# `timed` (they judge the stand-in server's measured speed: a second worker on the same two cores makes
-# that too noisy to decide) one at a time. Arguments (paths, -k, -x, …) go to both calls:
+# The test suite as .ci/run and the README run it: every test on three xdist workers, then the tests marked
+# `timed` (they judge the stand-in server's measured speed: a second worker on the same cores makes that too
+# noisy to decide) one at a time. Three workers on two cores, because many end-to-end tests mostly wait (on a
+# stand-in server's requests, a `gate run` child, a fresh clone's pip): a third worker runs while they wait.
+# Arguments (paths, -k, -x, …) go to both calls:
 #
 #     scripts/test.sh                      # the full suite
 #     scripts/test.sh tests/unit tests/integration
@@ -12,7 +14,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-python -m pytest -q -n 2 -m "not timed" "$@"
+python -m pytest -q -n 3 -m "not timed" "$@"
 parallel=$?
 python -m pytest -q -m timed "$@"
 serial=$?

@@ -50,5 +50,5 @@ class ExtendCause(StrEnum):
     """Why `gate run`'s first look extends a model with 3+3 more runs (gate.judging.rule.extension), per row."""
 
     NEAR_FLOOR = "near_floor"  # BH q within its family at most looks.EXTEND_Q, with half the floor
-    BLIND = "blind"  # the first look could not have seen a change of twice the floor
+    BLIND = "blind"  # the first look could not have seen a change of three times the floor (SENSITIVITY_FACTOR)
     UNSTABLE = "unstable"  # a candidate run set aside as worse: more runs tell a wild run from an intermittent one

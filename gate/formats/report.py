@@ -209,7 +209,7 @@ class Row:
     sigma: float | None = field(default=None, metadata=_AT_LEAST_0)  # speed: the run-to-run σ of ln(value) the test used
     df: int | None = field(default=None, metadata=_AT_LEAST_0)  # its degrees of freedom
     # Sensitivity (issue 21): the smallest worsening this row could catch with 80% power at its level (speed:
-    # relative, like worse_rel; accuracy: absolute, like delta_abs); blind when that is above twice the floor.
+    # relative, like worse_rel; accuracy: absolute, like delta_abs); blind when that is above three times the floor (SENSITIVITY_FACTOR).
     mde: float | None = None
     # The same, said the way the metric moves (issue 36): speed relative (a throughput drop negative, a latency
     # rise positive), accuracy an absolute error-rate rise; on every gated row with a test.

@@ -35,7 +35,7 @@ def decide(first_look: Any, model: str) -> LookDecision:
     p = np.array([[np.nan if r.p_value is None else r.p_value for r in gated]], dtype=float)
     found = rule.extension(
         p, np.array([[floor_share(r) >= EXTEND_FLOOR_SHARE for r in gated]], dtype=bool),
-        # blind: a PASS from a first look that could not have seen twice the floor says little (issue 21)
+        # blind: a PASS from a first look that could not have seen three times the floor (SENSITIVITY_FACTOR) says little (issue 21)
         np.array([[bool(getattr(r, "blind", False)) and r.mde is not None for r in gated]], dtype=bool),
         # unstable: a candidate run set aside as worse; at the pooled look it takes two of six (gate.stats.speed)
         np.array([[r.family == "speed" and bool(getattr(r, "unstable", False)) for r in gated]], dtype=bool),

@@ -41,7 +41,7 @@ CANNOT_FAIL: dict[CannotFail, str] = {
 
 EXTEND_CAUSE: dict[ExtendCause, str] = {
     ExtendCause.NEAR_FLOOR: "a row reaches half its floor with a BH q within its family's extension level",
-    ExtendCause.BLIND: "a row is blind: it could not have seen twice its floor at the first look",
+    ExtendCause.BLIND: "a row is blind: it could not have seen three times its floor at the first look",
     ExtendCause.UNSTABLE: "a row is unstable: a candidate run was set aside as worse",
 }
 

@@ -1,5 +1,6 @@
-"""The README's shell blocks run as written: quick starts 1 and 3 on a fresh clone of this commit, quick start 2
-against .ci/run (which runs it), and every other shell block carries the reason CI cannot run it.
+"""The README's shell blocks run as written: quick start 1 on a fresh clone of this commit (quick start 3:
+test_readme_nightly.py, apart so that the two run on two xdist workers), quick start 2 against .ci/run (which runs
+it), and every other shell block carries the reason CI cannot run it.
 
 A fenced block's info string says which: ```sh runs here; ```sh ci-run is the test command .ci/run runs;
 ```sh needs-github and ```sh needs-gpu-runner need a repository you administer or the GPU machine, and are skipped
@@ -7,42 +8,12 @@ with that reason. An edit to the README's commands or figures, or to what they p
 """
 from __future__ import annotations
 
-import json
-import os
 import re
-import shutil
 import subprocess
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[3]
-README = ROOT / "README.md"
-FENCE = re.compile(r"^(?P<indent> *)```(?P<info>[^\n`]*)\n(?P<body>.*?)^(?P=indent)```[ \t]*$", re.M | re.S)
-SHELLS = {"sh", "bash", "shell", "console"}
-SKIPS = {"needs-github": "needs GitHub: a repository you administer and gh logged in",
-         "needs-gpu-runner": "needs the GPU machine that becomes a self-hosted runner"}
-
-
-def sections() -> dict[str, str]:
-    text = README.read_text(encoding="utf-8")
-    parts = re.split(r"^## (.+)$", text, flags=re.M)
-    return {parts[i].strip(): parts[i + 1] for i in range(1, len(parts), 2)}
-
-
-def shell_blocks(text: str) -> list[tuple[str, str]]:
-    """(tag, commands) of each shell block; the tag is what follows the language ("" for a block CI runs)."""
-    out = []
-    for m in FENCE.finditer(text):
-        lang, _, tag = m.group("info").strip().partition(" ")
-        if lang in SHELLS:
-            body = "\n".join(line[len(m.group("indent")):] for line in m.group("body").splitlines())
-            out.append((tag.strip(), body.strip()))
-    return out
-
-
-def quick_starts() -> list[tuple[str, str]]:
-    return shell_blocks(sections()["Quick start"])
+from tests.helpers.readme import README, ROOT, SKIPS, fresh_clone, quick_starts, run_block, sections, shell_blocks
 
 
 def test_every_shell_block_says_whether_ci_runs_it():
@@ -84,39 +55,13 @@ def test_blocks_that_need_github_or_the_gpu_machine_are_skipped_with_the_reason(
     pytest.skip(f"{len(blocks)} README block(s) tagged {tag}: {SKIPS[tag]}")
 
 
-# --- quick starts 1 and 3 on a fresh clone -------------------------------------------------------------------------
-
-def _fresh_env(home: Path) -> dict[str, str]:
-    """The environment of someone who just cloned: no active venv (ours is left off PATH), no gate settings."""
-    venv = os.environ.get("VIRTUAL_ENV")
-    path = [p for p in os.environ.get("PATH", "").split(os.pathsep) if not (venv and p.startswith(venv))]
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("GATE_", "VIRTUAL_ENV", "PYTHON"))}
-    env["PATH"] = os.pathsep.join(path)
-    return env
-
-
-@pytest.fixture(scope="module")
-def clone(tmp_path_factory):
-    if shutil.which("git") is None:
-        pytest.skip("needs git")
-    head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True)
-    if head.returncode != 0:
-        pytest.skip(f"{ROOT} is not a git checkout: the README's blocks start from a clone")
-    dest = tmp_path_factory.mktemp("readme") / "asr-regression-gate"
-    subprocess.run(["git", "clone", "--quiet", "--no-checkout", str(ROOT), str(dest)], check=True)
-    subprocess.run(["git", "-C", str(dest), "checkout", "--quiet", "--detach", head.stdout.strip()], check=True)
-    return dest
-
-
-def _run(block: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run(["bash", "-c", block], cwd=cwd, env=_fresh_env(cwd), capture_output=True, text=True,
-                          timeout=1800)
-
+# --- quick start 1 on a fresh clone -------------------------------------------------------------------------------
 
 @pytest.mark.slow
-def test_quick_start_1_ends_as_the_readme_says(clone):
+def test_quick_start_1_ends_as_the_readme_says(tmp_path_factory):
+    clone = fresh_clone(tmp_path_factory)
     (block, _, _) = [body for _, body in quick_starts()]
-    done = _run(block, clone)
+    done = run_block(block, clone)
     out = done.stdout + done.stderr
     assert done.returncode == 1, out[-3000:]
     text = " ".join(sections()["Quick start"].split())
@@ -133,31 +78,8 @@ def test_quick_start_1_ends_as_the_readme_says(clone):
         assert found, f"README says {said!r}; the run printed:\n{out[-4000:]}"
     assert re.search(r"whisper +all \d+ pass", out) and re.search(r"fun +all \d+ pass", out), "every other row passes"
     # and again, as it is (the README says every block can be run again): the same verdict
-    again = _run(block, clone)
+    again = run_block(block, clone)
     assert again.returncode == 1 and "Verdict: FAIL (exit code 1)" in again.stdout, (again.stdout + again.stderr)[-3000:]
-
-
-@pytest.mark.slow
-def test_quick_start_3_ends_as_the_readme_says(clone):
-    (_, _, block) = [body for _, body in quick_starts()]
-    done = _run(block, clone)
-    out = done.stdout + done.stderr
-    assert done.returncode == 0, out[-3000:]
-    nights = clone / "example-out" / "nights"
-    verdicts = {n: json.loads((nights / f"night-{n:02d}" / "report.json").read_text(encoding="utf-8"))["verdict"]
-                for n in range(2, 31)}
-    text = " ".join(sections()["Quick start"].split())
-    said = "Every night on the step (21–30) WARNs, as do 4 of the 19 no-op nights (03, 13, 15 and 19"
-    assert said in text, f"README quick start 3 no longer says {said!r}: update this test with it"
-    warned = sorted(n for n, v in verdicts.items() if v == "warn")
-    assert warned == [3, 13, 15, 19, *range(21, 31)], verdicts
-    assert set(verdicts.values()) == {"pass", "warn"}, verdicts
-    step = "qwen3/asr_en throughput `-3.9% worse from 2026-10-21`"
-    assert step in text
-    assert re.search(r"qwen3/asr_en +throughput_samples_per_s .* -3\.9% worse from 2026-10-21", out), out[-4000:]
-    for metric in ("latency_mean_s", "latency_p95_s", "rtf_mean"):  # "with mean and p95 latency and RTF beside it"
-        assert re.search(rf"qwen3/asr_en +{metric} .* worse from 2026-10-21", out), metric
-    assert "30 nights" in out and (nights / "site" / "index.html").is_file()
 
 
 def test_the_tags_are_read_from_the_info_string():

@@ -1,33 +1,17 @@
 """`gate run --ab --design duet` end to end on the stand-in (issue 53): two servers on two ports, blocks written as
-runs, the session judged on its paired blocks, teardown under every signal, a discarded pair."""
+runs, the session judged on its paired blocks, teardown under every signal, a discarded pair. The verdicts on a
+6% slower build and its A/A twin are in test_duet_verdict.py and test_duet_aa_twin.py."""
 from __future__ import annotations
 
 import json
 import signal
-import subprocess
-import sys
 import time
 
 import pytest
 
 from gate.runner.duet import block_order, mem_fraction, session_runs, without_mem_option
 from gate.runner.preflight import PreflightFailed
-from tests.standin.build import SMALL_COUNTS, make_checkout
-
-GATE = "import sys; from gate.cli import main; sys.argv = ['gate', *sys.argv[1:]]; main()"
-DELAY = 0.3  # seconds a request: throughput is set by it
-VERDICT_DELAY = 1.0  # for the verdicts: long enough that a loaded CI machine's jitter is small beside 6%
-
-
-def _pair(bench, tmp_path, slower: float = 1.0, cand_server: dict | None = None, delay: float = DELAY):
-    bench.knobs({"server": {"request_delay_s": delay}})
-    return make_checkout(tmp_path / "candidate", knobs={"counts": SMALL_COUNTS, "server": {
-        "request_delay_s": delay / slower, **(cand_server or {})}})
-
-
-def _judge(bench):
-    from gate.judging import judge
-    return judge.judge(judge.Request(base=bench.out / "base", candidate=bench.out / "pr", suite=bench.suite))
+from tests.helpers.duet_pairs import judge_session, pair
 
 
 def test_blocks_alternate_and_each_side_leads_as_often():
@@ -45,34 +29,9 @@ def test_memory_split_is_sized_and_refused_in_one_line():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("slower, verdict", [(0.94, "fail"), (1.0, "pass")], ids=["6pct-slower", "aa-twin"])
-def test_a_6pct_slower_build_fails_and_its_aa_twin_passes(bench, tmp_path, slower, verdict):
-    candidate = _pair(bench, tmp_path, slower, delay=VERDICT_DELAY)
-    done = bench.run("--ab", str(bench.checkout), str(candidate), "--names", "base,pr", "--design", "duet",
-                     "--sessions", "5,8", "--models", "qwen3", "--client-timeout", "60", checkout=False, timeout=600)
-    assert done.returncode == 0, done.stderr
-    record = json.loads((bench.out / "pr" / "gate-duet.json").read_text())
-    assert record["design"] == "duet" and record["ports"] == {"base": bench.port, "pr": bench.port + 1}
-    sessions = [s for s in record["sessions"] if s["status"] == "completed"]
-    assert len(sessions) >= 4 and all(len(s["blocks"]) == 2 for s in sessions)
-    assert [b["side"] for b in sessions[1]["blocks"]] == ["pr", "base"]  # even sessions lead with the candidate
-    starts = [s for s in bench.run_log("base")["steps"] if s["step"] == "server-start"]
-    assert len(starts) == 2 * len(sessions) and all("--mem-fraction-static" in s["command"] for s in starts)
-    report = _judge(bench)
-    throughput = [r for r in report.rows if r.metric == "throughput_samples_per_s"]
-    print([(r.workload, r.verdict.value, r.worse_rel, r.method) for r in throughput])
-    assert all(r.method.startswith("duet:") for r in throughput)
-    assert report.verdict.value == verdict, [(r.workload, r.metric, r.verdict, r.notes) for r in report.rows]
-    assert "duet" in (report.looks[0].note or "")
-    read = subprocess.run([sys.executable, "-c", GATE, "summarize", str(bench.out / "pr"), "--suite",
-                           str(bench.suite_path), "--models", "qwen3"], capture_output=True, text=True, env=bench.env())
-    assert read.returncode == 0 and "coverage: complete" in read.stdout, read.stderr  # the runbook's tree, unchanged
-
-
-@pytest.mark.slow
 def test_a_block_whose_partner_failed_is_discarded_as_a_pair(bench, tmp_path):
     # the candidate's first server start answers every 2nd request with HTTP 500: session 1's pair is incomplete
-    candidate = _pair(bench, tmp_path, cand_server={"fail_every": 2, "on_call": 1})
+    candidate = pair(bench, tmp_path, cand_server={"fail_every": 2, "on_call": 1})
     done = bench.run("--ab", str(bench.checkout), str(candidate), "--names", "base,pr", "--design", "duet",
                      "--sessions", "3,3", "--models", "qwen3", checkout=False, timeout=300)
     assert done.returncode == 0, done.stderr
@@ -81,7 +40,7 @@ def test_a_block_whose_partner_failed_is_discarded_as_a_pair(bench, tmp_path):
     assert not (bench.out / "base" / "run1").exists() and (bench.out / "base" / "duet-discarded" / "session1-run1").is_dir()
     assert "base/run1" not in bench.run_log("base")["runs"]
     assert "pair run1 discarded" in done.stderr
-    report = _judge(bench)
+    report = judge_session(bench)
     assert all(r.verdict.value != "incomplete" for r in report.rows)  # judged on the two kept sessions
 
 
@@ -89,7 +48,7 @@ def test_a_block_whose_partner_failed_is_discarded_as_a_pair(bench, tmp_path):
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT],
                          ids=["INT", "TERM", "HUP", "QUIT"])
 def test_a_signal_mid_session_stops_both_servers(bench, tmp_path, signum):
-    candidate = _pair(bench, tmp_path)
+    candidate = pair(bench, tmp_path)
     proc = bench.start("--ab", str(bench.checkout), str(candidate), "--names", "base,pr", "--design", "duet",
                        "--sessions", "3,3", "--models", "qwen3", checkout=False)
     deadline = time.monotonic() + 60
@@ -110,7 +69,7 @@ def test_a_signal_mid_session_stops_both_servers(bench, tmp_path, signum):
 
 @pytest.mark.slow
 def test_resume_keeps_the_completed_sessions_and_redoes_the_interrupted_one(bench, tmp_path):
-    candidate = _pair(bench, tmp_path)
+    candidate = pair(bench, tmp_path)
     args = ("--ab", str(bench.checkout), str(candidate), "--names", "base,pr", "--design", "duet", "--sessions", "3,3",
             "--models", "qwen3")
     proc = bench.start(*args, checkout=False)
@@ -142,7 +101,7 @@ def test_the_dry_run_plans_both_designs_from_stored_components(bench, tmp_path):
     components.write_text(json.dumps({"schema": "gate-components/1", "models": {"qwen3": {
         "sigma_start": 0.0157, "sigma_pass": 0.0266, "start_cost_s": 8.5, "pass_cost_s": 2.31,
         "duet": {"session_sd": 0.0092, "session_cost_s": 35.8}}}}))
-    candidate = _pair(bench, tmp_path)
+    candidate = pair(bench, tmp_path)
     done = bench.run("--ab", str(bench.checkout), str(candidate), "--design", "duet", "--models", "qwen3", "--dry-run",
                      "--components", str(components), "--target-change", "3", checkout=False)
     assert done.returncode == 0, done.stderr
