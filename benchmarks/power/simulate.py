@@ -31,7 +31,7 @@ from scipy import stats
 from gate.formats.noise_model import MIN_CALIBRATION_DF
 from gate.formats.reasons import UNSTABLE, CannotFail
 from gate.formats.report import COMOVING_SUFFIX
-from gate.judging import eligibility, few_sessions, rule, sensitivity
+from gate.judging import eligibility, few_sessions, floors, rule, sensitivity
 from gate.stats import looks
 from gate.stats.decision import FAIL, WARN, weighted
 from gate.stats.drift import arm_positions, interleave_positions
@@ -548,7 +548,7 @@ def _speed_look(chunk: Chunk, rows, noises, slots, rules: Rules, *, cross_job: b
                 bonferroni: bool = False, order_known: bool = True, calibrations: dict | None = None) -> dict:
     """`calibrations`: (model, metric) -> the calibration whose wild runs are evidence of the host's
     (gate.stats.speed.host_wild_share); None where compare uses none (no record, or stale in one job)."""
-    p, above, half, can_fail, unstable, se, df, floors = [], [], [], [], [], [], [], []
+    p, above, half, can_fail, unstable, se, df, floor_rows = [], [], [], [], [], [], [], []
     own_se: list = []
     own_df: list = []
     batch = slots[rows[0][1]].shape[0]
@@ -558,7 +558,7 @@ def _speed_look(chunk: Chunk, rows, noises, slots, rules: Rules, *, cross_job: b
         y = np.take_along_axis(chunk.speed[wid][metric], slots[model], axis=2)
         noise = noises[(model, metric)]
         floor = rules.floor_thr if metric == "throughput" else rules.floor_p95
-        floors.append(np.full(batch, floor))
+        floor_rows.append(np.full(batch, floor))
         if noise is None:  # across jobs without a calibration: the ratio policy, WARN at most (not modelled: PASS)
             p.append(np.full(batch, np.nan))
             for lst in (above, half, can_fail, unstable):
@@ -596,8 +596,9 @@ def _speed_look(chunk: Chunk, rows, noises, slots, rules: Rules, *, cross_job: b
                                                      else calibrations[(model, metric)], gap_sigma,
                                                      None if slow is None else slow[:, 0]))
         p.append(test.p)
-        above.append(test.worse_rel >= floor)
-        half.append(test.worse_rel >= floor / 2)
+        reaches = floors.speed_reaches(test.worse_rel, floor)
+        above.append(reaches[0])
+        half.append(reaches[1])
         # FAIL also needs the A/B's own runs alone to confirm the shift (gate.judging.compare._decide_speed)
         p_own, se_own, df_own = own_runs_test(y[:, 0], y[:, 1], model_arms, higher_is_better=metric == "throughput",
                                               positions=at, trim=trim)
@@ -618,12 +619,12 @@ def _speed_look(chunk: Chunk, rows, noises, slots, rules: Rules, *, cross_job: b
         df.append(np.broadcast_to(test.df, test.p.shape))
     return {"p": np.stack(p, 1), "above": np.stack(above, 1), "half": np.stack(half, 1),
             "can_fail": np.stack(can_fail, 1), "unstable": np.stack(unstable, 1), "se": np.stack(se, 1),
-            "df": np.stack(df, 1), "floor": np.stack(floors, 1), "kind": "speed",
+            "df": np.stack(df, 1), "floor": np.stack(floor_rows, 1), "kind": "speed",
             "own_se": np.stack(own_se, 1), "own_df": np.stack(own_df, 1)}
 
 
 def _quality_look(chunk: Chunk, test_sets, qrows, disp, slots, rules: Rules, alpha: float) -> dict:
-    p, above, half, cat, can_fail, se, floors, few = [], [], [], [], [], [], [], []
+    p, above, half, cat, can_fail, se, floor_rows, few = [], [], [], [], [], [], [], []
     groups: list = []  # per row: the co-moving group's own row (accuracy_rows._group_row), or None
     own_sums: list = []  # per row: (ss_total, ss_units, df) on each side's own runs, or None (gate.judging.compare)
     base_rows = [r for r in qrows if not r[3].endswith(COMOVING_SUFFIX)]  # the groups' rows are made with them
@@ -640,7 +641,7 @@ def _quality_look(chunk: Chunk, test_sets, qrows, disp, slots, rules: Rules, alp
         base_rate = mean_b.sum(axis=1) / n_total
         small = ts.ref_len.shape[0] <= rules.small_set_size
         floor_abs = rules.small_set_floor_abs if small else rules.quality_floor_abs
-        floors.append(np.maximum(floor_abs, rules.quality_floor_rel * base_rate))
+        floor_rows.append(np.maximum(floor_abs, rules.quality_floor_rel * base_rate))
         identical = ~scaled.any(axis=1)
         found = disp[(wid, measure)]
         if found is None:
@@ -672,9 +673,8 @@ def _quality_look(chunk: Chunk, test_sets, qrows, disp, slots, rules: Rules, alp
             apart, rest_len = ~rest.all(axis=1), (ts.ref_len * rest).sum(axis=1)
             held = np.where(apart, d.sum(axis=1) / rest_len, delta)
             held_base = np.where(apart, (mean_b * rest).sum(axis=1) / rest_len, base_rate)
-        ok_rel = lambda share: (held_base == 0) | (held >= share * rules.quality_floor_rel * held_base)  # noqa: E731, B023  # called before the loop moves on
-        above.append((held >= floor_abs - 1e-15) & ok_rel(1.0))
-        half.append((held >= floor_abs / 2 - 1e-15) & ok_rel(0.5))
+        above.append(floors.quality_reaches(held, held_base, floor_abs, rules.quality_floor_rel, 1.0))
+        half.append(floors.quality_reaches(held, held_base, floor_abs, rules.quality_floor_rel, 0.5))
         none_left = ~scaled.any(axis=1) & ~identical  # a change only among the set-aside: p 1 (0.5 widened)
         with np.errstate(all="ignore"):
             approx = stats.norm.sf(d.sum(axis=1) / np.sqrt(sum_sq))
@@ -702,7 +702,7 @@ def _quality_look(chunk: Chunk, test_sets, qrows, disp, slots, rules: Rules, alp
         none = (np.full(batch, np.nan), np.zeros(batch, bool), np.zeros(batch, bool), np.full(batch, np.inf),
                 np.full(batch, np.nan), np.full(batch, np.nan))
         gp, ga, gh, ge, gs, gf = none if g is None else g[:6]
-        p.append(gp), above.append(ga), half.append(gh), se.append(gs), floors.append(gf)
+        p.append(gp), above.append(ga), half.append(gh), se.append(gs), floor_rows.append(gf)
         can_fail.append(np.ones(batch, bool)), exact.append(ge)
         cat.append(np.zeros(batch))
         few.append(np.zeros(batch, bool))  # a co-moving group's own row is not judged by it (compare: subset)
@@ -723,7 +723,7 @@ def _quality_look(chunk: Chunk, test_sets, qrows, disp, slots, rules: Rules, alp
     can_fail = [c & ~exact_p[:, k] if k < nb else ~exact_p[:, k] for k, c in enumerate(can_fail)]
     return {"p": np.stack(p, 1), "above": np.stack(above, 1), "half": np.stack(half, 1),
             "can_fail": np.stack(can_fail, 1), "catastrophic": np.stack(cat, 1), "weight": weight,
-            "unstable": np.zeros((batch, len(p)), bool), "se": np.stack(se, 1), "floor": np.stack(floors, 1),
+            "unstable": np.zeros((batch, len(p)), bool), "se": np.stack(se, 1), "floor": np.stack(floor_rows, 1),
             "few": np.stack(few, 1), "kind": "quality"}
 
 
@@ -767,9 +767,9 @@ def _group_look(runs, scaled_group, group, group_ss, aa_df, ts: TestSet, mean_b,
     base_rate = mean_b.sum(axis=1) / n_total
     floor_abs = rules.small_set_floor_abs if small else rules.quality_floor_abs
     held = shift / n_total
-    ok_rel = lambda share: (base_rate == 0) | (held >= share * rules.quality_floor_rel * base_rate)  # noqa: E731
-    return (np.where(present, gp, np.nan), present & (held >= floor_abs - 1e-15) & ok_rel(1.0),
-            present & (held >= floor_abs / 2 - 1e-15) & ok_rel(0.5), np.where(present, exact, np.inf),
+    reaches = [floors.quality_reaches(held, base_rate, floor_abs, rules.quality_floor_rel, share)
+               for share in (1.0, 0.5)]
+    return (np.where(present, gp, np.nan), present & reaches[0], present & reaches[1], np.where(present, exact, np.inf),
             np.where(present, gse / n_total, np.nan), np.maximum(floor_abs, rules.quality_floor_rel * base_rate),
             group.sum(axis=1))
 

@@ -23,7 +23,7 @@ from gate.formats.report import (
     clip,
 )
 from gate.formats.verdict import Verdict
-from gate.judging import eligibility, few_sessions, next_steps
+from gate.judging import eligibility, few_sessions, floors, next_steps
 from gate.judging.draft import Draft, OwnChurn, plain_delta
 from gate.reading.side import MeasureSamples, WorkloadSide
 from gate.stats.overdispersion import OWN_MIN_DF, group_spread, group_test, own_runs, run_permutation_p, widened_p
@@ -208,7 +208,7 @@ def _churn_possible(paired: _Paired) -> bool:
 
 
 def _reaches(delta: float, base_rate: float, floor_abs: float, floor_rel: float, share: float) -> bool:
-    return delta >= share * floor_abs - 1e-15 and (base_rate == 0 or delta >= share * floor_rel * base_rate)
+    return bool(floors.quality_reaches(delta, base_rate, floor_abs, floor_rel, share))
 
 
 @dataclass(frozen=True)

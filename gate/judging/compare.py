@@ -64,7 +64,7 @@ from gate.formats.report import (
     clip,
 )
 from gate.formats.verdict import Verdict
-from gate.judging import eligibility, few_sessions, next_steps, rule, sensitivity
+from gate.judging import eligibility, few_sessions, floors, next_steps, rule, sensitivity
 from gate.judging.accuracy_rows import judge_accuracy
 from gate.judging.draft import Draft, new_row, plain_delta
 from gate.judging.duet import Layout, judge_duet_speed, session_facts
@@ -429,10 +429,10 @@ def _decide_speed(speed: list[Draft], thresholds: Thresholds) -> None:
     # Across jobs a speed row WARNs at most anyway (gate.judging.speed_rows.speed_blockers).
     own_level = eligibility.own_runs_level(thresholds.alpha, len(speed), thresholds.own_runs_bonferroni)
     _hold_to_the_runs(speed, thresholds, own_level)
-    worse = np.array([[r.worse_rel for r in speed]], dtype=float)
-    floors = np.array([[r.floor_rel or 0.0 for r in speed]])
+    above, half = floors.speed_reaches(np.array([[r.worse_rel for r in speed]], dtype=float),
+                                       np.array([[r.floor_rel or 0.0 for r in speed]]))
     result = rule.family(
-        np.array([[r.p_value for r in speed]], dtype=float), worse >= floors, worse >= floors / 2,
+        np.array([[r.p_value for r in speed]], dtype=float), above, half,
         np.array([[r.can_fail for r in speed]]), alpha=thresholds.alpha, warn_q=thresholds.speed_warn_q,
         unstable=np.array([[r.unstable for r in speed]]))
     _speed_sensitivity(speed, thresholds.alpha, own_level)
