@@ -639,9 +639,10 @@ def _quality_look(chunk: Chunk, test_sets, qrows, disp, slots, rules: Rules, alp
         n_total = ts.ref_len.sum()
         delta = (mean_c - mean_b).sum(axis=1) / n_total
         base_rate = mean_b.sum(axis=1) / n_total
-        small = ts.ref_len.shape[0] <= rules.small_set_size
-        floor_abs = rules.small_set_floor_abs if small else rules.quality_floor_abs
-        floor_rows.append(np.maximum(floor_abs, rules.quality_floor_rel * base_rate))
+        floor_abs = floors.quality_floor_abs(ts.ref_len.shape[0], small_set_size=rules.small_set_size,
+                                             small_set_floor_abs=rules.small_set_floor_abs,
+                                             floor_abs=rules.quality_floor_abs)
+        floor_rows.append(floors.quality_floor(floor_abs, rules.quality_floor_rel, base_rate))
         identical = ~scaled.any(axis=1)
         found = disp[(wid, measure)]
         if found is None:
@@ -661,7 +662,7 @@ def _quality_look(chunk: Chunk, test_sets, qrows, disp, slots, rules: Rules, alp
                              run_permutation_p(runs[:, 0].sum(-1), runs[:, 1].sum(-1))))
         else:
             total, units, df, rest, group_ss = found
-            groups.append(_group_look(runs, scaled * ~rest, ~rest, group_ss, df, ts, mean_b, rules, small, alpha))
+            groups.append(_group_look(runs, scaled * ~rest, ~rest, group_ss, df, ts, mean_b, rules, floor_abs))
             scaled = scaled * rest  # utterances that co-move in the A/A runs are not tested (accuracy_rows)
             widen = (units > 0) & (total > units)  # Dispersion.widens
             can_fail.append(np.ones(len(scaled), bool))
@@ -752,8 +753,8 @@ def oracle_fail(chunk: Chunk, rows, extend: np.ndarray, rules: Rules) -> np.ndar
     return found
 
 
-def _group_look(runs, scaled_group, group, group_ss, aa_df, ts: TestSet, mean_b, rules: Rules, small: bool,
-                alpha: float) -> tuple:
+def _group_look(runs, scaled_group, group, group_ss, aa_df, ts: TestSet, mean_b, rules: Rules,
+                floor_abs: np.ndarray) -> tuple:
     """The co-moving group's own row, batched (gate.judging.accuracy_rows._group_row, overdispersion.group_test):
     (p, above, half, can_fail, se, floor); p NaN where the A/A runs found no group."""
     r_b = r_c = runs.shape[2]
@@ -765,12 +766,11 @@ def _group_look(runs, scaled_group, group, group_ss, aa_df, ts: TestSet, mean_b,
     exact = run_permutation_p(totals[:, 0], totals[:, 1])  # a FAIL needs it at α too (gate.judging.compare)
     present = group.any(axis=1)
     base_rate = mean_b.sum(axis=1) / n_total
-    floor_abs = rules.small_set_floor_abs if small else rules.quality_floor_abs
     held = shift / n_total
     reaches = [floors.quality_reaches(held, base_rate, floor_abs, rules.quality_floor_rel, share)
                for share in (1.0, 0.5)]
     return (np.where(present, gp, np.nan), present & reaches[0], present & reaches[1], np.where(present, exact, np.inf),
-            np.where(present, gse / n_total, np.nan), np.maximum(floor_abs, rules.quality_floor_rel * base_rate),
+            np.where(present, gse / n_total, np.nan), floors.quality_floor(floor_abs, rules.quality_floor_rel, base_rate),
             group.sum(axis=1))
 
 

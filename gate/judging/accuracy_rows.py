@@ -58,7 +58,9 @@ def judge_accuracy(row: Draft, workload: Workload, metric: MetricSpec, wb: Workl
                                n_flips=thresholds.n_flips, seed=seed)
     n = len(paired.ids)
     small = n <= thresholds.small_set_size
-    row.floor_abs = thresholds.small_set_floor_abs if small else thresholds.quality_floor_abs
+    row.floor_abs = float(floors.quality_floor_abs(n, small_set_size=thresholds.small_set_size,
+                                                   small_set_floor_abs=thresholds.small_set_floor_abs,
+                                                   floor_abs=thresholds.quality_floor_abs))
     row.floor_rel = thresholds.quality_floor_rel
     row.baseline = SideStats.of(row.baseline.values, row.baseline.used, row.baseline.expected_runs, n)
     row.candidate = SideStats.of(row.candidate.values, row.candidate.used, row.candidate.expected_runs, n)

@@ -335,7 +335,8 @@ def _decide_quality(quality: list[Draft], thresholds: Thresholds) -> None:
         catastrophic=np.array([[r.new_catastrophic for r in quality]]), forced=few)
     seen = sensitivity.sensitivity(
         np.array([[math.nan if r.se is None else r.se for r in quality]]), None,
-        np.array([[max(r.floor_abs or 0.0, (r.floor_rel or 0.0) * (r.base_rate or 0.0)) for r in quality]]),
+        floors.quality_floor(np.array([[r.floor_abs or 0.0 for r in quality]]), np.array([[r.floor_rel or 0.0 for r in quality]]),
+                             np.array([[r.base_rate or 0.0 for r in quality]])),
         np.ones((1, len(quality)), bool), alpha=thresholds.quality_alpha, family="quality")
     for k, row in enumerate(quality):
         assert row.p_value is not None

@@ -19,3 +19,17 @@ def quality_reaches(delta: np.ndarray | float, base_rate: np.ndarray | float, fl
     delta, base_rate = np.asarray(delta, dtype=float), np.asarray(base_rate, dtype=float)
     return np.asarray((delta >= share * np.asarray(floor_abs, dtype=float) - 1e-15)
                       & ((base_rate == 0) | (delta >= share * floor_rel * base_rate)))
+
+
+def quality_floor_abs(n: np.ndarray | int, *, small_set_size: int, small_set_floor_abs: float,
+                      floor_abs: float) -> np.ndarray:
+    """An accuracy row's absolute floor over its n utterances (sessions): the small sets' where n ≤ small_set_size
+    (Thresholds)."""
+    return np.where(np.asarray(n) <= small_set_size, small_set_floor_abs, floor_abs)
+
+
+def quality_floor(floor_abs: np.ndarray | float, floor_rel: np.ndarray | float,
+                  base_rate: np.ndarray | float) -> np.ndarray:
+    """The change an accuracy row's floors come to, as a rate: the larger of the absolute floor and the relative one
+    of the baseline's rate (a NaN rate: the absolute, as Python's max gives)."""
+    return np.fmax(floor_abs, np.asarray(floor_rel, dtype=float) * np.asarray(base_rate, dtype=float))
