@@ -322,22 +322,23 @@ def _whole_model(base: Side, cand: Side, suite: Suite, model: str) -> bool:
 def _decide_quality(quality: list[Draft], thresholds: Thresholds) -> None:
     if not quality:
         return
-    _hidden_groups(quality, thresholds.quality_alpha)
+    alpha, warn_q = rule.levels(thresholds, "quality")
+    _hidden_groups(quality, alpha)
     weights = _quality_weights(quality)
-    _hold_to_the_exact_ps(quality, weights, thresholds.quality_alpha)
+    _hold_to_the_exact_ps(quality, weights, alpha)
     p = np.array([[r.p_value for r in quality]], dtype=float)
     few = np.array([[r.subset is None and bool(few_sessions.fires(r.candidate.n_samples or 0, r.delta_abs or 0.0,
                                                                    r.new_catastrophic, _p(r))) for r in quality]])
     result = rule.family(
         decision.weighted(p, np.array([weights])), np.array([[r.above_floor for r in quality]]),
         np.array([[r.above_half_floor for r in quality]]), np.array([[r.can_fail for r in quality]]),
-        alpha=thresholds.quality_alpha, warn_q=thresholds.warn_q,
+        alpha=alpha, warn_q=warn_q,
         catastrophic=np.array([[r.new_catastrophic for r in quality]]), forced=few)
     seen = sensitivity.sensitivity(
         np.array([[math.nan if r.se is None else r.se for r in quality]]), None,
         floors.quality_floor(np.array([[r.floor_abs or 0.0 for r in quality]]), np.array([[r.floor_rel or 0.0 for r in quality]]),
                              np.array([[r.base_rate or 0.0 for r in quality]])),
-        np.ones((1, len(quality)), bool), alpha=thresholds.quality_alpha, family="quality")
+        np.ones((1, len(quality)), bool), alpha=alpha, family="quality")
     for k, row in enumerate(quality):
         assert row.p_value is not None
         _take(row, result, k)
@@ -428,15 +429,16 @@ def _decide_speed(speed: list[Draft], thresholds: Thresholds) -> None:
     # over the model's gated speed rows where those runs are few: the first look of `gate run`
     # (Thresholds.own_runs_bonferroni). A calibration that understates σ cannot carry a FAIL the runs do not show.
     # Across jobs a speed row WARNs at most anyway (gate.judging.speed_rows.speed_blockers).
-    own_level = eligibility.own_runs_level(thresholds.alpha, len(speed), thresholds.own_runs_bonferroni)
+    alpha, warn_q = rule.levels(thresholds, "speed")
+    own_level = eligibility.own_runs_level(alpha, len(speed), thresholds.own_runs_bonferroni)
     _hold_to_the_runs(speed, thresholds, own_level)
     above, half = floors.speed_reaches(np.array([[r.worse_rel for r in speed]], dtype=float),
                                        np.array([[r.floor_rel or 0.0 for r in speed]]))
     result = rule.family(
         np.array([[r.p_value for r in speed]], dtype=float), above, half,
-        np.array([[r.can_fail for r in speed]]), alpha=thresholds.alpha, warn_q=thresholds.speed_warn_q,
+        np.array([[r.can_fail for r in speed]]), alpha=alpha, warn_q=warn_q,
         unstable=np.array([[r.unstable for r in speed]]))
-    _speed_sensitivity(speed, thresholds.alpha, own_level)
+    _speed_sensitivity(speed, alpha, own_level)
     for k, row in enumerate(speed):
         _take(row, result, k)
 
