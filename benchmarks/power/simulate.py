@@ -31,7 +31,7 @@ from scipy import stats
 from gate.formats.noise_model import MIN_CALIBRATION_DF
 from gate.formats.reasons import UNSTABLE, CannotFail
 from gate.formats.report import COMOVING_SUFFIX
-from gate.judging import eligibility, few_sessions, floors, rule, sensitivity
+from gate.judging import eligibility, few_sessions, floors, freshness, rule, sensitivity
 from gate.judging.judge import one_look_thresholds
 from gate.stats import looks
 from gate.stats.decision import FAIL, WARN, weighted
@@ -353,7 +353,7 @@ def judge(chunk: Chunk, test_sets: dict[str, TestSet], rules: Rules) -> Outcome:
     qg = [np.array([i for i, r in enumerate(qrows) if r[1] == m]) for m in MODELS]
 
     # in one job compare leaves a calibration known to be stale out altogether (its wild runs too)
-    in_job_cal = None if chunk.noise is not None and chunk.noise.stale_known else noises
+    in_job_cal = None if freshness.left_out(chunk.noise is not None and chunk.noise.stale_known, False) else noises
     if chunk.cross_job_calibration or chunk.one_look:  # one decision at the family α, 3 + 3 runs, nothing re-measured
         width = chunk.one_look_runs if chunk.one_look else RUNS
         slots = {m: np.broadcast_to(np.arange(width), (batch, 2, width)) for m in MODELS}

@@ -64,7 +64,7 @@ from gate.formats.report import (
     clip,
 )
 from gate.formats.verdict import Verdict
-from gate.judging import eligibility, few_sessions, floors, next_steps, rule, sensitivity
+from gate.judging import eligibility, few_sessions, floors, freshness, next_steps, rule, sensitivity
 from gate.judging.accuracy_rows import judge_accuracy
 from gate.judging.draft import Draft, new_row, plain_delta
 from gate.judging.duet import Layout, judge_duet_speed, session_facts
@@ -125,7 +125,7 @@ def compare(base: Side, cand: Side, suite: Suite, *, models: Sequence[str] | Non
     differences = tuple(comparability.diff(base.fingerprint, cand.fingerprint, [w.id for w in workloads]))
     stale = bool(calibration_check and calibration_check.status == "stale")
     stale_notes: tuple[str, ...] = ()
-    if calibration_check and stale and not cross_job:
+    if calibration_check and freshness.left_out(stale, cross_job):
         # In one job a stale σ is not used at all (as `gate run` does for its looks): the rows judge by what
         # the job itself measured, and say why the calibration was left out.
         calibration = {}
