@@ -632,7 +632,7 @@ def _speed_look(chunk: Chunk, rows, noises, slots, rules: Rules, *, cross_job: b
 
 def _quality_look(chunk: Chunk, test_sets, qrows, disp, slots, rules: Rules, thresholds: Thresholds) -> dict:
     alpha, _ = rule.levels(thresholds, "quality")
-    p, above, half, cat, can_fail, se, floor_rows, few = [], [], [], [], [], [], [], []
+    p, above, half, cat, can_fail, se, floor_rows, deltas = [], [], [], [], [], [], [], []
     groups: list = []  # per row: the co-moving group's own row (accuracy_rows._group_row), or None
     own_sums: list = []  # per row: (ss_total, ss_units, df) on each side's own runs, or None (gate.judging.compare)
     base_rows = [r for r in qrows if not r[3].endswith(COMOVING_SUFFIX)]  # the groups' rows are made with them
@@ -701,27 +701,30 @@ def _quality_look(chunk: Chunk, test_sets, qrows, disp, slots, rules: Rules, thr
             se.append(np.sqrt(sum_sq + a * np.maximum(excess, 0.0)) / n_total)
         p.append(np.where(identical, np.nan, np.where(widen, wide, exact)))
         cat.append(catastrophic_masks(runs[:, 0], runs[:, 1], ts.ref_len)[0].sum(axis=1))
-        few.append(few_sessions.fires(ts.ref_len.shape[0], delta, cat[-1], p[-1]))  # compare._decide_quality
+        deltas.append(delta)
     batch = len(p[0])
     can_fail, run_p = _hidden_groups(base_rows, own_sums, can_fail, slots, alpha)
     # the co-moving groups' own rows, after the rows (judge's qrows + their COMOVING_SUFFIX twins): NaN p where none
     exact, shares = [], []
     for g in groups:
         shares.append(np.zeros(batch) if g is None else g[6])  # the group's utterances
+        deltas.append(np.full(batch, np.nan) if g is None else g[7])
         none = (np.full(batch, np.nan), np.zeros(batch, bool), np.zeros(batch, bool), np.full(batch, np.inf),
                 np.full(batch, np.nan), np.full(batch, np.nan))
         gp, ga, gh, ge, gs, gf = none if g is None else g[:6]
         p.append(gp), above.append(ga), half.append(gh), se.append(gs), floor_rows.append(gf)
         can_fail.append(np.ones(batch, bool)), exact.append(ge)
         cat.append(np.zeros(batch))
-        few.append(np.zeros(batch, bool))  # a co-moving group's own row is not judged by it (compare: subset)
     # the weights and the runs' exact p a FAIL also needs, to the judge's rule (gate.judging.eligibility: compare's
     # _quality_weights and _hold_to_the_exact_p): a co-moving group's row always has that p, a row on its own runs where
     # the model's runs churn together (_hidden_groups' run_p; 0 elsewhere, which nothing bars)
     tested = ~np.isnan(np.stack(p, 1))
     nb = len(base_rows)
-    rest, share = eligibility.quality_weights(np.stack([np.full(batch, test_sets[r[0]].ref_len.shape[0])
-                                                        for r in base_rows], 1), np.stack(shares, 1), tested[:, nb:])
+    # the few-session rule (compare._decide_quality), which leaves a co-moving group's own row alone
+    n_units = np.stack([np.full(batch, test_sets[r[0]].ref_len.shape[0]) for r in base_rows] + shares, 1)
+    few = few_sessions.fires(n_units, np.stack(deltas, 1), np.stack(cat, 1), np.stack(p, 1),
+                             whole=np.arange(len(p)) < nb)
+    rest, share = eligibility.quality_weights(n_units[:, :nb], np.stack(shares, 1), tested[:, nb:])
     weight = np.concatenate([rest, share], 1)
     models = np.array([r[1] for r in base_rows])
     # the weight a model's family holds: one per tested measure
@@ -733,7 +736,7 @@ def _quality_look(chunk: Chunk, test_sets, qrows, disp, slots, rules: Rules, thr
     return {"p": np.stack(p, 1), "above": np.stack(above, 1), "half": np.stack(half, 1),
             "can_fail": np.stack(can_fail, 1), "catastrophic": np.stack(cat, 1), "weight": weight,
             "unstable": np.zeros((batch, len(p)), bool), "se": np.stack(se, 1), "floor": np.stack(floor_rows, 1),
-            "few": np.stack(few, 1), "kind": "quality"}
+            "few": few, "kind": "quality"}
 
 
 def oracle_fail(chunk: Chunk, rows, extend: np.ndarray, rules: Rules) -> np.ndarray:
@@ -764,7 +767,7 @@ def oracle_fail(chunk: Chunk, rows, extend: np.ndarray, rules: Rules) -> np.ndar
 def _group_look(runs, scaled_group, group, group_ss, aa_df, ts: TestSet, mean_b, rules: Rules,
                 floor_abs: np.ndarray) -> tuple:
     """The co-moving group's own row, batched (gate.judging.accuracy_rows._group_row, overdispersion.group_test):
-    (p, above, half, can_fail, se, floor); p NaN where the A/A runs found no group."""
+    (p, above, half, exact p, se, floor, size, Δ); p NaN where the A/A runs found no group."""
     r_b = r_c = runs.shape[2]
     n_total = ts.ref_len.sum()
     shift = scaled_group.sum(axis=1) / (r_b * r_c)
@@ -779,7 +782,7 @@ def _group_look(runs, scaled_group, group, group_ss, aa_df, ts: TestSet, mean_b,
                for share in (1.0, 0.5)]
     return (np.where(present, gp, np.nan), present & reaches[0], present & reaches[1], np.where(present, exact, np.inf),
             np.where(present, gse / n_total, np.nan), floors.quality_floor(floor_abs, rules.quality_floor_rel, base_rate),
-            group.sum(axis=1))
+            group.sum(axis=1), held)
 
 
 def _hidden_groups(qrows, own_sums: list, can_fail: list, slots, alpha: float) -> tuple[list, list]:

@@ -327,8 +327,10 @@ def _decide_quality(quality: list[Draft], thresholds: Thresholds) -> None:
     weights = _quality_weights(quality)
     _hold_to_the_exact_ps(quality, weights, alpha)
     p = np.array([[r.p_value for r in quality]], dtype=float)
-    few = np.array([[r.subset is None and bool(few_sessions.fires(r.candidate.n_samples or 0, r.delta_abs or 0.0,
-                                                                   r.new_catastrophic, _p(r))) for r in quality]])
+    few = few_sessions.fires(np.array([[r.candidate.n_samples or 0 for r in quality]]),
+                             np.array([[r.delta_abs or 0.0 for r in quality]]),
+                             np.array([[r.new_catastrophic for r in quality]]), np.array([[_p(r) for r in quality]]),
+                             whole=np.array([[r.subset is None for r in quality]]))
     result = rule.family(
         decision.weighted(p, np.array([weights])), np.array([[r.above_floor for r in quality]]),
         np.array([[r.above_half_floor for r in quality]]), np.array([[r.can_fail for r in quality]]),
