@@ -13,9 +13,9 @@ slowdown) per machine, A (H200) and B (H100); p95 rows are assumed to share thro
 components are throughput's) and rows to be independent (under Holm that is the worst case for a no-op).
 
 Judged by the gate's own functions: gate.judging.duet.session_test (the judge's session test, batched),
-gate.judging.rule.family (the family rule) and gate.stats.looks' thresholds and extension levels; the plumbing
-around them is compare._decide_speed's and looks.decide's (the A/B's own evidence at the first look's level, the
-floors, K₁ then K for an undecided model; tests/e2e/benchmarks/test_duet_cells.py checks the verdicts against
+gate.judging.eligibility (the A/B's own evidence at the look's level), gate.judging.floors, gate.judging.rule.family
+(the family rule, at rule.levels of gate.stats.looks' thresholds) and the extension levels; the plumbing around them
+is compare._decide_speed's and looks.decide's (K₁ then K for an undecided model; tests/e2e/benchmarks/test_duet_cells.py checks the verdicts against
 `gate.judging.compare.compare` on duet layouts). Today's design's figure at the same GPU minutes is the planner's
 (gate.stats.nested.best_within at the budget gate.runner.plan_by_change uses), not simulated here.
 """

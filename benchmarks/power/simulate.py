@@ -3,9 +3,13 @@
 One chunk = B simulated PRs of one scenario, all ten workloads. What is here is the noise drawer (`draw_chunk`)
 and the facts adapter: everything the verdict needs built as arrays with the gate's batched functions
 (`gate.stats.speed.shift_test`, `gate.stats.overdispersion`, `gate.stats.quality.sign_flip_p_batch`): pooling
-calibrations over a model's workloads, the family membership, the floors, the tests' flags. The decisions are the
-gate's: whether a row may FAIL `gate.judging.eligibility` (its reasons, which compare keeps typed), its MDE and
-whether it is blind `gate.judging.sensitivity`, the verdicts `gate.judging.rule.family`, the first look's fail /
+calibrations over a model's workloads, the family membership, the tests' flags. The decisions are the gate's: the
+floors and whether a change reaches them `gate.judging.floors`, each look's α and WARN q the judge's Thresholds
+(`gate.stats.looks.thresholds_for`, `gate.judging.judge.one_look_thresholds`, through `gate.judging.rule.levels`), a
+calibration known stale left out in one job `gate.judging.freshness.left_out`, the few-session rule
+`gate.judging.few_sessions.fires`, whether a row may FAIL `gate.judging.eligibility` (its reasons, which compare keeps
+typed), its MDE and whether it is blind `gate.judging.sensitivity`, the verdicts `gate.judging.rule.family`, the first
+look's fail /
 extend / pass `gate.judging.rule.extension` (the runner's, through gate.judging.look_rule.decide), the run each arm
 re-measures `gate.stats.slowmode.deepest_slow_start` and `gate.stats.outliers.run_to_remeasure` (the runner's,
 through gate.judging.outliers). benchmarks/power/validate.py checks the adapter: the same PRs through
