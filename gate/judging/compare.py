@@ -327,20 +327,14 @@ def _decide_quality(quality: list[Draft], thresholds: Thresholds) -> None:
     weights = _quality_weights(quality)
     _hold_to_the_exact_ps(quality, weights, alpha)
     p = np.array([[r.p_value for r in quality]], dtype=float)
-    few = few_sessions.fires(np.array([[r.candidate.n_samples or 0 for r in quality]]),
-                             np.array([[r.delta_abs or 0.0 for r in quality]]),
-                             np.array([[r.new_catastrophic for r in quality]]), np.array([[_p(r) for r in quality]]),
-                             whole=np.array([[r.subset is None for r in quality]]))
     result = rule.family(
         decision.weighted(p, np.array([weights])), np.array([[r.above_floor for r in quality]]),
         np.array([[r.above_half_floor for r in quality]]), np.array([[r.can_fail for r in quality]]),
         alpha=alpha, warn_q=warn_q,
-        catastrophic=np.array([[r.new_catastrophic for r in quality]]), forced=few)
-    seen = sensitivity.sensitivity(
-        np.array([[math.nan if r.se is None else r.se for r in quality]]), None,
-        floors.quality_floor(np.array([[r.floor_abs or 0.0 for r in quality]]), np.array([[r.floor_rel or 0.0 for r in quality]]),
-                             np.array([[r.base_rate or 0.0 for r in quality]])),
-        np.ones((1, len(quality)), bool), alpha=alpha, family="quality")
+        catastrophic=np.array([[r.new_catastrophic for r in quality]]), forced=_few_sessions(quality))
+    seen = sensitivity.sensitivity(np.array([[math.nan if r.se is None else r.se for r in quality]]), None,
+                                   _quality_floors(quality), np.ones((1, len(quality)), bool), alpha=alpha,
+                                   family="quality")
     for k, row in enumerate(quality):
         assert row.p_value is not None
         _take(row, result, k)
@@ -349,6 +343,21 @@ def _decide_quality(quality: list[Draft], thresholds: Thresholds) -> None:
             row.notes.append("significant but below the floors")
         if row.se is not None:
             row.mde, row.blind = float(seen.mde[0, k]), bool(seen.blind[0, k])
+
+
+def _few_sessions(quality: list[Draft]) -> np.ndarray:
+    """The rows the few-session rule FAILs (gate.judging.few_sessions), a co-moving group's own row left alone."""
+    return few_sessions.fires(np.array([[r.candidate.n_samples or 0 for r in quality]]),
+                              np.array([[r.delta_abs or 0.0 for r in quality]]),
+                              np.array([[r.new_catastrophic for r in quality]]), np.array([[_p(r) for r in quality]]),
+                              whole=np.array([[r.subset is None for r in quality]]))
+
+
+def _quality_floors(quality: list[Draft]) -> np.ndarray:
+    """Each row's floors as a rate (gate.judging.floors.quality_floor): what its MDE is weighed against."""
+    return floors.quality_floor(np.array([[r.floor_abs or 0.0 for r in quality]]),
+                                np.array([[r.floor_rel or 0.0 for r in quality]]),
+                                np.array([[r.base_rate or 0.0 for r in quality]]))
 
 
 def _hold_to_the_exact_ps(quality: list[Draft], weights: list[float], alpha: float) -> None:
