@@ -13,9 +13,9 @@ slowdown) per machine, A (H200) and B (H100); p95 rows are assumed to share thro
 components are throughput's) and rows to be independent (under Holm that is the worst case for a no-op).
 
 Judged by the gate's own functions: gate.judging.duet.session_test (the judge's session test, batched),
-gate.judging.rule.family (the family rule) and gate.stats.looks' thresholds and extension levels; the plumbing
-around them is compare._decide_speed's and looks.decide's (the A/B's own evidence at the first look's level, the
-floors, K₁ then K for an undecided model; tests/e2e/benchmarks/test_duet_cells.py checks the verdicts against
+gate.judging.eligibility (the A/B's own evidence at the look's level), gate.judging.floors, gate.judging.rule.family
+(the family rule, at rule.levels of gate.stats.looks' thresholds) and the extension levels; the plumbing around them
+is compare._decide_speed's and looks.decide's (K₁ then K for an undecided model; tests/e2e/benchmarks/test_duet_cells.py checks the verdicts against
 `gate.judging.compare.compare` on duet layouts). Today's design's figure at the same GPU minutes is the planner's
 (gate.stats.nested.best_within at the budget gate.runner.plan_by_change uses), not simulated here.
 """
@@ -35,7 +35,8 @@ from gate.formats import abplan
 from gate.formats.components import load as load_components
 from gate.formats.config import load_suite
 from gate.formats.noise_model import Components, DuetComponents
-from gate.judging import rule
+from gate.formats.reasons import CannotFail
+from gate.judging import eligibility, floors, rule
 from gate.judging.duet import session_test
 from gate.judging.judge import one_look_thresholds
 from gate.runner.duet import DuetPlan
@@ -170,12 +171,15 @@ def judge_look(means: np.ndarray, rows: Rows, thresholds, first: bool) -> Look:
     k, r = means.shape[-1], means.shape[-2]
     found = session_test(means, rows.higher)
     worse = np.expm1(found.worse)
-    alpha = thresholds.alpha
-    own_level = alpha / r if thresholds.own_runs_bonferroni else alpha
-    # the A/B's own evidence (here the sessions themselves) must reach own_level (compare._hold_to_the_runs)
-    can_fail = ~((found.p <= alpha) & ~(found.p <= own_level)) & (k >= duet_design.MIN_SESSIONS_TO_FAIL)
-    result = rule.family(found.p, worse >= rows.floors, worse >= rows.floors / 2, can_fail, alpha=alpha,
-                         warn_q=thresholds.speed_warn_q, unstable=np.zeros_like(can_fail))
+    alpha, warn_q = rule.levels(thresholds, "speed")
+    own_level = eligibility.own_runs_level(alpha, r, thresholds.own_runs_bonferroni)
+    # the A/B's own evidence (here the sessions themselves) must reach own_level: the judge's rule
+    # (gate.judging.eligibility, as compare._hold_to_the_runs asks it), no slow-mode starts in a duet
+    unconfirmed = eligibility.speed_confirmation_blockers(found.p, found.p, np.zeros(found.p.shape, bool), alpha=alpha,
+                                                          own_level=own_level)[CannotFail.OWN_RUNS_DO_NOT_CONFIRM]
+    can_fail = ~unconfirmed & (k >= duet_design.MIN_SESSIONS_TO_FAIL)
+    above, half = floors.speed_reaches(worse, rows.floors)
+    result = rule.family(found.p, above, half, can_fail, alpha=alpha, warn_q=warn_q, unstable=np.zeros_like(can_fail))
     fail = (result.verdict == rule.FAIL).any(axis=-1)
     extend = np.zeros_like(fail)
     if first:

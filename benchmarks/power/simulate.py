@@ -3,9 +3,13 @@
 One chunk = B simulated PRs of one scenario, all ten workloads. What is here is the noise drawer (`draw_chunk`)
 and the facts adapter: everything the verdict needs built as arrays with the gate's batched functions
 (`gate.stats.speed.shift_test`, `gate.stats.overdispersion`, `gate.stats.quality.sign_flip_p_batch`): pooling
-calibrations over a model's workloads, the family membership, the floors, the tests' flags. The decisions are the
-gate's: whether a row may FAIL `gate.judging.eligibility` (its reasons, which compare keeps typed), its MDE and
-whether it is blind `gate.judging.sensitivity`, the verdicts `gate.judging.rule.family`, the first look's fail /
+calibrations over a model's workloads, the family membership, the tests' flags. The decisions are the gate's: the
+floors and whether a change reaches them `gate.judging.floors`, each look's α and WARN q the judge's Thresholds
+(`gate.stats.looks.thresholds_for`, `gate.judging.judge.one_look_thresholds`, through `gate.judging.rule.levels`), a
+calibration known stale left out in one job `gate.judging.freshness.left_out`, the few-session rule
+`gate.judging.few_sessions.fires`, whether a row may FAIL `gate.judging.eligibility` (its reasons, which compare keeps
+typed), its MDE and whether it is blind `gate.judging.sensitivity`, the verdicts `gate.judging.rule.family`, the first
+look's fail /
 extend / pass `gate.judging.rule.extension` (the runner's, through gate.judging.look_rule.decide), the run each arm
 re-measures `gate.stats.slowmode.deepest_slow_start` and `gate.stats.outliers.run_to_remeasure` (the runner's,
 through gate.judging.outliers). benchmarks/power/validate.py checks the adapter: the same PRs through
@@ -31,7 +35,8 @@ from scipy import stats
 from gate.formats.noise_model import MIN_CALIBRATION_DF
 from gate.formats.reasons import UNSTABLE, CannotFail
 from gate.formats.report import COMOVING_SUFFIX
-from gate.judging import eligibility, few_sessions, rule, sensitivity
+from gate.judging import eligibility, few_sessions, floors, freshness, rule, sensitivity
+from gate.judging.judge import one_look_thresholds
 from gate.stats import looks
 from gate.stats.decision import FAIL, WARN, weighted
 from gate.stats.drift import arm_positions, interleave_positions
@@ -59,6 +64,7 @@ from gate.stats.speed import (
     shift_test,
     trims,
 )
+from gate.stats.thresholds import Thresholds
 
 from .calibration import dispersion, speed_calibration
 from .matrix import intermittent_slots, neutral_change, standard_noise
@@ -67,6 +73,11 @@ from .noise import MODELS, TARGET, WORKLOADS, NoiseModel, Scenario, TestSet
 RUNS = 3  # per arm per look
 SLOTS = 2 * RUNS + 1  # two looks and one spare run for a re-measure
 SPEED_ROWS = ("throughput", "latency_p95_s")  # the gated speed metrics (throughput's name differs per format)
+# The Thresholds each look judges at, where the judge takes them: gate run's two looks (gate.stats.looks.thresholds_for),
+# one look of two runbook trees or across jobs (gate.judging.judge.one_look_thresholds); their α and WARN q per family
+# through gate.judging.rule.levels
+FIRST, POOLED = looks.thresholds_for(looks.Look.FIRST), looks.thresholds_for(looks.Look.POOLED)
+RUNBOOK, ACROSS_JOBS = one_look_thresholds(True), one_look_thresholds(False)
 
 
 @dataclass(frozen=True)
@@ -346,23 +357,22 @@ def judge(chunk: Chunk, test_sets: dict[str, TestSet], rules: Rules) -> Outcome:
     qg = [np.array([i for i, r in enumerate(qrows) if r[1] == m]) for m in MODELS]
 
     # in one job compare leaves a calibration known to be stale out altogether (its wild runs too)
-    in_job_cal = None if chunk.noise is not None and chunk.noise.stale_known else noises
+    in_job_cal = None if freshness.left_out(chunk.noise is not None and chunk.noise.stale_known, False) else noises
     if chunk.cross_job_calibration or chunk.one_look:  # one decision at the family α, 3 + 3 runs, nothing re-measured
         width = chunk.one_look_runs if chunk.one_look else RUNS
         slots = {m: np.broadcast_to(np.arange(width), (batch, 2, width)) for m in MODELS}
         if chunk.one_look:  # two runbook trees: one job (the runbook alternates the commits), σ from their runs
             # the order the runs ran in is not recorded: no run-position terms (gate.judging.judge: run_order)
             used = {k: v for m in MODELS for k, v in _in_job(chunk, by_model, noises, slots, m, False).items()}
-            alpha_speed = rules.first_alpha + rules.pooled_alpha  # gate.judging.judge.one_look_thresholds
-            sp = _speed_look(chunk, rows, used, slots, rules, cross_job=False, alpha=alpha_speed, order_known=False,
+            sp = _speed_look(chunk, rows, used, slots, rules, cross_job=False, thresholds=RUNBOOK, order_known=False,
                              calibrations=in_job_cal)
         else:
-            alpha_speed = rules.family_alpha
             sp = _speed_look(chunk, rows, _across_jobs(chunk, by_model, noises, slots), slots, rules, cross_job=True,
-                             alpha=alpha_speed, calibrations=noises)
-        qu = _quality_look(chunk, test_sets, qrows, disp, slots, rules, rules.family_alpha)
-        verdict_s = _family(sp, alpha_speed if chunk.one_look else rules.family_alpha, rules, sg)
-        verdict_q = _family(qu, rules.family_alpha, rules, qg, catastrophic=qu["catastrophic"])
+                             thresholds=ACROSS_JOBS, calibrations=noises)
+        one = RUNBOOK if chunk.one_look else ACROSS_JOBS
+        qu = _quality_look(chunk, test_sets, qrows, disp, slots, rules, one)
+        verdict_s = _family(sp, one, sg)
+        verdict_q = _family(qu, one, qg, catastrophic=qu["catastrophic"])
         fail = (verdict_s == FAIL).any(1) | (verdict_q == FAIL).any(1)
         warn = ~fail & ((verdict_s == WARN).any(1) | (verdict_q == WARN).any(1))
         tgt = [i for i, r in enumerate(rows) if r[0] == TARGET]
@@ -384,11 +394,10 @@ def judge(chunk: Chunk, test_sets: dict[str, TestSet], rules: Rules) -> Outcome:
         start = np.tile(np.arange(RUNS), (batch, 2, 1))
         slots1[m], spare_used[m] = _remeasure(chunk, by_model[m], flag, start, np.zeros((batch, 2), bool))
     used1 = {k: v for m in MODELS for k, v in _in_job(chunk, by_model, noises, slots1, m).items()}
-    sp1 = _speed_look(chunk, rows, used1, slots1, rules, cross_job=False, alpha=rules.first_alpha, calibrations=in_job_cal,
-                      bonferroni=True)
-    qu1 = _quality_look(chunk, test_sets, qrows, disp, slots1, rules, rules.first_alpha)
-    vs1 = _family(sp1, rules.first_alpha, rules, sg)
-    vq1 = _family(qu1, rules.first_alpha, rules, qg, catastrophic=qu1["catastrophic"])
+    sp1 = _speed_look(chunk, rows, used1, slots1, rules, cross_job=False, thresholds=FIRST, calibrations=in_job_cal)
+    qu1 = _quality_look(chunk, test_sets, qrows, disp, slots1, rules, FIRST)
+    vs1 = _family(sp1, FIRST, sg)
+    vq1 = _family(qu1, FIRST, qg, catastrophic=qu1["catastrophic"])
     fail1 = np.zeros((batch, len(MODELS)), bool)
     extend = np.zeros((batch, len(MODELS)), bool)
     for k, m in enumerate(MODELS):
@@ -399,7 +408,7 @@ def judge(chunk: Chunk, test_sets: dict[str, TestSet], rules: Rules) -> Outcome:
         # runner's own rule (gate.judging.look_rule.decide calls it too)
         found = rule.extension(np.concatenate([sp1["p"][:, si], qu1["p"][:, qi]], 1),
                                np.concatenate([sp1["half"][:, si], qu1["half"][:, qi]], 1),
-                               np.concatenate([_blind(sp1, rules.first_alpha, si), _blind(qu1, rules.first_alpha, qi)], 1),
+                               np.concatenate([_blind(sp1, FIRST, si), _blind(qu1, FIRST, qi)], 1),
                                np.concatenate([sp1["unstable"][:, si], np.zeros((batch, len(qi)), bool)], 1),
                                fail1[:, k], family=["speed"] * len(si) + ["quality"] * len(qi))
         extend[:, k] = found.action == rule.LOOK_EXTEND
@@ -412,17 +421,17 @@ def judge(chunk: Chunk, test_sets: dict[str, TestSet], rules: Rules) -> Outcome:
     ext_rows = np.stack([extend[:, MODELS.index(r[1])] for r in rows], axis=1)
     ext_q = np.stack([extend[:, MODELS.index(r[1])] for r in qrows], axis=1)
     used2 = {k: v for m in MODELS for k, v in _in_job(chunk, by_model, noises, slots2, m).items()}
-    sp2 = _speed_look(chunk, rows, used2, slots2, rules, cross_job=False, alpha=rules.pooled_alpha,
+    sp2 = _speed_look(chunk, rows, used2, slots2, rules, cross_job=False, thresholds=POOLED,
                       calibrations=in_job_cal)
-    qu2 = _quality_look(chunk, test_sets, qrows, disp, slots2, rules, rules.pooled_alpha)
+    qu2 = _quality_look(chunk, test_sets, qrows, disp, slots2, rules, POOLED)
     # The pooled report of an extended model compares its 6+6 runs; the other models keep their first
     # look. Holm and BH run over the model's gated rows at both looks: that is what keeps α₁ + α₂ a bound.
     for look, first, member in ((sp2, sp1, ext_rows), (qu2, qu1, ext_q)):
         for key in look:
             if key != "kind":
                 look[key] = np.where(member, look[key], first[key])
-    vs2 = _family(sp2, rules.pooled_alpha, rules, sg)
-    vq2 = _family(qu2, rules.pooled_alpha, rules, qg, catastrophic=qu2["catastrophic"])
+    vs2 = _family(sp2, POOLED, sg)
+    vq2 = _family(qu2, POOLED, qg, catastrophic=qu2["catastrophic"])
     fail = fail1.any(1) | (vs2 == FAIL).any(1) | (vq2 == FAIL).any(1)
     warn = ~fail & ((vs2 == WARN).any(1) | (vq2 == WARN).any(1))
     tgt = [i for i, r in enumerate(rows) if r[0] == TARGET]
@@ -439,7 +448,7 @@ def judge(chunk: Chunk, test_sets: dict[str, TestSet], rules: Rules) -> Outcome:
         target_wer_fail=((vq1[:, tq] == FAIL) | (vq2[:, tq] == FAIL)).any(1),
         target_wer_warn_or_fail=((vq1[:, tq] == FAIL) | (vq2[:, tq] >= WARN)).any(1),
         runs_per_model=runs, slots={"first": slots1, "pooled": slots2}, extended=extend,
-        target_thr_detects=_target_detects(sp1, sp2, rows, extend, rules),
+        target_thr_detects=_target_detects(sp1, sp2, rows, extend),
         target_thr_oracle=oracle_fail(chunk, rows, extend, rules),
         target_hits6=None if chunk.target_hits is None else chunk.target_hits[:, :2 * RUNS].sum(axis=1),
         target_hits_scored=_hits_scored(chunk, slots1, slots2, extend),
@@ -544,11 +553,13 @@ def _remeasure(chunk: Chunk, workloads: list[str], flag: dict, slots: np.ndarray
     return slots, used | redo
 
 
-def _speed_look(chunk: Chunk, rows, noises, slots, rules: Rules, *, cross_job: bool, alpha: float,
-                bonferroni: bool = False, order_known: bool = True, calibrations: dict | None = None) -> dict:
-    """`calibrations`: (model, metric) -> the calibration whose wild runs are evidence of the host's
-    (gate.stats.speed.host_wild_share); None where compare uses none (no record, or stale in one job)."""
-    p, above, half, can_fail, unstable, se, df, floors = [], [], [], [], [], [], [], []
+def _speed_look(chunk: Chunk, rows, noises, slots, rules: Rules, *, cross_job: bool, thresholds: Thresholds,
+                order_known: bool = True, calibrations: dict | None = None) -> dict:
+    """`thresholds`: the look's; `calibrations`: (model, metric) -> the calibration whose wild runs are evidence of the
+    host's (gate.stats.speed.host_wild_share); None where compare uses none (no record, or stale in one job)."""
+    alpha, _ = rule.levels(thresholds, "speed")
+    bonferroni = thresholds.own_runs_bonferroni  # the first look: few runs, and more follow
+    p, above, half, can_fail, unstable, se, df, floor_rows = [], [], [], [], [], [], [], []
     own_se: list = []
     own_df: list = []
     batch = slots[rows[0][1]].shape[0]
@@ -558,7 +569,7 @@ def _speed_look(chunk: Chunk, rows, noises, slots, rules: Rules, *, cross_job: b
         y = np.take_along_axis(chunk.speed[wid][metric], slots[model], axis=2)
         noise = noises[(model, metric)]
         floor = rules.floor_thr if metric == "throughput" else rules.floor_p95
-        floors.append(np.full(batch, floor))
+        floor_rows.append(np.full(batch, floor))
         if noise is None:  # across jobs without a calibration: the ratio policy, WARN at most (not modelled: PASS)
             p.append(np.full(batch, np.nan))
             for lst in (above, half, can_fail, unstable):
@@ -591,13 +602,14 @@ def _speed_look(chunk: Chunk, rows, noises, slots, rules: Rules, *, cross_job: b
             alike = slowmode_blocker(slower, ~np.isnan(model_arms[:, 1::2]).all(axis=1), bonferroni)
         gap_sigma = baseline_sigma(model_arms[:, 0::2], None if at is None else at[0::2], trim=trim)
         test = shift_test(y[:, 0], y[:, 1], noise, higher_is_better=metric == "throughput", cross_job=cross_job,
-                          gap_sigma=gap_sigma, slow_mode=slow, more_runs_follow=bonferroni,  # first look: more follow
+                          gap_sigma=gap_sigma, slow_mode=slow, more_runs_follow=thresholds.more_runs_follow,
                           wild_share=host_wild_share(model_arms[:, 0::2], noise, None if calibrations is None
                                                      else calibrations[(model, metric)], gap_sigma,
                                                      None if slow is None else slow[:, 0]))
         p.append(test.p)
-        above.append(test.worse_rel >= floor)
-        half.append(test.worse_rel >= floor / 2)
+        reaches = floors.speed_reaches(test.worse_rel, floor)
+        above.append(reaches[0])
+        half.append(reaches[1])
         # FAIL also needs the A/B's own runs alone to confirm the shift (gate.judging.compare._decide_speed)
         p_own, se_own, df_own = own_runs_test(y[:, 0], y[:, 1], model_arms, higher_is_better=metric == "throughput",
                                               positions=at, trim=trim)
@@ -618,12 +630,13 @@ def _speed_look(chunk: Chunk, rows, noises, slots, rules: Rules, *, cross_job: b
         df.append(np.broadcast_to(test.df, test.p.shape))
     return {"p": np.stack(p, 1), "above": np.stack(above, 1), "half": np.stack(half, 1),
             "can_fail": np.stack(can_fail, 1), "unstable": np.stack(unstable, 1), "se": np.stack(se, 1),
-            "df": np.stack(df, 1), "floor": np.stack(floors, 1), "kind": "speed",
+            "df": np.stack(df, 1), "floor": np.stack(floor_rows, 1), "kind": "speed",
             "own_se": np.stack(own_se, 1), "own_df": np.stack(own_df, 1)}
 
 
-def _quality_look(chunk: Chunk, test_sets, qrows, disp, slots, rules: Rules, alpha: float) -> dict:
-    p, above, half, cat, can_fail, se, floors, few = [], [], [], [], [], [], [], []
+def _quality_look(chunk: Chunk, test_sets, qrows, disp, slots, rules: Rules, thresholds: Thresholds) -> dict:
+    alpha, _ = rule.levels(thresholds, "quality")
+    p, above, half, cat, can_fail, se, floor_rows, deltas = [], [], [], [], [], [], [], []
     groups: list = []  # per row: the co-moving group's own row (accuracy_rows._group_row), or None
     own_sums: list = []  # per row: (ss_total, ss_units, df) on each side's own runs, or None (gate.judging.compare)
     base_rows = [r for r in qrows if not r[3].endswith(COMOVING_SUFFIX)]  # the groups' rows are made with them
@@ -638,9 +651,10 @@ def _quality_look(chunk: Chunk, test_sets, qrows, disp, slots, rules: Rules, alp
         n_total = ts.ref_len.sum()
         delta = (mean_c - mean_b).sum(axis=1) / n_total
         base_rate = mean_b.sum(axis=1) / n_total
-        small = ts.ref_len.shape[0] <= rules.small_set_size
-        floor_abs = rules.small_set_floor_abs if small else rules.quality_floor_abs
-        floors.append(np.maximum(floor_abs, rules.quality_floor_rel * base_rate))
+        floor_abs = floors.quality_floor_abs(ts.ref_len.shape[0], small_set_size=rules.small_set_size,
+                                             small_set_floor_abs=rules.small_set_floor_abs,
+                                             floor_abs=rules.quality_floor_abs)
+        floor_rows.append(floors.quality_floor(floor_abs, rules.quality_floor_rel, base_rate))
         identical = ~scaled.any(axis=1)
         found = disp[(wid, measure)]
         if found is None:
@@ -660,7 +674,7 @@ def _quality_look(chunk: Chunk, test_sets, qrows, disp, slots, rules: Rules, alp
                              run_permutation_p(runs[:, 0].sum(-1), runs[:, 1].sum(-1))))
         else:
             total, units, df, rest, group_ss = found
-            groups.append(_group_look(runs, scaled * ~rest, ~rest, group_ss, df, ts, mean_b, rules, small, alpha))
+            groups.append(_group_look(runs, scaled * ~rest, ~rest, group_ss, df, ts, mean_b, rules, floor_abs))
             scaled = scaled * rest  # utterances that co-move in the A/A runs are not tested (accuracy_rows)
             widen = (units > 0) & (total > units)  # Dispersion.widens
             can_fail.append(np.ones(len(scaled), bool))
@@ -672,9 +686,8 @@ def _quality_look(chunk: Chunk, test_sets, qrows, disp, slots, rules: Rules, alp
             apart, rest_len = ~rest.all(axis=1), (ts.ref_len * rest).sum(axis=1)
             held = np.where(apart, d.sum(axis=1) / rest_len, delta)
             held_base = np.where(apart, (mean_b * rest).sum(axis=1) / rest_len, base_rate)
-        ok_rel = lambda share: (held_base == 0) | (held >= share * rules.quality_floor_rel * held_base)  # noqa: E731, B023  # called before the loop moves on
-        above.append((held >= floor_abs - 1e-15) & ok_rel(1.0))
-        half.append((held >= floor_abs / 2 - 1e-15) & ok_rel(0.5))
+        above.append(floors.quality_reaches(held, held_base, floor_abs, rules.quality_floor_rel, 1.0))
+        half.append(floors.quality_reaches(held, held_base, floor_abs, rules.quality_floor_rel, 0.5))
         none_left = ~scaled.any(axis=1) & ~identical  # a change only among the set-aside: p 1 (0.5 widened)
         with np.errstate(all="ignore"):
             approx = stats.norm.sf(d.sum(axis=1) / np.sqrt(sum_sq))
@@ -692,27 +705,30 @@ def _quality_look(chunk: Chunk, test_sets, qrows, disp, slots, rules: Rules, alp
             se.append(np.sqrt(sum_sq + a * np.maximum(excess, 0.0)) / n_total)
         p.append(np.where(identical, np.nan, np.where(widen, wide, exact)))
         cat.append(catastrophic_masks(runs[:, 0], runs[:, 1], ts.ref_len)[0].sum(axis=1))
-        few.append(few_sessions.fires(ts.ref_len.shape[0], delta, cat[-1], p[-1]))  # compare._decide_quality
+        deltas.append(delta)
     batch = len(p[0])
     can_fail, run_p = _hidden_groups(base_rows, own_sums, can_fail, slots, alpha)
     # the co-moving groups' own rows, after the rows (judge's qrows + their COMOVING_SUFFIX twins): NaN p where none
     exact, shares = [], []
     for g in groups:
         shares.append(np.zeros(batch) if g is None else g[6])  # the group's utterances
+        deltas.append(np.full(batch, np.nan) if g is None else g[7])
         none = (np.full(batch, np.nan), np.zeros(batch, bool), np.zeros(batch, bool), np.full(batch, np.inf),
                 np.full(batch, np.nan), np.full(batch, np.nan))
         gp, ga, gh, ge, gs, gf = none if g is None else g[:6]
-        p.append(gp), above.append(ga), half.append(gh), se.append(gs), floors.append(gf)
+        p.append(gp), above.append(ga), half.append(gh), se.append(gs), floor_rows.append(gf)
         can_fail.append(np.ones(batch, bool)), exact.append(ge)
         cat.append(np.zeros(batch))
-        few.append(np.zeros(batch, bool))  # a co-moving group's own row is not judged by it (compare: subset)
     # the weights and the runs' exact p a FAIL also needs, to the judge's rule (gate.judging.eligibility: compare's
     # _quality_weights and _hold_to_the_exact_p): a co-moving group's row always has that p, a row on its own runs where
     # the model's runs churn together (_hidden_groups' run_p; 0 elsewhere, which nothing bars)
     tested = ~np.isnan(np.stack(p, 1))
     nb = len(base_rows)
-    rest, share = eligibility.quality_weights(np.stack([np.full(batch, test_sets[r[0]].ref_len.shape[0])
-                                                        for r in base_rows], 1), np.stack(shares, 1), tested[:, nb:])
+    # the few-session rule (compare._decide_quality), which leaves a co-moving group's own row alone
+    n_units = np.stack([np.full(batch, test_sets[r[0]].ref_len.shape[0]) for r in base_rows] + shares, 1)
+    few = few_sessions.fires(n_units, np.stack(deltas, 1), np.stack(cat, 1), np.stack(p, 1),
+                             whole=np.arange(len(p)) < nb)
+    rest, share = eligibility.quality_weights(n_units[:, :nb], np.stack(shares, 1), tested[:, nb:])
     weight = np.concatenate([rest, share], 1)
     models = np.array([r[1] for r in base_rows])
     # the weight a model's family holds: one per tested measure
@@ -723,8 +739,8 @@ def _quality_look(chunk: Chunk, test_sets, qrows, disp, slots, rules: Rules, alp
     can_fail = [c & ~exact_p[:, k] if k < nb else ~exact_p[:, k] for k, c in enumerate(can_fail)]
     return {"p": np.stack(p, 1), "above": np.stack(above, 1), "half": np.stack(half, 1),
             "can_fail": np.stack(can_fail, 1), "catastrophic": np.stack(cat, 1), "weight": weight,
-            "unstable": np.zeros((batch, len(p)), bool), "se": np.stack(se, 1), "floor": np.stack(floors, 1),
-            "few": np.stack(few, 1), "kind": "quality"}
+            "unstable": np.zeros((batch, len(p)), bool), "se": np.stack(se, 1), "floor": np.stack(floor_rows, 1),
+            "few": few, "kind": "quality"}
 
 
 def oracle_fail(chunk: Chunk, rows, extend: np.ndarray, rules: Rules) -> np.ndarray:
@@ -744,7 +760,7 @@ def oracle_fail(chunk: Chunk, rows, extend: np.ndarray, rules: Rules) -> np.ndar
                                  ("latency_p95_s", float(np.hypot(noise.sigma_run, own)), rules.floor_p95)):
         y = chunk.speed[TARGET][metric]
         sign = -1.0 if metric == "throughput" else 1.0
-        for runs, alpha, at in ((RUNS, rules.first_alpha, ~ext), (2 * RUNS, rules.pooled_alpha, ext)):
+        for runs, alpha, at in ((RUNS, FIRST.alpha, ~ext), (2 * RUNS, POOLED.alpha, ext)):
             worse = sign * (y[:, 1, :runs].mean(-1) - y[:, 0, :runs].mean(-1))
             z = worse / (sigma * np.sqrt(2 / runs))
             fail = (z >= stats.norm.isf(alpha / m)) & (np.expm1(worse) >= floor)
@@ -752,10 +768,10 @@ def oracle_fail(chunk: Chunk, rows, extend: np.ndarray, rules: Rules) -> np.ndar
     return found
 
 
-def _group_look(runs, scaled_group, group, group_ss, aa_df, ts: TestSet, mean_b, rules: Rules, small: bool,
-                alpha: float) -> tuple:
+def _group_look(runs, scaled_group, group, group_ss, aa_df, ts: TestSet, mean_b, rules: Rules,
+                floor_abs: np.ndarray) -> tuple:
     """The co-moving group's own row, batched (gate.judging.accuracy_rows._group_row, overdispersion.group_test):
-    (p, above, half, can_fail, se, floor); p NaN where the A/A runs found no group."""
+    (p, above, half, exact p, se, floor, size, Δ); p NaN where the A/A runs found no group."""
     r_b = r_c = runs.shape[2]
     n_total = ts.ref_len.sum()
     shift = scaled_group.sum(axis=1) / (r_b * r_c)
@@ -765,13 +781,12 @@ def _group_look(runs, scaled_group, group, group_ss, aa_df, ts: TestSet, mean_b,
     exact = run_permutation_p(totals[:, 0], totals[:, 1])  # a FAIL needs it at α too (gate.judging.compare)
     present = group.any(axis=1)
     base_rate = mean_b.sum(axis=1) / n_total
-    floor_abs = rules.small_set_floor_abs if small else rules.quality_floor_abs
     held = shift / n_total
-    ok_rel = lambda share: (base_rate == 0) | (held >= share * rules.quality_floor_rel * base_rate)  # noqa: E731
-    return (np.where(present, gp, np.nan), present & (held >= floor_abs - 1e-15) & ok_rel(1.0),
-            present & (held >= floor_abs / 2 - 1e-15) & ok_rel(0.5), np.where(present, exact, np.inf),
-            np.where(present, gse / n_total, np.nan), np.maximum(floor_abs, rules.quality_floor_rel * base_rate),
-            group.sum(axis=1))
+    reaches = [floors.quality_reaches(held, base_rate, floor_abs, rules.quality_floor_rel, share)
+               for share in (1.0, 0.5)]
+    return (np.where(present, gp, np.nan), present & reaches[0], present & reaches[1], np.where(present, exact, np.inf),
+            np.where(present, gse / n_total, np.nan), floors.quality_floor(floor_abs, rules.quality_floor_rel, base_rate),
+            group.sum(axis=1), held)
 
 
 def _hidden_groups(qrows, own_sums: list, can_fail: list, slots, alpha: float) -> tuple[list, list]:
@@ -795,39 +810,42 @@ def _hidden_groups(qrows, own_sums: list, can_fail: list, slots, alpha: float) -
     return out, run_p
 
 
-def _target_detects(first: dict, pooled: dict, rows, extend: np.ndarray, rules: Rules) -> np.ndarray:
+def _target_detects(first: dict, pooled: dict, rows, extend: np.ndarray) -> np.ndarray:
     """The target throughput row's Row.detects at its last look (gate.judging.sensitivity, as compare's
     _decide_speed asks it over the model's gated speed rows), as a drop."""
     k = next(i for i, r in enumerate(rows) if r[0] == TARGET and r[2] == "throughput")
     cols = [i for i, r in enumerate(rows) if r[1] == rows[k][1]]
     ext = extend[:, MODELS.index(rows[k][1])]
     found = []
-    for look, alpha, bonferroni in ((first, rules.first_alpha, True), (pooled, rules.pooled_alpha, False)):
+    for look, thresholds in ((first, FIRST), (pooled, POOLED)):
+        alpha, _ = rule.levels(thresholds, "speed")
         seen = sensitivity.sensitivity(look["se"][:, cols], look["df"][:, cols], look["floor"][:, cols],
                                        np.ones((len(ext), len(cols)), bool), alpha=alpha, family="speed")
         found.append(sensitivity.detects(seen.mde, look["own_se"][:, cols], look["own_df"][:, cols],
-                                         eligibility.own_runs_level(alpha, len(cols), bonferroni)))
+                                         eligibility.own_runs_level(alpha, len(cols), thresholds.own_runs_bonferroni)))
     size = np.where(ext, found[1][:, cols.index(k)], found[0][:, cols.index(k)])
     return np.asarray(1 / (1 + size) - 1)
 
 
-def _blind(look: dict, alpha: float, cols) -> np.ndarray:
+def _blind(look: dict, thresholds: Thresholds, cols) -> np.ndarray:
     """Rows (of these columns) blind at this look (gate.judging.sensitivity, compare's `blind`)."""
     p = look["p"][:, cols]
+    alpha, _ = rule.levels(thresholds, look["kind"])
     return sensitivity.sensitivity(look["se"][:, cols], look["df"][:, cols] if "df" in look else None,
                                    look["floor"][:, cols], ~np.isnan(p), alpha=alpha, family=look["kind"]).blind
 
 
-def _family(look: dict, alpha: float, rules: Rules, groups: list[np.ndarray],
+def _family(look: dict, thresholds: Thresholds, groups: list[np.ndarray],
             catastrophic: np.ndarray | None = None) -> np.ndarray:
-    """Verdict codes; Holm and BH run within each group of columns (one model: CI compares each model in
-    its own job, so each model's report is its own family)."""
+    """Verdict codes at the look's Thresholds; Holm and BH run within each group of columns (one model: CI compares
+    each model in its own job, so each model's report is its own family)."""
+    alpha, warn_q = rule.levels(thresholds, look["kind"])
     verdict = np.zeros(look["p"].shape, dtype=int)
     for cols in groups:
         p = look["p"][:, cols] if "weight" not in look else weighted(look["p"][:, cols], look["weight"][:, cols])
         # the judge's own family rule, WARN-at-least rules included (a newly catastrophic utterance, unstable runs)
         verdict[:, cols] = rule.family(p, look["above"][:, cols], look["half"][:, cols], look["can_fail"][:, cols],
-                                       alpha=alpha, warn_q=rules.speed_warn_q if look["kind"] == "speed" else rules.warn_q,
+                                       alpha=alpha, warn_q=warn_q,
                                        unstable=look["unstable"][:, cols],
                                        catastrophic=None if catastrophic is None else catastrophic[:, cols],
                                        forced=look["few"][:, cols] if "few" in look else None).verdict
@@ -835,9 +853,10 @@ def _family(look: dict, alpha: float, rules: Rules, groups: list[np.ndarray],
 
 
 def one_job_verdicts(chunk: Chunk, test_sets: dict, by_model: dict[str, list[str]], calibrations: dict,
-                     rules: Rules, alpha: float, measures: tuple[tuple[str, str], ...] = (("wer", "corpus_wer"),)) -> dict:
+                     rules: Rules, thresholds: Thresholds,
+                     measures: tuple[tuple[str, str], ...] = (("wer", "corpus_wer"),)) -> dict:
     """B one-job comparisons of two trees (`gate.judging.compare.compare` of two result trees, run order known,
-    one decision at `alpha`, nothing re-measured) on workloads the caller chooses, judged by the same facts adapter and
+    one decision at `thresholds`, nothing re-measured) on workloads the caller chooses, judged by the same facts adapter and
     the batched rule (`gate.judging.rule.family`, through `_family`). For sweeps whose noise is not the committed
     scenarios' (tests/e2e/verdict/test_compare_sweeps.py), which check it against `compare` on a few of their pairs.
 
@@ -853,13 +872,13 @@ def one_job_verdicts(chunk: Chunk, test_sets: dict, by_model: dict[str, list[str
     qrows = qrows + [(r[0], r[1], r[2], r[3] + COMOVING_SUFFIX) for r in qrows]
     slots = {m: np.broadcast_to(np.arange(RUNS), (batch, 2, RUNS)) for m in models}
     used = {k: v for m in models for k, v in _in_job(chunk, by_model, calibrations, slots, m).items()}
-    sp = _speed_look(chunk, rows, used, slots, rules, cross_job=False, alpha=alpha, calibrations=calibrations)
+    sp = _speed_look(chunk, rows, used, slots, rules, cross_job=False, thresholds=thresholds, calibrations=calibrations)
     disp = {(r[0], r[2]): None for r in qrows}
-    qu = _quality_look(chunk, test_sets, qrows, disp, slots, rules, alpha)
+    qu = _quality_look(chunk, test_sets, qrows, disp, slots, rules, thresholds)
     sg = [np.array([i for i, r in enumerate(rows) if r[1] == m]) for m in models]
     qg = [np.array([i for i, r in enumerate(qrows) if r[1] == m]) for m in models]
-    verdict_s = _family(sp, alpha, rules, sg)
-    verdict_q = _family(qu, alpha, rules, qg, catastrophic=qu["catastrophic"])
+    verdict_s = _family(sp, thresholds, sg)
+    verdict_q = _family(qu, thresholds, qg, catastrophic=qu["catastrophic"])
     out = {(r[0], r[2]): verdict_s[:, i] for i, r in enumerate(rows)}
     out.update({(r[0], r[3]): verdict_q[:, i] for i, r in enumerate(qrows) if not r[3].endswith(COMOVING_SUFFIX)})
     return out

@@ -23,7 +23,7 @@ from gate.formats.report import (
     clip,
 )
 from gate.formats.verdict import Verdict
-from gate.judging import eligibility, few_sessions, next_steps
+from gate.judging import eligibility, few_sessions, floors, next_steps
 from gate.judging.draft import Draft, OwnChurn, plain_delta
 from gate.reading.side import MeasureSamples, WorkloadSide
 from gate.stats.overdispersion import OWN_MIN_DF, group_spread, group_test, own_runs, run_permutation_p, widened_p
@@ -58,7 +58,9 @@ def judge_accuracy(row: Draft, workload: Workload, metric: MetricSpec, wb: Workl
                                n_flips=thresholds.n_flips, seed=seed)
     n = len(paired.ids)
     small = n <= thresholds.small_set_size
-    row.floor_abs = thresholds.small_set_floor_abs if small else thresholds.quality_floor_abs
+    row.floor_abs = float(floors.quality_floor_abs(n, small_set_size=thresholds.small_set_size,
+                                                   small_set_floor_abs=thresholds.small_set_floor_abs,
+                                                   floor_abs=thresholds.quality_floor_abs))
     row.floor_rel = thresholds.quality_floor_rel
     row.baseline = SideStats.of(row.baseline.values, row.baseline.used, row.baseline.expected_runs, n)
     row.candidate = SideStats.of(row.candidate.values, row.candidate.used, row.candidate.expected_runs, n)
@@ -208,7 +210,7 @@ def _churn_possible(paired: _Paired) -> bool:
 
 
 def _reaches(delta: float, base_rate: float, floor_abs: float, floor_rel: float, share: float) -> bool:
-    return delta >= share * floor_abs - 1e-15 and (base_rate == 0 or delta >= share * floor_rel * base_rate)
+    return bool(floors.quality_reaches(delta, base_rate, floor_abs, floor_rel, share))
 
 
 @dataclass(frozen=True)

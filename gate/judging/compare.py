@@ -64,7 +64,7 @@ from gate.formats.report import (
     clip,
 )
 from gate.formats.verdict import Verdict
-from gate.judging import eligibility, few_sessions, next_steps, rule, sensitivity
+from gate.judging import eligibility, few_sessions, floors, freshness, next_steps, rule, sensitivity
 from gate.judging.accuracy_rows import judge_accuracy
 from gate.judging.draft import Draft, new_row, plain_delta
 from gate.judging.duet import Layout, judge_duet_speed, session_facts
@@ -125,7 +125,7 @@ def compare(base: Side, cand: Side, suite: Suite, *, models: Sequence[str] | Non
     differences = tuple(comparability.diff(base.fingerprint, cand.fingerprint, [w.id for w in workloads]))
     stale = bool(calibration_check and calibration_check.status == "stale")
     stale_notes: tuple[str, ...] = ()
-    if calibration_check and stale and not cross_job:
+    if calibration_check and freshness.left_out(stale, cross_job):
         # In one job a stale σ is not used at all (as `gate run` does for its looks): the rows judge by what
         # the job itself measured, and say why the calibration was left out.
         calibration = {}
@@ -322,21 +322,19 @@ def _whole_model(base: Side, cand: Side, suite: Suite, model: str) -> bool:
 def _decide_quality(quality: list[Draft], thresholds: Thresholds) -> None:
     if not quality:
         return
-    _hidden_groups(quality, thresholds.quality_alpha)
+    alpha, warn_q = rule.levels(thresholds, "quality")
+    _hidden_groups(quality, alpha)
     weights = _quality_weights(quality)
-    _hold_to_the_exact_ps(quality, weights, thresholds.quality_alpha)
+    _hold_to_the_exact_ps(quality, weights, alpha)
     p = np.array([[r.p_value for r in quality]], dtype=float)
-    few = np.array([[r.subset is None and bool(few_sessions.fires(r.candidate.n_samples or 0, r.delta_abs or 0.0,
-                                                                   r.new_catastrophic, _p(r))) for r in quality]])
     result = rule.family(
         decision.weighted(p, np.array([weights])), np.array([[r.above_floor for r in quality]]),
         np.array([[r.above_half_floor for r in quality]]), np.array([[r.can_fail for r in quality]]),
-        alpha=thresholds.quality_alpha, warn_q=thresholds.warn_q,
-        catastrophic=np.array([[r.new_catastrophic for r in quality]]), forced=few)
-    seen = sensitivity.sensitivity(
-        np.array([[math.nan if r.se is None else r.se for r in quality]]), None,
-        np.array([[max(r.floor_abs or 0.0, (r.floor_rel or 0.0) * (r.base_rate or 0.0)) for r in quality]]),
-        np.ones((1, len(quality)), bool), alpha=thresholds.quality_alpha, family="quality")
+        alpha=alpha, warn_q=warn_q,
+        catastrophic=np.array([[r.new_catastrophic for r in quality]]), forced=_few_sessions(quality))
+    seen = sensitivity.sensitivity(np.array([[math.nan if r.se is None else r.se for r in quality]]), None,
+                                   _quality_floors(quality), np.ones((1, len(quality)), bool), alpha=alpha,
+                                   family="quality")
     for k, row in enumerate(quality):
         assert row.p_value is not None
         _take(row, result, k)
@@ -345,6 +343,21 @@ def _decide_quality(quality: list[Draft], thresholds: Thresholds) -> None:
             row.notes.append("significant but below the floors")
         if row.se is not None:
             row.mde, row.blind = float(seen.mde[0, k]), bool(seen.blind[0, k])
+
+
+def _few_sessions(quality: list[Draft]) -> np.ndarray:
+    """The rows the few-session rule FAILs (gate.judging.few_sessions), a co-moving group's own row left alone."""
+    return few_sessions.fires(np.array([[r.candidate.n_samples or 0 for r in quality]]),
+                              np.array([[r.delta_abs or 0.0 for r in quality]]),
+                              np.array([[r.new_catastrophic for r in quality]]), np.array([[_p(r) for r in quality]]),
+                              whole=np.array([[r.subset is None for r in quality]]))
+
+
+def _quality_floors(quality: list[Draft]) -> np.ndarray:
+    """Each row's floors as a rate (gate.judging.floors.quality_floor): what its MDE is weighed against."""
+    return floors.quality_floor(np.array([[r.floor_abs or 0.0 for r in quality]]),
+                                np.array([[r.floor_rel or 0.0 for r in quality]]),
+                                np.array([[r.base_rate or 0.0 for r in quality]]))
 
 
 def _hold_to_the_exact_ps(quality: list[Draft], weights: list[float], alpha: float) -> None:
@@ -427,15 +440,16 @@ def _decide_speed(speed: list[Draft], thresholds: Thresholds) -> None:
     # over the model's gated speed rows where those runs are few: the first look of `gate run`
     # (Thresholds.own_runs_bonferroni). A calibration that understates σ cannot carry a FAIL the runs do not show.
     # Across jobs a speed row WARNs at most anyway (gate.judging.speed_rows.speed_blockers).
-    own_level = eligibility.own_runs_level(thresholds.alpha, len(speed), thresholds.own_runs_bonferroni)
+    alpha, warn_q = rule.levels(thresholds, "speed")
+    own_level = eligibility.own_runs_level(alpha, len(speed), thresholds.own_runs_bonferroni)
     _hold_to_the_runs(speed, thresholds, own_level)
-    worse = np.array([[r.worse_rel for r in speed]], dtype=float)
-    floors = np.array([[r.floor_rel or 0.0 for r in speed]])
+    above, half = floors.speed_reaches(np.array([[r.worse_rel for r in speed]], dtype=float),
+                                       np.array([[r.floor_rel or 0.0 for r in speed]]))
     result = rule.family(
-        np.array([[r.p_value for r in speed]], dtype=float), worse >= floors, worse >= floors / 2,
-        np.array([[r.can_fail for r in speed]]), alpha=thresholds.alpha, warn_q=thresholds.speed_warn_q,
+        np.array([[r.p_value for r in speed]], dtype=float), above, half,
+        np.array([[r.can_fail for r in speed]]), alpha=alpha, warn_q=warn_q,
         unstable=np.array([[r.unstable for r in speed]]))
-    _speed_sensitivity(speed, thresholds.alpha, own_level)
+    _speed_sensitivity(speed, alpha, own_level)
     for k, row in enumerate(speed):
         _take(row, result, k)
 

@@ -32,12 +32,13 @@ RULE = FewSessionRule()
 
 
 def fires(n_units: np.ndarray | int, delta_abs: np.ndarray | float, new_catastrophic: np.ndarray | int,
-          p_value: np.ndarray | float, rule: FewSessionRule = RULE) -> np.ndarray:
-    """Whether the rule FAILs each row (batched over any shape; NaN p never fires)."""
+          p_value: np.ndarray | float, rule: FewSessionRule = RULE, *, whole: np.ndarray | bool = True) -> np.ndarray:
+    """Whether the rule FAILs each row (batched over any shape; NaN p never fires). `whole`: the row is a whole set's;
+    a co-moving group's own row (Row.subset) is not judged by it: its sessions are the set's, judged in its row."""
     p = np.asarray(p_value, dtype=float)
     large = (np.asarray(new_catastrophic) >= rule.min_new) | (np.asarray(delta_abs, dtype=float) >= rule.floor_abs)
     return np.asarray((np.asarray(n_units) <= rule.max_units) & large & (np.nan_to_num(p, nan=1.0) <= rule.agree_p)
-                      & (np.asarray(delta_abs, dtype=float) > 0))
+                      & (np.asarray(delta_abs, dtype=float) > 0) & np.asarray(whole, dtype=bool))
 
 
 def above_half(errors: np.ndarray, ref_len: np.ndarray) -> tuple[int, ...]:

@@ -10,11 +10,15 @@ or a candidate without env.json, is unknown, not stale. A malformed stamp is an 
 `calibration_for_plan` answers a different question for the trusted report job: which calibration
 did `gate run --ab` use for its look decisions? The runner checks the stamp once, against the base
 side's first run (the warm run), and drops a stale calibration; the recomputed plan must do the same.
+
+`left_out`: where a comparison leaves a stale calibration out (`compare`, and the power benchmark's simulator).
 """
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Iterable, Sequence
+
+import numpy as np
 
 from gate.formats import inputs
 from gate.formats.calibration_stamp import Stamp, calibration_stamp_path, packages_digest, read_stamp, stale_reasons
@@ -90,3 +94,10 @@ def tree_stamp(tree: Path, runs: Iterable[str]) -> Stamp | None:
 def _join(values: Iterable[str | None]) -> str | None:
     distinct = list(dict.fromkeys(v for v in values if v is not None))
     return " | ".join(distinct) if distinct else None
+
+
+def left_out(stale: np.ndarray | bool, cross_job: bool) -> np.ndarray:
+    """Where a calibration known stale is not used at all (B comparisons at once; compare with B = 1): in one job, as
+    `gate run` drops it for its looks, the rows judge by what the job itself measured. Across jobs it is kept and
+    named on every speed row."""
+    return np.asarray(np.asarray(stale, dtype=bool) & (not cross_job))

@@ -8,6 +8,7 @@ the floor and half of it, whether the row may FAIL, and the rows' newly catastro
 `forced`: rows another rule FAILs whatever Holm says (the few-session rule, gate.judging.few_sessions); the mask
 is applied here, once, so `compare` and the benchmark cannot apply it differently.
 Codes out: the verdict (gate.stats.decision PASS, WARN, FAIL) and the cause (`CAUSES`' index; 0 = none).
+`levels`: the α and WARN q a family of rows is judged at, from the look's Thresholds, for both callers.
 
 `extension` is `gate run`'s first look over one model's rows, B comparisons at once: fail, extend (3+3 more runs)
 or pass, with each row's typed causes (ExtendCause). gate.judging.look_rule.decide calls it with B = 1 for the
@@ -23,6 +24,7 @@ from gate.formats.reasons import ExtendCause, WarnCause
 from gate.stats import decision
 from gate.stats.looks import EXTEND_FAMILIES, EXTEND_Q
 from gate.stats.multiplicity import bh_array
+from gate.stats.thresholds import Thresholds
 
 PASS, WARN, FAIL = decision.PASS, decision.WARN, decision.FAIL
 CAUSES: tuple[WarnCause | None, ...] = (None, WarnCause.BEYOND_NOISE, WarnCause.UNSTABLE, WarnCause.NEW_CATASTROPHIC)
@@ -36,6 +38,15 @@ class Verdicts:
     p_adjusted: np.ndarray  # Holm
     q_value: np.ndarray  # BH
     forced: np.ndarray  # (B, rows) FAILed by `forced` where Holm alone did not
+
+
+def levels(thresholds: Thresholds, family: str) -> tuple[float, float]:
+    """A family's FAIL α and WARN q under a look's Thresholds (gate.stats.looks.thresholds_for,
+    gate.judging.judge.one_look_thresholds): speed rows spend `alpha` and WARN at `speed_warn_q`, accuracy rows
+    `quality_alpha` and `warn_q`."""
+    if family == "speed":
+        return thresholds.alpha, thresholds.speed_warn_q
+    return thresholds.quality_alpha, thresholds.warn_q
 
 
 def family(p: np.ndarray, above: np.ndarray, half: np.ndarray, can_fail: np.ndarray, *, alpha: float, warn_q: float,

@@ -81,7 +81,7 @@ def test_false_fail_rate_of_500_aa_pairs_is_at_most_one_percent_per_model(suite,
     batched = simulate.one_job_verdicts(
         chunk, {w: SimpleNamespace(ref_len=ref) for w in workloads}, by_model,
         {(m, k): pooled(m, metric) for m in by_model for k, metric in _GATED.items()},
-        simulate.Rules.from_gate(), thresholds.alpha)
+        simulate.Rules.from_gate(), thresholds)
     batched = {(w, _GATED.get(m, m)): v for (w, m), v in batched.items()}
     codes = np.stack(list(batched.values()), axis=1)  # (pairs, gated rows)
     worst = codes.max(axis=1)
