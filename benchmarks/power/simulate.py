@@ -805,9 +805,9 @@ def _target_detects(first: dict, pooled: dict, rows, extend: np.ndarray, rules: 
     for look, alpha, bonferroni in ((first, rules.first_alpha, True), (pooled, rules.pooled_alpha, False)):
         seen = sensitivity.sensitivity(look["se"][:, cols], look["df"][:, cols], look["floor"][:, cols],
                                        np.ones((len(ext), len(cols)), bool), alpha=alpha, family="speed")
-        found.append(sensitivity.detects(seen.mde, look["own_se"][:, cols], look["own_df"][:, cols],
-                                         eligibility.own_runs_level(alpha, len(cols), bonferroni)))
-    size = np.where(ext, found[1][:, cols.index(k)], found[0][:, cols.index(k)])
+        found.append(sensitivity.detects(look["se"][:, [k]], look["df"][:, [k]], seen.level, look["own_se"][:, [k]],
+                                         look["own_df"][:, [k]], eligibility.own_runs_level(alpha, len(cols), bonferroni)))
+    size = np.where(ext, found[1][:, 0], found[0][:, 0])
     return np.asarray(1 / (1 + size) - 1)
 
 
