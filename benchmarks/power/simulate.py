@@ -821,9 +821,10 @@ def _target_detects(first: dict, pooled: dict, rows, extend: np.ndarray) -> np.n
         alpha, _ = rule.levels(thresholds, "speed")
         seen = sensitivity.sensitivity(look["se"][:, cols], look["df"][:, cols], look["floor"][:, cols],
                                        np.ones((len(ext), len(cols)), bool), alpha=alpha, family="speed")
-        found.append(sensitivity.detects(seen.mde, look["own_se"][:, cols], look["own_df"][:, cols],
+        found.append(sensitivity.detects(look["se"][:, [k]], look["df"][:, [k]], seen.level, look["own_se"][:, [k]],
+                                         look["own_df"][:, [k]],
                                          eligibility.own_runs_level(alpha, len(cols), thresholds.own_runs_bonferroni)))
-    size = np.where(ext, found[1][:, cols.index(k)], found[0][:, cols.index(k)])
+    size = np.where(ext, found[1][:, 0], found[0][:, 0])
     return np.asarray(1 / (1 + size) - 1)
 
 

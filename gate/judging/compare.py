@@ -497,7 +497,8 @@ def _speed_sensitivity(speed: list[Draft], alpha: float, own_level: float) -> No
     # the own runs' test bounds what a row detects where its se and df are both known
     own = [r.own_se_df if r.own_se_df is not None and all(math.isfinite(v) for v in r.own_se_df) else
            (math.nan, math.nan) for r in speed]
-    found = sensitivity.detects(seen.mde, np.array([[s for s, _ in own]]), np.array([[d for _, d in own]]), own_level)
+    found = sensitivity.detects(np.array([[value(r.se) for r in speed]]), np.array([[value(r.df) for r in speed]]),
+                                seen.level, np.array([[s for s, _ in own]]), np.array([[d for _, d in own]]), own_level)
     for k, row in enumerate(speed):
         if row.se is None or row.df is None:
             continue
