@@ -763,7 +763,7 @@ def oracle_fail(chunk: Chunk, rows, extend: np.ndarray, rules: Rules) -> np.ndar
         for runs, alpha, at in ((RUNS, FIRST.alpha, ~ext), (2 * RUNS, POOLED.alpha, ext)):
             worse = sign * (y[:, 1, :runs].mean(-1) - y[:, 0, :runs].mean(-1))
             z = worse / (sigma * np.sqrt(2 / runs))
-            fail = (z >= stats.norm.isf(alpha / m)) & (np.expm1(worse) >= floor)
+            fail = (z >= stats.norm.isf(alpha / m)) & floors.speed_reaches(np.expm1(worse), floor)[0]
             found |= at & fail
     return found
 

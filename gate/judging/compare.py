@@ -491,14 +491,14 @@ def _speed_sensitivity(speed: list[Draft], alpha: float, own_level: float) -> No
     def value(v: float | None) -> float:
         return math.nan if v is None else float(v)
 
-    seen = sensitivity.sensitivity(np.array([[value(r.se) for r in speed]]), np.array([[value(r.df) for r in speed]]),
-                                   np.array([[r.floor_rel or 0.0 for r in speed]]), np.ones((1, len(speed)), bool),
-                                   alpha=alpha, family="speed")
+    se, df = np.array([[value(r.se) for r in speed]]), np.array([[value(r.df) for r in speed]])
+    seen = sensitivity.sensitivity(se, df, np.array([[r.floor_rel or 0.0 for r in speed]]),
+                                   np.ones((1, len(speed)), bool), alpha=alpha, family="speed")
     # the own runs' test bounds what a row detects where its se and df are both known
     own = [r.own_se_df if r.own_se_df is not None and all(math.isfinite(v) for v in r.own_se_df) else
            (math.nan, math.nan) for r in speed]
-    found = sensitivity.detects(np.array([[value(r.se) for r in speed]]), np.array([[value(r.df) for r in speed]]),
-                                seen.level, np.array([[s for s, _ in own]]), np.array([[d for _, d in own]]), own_level)
+    found = sensitivity.detects(se, df, seen.level, np.array([[s for s, _ in own]]), np.array([[d for _, d in own]]),
+                                own_level)
     for k, row in enumerate(speed):
         if row.se is None or row.df is None:
             continue
