@@ -201,7 +201,7 @@ class Rule:
     sanity: str  # a cell where the rule is known to act
     rules_hook: Callable[[simulate.Rules], simulate.Rules] | None = None
     removes: int = 0  # verdict-bearing named constants the change would remove
-    gone: bool = False  # applied in gate/ (issue 49): the constants it patches no longer exist; its results stay
+    gone: bool = False  # the constants it patches were since removed or merged in gate/ (issue 49); its results stay
 
 
 S, OUT, SM, OD, Q, DR, LK, RU, FS = ("gate.stats.speed", "gate.stats.outliers", "gate.stats.slowmode",
@@ -213,21 +213,22 @@ RULES: list[Rule] = [
     # --- the many small p-levels, σ multipliers and counts of the speed path --------------------------------------
     Rule("pattern_p", "rule", "a worse-run pattern at a final look must be unlikely on this host's wild-run share",
          "speed.PATTERN_P, speed.host_wild_share", "PATTERN_P = 1 (the host's share is never consulted)",
-         [Patch(S, "PATTERN_P", 1.0)], "speed", "m-noop-slow6", removes=1),
+         [Patch(S, "PATTERN_P", 1.0)], "speed", "m-noop-slow6", removes=1, gone=True),  # now levels.STRONG_P
     Rule("unstable_min_runs", "rule", "unstable at a final look needs 2 worse runs, not 1",
          "speed.UNSTABLE_MIN_RUNS", "UNSTABLE_MIN_RUNS = 1", [Patch(S, "UNSTABLE_MIN_RUNS", 1)], "speed",
          "m-noop-s2-t3", removes=1),
     Rule("unstable_share", "rule", "unstable needs a third or more of the candidate's runs worse",
          "speed.UNSTABLE_SHARE_INV", "UNSTABLE_SHARE_INV = 10⁹ (any share)", [Patch(S, "UNSTABLE_SHARE_INV", 10 ** 9)],
-         "speed", "m-noop-slow6", removes=1),
+         "speed", "m-noop-slow6", removes=1, gone=True),
     Rule("agreement_low_p", "rule", "a calibration far noisier than the A/B's runs is not pooled",
          "speed.AGREEMENT_LOW_P", "AGREEMENT_LOW_P = 0 (always pooled when the upper test agrees)",
-         [Patch(S, "AGREEMENT_LOW_P", 0.0)], "speed", "m-noop-slowstart-s2", removes=1),
+         [Patch(S, "AGREEMENT_LOW_P", 0.0)], "speed", "m-noop-slowstart-s2", removes=1, gone=True),  # now levels.STRONG_P
     Rule("agreement_p", "rule", "a calibration the A/B's runs disagree with (F test) is not pooled",
-         "speed.AGREEMENT_P", "AGREEMENT_P = 0 (a fresh calibration is always pooled)",
-         [Patch(S, "AGREEMENT_P", 0.0)], "speed", "m-noop-stale-unknown", removes=1),
+         "speed.SCREEN_P (was AGREEMENT_P)", "SCREEN_P = 0 in gate.stats.speed (a fresh calibration is always pooled)",
+         [Patch(S, "SCREEN_P", 0.0, only_home=True)], "speed", "m-noop-stale-unknown", removes=1),
     Rule("found_p", "rule", "drift / warm-up position terms taken out of σ where found",
-         "drift.FOUND_P (drift.TERMS)", "FOUND_P = −1 (the terms are never taken out)", [Patch(DR, "FOUND_P", -1.0)],
+         "drift.SCREEN_P (was FOUND_P; drift.TERMS)", "SCREEN_P = −1 in gate.stats.drift (the terms are never taken out)",
+         [Patch(DR, "SCREEN_P", -1.0, only_home=True)],
          "speed", "m-thr-3-drift", removes=1),
     Rule("intermittent", "rule", "the intermittent split test (a gap > max(4σ, 3%) with a worse cluster): unstable",
          "speed.INTERMITTENT_SIGMAS, speed._intermittent", "_intermittent never fires",
@@ -242,11 +243,11 @@ RULES: list[Rule] = [
          "slowmode.remeasure_depth, deepest_slow_start", "deepest_slow_start picks none",
          [Patch(SM, "deepest_slow_start", _slow_start_none, wrap=True)], "speed", "m-noop-slowstart-s2"),
     Rule("slow_fail_blocker", "rule", "whole-model-slower candidate runs (an escaped slow mode) bar a FAIL",
-         "slowmode.whole_model_slower, fail_blocker, MIXTURE_MIN_RUNS", "fail_blocker never bars",
+         "slowmode.whole_model_slower, fail_blocker, MIN_RUNS_TO_CHOOSE", "fail_blocker never bars",
          [Patch(SM, "fail_blocker", _never(), wrap=True)], "speed", "m-noop-slowstart-s2", removes=1),
     Rule("mixture_min_runs", "rule", "with < 4 candidate runs every run past the slow limit counts",
          "slowmode.MIXTURE_MIN_RUNS", "MIXTURE_MIN_RUNS = 0", [Patch(SM, "MIXTURE_MIN_RUNS", 0)], "speed",
-         "m-thr-5-slowstart-s1", removes=1),
+         "m-thr-5-slowstart-s1", removes=1, gone=True),  # now outliers.MIN_RUNS_TO_CHOOSE
     Rule("outlier_set_aside", "rule", "runs beyond max(5σ, 3%) of their arm's median set aside (and σ trimmed)",
          "outlier_rule.OUTLIER_SIGMAS, OUTLIER_MIN_REL (in outliers)", "no run is ever flagged (limit ∞)",
          [Patch(OUT, "OUTLIER_SIGMAS", INF, only_home=True), Patch(OUT, "OUTLIER_MIN_REL", INF, only_home=True)], "speed", "m-noop-slow15"),
@@ -260,12 +261,13 @@ RULES: list[Rule] = [
          "outliers.FLAG_SIGMA_QUANTILE, flag_sigma", "flag_sigma returns σ̂ itself",
          [Patch(OUT, "flag_sigma", _sigma_itself, wrap=True)], "speed", "m-noop-s2-t3", removes=1),
     Rule("min_runs_to_flag", "rule", "arms of fewer than 3 runs flag nothing", "outliers.MIN_RUNS_TO_FLAG",
-         "MIN_RUNS_TO_FLAG = 0", [Patch(OUT, "MIN_RUNS_TO_FLAG", 0)], "speed", "m-noop-slowstart-s2", removes=1),
+         "MIN_RUNS_TO_FLAG = 0", [Patch(OUT, "MIN_RUNS_TO_FLAG", 0)], "speed", "m-noop-slowstart-s2", removes=1,
+         gone=True),  # now noise_model.FEWEST_RUNS
     Rule("min_kept", "rule", "flagging never leaves an arm with fewer than 2 runs", "outliers.MIN_KEPT",
-         "MIN_KEPT = 1", [Patch(OUT, "MIN_KEPT", 1)], "speed", "m-intermittent-p95"),
+         "MIN_KEPT = 1", [Patch(OUT, "MIN_KEPT", 1)], "speed", "m-intermittent-p95", gone=True),  # now FEWEST_RUNS − 1
     Rule("min_runs_to_trim", "rule", "hand-made trees of < 4 runs an arm: σ untrimmed, no slow-mode starts",
          "outliers.MIN_RUNS_TO_TRIM, speed.trims", "MIN_RUNS_TO_TRIM = 0 (always trimmed)",
-         [Patch(OUT, "MIN_RUNS_TO_TRIM", 0)], "speed", "m-runbook-noop-s2", removes=1),
+         [Patch(OUT, "MIN_RUNS_TO_TRIM", 0)], "speed", "m-runbook-noop-s2", removes=1, gone=True),  # now MIN_RUNS_TO_CHOOSE
     Rule("own_runs_confirm", "rule", "a speed FAIL must also hold on σ from the A/B's own runs alone",
          "speed.own_runs_test, Thresholds.own_runs_bonferroni", "own_runs_test always confirms (p 0)",
          [Patch(S, "own_runs_test", _own_runs_always_confirms, wrap=True)], "speed", "m-noop-stale-unknown"),
@@ -280,10 +282,10 @@ RULES: list[Rule] = [
          "speed.SENSITIVITY_FACTOR, speed.POWER", "SENSITIVITY_FACTOR = ∞ (never blind)",
          [Patch(S, "SENSITIVITY_FACTOR", INF)], "both", "m-thr-5-s2-normal", removes=2),
     Rule("near_floor_extends", "rule", "a first look near the floor (BH q ≤ EXTEND_Q, half the floor) extends",
-         "looks.EXTEND_Q, EXTEND_FLOOR_SHARE", "EXTEND_Q = 0 for both families (never near)",
+         "looks.EXTEND_Q, floors.WARN_SHARE", "EXTEND_Q = 0 for both families (never near)",
          [Patch(LK, "EXTEND_Q", 0.0)], "both", "m-thr-3-s1-normal", removes=3),
     Rule("extend_floor_share", "rule", "near the floor needs half the floor, not only a small q",
-         "looks.EXTEND_FLOOR_SHARE (the simulator's `half`)", "the half-floor condition is always met",
+         "floors.WARN_SHARE (was looks.EXTEND_FLOOR_SHARE)", "the half-floor condition is always met",
          [Patch(RU, "extension", _extension_without(1, True), wrap=True)], "both", "m-noop-s1-normal", removes=1),
     Rule("catastrophic_warn", "rule", "a newly catastrophic utterance is WARN at least",
          "quality.CATASTROPHIC_RATE, CATASTROPHIC_MIN_JUMP",
@@ -296,13 +298,14 @@ RULES: list[Rule] = [
          "quality.CATASTROPHIC_MIN_JUMP_SHARE", "CATASTROPHIC_MIN_JUMP_SHARE = 0",
          [Patch(Q, "CATASTROPHIC_MIN_JUMP_SHARE", 0.0)], "accuracy", "noop-hostile", removes=1, gone=True),
     Rule("comoving_set_aside", "rule", "utterances co-moving in the A/A runs are set aside (and their own row)",
-         "overdispersion.COMOVE_MIN_CORR, COMOVE_MIN_ARMS, comoving", "comoving finds none",
+         "overdispersion.COMOVE_MIN_CORR, noise_model.FEWEST_RUNS, comoving", "comoving finds none",
          [Patch(OD, "comoving", _never(), wrap=True)], "accuracy", "m-wer-15-comoving", removes=2),
     Rule("comove_max_share", "rule", "a group over a fifth of the set is not set aside",
          "overdispersion.COMOVE_MAX_SHARE", "COMOVE_MAX_SHARE = 1", [Patch(OD, "COMOVE_MAX_SHARE", 1.0)], "accuracy",
          "m-noop-comoving-hostile", removes=1, gone=True),
     Rule("comove_min_arms", "rule", "a co-moving utterance changed within ≥ 3 arms", "overdispersion.COMOVE_MIN_ARMS",
-         "COMOVE_MIN_ARMS = 1", [Patch(OD, "COMOVE_MIN_ARMS", 1)], "accuracy", "m-noop-comoving-hostile", removes=1),
+         "COMOVE_MIN_ARMS = 1", [Patch(OD, "COMOVE_MIN_ARMS", 1)], "accuracy", "m-noop-comoving-hostile", removes=1,
+         gone=True),  # now noise_model.FEWEST_RUNS
     Rule("comove_min_group", "rule", "a group needs ≥ 5 utterances", "overdispersion.COMOVE_MIN_GROUP",
          "COMOVE_MIN_GROUP = 2", [Patch(OD, "COMOVE_MIN_GROUP", 2)], "accuracy", "m-noop-comoving-hostile",
          removes=1, gone=True),
@@ -319,7 +322,7 @@ RULES: list[Rule] = [
          "overdispersion.RUN_LEVEL_P, hidden_split_p", "RUN_LEVEL_P = −1 (never seen)",
          [Patch(OD, "RUN_LEVEL_P", -1.0)], "accuracy", "m-runbook-noop-hostile", removes=1),
     Rule("own_min_df", "rule", "a row on its own runs may FAIL from 4 df", "overdispersion.OWN_MIN_DF",
-         "OWN_MIN_DF = 0", [Patch(OD, "OWN_MIN_DF", 0)], "accuracy", "m-runbook-noop-hostile", removes=1),
+         "OWN_MIN_DF = 0", [Patch(OD, "OWN_MIN_DF", 0)], "accuracy", "m-runbook-noop-hostile", removes=1),  # OWN_MIN_DF = 2·(FEWEST_RUNS − 1)
     Rule("few_sessions", "rule", "the few-session FAIL on sets of ≤ 30 units", "few_sessions.RULE",
          "fires never", [Patch(FS, "fires", _never(), wrap=True)], "accuracy", "noop-hostile"),
     # --- merges: fewer constants, the same rules ---------------------------------------------------------------------
@@ -334,11 +337,11 @@ RULES: list[Rule] = [
     Rule("one_diag_p", "merge", "one diagnostic p = 0.05 for AGREEMENT_P, FOUND_P, RUN_LEVEL_P, PATTERN_P",
          "AGREEMENT_P 0.05, FOUND_P 0.05, RUN_LEVEL_P 0.2, PATTERN_P 0.001", "all = 0.05",
          [Patch(S, "AGREEMENT_P", 0.05), Patch(DR, "FOUND_P", 0.05), Patch(OD, "RUN_LEVEL_P", 0.05),
-          Patch(S, "PATTERN_P", 0.05)], "both", "m-noop-slow6", removes=3),
-    Rule("one_diag_p_keep_pattern", "merge", "one diagnostic p = 0.05 for AGREEMENT_P, FOUND_P, RUN_LEVEL_P (PATTERN_P "
-         "kept: one_diag_p showed it must stay at 0.001)", "AGREEMENT_P 0.05, FOUND_P 0.05, RUN_LEVEL_P 0.2", "all = 0.05",
-         [Patch(S, "AGREEMENT_P", 0.05), Patch(DR, "FOUND_P", 0.05), Patch(OD, "RUN_LEVEL_P", 0.05)], "both",
-         "m-runbook-noop-hostile", removes=2),
+          Patch(S, "PATTERN_P", 0.05)], "both", "m-noop-slow6", removes=3, gone=True),
+    Rule("run_level_at_screen_p", "merge", "RUN_LEVEL_P = SCREEN_P (0.05): the hidden-group screen at the level of the "
+         "other screens (AGREEMENT_P and FOUND_P are SCREEN_P since issue 49; PATTERN_P must stay at 0.001: one_diag_p)",
+         "overdispersion.RUN_LEVEL_P 0.2, levels.SCREEN_P 0.05", "RUN_LEVEL_P = 0.05",
+         [Patch(OD, "RUN_LEVEL_P", 0.05)], "accuracy", "m-runbook-noop-hostile", removes=1),
     Rule("extend_q_one_012", "merge", "one EXTEND_Q = 0.12 for both families", "looks.EXTEND_Q",
          "quality 0.1 → 0.12", [Patch(LK, "EXTEND_Q", {"speed": 0.12, "quality": 0.12})], "both",
          "m-wer-15-comoving", removes=1, gone=True),
@@ -392,7 +395,8 @@ def run(rule_names: list[str], prs: int, seed: int, out_dir: Path | None, log: A
     chosen = [BY_NAME[n] for n in rule_names]
     gone = [r.name for r in chosen if r.gone]
     if gone:
-        raise SystemExit(f"{', '.join(gone)}: applied in gate/ (issue 49); run it from the commit before the removal")
+        raise SystemExit(f"{', '.join(gone)}: its constants were removed or merged in gate/ (issue 49); run it from the "
+                         "commit before that")
     result: dict = {"prs": prs, "seed": seed, "cells": {}, "rules": {r.name: {} for r in chosen}, "cpu": {},
                     "order": rule_names}
     on_cache: dict = {}
@@ -531,7 +535,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.list:
         for r in RULES:
-            print(f"{r.name:24} {r.kind:6} {r.domain:8} off: {r.off}  [{r.constants}]{'  (applied)' if r.gone else ''}")
+            print(f"{r.name:24} {r.kind:6} {r.domain:8} off: {r.off}  [{r.constants}]{'  (constants since removed or merged)' if r.gone else ''}")
         return 0
     names = args.rules.split(",") if args.rules else [r.name for r in RULES]
     unknown = [n for n in names if n not in BY_NAME]

@@ -1,5 +1,5 @@
 """How often the joint F test of `gate.stats.speed.joint_agreement` says a fresh calibration disagrees with the
-A/B's own runs when it does not (its size under the null; nominal AGREEMENT_P).
+A/B's own runs when it does not (its size under the null; nominal SCREEN_P).
 
     python benchmarks/agreement_size.py [--models 20000] [--seed 0]
 
@@ -14,8 +14,9 @@ import argparse
 
 import numpy as np
 
+from gate.stats.levels import SCREEN_P
 from gate.stats.outliers import robust_sd
-from gate.stats.speed import AGREEMENT_P, SpeedNoise, joint_agreement
+from gate.stats.speed import SpeedNoise, joint_agreement
 
 SIGMA = 0.01
 WORKLOADS, AB_RUNS, PAIRS, AA_RUNS = 2, 6, 3, 3
@@ -28,7 +29,7 @@ def _metrics(rng: np.random.Generator, shape: tuple, shared: bool) -> tuple[np.n
 
 
 def size(models: int, seed: int, shared: bool) -> float:
-    """The share of no-op models whose joint F test p is below AGREEMENT_P."""
+    """The share of no-op models whose joint F test p is below SCREEN_P."""
     rng = np.random.default_rng([seed, int(shared)])
     ab = _metrics(rng, (models, 2 * WORKLOADS, AB_RUNS), shared)
     aa = _metrics(rng, (models, 2 * PAIRS * WORKLOADS, AA_RUNS), shared)
@@ -36,7 +37,7 @@ def size(models: int, seed: int, shared: bool) -> float:
     for own, calibration in zip(ab, aa, strict=True):
         sigma, df, _ = robust_sd(calibration)
         parts.append((own, SpeedNoise(sigma=sigma, sigma_df=df)))
-    return float((joint_agreement(parts) < AGREEMENT_P).mean())
+    return float((joint_agreement(parts) < SCREEN_P).mean())
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -46,7 +47,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     for shared, label in ((True, "throughput and p95 sharing the run effect"), (False, "independent metrics")):
         print(f"{label}: rejects {size(args.models, args.seed, shared):.1%} of no-op models "
-              f"(nominal {AGREEMENT_P:.0%})")
+              f"(nominal {SCREEN_P:.0%})")
     return 0
 
 

@@ -4,7 +4,8 @@
     python scripts/architecture.py --check    # exit 1 on an import cycle, an import chain over 10 levels, a
                                               # top-level module, a re-export module, prose asserts over 2%,
                                               # a note's text tested or edited in gate/, or a function of
-                                              # gate/judging or gate/stats above radon complexity 25
+                                              # gate/judging or gate/stats above radon complexity 25,
+                                              # or more than 20 verdict-bearing constants there
                                               # (.ci/run runs it)
 
 Figures: modules and lines, top-level modules besides `__init__`/`cli`, import cycles (function-level
@@ -33,6 +34,15 @@ TOP_LEVEL_ALLOWED = {"gate", "gate.cli"}
 # cyclomatic complexity 25 (judge_speed was 81, compare 44).
 MAX_COMPLEXITY = 25
 COMPLEXITY_PACKAGES = ("gate/judging", "gate/stats")
+# ... and at most 20 verdict-bearing named constants there: public module-level names bound to a number. A value
+# derived from another (`FEWEST_RUNS + 1`) is not a knob of its own, and these bear on no verdict: the display, the
+# duet planner's search, the runner's passes and the numerics' sizes (docs/statistics.md, "Rule ablation").
+MAX_CONSTANTS = 20
+# The noise records' module holds the one count the rules share (FEWEST_RUNS) and the calibration's df it derives.
+CONSTANT_FILES = (*COMPLEXITY_PACKAGES, "gate/formats/noise_model.py")
+NOT_VERDICT = {"SIGMA_FLOOR",  # the least σ a baseline file holds (numerics)
+               "MAX_UTTERANCES_PER_ROW", "ADVISED_PAIRS", "DEFAULT_RATIO", "MAX_SESSIONS", "MAX_PASSES", "WARM_CYCLES",
+               "MAX_EXACT_LATTICE", "DEFAULT_BOOTSTRAP", "DEFAULT_FLIPS"}
 
 
 def import_graph() -> dict[str, set[str]]:
@@ -196,6 +206,20 @@ def too_complex(source: str, limit: int = MAX_COMPLEXITY) -> list[tuple[str, int
     return found
 
 
+def verdict_constants(source: str) -> list[str]:
+    """The public module-level names of `source` bound to a numeric literal (a sign allowed), less NOT_VERDICT."""
+    found = []
+    for node in ast.parse(source).body:
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+        value = getattr(node, "value", None)
+        value = value.operand if isinstance(value, ast.UnaryOp) else value
+        if not (isinstance(value, ast.Constant) and type(value.value) in (int, float)):
+            continue
+        found += [t.id for t in targets if isinstance(t, ast.Name) and t.id.isupper() and not t.id.startswith("_")
+                  and t.id not in NOT_VERDICT]
+    return found
+
+
 def prose_asserts(tests: Path) -> tuple[int, int]:
     total = prose = 0
     for path in tests.rglob("*.py"):
@@ -228,6 +252,9 @@ def main() -> int:
     complex_ = [f"{module}.{name} ({cc})" for module, path in files.items()
                 if str(path.relative_to(ROOT)).startswith(COMPLEXITY_PACKAGES)
                 for name, cc in too_complex(path.read_text(encoding="utf-8"))]
+    constants = [f"{module.rsplit('.', 1)[1]}.{name}" for module, path in files.items()
+                 if str(path.relative_to(ROOT)).startswith(CONSTANT_FILES)
+                 for name in verdict_constants(path.read_text(encoding="utf-8"))]
     print(f"modules: {len(files)} ({lines:,} lines)")
     print(f"top-level modules besides __init__ and cli: {len(top_level)} {' '.join(top_level)}".rstrip())
     print(f"import cycles: {len(found_cycles)}")
@@ -242,8 +269,10 @@ def main() -> int:
     print(f"note text tested or edited: {len(note_tests)} {' '.join(note_tests)}".rstrip())
     print(f"functions of {' and '.join(COMPLEXITY_PACKAGES)} above complexity {MAX_COMPLEXITY}: {len(complex_)} "
           f"{' '.join(complex_)}".rstrip())
+    print(f"verdict-bearing constants in {', '.join(CONSTANT_FILES)}: {len(constants)} (limit {MAX_CONSTANTS}) "
+          f"{' '.join(sorted(constants))}")
     broken = bool(top_level or found_cycles or depth > MAX_LEVELS or reexports or prose > MAX_PROSE_SHARE * asserts
-                  or note_tests or complex_)
+                  or note_tests or complex_ or len(constants) > MAX_CONSTANTS)
     return 1 if args.check and broken else 0
 
 

@@ -34,7 +34,7 @@ import numpy as np
 from gate.formats import abplan
 from gate.formats.components import load as load_components
 from gate.formats.config import load_suite
-from gate.formats.noise_model import Components, DuetComponents
+from gate.formats.noise_model import FEWEST_RUNS, Components, DuetComponents
 from gate.formats.reasons import CannotFail
 from gate.judging import eligibility, floors, rule
 from gate.judging.duet import session_test
@@ -177,14 +177,14 @@ def judge_look(means: np.ndarray, rows: Rows, thresholds, first: bool) -> Look:
     # (gate.judging.eligibility, as compare._hold_to_the_runs asks it), no slow-mode starts in a duet
     unconfirmed = eligibility.speed_confirmation_blockers(found.p, found.p, np.zeros(found.p.shape, bool), alpha=alpha,
                                                           own_level=own_level)[CannotFail.OWN_RUNS_DO_NOT_CONFIRM]
-    can_fail = ~unconfirmed & (k >= duet_design.MIN_SESSIONS_TO_FAIL)
+    can_fail = ~unconfirmed & (k >= FEWEST_RUNS)
     above, half = floors.speed_reaches(worse, rows.floors)
     result = rule.family(found.p, above, half, can_fail, alpha=alpha, warn_q=warn_q, unstable=np.zeros_like(can_fail))
     fail = (result.verdict == rule.FAIL).any(axis=-1)
     extend = np.zeros_like(fail)
     if first:
         blind = mde(found.se, found.df, alpha / r) > SENSITIVITY_FACTOR * rows.floors
-        decided = rule.extension(found.p, worse / rows.floors >= looks.EXTEND_FLOOR_SHARE, blind,
+        decided = rule.extension(found.p, worse / rows.floors >= floors.WARN_SHARE, blind,
                                  np.zeros_like(blind), fail, family=["speed"] * r)
         extend = decided.action == rule.LOOK_EXTEND
     return Look(result.verdict, fail, extend)

@@ -687,7 +687,7 @@ def _quality_look(chunk: Chunk, test_sets, qrows, disp, slots, rules: Rules, thr
             held = np.where(apart, d.sum(axis=1) / rest_len, delta)
             held_base = np.where(apart, (mean_b * rest).sum(axis=1) / rest_len, base_rate)
         above.append(floors.quality_reaches(held, held_base, floor_abs, rules.quality_floor_rel, 1.0))
-        half.append(floors.quality_reaches(held, held_base, floor_abs, rules.quality_floor_rel, 0.5))
+        half.append(floors.quality_reaches(held, held_base, floor_abs, rules.quality_floor_rel, floors.WARN_SHARE))
         none_left = ~scaled.any(axis=1) & ~identical  # a change only among the set-aside: p 1 (0.5 widened)
         with np.errstate(all="ignore"):
             approx = stats.norm.sf(d.sum(axis=1) / np.sqrt(sum_sq))

@@ -17,8 +17,13 @@ from typing import Any, Sequence
 # measures σ 0, which is written as this floor, so calibrate never writes a value its reader refuses.
 SIGMA_FLOOR = 1e-4
 
-# Below this many degrees of freedom a calibration is not used (one A/A pair of 3+3 runs gives 4).
-MIN_CALIBRATION_DF = 4
+# Fewer replicates than this measure no spread a verdict may rest on (issue 49: one count, written once): the fewest
+# runs an arm needs before one can be told to be wild (of two, neither is), the fewest A/A arms an utterance must
+# change in to co-move, the fewest duet sessions a FAIL needs (2 df). docs/statistics.md, "Rule ablation".
+FEWEST_RUNS = 3
+# Below this many degrees of freedom a calibration is not used, nor a row's own runs as A/A evidence: one A/A pair,
+# or two sides, of FEWEST_RUNS runs each (3 + 3: 4 df).
+MIN_CALIBRATION_DF = 2 * (FEWEST_RUNS - 1)
 
 
 @dataclass(frozen=True)

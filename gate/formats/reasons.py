@@ -31,7 +31,7 @@ class CannotFail(StrEnum):
     RUNS_EXACT_P = "runs_exact_p"  # the runs' exact permutation p is above the row's level
     HIDDEN_GROUP = "hidden_group"  # utterances churn together; a group could split the sides like a change
     # speed, --design duet: the session is the unit
-    FEW_DUET_SESSIONS = "few_duet_sessions"  # fewer duet sessions than a FAIL needs (gate.stats.duet_design.MIN_SESSIONS_TO_FAIL)
+    FEW_DUET_SESSIONS = "few_duet_sessions"  # fewer duet sessions than a FAIL needs (gate.formats.noise_model.FEWEST_RUNS)
 
 
 UNSTABLE = (CannotFail.WORSE_RUNS_SET_ASIDE, CannotFail.RUNS_SPLIT, CannotFail.INTERMITTENT)

@@ -67,7 +67,7 @@ def judge_accuracy(row: Draft, workload: Workload, metric: MetricSpec, wb: Workl
     row.delta_abs, row.delta_rel, row.base_rate = test.delta, test.delta_rel, test.base_rate
     row.n_worse, row.n_better = test.n_worse, test.n_better
     row.above_floor = _reaches(test.delta, test.base_rate, row.floor_abs, row.floor_rel, 1.0)
-    row.above_half_floor = _reaches(test.delta, test.base_rate, row.floor_abs, row.floor_rel, 0.5)
+    row.above_half_floor = _reaches(test.delta, test.base_rate, row.floor_abs, row.floor_rel, floors.WARN_SHARE)
     row.new_catastrophic = len(test.new_catastrophic)
     row.above_half = tuple(float(np.mean(few_sessions.above_half(e, paired.ref_len)))  # type: ignore[assignment]
                            for e in (paired.base_errors, paired.cand_errors))
@@ -95,7 +95,7 @@ def judge_accuracy(row: Draft, workload: Workload, metric: MetricSpec, wb: Workl
         total, base_total = float(paired.ref_len[rest].sum()), float(test.base_mean_errors[rest].sum())
         delta_rest, base_rest = float(d.sum()) / total, base_total / total
         row.above_floor = _reaches(delta_rest, base_rest, row.floor_abs, row.floor_rel, 1.0)
-        row.above_half_floor = _reaches(delta_rest, base_rest, row.floor_abs, row.floor_rel, 0.5)
+        row.above_half_floor = _reaches(delta_rest, base_rest, row.floor_abs, row.floor_rel, floors.WARN_SHARE)
         row.notes.append(f"tested without the {n - kept} {unit} that churned together in the A/A runs (they swing "
                          f"together from run to run): Δ without them {delta_rest * 100:+.3f} pp, the one held to the "
                          "floors; the row's Δ is the whole set's; the group has its own row")
@@ -172,7 +172,7 @@ def _group_row(row: Draft, paired: _Paired, test, group: np.ndarray, dispersion:
     out.n_worse, out.n_better = int((test.d[group] > 0).sum()), int((test.d[group] < 0).sum())
     base = row.base_rate or 0.0
     out.above_floor = _reaches(delta, base, out.floor_abs or 0.0, out.floor_rel or 0.0, 1.0)
-    out.above_half_floor = _reaches(delta, base, out.floor_abs or 0.0, out.floor_rel or 0.0, 0.5)
+    out.above_half_floor = _reaches(delta, base, out.floor_abs or 0.0, out.floor_rel or 0.0, floors.WARN_SHARE)
     shown = f"{k} {unit} that churned together in the A/A runs, judged on their own"
     if math.isfinite(p):
         out.p_value, out.se, out.df = p, se / total_ref, int(df)

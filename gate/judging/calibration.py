@@ -19,12 +19,11 @@ from gate.formats import duet_log, runlog, typedjson
 from gate.formats.baseline_record import noise_record
 from gate.formats.config import Suite
 from gate.formats.errors import InputError
-from gate.formats.noise_model import Calibration, Dispersion
+from gate.formats.noise_model import FEWEST_RUNS, Calibration, Dispersion
 from gate.judging import duet
 from gate.reading.baseline_file import load_document, side_from_document, write_document
 from gate.reading.copies import copies, side_hashes
 from gate.reading.side import MeasureSamples, Side, WorkloadSide
-from gate.stats import duet_design
 from gate.stats.nested import pooled_estimate
 from gate.stats.overdispersion import from_arms
 from gate.stats.performance import calibrate, with_nights
@@ -100,9 +99,9 @@ def duet_components_from_pairs(pairs: Sequence[tuple[Side, Side]], suite: Suite,
     for model in (m for m in suite.models if m in ran):
         best = _noisiest(logs, suite, model)
         sessions = best[0].sessions if best else sum(len(duet.layout_of(log).for_model(model)) for _, _, log in logs)
-        if best is None or sessions < duet_design.MIN_SESSIONS_TO_FAIL:
+        if best is None or sessions < FEWEST_RUNS:
             say(f"{model}: {sessions} duet session(s) with a complete block pair; the duet's components need at "
-                f"least {duet_design.MIN_SESSIONS_TO_FAIL}: none stored")
+                f"least {FEWEST_RUNS}: none stored")
             continue
         cost = _session_cost(model, [log for _, _, log in logs])
         if cost is None:

@@ -20,6 +20,7 @@ from gate.formats.report import (
     clip,
 )
 from gate.formats.verdict import Verdict
+from gate.judging.floors import WARN_SHARE
 from gate.reading.side import WorkloadSide
 
 
@@ -128,7 +129,7 @@ def detects(row: Draft) -> float | None:
 
 
 def improved(row: Draft) -> bool:
-    """Better beyond noise and by at least half the floor (reported, never gated): a noise-sized
+    """Better beyond noise and by at least WARN_SHARE (half) of the floor (reported, never gated): a noise-sized
     change is not called an improvement."""
     if row.verdict in (Verdict.INCOMPLETE, Verdict.NOT_COMPARABLE) or row.basis is Basis.NOT_TESTED:
         return False
@@ -141,7 +142,7 @@ def improved(row: Draft) -> bool:
         if row.basis is not Basis.PAIRED or row.ci is None or row.ci[1] >= 0:
             return False
         base = row.base_rate or 0.0
-        return gain >= (row.floor_abs or 0) / 2 and gain >= (row.floor_rel or 0) / 2 * base
+        return gain >= (row.floor_abs or 0) * WARN_SHARE and gain >= (row.floor_rel or 0) * WARN_SHARE * base
     if row.worse_rel is None or row.worse_rel >= 0:
         return False
     gain = -row.worse_rel
@@ -151,7 +152,7 @@ def improved(row: Draft) -> bool:
         return False
     lo, hi = row.ci  # ratio candidate / baseline
     beyond_noise = lo > 1 if row.metric.higher_is_better else hi < 1
-    return beyond_noise and gain >= (row.floor_rel or 0) / 2
+    return beyond_noise and gain >= (row.floor_rel or 0) * WARN_SHARE
 
 
 

@@ -19,12 +19,12 @@ from scipy import stats
 
 from gate.formats import duet_log
 from gate.formats.config import MetricSpec
+from gate.formats.noise_model import FEWEST_RUNS
 from gate.formats.reasons import CannotFail
 from gate.formats.report import Basis
 from gate.formats.verdict import Verdict
 from gate.judging.draft import Draft, plain_delta
 from gate.reading.side import WorkloadSide
-from gate.stats.duet_design import MIN_SESSIONS_TO_FAIL
 
 FILE = duet_log.FILE  # gate.formats.duet_log owns it (the runner writes it; the judge reads it)
 
@@ -147,9 +147,9 @@ def judge_duet_speed(row: Draft, metric: MetricSpec, facts: SessionFacts | None)
     row.sigma, row.df, row.se = facts.session_sd, facts.df, facts.se
     row.p_own, row.own_se_df = p, (facts.se, float(facts.df))  # the sessions are the A/B's own evidence
     row.family = "speed" if metric.gated else None
-    if facts.sessions < MIN_SESSIONS_TO_FAIL:
+    if facts.sessions < FEWEST_RUNS:
         row.blockers += (CannotFail.FEW_DUET_SESSIONS,)
-        row.notes.append(f"{facts.sessions} duet sessions (a FAIL needs {MIN_SESSIONS_TO_FAIL})")
+        row.notes.append(f"{facts.sessions} duet sessions (a FAIL needs {FEWEST_RUNS})")
     blocks = "" if math.isnan(facts.block_sd) else f", block pairs' spread within a session {facts.block_sd:.2%}"
     row.method = (f"duet: each session's mean paired log-difference, {facts.sessions} sessions (df {facts.df}), "
                   f"session σ {facts.session_sd:.2%}{blocks}; one job")

@@ -5,11 +5,15 @@ from __future__ import annotations
 
 import numpy as np
 
+# The share of its floor a change needs to WARN: half. The first look extends a model for a row past it (with a BH
+# q at most EXTEND_Q, gate.judging.rule.extension), and a change smaller than it is not called an improvement.
+WARN_SHARE = 0.5
+
 
 def speed_reaches(worse_rel: np.ndarray, floor_rel: np.ndarray | float) -> tuple[np.ndarray, np.ndarray]:
-    """(above the floor, above half of it): the relative worsening against the row's relative floor (NaN: neither)."""
+    """(above the floor, above WARN_SHARE of it): the relative worsening against the row's relative floor (NaN: neither)."""
     worse, floor = np.asarray(worse_rel, dtype=float), np.asarray(floor_rel, dtype=float)
-    return worse >= floor, worse >= floor / 2
+    return worse >= floor, worse >= floor * WARN_SHARE
 
 
 def quality_reaches(delta: np.ndarray | float, base_rate: np.ndarray | float, floor_abs: np.ndarray | float,

@@ -14,8 +14,8 @@ from typing import Any, Iterable
 import numpy as np
 
 from gate.formats.reasons import ExtendCause
-from gate.judging import rule
-from gate.stats.looks import EXTEND_FAMILIES, EXTEND_FLOOR_SHARE, EXTEND_Q, FIRST_ALPHA, POOLED_ALPHA
+from gate.judging import floors, rule
+from gate.stats.looks import EXTEND_FAMILIES, EXTEND_Q, FIRST_ALPHA, POOLED_ALPHA
 
 
 @dataclass(frozen=True)
@@ -34,7 +34,7 @@ def decide(first_look: Any, model: str) -> LookDecision:
     gated = [r for r in rows if r.family in EXTEND_FAMILIES]
     p = np.array([[np.nan if r.p_value is None else r.p_value for r in gated]], dtype=float)
     found = rule.extension(
-        p, np.array([[floor_share(r) >= EXTEND_FLOOR_SHARE for r in gated]], dtype=bool),
+        p, np.array([[floor_share(r) >= floors.WARN_SHARE for r in gated]], dtype=bool),
         # blind: a PASS from a first look that could not have seen three times the floor (SENSITIVITY_FACTOR) says little (issue 21)
         np.array([[bool(getattr(r, "blind", False)) and r.mde is not None for r in gated]], dtype=bool),
         # unstable: a candidate run set aside as worse; at the pooled look it takes two of six (gate.stats.speed)

@@ -56,9 +56,10 @@ def find_outlier(arm: Mapping[str, Mapping[tuple[str, str], float]],
     (`speed_directions`); without it, a metric named throughput* is higher-is-better, any other lower."""
     import numpy as np
 
-    from gate.stats.outliers import MIN_RUNS_TO_FLAG, outlier_limit, run_to_remeasure
+    from gate.formats.noise_model import FEWEST_RUNS
+    from gate.stats.outliers import outlier_limit, run_to_remeasure
 
-    if len(arm) < MIN_RUNS_TO_FLAG:
+    if len(arm) < FEWEST_RUNS:
         return None
     runs = list(arm)
     rows = sorted(set().union(*(values.keys() for values in arm.values())))

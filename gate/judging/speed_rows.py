@@ -19,13 +19,12 @@ from gate.judging import eligibility
 from gate.judging.draft import Draft, plain_delta
 from gate.reading.side import Side
 from gate.stats.drift import interleave_positions
-from gate.stats.outliers import MIN_RUNS_TO_TRIM
+from gate.stats.levels import SCREEN_P, STRONG_P
+from gate.stats.outliers import MIN_RUNS_TO_CHOOSE
 from gate.stats.performance import ratio_policy
 from gate.stats.slowmode import fast_mode, find_slow_starts, steady_given, whole_model_slower
 from gate.stats.speed import (
     ADVISED_PAIRS,
-    AGREEMENT_LOW_P,
-    AGREEMENT_P,
     OWN_DISAGREES,
     SOURCE_TEXT,
     SpeedNoise,
@@ -236,7 +235,7 @@ def _set_slow_starts_aside(row: Draft, runs: _Runs, higher: bool, cross_job: boo
         assert own is not None
         present = ~np.isnan(own)
         least = int(present.sum(axis=-1)[present.any(axis=-1)].min(initial=own.shape[-1]))
-        row.notes.append(UNTRIMMED.format(runs=least, least=MIN_RUNS_TO_TRIM))
+        row.notes.append(UNTRIMMED.format(runs=least, least=MIN_RUNS_TO_CHOOSE))
         if matches:
             alike = whole_model_slower(own, higher_is_better=higher)
             row.slower_alike = (int(alike.sum()), int((~np.isnan(own[1::2])).all(axis=0).sum()))
@@ -270,12 +269,12 @@ def _noise_in_one_job(row: Draft, runs: _Runs, noise: SpeedNoise | None, stale: 
                                       trim=runs.trim)
     source = SOURCE_TEXT[int(code)]
     if int(code) == OWN_DISAGREES:
-        noisier = lower is not None and lower < AGREEMENT_LOW_P
-        level = AGREEMENT_LOW_P if noisier else AGREEMENT_P
+        noisier = lower is not None and lower < STRONG_P
+        level = STRONG_P if noisier else SCREEN_P
         source += (f" (the calibration is noisier than the runs: F test over the model's gated speed metrics "
                    f"p = {float(p_agree):.2g} < {level})" if noisier else
-                   f" (F test over the model's gated speed metrics p = {float(p_agree):.2g} < {AGREEMENT_P})"
-                   if upper is not None else f" (F test p = {float(p_agree):.2g} < {AGREEMENT_P})")
+                   f" (F test over the model's gated speed metrics p = {float(p_agree):.2g} < {SCREEN_P})"
+                   if upper is not None else f" (F test p = {float(p_agree):.2g} < {SCREEN_P})")
     found = in_use if in_use.sigma_df > 0 else None
     row.blockers = speed_blockers(found, len(runs.b), len(runs.c), cross_job=False)
     row.notes.extend(stale_notes)  # in one job: why a stale calibration was left out (it blocks nothing)
@@ -298,7 +297,7 @@ def _noise_across_jobs(row: Draft, runs: _Runs, noise: SpeedNoise | None, cross_
         return in_use, ""
     row.blockers += (CannotFail.SPREAD_ABOVE_CALIBRATION,)
     row.notes.append(f"the sides' own spread disagrees with the calibration's σ (F test p = "
-                     f"{float(p_cross):.2g} < {AGREEMENT_P}): σ from their runs")
+                     f"{float(p_cross):.2g} < {SCREEN_P}): σ from their runs")
     return in_use, "the sides' own runs, within each job (their spread is larger than the calibration's)"
 
 

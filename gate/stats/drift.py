@@ -8,7 +8,7 @@ slower) does the same. So σ is taken from the residuals after the position term
 ln(value) = arm mean + β·position + γ·[run 1] + noise, with one β and one γ per job (the model's workloads share
 their server starts, so they share the job's drift and warm-up), fitted on the within-arm deviations. Both arms
 have a run 1 and the interleave balances position, so neither term moves the A/B's difference much (at 6+6 not
-at all); each costs one degree of freedom, so they are taken out only where found (FOUND_P), and the σ's df
+at all); each costs one degree of freedom, so they are taken out only where found (at SCREEN_P), and the σ's df
 say so.
 
 `positions` gives where each run of a two-arm interleave sat in the job (`interleave_positions`); a run that
@@ -24,12 +24,12 @@ from collections import OrderedDict
 import numpy as np
 from scipy import stats
 
+from gate.stats.levels import SCREEN_P
 from gate.stats.outliers import robust_sd
 
 TERMS = 2  # the position terms fitted: drift (a slope in position) and the first-run effect
-# The terms are taken out when their partial F test has p at most this: drift 0.5% a run at σ 1% is found at a
-# 3+3 first look with p about 0.02, and a no-op host pays their df one time in twenty.
-FOUND_P = 0.05
+# The terms are taken out when their partial F test has p at most SCREEN_P (gate.stats.levels): drift 0.5% a run at
+# σ 1% is found at a 3+3 first look with p about 0.02, and a no-op host pays their df one time in twenty.
 
 
 def interleave_positions(runs: int, arm: int) -> np.ndarray:
@@ -99,7 +99,7 @@ def _detrended_sd(log_values: np.ndarray, positions: np.ndarray,
     The terms are fitted on all runs, then again on the runs the outlier rule keeps (so neither a wild run nor
     the drift itself decides the terms or what is wild). They are found when they explain the arms' spread
     beyond chance: the partial F test of the within-arm sum of squares with and without them, over the kept
-    runs, at FOUND_P. Only then are they taken out, at a df each; otherwise σ is the plain robust_sd with all
+    runs, at SCREEN_P. Only then are they taken out, at a df each; otherwise σ is the plain robust_sd with all
     its df (three runs an arm leave few: two terms fitted on no drift cost a 3+3 first look a quarter of its
     df and much of its power). Returns (σ, df, kept, found) like robust_sd, `found` per batch entry.
 
@@ -125,7 +125,7 @@ def _detrended_sd(log_values: np.ndarray, positions: np.ndarray,
             error, error_df = np.where(wider, ms_start, error), np.where(wider, df_start, error_df)
         f = ((ss_raw - ss_fit) / TERMS) / error
         p = np.where((error_df > 0) & (ss_fit > 0), stats.f.sf(f, TERMS, np.maximum(error_df, 1)), 1.0)
-    found = p <= FOUND_P
+    found = p <= SCREEN_P
     sigma_raw, df_raw, kept_raw = robust_sd(y)
     with np.errstate(all="ignore"):
         sigma_fitted = sigma_fit * np.sqrt(df_fit / np.where(df_left > 0, df_left, 1))

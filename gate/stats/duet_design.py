@@ -12,12 +12,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from gate.formats.noise_model import Components, DuetComponents
+from gate.formats.noise_model import FEWEST_RUNS, Components, DuetComponents
 from gate.stats.speed import mde
 from gate.stats.thresholds import Thresholds
 
 DEFAULT_RATIO = 2.0  # the duet is chosen only where its variance at equal GPU minutes is this many times lower
-MIN_SESSIONS_TO_FAIL = 3  # df 2: fewer sessions say nothing about the session-to-session spread (gate.judging.duet)
 MAX_SESSIONS = 40
 
 
@@ -36,7 +35,8 @@ def sessions_design(c: DuetComponents, sessions: int, alpha: float = Thresholds(
 
 
 def fewest_sessions_for(c: DuetComponents, target: float, alpha: float = Thresholds().alpha) -> DuetDesign | None:
-    for k in range(MIN_SESSIONS_TO_FAIL, MAX_SESSIONS + 1):
+    # A FAIL needs FEWEST_RUNS sessions (df 2): fewer say nothing about the session-to-session spread.
+    for k in range(FEWEST_RUNS, MAX_SESSIONS + 1):
         d = sessions_design(c, k, alpha)
         if d.detectable <= target:
             return d
@@ -45,7 +45,7 @@ def fewest_sessions_for(c: DuetComponents, target: float, alpha: float = Thresho
 
 def sessions_within(c: DuetComponents, minutes: float, alpha: float = Thresholds().alpha) -> DuetDesign | None:
     k = int(minutes * 60.0 // c.session_cost_s)
-    return sessions_design(c, min(k, MAX_SESSIONS), alpha) if k >= MIN_SESSIONS_TO_FAIL else None
+    return sessions_design(c, min(k, MAX_SESSIONS), alpha) if k >= FEWEST_RUNS else None
 
 
 def interleave_variance_per_minute(c: Components) -> float:

@@ -38,7 +38,6 @@ TWO_LOOKS_ALPHA = FIRST_ALPHA + POOLED_ALPHA
 # 49: at 0.12 no cell of the noise matrix moved (docs/statistics.md, "Rule ablation").
 EXTEND_Q = 0.12
 EXTEND_FAMILIES = ("speed", "quality")
-EXTEND_FLOOR_SHARE = 0.5
 
 
 class Look(enum.Enum):

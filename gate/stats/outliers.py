@@ -2,13 +2,14 @@
 rule to choose what to re-measure). docs/statistics.md, issue 21.
 
 A run further than max(OUTLIER_SIGMAS·σ, ln(1 + OUTLIER_MIN_REL)) from its arm's PLAIN median, measured in
-ln(value), is flagged, σ being the run-to-run SD of ln(value) in use for the row. The distance is taken on the
+ln(value), is flagged in an arm of FEWEST_RUNS runs or more (gate.stats.levels: with two runs neither can be told
+to be the wild one), σ being the run-to-run SD of ln(value) in use for the row. The distance is taken on the
 log scale σ lives on: a relative distance (e^d − 1) is lopsided at large σ (at σ 20% it flagged fast runs
-3.5σ out and slow ones never), which biased both the arm means and σ. The plain median (with an even count, the midpoint of
-the two middle runs) is what the runner uses too: the lower median put an intermittent regression's centre
-in the fast cluster and hid half its slow runs. When flagging would leave an arm with fewer than
-MIN_KEPT runs, nothing is flagged in it (two clusters of equal size: neither is "the" wild one) and the
-caller learns from `split_arms` that the arm disagrees with itself.
+3.5σ out and slow ones never), which biased both the arm means and σ. The plain median (with an even count, the
+midpoint of the two middle runs) is what the runner uses too: the lower median put an intermittent regression's
+centre in the fast cluster and hid half its slow runs. When flagging would leave an arm with fewer than
+FEWEST_RUNS − 1 runs (two: a spread), nothing is flagged in it (two clusters of equal size: neither is "the" wild
+one) and the caller learns from `split_arms` that the arm disagrees with itself.
 
 `robust_sd` is the scale-free σ of a set of arms: an iterated 5σ trim about each arm's median, started
 from a robust scale (the median absolute deviation from the arm medians), so neither a fixed window (the
@@ -31,14 +32,14 @@ import warnings
 import numpy as np
 from scipy import stats
 
+from gate.formats.noise_model import FEWEST_RUNS
 from gate.stats.outlier_rule import OUTLIER_MIN_REL, OUTLIER_SIGMAS
 
-MIN_RUNS_TO_FLAG = 3  # with two runs neither can be told to be the wild one
-MIN_KEPT = 2
 # Arms of fewer runs than this give σ only untrimmed (plain_sd) where nothing but those runs carries σ and no later
 # look or re-measure follows: two trees without a run log (gate.stats.speed.spread, issue 39). Three runs an arm
-# leave the trim choosing among the very runs σ̂ is made of: σ̂ fell below the χ² 1% quantile 1.3% of the time.
-MIN_RUNS_TO_TRIM = 4
+# leave the trim choosing among the very runs σ̂ is made of: σ̂ fell below the χ² 1% quantile 1.3% of the time. The
+# slow-mode finder's choice among a candidate's runs needs as many (gate.stats.slowmode).
+MIN_RUNS_TO_CHOOSE = FEWEST_RUNS + 1
 # The median of |x − arm median| over the runs not at it, for arms of 3 normal runs, in σ (simulated once,
 # 10^6 arms): the robust start divides by it. With longer arms it starts low; the iterations correct it.
 _START_SCALE = 0.689
@@ -121,8 +122,8 @@ def _flags(y: np.ndarray, distance: np.ndarray, sigma: float | np.ndarray) -> np
     n = present.sum(axis=-1, keepdims=True)
     limit = log_limit(sigma)
     limit = limit[..., None] if limit.ndim else limit
-    flagged = present & (n >= MIN_RUNS_TO_FLAG) & (distance > limit)
-    enough = (n - flagged.sum(axis=-1, keepdims=True)) >= MIN_KEPT
+    flagged = present & (n >= FEWEST_RUNS) & (distance > limit)
+    enough = (n - flagged.sum(axis=-1, keepdims=True)) >= FEWEST_RUNS - 1
     return np.asarray(flagged & enough)
 
 
@@ -136,7 +137,7 @@ def split_arms(log_values: np.ndarray, sigma: float | np.ndarray = 0.0) -> np.nd
         distance = np.abs(y - _median(y))
     limit = log_limit(sigma)
     limit = limit[..., None] if limit.ndim else limit
-    beyond = present & (present.sum(axis=-1, keepdims=True) >= MIN_RUNS_TO_FLAG) & (distance > limit)
+    beyond = present & (present.sum(axis=-1, keepdims=True) >= FEWEST_RUNS) & (distance > limit)
     return np.asarray(beyond.any(axis=-1) & ~flag_runs(y, sigma).any(axis=-1))
 
 
@@ -154,7 +155,7 @@ def mad_sigma(log_values: np.ndarray) -> np.ndarray:
 def plain_sd(log_values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """robust_sd without the trim: the pooled within-arm SD of every present run ((..., arms, runs), NaN = absent),
     its degrees of freedom Σ(n − 1) over arms with two runs or more, and the present runs as the kept mask. Where
-    σ comes from arms of fewer than MIN_RUNS_TO_TRIM runs and nothing else (gate.stats.speed.spread): there σ̂²·df/σ²
+    σ comes from arms of fewer than MIN_RUNS_TO_CHOOSE runs and nothing else (gate.stats.speed.spread): there σ̂²·df/σ²
     is χ² on df, so the t test holds its level, and a wild run can only widen σ̂."""
     y = np.asarray(log_values, dtype=float)
     present = ~np.isnan(y)

@@ -35,7 +35,7 @@ Each side's own runs (issue 39): without an A/A record, a side that scored the s
 A/A arm of R runs, and two such sides give Σ(R − 1) degrees of freedom (4 for the runbook's 3 + 3). A real change
 moves every run of a side alike, so it does not inflate these spreads: `own_runs` measures the excess from the
 two sides being judged, and with OWN_MIN_DF or more the row may FAIL on it. Too few arms to find co-moving
-utterances (COMOVE_MIN_ARMS): the widened test pays for the swing of a group that moved within a side's runs.
+utterances (FEWEST_RUNS of them): the widened test pays for the swing of a group that moved within a side's runs.
 
 A group the runs did not show (issue 39): a group that flips together with probability q per run stays put in all
 R runs of a side with probability q^R + (1 − q)^R, and the sides then differ by the whole group, every one of its
@@ -61,9 +61,9 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import stats
 
-from gate.formats.noise_model import Dispersion
+from gate.formats.noise_model import FEWEST_RUNS, Dispersion
 
-# An utterance co-moves when its errors changed within at least COMOVE_MIN_ARMS arms and another such utterance's
+# An utterance co-moves when its errors changed within at least FEWEST_RUNS arms and another such utterance's
 # run-to-run deviations correlate with its own at COMOVE_MIN_CORR or more. Two independent coin-flip churners reach
 # 0.8 over 12 degrees of freedom (3 A/A pairs) about once in 1,700 pairs; one wrongly grouped only costs its share
 # of power. The benchmark's hostile group of 33 is found whole unless its swing changed within fewer than 3 of the
@@ -74,10 +74,10 @@ from gate.formats.noise_model import Dispersion
 # least 5 and a share of at most a fifth of the set: without either, and without both, no cell of the noise
 # matrix moved beyond its interval; docs/statistics.md, "Rule ablation".)
 COMOVE_MIN_CORR = 0.8
-COMOVE_MIN_ARMS = 3
-# A row may FAIL on its two sides' own runs as A/A evidence from this many degrees of freedom: 3 + 3 runs (the
-# runbook's), not 2 + 2 (two df: an excess estimated that loosely leaves the widened t with almost no df).
-OWN_MIN_DF = 4
+# A row may FAIL on its two sides' own runs as A/A evidence from this many degrees of freedom: FEWEST_RUNS a side,
+# 3 + 3 runs (the runbook's), not 2 + 2 (two df: an excess estimated that loosely leaves the widened t with almost
+# no df).
+OWN_MIN_DF = 2 * (FEWEST_RUNS - 1)
 # The model's own runs show utterances churning together (a run-level effect) when the pooled variance-ratio test
 # of `comovement_p` has p at most this; below it the hidden-group bound of the module doc applies.
 RUN_LEVEL_P = 0.2
@@ -89,12 +89,12 @@ def comoving(arms: Sequence[np.ndarray]) -> np.ndarray:
     used = [np.asarray(e, dtype=float) for e in arms if np.shape(e)[0] >= 2]
     n = np.shape(arms[0])[1] if len(arms) else 0
     found = np.zeros(n, dtype=bool)
-    if len(used) < COMOVE_MIN_ARMS:
+    if len(used) < FEWEST_RUNS:
         return found
     deviations = np.concatenate([e - e.mean(axis=0) for e in used])  # (Σ R, N), each arm about its own mean
     norm = np.sqrt((deviations ** 2).sum(axis=0))
     arms_changed = np.sum([(e != e[:1]).any(axis=0) for e in used], axis=0)
-    churning = np.flatnonzero(arms_changed >= COMOVE_MIN_ARMS)
+    churning = np.flatnonzero(arms_changed >= FEWEST_RUNS)
     if churning.size < 2:
         return found
     unit = deviations[:, churning] / norm[churning]

@@ -23,10 +23,9 @@ import numpy as np
 
 from gate.stats.drift import without_terms
 from gate.stats.outlier_rule import OUTLIER_MIN_REL
-from gate.stats.outliers import mad_sigma
+from gate.stats.outliers import MIN_RUNS_TO_CHOOSE, mad_sigma
 
 SLOW_MODE_SIGMAS = 3.0
-MIXTURE_MIN_RUNS = 4  # fewer candidate runs show no fast mode to stand apart from: all past the limit count
 
 
 def slow_mode_runs(arms: np.ndarray, *, higher_is_better: bool) -> np.ndarray:
@@ -146,7 +145,7 @@ def whole_model_slower(arms: np.ndarray, *, higher_is_better: bool) -> np.ndarra
     are themselves worse than the baseline's median by more than half that limit, in every workload, the whole
     build is slower and the runs past the limit are its own spread straddling it, not a slow mode: none is
     counted (a −3% build on a σ 0.4% H100 had 4 of its 6 runs past the limit and was barred from FAILing).
-    With fewer than MIXTURE_MIN_RUNS candidate runs there is no telling, and every run past the limit counts (at a
+    With fewer than MIN_RUNS_TO_CHOOSE candidate runs there is no fast mode to stand apart from, no telling, and every run past the limit counts (at a
     first look the model then extends)."""
     y = np.asarray(arms, dtype=float)
     lead, runs = y.shape[:-2], y.shape[-1]
@@ -165,7 +164,7 @@ def whole_model_slower(arms: np.ndarray, *, higher_is_better: bool) -> np.ndarra
         warnings.simplefilter("ignore", RuntimeWarning)
         rest_shift = np.nanmean(np.where(rest[..., None, :], worse, np.nan), axis=-1)  # (..., W)
     shifted = np.where(np.isnan(rest_shift), False, rest_shift > limit[..., 0] / 2).all(axis=-1)
-    shifted &= (~np.isnan(worse).any(axis=-2)).sum(axis=-1) >= MIXTURE_MIN_RUNS
+    shifted &= (~np.isnan(worse).any(axis=-2)).sum(axis=-1) >= MIN_RUNS_TO_CHOOSE
     return np.asarray(slow & ~shifted[..., None], dtype=bool)
 
 

@@ -18,11 +18,10 @@ Per gated row, on y = ln(value) of the runs kept by `gate.stats.outliers`:
   p = one-sided t tail of worse/SE.
 In one job (interleaved A/B) the A/B's own runs carry a valid estimate of σ (issue 21): their pooled
 within-arm spread over the model's workloads (`own_noise`). With a fresh calibration whose σ agrees with
-it (a one-sided F test at AGREEMENT_P over the model's gated speed metrics together: `joint_agreement`; and
-not far noisier than them, AGREEMENT_LOW_P),
-the two are pooled (more df); without a calibration, with a stale
-one, or when the A/B's spread is larger than the calibration's beyond chance, the row stands on its own
-runs alone and says so. Across jobs the calibration stays required (the job effect needs A/A pairs), and the
+it (a one-sided F test at SCREEN_P over the model's gated speed metrics together: `joint_agreement`; and
+not far noisier than them, at STRONG_P: gate.stats.levels), the two are pooled (more df); without a
+calibration, with a stale one, or when the A/B's spread is larger than the calibration's beyond chance, the row
+stands on its own runs alone and says so. Across jobs the calibration stays required (the job effect needs A/A pairs), and the
 row WARNs at most: a whole job running slower cannot be told from a regression there
 (gate.judging.speed_rows.speed_blockers).
 
@@ -32,12 +31,12 @@ the A/B's own runs alone (`own_runs_p`) has p at most the look's α, or, at the 
 look's α over the model's gated speed rows (gate.judging.compare applies it;
 gate.stats.thresholds.Thresholds.own_runs_bonferroni says why); otherwise it can WARN at most
 (gate.judging.speed_rows.speed_blockers and gate.judging.compare say why). The row is unstable (WARN at least, never
-FAIL) when two or more, and a third or more, of the candidate's runs were set aside as worse, when its runs split
+FAIL) when two or more of the candidate's runs were set aside as worse, when its runs split
 in two even clusters, or when they split across a gap with as many in a cluster far worse than the baseline's
 median (`_intermittent`): an intermittent regression must not pass silently, and one wild run is heavy-tailed
 noise, not a pattern. At `gate run`'s first look one such run of three is enough: the unstable row extends the
 model, and the pooled look needs two of six. At a look that ends the comparison the pattern must also be unlikely
-on this host: P(that many of the candidate's runs | the host's wild-run share) at most PATTERN_P (`host_wild_share`).
+on this host: P(that many of the candidate's runs | the host's wild-run share) at most STRONG_P (`host_wild_share`).
 
 `mde` is the smallest worsening the row could have caught with 80% power at its level, from the σ and df
 in use; above SENSITIVITY_FACTOR × the floor the row is blind there and says so.
@@ -55,31 +54,30 @@ from scipy import stats
 
 from gate.formats.noise_model import MIN_CALIBRATION_DF, Calibration
 from gate.stats.drift import detrended_sd
+from gate.stats.levels import SCREEN_P, STRONG_P
 from gate.stats.outlier_rule import OUTLIER_MIN_REL
-from gate.stats.outliers import MIN_RUNS_TO_TRIM, flag_runs, flag_sigma, plain_sd, robust_sd, split_arms
+from gate.stats.outliers import MIN_RUNS_TO_CHOOSE, flag_runs, flag_sigma, plain_sd, robust_sd, split_arms
 
 # A/A pairs the docs advise per runner class: the job-to-job spread a speed row across jobs WARNs on.
 ADVISED_PAIRS = 3
-# The A/B's own spread disagrees with the calibration when F = σ²_own/σ²_cal is this unlikely under equal σ.
-AGREEMENT_P = 0.05
-# ... and the calibration disagrees, the other way, when it is noisier than the runs beyond this (issue 36): an A/A
-# with slow-mode starts in it made σ 3.4% on a σ 1% host, and pooled into every row. Stricter than AGREEMENT_P:
-# a calibration a little noisier than one A/B's runs is ordinary, and pooling it only costs power.
-AGREEMENT_LOW_P = 0.001
+# The A/B's own spread disagrees with the calibration when F = σ²_own/σ²_cal is unlikely under equal σ at SCREEN_P;
+# and the calibration disagrees, the other way, when it is noisier than the runs at STRONG_P (issue 36): an A/A
+# with slow-mode starts in it made σ 3.4% on a σ 1% host, and pooled into every row. Stricter one way than the
+# other: a calibration a little noisier than one A/B's runs is ordinary, and pooling it only costs power.
 POWER = 0.8
-# A row is unstable when at least one in UNSTABLE_SHARE_INV of the candidate's runs was set aside as worse, and
-# at least UNSTABLE_MIN_RUNS of them (two of three, two of six). One wild run is what heavy-tailed GPU noise shows
+# A row is unstable when at least UNSTABLE_MIN_RUNS of the candidate's runs were set aside as worse (two of three,
+# two of six). One wild run is what heavy-tailed GPU noise shows
 # (Student-t₃ runs at σ 2% set one aside in ~1% of row-looks, which made a fifth of no-op PRs WARN; across jobs,
 # with 2% of runs 20% slow, one of three made 42.7% of no-op PRs WARN); two are a pattern. Where more runs
 # follow (`gate run`'s first look) one worse run of three is enough: it extends the model
 # (gate.judging.look_rule.decide), so none passes unseen, and the pooled look needs two of six.
-UNSTABLE_SHARE_INV = 3
 UNSTABLE_MIN_RUNS = 2
 # ... and, at a look that ends the comparison, when the host's own wild runs make that many unlikely: P(at least k
 # of the candidate's n runs wild | the share of wild runs in the calibration and the baseline's arms) at most
-# PATTERN_P. With 5% of runs 6% slow, two of six in one of a PR's eight workloads made 17.7% of no-op PRs WARN.
+# STRONG_P. With 5% of runs 6% slow, two of six in one of a PR's eight workloads made 17.7% of no-op PRs WARN.
 # A host whose calibration and baseline showed no wild run keeps the rule as it was (share 0: the intermittent cells).
-PATTERN_P = 0.001
+# (Issue 49 removed a share of at least a third of the candidate's runs: the binomial bound asks how many of n
+# are wild, and up to six runs an arm, all `gate run` and the runbook make, the third never bound.)
 # A candidate run this far (or 3%) worse than the baseline's median, and this far from the better cluster, is
 # "far" (intermittent). σ here is the baseline arms' own spread (`baseline_sigma`): a split candidate arm would
 # inflate the pooled σ and hide itself. With the pooled σ the multiple was 2 (WARN on 7.2% of no-op PRs at
@@ -149,9 +147,9 @@ class ShiftTest:
     # in the candidate's favour (two slow restarts out of three make the one good run look wild). Such a
     # row can WARN at most.
     favourable_set_aside: np.ndarray
-    worse_set_aside: np.ndarray  # ≥ 1/UNSTABLE_SHARE_INV of the candidate's runs set aside as worse: unstable, WARN at least
+    worse_set_aside: np.ndarray  # a pattern of the candidate's runs set aside as worse: unstable, WARN at least
     split_cand: np.ndarray  # the candidate's runs fall in two clusters too even to set either aside: unstable
-    # ≥ 1/UNSTABLE_SHARE_INV of the candidate's runs are worse than the baseline's median by more than the outlier
+    # A pattern of the candidate's runs are worse than the baseline's median by more than the outlier
     # limit while others are not: an intermittent regression (half the runs slow makes a split arm whose own
     # median sits between the clusters, so neither cluster is "wild" by the candidate's own median). Unstable.
     intermittent: np.ndarray
@@ -178,7 +176,7 @@ def shift_test(base_log: np.ndarray, cand_log: np.ndarray, noise: SpeedNoise, *,
     and a slow start is neither a wild run nor an intermittent regression.
     `more_runs_follow`: `gate run`'s first look, where one worse run makes the row unstable (UNSTABLE_MIN_RUNS).
     `wild_share`: the host's share of wild runs (`host_wild_share`); elsewhere a pattern of worse runs is unstable
-    only when that share makes it unlikely (PATTERN_P)."""
+    only when that share makes it unlikely (STRONG_P)."""
     yb, yc = np.asarray(base_log, dtype=float), np.asarray(cand_log, dtype=float)
     slow_b = np.zeros(yb.shape, dtype=bool)
     slow_c = np.zeros(yc.shape, dtype=bool)
@@ -203,10 +201,10 @@ def shift_test(base_log: np.ndarray, cand_log: np.ndarray, noise: SpeedNoise, *,
     favourable = (aside & better).any(axis=-1)
     def pattern(k: np.ndarray, n: np.ndarray) -> np.ndarray:  # k of the candidate's n runs worse: unstable?
         if more_runs_follow:
-            return np.asarray((k >= 1) & (k * UNSTABLE_SHARE_INV >= n))
+            return np.asarray(k >= 1)
         share = np.asarray(wild_share, dtype=float)
         unlikely = stats.binom.sf(k - 1, n, share[..., None] if share.ndim and np.ndim(k) > share.ndim else share)
-        return np.asarray((k >= UNSTABLE_MIN_RUNS) & (k * UNSTABLE_SHARE_INV >= n) & (unlikely <= PATTERN_P))
+        return np.asarray((k >= UNSTABLE_MIN_RUNS) & (unlikely <= STRONG_P))
 
     # Across jobs (three runs a side, no second look to settle it) one run in three apart is a job's or a run's
     # noise as often as a regression: the split test ran there too and WARNed on 22-55% of no-op PRs.
@@ -281,7 +279,7 @@ def standard_error(noise: SpeedNoise, a: np.ndarray | float, *, cross_job: bool)
 def spread(arms: np.ndarray, positions: np.ndarray | None = None, *, trim: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The A/B's own σ, df and kept runs: robust_sd of its arms, after a run-position term where `positions` are
     known (gate.stats.drift: drift through the job must not inflate σ). Without `trim` (`trims`: two trees without a
-    run log, fewer than MIN_RUNS_TO_TRIM runs an arm) the plain pooled SD of every run (gate.stats.outliers.plain_sd);
+    run log, fewer than MIN_RUNS_TO_CHOOSE runs an arm) the plain pooled SD of every run (gate.stats.outliers.plain_sd);
     such trees record no positions."""
     arms = np.asarray(arms, dtype=float)
     if not trim:
@@ -293,7 +291,7 @@ def trims(arms: np.ndarray, run_log: bool) -> bool:
     """Whether σ from these arms ((..., arms, runs), NaN = absent) is trimmed and slow-mode starts are looked for in
     them (gate.stats.slowmode): always where the job's run log is there (`gate run`: a later look or a re-measure
     checks what a 3-run look set aside), and otherwise (two trees by hand, judged at one look on these runs alone)
-    only when every arm has MIN_RUNS_TO_TRIM runs or more. With three runs an arm the trim and the slow-mode finder
+    only when every arm has MIN_RUNS_TO_CHOOSE runs or more. With three runs an arm the trim and the slow-mode finder
     choose among the very runs σ̂ is made of, so σ̂ comes out low (below the χ² 1% quantile 1.3% of the time with
     the trim), and one slow run in three is what the slowest of three ordinary runs looks like often enough
     (docs/statistics.md, issue 39)."""
@@ -301,7 +299,7 @@ def trims(arms: np.ndarray, run_log: bool) -> bool:
         return True
     y = np.asarray(arms, dtype=float)
     present = (~np.isnan(y)).sum(axis=-1)
-    return bool(y.size == 0 or present[present > 0].min(initial=MIN_RUNS_TO_TRIM) >= MIN_RUNS_TO_TRIM)
+    return bool(y.size == 0 or present[present > 0].min(initial=MIN_RUNS_TO_CHOOSE) >= MIN_RUNS_TO_CHOOSE)
 
 
 def joint_agreement(parts: Sequence[tuple[np.ndarray, SpeedNoise | None]],
@@ -313,7 +311,7 @@ def joint_agreement(parts: Sequence[tuple[np.ndarray, SpeedNoise | None]],
     1% only 78% of the time (the rest pooled a σ half the truth: 4.8% false FAIL per no-op PR). The metrics
     share the run effect, so their df overstate the evidence: the test then rejects more often, which only
     pools less. NaN where no part has a usable calibration. `arms` as for own_noise. `low_tail`: the p that the
-    calibration is NOT noisier than the runs (the F test's lower tail), held to AGREEMENT_LOW_P. `trim`: as for
+    calibration is NOT noisier than the runs (the F test's lower tail), held to STRONG_P. `trim`: as for
     `spread`."""
     u = d_own = d_cal = np.zeros(())
     for k, (arms, cal) in enumerate(parts):
@@ -353,7 +351,7 @@ def own_noise(arms: np.ndarray, calibration: SpeedNoise | None, *, stale: bool =
     `agreement`: the model's joint_agreement p, used in place of this metric's own F test where it is finite.
     `positions`: where each run sat in the job (gate.stats.drift.arm_positions); σ is then taken after a
     run-position term. `agreement_low`: the model's joint_agreement lower-tail p (in one job): a calibration
-    far noisier than the runs (p below AGREEMENT_LOW_P) is not pooled either. `trim`: as for `spread`.
+    far noisier than the runs (p below STRONG_P) is not pooled either. `trim`: as for `spread`.
     """
     sigma_own, df_own, _ = spread(arms, positions, trim=trim)
     ss_own = np.where(df_own > 0, np.nan_to_num(sigma_own) ** 2 * df_own, 0.0)
@@ -372,11 +370,11 @@ def own_noise(arms: np.ndarray, calibration: SpeedNoise | None, *, stale: bool =
         joint = np.asarray(agreement, dtype=float)
         own_p = np.where(usable & np.isfinite(joint), joint, own_p)
     agreement = own_p
-    pool = usable & (agreement >= AGREEMENT_P)
+    pool = usable & (agreement >= SCREEN_P)
     if agreement_low is not None:
         low = np.asarray(agreement_low, dtype=float)
-        pool = pool & ~(np.isfinite(low) & (low < AGREEMENT_LOW_P))
-        agreement = np.where(usable & np.isfinite(low) & (low < AGREEMENT_LOW_P), low, agreement)
+        pool = pool & ~(np.isfinite(low) & (low < STRONG_P))
+        agreement = np.where(usable & np.isfinite(low) & (low < STRONG_P), low, agreement)
     df = np.where(pool, df_cal + df_own, df_own)
     with np.errstate(all="ignore"):
         sigma = np.where(pool, np.sqrt((np.where(usable, sigma_cal, 0.0) ** 2 * df_cal + ss_own)
@@ -416,7 +414,7 @@ def host_wild_share(base_arms: np.ndarray | None, noise: SpeedNoise, calibration
 def across_jobs_noise(arms: np.ndarray, calibration: SpeedNoise) -> tuple[SpeedNoise, np.ndarray]:
     """The σ a row across jobs uses: the calibration's (its A/A pairs across jobs hold the job effect), with the
     within-job part raised to the sides' own σ and df where their spread is larger than the calibration's beyond
-    chance (the F test at AGREEMENT_P, `own_noise`). A calibration that understated σ (σ 2% on the host, 1% in the
+    chance (the F test at SCREEN_P, `own_noise`). A calibration that understated σ (σ 2% on the host, 1% in the
     record) made 24% of no-op PRs against a stored baseline WARN (benchmarks/verdict_power.py,
     m-cross-noop-stale-unknown). `arms` as for own_noise; returns the noise and the agreement p (NaN without one)."""
     own, code, p = own_noise(arms, calibration)

@@ -44,7 +44,7 @@ def test_a_warm_up_leak_is_found_and_set_aside():
 def test_without_drift_the_terms_are_rarely_fitted_and_sigma_keeps_its_df():
     y = _arms(np.random.default_rng(3), 4000, 4, 3)
     sigma, df, _, found = detrended_sd(y, arm_positions(4, 3))
-    assert found.mean() < 0.08  # FOUND_P 0.05
+    assert found.mean() < 0.08  # SCREEN_P 0.05
     assert np.mean(df[~found] == 8) > 0.95  # all 8 df, but where the outlier rule set a run aside
     assert math.sqrt(np.mean(sigma ** 2)) == pytest.approx(0.01, rel=0.05)
 
@@ -146,7 +146,7 @@ def test_terms_are_not_found_in_a_start_effect_the_workloads_share():
     y = _shared_arms(np.random.default_rng(11), 4000, 4, 6, shared=0.8, sigma=0.02)
     at = arm_positions(8, 6)
     assert detrended_sd(y, at)[3].mean() > 0.15  # the pooled error term alone: "drift" in a fifth of the jobs
-    assert detrended_sd(y, at, shared_starts=True)[3].mean() < 0.07  # FOUND_P 0.05
+    assert detrended_sd(y, at, shared_starts=True)[3].mean() < 0.07  # SCREEN_P 0.05
     # independent workloads: drift 0.5% a run at σ 1% is still found at 6+6
     drift = _arms(np.random.default_rng(12), 2000, 4, 6, drift=0.005)
     assert detrended_sd(drift, arm_positions(4, 6), shared_starts=True)[3].mean() > 0.99

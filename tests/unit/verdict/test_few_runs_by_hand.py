@@ -7,7 +7,7 @@ import pytest
 
 from gate.judging.compare import compare
 from gate.judging.judge import one_look_thresholds
-from gate.stats.outliers import MIN_RUNS_TO_TRIM, plain_sd
+from gate.stats.outliers import MIN_RUNS_TO_CHOOSE, plain_sd
 from gate.stats.speed import own_noise, own_runs_test, spread, trims
 
 QWEN = ("qwen3/asr_en", "qwen3/asr_zh")
@@ -25,7 +25,7 @@ def test_plain_sd_is_the_pooled_within_arm_sd_of_every_present_run():
 
 def test_trims_needs_a_run_log_or_four_runs_in_every_arm():
     three, four = np.zeros((4, 3)), np.zeros((4, 4))
-    assert MIN_RUNS_TO_TRIM == 4
+    assert MIN_RUNS_TO_CHOOSE == 4
     assert trims(three, run_log=True) and trims(four, run_log=False)
     assert not trims(three, run_log=False)
     four[1, 3] = np.nan  # one arm with 3 present runs of 4

@@ -123,10 +123,23 @@ def test_one_wild_run_in_six_is_not_unstable_two_are():
     assert two.worse_set_aside[0]
 
 
+def test_how_many_worse_runs_make_a_pattern_is_the_host_s_question_not_a_share_of_the_arm():
+    """Issue 49 removed "a third of the candidate's runs": two worse runs of nine are unstable on a host that showed
+    no wild run (they were not before, 2 < 9/3), and not on one whose runs are wild one time in ten (P 23% of two or
+    more of nine)."""
+    noise = SpeedNoise(sigma=0.01, sigma_df=40)
+    base = np.log([[100.0, 100.5, 99.5, 100.2, 99.8, 100.1, 100.3, 99.7, 100.0]])
+    two = np.log([[100.0, 100.4, 99.6, 100.1, 99.9, 100.2, 99.8, 85.0, 86.0]])
+    test = [shift_test(base, two, noise, higher_is_better=True, cross_job=False, wild_share=share)
+            for share in (0.0, 0.1)]
+    assert [int((~t.kept_cand[0]).sum()) for t in test] == [2, 2]
+    assert [bool(t.worse_set_aside[0]) for t in test] == [True, False]
+
+
 def test_two_worse_runs_of_six_are_a_pattern_only_on_a_host_whose_own_runs_are_rarely_wild():
     """Two worse runs of six make the row unstable where the calibration and the baseline's arms showed no wild run;
     where 2 of the calibration's 48 runs were set aside (2 of 54 with the baseline's), two of six are what that host
-    does (P 1.9% > PATTERN_P).
+    does (P 1.9% > STRONG_P).
     Three of six are a pattern there too; at the first look the share is not asked (more runs follow)."""
     from gate.formats.noise_model import Calibration
 
@@ -145,7 +158,7 @@ def test_two_worse_runs_of_six_are_a_pattern_only_on_a_host_whose_own_runs_are_r
                           more_runs_follow=True).worse_set_aside[0]
     share = host_wild_share(base, SpeedNoise.pooled([wild]), SpeedNoise.pooled([wild]))
     assert float(share) == pytest.approx(2 / 54)
-    # three of six: an even split, too many to set aside; the far cluster is unstable (P 0.09% ≤ PATTERN_P)
+    # three of six: an even split, too many to set aside; the far cluster is unstable (P 0.09% ≤ STRONG_P)
     assert shift_test(base, three, SpeedNoise.pooled([wild]), higher_is_better=True, cross_job=False,
                       wild_share=share).intermittent[0]
     assert not shift_test(base, two, SpeedNoise.pooled([wild]), higher_is_better=True, cross_job=False,

@@ -167,3 +167,20 @@ def test_the_architecture_check_leaves_other_text_alone():
     assert _architecture().note_text_tests(clean) == []
     gate = ROOT / "gate"
     assert [p for p in gate.rglob("*.py") if _architecture().note_text_tests(p.read_text(encoding="utf-8"))] == []
+
+
+def test_the_architecture_check_counts_each_knob_once():
+    """A number bound to a public name is a knob; a value derived from one, a private numeric and a non-verdict
+    size are not (issue 49: at most 20 in the rule)."""
+    source = ("from x import FEWEST_RUNS\nALPHA = 0.005\nLOW: float = -1.0\nCHOOSE = FEWEST_RUNS + 1\n_SCALE = 0.689\n"
+              "MAX_SESSIONS = 40\nNAMES = ('a', 'b')\ndef f():\n    INNER = 3\n")
+    assert _architecture().verdict_constants(source) == ["ALPHA", "LOW"]
+
+
+def test_the_rule_holds_at_most_twenty_knobs():
+    arch = _architecture()
+    found = [name for path in [*(ROOT / "gate" / "stats").glob("*.py"), *(ROOT / "gate" / "judging").glob("*.py"),
+                               ROOT / "gate" / "formats" / "noise_model.py"]
+             for name in arch.verdict_constants(path.read_text(encoding="utf-8"))]
+    assert "FEWEST_RUNS" in found and "MIN_CALIBRATION_DF" not in found  # the df a calibration needs is derived
+    assert len(found) <= arch.MAX_CONSTANTS
