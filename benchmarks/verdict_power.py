@@ -7,7 +7,7 @@
 Each scenario simulates whole all-model PRs (ten workloads; throughput and p95 latency gated, corpus error
 rates per utterance) under a noise model of benchmarks/power/noise.py, judged by the gate's own batched
 rule functions (benchmarks/power/simulate.py). Rates come with Wilson 95% intervals. `--validate N`
-feeds the first N PRs of every validated scenario, unchanged, to `gate.judging.compare.compare` (and the runner's
+feeds the first N PRs of every scenario run, unchanged, to `gate.judging.compare.compare` (and the runner's
 two-look plan via gate.judging.look_rule, and its re-measures) and counts what differs (benchmarks/power/validate.py).
 """
 from __future__ import annotations
