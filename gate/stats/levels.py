@@ -1,6 +1,6 @@
 """The two diagnostic levels that several rules share, each written once (issue 49: one number per idea, not one
-per rule). Without numpy: the runner states its plan in a Python that may lack it. (The one count the rules share,
-FEWEST_RUNS, is with the noise records it first decides: gate.formats.noise_model.)
+per rule). The one count the rules share, FEWEST_RUNS, is with the noise records it first decides
+(gate.formats.noise_model).
 
 - SCREEN_P: a diagnostic that only decides how σ is taken: the position terms are taken out where found
   (gate.stats.drift), and a calibration the A/B's runs disagree with is not pooled (gate.stats.speed).
