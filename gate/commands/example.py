@@ -24,7 +24,7 @@ def command(out: Path, suite_path: Path | None) -> None:
     utterances; the report counts 47 worse and 2 better, the rest being run-to-run churn); everything else differs by run-to-run noise only.
     OUT/baseline.json is OUT/baseline as a baseline file, its speed noise floor calibrated from synthetic same-commit A/A pairs, so
     `gate compare OUT/baseline.json OUT/candidate` tests speed rows against calibrated noise.
-    Same output on every call (except the files' creation times). Takes some 15 s of CPU.
+    Same output on every call (except the files' creation times). Takes some 11 s of CPU.
 
     OUT may be new, empty, or a folder `gate example` wrote before (it is replaced); any other
     existing path is refused. An interrupted run leaves OUT as it was.
