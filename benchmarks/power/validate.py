@@ -1,14 +1,14 @@
 """The simulator against the real path: the same simulated PRs, judged by `gate.judging.compare.compare`.
 
 Every scenario can be validated (issue 49: the whole matrix). For each validated PR the simulated numbers become
-`Side`s (per-run metric values and per-utterance error arrays, as a result tree gives them), the A/A calibration goes through `gate.judging.calibration.calibration_from_pairs`
-(the code `gate baseline calibrate` runs), and each model is compared on its own, as CI does: first look
-with `looks.thresholds_for(Look.FIRST)` and `look_rule.decide`, then, for extended models, the pooled 6+6 with
-`Look.POOLED` and `look_rule.decide_pooled`; a cross-job scenario is one compare at the family α against a
-baseline-kind side. Every gated row's verdict is compared with the simulator's, and so is each look's re-measure:
-the run the runner's own functions pick at the look's end (gate.judging.outliers.slow_starts_to_remeasure, then
-find_outlier against the calibration's σ, as `gate run` loads it) against the slot the simulator re-measured. Any
-difference is counted and listed.
+`Side`s (per-run metric values and per-utterance error arrays, as a result tree gives them), the A/A calibration
+goes through `gate.judging.calibration.calibration_from_pairs` (the code `gate baseline calibrate` runs), and each
+model is compared on its own, as CI does: first look with `looks.thresholds_for(Look.FIRST)` and `look_rule.decide`,
+then, for extended models, the pooled 6+6 with `Look.POOLED` and `look_rule.decide_pooled`; a cross-job scenario is
+one compare at the family α against a baseline-kind side. Every gated row's verdict is compared with the
+simulator's, and so is each look's re-measure: the run the runner's own functions pick at the look's end
+(gate.judging.outliers.slow_starts_to_remeasure, then find_outlier against the calibration's σ, as `gate run` loads
+it) against the slot the simulator re-measured. Any difference is counted and listed.
 """
 from __future__ import annotations
 
