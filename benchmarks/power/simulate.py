@@ -51,7 +51,7 @@ from gate.stats.overdispersion import (
     widened_p_arrays,
 )
 from gate.stats.quality import catastrophic_masks, sign_flip_p_batch
-from gate.stats.slowmode import deepest_slow_start, fast_mode, find_slow_starts, remeasure_depth, steady_given, whole_model_slower
+from gate.stats.slowmode import deepest_slow_start, fast_mode, find_slow_starts, on_fast_mode, remeasure_depth, whole_model_slower
 from gate.stats.slowmode import fail_blocker as slowmode_blocker
 from gate.stats.speed import (
     ADVISED_PAIRS,
@@ -589,15 +589,12 @@ def _speed_look(chunk: Chunk, rows, noises, slots, rules: Rules, *, cross_job: b
                 thr_arms = np.concatenate([np.take_along_axis(chunk.speed[w]["throughput"], slots[model], axis=2)
                                            for w in chunk.speed if w.split("/")[0] == model], axis=1)
                 model_slow[model] = find_slow_starts(thr_arms, at, higher_is_better=True)[0]
-            slow = model_slow[model]
-            steady = steady_given(model_arms, at, slow)
+            model_arms, slow, slower = on_fast_mode(model_arms, at, higher_is_better=metric == "throughput",
+                                                    slow=model_slow[model])
         elif not cross_job and trim:
-            slow, steady = find_slow_starts(model_arms, at, higher_is_better=metric == "throughput")
+            model_arms, slow, slower = on_fast_mode(model_arms, at, higher_is_better=metric == "throughput")
         if not cross_job:
-            if slow is not None:
-                model_arms = fast_mode(model_arms, slow)
-                slower = whole_model_slower(fast_mode(steady, slow), higher_is_better=metric == "throughput")
-            else:  # no slow-mode starts looked for; an escaped slow mode still bars a FAIL
+            if slow is None:  # no slow-mode starts looked for; an escaped slow mode still bars a FAIL
                 slower = whole_model_slower(model_arms, higher_is_better=metric == "throughput")
             alike = slowmode_blocker(slower, ~np.isnan(model_arms[:, 1::2]).all(axis=1), bonferroni)
         gap_sigma = baseline_sigma(model_arms[:, 0::2], None if at is None else at[0::2], trim=trim)

@@ -22,7 +22,7 @@ from gate.stats.drift import interleave_positions
 from gate.stats.levels import SCREEN_P, STRONG_P
 from gate.stats.outliers import MIN_RUNS_TO_CHOOSE
 from gate.stats.performance import ratio_policy
-from gate.stats.slowmode import fast_mode, find_slow_starts, steady_given, whole_model_slower
+from gate.stats.slowmode import fast_mode, find_slow_starts, on_fast_mode, whole_model_slower
 from gate.stats.speed import (
     ADVISED_PAIRS,
     OWN_DISAGREES,
@@ -243,13 +243,9 @@ def _set_slow_starts_aside(row: Draft, runs: _Runs, higher: bool, cross_job: boo
     if cross_job or not matches:
         return
     assert own is not None
-    if slow_starts is not None and slow_starts.shape == own.shape[:-2] + (2, own.shape[-1]):
-        slow, steady = slow_starts, steady_given(own, runs.own_at, slow_starts)
-    else:
-        slow, steady = find_slow_starts(own, runs.own_at, higher_is_better=higher)  # drift, warm-up: no slow mode
-    runs.own_arms = fast_mode(own, slow)
+    given = slow_starts if slow_starts is not None and slow_starts.shape == own.shape[:-2] + (2, own.shape[-1]) else None
+    runs.own_arms, slow, alike = on_fast_mode(own, runs.own_at, higher_is_better=higher, slow=given)
     runs.slow = slow
-    alike = whole_model_slower(fast_mode(steady, slow), higher_is_better=higher)
     row.slower_alike = (int(alike.sum()), int((~np.isnan(runs.own_arms[1::2])).all(axis=0).sum()))
     if runs.base_arms is not None and runs.base_arms.size and runs.base_arms.shape[-1] == slow.shape[-1]:
         runs.base_arms = np.where(slow[0], np.nan, runs.base_arms)

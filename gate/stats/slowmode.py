@@ -126,6 +126,20 @@ def steady_given(arms: np.ndarray, positions: np.ndarray | None, slow: np.ndarra
     return without_terms(y, positions, left_out=_per_row(slow, y.shape[-2]))
 
 
+def on_fast_mode(arms: np.ndarray, positions: np.ndarray | None, *, higher_is_better: bool,
+                 slow: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """An in-job A/B's arms ((..., 2W, runs)) judged on the fast mode: the slow-mode starts (`slow`, found on another
+    metric of the same server starts, else found here: `find_slow_starts`), the arms with them absent (`fast_mode`),
+    and the candidate runs slower in every workload beside them, on the arms less the job's position terms
+    (`whole_model_slower`). Returns (fast arms, slow (..., 2, runs), slower (..., runs)). gate.judging.speed_rows
+    calls it with one A/B, the power benchmark with B at once."""
+    if slow is None:
+        slow, steady = find_slow_starts(arms, positions, higher_is_better=higher_is_better)
+    else:
+        steady = steady_given(arms, positions, slow)
+    return fast_mode(arms, slow), slow, whole_model_slower(fast_mode(steady, slow), higher_is_better=higher_is_better)
+
+
 def fast_mode(arms: np.ndarray, slow: np.ndarray) -> np.ndarray:
     """The arms ((..., 2W, runs), as slow_mode_runs reads them) with the slow-mode runs ((..., 2, runs)) absent
     (NaN) in every workload: what σ is estimated on."""
