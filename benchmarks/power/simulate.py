@@ -32,7 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-from gate.formats.noise_model import MIN_CALIBRATION_DF
+from gate.formats.noise_model import MIN_CALIBRATION_DF, sigma_usable
 from gate.formats.reasons import UNSTABLE, CannotFail
 from gate.formats.report import COMOVING_SUFFIX
 from gate.judging import eligibility, few_sessions, floors, freshness, rule, sensitivity
@@ -523,8 +523,8 @@ def _runner_sigma(chunk: Chunk, batch: int) -> dict:
             cal = None if known_stale else speed_calibration(chunk.cal_speed, [w.workload_id], metric,
                                                             chunk.cross_job_calibration, chunk.cal_nights)
             sigma = np.zeros(batch)
-            if cal is not None:  # Calibration.usable
-                usable = (np.asarray(cal.sigma_df) >= MIN_CALIBRATION_DF) & np.isfinite(cal.sigma)
+            if cal is not None:
+                usable = sigma_usable(np.asarray(cal.sigma), np.asarray(cal.sigma_df))
                 sigma = np.where(usable, flag_sigma(cal.sigma, cal.sigma_df), 0.0)
             out[(w.workload_id, metric)] = np.broadcast_to(sigma, (batch,))
     return out

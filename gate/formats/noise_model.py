@@ -26,6 +26,12 @@ FEWEST_RUNS = 3
 MIN_CALIBRATION_DF = 2 * (FEWEST_RUNS - 1)
 
 
+def sigma_usable(sigma: Any, df: Any) -> Any:
+    """Whether a σ may be used: finite, on MIN_CALIBRATION_DF degrees of freedom or more. Elementwise on numpy arrays
+    (the power benchmark's batches) as on numbers, without importing numpy."""
+    return (df >= MIN_CALIBRATION_DF) & (abs(sigma) < math.inf)
+
+
 @dataclass(frozen=True)
 class Calibration:
     """Run-to-run noise of ln(metric) for one workload × metric, from same-commit (A/A) repeats.
@@ -60,7 +66,7 @@ class Calibration:
 
     @property
     def usable(self) -> bool:
-        return self.df >= MIN_CALIBRATION_DF and math.isfinite(self.sigma)
+        return bool(sigma_usable(self.sigma, self.df))
 
     @property
     def pairs(self) -> int:

@@ -52,7 +52,7 @@ from typing import Any, Sequence, cast
 import numpy as np
 from scipy import stats
 
-from gate.formats.noise_model import MIN_CALIBRATION_DF, Calibration
+from gate.formats.noise_model import MIN_CALIBRATION_DF, Calibration, sigma_usable
 from gate.stats.drift import detrended_sd
 from gate.stats.levels import SCREEN_P, STRONG_P
 from gate.stats.outlier_rule import OUTLIER_MIN_REL
@@ -113,7 +113,7 @@ class SpeedNoise:
 
     @property
     def usable(self) -> bool:
-        return self.sigma_df >= MIN_CALIBRATION_DF and math.isfinite(self.sigma)
+        return bool(sigma_usable(self.sigma, self.sigma_df))
 
     @classmethod
     def pooled(cls, calibrations: Sequence[Calibration]) -> "SpeedNoise | None":
