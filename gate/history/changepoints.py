@@ -29,7 +29,8 @@ from functools import lru_cache
 from typing import Sequence
 
 import numpy as np
-from scipy import stats
+
+from gate.stats.distributions import norm_sf, t_ppf, t_sf
 
 DEFAULT_WINDOW = 30  # nights analysed at most (Otava uses 50; 30 keeps the per-night cost tiny)
 DEFAULT_MIN_SIZE = 3  # nights on the new level before a change point can be reported
@@ -104,7 +105,7 @@ def student_p(before: np.ndarray, after: np.ndarray) -> float:
     if pooled <= 1e-24:
         return 1.0 if abs(shift) <= 1e-12 else 0.0
     t = shift / math.sqrt(pooled * (1 / n1 + 1 / n2))
-    return float(2 * stats.t.sf(abs(t), n1 + n2 - 2))
+    return float(2 * t_sf(abs(t), n1 + n2 - 2))
 
 
 def robust_scale(x: np.ndarray) -> float:
@@ -173,7 +174,7 @@ def rank_sum_p(before: np.ndarray, after: np.ndarray) -> float:
     if var <= 0:
         return 1.0
     z = (abs(u - n1 * n2 / 2) - 0.5) / math.sqrt(var)
-    return float(min(1.0, 2 * stats.norm.sf(max(z, 0.0))))
+    return float(min(1.0, 2 * norm_sf(max(z, 0.0))))
 
 
 @lru_cache(maxsize=512)
@@ -219,7 +220,7 @@ def _mean_ci(before: np.ndarray, after: np.ndarray) -> tuple[float, float]:
     n1, n2 = len(before), len(after)
     dof = n1 + n2 - 2
     pooled = ((n1 - 1) * before.var(ddof=1) + (n2 - 1) * after.var(ddof=1)) / dof if dof > 0 else 0.0
-    half = float(stats.t.ppf(0.975, max(dof, 1)) * math.sqrt(pooled * (1 / n1 + 1 / n2)))
+    half = float(t_ppf(0.975, max(dof, 1)) * math.sqrt(pooled * (1 / n1 + 1 / n2)))
     shift = float(after.mean() - before.mean())
     return shift - half, shift + half
 

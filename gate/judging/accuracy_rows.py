@@ -6,7 +6,6 @@ import math
 from dataclasses import dataclass, replace
 
 import numpy as np
-from scipy import stats
 
 from gate.formats.config import MetricSpec, Suite, Workload
 from gate.formats.noise_model import Dispersion
@@ -26,6 +25,7 @@ from gate.formats.verdict import Verdict
 from gate.judging import eligibility, few_sessions, floors, next_steps
 from gate.judging.draft import Draft, OwnChurn, plain_delta
 from gate.reading.side import MeasureSamples, WorkloadSide
+from gate.stats.distributions import t_isf
 from gate.stats.overdispersion import OWN_MIN_DF, group_spread, group_test, own_runs, run_permutation_p, widened_p
 from gate.stats.quality import CATASTROPHIC_MIN_JUMP, paired_quality_test, sign_flip_p
 from gate.stats.thresholds import Thresholds
@@ -177,7 +177,7 @@ def _group_row(row: Draft, paired: _Paired, test, group: np.ndarray, dispersion:
     if math.isfinite(p):
         out.p_value, out.se, out.df = p, se / total_ref, int(df)
         out.p_exact = float(run_permutation_p(b_runs, c_runs))  # a FAIL needs it too (gate.judging.compare)
-        half = float(stats.t.isf(0.025, max(df, 1.0))) * se / total_ref
+        half = float(t_isf(0.025, max(df, 1.0))) * se / total_ref
         out.ci, out.ci_kind = (delta - half, delta + half), "delta_abs"
         out.method = (f"t on the group's total errors against their own run-to-run spread (A/A df {dispersion.group_df}"
                       f" + own runs df {own_df}; a FAIL also needs the runs' exact permutation p, {out.p_exact:.2g}) "

@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from scipy import stats
 
 from gate.formats import duet_log
 from gate.formats.config import MetricSpec
@@ -25,6 +24,7 @@ from gate.formats.report import Basis
 from gate.formats.verdict import Verdict
 from gate.judging.draft import Draft, plain_delta
 from gate.reading.side import WorkloadSide
+from gate.stats.distributions import t_ppf, t_sf
 
 FILE = duet_log.FILE  # gate.formats.duet_log owns it (the runner writes it; the judge reads it)
 
@@ -102,7 +102,7 @@ def session_test(means: np.ndarray, higher_is_better: bool | np.ndarray) -> Sess
     se = sd / math.sqrt(k)
     worse = np.where(higher_is_better, -difference, difference)
     with np.errstate(all="ignore"):
-        p = np.where(se > 0, stats.t.sf(worse / se, k - 1), np.where(worse > 0, 0.0, 1.0))
+        p = np.where(se > 0, t_sf(worse / se, k - 1), np.where(worse > 0, 0.0, 1.0))
     return SessionTest(difference=difference, se=se, sd=sd, worse=worse, p=p, df=k - 1)
 
 
@@ -138,7 +138,7 @@ def judge_duet_speed(row: Draft, metric: MetricSpec, facts: SessionFacts | None)
         return
     found = session_test(np.array(facts.means), metric.higher_is_better)  # the one session test, B = 1
     worse, p = float(found.worse), float(found.p)
-    half = float(stats.t.ppf(0.975, facts.df)) * facts.se
+    half = float(t_ppf(0.975, facts.df)) * facts.se
     row.floor_rel = metric.floor_rel or 0.0
     row.basis = Basis.CALIBRATED
     row.p_value, row.ci, row.ci_kind = p, (math.exp(facts.difference - half), math.exp(facts.difference + half)), "ratio"

@@ -7,8 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
 
+from gate.stats.distributions import chi2_ppf, norm_cdf, norm_isf, norm_ppf, t_isf
 from gate.stats.speed import POWER, SENSITIVITY_FACTOR, mde
 
 
@@ -30,7 +30,7 @@ def sensitivity(se: np.ndarray, df: np.ndarray | None, floor: np.ndarray, tested
         if family == "speed":
             size = mde(se, df if df is not None else np.nan, level)
         else:
-            size = (stats.norm.isf(level) + stats.norm.ppf(POWER)) * np.asarray(se, dtype=float)
+            size = (norm_isf(level) + norm_ppf(POWER)) * np.asarray(se, dtype=float)
         floor = np.asarray(floor, dtype=float)
         blind = tested & np.isfinite(size) & (floor > 0) & (size > SENSITIVITY_FACTOR * floor)
     return Sensitivity(mde=np.asarray(size, dtype=float), blind=blind, level=level)
@@ -60,12 +60,12 @@ def detects(se: np.ndarray, df: np.ndarray, level: np.ndarray | float, own_se: n
         low, high = np.zeros(se.shape), threshold.max(axis=(-2, -1)) + 4 * np.where(known, se, 1.0)
         for _ in range(40):  # bisection: the joint power rises with δ
             mid = (low + high) / 2
-            short = stats.norm.cdf((mid[..., None, None] - threshold) / scale).mean(axis=(-2, -1)) < POWER
+            short = norm_cdf((mid[..., None, None] - threshold) / scale).mean(axis=(-2, -1)) < POWER
             low, high = np.where(short, mid, low), np.where(short, high, mid)
     return np.where(known, np.expm1((low + high) / 2), np.nan)
 
 
 def _cut(se: np.ndarray, df: np.ndarray, level: np.ndarray | float) -> np.ndarray:
     """(B, rows, K): the difference a one-sided t test at `level` needs, at each quantile of its σ estimate."""
-    spread = np.sqrt(stats.chi2.ppf(_SPREAD_QUANTILES, df[..., None]) / df[..., None])
-    return (stats.t.isf(level, df) * se)[..., None] * spread
+    spread = np.sqrt(chi2_ppf(_SPREAD_QUANTILES, df[..., None]) / df[..., None])
+    return (t_isf(level, df) * se)[..., None] * spread

@@ -22,8 +22,8 @@ from __future__ import annotations
 from collections import OrderedDict
 
 import numpy as np
-from scipy import stats
 
+from gate.stats.distributions import f_sf
 from gate.stats.levels import SCREEN_P
 from gate.stats.outliers import robust_sd
 
@@ -124,7 +124,7 @@ def _detrended_sd(log_values: np.ndarray, positions: np.ndarray,
             wider = (df_start > 0) & (ms_start > error)
             error, error_df = np.where(wider, ms_start, error), np.where(wider, df_start, error_df)
         f = ((ss_raw - ss_fit) / TERMS) / error
-        p = np.where((error_df > 0) & (ss_fit > 0), stats.f.sf(f, TERMS, np.maximum(error_df, 1)), 1.0)
+        p = np.where((error_df > 0) & (ss_fit > 0), f_sf(f, TERMS, np.maximum(error_df, 1)), 1.0)
     found = p <= SCREEN_P
     sigma_raw, df_raw, kept_raw = robust_sd(y)
     with np.errstate(all="ignore"):

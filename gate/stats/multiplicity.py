@@ -11,7 +11,6 @@ import math
 from typing import Sequence
 
 import numpy as np
-from scipy import stats
 
 
 def _family(pvalues: Sequence[float | None]) -> tuple[list[int], np.ndarray]:
@@ -38,12 +37,10 @@ def holm(pvalues: Sequence[float | None]) -> list[float | None]:
 
 
 def benjamini_hochberg(pvalues: Sequence[float | None]) -> list[float | None]:
-    """Benjamini-Hochberg q-values (scipy.stats.false_discovery_control, method 'bh')."""
+    """Benjamini-Hochberg q-values (`bh_array` on the family: scipy.stats.false_discovery_control's arithmetic)."""
     index, values = _family(pvalues)
     adjusted: list[float | None] = [None] * len(pvalues)
-    if len(values) == 0:
-        return adjusted
-    for position, q in zip(index, stats.false_discovery_control(values, method="bh"), strict=True):
+    for position, q in zip(index, bh_array(values), strict=True):
         adjusted[position] = float(q)
     return adjusted
 
@@ -68,14 +65,15 @@ def holm_array(pvalues: np.ndarray) -> np.ndarray:
 
 
 def bh_array(pvalues: np.ndarray) -> np.ndarray:
-    """Benjamini-Hochberg q-values along the last axis of a batch; NaN entries stay NaN (as `benjamini_hochberg`)."""
+    """Benjamini-Hochberg q-values along the last axis of a batch (scipy.stats.false_discovery_control's numbers);
+    NaN entries stay NaN."""
     p = np.asarray(pvalues, dtype=float)
     missing = np.isnan(p)
     m = (~missing).sum(axis=-1, keepdims=True)
     order = np.argsort(np.where(missing, np.inf, p), axis=-1, kind="stable")
     ranked = np.take_along_axis(p, order, axis=-1)
     rank = np.arange(1, p.shape[-1] + 1)
-    scaled = np.where(np.isnan(ranked), np.inf, ranked * m / rank)
+    scaled = np.where(np.isnan(ranked), np.inf, ranked * (m / rank))  # p·(m/i), as scipy.stats computes it
     scaled = np.minimum(np.minimum.accumulate(scaled[..., ::-1], axis=-1)[..., ::-1], 1.0)
     out = np.empty_like(p)
     np.put_along_axis(out, order, scaled, axis=-1)

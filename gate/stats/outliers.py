@@ -30,9 +30,9 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
-from scipy import stats
 
 from gate.formats.noise_model import FEWEST_RUNS
+from gate.stats.distributions import chi2_ppf
 from gate.stats.outlier_rule import OUTLIER_MIN_REL, OUTLIER_SIGMAS
 
 # Arms of fewer runs than this give σ only untrimmed (plain_sd) where nothing but those runs carries σ and no later
@@ -69,7 +69,7 @@ def _chi2_low(df: np.ndarray) -> np.ndarray:
         _CHI2_LOW.clear()
     missing = [v for v in values.tolist() if v not in _CHI2_LOW]
     if missing:
-        _CHI2_LOW.update(zip(missing, stats.chi2.ppf(FLAG_SIGMA_QUANTILE, np.asarray(missing)).tolist(), strict=True))
+        _CHI2_LOW.update(zip(missing, chi2_ppf(FLAG_SIGMA_QUANTILE, np.asarray(missing)).tolist(), strict=True))
     low = np.asarray([_CHI2_LOW[v] for v in values.tolist()], dtype=float)
     return low[where].reshape(df.shape)
 

@@ -59,9 +59,9 @@ from typing import Sequence
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy import stats
 
 from gate.formats.noise_model import FEWEST_RUNS, Dispersion
+from gate.stats.distributions import chi2_sf, t_sf
 
 # An utterance co-moves when its errors changed within at least FEWEST_RUNS arms and another such utterance's
 # run-to-run deviations correlate with its own at COMOVE_MIN_CORR or more. Two independent coin-flip churners reach
@@ -182,7 +182,7 @@ def widened_p_arrays(total: ArrayLike, units_var: ArrayLike, excess: ArrayLike, 
     with np.errstate(all="ignore"):
         z = np.where(var > 0, total / np.sqrt(np.where(var > 0, var, 1.0)), 0.0)
         df_eff = np.where(extra > 0, var ** 2 / (extra ** 2 / np.maximum(df, 0.5)), np.inf)
-        return np.where(var > 0, stats.t.sf(z, df_eff), 1.0)
+        return np.where(var > 0, t_sf(z, df_eff), 1.0)
 
 
 def comovement_p(ss_total: ArrayLike, ss_units: ArrayLike, df: ArrayLike) -> np.ndarray:
@@ -196,7 +196,7 @@ def comovement_p(ss_total: ArrayLike, ss_units: ArrayLike, df: ArrayLike) -> np.
     with np.errstate(all="ignore"):
         x = np.where(used, total / np.where(used, units, 1.0) * d, 0.0).sum(axis=-1)
     dof = np.where(used, d, 0.0).sum(axis=-1)
-    return np.asarray(np.where(dof > 0, stats.chi2.sf(x, np.maximum(dof, 1.0)), np.nan))
+    return np.asarray(np.where(dof > 0, chi2_sf(x, np.maximum(dof, 1.0)), np.nan))
 
 
 def hidden_split_p(base_runs: int, cand_runs: int) -> float:
@@ -229,7 +229,7 @@ def group_test(shift: ArrayLike, own_ss: ArrayLike, own_df: ArrayLike, aa_ss: Ar
     t_shift = np.asarray(shift, dtype=float)
     with np.errstate(all="ignore"):
         se = np.sqrt(np.where(dof > 0, total_ss / np.where(dof > 0, dof, 1.0), np.nan) * a)
-        p = np.where(dof > 0, np.where(se > 0, stats.t.sf(t_shift / np.where(se > 0, se, 1.0), np.maximum(dof, 1.0)),
+        p = np.where(dof > 0, np.where(se > 0, t_sf(t_shift / np.where(se > 0, se, 1.0), np.maximum(dof, 1.0)),
                                        np.where(t_shift > 0, 0.0, 1.0)), np.nan)
     return np.asarray(p), np.asarray(se), dof
 

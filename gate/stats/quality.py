@@ -21,7 +21,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import signal, stats
+
+from gate.stats.distributions import binom_half_pmf, binom_sf
 
 CATASTROPHIC_RATE = 0.5
 # A newly catastrophic utterance must also have jumped: the candidate's best run has at least this many more
@@ -124,12 +125,18 @@ def _exact_sign_flip(values: np.ndarray) -> float:
     pmf = np.ones(1)
     for v, m in zip(*np.unique(magnitudes, return_counts=True), strict=True):
         spread = np.zeros(int(m) * int(v) + 1)
-        spread[:: int(v)] = stats.binom.pmf(np.arange(m + 1), m, 0.5)
-        pmf = signal.fftconvolve(pmf, spread) if len(pmf) * len(spread) > 50_000 else np.convolve(pmf, spread)
+        spread[:: int(v)] = binom_half_pmf(int(m))
+        pmf = _fftconvolve(pmf, spread) if len(pmf) * len(spread) > 50_000 else np.convolve(pmf, spread)
     pmf = np.clip(pmf, 0.0, None)
     threshold = (observed + total) // 2  # T >= observed  <=>  U >= (observed + S) / 2 (same parity)
     p = float(pmf[threshold:].sum() / pmf.sum())
     return min(1.0, max(p, 0.0))
+
+
+def _fftconvolve(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    from scipy.signal import fftconvolve  # here: scipy.signal takes ~1 s to import; few rows are this big
+
+    return np.asarray(fftconvolve(a, b))
 
 
 def _random_sign_flip(nonzero: np.ndarray, n_flips: int, seed: int) -> float:
@@ -192,7 +199,7 @@ def _catastrophic(base: np.ndarray, cand: np.ndarray, n_ref: np.ndarray,
     fixed = fixed[np.argsort(change[fixed], kind="stable")]
     if len(new) + len(fixed) == 0:
         return (), (), None
-    p = stats.binomtest(len(new), len(new) + len(fixed), 0.5, alternative="greater").pvalue
+    p = binom_sf(len(new) - 1, len(new) + len(fixed), 0.5)  # the sign test: P(at least this many new of the changed)
     return tuple(int(i) for i in new), tuple(int(i) for i in fixed), float(p)
 
 

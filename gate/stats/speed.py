@@ -50,9 +50,9 @@ from dataclasses import dataclass
 from typing import Any, Sequence, cast
 
 import numpy as np
-from scipy import stats
 
 from gate.formats.noise_model import MIN_CALIBRATION_DF, Calibration, sigma_usable
+from gate.stats.distributions import binom_sf, f_cdf, f_sf, t_isf, t_ppf, t_sf
 from gate.stats.drift import detrended_sd
 from gate.stats.levels import SCREEN_P, STRONG_P
 from gate.stats.outlier_rule import OUTLIER_MIN_REL
@@ -159,7 +159,7 @@ class ShiftTest:
 
     def ratio_ci(self, higher_is_better: bool, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
         """Two-sided CI of the ratio candidate / baseline (natural direction)."""
-        half = stats.t.ppf(0.5 + level / 2, self.df) * self.se
+        half = t_ppf(0.5 + level / 2, self.df) * self.se
         shift = -self.worse if higher_is_better else self.worse
         return np.exp(shift - half), np.exp(shift + half)
 
@@ -194,7 +194,7 @@ def shift_test(base_log: np.ndarray, cand_log: np.ndarray, noise: SpeedNoise, *,
     worse = -shift if higher_is_better else shift
     se, df = standard_error(noise, 1 / nb + 1 / nc, cross_job=cross_job)
     with np.errstate(all="ignore"):
-        p = np.where(se > 0, stats.t.sf(worse / np.where(se > 0, se, 1.0), df), np.where(worse > 0, 0.0, 1.0))
+        p = np.where(se > 0, t_sf(worse / np.where(se > 0, se, 1.0), df), np.where(worse > 0, 0.0, 1.0))
         kept_mean = np.where(kc, yc, 0.0).sum(axis=-1, keepdims=True) / nc[..., None]
         better = (yc > kept_mean) if higher_is_better else (yc < kept_mean)
     aside = ~kc & ~np.isnan(yc)
@@ -203,7 +203,7 @@ def shift_test(base_log: np.ndarray, cand_log: np.ndarray, noise: SpeedNoise, *,
         if more_runs_follow:
             return np.asarray(k >= 1)
         share = np.asarray(wild_share, dtype=float)
-        unlikely = stats.binom.sf(k - 1, n, share[..., None] if share.ndim and np.ndim(k) > share.ndim else share)
+        unlikely = binom_sf(k - 1, n, share[..., None] if share.ndim and np.ndim(k) > share.ndim else share)
         return np.asarray((k >= UNSTABLE_MIN_RUNS) & (unlikely <= STRONG_P))
 
     # Across jobs (three runs a side, no second look to settle it) one run in three apart is a job's or a run's
@@ -336,7 +336,7 @@ def _agreement_p(ratio: np.ndarray, df_own: np.ndarray, df_cal: np.ndarray, low_
     calibrated: a stale calibration), or with `low_tail` its lower tail (the calibration noisier than the runs:
     an A/A measured with slow-mode starts in it, issue 36)."""
     d_own, d_cal = np.maximum(np.asarray(df_own, dtype=float), 1), np.maximum(np.asarray(df_cal, dtype=float), 1)
-    tail = stats.f.cdf if low_tail else stats.f.sf
+    tail = f_cdf if low_tail else f_sf
     return np.asarray(tail(ratio, d_own, d_cal), dtype=float)
 
 
@@ -455,5 +455,5 @@ def mde(se: np.ndarray | float, df: np.ndarray | float, alpha: np.ndarray | floa
     """The relative worsening a one-sided t test at level `alpha` catches with POWER, for this SE and df."""
     se, df = np.asarray(se, dtype=float), np.asarray(df, dtype=float)
     with np.errstate(all="ignore"):
-        shift = (stats.t.isf(alpha, df) + stats.t.ppf(POWER, df)) * se
+        shift = (t_isf(alpha, df) + t_ppf(POWER, df)) * se
     return np.where(np.isfinite(shift) & (df > 0), np.expm1(shift), np.nan)
