@@ -21,7 +21,7 @@ class CannotFail(StrEnum):
     # speed: the runs
     BETTER_RUN_SET_ASIDE = "better_run_set_aside"  # a candidate run better than the others was set aside
     WORSE_RUNS_SET_ASIDE = "worse_runs_set_aside"  # unstable: candidate runs set aside as worse
-    RUNS_SPLIT = "runs_split"  # unstable: the candidate's runs fall in two clusters
+    RUNS_SPLIT = "runs_split"  # no longer given (issue 49's third ablation pass); older reports still read it
     INTERMITTENT = "intermittent"  # unstable: some candidate runs far worse than the baseline's median, others not
     OWN_RUNS_DO_NOT_CONFIRM = "own_runs_do_not_confirm"  # the A/B's own runs alone do not reach the level
     SLOWER_ALIKE = "slower_alike"  # candidate runs with every workload slower alike: a whole-server slowdown
@@ -34,7 +34,7 @@ class CannotFail(StrEnum):
     FEW_DUET_SESSIONS = "few_duet_sessions"  # fewer duet sessions than a FAIL needs (gate.formats.noise_model.FEWEST_RUNS)
 
 
-UNSTABLE = (CannotFail.WORSE_RUNS_SET_ASIDE, CannotFail.RUNS_SPLIT, CannotFail.INTERMITTENT)
+UNSTABLE = (CannotFail.WORSE_RUNS_SET_ASIDE, CannotFail.RUNS_SPLIT, CannotFail.INTERMITTENT)  # the kinds a report may name
 
 
 class WarnCause(StrEnum):

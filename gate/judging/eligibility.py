@@ -35,14 +35,13 @@ def speed_noise_blockers(has_noise: np.ndarray, usable: np.ndarray, fewest_runs:
             CannotFail.FEW_CROSS_PAIRS: has_noise & cross_job & (np.asarray(cross_pairs) < ADVISED_PAIRS)}
 
 
-def speed_run_blockers(favourable_set_aside: np.ndarray, worse_set_aside: np.ndarray, split: np.ndarray,
+def speed_run_blockers(favourable_set_aside: np.ndarray, worse_set_aside: np.ndarray,
                        intermittent: np.ndarray) -> dict[CannotFail, np.ndarray]:
     """What the shift test saw in a speed row's runs (gate.stats.speed.shift_test): a better candidate run set aside,
     and, named once in this order, the candidate's runs unstable (reasons.UNSTABLE: the row WARNs at least)."""
-    worse, split = np.asarray(worse_set_aside, dtype=bool), np.asarray(split, dtype=bool)
+    worse = np.asarray(worse_set_aside, dtype=bool)
     return {CannotFail.BETTER_RUN_SET_ASIDE: np.asarray(favourable_set_aside, dtype=bool),
-            CannotFail.WORSE_RUNS_SET_ASIDE: worse, CannotFail.RUNS_SPLIT: split & ~worse,
-            CannotFail.INTERMITTENT: np.asarray(intermittent, dtype=bool) & ~worse & ~split}
+            CannotFail.WORSE_RUNS_SET_ASIDE: worse, CannotFail.INTERMITTENT: np.asarray(intermittent, dtype=bool) & ~worse}
 
 
 def speed_confirmation_blockers(p: np.ndarray, p_own: np.ndarray, alike: np.ndarray, *, alpha: float,

@@ -320,10 +320,9 @@ def _test_shift(row: Draft, metric: MetricSpec, runs: _Runs, noise: SpeedNoise, 
         p_own, se_own, df_own = own_runs_test(log_b, log_c, runs.own_arms, higher_is_better=higher,
                                               positions=runs.own_at, trim=runs.trim)
         row.p_own, row.own_se_df = float(p_own[0]), (float(se_own[0]), float(df_own[0]))
-    found = eligibility.speed_run_blockers(test.favourable_set_aside, test.worse_set_aside, test.split_cand,
-                                           test.intermittent)
+    found = eligibility.speed_run_blockers(test.favourable_set_aside, test.worse_set_aside, test.intermittent)
     row.blockers += tuple(reason for reason, mask in found.items() if mask[0])
-    if any(found[reason][0] for reason in UNSTABLE):
+    if any(mask[0] for reason, mask in found.items() if reason in UNSTABLE):
         row.unstable = True
     runs.kept = (test.kept_base[0], test.kept_cand[0])
 

@@ -9,7 +9,7 @@ log scale σ lives on: a relative distance (e^d − 1) is lopsided at large σ (
 midpoint of the two middle runs) is what the runner uses too: the lower median put an intermittent regression's
 centre in the fast cluster and hid half its slow runs. When flagging would leave an arm with fewer than
 FEWEST_RUNS − 1 runs (two: a spread), nothing is flagged in it (two clusters of equal size: neither is "the" wild
-one) and the caller learns from `split_arms` that the arm disagrees with itself.
+one; a worse cluster is what gate.stats.speed's intermittent test finds).
 
 `robust_sd` is the scale-free σ of a set of arms: an iterated 5σ trim about each arm's median, started
 from a robust scale (the median absolute deviation from the arm medians), so neither a fixed window (the
@@ -125,20 +125,6 @@ def _flags(y: np.ndarray, distance: np.ndarray, sigma: float | np.ndarray) -> np
     flagged = present & (n >= FEWEST_RUNS) & (distance > limit)
     enough = (n - flagged.sum(axis=-1, keepdims=True)) >= FEWEST_RUNS - 1
     return np.asarray(flagged & enough)
-
-
-def split_arms(log_values: np.ndarray, sigma: float | np.ndarray = 0.0) -> np.ndarray:
-    """Arms (batch axes) with runs beyond the limit that were all kept because too few would remain."""
-    y = np.asarray(log_values, dtype=float)
-    if y.shape[-1] == 0:
-        return np.zeros(y.shape[:-1], dtype=bool)
-    present = ~np.isnan(y)
-    with np.errstate(all="ignore"):
-        distance = np.abs(y - _median(y))
-    limit = log_limit(sigma)
-    limit = limit[..., None] if limit.ndim else limit
-    beyond = present & (present.sum(axis=-1, keepdims=True) >= FEWEST_RUNS) & (distance > limit)
-    return np.asarray(beyond.any(axis=-1) & ~flag_runs(y, sigma).any(axis=-1))
 
 
 def mad_sigma(log_values: np.ndarray) -> np.ndarray:

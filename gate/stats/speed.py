@@ -56,7 +56,7 @@ from gate.stats.distributions import binom_sf, f_cdf, f_sf, t_isf, t_ppf, t_sf
 from gate.stats.drift import detrended_sd
 from gate.stats.levels import SCREEN_P, STRONG_P
 from gate.stats.outlier_rule import OUTLIER_MIN_REL
-from gate.stats.outliers import MIN_RUNS_TO_CHOOSE, flag_runs, flag_sigma, plain_sd, robust_sd, split_arms
+from gate.stats.outliers import MIN_RUNS_TO_CHOOSE, flag_runs, flag_sigma, plain_sd, robust_sd
 
 # A/A pairs the docs advise per runner class: the job-to-job spread a speed row across jobs WARNs on.
 ADVISED_PAIRS = 3
@@ -148,7 +148,6 @@ class ShiftTest:
     # row can WARN at most.
     favourable_set_aside: np.ndarray
     worse_set_aside: np.ndarray  # a pattern of the candidate's runs set aside as worse: unstable, WARN at least
-    split_cand: np.ndarray  # the candidate's runs fall in two clusters too even to set either aside: unstable
     # A pattern of the candidate's runs are worse than the baseline's median by more than the outlier
     # limit while others are not: an intermittent regression (half the runs slow makes a split arm whose own
     # median sits between the clusters, so neither cluster is "wild" by the candidate's own median). Unstable.
@@ -214,7 +213,7 @@ def shift_test(base_log: np.ndarray, cand_log: np.ndarray, noise: SpeedNoise, *,
     return ShiftTest(worse=worse, worse_rel=np.expm1(worse), se=se, df=df, p=p, kept_base=kb, kept_cand=kc,
                      favourable_set_aside=favourable,
                      worse_set_aside=pattern((aside & ~better).sum(axis=-1), (~np.isnan(yc)).sum(axis=-1)),
-                     split_cand=split_arms(yc, wild), intermittent=intermittent,
+                     intermittent=intermittent,
                      slow_mode_base=slow_b.sum(axis=-1), slow_mode_cand=slow_c.sum(axis=-1))
 
 

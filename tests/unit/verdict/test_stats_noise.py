@@ -8,7 +8,7 @@ import pytest
 from scipy import stats
 
 from gate.formats.reasons import CannotFail, WarnCause
-from gate.stats.outliers import flag_runs, outlier_limit, robust_sd, split_arms
+from gate.stats.outliers import flag_runs, outlier_limit, robust_sd
 from gate.stats.performance import calibrate
 from gate.stats.speed import (
     OWN_DISAGREES,
@@ -75,13 +75,14 @@ def test_calibration_at_large_sigma_is_not_truncated():
 
 def test_outlier_rule_uses_the_plain_median_and_keeps_even_clusters():
     """Half the runs +12%: the lower median sat in the fast cluster and flagged the slow half; the plain
-    median flags neither, and the arm is reported split (the row is unstable)."""
+    median flags neither, and the intermittent test names the slow half (the row is unstable)."""
     y = np.log([1.0, 1.12, 1.0, 1.12, 1.0, 1.12])
     assert not flag_runs(y, 0.01).any()
-    assert split_arms(y, 0.01)
+    base = np.log([[1.0, 1.002, 0.998, 1.001, 0.999, 1.0]])
+    assert shift_test(base, y[None], SpeedNoise(sigma=0.01, sigma_df=40), higher_is_better=False,
+                      cross_job=False, gap_sigma=baseline_sigma(base[:, None, :])).intermittent[0]
     one_slow = np.log([1.0, 1.0, 0.88])
     assert flag_runs(one_slow, 0.01).tolist() == [False, False, True]
-    assert not split_arms(one_slow, 0.01)
     assert not flag_runs(np.log([1.0, 1.0, 0.98]), 0.001).any()  # 2% is never wild (3% floor)
 
 
@@ -190,7 +191,7 @@ def test_half_the_runs_slow_is_intermittent_a_constant_change_is_not():
     gap_sigma = baseline_sigma(base[:, None, :])  # one baseline arm of six runs
     assert float(gap_sigma[0]) < 0.01
     test = shift_test(base, split, noise, higher_is_better=False, cross_job=False, gap_sigma=gap_sigma)
-    assert not test.split_cand[0] and not test.worse_set_aside[0]
+    assert not test.worse_set_aside[0]
     assert test.intermittent[0]
     assert not shift_test(base, split, noise, higher_is_better=False, cross_job=False).intermittent[0]
     # across jobs (three runs a side, no second look) the split is not tested: one run in three apart is noise
