@@ -613,8 +613,7 @@ def _speed_look(chunk: Chunk, rows, noises, slots, rules: Rules, *, cross_job: b
         own_se.append(se_own)
         own_df.append(df_own)
         # the facts to the judge's rule (gate.judging.eligibility, which speed_rows and compare call)
-        shaky = eligibility.speed_run_blockers(test.favourable_set_aside, test.worse_set_aside, test.split_cand,
-                                               test.intermittent)
+        shaky = eligibility.speed_run_blockers(test.favourable_set_aside, test.worse_set_aside, test.intermittent)
         blocked = eligibility.cannot_fail(
             eligibility.speed_noise_blockers(np.ones(batch, bool), np.asarray(noise.sigma_df) >= MIN_CALIBRATION_DF,
                                              np.asarray(y.shape[-1]), np.asarray(noise.cross_pairs), cross_job=cross_job),
@@ -622,7 +621,7 @@ def _speed_look(chunk: Chunk, rows, noises, slots, rules: Rules, *, cross_job: b
                 test.p, p_own, alike, alpha=alpha,
                 own_level=eligibility.own_runs_level(alpha, speed_rows_of[model], bonferroni)))
         can_fail.append(np.broadcast_to(~blocked, test.p.shape))
-        unstable.append(np.logical_or.reduce([shaky[reason] for reason in UNSTABLE]))
+        unstable.append(np.logical_or.reduce([mask for reason, mask in shaky.items() if reason in UNSTABLE]))
         se.append(test.se)
         df.append(np.broadcast_to(test.df, test.p.shape))
     return {"p": np.stack(p, 1), "above": np.stack(above, 1), "half": np.stack(half, 1),
