@@ -32,7 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-from gate.formats.noise_model import MIN_CALIBRATION_DF, sigma_usable
+from gate.formats.noise_model import MIN_CALIBRATION_DF, churn_widens, sigma_usable
 from gate.formats.reasons import UNSTABLE, CannotFail
 from gate.formats.report import COMOVING_SUFFIX
 from gate.judging import eligibility, few_sessions, floors, freshness, rule, sensitivity
@@ -659,7 +659,7 @@ def _quality_look(chunk: Chunk, test_sets, qrows, disp, slots, rules: Rules, thr
             total, units, own_df = own_runs_sums(runs[:, 0], runs[:, 1])
             df = np.full(len(scaled), own_df)
             enough = own_df >= OWN_MIN_DF
-            widen = (units > 0) & (total > units) & enough
+            widen = churn_widens(total, units, own_df) & enough
             deterministic = ~(runs != runs[:, :, :1]).any(axis=(2, 3))
             # each side ran twice or more: churn is possible where its runs differ (accuracy_rows._churn_possible)
             can_fail.append(~eligibility.churn_blockers(np.zeros(len(scaled), bool), ~deterministic.all(axis=1),
@@ -672,7 +672,7 @@ def _quality_look(chunk: Chunk, test_sets, qrows, disp, slots, rules: Rules, thr
             total, units, df, rest, group_ss = found
             groups.append(_group_look(runs, scaled * ~rest, ~rest, group_ss, df, ts, mean_b, rules, floor_abs))
             scaled = scaled * rest  # utterances that co-move in the A/A runs are not tested (accuracy_rows)
-            widen = (units > 0) & (total > units)  # Dispersion.widens
+            widen = churn_widens(total, units, df)
             can_fail.append(np.ones(len(scaled), bool))
             own_sums.append(None)
         d = scaled / (r_b * r_c)

@@ -32,6 +32,12 @@ def sigma_usable(sigma: Any, df: Any) -> Any:
     return (df >= MIN_CALIBRATION_DF) & (abs(sigma) < math.inf)
 
 
+def churn_widens(ss_total: Any, ss_units: Any, df: Any) -> Any:
+    """Whether runs' correlated churn widens a paired accuracy test: their totals vary more than their utterances'
+    variances allow, on some degrees of freedom (`Dispersion.widens`). Elementwise on arrays as on numbers."""
+    return (df > 0) & (ss_total > ss_units)
+
+
 @dataclass(frozen=True)
 class Calibration:
     """Run-to-run noise of ln(metric) for one workload × metric, from same-commit (A/A) repeats.
@@ -164,7 +170,7 @@ class Dispersion:
 
     @property
     def widens(self) -> bool:
-        return not self.identical and self.df > 0 and self.excess > 0
+        return bool(churn_widens(self.ss_total, self.ss_units, self.df))
 
     def to_dict(self) -> dict[str, Any]:
         return {"ss_total": self.ss_total, "ss_units": self.ss_units, "df": self.df, "arms": self.arms,
