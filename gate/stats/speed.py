@@ -30,12 +30,12 @@ runs per side, when no candidate run better than the others was set aside, and w
 the A/B's own runs alone (`own_runs_p`) has p at most the look's α, or, at the first look of `gate run`, the
 look's α over the model's gated speed rows (gate.judging.compare applies it;
 gate.stats.thresholds.Thresholds.own_runs_bonferroni says why); otherwise it can WARN at most
-(gate.judging.speed_rows.speed_blockers and gate.judging.compare say why). The row is unstable (WARN at least, never
-FAIL) when two or more of the candidate's runs were set aside as worse, when its runs split
-in two even clusters, or when they split across a gap with as many in a cluster far worse than the baseline's
-median (`_intermittent`): an intermittent regression must not pass silently, and one wild run is heavy-tailed
-noise, not a pattern. At `gate run`'s first look one such run of three is enough: the unstable row extends the
-model, and the pooled look needs two of six. At a look that ends the comparison the pattern must also be unlikely
+(gate.judging.speed_rows.speed_blockers and gate.judging.compare say why). The row is unstable (WARN at least,
+never FAIL) when two or more of the candidate's runs were set aside as worse, or when its runs split across a gap
+with as many in a cluster far worse than the baseline's median (`_intermittent`): an intermittent regression must
+not pass silently, and one wild run is heavy-tailed noise, not a pattern. At `gate run`'s first look one such run
+of three is enough: the unstable row extends the model, and the pooled look needs two of six. At a look that ends
+the comparison the pattern must also be unlikely
 on this host: P(that many of the candidate's runs | the host's wild-run share) at most STRONG_P (`host_wild_share`).
 
 `mde` is the smallest worsening the row could have caught with 80% power at its level, from the σ and df
