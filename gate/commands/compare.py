@@ -129,8 +129,10 @@ def command(base: Path, candidate: Path, models: tuple[str, ...], allow_diff: tu
                    err=True)
     _write(json_path, json.dumps(report.to_json(), indent=2, ensure_ascii=False) + "\n", "report")
     trends = _trends(history_dir, report, suite)
-    _write(comment_path, render_comment(report, trends=trends), "comment")
-    _write(summary_path, render_summary(report, trends=trends), "summary")
+    if comment_path is not None:  # rendered only when asked: a comment takes ~0.3 s
+        _write(comment_path, render_comment(report, trends=trends), "comment")
+    if summary_path is not None:
+        _write(summary_path, render_summary(report, trends=trends), "summary")
     # When a file goes to stdout ('-'), the --format output goes to stderr, so stdout stays one document for a pipe.
     to_stderr = any(str(p) == "-" for p in (json_path, comment_path, summary_path) if p is not None)
     if output_format == "terminal":
