@@ -8,12 +8,13 @@ Facts relied on: GitHub's REST API documentation for issue comments, check runs 
 """
 from __future__ import annotations
 
+import ipaddress
 import logging
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Iterator
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 import requests
 from github import Auth, Github, GithubException, GithubRetry
@@ -62,14 +63,27 @@ def default_retry() -> GithubRetry:
                        allowed_methods=frozenset({"GET", "HEAD", "PATCH", "PUT", "DELETE"}))
 
 
-def connect(*, api_url: str, token: str, retry: GithubRetry | None = None, throttle: bool = True) -> Github:
-    """A PyGithub client for `api_url` (GITHUB_API_URL). Tests pass retry=None, throttle=False."""
+def connect(*, api_url: str, token: str, retry: GithubRetry | None = None, throttle: bool | None = None) -> Github:
+    """A PyGithub client for `api_url` (GITHUB_API_URL). Tests pass retry=None.
+
+    PyGithub spaces requests (0.25 s apart, writes 1 s) to stay under GitHub's secondary rate limits. An API on
+    this machine's loopback (a local GitHub double) has no such limit, so by default it is not throttled."""
     # PyGithub logs every retry at INFO on stderr; the gate reports failures itself, in one line.
     logging.getLogger("github").setLevel(logging.WARNING)
+    if throttle is None:
+        throttle = not _on_loopback(api_url)
     if throttle:
         return Github(auth=Auth.Token(token), base_url=api_url, retry=retry, per_page=100, timeout=30)
     return Github(auth=Auth.Token(token), base_url=api_url, retry=retry, per_page=100, timeout=30,
                   seconds_between_requests=None, seconds_between_writes=None)  # type: ignore[arg-type]  # None: no throttle
+
+
+def _on_loopback(url: str) -> bool:
+    host = urlsplit(url).hostname or ""
+    try:
+        return host == "localhost" or ipaddress.ip_address(host).is_loopback
+    except ValueError:  # a name, not an address
+        return False
 
 
 @contextmanager

@@ -14,7 +14,7 @@ def fake():
 
 @pytest.fixture
 def publisher(fake):
-    client = connect(api_url=fake.base_url, token=TOKEN, retry=None, throttle=False)
+    client = connect(api_url=fake.base_url, token=TOKEN, retry=None)
     return Publisher(client, REPO, bot_login=BOT)
 
 

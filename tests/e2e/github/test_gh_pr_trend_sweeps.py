@@ -16,14 +16,10 @@ from gate.history.store import HistoryStore
 from tests.helpers import gh_payloads as p
 from tests.helpers.fake_github import BOT, REPO, TOKEN
 from tests.helpers.gh_trees import make_trees
-from tests.integration.github import test_gh_pr_trend as fast_tier
 from tests.integration.github.test_gh_pr_trend import _history_records, judge_argv
 
-# The fixtures these tests share with the fast tier's module (pytest finds them by these names).
-unthrottled = fast_tier.unthrottled
 
-
-def test_the_trusted_jobs_comment_shows_the_trend_of_main(fake, tmp_path, example_reports, unthrottled, monkeypatch):
+def test_the_trusted_jobs_comment_shows_the_trend_of_main(fake, tmp_path, example_reports, monkeypatch):
     suite = load_suite()
     store = HistoryStore(tmp_path / "baseline-store" / "history")
     store.append(_history_records())

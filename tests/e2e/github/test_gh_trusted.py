@@ -219,7 +219,7 @@ def test_two_concurrent_report_runs_converge(fake, publisher, trees):
 
     def one(model):
         try:
-            own = Publisher(connect(api_url=fake.base_url, token=TOKEN, retry=None, throttle=False), REPO,
+            own = Publisher(connect(api_url=fake.base_url, token=TOKEN, retry=None), REPO,
                             bot_login=BOT)
             gate.wait()
             post_model(own, SUITE, 42, sha=HEAD, model=model, report=reports[model],

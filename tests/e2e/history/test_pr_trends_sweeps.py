@@ -25,7 +25,7 @@ def test_the_trusted_jobs_pr_comment_shows_the_trend(tmp_path, history_dir, monk
     from tests.helpers.fake_github import REPO, TOKEN, FakeGitHub
     from tests.helpers.gh_trees import make_trees
 
-    monkeypatch.setattr(post_module, "connect", lambda **kw: connect(**kw, throttle=False))
+    monkeypatch.setattr(post_module, "connect", lambda **kw: connect(**kw))
     baseline, candidate = write_example_pair(tmp_path / "pair", _load())
     trees = make_trees(tmp_path / "trees", {"trees": (baseline, candidate)}, "qwen3")
     event = tmp_path / "wr.json"

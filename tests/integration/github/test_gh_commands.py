@@ -74,15 +74,6 @@ def test_event_without_actions_environment(tmp_path):
 # -- gate post (the trusted report job) -----------------------------------------------------------------
 
 @pytest.fixture
-def unthrottled(monkeypatch):
-    """PyGithub waits a second between writes by default; the loopback fake needs no such courtesy."""
-    import gate.publish.posting as post_module
-    from gate.publish.github import connect
-
-    monkeypatch.setattr(post_module, "connect", lambda **kw: connect(**kw, throttle=False))
-
-
-@pytest.fixture
 def qwen3_trees(tmp_path, example_reports):
     from tests.helpers.gh_trees import make_trees
 
@@ -107,7 +98,7 @@ def github_env(fake, tmp_path, event=None, name="workflow_run"):
     return env
 
 
-def test_post_from_a_fork_workflow_run_finds_the_pr_judges_and_publishes(fake, tmp_path, qwen3_trees, unthrottled):
+def test_post_from_a_fork_workflow_run_finds_the_pr_judges_and_publishes(fake, tmp_path, qwen3_trees):
     fake.add_pull(42, labels=("run-qwen3-asr", "bug"), head_repo="contributor/sglang-omni")
     env = github_env(fake, tmp_path, p.workflow_run(conclusion="success", prs=[], fork=True))
     args = ["post", "--trees", str(qwen3_trees), "--model", "qwen3", "--json", str(tmp_path / "out" / "report.json")]
@@ -127,7 +118,7 @@ def test_post_from_a_fork_workflow_run_finds_the_pr_judges_and_publishes(fake, t
     assert len(fake.comments_on(42)) == 1
 
 
-def test_post_keeps_an_acceptance_beside_the_trusted_report(fake, tmp_path, qwen3_trees, unthrottled):
+def test_post_keeps_an_acceptance_beside_the_trusted_report(fake, tmp_path, qwen3_trees):
     fake.add_pull(42, labels=("run-qwen3-asr",))
     fake.state.permissions["alice"] = "admin"
     reason = "decoder change, WER cost agreed in #41"
@@ -144,14 +135,14 @@ def test_post_keeps_an_acceptance_beside_the_trusted_report(fake, tmp_path, qwen
     assert json.loads(out.read_text())["verdict"] == "fail"  # the report keeps the trusted verdict
 
 
-def test_post_without_an_open_pr_for_the_head_posts_nothing(fake, tmp_path, qwen3_trees, unthrottled):
+def test_post_without_an_open_pr_for_the_head_posts_nothing(fake, tmp_path, qwen3_trees):
     env = github_env(fake, tmp_path, p.workflow_run(prs=[], fork=True))
     result = invoke(["post", "--trees", str(qwen3_trees), "--model", "qwen3"], **env)
     assert result.exit_code == 0 and "nothing posted" in result.stdout
     assert not fake.state.check_runs and not fake.calls("POST")
 
 
-def test_post_missing_trees_is_a_refusal_not_a_pass(fake, tmp_path, unthrottled):
+def test_post_missing_trees_is_a_refusal_not_a_pass(fake, tmp_path):
     fake.add_pull(42, labels=("run-fun-asr",))
     env = github_env(fake, tmp_path, p.workflow_run(conclusion="failure", prs=[42]))
     result = invoke(["post", "--trees", str(tmp_path / "absent"), "--model", "fun"], **env)
@@ -172,7 +163,7 @@ def test_post_bad_token_is_one_clear_line(fake, tmp_path, qwen3_trees):
     assert "check GITHUB_TOKEN" in result.stderr and result.stderr.endswith(": Bad credentials\n")
 
 
-def test_post_tracking_issue_for_nightly_opens_on_warn(fake, tmp_path, example_reports, unthrottled):
+def test_post_tracking_issue_for_nightly_opens_on_warn(fake, tmp_path, example_reports):
     env = {**github_env(fake, tmp_path), "GITHUB_SHA": "c" * 40}
     warn = json.loads(example_reports["whisper"].read_text())
     warn["verdict"] = "warn"
@@ -320,7 +311,7 @@ def test_event_from_meta_refuses_what_the_suite_does_not_know(tmp_path, models, 
     assert result.exit_code == 2 and words in result.stderr
 
 
-def test_a_refused_post_exits_non_zero_and_names_files_relative_to_the_trees(fake, tmp_path, qwen3_trees, unthrottled):
+def test_a_refused_post_exits_non_zero_and_names_files_relative_to_the_trees(fake, tmp_path, qwen3_trees):
     fake.add_pull(42, labels=("run-qwen3-asr",))
     (qwen3_trees / "candidate" / "run2" / "commit.txt").write_text("c" * 40 + "\n")  # not the PR head
     env = github_env(fake, tmp_path, p.workflow_run(prs=[42]))
@@ -370,7 +361,7 @@ def test_hostile_history_fields_are_escaped_in_the_tracking_issue():
 
 
 def test_post_with_the_stamp_key_tags_its_check_and_a_copy_posted_by_another_run_counts_for_nothing(
-        fake, tmp_path, qwen3_trees, unthrottled):
+        fake, tmp_path, qwen3_trees):
     """Issue 35 through the CLI: GATE_STAMP_KEY (the action's stamp-key input) tags the stamp; the not-run post
     of a later event verifies it, and the FAIL's stamp copied onto a success proves nothing."""
     from gate.publish.trust import CheckStamp

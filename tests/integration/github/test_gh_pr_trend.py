@@ -50,10 +50,3 @@ def judge_argv(mode: str, workdir: Path, runner_temp: Path) -> list[str]:
 
     return ["post", *shlex.split(re.sub(r"\$\{\{(.*?)\}\}", evaluate, step["with"]["args"], flags=re.S))]
 
-
-@pytest.fixture
-def unthrottled(monkeypatch):
-    import gate.publish.posting as post_module
-    from gate.publish.github import connect
-
-    monkeypatch.setattr(post_module, "connect", lambda **kw: connect(**kw, throttle=False))

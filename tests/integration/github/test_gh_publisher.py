@@ -131,7 +131,7 @@ def test_label_removal_and_already_gone(fake, publisher):
 
 
 def test_bad_token_is_one_line(fake):
-    client = connect(api_url=fake.base_url, token="wrong", retry=None, throttle=False)
+    client = connect(api_url=fake.base_url, token="wrong", retry=None)
     with pytest.raises(GitHubError) as err:
         Publisher(client, REPO, bot_login="github-actions[bot]").upsert_comment(1, MARK, marker=MARK)
     assert err.value.status == 401 and str(err.value).startswith("GitHub rejected the token ")
@@ -150,7 +150,7 @@ def test_api_errors_name_the_call(fake, publisher, status, words):
 def test_persistent_5xx_ends_after_bounded_retries(fake):
     retry = default_retry()
     retry.backoff_factor = 0  # keep the test fast; the attempt count is what matters
-    client = connect(api_url=fake.base_url, token=TOKEN, retry=retry, throttle=False)
+    client = connect(api_url=fake.base_url, token=TOKEN, retry=retry)
     fake.add_pull(42)
     fake.fail("GET", r"/issues/42/comments$", 502, times=100)
     with pytest.raises(GitHubError, match="kept failing"):
@@ -159,7 +159,7 @@ def test_persistent_5xx_ends_after_bounded_retries(fake):
 
 
 def test_unreachable_server_is_one_line():
-    client = connect(api_url="http://127.0.0.1:9", token=TOKEN, retry=None, throttle=False)
+    client = connect(api_url="http://127.0.0.1:9", token=TOKEN, retry=None)
     with pytest.raises(GitHubError, match="cannot reach GitHub while reading repository"):
         Publisher(client, REPO, bot_login="x").find_sticky(1, MARK)
 

@@ -12,14 +12,6 @@ KEY = STAMP_KEY.decode()
 
 
 @pytest.fixture
-def unthrottled(monkeypatch):
-    import gate.publish.posting as post_module
-    from gate.publish.github import connect
-
-    monkeypatch.setattr(post_module, "connect", lambda **kw: connect(**kw, throttle=False))
-
-
-@pytest.fixture
 def qwen3_trees(tmp_path, example_reports):
     from tests.helpers.gh_trees import make_trees
 
@@ -38,8 +30,7 @@ def post_in_actions(fake, tmp_path, trees, **env):
     return result, summary.read_text() if summary.exists() else ""
 
 
-def test_an_unprotected_environment_holding_the_key_fails_the_overall_check_closed(fake, tmp_path, qwen3_trees,
-                                                                                   unthrottled):
+def test_an_unprotected_environment_holding_the_key_fails_the_overall_check_closed(fake, tmp_path, qwen3_trees):
     fake.add_pull(42, labels=("run-qwen3-asr",))
     fake.add_environment("asr-gate", branches=None)  # what GitHub creates when a workflow names a new environment
     result, summary = post_in_actions(fake, tmp_path, qwen3_trees, GATE_ENVIRONMENT="asr-gate", GATE_STAMP_KEY=KEY)
@@ -51,7 +42,7 @@ def test_an_unprotected_environment_holding_the_key_fails_the_overall_check_clos
     assert f"set-up (fails closed): {line}" in result.stdout
 
 
-def test_a_repository_level_app_secret_and_a_blank_key_are_one_line_each(fake, tmp_path, qwen3_trees, unthrottled):
+def test_a_repository_level_app_secret_and_a_blank_key_are_one_line_each(fake, tmp_path, qwen3_trees):
     fake.add_pull(42, labels=("run-qwen3-asr",))
     fake.add_environment("asr-gate")
     result, summary = post_in_actions(fake, tmp_path, qwen3_trees, GATE_ENVIRONMENT="asr-gate",
@@ -64,7 +55,7 @@ def test_a_repository_level_app_secret_and_a_blank_key_are_one_line_each(fake, t
     assert overall(fake)["output"]["title"].startswith("set-up unsafe")  # the exposed App key fails closed
 
 
-def test_a_protected_set_up_adds_nothing(fake, tmp_path, qwen3_trees, unthrottled):
+def test_a_protected_set_up_adds_nothing(fake, tmp_path, qwen3_trees):
     fake.add_pull(42, labels=("run-qwen3-asr",))
     fake.add_environment("asr-gate")
     result, summary = post_in_actions(fake, tmp_path, qwen3_trees, GATE_ENVIRONMENT="asr-gate", GATE_STAMP_KEY=KEY)

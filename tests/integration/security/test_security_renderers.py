@@ -116,7 +116,7 @@ def history_of(value: str, root: Path):
 @pytest.fixture(scope="module")
 def github():
     with FakeGitHub() as fake:
-        yield fake, Publisher(connect(api_url=fake.base_url, token=TOKEN, retry=None, throttle=False), REPO,
+        yield fake, Publisher(connect(api_url=fake.base_url, token=TOKEN, retry=None), REPO,
                               bot_login=BOT)
 
 
