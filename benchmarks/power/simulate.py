@@ -51,7 +51,7 @@ from gate.stats.overdispersion import (
     widened_p_arrays,
 )
 from gate.stats.quality import catastrophic_masks, sign_flip_p_batch
-from gate.stats.slowmode import deepest_slow_start, fast_mode, find_slow_starts, on_fast_mode, remeasure_depth, whole_model_slower
+from gate.stats.slowmode import deepest_slow_start, model_slow_set, remeasure_depth, row_on_fast_mode
 from gate.stats.slowmode import fail_blocker as slowmode_blocker
 from gate.stats.speed import (
     ADVISED_PAIRS,
@@ -480,17 +480,14 @@ def _in_job(chunk: Chunk, by_model: dict, calibrations: dict, slots: dict, model
     stale = bool(chunk.noise is not None and chunk.noise.stale_known)
     arms = {metric: np.concatenate([np.take_along_axis(chunk.speed[wid][metric], slots[model], axis=2)
                                     for wid in by_model[model]], axis=1) for metric in SPEED_ROWS}
-    # σ on the fast mode: slow-mode server starts left out first (gate.judging.speed_rows.judge_speed)
     # σ after a run-position term, where the order is known (gate run's log; not in two trees by hand)
     at = arm_positions(arms[SPEED_ROWS[0]].shape[1], slots[model].shape[-1]) if order_known else None
     # without a run log and with fewer than 4 runs an arm: σ untrimmed, no slow-mode starts (gate.stats.speed.trims)
     trim = trims(arms[SPEED_ROWS[0]], order_known)
-    if order_known:  # one slow-mode set per model, found on its throughput rows (speed_rows.model_slow_starts)
-        slow = find_slow_starts(arms["throughput"], at, higher_is_better=True)[0]
-        arms = {metric: fast_mode(a, slow) for metric, a in arms.items()}
-    elif trim:
-        arms = {metric: fast_mode(a, find_slow_starts(a, at, higher_is_better=metric == "throughput")[0])
-                for metric, a in arms.items()}
+    # σ on the fast mode, the slow-mode starts the judge's rows set aside (gate.judging.speed_rows.model_agreement)
+    slow = model_slow_set(arms["throughput"], at, run_order=order_known)
+    arms = {metric: row_on_fast_mode(a, at, higher_is_better=metric == "throughput", trim=trim, model_slow=slow)[0]
+            for metric, a in arms.items()}
     parts = [(arms[metric], calibrations[(model, metric)]) for metric in SPEED_ROWS]
     joint = joint_agreement(parts, [at] * len(SPEED_ROWS), trim=trim)
     low = joint_agreement(parts, [at] * len(SPEED_ROWS), low_tail=True, trim=trim)
@@ -584,18 +581,14 @@ def _speed_look(chunk: Chunk, rows, noises, slots, rules: Rules, *, cross_job: b
         at = None if cross_job or not order_known else arm_positions(model_arms.shape[1], model_arms.shape[2])
         slow, alike = None, np.zeros(batch, bool)
         trim = cross_job or trims(model_arms, order_known)  # gate.judging.speed_rows.judge_speed
-        if not cross_job and at is not None:  # the model's slow-mode starts, found on its throughput rows
+        if not cross_job:  # the slow-mode starts set aside, as the judge's row does (speed_rows._set_slow_starts_aside)
             if model not in model_slow:
                 thr_arms = np.concatenate([np.take_along_axis(chunk.speed[w]["throughput"], slots[model], axis=2)
                                            for w in chunk.speed if w.split("/")[0] == model], axis=1)
-                model_slow[model] = find_slow_starts(thr_arms, at, higher_is_better=True)[0]
-            model_arms, slow, slower = on_fast_mode(model_arms, at, higher_is_better=metric == "throughput",
-                                                    slow=model_slow[model])
-        elif not cross_job and trim:
-            model_arms, slow, slower = on_fast_mode(model_arms, at, higher_is_better=metric == "throughput")
-        if not cross_job:
-            if slow is None:  # no slow-mode starts looked for; an escaped slow mode still bars a FAIL
-                slower = whole_model_slower(model_arms, higher_is_better=metric == "throughput")
+                model_slow[model] = model_slow_set(thr_arms, at, run_order=at is not None)
+            model_arms, slow, slower = row_on_fast_mode(model_arms, at, higher_is_better=metric == "throughput",
+                                                        trim=trim, model_slow=model_slow[model])
+            # an escaped slow mode (candidate runs slower in every workload) still bars a FAIL
             alike = slowmode_blocker(slower, ~np.isnan(model_arms[:, 1::2]).all(axis=1), bonferroni)
         gap_sigma = baseline_sigma(model_arms[:, 0::2], None if at is None else at[0::2], trim=trim)
         test = shift_test(y[:, 0], y[:, 1], noise, higher_is_better=metric == "throughput", cross_job=cross_job,
