@@ -42,10 +42,11 @@ from gate.stats.decision import FAIL, WARN, weighted
 from gate.stats.drift import arm_positions, interleave_positions
 from gate.stats.outliers import flag_sigma, run_to_remeasure
 from gate.stats.overdispersion import (
-    OWN_MIN_DF,
+    churn_possible,
     excess_df,
     group_spread,
     group_test,
+    own_runs_enough,
     own_runs_sums,
     run_permutation_p,
     widened_p_arrays,
@@ -658,15 +659,14 @@ def _quality_look(chunk: Chunk, test_sets, qrows, disp, slots, rules: Rules, thr
             # with too few of them, FAIL only when each side's runs were identical (no churn seen)
             total, units, own_df = own_runs_sums(runs[:, 0], runs[:, 1])
             df = np.full(len(scaled), own_df)
-            enough = own_df >= OWN_MIN_DF
+            enough = own_runs_enough(own_df)  # overdispersion.own_runs' condition
             widen = churn_widens(total, units, own_df) & enough
-            deterministic = ~(runs != runs[:, :, :1]).any(axis=(2, 3))
-            # each side ran twice or more: churn is possible where its runs differ (accuracy_rows._churn_possible)
-            can_fail.append(~eligibility.churn_blockers(np.zeros(len(scaled), bool), ~deterministic.all(axis=1),
+            possible = churn_possible(runs[:, 0], runs[:, 1])  # accuracy_rows._churn_possible
+            can_fail.append(~eligibility.churn_blockers(np.zeros(len(scaled), bool), possible,
                                                         np.full(len(scaled), enough))[CannotFail.NO_CHURN_RECORD])
             groups.append(None)
             # rows whose own runs are the evidence, with churn possible (accuracy_rows' own_churn)
-            own_sums.append((total, units, own_df, enough & ~deterministic.all(axis=1),
+            own_sums.append((total, units, own_df, enough & possible,
                              run_permutation_p(runs[:, 0].sum(-1), runs[:, 1].sum(-1))))
         else:
             total, units, df, rest, group_ss = found
