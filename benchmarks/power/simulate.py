@@ -12,7 +12,10 @@ typed), its MDE and whether it is blind `gate.judging.sensitivity`, the verdicts
 look's fail /
 extend / pass `gate.judging.rule.extension` (the runner's, through gate.judging.look_rule.decide), the run each arm
 re-measures `gate.stats.slowmode.deepest_slow_start` and `gate.stats.outliers.run_to_remeasure` (the runner's,
-through gate.judging.outliers). benchmarks/power/validate.py checks the adapter: the same PRs through
+through gate.judging.outliers), the slow-mode starts a speed row and its σ set aside `gate.stats.slowmode.model_slow_set`
+and `row_on_fast_mode` (gate.judging.speed_rows'), whether each side's own runs may carry a FAIL and churn is possible
+`gate.stats.overdispersion.own_runs_enough` and `churn_possible` (own_runs' and accuracy_rows').
+benchmarks/power/validate.py checks the adapter: the same PRs through
 `gate.judging.compare.compare`, `decide` and the runner's re-measure functions.
 
 Two designs:
