@@ -35,7 +35,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-from gate.formats.noise_model import MIN_CALIBRATION_DF, churn_widens, sigma_usable
+from gate.formats.noise_model import churn_widens, sigma_usable
 from gate.formats.reasons import UNSTABLE, CannotFail
 from gate.formats.report import COMOVING_SUFFIX
 from gate.judging import eligibility, few_sessions, floors, freshness, rule, sensitivity
@@ -609,11 +609,13 @@ def _speed_look(chunk: Chunk, rows, noises, slots, rules: Rules, *, cross_job: b
                                               positions=at, trim=trim)
         own_se.append(se_own)
         own_df.append(df_own)
+        # whether the σ may be used (SpeedNoise.usable, as speed_rows.speed_blockers asks it)
+        usable = np.broadcast_to(sigma_usable(np.asarray(noise.sigma, dtype=float), np.asarray(noise.sigma_df)), (batch,))
         # the facts to the judge's rule (gate.judging.eligibility, which speed_rows and compare call)
         shaky = eligibility.speed_run_blockers(test.favourable_set_aside, test.worse_set_aside, test.intermittent)
         blocked = eligibility.cannot_fail(
-            eligibility.speed_noise_blockers(np.ones(batch, bool), np.asarray(noise.sigma_df) >= MIN_CALIBRATION_DF,
-                                             np.asarray(y.shape[-1]), np.asarray(noise.cross_pairs), cross_job=cross_job),
+            eligibility.speed_noise_blockers(np.ones(batch, bool), usable, np.asarray(y.shape[-1]),
+                                             np.asarray(noise.cross_pairs), cross_job=cross_job),
             shaky, eligibility.speed_confirmation_blockers(
                 test.p, p_own, alike, alpha=alpha,
                 own_level=eligibility.own_runs_level(alpha, speed_rows_of[model], bonferroni)))
@@ -623,7 +625,6 @@ def _speed_look(chunk: Chunk, rows, noises, slots, rules: Rules, *, cross_job: b
         df.append(np.broadcast_to(test.df, test.p.shape))
         # a σ that may not be used (too few df: e.g. slow starts and the position terms took them) leaves the row to
         # the ratio policy, untested (gate.judging.speed_rows.judge_speed), as where there is no σ at all
-        usable = np.broadcast_to(sigma_usable(np.asarray(noise.sigma, dtype=float), np.asarray(noise.sigma_df)), (batch,))
         for lst in (p, se, df, own_se, own_df):
             lst[-1] = np.where(usable, lst[-1], np.nan)
         for lst in (above, half, can_fail, unstable):
