@@ -783,7 +783,7 @@ def _group_look(runs, scaled_group, group, group_ss, aa_df, ts: TestSet, mean_b,
     base_rate = mean_b.sum(axis=1) / n_total
     held = shift / n_total
     reaches = [floors.quality_reaches(held, base_rate, floor_abs, rules.quality_floor_rel, share)
-               for share in (1.0, 0.5)]
+               for share in (1.0, floors.WARN_SHARE)]
     return (np.where(present, gp, np.nan), present & reaches[0], present & reaches[1], np.where(present, exact, np.inf),
             np.where(present, gse / n_total, np.nan), floors.quality_floor(floor_abs, rules.quality_floor_rel, base_rate),
             group.sum(axis=1), held)
