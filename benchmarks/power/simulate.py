@@ -12,7 +12,10 @@ typed), its MDE and whether it is blind `gate.judging.sensitivity`, the verdicts
 look's fail /
 extend / pass `gate.judging.rule.extension` (the runner's, through gate.judging.look_rule.decide), the run each arm
 re-measures `gate.stats.slowmode.deepest_slow_start` and `gate.stats.outliers.run_to_remeasure` (the runner's,
-through gate.judging.outliers). benchmarks/power/validate.py checks the adapter: the same PRs through
+through gate.judging.outliers), the slow-mode starts a speed row and its σ set aside `gate.stats.slowmode.model_slow_set`
+and `row_on_fast_mode` (gate.judging.speed_rows'), whether each side's own runs may carry a FAIL and churn is possible
+`gate.stats.overdispersion.own_runs_enough` and `churn_possible` (own_runs' and accuracy_rows').
+benchmarks/power/validate.py checks the adapter: the same PRs through
 `gate.judging.compare.compare`, `decide` and the runner's re-measure functions.
 
 Two designs:
@@ -32,7 +35,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-from gate.formats.noise_model import MIN_CALIBRATION_DF, churn_widens, sigma_usable
+from gate.formats.noise_model import churn_widens, sigma_usable
 from gate.formats.reasons import UNSTABLE, CannotFail
 from gate.formats.report import COMOVING_SUFFIX
 from gate.judging import eligibility, few_sessions, floors, freshness, rule, sensitivity
@@ -42,16 +45,17 @@ from gate.stats.decision import FAIL, WARN, weighted
 from gate.stats.drift import arm_positions, interleave_positions
 from gate.stats.outliers import flag_sigma, run_to_remeasure
 from gate.stats.overdispersion import (
-    OWN_MIN_DF,
+    churn_possible,
     excess_df,
     group_spread,
     group_test,
+    own_runs_enough,
     own_runs_sums,
     run_permutation_p,
     widened_p_arrays,
 )
 from gate.stats.quality import catastrophic_masks, sign_flip_p_batch
-from gate.stats.slowmode import deepest_slow_start, fast_mode, find_slow_starts, on_fast_mode, remeasure_depth, whole_model_slower
+from gate.stats.slowmode import deepest_slow_start, model_slow_set, remeasure_depth, row_on_fast_mode
 from gate.stats.slowmode import fail_blocker as slowmode_blocker
 from gate.stats.speed import (
     ADVISED_PAIRS,
@@ -480,17 +484,14 @@ def _in_job(chunk: Chunk, by_model: dict, calibrations: dict, slots: dict, model
     stale = bool(chunk.noise is not None and chunk.noise.stale_known)
     arms = {metric: np.concatenate([np.take_along_axis(chunk.speed[wid][metric], slots[model], axis=2)
                                     for wid in by_model[model]], axis=1) for metric in SPEED_ROWS}
-    # σ on the fast mode: slow-mode server starts left out first (gate.judging.speed_rows.judge_speed)
     # σ after a run-position term, where the order is known (gate run's log; not in two trees by hand)
     at = arm_positions(arms[SPEED_ROWS[0]].shape[1], slots[model].shape[-1]) if order_known else None
     # without a run log and with fewer than 4 runs an arm: σ untrimmed, no slow-mode starts (gate.stats.speed.trims)
     trim = trims(arms[SPEED_ROWS[0]], order_known)
-    if order_known:  # one slow-mode set per model, found on its throughput rows (speed_rows.model_slow_starts)
-        slow = find_slow_starts(arms["throughput"], at, higher_is_better=True)[0]
-        arms = {metric: fast_mode(a, slow) for metric, a in arms.items()}
-    elif trim:
-        arms = {metric: fast_mode(a, find_slow_starts(a, at, higher_is_better=metric == "throughput")[0])
-                for metric, a in arms.items()}
+    # σ on the fast mode, the slow-mode starts the judge's rows set aside (gate.judging.speed_rows.model_agreement)
+    slow = model_slow_set(arms["throughput"], at, run_order=order_known)
+    arms = {metric: row_on_fast_mode(a, at, higher_is_better=metric == "throughput", trim=trim, model_slow=slow)[0]
+            for metric, a in arms.items()}
     parts = [(arms[metric], calibrations[(model, metric)]) for metric in SPEED_ROWS]
     joint = joint_agreement(parts, [at] * len(SPEED_ROWS), trim=trim)
     low = joint_agreement(parts, [at] * len(SPEED_ROWS), low_tail=True, trim=trim)
@@ -584,18 +585,14 @@ def _speed_look(chunk: Chunk, rows, noises, slots, rules: Rules, *, cross_job: b
         at = None if cross_job or not order_known else arm_positions(model_arms.shape[1], model_arms.shape[2])
         slow, alike = None, np.zeros(batch, bool)
         trim = cross_job or trims(model_arms, order_known)  # gate.judging.speed_rows.judge_speed
-        if not cross_job and at is not None:  # the model's slow-mode starts, found on its throughput rows
+        if not cross_job:  # the slow-mode starts set aside, as the judge's row does (speed_rows._set_slow_starts_aside)
             if model not in model_slow:
                 thr_arms = np.concatenate([np.take_along_axis(chunk.speed[w]["throughput"], slots[model], axis=2)
                                            for w in chunk.speed if w.split("/")[0] == model], axis=1)
-                model_slow[model] = find_slow_starts(thr_arms, at, higher_is_better=True)[0]
-            model_arms, slow, slower = on_fast_mode(model_arms, at, higher_is_better=metric == "throughput",
-                                                    slow=model_slow[model])
-        elif not cross_job and trim:
-            model_arms, slow, slower = on_fast_mode(model_arms, at, higher_is_better=metric == "throughput")
-        if not cross_job:
-            if slow is None:  # no slow-mode starts looked for; an escaped slow mode still bars a FAIL
-                slower = whole_model_slower(model_arms, higher_is_better=metric == "throughput")
+                model_slow[model] = model_slow_set(thr_arms, at, run_order=at is not None)
+            model_arms, slow, slower = row_on_fast_mode(model_arms, at, higher_is_better=metric == "throughput",
+                                                        trim=trim, model_slow=model_slow[model])
+            # an escaped slow mode (candidate runs slower in every workload) still bars a FAIL
             alike = slowmode_blocker(slower, ~np.isnan(model_arms[:, 1::2]).all(axis=1), bonferroni)
         gap_sigma = baseline_sigma(model_arms[:, 0::2], None if at is None else at[0::2], trim=trim)
         test = shift_test(y[:, 0], y[:, 1], noise, higher_is_better=metric == "throughput", cross_job=cross_job,
@@ -612,11 +609,13 @@ def _speed_look(chunk: Chunk, rows, noises, slots, rules: Rules, *, cross_job: b
                                               positions=at, trim=trim)
         own_se.append(se_own)
         own_df.append(df_own)
+        # whether the σ may be used (SpeedNoise.usable, as speed_rows.speed_blockers asks it)
+        usable = np.broadcast_to(sigma_usable(np.asarray(noise.sigma, dtype=float), np.asarray(noise.sigma_df)), (batch,))
         # the facts to the judge's rule (gate.judging.eligibility, which speed_rows and compare call)
         shaky = eligibility.speed_run_blockers(test.favourable_set_aside, test.worse_set_aside, test.intermittent)
         blocked = eligibility.cannot_fail(
-            eligibility.speed_noise_blockers(np.ones(batch, bool), np.asarray(noise.sigma_df) >= MIN_CALIBRATION_DF,
-                                             np.asarray(y.shape[-1]), np.asarray(noise.cross_pairs), cross_job=cross_job),
+            eligibility.speed_noise_blockers(np.ones(batch, bool), usable, np.asarray(y.shape[-1]),
+                                             np.asarray(noise.cross_pairs), cross_job=cross_job),
             shaky, eligibility.speed_confirmation_blockers(
                 test.p, p_own, alike, alpha=alpha,
                 own_level=eligibility.own_runs_level(alpha, speed_rows_of[model], bonferroni)))
@@ -626,7 +625,6 @@ def _speed_look(chunk: Chunk, rows, noises, slots, rules: Rules, *, cross_job: b
         df.append(np.broadcast_to(test.df, test.p.shape))
         # a σ that may not be used (too few df: e.g. slow starts and the position terms took them) leaves the row to
         # the ratio policy, untested (gate.judging.speed_rows.judge_speed), as where there is no σ at all
-        usable = np.broadcast_to(sigma_usable(np.asarray(noise.sigma, dtype=float), np.asarray(noise.sigma_df)), (batch,))
         for lst in (p, se, df, own_se, own_df):
             lst[-1] = np.where(usable, lst[-1], np.nan)
         for lst in (above, half, can_fail, unstable):
@@ -665,15 +663,14 @@ def _quality_look(chunk: Chunk, test_sets, qrows, disp, slots, rules: Rules, thr
             # with too few of them, FAIL only when each side's runs were identical (no churn seen)
             total, units, own_df = own_runs_sums(runs[:, 0], runs[:, 1])
             df = np.full(len(scaled), own_df)
-            enough = own_df >= OWN_MIN_DF
+            enough = own_runs_enough(own_df)  # overdispersion.own_runs' condition
             widen = churn_widens(total, units, own_df) & enough
-            deterministic = ~(runs != runs[:, :, :1]).any(axis=(2, 3))
-            # each side ran twice or more: churn is possible where its runs differ (accuracy_rows._churn_possible)
-            can_fail.append(~eligibility.churn_blockers(np.zeros(len(scaled), bool), ~deterministic.all(axis=1),
+            possible = churn_possible(runs[:, 0], runs[:, 1])  # accuracy_rows._churn_possible
+            can_fail.append(~eligibility.churn_blockers(np.zeros(len(scaled), bool), possible,
                                                         np.full(len(scaled), enough))[CannotFail.NO_CHURN_RECORD])
             groups.append(None)
             # rows whose own runs are the evidence, with churn possible (accuracy_rows' own_churn)
-            own_sums.append((total, units, own_df, enough & ~deterministic.all(axis=1),
+            own_sums.append((total, units, own_df, enough & possible,
                              run_permutation_p(runs[:, 0].sum(-1), runs[:, 1].sum(-1))))
         else:
             total, units, df, rest, group_ss = found
@@ -786,7 +783,7 @@ def _group_look(runs, scaled_group, group, group_ss, aa_df, ts: TestSet, mean_b,
     base_rate = mean_b.sum(axis=1) / n_total
     held = shift / n_total
     reaches = [floors.quality_reaches(held, base_rate, floor_abs, rules.quality_floor_rel, share)
-               for share in (1.0, 0.5)]
+               for share in (1.0, floors.WARN_SHARE)]
     return (np.where(present, gp, np.nan), present & reaches[0], present & reaches[1], np.where(present, exact, np.inf),
             np.where(present, gse / n_total, np.nan), floors.quality_floor(floor_abs, rules.quality_floor_rel, base_rate),
             group.sum(axis=1), held)

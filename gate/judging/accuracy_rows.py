@@ -26,7 +26,15 @@ from gate.judging import eligibility, few_sessions, floors, next_steps
 from gate.judging.draft import Draft, OwnChurn, plain_delta
 from gate.reading.side import MeasureSamples, WorkloadSide
 from gate.stats.distributions import t_isf
-from gate.stats.overdispersion import OWN_MIN_DF, group_spread, group_test, own_runs, run_permutation_p, widened_p
+from gate.stats.overdispersion import (
+    OWN_MIN_DF,
+    churn_possible,
+    group_spread,
+    group_test,
+    own_runs,
+    run_permutation_p,
+    widened_p,
+)
 from gate.stats.quality import CATASTROPHIC_MIN_JUMP, paired_quality_test, sign_flip_p
 from gate.stats.thresholds import Thresholds
 
@@ -206,7 +214,7 @@ def _not_comoving(ids: tuple[str, ...], dispersion: Dispersion | None) -> np.nda
 
 def _churn_possible(paired: _Paired) -> bool:
     """Churn is possible unless each side ran twice or more and its runs gave identical errors everywhere."""
-    return any(e.shape[0] < 2 or bool((e != e[:1]).any()) for e in (paired.base_errors, paired.cand_errors))
+    return bool(churn_possible(paired.base_errors, paired.cand_errors))
 
 
 def _reaches(delta: float, base_rate: float, floor_abs: float, floor_rel: float, share: float) -> bool:

@@ -199,7 +199,7 @@ def _judge_row(pair: _Pair, workload: Workload, metric: MetricSpec, wb: Workload
         whole = _whole_model(base, cand, suite, workload.model)
         one_job = not pair.cross_job
         # one slow-mode set per model where gate run's order is known (trees by hand: per metric, issue 39's)
-        slow = model_slow_starts(base, cand, suite, workload.model) if whole and pair.run_order and one_job else None
+        slow = model_slow_starts(base, cand, suite, workload.model, pair.run_order) if whole and one_job else None
         agreement = model_agreement(pair.calibration, base, cand, suite, workload, whole, pair.run_order, slow) \
             if one_job else (None, None)
         judge_speed(row, metric, SpeedNoise.pooled(found), pair.cross_job, pair.stale_notes, sources=evidence(found),

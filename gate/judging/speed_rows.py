@@ -22,7 +22,7 @@ from gate.stats.drift import interleave_positions
 from gate.stats.levels import SCREEN_P, STRONG_P
 from gate.stats.outliers import MIN_RUNS_TO_CHOOSE
 from gate.stats.performance import ratio_policy
-from gate.stats.slowmode import fast_mode, find_slow_starts, on_fast_mode, whole_model_slower
+from gate.stats.slowmode import model_slow_set, row_on_fast_mode
 from gate.stats.speed import (
     ADVISED_PAIRS,
     OWN_DISAGREES,
@@ -105,20 +105,18 @@ def runs_of_model(base: Side, cand: Side | None, suite: Suite, model: str,
     return out, positions
 
 
-def model_slow_starts(base: Side, cand: Side, suite: Suite, model: str) -> np.ndarray | None:
+def model_slow_starts(base: Side, cand: Side, suite: Suite, model: str, run_order: bool = True) -> np.ndarray | None:
     """The model's slow-mode server starts, (2, runs), found once on its throughput rows (each workload's gated
-    speed metric where higher is better: gate.stats.slowmode.find_slow_starts) and set aside from EVERY speed row of
-    the model (issue 36): a server start is slow or not for all it serves. Found per metric the sets differed (p95
-    adds its own noise), and a slow start the p95 rows kept made them "intermittent" (WARN) on no-op PRs. None when
-    the model has no such metric."""
+    speed metric where higher is better) and set aside from EVERY speed row of the model (issue 36): a server start
+    is slow or not for all it serves. Found per metric the sets differed (p95 adds its own noise), and a slow start
+    the p95 rows kept made them "intermittent" (WARN) on no-op PRs. Only where the job's run order is known
+    (`run_order`); the rule is gate.stats.slowmode.model_slow_set. None when the model has no such metric."""
     metrics = [m.name for w in suite.workloads_for((model,)) for m in w.metrics
                if m.kind == "speed" and m.gated and m.higher_is_better]
     if not metrics:
         return None
     arms, at = runs_of_model(base, cand, suite, model, metrics[0])
-    if not arms.size:
-        return None
-    return find_slow_starts(arms, at, higher_is_better=True)[0]
+    return model_slow_set(arms, at, run_order=run_order)
 
 
 def model_agreement(calibration: Mapping[str, Mapping[str, Any]], base: Side, cand: Side, suite: Suite,
@@ -138,10 +136,9 @@ def model_agreement(calibration: Mapping[str, Mapping[str, Any]], base: Side, ca
         arms, at = runs_of_model(base, cand, suite, workload.model, metric.name)
         trimmed = trims(arms, run_log)
         trim = trim and trimmed
-        if whole_model and arms.size and trimmed:  # σ on the fast mode, as the rows' own (judge_speed)
-            slow = (slow_starts if slow_starts is not None and slow_starts.shape[-1] == arms.shape[-1] else
-                    find_slow_starts(arms, at, higher_is_better=metric.higher_is_better)[0])
-            arms = fast_mode(arms, slow)
+        if whole_model and arms.size:  # σ on the fast mode, as the rows' own (judge_speed)
+            arms = row_on_fast_mode(arms, at, higher_is_better=metric.higher_is_better, trim=trimmed,
+                                    model_slow=slow_starts)[0]
         if noise is not None and noise.usable and arms.size:
             parts.append((arms, noise))
             where.append(at if run_log else None)  # trees without a run log record no positions (as the rows)
@@ -236,17 +233,15 @@ def _set_slow_starts_aside(row: Draft, runs: _Runs, higher: bool, cross_job: boo
         present = ~np.isnan(own)
         least = int(present.sum(axis=-1)[present.any(axis=-1)].min(initial=own.shape[-1]))
         row.notes.append(UNTRIMMED.format(runs=least, least=MIN_RUNS_TO_CHOOSE))
-        if matches:
-            alike = whole_model_slower(own, higher_is_better=higher)
-            row.slower_alike = (int(alike.sum()), int((~np.isnan(own[1::2])).all(axis=0).sum()))
-        return
-    if cross_job or not matches:
+    if cross_job or not matches:  # (untrimmed arms are never across jobs)
         return
     assert own is not None
-    given = slow_starts if slow_starts is not None and slow_starts.shape == own.shape[:-2] + (2, own.shape[-1]) else None
-    runs.own_arms, slow, alike = on_fast_mode(own, runs.own_at, higher_is_better=higher, slow=given)
-    runs.slow = slow
-    row.slower_alike = (int(alike.sum()), int((~np.isnan(runs.own_arms[1::2])).all(axis=0).sum()))
+    fast, slow, alike = row_on_fast_mode(own, runs.own_at, higher_is_better=higher, trim=runs.trim,
+                                         model_slow=slow_starts)
+    row.slower_alike = (int(alike.sum()), int((~np.isnan(fast[1::2])).all(axis=0).sum()))
+    if slow is None:  # untrimmed: no slow-mode start looked for
+        return
+    runs.own_arms, runs.slow = fast, slow
     if runs.base_arms is not None and runs.base_arms.size and runs.base_arms.shape[-1] == slow.shape[-1]:
         runs.base_arms = np.where(slow[0], np.nan, runs.base_arms)
 

@@ -131,11 +131,27 @@ def from_arms(arms: Sequence[np.ndarray], ids: Sequence[str] | None = None) -> D
                       group_df=df if named else 0) if used else None
 
 
+def own_runs_enough(df: ArrayLike) -> np.ndarray:
+    """Whether the two sides' own runs, on `df` degrees of freedom, are A/A evidence enough for a row to FAIL on
+    (OWN_MIN_DF or more). `own_runs` asks it; the power benchmark with B A/Bs at once."""
+    return np.asarray(np.asarray(df) >= OWN_MIN_DF)
+
+
+def churn_possible(base_errors: ArrayLike, cand_errors: ArrayLike) -> np.ndarray:
+    """(..., R, N) error counts per side -> (...): churn is possible unless each side ran twice or more and its runs
+    gave identical errors everywhere (gate.judging.accuracy_rows asks it of one A/B, the power benchmark of B)."""
+    found = []
+    for errors in (np.asarray(base_errors), np.asarray(cand_errors)):
+        lead = errors.shape[:-2]
+        found.append(np.full(lead, True) if errors.shape[-2] < 2 else (errors != errors[..., :1, :]).any(axis=(-2, -1)))
+    return np.asarray(found[0] | found[1])
+
+
 def own_runs(base_errors: np.ndarray, cand_errors: np.ndarray) -> Dispersion | None:
     """The two sides' own runs, each an A/A arm of the commit it measured (see the module doc); None below
-    OWN_MIN_DF degrees of freedom."""
+    OWN_MIN_DF degrees of freedom (`own_runs_enough`)."""
     found = from_arms([np.atleast_2d(base_errors), np.atleast_2d(cand_errors)])
-    return found if found is not None and found.df >= OWN_MIN_DF else None
+    return found if found is not None and bool(own_runs_enough(found.df)) else None
 
 
 def own_runs_sums(base_runs: ArrayLike, cand_runs: ArrayLike) -> tuple[np.ndarray, np.ndarray, int]:

@@ -140,6 +140,35 @@ def on_fast_mode(arms: np.ndarray, positions: np.ndarray | None, *, higher_is_be
     return fast_mode(arms, slow), slow, whole_model_slower(fast_mode(steady, slow), higher_is_better=higher_is_better)
 
 
+def model_slow_set(throughput_arms: np.ndarray, positions: np.ndarray | None, *,
+                   run_order: bool) -> np.ndarray | None:
+    """The model's one set of slow-mode starts (..., 2, runs), found on its throughput rows (the arms of its
+    workloads' speed metric where higher is better, (..., 2W, runs)) and set aside from EVERY speed row of the model
+    (issue 36: a server start is slow or not for all it serves), where the job's run order is known (`gate run`'s
+    log). None without the order (two trees by hand: each metric finds its own, `row_on_fast_mode`) or without
+    runs. gate.judging.speed_rows.model_slow_starts calls it with one A/B, the power benchmark with B at once."""
+    y = np.asarray(throughput_arms, dtype=float)
+    if not run_order or not y.size:
+        return None
+    return find_slow_starts(y, positions, higher_is_better=True)[0]
+
+
+def row_on_fast_mode(arms: np.ndarray, positions: np.ndarray | None, *, higher_is_better: bool, trim: bool,
+                     model_slow: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray | None, np.ndarray]:
+    """The model's arms ((..., 2W, runs)) as a speed row of an in-job A/B uses them: where they are not trimmed
+    (gate.stats.speed.trims) no slow-mode start is looked for, and the arms stay as they are; else `on_fast_mode`
+    with the model's set (`model_slow_set`) where it is given and matches the arms' runs, else the starts found on
+    the row's own metric. Returns (arms, slow (..., 2, runs) or None where none was looked for, the candidate runs
+    slower in every workload (..., runs): `whole_model_slower`). gate.judging.speed_rows calls it for a row and for
+    the σ the rows' agreement test uses, the power benchmark with B A/Bs at once."""
+    y = np.asarray(arms, dtype=float)
+    if not trim:
+        return y, None, whole_model_slower(y, higher_is_better=higher_is_better)
+    given = (model_slow if model_slow is not None and np.shape(model_slow) == y.shape[:-2] + (2, y.shape[-1])
+             else None)
+    return on_fast_mode(y, positions, higher_is_better=higher_is_better, slow=given)
+
+
 def fast_mode(arms: np.ndarray, slow: np.ndarray) -> np.ndarray:
     """The arms ((..., 2W, runs), as slow_mode_runs reads them) with the slow-mode runs ((..., 2, runs)) absent
     (NaN) in every workload: what σ is estimated on."""

@@ -196,3 +196,20 @@ def test_weighted_holm_spends_each_row_its_share_of_alpha():
                             alpha=0.005, warn_q=0.01).verdict
     assert verdict[0, 0] == 2 and verdict[0, 2] == 0  # 0.002 ≤ 0.005·0.97/2; the group's 0.004 > 0.005·0.03/2
     assert np.array_equal(weighted(p, np.ones((1, 4))), p, equal_nan=True)  # equal weights: plain Holm and BH
+
+
+def test_own_runs_enough_and_churn_possible_batched_as_for_one_ab():
+    """gate.stats.overdispersion.own_runs_enough / churn_possible: what own_runs and accuracy_rows ask of one A/B,
+    the power simulator of B at once (issue 49)."""
+    from gate.stats.overdispersion import OWN_MIN_DF, churn_possible, own_runs, own_runs_enough
+
+    assert not own_runs_enough(OWN_MIN_DF - 1) and own_runs_enough(OWN_MIN_DF)
+    assert np.array_equal(own_runs_enough(np.array([2, 4, 10])), np.array([2, 4, 10]) >= OWN_MIN_DF)
+    rng = np.random.default_rng(2)
+    base = np.repeat(rng.integers(0, 3, (4, 1, 20)), 3, axis=1)  # (B, R, N): identical runs ...
+    cand = base.copy()
+    cand[1, 2, 5] += 1  # ... but one candidate run of A/B 1
+    base[2, 0, 7] += 1  # and one baseline run of A/B 2
+    assert churn_possible(base, cand).tolist() == [False, True, True, False]
+    assert bool(churn_possible(base[0, :1], cand[0]))  # one run: nothing shows its runs identical
+    assert (own_runs(base[1], cand[1]) is not None) == bool(own_runs_enough(4))

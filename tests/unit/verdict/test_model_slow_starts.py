@@ -48,3 +48,42 @@ def test_steady_given_fits_the_terms_without_the_slow_starts():
     at = arm_positions(4, 6)
     assert np.allclose(steady_given(y, at, slow), without_terms(y, at, left_out=slow[[0, 1, 0, 1]]))
     assert steady_given(y, None, slow) is y or np.array_equal(steady_given(y, None, slow), y)
+
+
+def test_one_set_per_model_only_where_the_run_order_is_known():
+    """gate.stats.slowmode.model_slow_set: the speed rows and the power simulator ask it (issue 49)."""
+    from gate.stats.slowmode import find_slow_starts, model_slow_set
+
+    rng = np.random.default_rng(3)
+    y = 0.004 * rng.standard_normal((5, 4, 6))  # B = 5 A/Bs at once
+    y[:, 1::2, 2] -= np.log(1.1)  # the candidate's third start slow in every workload
+    at = arm_positions(4, 6)
+    found = model_slow_set(y, at, run_order=True)
+    assert found is not None and np.array_equal(found, find_slow_starts(y, at, higher_is_better=True)[0])
+    assert found[:, 1, 2].all()
+    assert model_slow_set(y, at, run_order=False) is None
+    assert model_slow_set(np.zeros((0, 0)), None, run_order=True) is None
+
+
+def test_a_row_uses_the_models_set_where_it_matches_and_none_untrimmed():
+    """gate.stats.slowmode.row_on_fast_mode: untrimmed arms stay as they are, a model's set of other runs is not used,
+    and batched it gives what each A/B gives alone."""
+    from gate.stats.slowmode import on_fast_mode, row_on_fast_mode, whole_model_slower
+
+    rng = np.random.default_rng(5)
+    y = 0.004 * rng.standard_normal((3, 4, 6))
+    y[:, 1::2, 4] -= np.log(1.1)
+    at = arm_positions(4, 6)
+    given = np.zeros((3, 2, 6), dtype=bool)
+    given[:, 1, 4] = True
+    fast, slow, slower = row_on_fast_mode(y, at, higher_is_better=True, trim=True, model_slow=given)
+    assert np.array_equal(slow, given) and np.isnan(fast[:, 1::2, 4]).all()
+    for b in range(3):  # one A/B at a time, as speed_rows asks it
+        one = row_on_fast_mode(y[b], at, higher_is_better=True, trim=True, model_slow=given[b])
+        assert np.array_equal(one[0], fast[b], equal_nan=True) and np.array_equal(one[2], slower[b])
+    mismatched = row_on_fast_mode(y, at, higher_is_better=True, trim=True, model_slow=given[..., :5])
+    alone = on_fast_mode(y, at, higher_is_better=True)
+    assert all(np.array_equal(a, b, equal_nan=True) for a, b in zip(mismatched, alone, strict=True))
+    kept, none, counted = row_on_fast_mode(y, at, higher_is_better=True, trim=False, model_slow=given)
+    assert none is None and np.array_equal(kept, y)
+    assert np.array_equal(counted, whole_model_slower(y, higher_is_better=True))
