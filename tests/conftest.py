@@ -10,12 +10,12 @@ pytest_plugins = [
 
 
 def pytest_collection_modifyitems(config, items):
-    """Files with a `waits` test first, then those with a `slow` test, each file's tests in their order: on xdist's
-    workers (--dist loadfile hands out files in this order) the minutes spent waiting on stand-in servers overlap
-    the CPU-bound files, the long files start at once and the short ones fill the end, so that no worker is left
-    running one long file after the others are done."""
-    def first(marker: str) -> set:
+    """Files with a `long` test first, then those with a `slow` test, each file's tests in their order. xdist's workers
+    (--dist loadfile --no-loadscope-reorder) take files in this order: the longest start at once, the short ones fill
+    the end, and no worker is left running one long file after the others are done. (xdist's own reorder, by number
+    of tests, would start the one-test files that run for minutes last.)"""
+    def having(marker: str) -> set:
         return {item.path for item in items if item.get_closest_marker(marker)}
 
-    waits, slow = first("waits"), first("slow")
-    items.sort(key=lambda item: (item.path not in waits, item.path not in slow))
+    long, slow = having("long"), having("slow")
+    items.sort(key=lambda item: (item.path not in long, item.path not in slow))

@@ -58,6 +58,7 @@ def test_blocks_that_need_github_or_the_gpu_machine_are_skipped_with_the_reason(
 # --- quick start 1 on a fresh clone -------------------------------------------------------------------------------
 
 @pytest.mark.slow
+@pytest.mark.long  # ~2 min: a fresh clone, its venv and pip, then the block
 def test_quick_start_1_ends_as_the_readme_says(tmp_path_factory):
     clone = fresh_clone(tmp_path_factory)
     (block, _, _) = [body for _, body in quick_starts()]

@@ -11,6 +11,7 @@ from tests.helpers.readme import fresh_clone, quick_starts, run_block, sections
 
 
 @pytest.mark.slow
+@pytest.mark.long  # ~2 min: a fresh clone, its venv and pip, then the block
 def test_quick_start_3_ends_as_the_readme_says(tmp_path_factory):
     clone = fresh_clone(tmp_path_factory)
     (_, _, block) = [body for _, body in quick_starts()]

@@ -9,6 +9,6 @@ from tests.helpers.duet_pairs import judged_duet
 
 
 @pytest.mark.slow
-@pytest.mark.waits  # 100–160 s on the stand-in's 1 s requests, ~15 s of CPU
+@pytest.mark.long  # 100–160 s on the stand-in's 1 s requests, ~15 s of CPU
 def test_a_6pct_slower_build_fails(bench, tmp_path):
     judged_duet(bench, tmp_path, 0.94, "fail")
