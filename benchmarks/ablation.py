@@ -354,6 +354,13 @@ RULES: list[Rule] = [
     Rule("one_warn_q", "merge", "one WARN q = 0.005 for both families", "Thresholds.warn_q, speed_warn_q",
          "accuracy warn_q 0.01 → 0.005", [], "both", "noop-hostile",
          rules_hook=lambda r: dataclasses.replace(r, warn_q=r.speed_warn_q), removes=1),
+    # The issue's "α of the whole PR's speed family": each look's speed α split over the PR's four models
+    # (Bonferroni), or over two; accuracy keeps its own. The looks' Thresholds are the simulator's FIRST and POOLED.
+    *[Rule(f"speed_alpha_over_{k}", "value", f"each look's speed α ÷ {k}: the PR's speed family, not each model's",
+           "looks.FIRST_ALPHA, POOLED_ALPHA (speed)", f"α₁, α₂ ÷ {k} for speed rows",
+           [Patch("power.simulate", look, dataclasses.replace(t, alpha=t.alpha / k), only_home=True)
+            for look, t in (("FIRST", simulate.FIRST), ("POOLED", simulate.POOLED))], "speed", "m-thr-5-s2-normal")
+      for k in (2, 4)],
 ]
 BY_NAME = {r.name: r for r in RULES}
 

@@ -62,7 +62,7 @@ def detects(se: np.ndarray, df: np.ndarray, level: np.ndarray | float, own_se: n
             mid = (low + high) / 2
             short = norm_cdf((mid[..., None, None] - threshold) / scale).mean(axis=(-2, -1)) < POWER
             low, high = np.where(short, mid, low), np.where(short, high, mid)
-    return np.where(known, np.expm1((low + high) / 2), np.nan)
+        return np.where(known, np.expm1((low + high) / 2), np.nan)  # overflow: inf, a change no run count can see
 
 
 def _cut(se: np.ndarray, df: np.ndarray, level: np.ndarray | float) -> np.ndarray:
