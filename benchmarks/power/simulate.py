@@ -35,7 +35,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-from gate.formats.noise_model import churn_widens, sigma_usable
+from gate.formats.noise_model import churn_excess, churn_widens, sigma_usable
 from gate.formats.reasons import UNSTABLE, CannotFail
 from gate.formats.report import COMOVING_SUFFIX
 from gate.judging import eligibility, few_sessions, floors, freshness, rule, sensitivity
@@ -700,7 +700,7 @@ def _quality_look(chunk: Chunk, test_sets, qrows, disp, slots, rules: Rules, thr
             exact[need] = sign_flip_p_batch(scaled[need])
         a = 1 / r_b + 1 / r_c
         with np.errstate(all="ignore"):
-            excess = np.where(widen, (total - units) / np.where(df > 0, df, 1), 0.0)
+            excess = np.where(widen, churn_excess(total, units, df), 0.0)  # Dispersion.excess
             wide = widened_p_arrays(d.sum(axis=1), sum_sq, excess, excess_df(total, units, df), a)
             se.append(np.sqrt(sum_sq + a * np.maximum(excess, 0.0)) / n_total)
         p.append(np.where(identical, np.nan, np.where(widen, wide, exact)))

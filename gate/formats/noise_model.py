@@ -38,6 +38,12 @@ def churn_widens(ss_total: Any, ss_units: Any, df: Any) -> Any:
     return (df > 0) & (ss_total > ss_units)
 
 
+def churn_excess(ss_total: Any, ss_units: Any, df: Any) -> Any:
+    """Σ_{i≠j} Cov(e_i, e_j) per run: what correlated churn adds to one run's total error variance (0 without df).
+    `Dispersion.excess`, elementwise on arrays as on numbers (the power benchmark's B A/Bs)."""
+    return (ss_total - ss_units) * (df != 0) / (df + (df == 0))
+
+
 @dataclass(frozen=True)
 class Calibration:
     """Run-to-run noise of ln(metric) for one workload × metric, from same-commit (A/A) repeats.
@@ -166,7 +172,7 @@ class Dispersion:
     @property
     def excess(self) -> float:
         """Σ_{i≠j} Cov(e_i, e_j) per run: what correlated churn adds to one run's total error variance."""
-        return (self.ss_total - self.ss_units) / self.df if self.df else 0.0
+        return float(churn_excess(self.ss_total, self.ss_units, self.df))
 
     @property
     def widens(self) -> bool:
