@@ -132,11 +132,15 @@ def read_bytes(path: str | Path, kind: Kind, *, root: str | Path | None = None, 
 
 def read_text(path: str | Path, kind: Kind, *, root: str | Path | None = None, follow_links: bool = True) -> str:
     """`read_bytes`, decoded as strict UTF-8."""
-    raw = read_bytes(path, kind, root=root, follow_links=follow_links)
+    return decode(read_bytes(path, kind, root=root, follow_links=follow_links), kind, source=path)
+
+
+def decode(raw: bytes, kind: Kind, *, source: object) -> str:
+    """Bytes `read_bytes` returned, as strict UTF-8 text; `source` names the file in errors."""
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise Unreadable(f"not UTF-8 text (byte {exc.start}); expected a {kind.what}", path=path) from None
+        raise Unreadable(f"not UTF-8 text (byte {exc.start}); expected a {kind.what}", path=source) from None
 
 
 def load_json(path: str | Path, kind: Kind, *, root: str | Path | None = None, follow_links: bool = True) -> Any:
@@ -168,10 +172,14 @@ def parse_json(text: str, *, source: object, what: str = "JSON file") -> Any:
 
 def load_jsonl(path: str | Path, kind: Kind, *, root: str | Path | None = None) -> list[tuple[int, Any]]:
     """(line number, value) of every non-blank line of a JSON Lines file, each line strict JSON."""
-    text = read_text(path, kind, root=root)
+    return parse_jsonl(read_text(path, kind, root=root), source=path, what=kind.what)
+
+
+def parse_jsonl(text: str, *, source: object, what: str) -> list[tuple[int, Any]]:
+    """`load_jsonl` of text already read; `source` names the file in errors."""
     numbered = [(number, line) for number, line in enumerate(text.splitlines(), start=1) if line.strip()]
     try:  # one parse over the whole file when it is well formed (much faster than one call per line)
-        values = parse_json("[" + ",".join(line for _, line in numbered) + "]", source=path, what=kind.what)
+        values = parse_json("[" + ",".join(line for _, line in numbered) + "]", source=source, what=what)
         if isinstance(values, list) and len(values) == len(numbered):  # parse_json checked the depth
             return [(number, value) for (number, _), value in zip(numbered, values, strict=True)]
     except Unreadable:
@@ -179,9 +187,9 @@ def load_jsonl(path: str | Path, kind: Kind, *, root: str | Path | None = None) 
     rows = []
     for number, line in numbered:
         try:
-            rows.append((number, parse_json(line, source=path, what=kind.what)))
+            rows.append((number, parse_json(line, source=source, what=what)))
         except Unreadable as exc:
-            raise Unreadable(f"line {number}: {exc.reason}", path=path) from None
+            raise Unreadable(f"line {number}: {exc.reason}", path=source) from None
     return rows
 
 
