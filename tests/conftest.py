@@ -1,4 +1,6 @@
 """The fixtures every tier shares, one module per area (tests/helpers/fixtures_*.py); tests/README.md defines the tiers."""
+import pytest
+
 pytest_plugins = [
     "tests.helpers.fixtures_foundation",
     "tests.helpers.fixtures_fuzz",
@@ -18,4 +20,8 @@ def pytest_collection_modifyitems(config, items):
         return {item.path for item in items if item.get_closest_marker(marker)}
 
     long, slow = having("long"), having("slow")
+    unsaid = sorted({str(path) for path in having("timed") if "pytest.mark.timed" not in path.read_text(encoding="utf-8")})
+    if unsaid:  # scripts/test.sh finds the timed tests by that text: a test marked another way would never run
+        raise pytest.UsageError(f"{', '.join(unsaid)}: a test is marked timed without the text `pytest.mark.timed`; "
+                                "mark it with @pytest.mark.timed, which scripts/test.sh looks for")
     items.sort(key=lambda item: (item.path not in long, item.path not in slow))
