@@ -15,13 +15,13 @@ import pytest
 from click.testing import CliRunner
 
 from gate.cli import cli
-from gate.examples import write_example_pair
 from gate.formats import runlog
 from gate.formats.config import load_suite
 from gate.judging import judge
 from gate.judging.look_decider import tree_decider
 from gate.stats import looks as rule
 from tests.helpers.runs import copy_run
+from tests.helpers.shared_trees import quick_start_trees
 
 SUITE = load_suite()
 MODELS = ("qwen3", "whisper")
@@ -45,7 +45,8 @@ def _ab_log(side: str, models: tuple[str, ...]) -> dict:
 def ab_trees(tmp_path_factory) -> Path:
     """trees/base and trees/candidate: the example pair, laid out as a benchmark job uploads an A/B run."""
     root = tmp_path_factory.mktemp("one-judge")
-    base, candidate = write_example_pair(root / "made", SUITE)
+    made = quick_start_trees(tmp_path_factory, root / "made")
+    base, candidate = made / "baseline", made / "candidate"
     trees = root / "trees"
     for name, tree in (("base", base), ("candidate", candidate)):
         shutil.copytree(tree, trees / name, ignore=shutil.ignore_patterns(".gate-cache", "gate-run.json"))

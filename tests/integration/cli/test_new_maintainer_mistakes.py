@@ -19,10 +19,9 @@ from pathlib import Path
 import pytest
 
 from gate import cli as cli_module
-from gate.examples import write_example_baseline, write_example_pair
-from gate.formats.config import load_suite
 from gate.formats.errors import EXIT_FAIL, EXIT_INPUT, EXIT_NOT_COMPARABLE, EXIT_OK
 from gate.publish.github import _explain
+from tests.helpers.shared_trees import quick_start_trees
 
 REPO = Path(__file__).resolve().parents[3]
 H200 = {"name": "NVIDIA H200", "driver_version": "580.95.05"}
@@ -39,11 +38,8 @@ def _env(tree: Path, gpu: dict) -> None:
 def work(tmp_path_factory) -> Path:
     """The quick start's trees (ex/baseline, ex/candidate, ex/baseline.json) and the files the mistakes need."""
     root = tmp_path_factory.mktemp("mistakes")
-    suite = load_suite()
-    base, candidate = write_example_pair(root / "ex", suite)
-    calibration = write_example_baseline(root / "ex", suite)
-    assert (base, candidate) == (root / "ex" / "baseline", root / "ex" / "candidate")
-    assert calibration == root / "ex" / "baseline.json"
+    ex = quick_start_trees(tmp_path_factory, root / "ex")
+    base, candidate, calibration = ex / "baseline", ex / "candidate", ex / "baseline.json"
     shutil.copy(calibration, root / "nostamp.json")  # a calibration without its stamp beside it
     for name, gpu in (("h200", H200), ("h100", H100)):
         tree = shutil.copytree(base if name == "h200" else candidate, root / name)

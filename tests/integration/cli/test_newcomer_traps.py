@@ -15,9 +15,7 @@ import pytest
 from gate import cli as cli_module
 from gate.examples import (
     ExampleSpec,
-    write_example_baseline,
     write_example_ci_artifacts,
-    write_example_pair,
     write_example_tree,
 )
 from gate.formats.config import load_suite
@@ -25,6 +23,7 @@ from gate.formats.errors import EXIT_FAIL, EXIT_INCOMPLETE, EXIT_INPUT, EXIT_OK
 from gate.formats.noise_model import SIGMA_FLOOR
 from gate.formats.report import CiRetry, Report
 from gate.formats.result_types import ALL_FAILED
+from tests.helpers.shared_trees import quick_start_trees
 from tests.helpers.unprivileged import as_a_user
 
 
@@ -32,9 +31,7 @@ from tests.helpers.unprivileged import as_a_user
 def ex(tmp_path_factory) -> Path:
     """The quick start's trees: ex/baseline, ex/candidate (all four models) and the calibrated ex/baseline.json."""
     root = tmp_path_factory.mktemp("traps")
-    suite = load_suite()
-    write_example_pair(root / "ex", suite)
-    write_example_baseline(root / "ex", suite)
+    quick_start_trees(tmp_path_factory, root / "ex")
     return root
 
 
