@@ -21,8 +21,8 @@ def _shared_root(tmp_path_factory) -> Path:
 
 
 def quick_start_trees(tmp_path_factory, dest: Path) -> Path:
-    """dest/baseline, dest/candidate and dest/baseline.json, as `gate example dest` leaves them (bar the README and
-    the paths baseline.json records, which name the shared original); returns dest."""
+    """dest/baseline, dest/candidate and dest/baseline.json, as `gate example dest` leaves them, except that the
+    paths README.txt and baseline.json name are the shared original's; returns dest."""
     shared = _shared_root(tmp_path_factory)
     built = shared / "quick-start-trees"
     with open(shared / "quick-start-trees.lock", "w") as lock:

@@ -56,6 +56,20 @@ def test_seedtts_errors_are_computed_per_utterance(complete_tree, suite, tmp_pat
     assert wer.crosscheck.status == MATCH and wer.crosscheck.usable
 
 
+def test_a_file_read_again_is_read_by_its_bytes_not_its_path(complete_tree, suite, tmp_path):
+    """A process reads each per-sample file once per distinct content (the row is kept by a digest of the bytes):
+    the same bytes elsewhere give the same row, edited bytes are read afresh, and the kept arrays are read-only."""
+    workload = suite.workload("qwen3/asr_en")
+    first = read_run_samples(_small_seedtts_run(complete_tree, tmp_path / "a", ROWS, corpus_wer=4 / 15), workload)["wer"]
+    copied = read_run_samples(_small_seedtts_run(complete_tree, tmp_path / "b", ROWS, corpus_wer=4 / 15), workload)["wer"]
+    assert copied.errors is first.errors and copied.crosscheck.path != first.crosscheck.path  # its own cross-check
+    with pytest.raises(ValueError, match="read-only"):
+        first.errors[0, 0] = 7
+    edited = [ROWS[0], ROWS[1], _raw_row("c", "one two three four", "one two three four"), ROWS[3]]
+    again = read_run_samples(_small_seedtts_run(complete_tree, tmp_path / "c", edited, corpus_wer=1 / 15), workload)["wer"]
+    assert again.errors.tolist() == [[0, 1, 0, 0]] and again.crosscheck.status == MATCH
+
+
 def test_a_different_corpus_figure_is_a_normalization_mismatch(complete_tree, suite, tmp_path):
     run = _small_seedtts_run(complete_tree, tmp_path, ROWS, corpus_wer=3 / 15)
     check = read_run_samples(run, suite.workload("qwen3/asr_en"))["wer"].crosscheck
