@@ -254,6 +254,10 @@ RULES: list[Rule] = [
     Rule("outlier_remeasure", "rule", "the runner re-measures a run the outlier rule flags",
          "outliers.run_to_remeasure", "run_to_remeasure picks none",
          [Patch(OUT, "run_to_remeasure", _no_remeasure, wrap=True)], "speed", "m-noop-slow15"),
+    Rule("remeasure_own_sigma", "rule", "the runner's re-measure judges a row of unknown σ (no usable calibration, or "
+         "one known stale) against the arm's own σ, not the 3% alone (benchmarks/results/noop_level_diagnosis.md)",
+         "outliers.own_sigma (in run_to_remeasure)", "own_sigma returns 0 (the 3% alone, the rule before)",
+         [Patch(OUT, "own_sigma", _never(fill=0.0, dtype=float), wrap=True)], "speed", "m-uncal-noop-s2"),
     Rule("outlier_min_rel", "rule", "the outlier limit is never below 3%", "outlier_rule.OUTLIER_MIN_REL (in outliers)",
          "OUTLIER_MIN_REL = 0 in the outlier rule (5σ alone)", [Patch(OUT, "OUTLIER_MIN_REL", 0.0, only_home=True)], "speed",
          "m-noop-s1-normal"),

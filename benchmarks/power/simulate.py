@@ -542,7 +542,7 @@ def _remeasure(chunk: Chunk, workloads: list[str], flag: dict, slots: np.ndarray
     y = np.stack([np.take_along_axis(chunk.speed[wid][metric], slots, axis=2) for wid, metric in rows], axis=2)
     sigma = np.stack([flag[row] for row in rows], axis=1)[:, None, :]
     outlier = run_to_remeasure(y, sigma, np.array([metric == "throughput" for _, metric in rows]),
-                               np.array([wid for wid, _ in rows]))[0]  # (B, 2)
+                               np.array([wid for wid, _ in rows]), np.array([metric for _, metric in rows]))[0]  # (B, 2)
     arms = np.concatenate([np.take_along_axis(chunk.speed[wid]["throughput"], slots, axis=2) for wid in workloads],
                           axis=1)
     slow = deepest_slow_start(remeasure_depth(arms, arm_positions(arms.shape[1], arms.shape[2]), higher_is_better=True))

@@ -57,7 +57,7 @@ def find_outlier(arm: Mapping[str, Mapping[tuple[str, str], float]],
     import numpy as np
 
     from gate.formats.noise_model import FEWEST_RUNS
-    from gate.stats.outliers import outlier_limit, run_to_remeasure
+    from gate.stats.outliers import outlier_limit, own_sigma, run_to_remeasure
 
     if len(arm) < FEWEST_RUNS:
         return None
@@ -68,9 +68,12 @@ def find_outlier(arm: Mapping[str, Mapping[tuple[str, str], float]],
     sigmas = np.array([sigma(*row) or 0.0 for row in rows])
     higher = np.array([directions[row] if directions is not None and row in directions else row[1].startswith("throughput")
                        for row in rows], dtype=bool)
-    run, row = (int(i) for i in run_to_remeasure(logs, sigmas, higher, np.array([r[0] for r in rows])))
+    run, row = (int(i) for i in run_to_remeasure(logs, sigmas, higher, np.array([r[0] for r in rows]),
+                                                 np.array([r[1] for r in rows])))
     if run < 0:
         return None
+    if not sigmas[row]:  # unknown: the arm's own σ judged it (run_to_remeasure), as the threshold says
+        sigmas = np.where(sigmas > 0, sigmas, own_sigma(logs, np.array([r[1] for r in rows])))
     present = logs[row][~np.isnan(logs[row])]
     deviation = abs(float(np.expm1(logs[row, run] - np.median(present))))
     return Outlier(runs[run], deviation, float(outlier_limit(sigmas[row])), f"{rows[row][0]} {rows[row][1]}")

@@ -192,18 +192,27 @@ def robust_sd(log_values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarra
 
 
 def run_to_remeasure(log_values: np.ndarray, sigma: np.ndarray, higher_is_better: np.ndarray,
-                     workload: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+                     workload: np.ndarray, metric: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Which run of one arm the runner re-measures on this rule (gate.judging.outliers.find_outlier, and the power
     benchmark for thousands of arms): (..., rows, runs) ln values of the model's speed rows (NaN: absent), the σ
     each row is judged against (..., rows; 0 unknown), each row's direction and workload (rows,) -> the run's and
     the deciding row's index (...,), -1 for none. The run farthest beyond the limit on any row, in relative distance
     from its arm's median (the first row, then run, on a tie), unless a run is flagged WORSE in some of the model's
     workloads only: then none, as a slowdown of one workload may be an intermittent regression, which must not be
-    re-measured away. A run worse in every workload (two or more) is a slow server start: a fresh start measures it."""
+    re-measured away. A run worse in every workload (two or more) is a slow server start: a fresh start measures it.
+
+    Where a row's σ is unknown (0: no usable calibration, or one known stale), it is the arm's own σ, as `compare`
+    judges the row on the A/B's own runs there (`own_sigma`): `metric` (rows,) names each row's metric, whose rows
+    over the model's workloads are pooled (each row alone without it). With the 3% alone, a σ 2% host re-measured an
+    ordinary run (1.5σ out) in half of its no-op models, and only runs better than the median or worse in every
+    workload: the replacement moved the arm's mean by a third of a σ toward worse (candidate) or better (baseline),
+    variance the row's SE does not hold, and the pooled look's speed test sat at 1.3-1.8× its α
+    (benchmarks/results/noop_level_diagnosis.md)."""
     y = np.asarray(log_values, dtype=float)
     if y.shape[-2] == 0 or y.shape[-1] == 0:
         return np.full(y.shape[:-2], -1), np.full(y.shape[:-2], -1)
     s = np.nan_to_num(np.asarray(sigma, dtype=float))
+    s = np.where(s > 0, s, own_sigma(y, metric))
     flags = flag_runs(y, s)
     centre = _median(y)
     with np.errstate(invalid="ignore"):
@@ -218,3 +227,18 @@ def run_to_remeasure(log_values: np.ndarray, sigma: np.ndarray, higher_is_better
     best = np.where(flags, excess, -np.inf).reshape(y.shape[:-2] + (-1,)).argmax(axis=-1)
     chosen = flags.any(axis=(-2, -1)) & ~stays
     return np.where(chosen, best % runs, -1), np.where(chosen, best // runs, -1)
+
+
+def own_sigma(log_values: np.ndarray, metric: np.ndarray | None = None) -> np.ndarray:
+    """(..., rows, runs) ln values of one arm -> (..., rows) the σ a run of each row is judged wild against from the
+    arm's own runs: flag_sigma of robust_sd over the rows of the same `metric` (rows,) (every row alone without it);
+    0 where they have no degrees of freedom (the rule's 3% alone)."""
+    y = np.asarray(log_values, dtype=float)
+    labels = np.arange(y.shape[-2]) if metric is None else np.asarray(metric)
+    out = np.zeros(y.shape[:-1])
+    for name in dict.fromkeys(labels.tolist()):
+        rows = labels == name
+        sigma, df, _ = robust_sd(y[..., rows, :])
+        bound = np.where((df > 0) & np.isfinite(sigma), flag_sigma(np.nan_to_num(sigma), df), 0.0)
+        out[..., rows] = np.asarray(bound)[..., None]
+    return out

@@ -54,6 +54,9 @@ def test_one_workload_or_odd_rows_find_nothing():
 
 
 THR, P95 = "throughput_samples_per_s", "latency_p95_s"
+# A calibrated σ small enough that the rule's 3% decides (5σ = 0.5%): these tests are about which run and which
+# direction, not where σ comes from (without a calibration it is the arm's own: test_unknown_sigma_is_the_arms_own)
+KNOWN = lambda workload, metric: 0.001  # noqa: E731
 
 
 def _run(en: float, zh: float, p95: float = 1.0) -> dict:
@@ -62,26 +65,26 @@ def _run(en: float, zh: float, p95: float = 1.0) -> dict:
 
 def test_find_outlier_keeps_a_run_worse_in_one_workload_in_either_arm():
     arm = {"run1": _run(100, 50), "run2": _run(101, 50.5), "run3": _run(88, 50.2)}
-    assert find_outlier(arm) is None  # en 12% slower alone stays: it may be an intermittent regression
+    assert find_outlier(arm, KNOWN) is None  # en 12% slower alone stays: it may be an intermittent regression
     arm["run2"] = _run(120, 50.5)  # a better run is re-measured, but not while a worse one stays
-    assert find_outlier(arm) is None
+    assert find_outlier(arm, KNOWN) is None
     arm["run3"] = _run(100.5, 50.2)
-    found = find_outlier(arm)
+    found = find_outlier(arm, KNOWN)
     assert found is not None and found.run == "run2"
 
 
 def test_find_outlier_re_measures_a_run_worse_in_every_workload():
     arm = {"run1": _run(100, 50), "run2": _run(101, 50.5), "run3": _run(88, 44)}
-    found = find_outlier(arm)
+    found = find_outlier(arm, KNOWN)
     assert found is not None and found.run == "run3"
 
 
 def test_find_outlier_reads_latency_as_worse_upwards():
     arm = {"run1": _run(100, 50, 1.0), "run2": _run(100.2, 50.1, 1.01), "run3": _run(100.1, 50.05, 1.0)}
     arm["run3"][("qwen3/asr_en", P95)] = 1.2  # en's p95 20% higher alone: worse in one workload, stays
-    assert find_outlier(arm) is None
+    assert find_outlier(arm, KNOWN) is None
     arm["run3"][("qwen3/asr_en", P95)] = 0.8  # 20% lower: better, re-measured
-    assert find_outlier(arm).run == "run3"
+    assert find_outlier(arm, KNOWN).run == "run3"
 
 
 def test_slow_starts_to_remeasure_names_each_arms_deepest_slow_start_over_both_arms():
@@ -97,3 +100,18 @@ def test_slow_starts_to_remeasure_names_each_arms_deepest_slow_start_over_both_a
     found = slow_starts_to_remeasure({"base": base, "candidate": cand}, suite, "qwen3")
     assert found["candidate"].run == "run4" and "base" not in found  # the baseline's against a slow median: not
     assert slow_starts_to_remeasure({"base": base, "candidate": dict(list(cand.items())[:5])}, suite, "qwen3") == {}
+
+
+def test_unknown_sigma_is_the_arms_own():
+    """Without a usable calibration the re-measure judges a run against the arm's own σ (gate.stats.outliers.own_sigma,
+    as compare judges the row on the A/B's own runs), not the 3% alone: on a σ 2% host a run 4% better than the
+    median is ordinary noise, and replacing it moved the arm's mean (benchmarks/results/noop_level_diagnosis.md)."""
+    rng = np.random.default_rng(7)
+    noise = np.exp(0.02 * rng.standard_normal((6, 2)))
+    arm = {f"run{i + 1}": _run(100 * noise[i, 0], 50 * noise[i, 1]) for i in range(6)}
+    arm["run2"] = _run(104 * noise[1, 0], 52 * noise[1, 1])  # better in both workloads, ~2σ
+    assert find_outlier(arm, KNOWN) is not None  # at a calibrated σ that small, 3% decides
+    assert find_outlier(arm) is None  # at its own σ (~2%) it is ordinary
+    arm["run2"] = _run(150, 75)  # 50% better: wild at any σ these runs allow
+    found = find_outlier(arm)
+    assert found is not None and found.run == "run2" and found.threshold > 0.03
