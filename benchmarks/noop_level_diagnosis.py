@@ -59,12 +59,8 @@ def record(chunk, test_sets, patches):
 
     simulate._speed_look = spy
     try:
-        rules = simulate.Rules.from_gate()
-        if patches:
-            with ab.patched(patches):
-                out = simulate.judge(chunk, test_sets, simulate.Rules.from_gate())
-        else:
-            out = simulate.judge(chunk, test_sets, rules)
+        with ab.patched(patches):
+            out = simulate.judge(chunk, test_sets, simulate.Rules.from_gate())
     finally:
         simulate._speed_look = original
     return seen, out
@@ -87,7 +83,7 @@ def main(argv=None):
     names = args.variants.split(",") if args.variants else list(VARIANTS)
     test_sets = noise_module.draw_test_sets(args.seed)
     sc = {s.key: s for s in vp.all_scenarios()}[args.cell]
-    acc = {n: {"p": [], "sigma": [], "df": [], "ext": [], "fail_model": [], "any_fail": []} for n in names}
+    acc = {n: {"p": [], "sigma": [], "df": [], "ext": [], "fail_model": [], "any_fail": [], "re": []} for n in names}
     rows = None
     for k in range(args.chunks):
         rng = np.random.default_rng([args.seed, vp._key_seed(args.cell), k])
@@ -104,7 +100,7 @@ def main(argv=None):
             acc[n]["any_fail"].append(np.asarray(out.any_fail, bool))
             # which arms of the row's model hold the re-measure (slot 2·RUNS) at the pooled look: 0 none, 1 base, 2 cand, 3 both
             re = {m: (out.slots["pooled"][m] == 2 * simulate.RUNS).any(-1) for m in noise_module.MODELS}
-            acc[n].setdefault("re", []).append(np.stack([re[r[1]][:, 0] + 2 * re[r[1]][:, 1] for r in rows], 1))
+            acc[n]["re"].append(np.stack([re[r[1]][:, 0] + 2 * re[r[1]][:, 1] for r in rows], 1))
         print(f"chunk {k} done", file=sys.stderr, flush=True)
     models = noise_module.MODELS
     truth = {"throughput": sc.noise.sigma_run, "latency_p95_s": float(np.hypot(sc.noise.sigma_run, sc.noise.p95_own))}

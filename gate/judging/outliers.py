@@ -65,15 +65,14 @@ def find_outlier(arm: Mapping[str, Mapping[tuple[str, str], float]],
     rows = sorted(set().union(*(values.keys() for values in arm.values())))
     with np.errstate(divide="ignore"):
         logs = np.array([[np.log(arm[run][row]) if row in arm[run] else np.nan for run in runs] for row in rows])
+    metrics = np.array([r[1] for r in rows])
     sigmas = np.array([sigma(*row) or 0.0 for row in rows])
+    sigmas = np.where(sigmas > 0, sigmas, own_sigma(logs, metrics))  # unknown: the arm's own, as run_to_remeasure says
     higher = np.array([directions[row] if directions is not None and row in directions else row[1].startswith("throughput")
                        for row in rows], dtype=bool)
-    run, row = (int(i) for i in run_to_remeasure(logs, sigmas, higher, np.array([r[0] for r in rows]),
-                                                 np.array([r[1] for r in rows])))
+    run, row = (int(i) for i in run_to_remeasure(logs, sigmas, higher, np.array([r[0] for r in rows]), metrics))
     if run < 0:
         return None
-    if not sigmas[row]:  # unknown: the arm's own σ judged it (run_to_remeasure), as the threshold says
-        sigmas = np.where(sigmas > 0, sigmas, own_sigma(logs, np.array([r[1] for r in rows])))
     present = logs[row][~np.isnan(logs[row])]
     deviation = abs(float(np.expm1(logs[row, run] - np.median(present))))
     return Outlier(runs[run], deviation, float(outlier_limit(sigmas[row])), f"{rows[row][0]} {rows[row][1]}")
