@@ -278,6 +278,16 @@ def run_order(slots: int) -> np.ndarray:
     return np.concatenate([order, spare], axis=1)[..., None]
 
 
+def slot_positions(slots: np.ndarray, n_wl: int) -> np.ndarray:
+    """(B, 2·n_wl, runs) positions of the runs in `slots` ((B, 2 arms, runs)) for arms laid out as the model's
+    [base, cand, base, cand, ...] (gate.stats.drift.arm_positions' layout): where the drawer put each slot in the
+    job (`run_order`), the re-measure's spare slot last, as the judge places a re-measured run where it ran
+    (gate.judging.speed_rows.runs_of_model, from the run log)."""
+    order = run_order(SLOTS)[..., 0]  # (2 arms, SLOTS)
+    placed = np.stack([order[arm][slots[:, arm]] for arm in range(2)], axis=1)
+    return np.tile(placed, (1, n_wl, 1))
+
+
 @dataclass(frozen=True)
 class _Churn:
     unstable: np.ndarray  # (B, n) bool
@@ -482,7 +492,7 @@ def _in_job(chunk: Chunk, by_model: dict, calibrations: dict, slots: dict, model
                                     for wid in by_model[model]], axis=1) for metric in SPEED_ROWS}
     # σ on the fast mode: slow-mode server starts left out first (gate.judging.speed_rows.judge_speed)
     # σ after a run-position term, where the order is known (gate run's log; not in two trees by hand)
-    at = arm_positions(arms[SPEED_ROWS[0]].shape[1], slots[model].shape[-1]) if order_known else None
+    at = slot_positions(slots[model], arms[SPEED_ROWS[0]].shape[1] // 2) if order_known else None
     # without a run log and with fewer than 4 runs an arm: σ untrimmed, no slow-mode starts (gate.stats.speed.trims)
     trim = trims(arms[SPEED_ROWS[0]], order_known)
     if order_known:  # one slow-mode set per model, found on its throughput rows (speed_rows.model_slow_starts)
@@ -581,7 +591,7 @@ def _speed_look(chunk: Chunk, rows, noises, slots, rules: Rules, *, cross_job: b
             continue
         model_arms = np.concatenate([np.take_along_axis(chunk.speed[w][metric], slots[model], axis=2)
                                      for w in chunk.speed if w.split("/")[0] == model], axis=1)
-        at = None if cross_job or not order_known else arm_positions(model_arms.shape[1], model_arms.shape[2])
+        at = None if cross_job or not order_known else slot_positions(slots[model], model_arms.shape[1] // 2)
         slow, alike = None, np.zeros(batch, bool)
         trim = cross_job or trims(model_arms, order_known)  # gate.judging.speed_rows.judge_speed
         if not cross_job and at is not None:  # the model's slow-mode starts, found on its throughput rows
@@ -597,7 +607,7 @@ def _speed_look(chunk: Chunk, rows, noises, slots, rules: Rules, *, cross_job: b
             if slow is None:  # no slow-mode starts looked for; an escaped slow mode still bars a FAIL
                 slower = whole_model_slower(model_arms, higher_is_better=metric == "throughput")
             alike = slowmode_blocker(slower, ~np.isnan(model_arms[:, 1::2]).all(axis=1), bonferroni)
-        gap_sigma = baseline_sigma(model_arms[:, 0::2], None if at is None else at[0::2], trim=trim)
+        gap_sigma = baseline_sigma(model_arms[:, 0::2], None if at is None else at[:, 0::2], trim=trim)
         test = shift_test(y[:, 0], y[:, 1], noise, higher_is_better=metric == "throughput", cross_job=cross_job,
                           gap_sigma=gap_sigma, slow_mode=slow, more_runs_follow=thresholds.more_runs_follow,
                           wild_share=host_wild_share(model_arms[:, 0::2], noise, None if calibrations is None

@@ -194,7 +194,7 @@ def _judge_row(pair: _Pair, workload: Workload, metric: MetricSpec, wb: Workload
         found = model_calibrations(pair.calibration, suite, workload.model, metric.name)
         # sources: "3 A/A pairs + 14 nights" when nightly runs are pooled into σ, else ""
         own, at = runs_of_model(base, cand, suite, workload.model, metric.name)
-        base_own, base_at = runs_of_model(base, None, suite, workload.model, metric.name)
+        base_own, base_at = runs_of_model(base, None, suite, workload.model, metric.name, partner=cand)
         # in one job the runs' positions in the interleave are known: σ after a run-position term
         whole = _whole_model(base, cand, suite, workload.model)
         one_job = not pair.cross_job

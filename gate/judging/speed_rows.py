@@ -81,11 +81,14 @@ def arms_of_model(base: Side, cand: Side | None, suite: Suite, model: str, metri
     return runs_of_model(base, cand, suite, model, metric)[0]
 
 
-def runs_of_model(base: Side, cand: Side | None, suite: Suite, model: str,
-                  metric: str) -> tuple[np.ndarray, np.ndarray]:
-    """arms_of_model's arms and, alike, each run's position in the job's interleave (gate.stats.drift), from its
-    side and run number: what the σ after a run-position term needs."""
-    arms, where = [], []
+def runs_of_model(base: Side, cand: Side | None, suite: Suite, model: str, metric: str, *,
+                  partner: Side | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """arms_of_model's arms and, alike, each run's position in the job (gate.stats.drift): where the two trees'
+    run log places the model's runs (`job_order`: a re-measured run where it ran, after the runs before it), else
+    from its side and run number in the interleave. `partner`: the candidate whose job the baseline's runs are
+    placed in when `cand` is None (the baseline's arms alone)."""
+    placed = job_order(base, cand if cand is not None else partner, model)
+    arms, where, real = [], [], []
     for w in suite.workloads_for((model,)):
         for arm, side in enumerate((base, cand) if cand is not None else (base,)):
             ws = side.workloads.get(w.id)
@@ -97,12 +100,27 @@ def runs_of_model(base: Side, cand: Side | None, suite: Suite, model: str,
                 arms.append(np.log(np.asarray([v for _, v in kept], dtype=float)))
                 index = np.asarray([i for i, _ in kept])
                 where.append(interleave_positions(int(index.max()) + 1, arm)[index].astype(float))
+                real.append(None if placed is None else [placed[arm].get(ws.runs[i]) for i, _ in kept])
+    if real and all(at is not None and None not in at for at in real):  # every run placed by the log, or none
+        where = [np.asarray(at, dtype=float) for at in real]
     width = max((len(a) for a in arms), default=0)
     out, positions = np.full((len(arms), width), np.nan), np.zeros((len(arms), width))
     for k, (arm_runs, at) in enumerate(zip(arms, where, strict=True)):
         out[k, :len(arm_runs)] = arm_runs
         positions[k, :len(at)] = at
     return out, positions
+
+
+def job_order(base: Side, cand: Side | None, model: str) -> tuple[Mapping[str, int], Mapping[str, int]] | None:
+    """The model's runs' places in the job, (baseline's, candidate's) run label -> place, where both trees hold the
+    run log of one A/B job as its first and second side (gate.reading.side.JobOrder) and it places the model's runs;
+    None otherwise (trees by hand, or sides of different jobs): the interleave's slots then."""
+    orders = (base.order, None if cand is None else cand.order)
+    if orders[0] is None or orders[1] is None or orders[0].job != orders[1].job or (orders[0].arm, orders[1].arm) != (0, 1):
+        return None
+    if model not in orders[0].at or model not in orders[1].at:
+        return None
+    return orders[0].at[model], orders[1].at[model]
 
 
 def model_slow_starts(base: Side, cand: Side, suite: Suite, model: str) -> np.ndarray | None:
