@@ -599,10 +599,11 @@ def _speed_look(chunk: Chunk, rows, noises, slots, rules: Rules, *, cross_job: b
                 thr_arms = np.concatenate([np.take_along_axis(chunk.speed[w]["throughput"], slots[model], axis=2)
                                            for w in chunk.speed if w.split("/")[0] == model], axis=1)
                 model_slow[model] = find_slow_starts(thr_arms, at, higher_is_better=True)[0]
-            model_arms, slow, slower = on_fast_mode(model_arms, at, higher_is_better=metric == "throughput",
-                                                    slow=model_slow[model])
+            model_arms, slow, slower, terms = on_fast_mode(model_arms, at, higher_is_better=metric == "throughput",
+                                                           slow=model_slow[model])
+            y = y - terms  # the A/B's difference without the job's position terms (judge_speed's runs.log)
         elif not cross_job and trim:
-            model_arms, slow, slower = on_fast_mode(model_arms, at, higher_is_better=metric == "throughput")
+            model_arms, slow, slower, _ = on_fast_mode(model_arms, at, higher_is_better=metric == "throughput")
         if not cross_job:
             if slow is None:  # no slow-mode starts looked for; an escaped slow mode still bars a FAIL
                 slower = whole_model_slower(model_arms, higher_is_better=metric == "throughput")

@@ -184,13 +184,18 @@ class _Runs:
     trim: bool
     slow: np.ndarray | None = None
     kept: tuple[np.ndarray, np.ndarray] | None = None  # the runs the shift test kept, per side
+    terms: np.ndarray | None = None  # (2, runs) the job's position terms in each side's runs (slowmode.on_fast_mode)
 
     @property
     def has_own(self) -> bool:
         return self.own_arms is not None and bool(self.own_arms.size)
 
     def log(self) -> tuple[np.ndarray, np.ndarray]:
-        return np.log(np.asarray(self.b, dtype=float))[None], np.log(np.asarray(self.c, dtype=float))[None]
+        """ln of each side's runs, less the job's position terms where they were found (`terms`)."""
+        b, c = np.log(np.asarray(self.b, dtype=float))[None], np.log(np.asarray(self.c, dtype=float))[None]
+        if self.terms is not None and self.terms.shape[-1] == b.shape[-1] == c.shape[-1]:
+            return b - self.terms[0], c - self.terms[1]
+        return b, c
 
 
 def judge_speed(row: Draft, metric: MetricSpec, noise: SpeedNoise | None, cross_job: bool,
@@ -262,7 +267,7 @@ def _set_slow_starts_aside(row: Draft, runs: _Runs, higher: bool, cross_job: boo
         return
     assert own is not None
     given = slow_starts if slow_starts is not None and slow_starts.shape == own.shape[:-2] + (2, own.shape[-1]) else None
-    runs.own_arms, slow, alike = on_fast_mode(own, runs.own_at, higher_is_better=higher, slow=given)
+    runs.own_arms, slow, alike, runs.terms = on_fast_mode(own, runs.own_at, higher_is_better=higher, slow=given)
     runs.slow = slow
     row.slower_alike = (int(alike.sum()), int((~np.isnan(runs.own_arms[1::2])).all(axis=0).sum()))
     if runs.base_arms is not None and runs.base_arms.size and runs.base_arms.shape[-1] == slow.shape[-1]:

@@ -127,17 +127,23 @@ def steady_given(arms: np.ndarray, positions: np.ndarray | None, slow: np.ndarra
 
 
 def on_fast_mode(arms: np.ndarray, positions: np.ndarray | None, *, higher_is_better: bool,
-                 slow: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                 slow: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """An in-job A/B's arms ((..., 2W, runs)) judged on the fast mode: the slow-mode starts (`slow`, found on another
     metric of the same server starts, else found here: `find_slow_starts`), the arms with them absent (`fast_mode`),
     and the candidate runs slower in every workload beside them, on the arms less the job's position terms
-    (`whole_model_slower`). Returns (fast arms, slow (..., 2, runs), slower (..., runs)). gate.judging.speed_rows
-    calls it with one A/B, the power benchmark with B at once."""
+    (`whole_model_slower`). Returns (fast arms, slow (..., 2, runs), slower (..., runs), terms (..., 2, runs)): the
+    position terms taken out of each run of the base and candidate arms (one β and γ for the model's workloads, so
+    the same in each of them; 0 where they are not found), which the A/B's difference is taken without
+    (gate.stats.speed.shift_test's callers): a re-measured run sits where it ran, late in the job, and the interleave
+    no longer balances the arms' positions. gate.judging.speed_rows calls it with one A/B, the power benchmark with
+    B at once."""
     if slow is None:
         slow, steady = find_slow_starts(arms, positions, higher_is_better=higher_is_better)
     else:
         steady = steady_given(arms, positions, slow)
-    return fast_mode(arms, slow), slow, whole_model_slower(fast_mode(steady, slow), higher_is_better=higher_is_better)
+    y = np.asarray(arms, dtype=float)
+    terms = np.nan_to_num(y[..., :2, :] - steady[..., :2, :])
+    return fast_mode(arms, slow), slow, whole_model_slower(fast_mode(steady, slow), higher_is_better=higher_is_better), terms
 
 
 def fast_mode(arms: np.ndarray, slow: np.ndarray) -> np.ndarray:
