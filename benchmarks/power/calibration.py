@@ -10,6 +10,7 @@ from gate.formats.noise_model import MIN_CALIBRATION_DF
 from gate.stats.drift import TERMS, arm_positions, detrend, detrended_sd
 from gate.stats.outliers import robust_sd
 from gate.stats.overdispersion import comoving
+from gate.stats.slowmode import find_slow_starts
 from gate.stats.speed import SpeedNoise
 
 RUNS = 3  # per arm per look (simulate.RUNS)
@@ -26,8 +27,9 @@ def speed_calibration(cal: dict, workloads: list[str], metric: str, cross_job: b
     pairs = next(iter(cal.values()))[metric].shape[1]
     if pairs == 0:
         return None
+    slow = _slow_starts(cal, workloads, cross_job)  # set aside from every workload and metric of the model
     for wid in workloads:
-        y = cal[wid][metric]  # (B, K, 2, RUNS)
+        y = np.where(slow, np.nan, cal[wid][metric])  # (B, K, 2, RUNS)
         fitted, terms = _without_drift(y, cross_job)
         keep = robust_sd(fitted.reshape(y.shape[0], -1, y.shape[-1]))[2].reshape(y.shape)
         n = keep.sum(axis=-1)
@@ -58,16 +60,39 @@ def speed_calibration(cal: dict, workloads: list[str], metric: str, cross_job: b
                       wild_runs=wild, runs_seen=seen)
 
 
+def _slow_starts(cal: dict, workloads: list[str], cross_job: bool) -> np.ndarray:
+    """(B, K, 2, RUNS): the in-job A/A pairs' slow-mode server starts of the model, found on the throughput of all its
+    workloads together (gate.judging.calibration.calibration_from_pairs; gate.stats.slowmode.find_slow_starts, one_commit),
+    whichever of its workloads are asked about; none across jobs (the A/B there sets none aside)."""
+    model = workloads[0].split("/")[0]
+    drawn = [cal[w]["throughput"] for w in cal if w.split("/")[0] == model]
+    key = (cross_job, tuple(id(a) for a in drawn))
+    if key not in _FOUND:  # the judge asks per metric and workload: found once per model and chunk
+        if len(_FOUND) > 16:
+            _FOUND.clear()
+        arms = np.concatenate(drawn, axis=2)  # (B, K, 2W, RUNS): [w0 a, w0 b, w1 a, ...]
+        _FOUND[key] = (drawn, np.zeros(arms.shape[:2] + (2, arms.shape[-1]), dtype=bool)
+                       if cross_job or arms.shape[1] == 0 else
+                       find_slow_starts(arms, arm_positions(arms.shape[-2], arms.shape[-1]), higher_is_better=True,
+                                        one_commit=True)[0])
+    return np.asarray(_FOUND[key][1])
+
+
+# The models' answers of the chunks judged last, with the arrays they were found on (held: their ids stay theirs).
+_FOUND: dict = {}
+
+
 def _without_drift(y: np.ndarray, cross_job: bool) -> tuple[np.ndarray, np.ndarray | int]:
     """gate.stats.performance._without_drift, batched: the position terms common to the in-job pairs, fitted on all
     runs and then on the runs the outlier rule keeps, per PR where they are found; only when MIN_CALIBRATION_DF
     df remain after them."""
-    pairs, runs = y.shape[1], y.shape[-1]
-    if cross_job or pairs * 2 * (runs - 1) - TERMS < MIN_CALIBRATION_DF:
-        return y, 0
+    runs = y.shape[-1]
     arms = y.reshape(y.shape[0], -1, runs)  # [pair 0 arm a, pair 0 arm b, pair 1 arm a, ...] as calibrate orders them
+    arm_df = np.maximum((~np.isnan(arms)).sum(axis=-1) - 1, 0).sum(axis=-1)  # runs set aside (NaN) count no df
+    if cross_job or not (arm_df - TERMS >= MIN_CALIBRATION_DF).any():
+        return y, 0
     at = arm_positions(arms.shape[1], runs)
-    found = detrended_sd(arms, at)[3]
+    found = detrended_sd(arms, at)[3] & (arm_df - TERMS >= MIN_CALIBRATION_DF)
     first = detrend(arms, at)[0]
     fitted = detrend(arms, at, robust_sd(first)[2])[0]
     return np.where(found[:, None, None], fitted, arms).reshape(y.shape), np.where(found, TERMS, 0)
