@@ -51,7 +51,8 @@ from gate.stats.overdispersion import (
     widened_p_arrays,
 )
 from gate.stats.quality import catastrophic_masks, sign_flip_p_batch
-from gate.stats.slowmode import deepest_slow_start, fast_mode, find_slow_starts, remeasure_depth, steady_given, whole_model_slower
+from gate.stats.slowmode import (deepest_slow_start, fast_mode, find_slow_starts, remeasure_depth, slower_alike, steady_given,
+                                 whole_model_slower)
 from gate.stats.slowmode import fail_blocker as slowmode_blocker
 from gate.stats.speed import (
     ADVISED_PAIRS,
@@ -588,24 +589,32 @@ def _speed_look(chunk: Chunk, rows, noises, slots, rules: Rules, *, cross_job: b
             if model not in model_slow:
                 thr_arms = np.concatenate([np.take_along_axis(chunk.speed[w]["throughput"], slots[model], axis=2)
                                            for w in chunk.speed if w.split("/")[0] == model], axis=1)
-                model_slow[model] = find_slow_starts(thr_arms, at, higher_is_better=True)[0]
-            slow = model_slow[model]
+                found = find_slow_starts(thr_arms, at, higher_is_better=True)[0]
+                # ... and its candidate runs slower alike, counted on the same rows (speed_rows.model_slow_starts)
+                model_slow[model] = (found, slower_alike(thr_arms, at, found, higher_is_better=True))
+            slow, model_slower = model_slow[model]
             steady = steady_given(model_arms, at, slow)
         elif not cross_job and trim:
             slow, steady = find_slow_starts(model_arms, at, higher_is_better=metric == "throughput")
         if not cross_job:
-            if slow is not None:
+            if slow is not None and at is not None:
+                model_arms = fast_mode(model_arms, slow)
+                slower = model_slower
+            elif slow is not None:
                 model_arms = fast_mode(model_arms, slow)
                 slower = whole_model_slower(fast_mode(steady, slow), higher_is_better=metric == "throughput")
             else:  # no slow-mode starts looked for; an escaped slow mode still bars a FAIL
                 slower = whole_model_slower(model_arms, higher_is_better=metric == "throughput")
-            alike = slowmode_blocker(slower, ~np.isnan(model_arms[:, 1::2]).all(axis=1), bonferroni)
         gap_sigma = baseline_sigma(model_arms[:, 0::2], None if at is None else at[0::2], trim=trim)
         test = shift_test(y[:, 0], y[:, 1], noise, higher_is_better=metric == "throughput", cross_job=cross_job,
                           gap_sigma=gap_sigma, slow_mode=slow, more_runs_follow=thresholds.more_runs_follow,
                           wild_share=host_wild_share(model_arms[:, 0::2], noise, None if calibrations is None
                                                      else calibrations[(model, metric)], gap_sigma,
                                                      None if slow is None else slow[:, 0]))
+        if not cross_job:  # the row's test without the candidate runs slower alike (slowmode.fail_blocker)
+            rest = shift_test(y[:, 0], np.where(slower, np.nan, y[:, 1]), noise, higher_is_better=metric == "throughput",
+                              cross_job=False, slow_mode=slow)
+            alike = slowmode_blocker(slower, ~np.isnan(model_arms[:, 1::2]).all(axis=1), bonferroni, rest.p <= alpha)
         p.append(test.p)
         reaches = floors.speed_reaches(test.worse_rel, floor)
         above.append(reaches[0])
