@@ -67,6 +67,8 @@ def _slow_starts(cal: dict, workloads: list[str], cross_job: bool) -> np.ndarray
     model = workloads[0].split("/")[0]
     drawn = [cal[w]["throughput"] for w in cal if w.split("/")[0] == model]
     key = (cross_job, tuple(id(a) for a in drawn))
+    if key in _FOUND and not all(a is b for a, b in zip(_FOUND[key][0], drawn)):
+        del _FOUND[key]  # an id reused by another chunk's arrays: not the same runs
     if key not in _FOUND:  # the judge asks per metric and workload: found once per model and chunk
         if len(_FOUND) > 16:
             _FOUND.clear()
