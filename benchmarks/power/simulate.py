@@ -51,7 +51,7 @@ from gate.stats.overdispersion import (
     widened_p_arrays,
 )
 from gate.stats.quality import catastrophic_masks, sign_flip_p_batch
-from gate.stats.slowmode import deepest_slow_start, fast_mode, find_slow_starts, on_fast_mode, remeasure_depth, whole_model_slower
+from gate.stats.slowmode import deepest_slow_start, fast_mode, find_slow_starts, remeasure_depth, slower_alike, steady_given, whole_model_slower
 from gate.stats.slowmode import fail_blocker as slowmode_blocker
 from gate.stats.speed import (
     ADVISED_PAIRS,
@@ -67,6 +67,7 @@ from gate.stats.speed import (
 from gate.stats.thresholds import Thresholds
 
 from .calibration import dispersion, speed_calibration
+from .calibration import slow_starts as cal_slow_starts
 from .matrix import intermittent_slots, neutral_change, standard_noise
 from .noise import MODELS, TARGET, WORKLOADS, NoiseModel, Scenario, TestSet
 
@@ -354,8 +355,9 @@ def judge(chunk: Chunk, test_sets: dict[str, TestSet], rules: Rules) -> Outcome:
     batch = next(iter(chunk.speed.values()))["throughput"].shape[0]
     by_model = {m: [w.workload_id for w in WORKLOADS if w.model == m] for m in MODELS}
     measure_of = {w.workload_id: [m for _, m, _ in w.measures] for w in WORKLOADS}
+    aside = cal_slow_starts(chunk.cal_speed, chunk.cross_job_calibration)  # the A/A pairs' slow starts, once a chunk
     noises = {(m, metric): speed_calibration(chunk.cal_speed, by_model[m], metric, chunk.cross_job_calibration,
-                                             chunk.cal_nights)
+                                             chunk.cal_nights, aside[m])
               for m in MODELS for metric in SPEED_ROWS}
     disp = {(w.workload_id, measure): dispersion(chunk.cal_errors, w.workload_id, measure)
             for w in WORKLOADS for measure in measure_of[w.workload_id]}
@@ -398,7 +400,7 @@ def judge(chunk: Chunk, test_sets: dict[str, TestSet], rules: Rules) -> Outcome:
                        rows_pooled={}, few_sessions_fail=_few_fired(qu))
 
     # First look: slots 0-2, a flagged run re-measured once per arm (slot 6 replaces it).
-    flag = _runner_sigma(chunk, batch)
+    flag = _runner_sigma(chunk, batch, aside)
     slots1, spare_used = {}, {}
     for m in MODELS:
         start = np.tile(np.arange(RUNS), (batch, 2, 1))
@@ -522,7 +524,7 @@ def _across_jobs(chunk: Chunk, by_model: dict, calibrations: dict, slots: dict) 
     return out
 
 
-def _runner_sigma(chunk: Chunk, batch: int) -> dict:
+def _runner_sigma(chunk: Chunk, batch: int, aside: dict) -> dict:
     """(workload, metric) -> (B,) the σ the runner's outlier rule judges a run against: the workload's own A/A
     calibration, unless known stale (gate.judging.outliers.calibration_sigma, as `gate run` loads it); 0 where none
     is usable (the rule's 3% alone)."""
@@ -531,7 +533,7 @@ def _runner_sigma(chunk: Chunk, batch: int) -> dict:
         for metric in SPEED_ROWS:
             known_stale = chunk.noise is not None and chunk.noise.stale_known
             cal = None if known_stale else speed_calibration(chunk.cal_speed, [w.workload_id], metric,
-                                                            chunk.cross_job_calibration, chunk.cal_nights)
+                                                            chunk.cross_job_calibration, chunk.cal_nights, aside[w.model])
             sigma = np.zeros(batch)
             if cal is not None:
                 usable = sigma_usable(np.asarray(cal.sigma), np.asarray(cal.sigma_df))
@@ -598,22 +600,34 @@ def _speed_look(chunk: Chunk, rows, noises, slots, rules: Rules, *, cross_job: b
             if model not in model_slow:
                 thr_arms = np.concatenate([np.take_along_axis(chunk.speed[w]["throughput"], slots[model], axis=2)
                                            for w in chunk.speed if w.split("/")[0] == model], axis=1)
-                model_slow[model] = find_slow_starts(thr_arms, at, higher_is_better=True)[0]
-            model_arms, slow, slower, terms = on_fast_mode(model_arms, at, higher_is_better=metric == "throughput",
-                                                           slow=model_slow[model])
-            y = y - terms  # the A/B's difference without the job's position terms (judge_speed's runs.log)
+                found = find_slow_starts(thr_arms, at, higher_is_better=True)[0]
+                # ... and its candidate runs slower alike, counted on the same rows (speed_rows.model_slow_starts)
+                model_slow[model] = (found, slower_alike(thr_arms, at, found, higher_is_better=True))
+            slow, model_slower = model_slow[model]
+            steady = steady_given(model_arms, at, slow)
+            y = y - np.nan_to_num(model_arms[:, :2] - steady[:, :2])  # without the position terms (runs.log)
         elif not cross_job and trim:
-            model_arms, slow, slower, _ = on_fast_mode(model_arms, at, higher_is_better=metric == "throughput")
+            slow, steady = find_slow_starts(model_arms, at, higher_is_better=metric == "throughput")
         if not cross_job:
-            if slow is None:  # no slow-mode starts looked for; an escaped slow mode still bars a FAIL
+            if slow is not None and at is not None:
+                model_arms = fast_mode(model_arms, slow)
+                slower = model_slower
+            elif slow is not None:
+                model_arms = fast_mode(model_arms, slow)
+                slower = whole_model_slower(fast_mode(steady, slow), higher_is_better=metric == "throughput")
+            else:  # no slow-mode starts looked for; an escaped slow mode still bars a FAIL
                 slower = whole_model_slower(model_arms, higher_is_better=metric == "throughput")
-            alike = slowmode_blocker(slower, ~np.isnan(model_arms[:, 1::2]).all(axis=1), bonferroni)
         gap_sigma = baseline_sigma(model_arms[:, 0::2], None if at is None else at[:, 0::2], trim=trim)
         test = shift_test(y[:, 0], y[:, 1], noise, higher_is_better=metric == "throughput", cross_job=cross_job,
                           gap_sigma=gap_sigma, slow_mode=slow, more_runs_follow=thresholds.more_runs_follow,
                           wild_share=host_wild_share(model_arms[:, 0::2], noise, None if calibrations is None
                                                      else calibrations[(model, metric)], gap_sigma,
                                                      None if slow is None else slow[:, 0]))
+        if not cross_job:  # the row's test without the candidate runs slower alike (slowmode.fail_blocker)
+            with np.errstate(divide="ignore", invalid="ignore"):  # all of them slower alike: no test (p NaN)
+                rest = shift_test(y[:, 0], np.where(slower, np.nan, y[:, 1]), noise,
+                                  higher_is_better=metric == "throughput", cross_job=False, slow_mode=slow)
+            alike = slowmode_blocker(slower, ~np.isnan(model_arms[:, 1::2]).all(axis=1), bonferroni, rest.p <= alpha)
         p.append(test.p)
         reaches = floors.speed_reaches(test.worse_rel, floor)
         above.append(reaches[0])

@@ -21,12 +21,14 @@ from gate.formats.config import Suite
 from gate.formats.errors import InputError
 from gate.formats.noise_model import FEWEST_RUNS, Calibration, Dispersion
 from gate.judging import duet
+from gate.judging.speed_rows import runs_of_model
 from gate.reading.baseline_file import load_document, side_from_document, write_document
 from gate.reading.copies import copies, side_hashes
 from gate.reading.side import MeasureSamples, Side, WorkloadSide
 from gate.stats.nested import pooled_estimate
 from gate.stats.overdispersion import from_arms
 from gate.stats.performance import calibrate, with_nights
+from gate.stats.slowmode import find_slow_starts
 
 
 def calibration_from_pairs(pairs: Sequence[tuple[Side, Side]], suite: Suite,
@@ -34,24 +36,53 @@ def calibration_from_pairs(pairs: Sequence[tuple[Side, Side]], suite: Suite,
     """Per workload: speed metric -> Calibration, accuracy metric -> Dispersion, from same-commit pairs of sides
     (complete workloads only). `cross_job[k]`: pair k's two arms ran in different jobs."""
     cross_job = list(cross_job) if cross_job is not None else [False] * len(pairs)
+    # each in-job pair's slow-mode server starts, set aside from every speed metric of the model (as the A/B's are)
+    slow = [{} if across else _slow_starts(a, b, suite) for (a, b), across in zip(pairs, cross_job, strict=True)]
     out: dict[str, dict[str, Calibration | Dispersion]] = {}
     for workload in suite.workloads:
         for metric in workload.metrics:
-            usable = [(a.workloads[workload.id], b.workloads[workload.id], across)
-                      for (a, b), across in zip(pairs, cross_job, strict=True)
+            usable = [(a.workloads[workload.id], b.workloads[workload.id], across, slow[k].get(workload.model, ((), ())))
+                      for k, ((a, b), across) in enumerate(zip(pairs, cross_job, strict=True))
                       if workload.id in a.workloads and workload.id in b.workloads
                       and a.workloads[workload.id].complete and b.workloads[workload.id].complete]
             entry: Calibration | Dispersion | None = None
             if metric.kind == "speed" and usable:
-                entry = calibrate([([v for v in wa.values.get(metric.name, ()) if v is not None],
-                                    [v for v in wb.values.get(metric.name, ()) if v is not None]) for wa, wb, _ in usable],
-                                  cross_job=[across for _, _, across in usable])
+                entry = calibrate([(_values(wa, metric.name, aside[0]), _values(wb, metric.name, aside[1]))
+                                   for wa, wb, _, aside in usable],
+                                  cross_job=[across for _, _, across, _ in usable])
             elif metric.kind == "accuracy" and metric.samples and usable:
                 samples = [w.samples[metric.samples] for pair in usable for w in pair[:2] if metric.samples in w.samples]
                 entry = from_arms(*_aligned(samples)) if samples else None
             if entry is not None:
                 out.setdefault(workload.id, {})[metric.name] = entry
     return out
+
+
+def _slow_starts(a: Side, b: Side, suite: Suite) -> dict[str, tuple[tuple[int, ...], tuple[int, ...]]]:
+    """Per model, the runs (indices, per arm) of one in-job A/A pair that are slow-mode server starts, found as the
+    A/B finds its own (speed_rows.model_slow_starts: on the throughput of the model's workloads together, after the
+    job's position terms), but with the pair's two arms one sample (gate.stats.slowmode.find_slow_starts,
+    `one_commit`). A slow start left in made σ 3.3-3.6% on a σ 1% host with 20% of starts 8% slow, and the A/B,
+    judged on its fast mode, is measured against it. Only where every workload has the same runs on each arm."""
+    out: dict[str, tuple[tuple[int, ...], tuple[int, ...]]] = {}
+    for model in suite.models:
+        metrics = [m.name for w in suite.workloads_for((model,)) for m in w.metrics
+                   if m.kind == "speed" and m.gated and m.higher_is_better]
+        if not metrics:
+            continue
+        arms, at = runs_of_model(a, b, suite, model, metrics[0])
+        if (arms.shape[0] < 4 or arms.shape[0] % 2 or np.isnan(arms).any()
+                or (at[0::2] != at[0]).any() or (at[1::2] != at[1]).any()):
+            continue
+        found = find_slow_starts(arms, at, higher_is_better=True, one_commit=True)[0]
+        # a run's position in the interleave is 2·(its index) or one more (gate.stats.drift.interleave_positions)
+        out[model] = tuple(tuple(int(at[arm, j]) // 2 for j in np.flatnonzero(found[arm])) for arm in range(2))  # type: ignore[assignment]
+    return out
+
+
+def _values(side: WorkloadSide, metric: str, set_aside: Sequence[int]) -> list[float]:
+    """The metric's values of one A/A arm, the runs in `set_aside` (slow-mode starts) NaN: absent, in their place."""
+    return [math.nan if i in set_aside else v for i, v in enumerate(side.values.get(metric, ())) if v is not None]
 
 
 def components_from_pairs(pairs: Sequence[tuple[Side, Side]], suite: Suite) -> dict[str, components_format.Stored]:

@@ -73,6 +73,7 @@ from gate.judging.speed_rows import (
     model_agreement,
     model_calibrations,
     model_slow_starts,
+    model_slower_alike,
     runs_of_model,
 )
 from gate.reading import comparability
@@ -200,12 +201,13 @@ def _judge_row(pair: _Pair, workload: Workload, metric: MetricSpec, wb: Workload
         one_job = not pair.cross_job
         # one slow-mode set per model where gate run's order is known (trees by hand: per metric, issue 39's)
         slow = model_slow_starts(base, cand, suite, workload.model) if whole and pair.run_order and one_job else None
+        slower = None if slow is None else model_slower_alike(base, cand, suite, workload.model, slow)
         agreement = model_agreement(pair.calibration, base, cand, suite, workload, whole, pair.run_order, slow) \
             if one_job else (None, None)
         judge_speed(row, metric, SpeedNoise.pooled(found), pair.cross_job, pair.stale_notes, sources=evidence(found),
                     own_arms=own, base_arms=base_own,
                     positions=(at, base_at) if one_job and pair.run_order else None,
-                    whole_model=whole, slow_starts=slow, run_log=pair.run_order,
+                    whole_model=whole, slow_starts=slow, slower=slower, run_log=pair.run_order,
                     more_runs_follow=pair.thresholds.more_runs_follow, stale=pair.stale, agreement=agreement)
     return row
 
@@ -468,8 +470,10 @@ def _hold_to_the_runs(speed: list[Draft], thresholds: Thresholds, own_level: flo
     """A row below α whose runs do not carry it can WARN at most (gate.judging.eligibility.speed_confirmation_blockers):
     the A/B's own runs alone do not reach `own_level`, or candidate runs have every workload slower alike."""
     # the first look of `gate run` is the one with own_runs_bonferroni (gate.stats.looks.thresholds_for)
-    alike = [bool(slowmode.fail_blocker(np.arange(runs) < count, np.ones(runs, bool), thresholds.own_runs_bonferroni))
-             for count, runs in (r.slower_alike for r in speed)]
+    alike = [bool(slowmode.fail_blocker(np.arange(r.slower_alike[1]) < r.slower_alike[0], np.ones(r.slower_alike[1], bool),
+                                        thresholds.own_runs_bonferroni,
+                                        r.p_without_alike is not None and r.p_without_alike <= thresholds.alpha))
+             for r in speed]
     found = eligibility.speed_confirmation_blockers(
         np.array([[_p(r) for r in speed]]), np.array([[math.nan if r.p_own is None else r.p_own for r in speed]]),
         np.array([alike]), alpha=thresholds.alpha, own_level=own_level,

@@ -22,7 +22,7 @@ from gate.stats.drift import interleave_positions
 from gate.stats.levels import SCREEN_P, STRONG_P
 from gate.stats.outliers import MIN_RUNS_TO_CHOOSE
 from gate.stats.performance import ratio_policy
-from gate.stats.slowmode import fast_mode, find_slow_starts, on_fast_mode, whole_model_slower
+from gate.stats.slowmode import fast_mode, find_slow_starts, slower_alike, steady_given, whole_model_slower
 from gate.stats.speed import (
     ADVISED_PAIRS,
     OWN_DISAGREES,
@@ -139,6 +139,21 @@ def model_slow_starts(base: Side, cand: Side, suite: Suite, model: str) -> np.nd
     return find_slow_starts(arms, at, higher_is_better=True)[0]
 
 
+def model_slower_alike(base: Side, cand: Side, suite: Suite, model: str, slow: np.ndarray) -> np.ndarray | None:
+    """(runs,) the model's candidate runs with every workload slower alike (gate.stats.slowmode.slower_alike), counted
+    once on its throughput rows, as its slow-mode starts are (`model_slow_starts`), and held against EVERY speed row
+    of the model: counted per metric, the p95 rows' own noise widened the limit and an escaped slow mode that the
+    throughput rows saw FAILed a p95 row. None when the model has no such metric."""
+    metrics = [m.name for w in suite.workloads_for((model,)) for m in w.metrics
+               if m.kind == "speed" and m.gated and m.higher_is_better]
+    if not metrics:
+        return None
+    arms, at = runs_of_model(base, cand, suite, model, metrics[0])
+    if not arms.size or slow.shape[-1] != arms.shape[-1]:
+        return None
+    return slower_alike(arms, at, slow, higher_is_better=True)
+
+
 def model_agreement(calibration: Mapping[str, Mapping[str, Any]], base: Side, cand: Side, suite: Suite,
                     workload: Any, whole_model: bool = False, run_log: bool = True,
                     slow_starts: np.ndarray | None = None) -> tuple[float | None, float | None]:
@@ -184,7 +199,8 @@ class _Runs:
     trim: bool
     slow: np.ndarray | None = None
     kept: tuple[np.ndarray, np.ndarray] | None = None  # the runs the shift test kept, per side
-    terms: np.ndarray | None = None  # (2, runs) the job's position terms in each side's runs (slowmode.on_fast_mode)
+    terms: np.ndarray | None = None  # (2, runs) the job's position terms in each side's runs (slowmode.steady_given)
+    alike: np.ndarray | None = None  # the candidate runs with every workload slower alike (gate.stats.slowmode)
 
     @property
     def has_own(self) -> bool:
@@ -203,14 +219,16 @@ def judge_speed(row: Draft, metric: MetricSpec, noise: SpeedNoise | None, cross_
                 base_arms: np.ndarray | None = None, stale: bool = False,
                 agreement: tuple[float | None, float | None] = (None, None),
                 positions: tuple[np.ndarray, np.ndarray] | None = None, whole_model: bool = False,
-                run_log: bool = True, slow_starts: np.ndarray | None = None, more_runs_follow: bool = False) -> None:
+                run_log: bool = True, slow_starts: np.ndarray | None = None, more_runs_follow: bool = False,
+                slower: np.ndarray | None = None) -> None:
     """`positions`: where own_arms' and base_arms' runs sat in the job (one job only: gate.stats.drift).
     `whole_model`: every workload of the model is complete on both sides, so own_arms alternate base, candidate
     workload by workload and slow-mode server starts can be told (gate.stats.slowmode). `run_log`: the job's run
     log is there (`gate run`); without it (two trees by hand) and with fewer than 4 runs in an arm σ is the plain
     spread of the runs and no slow-mode start is looked for (gate.stats.speed.trims), and the row says so.
     `slow_starts`: the model's slow-mode starts found on its throughput rows (`model_slow_starts`), used for every
-    speed row of the model where the runs match; else they are found on the row's own metric. `more_runs_follow`:
+    speed row of the model where the runs match; else they are found on the row's own metric. `slower`: the model's
+    candidate runs slower alike, counted with them (`model_slower_alike`). `more_runs_follow`:
     `gate run`'s first look, where one worse candidate run makes the row unstable (gate.stats.speed)."""
     own_at, base_at = positions if positions is not None else (None, None)
     plain_delta(row)
@@ -219,7 +237,7 @@ def judge_speed(row: Draft, metric: MetricSpec, noise: SpeedNoise | None, cross_
     if _missing_values(row, metric, runs):
         return
     row.floor_rel = metric.floor_rel or 0.0
-    _set_slow_starts_aside(row, runs, metric.higher_is_better, cross_job, whole_model, slow_starts)
+    _set_slow_starts_aside(row, runs, metric.higher_is_better, cross_job, whole_model, slow_starts, slower)
     if not cross_job and runs.has_own:
         in_use, source = _noise_in_one_job(row, runs, noise, stale, agreement, stale_notes)
     else:
@@ -248,7 +266,7 @@ def _missing_values(row: Draft, metric: MetricSpec, runs: _Runs) -> bool:
 
 
 def _set_slow_starts_aside(row: Draft, runs: _Runs, higher: bool, cross_job: bool, whole_model: bool,
-                           slow_starts: np.ndarray | None) -> None:
+                           slow_starts: np.ndarray | None, slower: np.ndarray | None = None) -> None:
     """Slow-mode server starts are found first and left out of everything after, σ included (gate.stats.slowmode);
     candidate runs with every workload slower alike are counted (an escaped slow mode still bars a FAIL). Untrimmed
     arms (gate.stats.speed.trims) look for no slow start, and the row says so."""
@@ -260,15 +278,23 @@ def _set_slow_starts_aside(row: Draft, runs: _Runs, higher: bool, cross_job: boo
         least = int(present.sum(axis=-1)[present.any(axis=-1)].min(initial=own.shape[-1]))
         row.notes.append(UNTRIMMED.format(runs=least, least=MIN_RUNS_TO_CHOOSE))
         if matches:
-            alike = whole_model_slower(own, higher_is_better=higher)
-            row.slower_alike = (int(alike.sum()), int((~np.isnan(own[1::2])).all(axis=0).sum()))
+            runs.alike = whole_model_slower(own, higher_is_better=higher)
+            row.slower_alike = (int(runs.alike.sum()), int((~np.isnan(own[1::2])).all(axis=0).sum()))
         return
     if cross_job or not matches:
         return
     assert own is not None
-    given = slow_starts if slow_starts is not None and slow_starts.shape == own.shape[:-2] + (2, own.shape[-1]) else None
-    runs.own_arms, slow, alike, runs.terms = on_fast_mode(own, runs.own_at, higher_is_better=higher, slow=given)
+    if slow_starts is not None and slow_starts.shape == own.shape[:-2] + (2, own.shape[-1]):
+        slow = slow_starts
+        alike = slower if slower is not None and slower.shape == own.shape[-1:] else \
+            slower_alike(own, runs.own_at, slow, higher_is_better=higher)
+    else:
+        slow = find_slow_starts(own, runs.own_at, higher_is_better=higher)[0]  # drift, warm-up: no slow mode
+        alike = slower_alike(own, runs.own_at, slow, higher_is_better=higher)
+    runs.own_arms = fast_mode(own, slow)
     runs.slow = slow
+    runs.alike = alike
+    runs.terms = np.nan_to_num(own[:2] - steady_given(own, runs.own_at, slow)[:2])
     row.slower_alike = (int(alike.sum()), int((~np.isnan(runs.own_arms[1::2])).all(axis=0).sum()))
     if runs.base_arms is not None and runs.base_arms.size and runs.base_arms.shape[-1] == slow.shape[-1]:
         runs.base_arms = np.where(slow[0], np.nan, runs.base_arms)
@@ -332,6 +358,12 @@ def _test_shift(row: Draft, metric: MetricSpec, runs: _Runs, noise: SpeedNoise, 
     test = shift_test(log_b, log_c, noise, higher_is_better=higher, cross_job=cross_job, gap_sigma=gap_sigma,
                       slow_mode=None if slow is None else slow[None], more_runs_follow=more_runs_follow,
                       wild_share=host_wild_share(base_arms, noise, calibration, gap_sigma, base_slow))
+    if runs.alike is not None and not cross_job and runs.alike.shape == log_c.shape[-1:] and runs.alike.any():
+        # the row's test without the candidate runs slower alike: a FAIL that does not rest on them is not barred
+        with np.errstate(divide="ignore", invalid="ignore"):  # every candidate run slower alike: no test (p NaN)
+            rest = shift_test(log_b, np.where(runs.alike, np.nan, log_c), noise, higher_is_better=higher,
+                              cross_job=False, slow_mode=None if slow is None else slow[None])
+        row.p_without_alike = float(rest.p[0])
     low, high = test.ratio_ci(higher)
     row.basis = Basis.CALIBRATED
     row.p_value, row.ci, row.ci_kind = float(test.p[0]), (float(low[0]), float(high[0])), "ratio"

@@ -58,8 +58,9 @@ def calibrate(pairs: Sequence[tuple[Sequence[float], Sequence[float]]],
     """Pool the within-arm variance of ln(value) over A/A pairs [(arm_a_runs, arm_b_runs), ...].
 
     `cross_job[k]` says pair k's arms ran in different jobs (default: all in one job). Runs the outlier rule
-    flags at the calibration's own scale-free σ are set aside (gate.stats.outliers.robust_sd). Arms with
-    fewer than two kept values add no degrees of freedom. Returns None when nothing could be pooled.
+    flags at the calibration's own scale-free σ are set aside (gate.stats.outliers.robust_sd), and so are NaN
+    values (slow-mode server starts: gate.judging.calibration), in their place. Arms with fewer than two kept
+    values add no degrees of freedom. Returns None when nothing could be pooled.
     """
     cross_job = list(cross_job) if cross_job is not None else [False] * len(pairs)
     logged = [(_logs(a), _logs(b)) for a, b in pairs]
@@ -103,7 +104,7 @@ def _pooled_arms(logged: Sequence[tuple[np.ndarray | None, np.ndarray | None]], 
                 set_aside += len(y) - part.n
                 squares, df, groups = squares + part.squares, df + part.df, groups + int(part.df > 0)
         first, second = sides
-        if first is not None and second is not None:
+        if first is not None and second is not None and first.n and second.n:
             deltas.append(second.mean - first.mean)
             if across:
                 cross.append((deltas[-1], 1 / first.n + 1 / second.n))
@@ -122,7 +123,7 @@ def _kept_arm(y: np.ndarray, residuals: np.ndarray, kept: np.ndarray) -> _KeptAr
     """One A/A arm's kept runs: what they add to the pooled σ, and their mean."""
     keep, residual = y[kept], residuals[kept]
     if len(keep) < 2:
-        return _KeptArm(len(keep), float(keep.mean()), 0.0, 0)
+        return _KeptArm(len(keep), float(keep.mean()) if len(keep) else math.nan, 0.0, 0)
     return _KeptArm(len(keep), float(keep.mean()), float(((residual - residual.mean()) ** 2).sum()), len(keep) - 1)
 
 
@@ -163,7 +164,10 @@ def ratio_policy(base_values: Sequence[float], cand_values: Sequence[float], *, 
 
 
 def _logs(values: Sequence[float]) -> np.ndarray | None:
+    """ln of an arm's values; NaN stays, in its place: a run set aside (a slow-mode server start:
+    gate.judging.calibration), absent from σ but not moving the later runs' positions."""
     array = np.asarray([v for v in values if v is not None], dtype=float)
-    if (array <= 0).any() or not np.isfinite(array).all():
+    there = array[~np.isnan(array)]
+    if (there <= 0).any() or not np.isfinite(there).all():
         return None
     return np.asarray(np.log(array))
