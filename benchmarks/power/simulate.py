@@ -623,11 +623,8 @@ def _speed_look(chunk: Chunk, rows, noises, slots, rules: Rules, *, cross_job: b
                           wild_share=host_wild_share(model_arms[:, 0::2], noise, None if calibrations is None
                                                      else calibrations[(model, metric)], gap_sigma,
                                                      None if slow is None else slow[:, 0]))
-        if not cross_job:  # the row's test without the candidate runs slower alike (slowmode.fail_blocker)
-            with np.errstate(divide="ignore", invalid="ignore"):  # all of them slower alike: no test (p NaN)
-                rest = shift_test(y[:, 0], np.where(slower, np.nan, y[:, 1]), noise,
-                                  higher_is_better=metric == "throughput", cross_job=False, slow_mode=slow)
-            alike = slowmode_blocker(slower, ~np.isnan(model_arms[:, 1::2]).all(axis=1), bonferroni, rest.p <= alpha)
+        if not cross_job:
+            alike = slowmode_blocker(slower, ~np.isnan(model_arms[:, 1::2]).all(axis=1), bonferroni)
         p.append(test.p)
         reaches = floors.speed_reaches(test.worse_rel, floor)
         above.append(reaches[0])

@@ -471,8 +471,7 @@ def _hold_to_the_runs(speed: list[Draft], thresholds: Thresholds, own_level: flo
     the A/B's own runs alone do not reach `own_level`, or candidate runs have every workload slower alike."""
     # the first look of `gate run` is the one with own_runs_bonferroni (gate.stats.looks.thresholds_for)
     alike = [bool(slowmode.fail_blocker(np.arange(r.slower_alike[1]) < r.slower_alike[0], np.ones(r.slower_alike[1], bool),
-                                        thresholds.own_runs_bonferroni,
-                                        r.p_without_alike is not None and r.p_without_alike <= thresholds.alpha))
+                                        thresholds.own_runs_bonferroni))
              for r in speed]
     found = eligibility.speed_confirmation_blockers(
         np.array([[_p(r) for r in speed]]), np.array([[math.nan if r.p_own is None else r.p_own for r in speed]]),

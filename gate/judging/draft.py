@@ -90,7 +90,6 @@ class Draft:
     unstable: bool = False  # speed: a worse candidate run set aside, or the candidate's runs split in two
     across_jobs: bool = False  # gated speed row judged across jobs (WARN at most)
     slower_alike: tuple[int, int] = (0, 0)  # speed: candidate runs with every workload slower, of runs (gate.stats.slowmode)
-    p_without_alike: float | None = None  # speed: the row's p with those runs left out (gate.stats.slowmode.fail_blocker)
     mde: float | None = None  # smallest worsening caught with 80% power (speed: relative; accuracy: absolute)
     blind: bool = False  # mde above SENSITIVITY_FACTOR × the floor
     next_step: str | None = None  # gate.judging.next_steps: what would make a WARN-at-most or blind row decisive

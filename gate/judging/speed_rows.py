@@ -358,12 +358,6 @@ def _test_shift(row: Draft, metric: MetricSpec, runs: _Runs, noise: SpeedNoise, 
     test = shift_test(log_b, log_c, noise, higher_is_better=higher, cross_job=cross_job, gap_sigma=gap_sigma,
                       slow_mode=None if slow is None else slow[None], more_runs_follow=more_runs_follow,
                       wild_share=host_wild_share(base_arms, noise, calibration, gap_sigma, base_slow))
-    if runs.alike is not None and not cross_job and runs.alike.shape == log_c.shape[-1:] and runs.alike.any():
-        # the row's test without the candidate runs slower alike: a FAIL that does not rest on them is not barred
-        with np.errstate(divide="ignore", invalid="ignore"):  # every candidate run slower alike: no test (p NaN)
-            rest = shift_test(log_b, np.where(runs.alike, np.nan, log_c), noise, higher_is_better=higher,
-                              cross_job=False, slow_mode=None if slow is None else slow[None])
-        row.p_without_alike = float(rest.p[0])
     low, high = test.ratio_ci(higher)
     row.basis = Basis.CALIBRATED
     row.p_value, row.ci, row.ci_kind = float(test.p[0]), (float(low[0]), float(high[0])), "ratio"

@@ -17,8 +17,6 @@ regression of one workload is not a slow mode: the model's other workloads are n
 """
 from __future__ import annotations
 
-import os
-
 import warnings
 from typing import Callable
 
@@ -289,34 +287,12 @@ def deepest_slow_start(depth: np.ndarray) -> np.ndarray:
     return np.asarray(np.where(found, np.where(np.isfinite(d), d, -np.inf).argmax(axis=-1), -1))
 
 
-def fail_blocker(slower: np.ndarray, present: np.ndarray, first_look: bool,
-                 rest_reaches: np.ndarray | bool = False) -> np.ndarray:
+def fail_blocker(slower: np.ndarray, present: np.ndarray, first_look: bool) -> np.ndarray:
     """Whether whole-model-slower candidate runs (`whole_model_slower`) bar a FAIL: at a first look any (three
     starts all in the host's slow mode happen on 0.8% of models with 20% of starts slow; more runs tell), at the
-    pooled look some but not all (a mixture of fast and slow starts; six slow of six are a regression), unless the
-    candidate's other runs carry the FAIL without them (`rest_reaches`: the row's test with those runs left out
-    reaches the look's α). A FAIL must not rest on runs that may be a slow mode; one that does not is no slow mode's.
-    Under drift a run re-measured at the job's end is slower in every workload, and barred a −5% regression on
-    one workload whatever its other five runs showed."""
+    pooled look some but not all (a mixture of fast and slow starts; six slow of six are a regression)."""
     count, n = np.asarray(slower).sum(axis=-1), np.asarray(present).sum(axis=-1)
-    if os.environ.get("S7_NO_REST"):  # MEASUREMENT ONLY (s7-combo): the bar without rule 3
-        rest_reaches = False
-    return np.asarray((count >= 1) if first_look else ((count >= 1) & (count < n) & ~np.asarray(rest_reaches, dtype=bool)),
-                      dtype=bool)
-
-
-def slower_alike(arms: np.ndarray, positions: np.ndarray | None, slow: np.ndarray, *,
-                 higher_is_better: bool) -> np.ndarray:
-    """`whole_model_slower` of the A/B's arms ((..., 2W, runs) as slow_mode_runs reads them), the slow-mode starts
-    (`slow`, (..., 2, runs)) absent, less the job's position terms fitted on the baseline's runs alone: the
-    candidate's are what is judged, and fitted on a candidate that is a mixture the terms moved it (its one fast
-    run its first, a first-run term fitted on it made that run slow too, and six of six counted)."""
-    y = np.asarray(arms, dtype=float)
-    if positions is not None and y.shape[-2] >= 4 and y.shape[-2] % 2 == 0:
-        candidate = np.zeros(y.shape, dtype=bool)
-        candidate[..., 1::2, :] = True
-        y = without_terms(y, positions, left_out=_per_row(slow, y.shape[-2]) | candidate)
-    return whole_model_slower(fast_mode(y, slow), higher_is_better=higher_is_better)
+    return np.asarray((count >= 1) if first_look else ((count >= 1) & (count < n)), dtype=bool)
 
 
 def _per_row(per_arm: np.ndarray, rows: int) -> np.ndarray:
