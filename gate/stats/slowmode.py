@@ -295,6 +295,20 @@ def fail_blocker(slower: np.ndarray, present: np.ndarray, first_look: bool) -> n
     return np.asarray((count >= 1) if first_look else ((count >= 1) & (count < n)), dtype=bool)
 
 
+def slower_alike(arms: np.ndarray, positions: np.ndarray | None, slow: np.ndarray, *,
+                 higher_is_better: bool) -> np.ndarray:
+    """`whole_model_slower` of the A/B's arms ((..., 2W, runs) as slow_mode_runs reads them), the slow-mode starts
+    (`slow`, (..., 2, runs)) absent, less the job's position terms fitted on the baseline's runs alone: the
+    candidate's are what is judged, and fitted on a candidate that is a mixture the terms moved it (its one fast
+    run its first, a first-run term fitted on it made that run slow too, and six of six counted)."""
+    y = np.asarray(arms, dtype=float)
+    if positions is not None and y.shape[-2] >= 4 and y.shape[-2] % 2 == 0:
+        candidate = np.zeros(y.shape, dtype=bool)
+        candidate[..., 1::2, :] = True
+        y = without_terms(y, positions, left_out=_per_row(slow, y.shape[-2]) | candidate)
+    return whole_model_slower(fast_mode(y, slow), higher_is_better=higher_is_better)
+
+
 def _per_row(per_arm: np.ndarray, rows: int) -> np.ndarray:
     """(..., 2, runs) per arm -> (..., rows, runs) per workload row of the (..., 2W, runs) layout: row k is arm k % 2."""
     return np.take(np.asarray(per_arm, dtype=bool), np.arange(rows) % 2, axis=-2)
