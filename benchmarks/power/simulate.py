@@ -647,6 +647,13 @@ def _speed_look(chunk: Chunk, rows, noises, slots, rules: Rules, *, cross_job: b
         unstable.append(np.logical_or.reduce([shaky[reason] for reason in UNSTABLE]))
         se.append(test.se)
         df.append(np.broadcast_to(test.df, test.p.shape))
+        # a σ that may not be used (too few df: e.g. slow starts and the position terms took them) leaves the row to
+        # the ratio policy, untested (gate.judging.speed_rows.judge_speed), as where there is no σ at all
+        usable = np.broadcast_to(sigma_usable(np.asarray(noise.sigma, dtype=float), np.asarray(noise.sigma_df)), (batch,))
+        for lst in (p, se, df, own_se, own_df):
+            lst[-1] = np.where(usable, lst[-1], np.nan)
+        for lst in (above, half, can_fail, unstable):
+            lst[-1] = np.asarray(lst[-1], dtype=bool) & usable
     return {"p": np.stack(p, 1), "above": np.stack(above, 1), "half": np.stack(half, 1),
             "can_fail": np.stack(can_fail, 1), "unstable": np.stack(unstable, 1), "se": np.stack(se, 1),
             "df": np.stack(df, 1), "floor": np.stack(floor_rows, 1), "kind": "speed",
