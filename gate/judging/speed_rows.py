@@ -84,10 +84,10 @@ def arms_of_model(base: Side, cand: Side | None, suite: Suite, model: str, metri
 def runs_of_model(base: Side, cand: Side | None, suite: Suite, model: str, metric: str, *,
                   partner: Side | None = None) -> tuple[np.ndarray, np.ndarray]:
     """arms_of_model's arms and, alike, each run's position in the job (gate.stats.drift): where the two trees'
-    run log places the model's runs (`job_order`: a re-measured run where it ran, after the runs before it), else
+    run log places the model's runs (`places_in_job`: a re-measured run where it ran, after the runs before it), else
     from its side and run number in the interleave. `partner`: the candidate whose job the baseline's runs are
     placed in when `cand` is None (the baseline's arms alone)."""
-    placed = job_order(base, cand if cand is not None else partner, model)
+    placed = places_in_job(base, cand if cand is not None else partner, model)
     arms, where, real = [], [], []
     for w in suite.workloads_for((model,)):
         for arm, side in enumerate((base, cand) if cand is not None else (base,)):
@@ -111,7 +111,7 @@ def runs_of_model(base: Side, cand: Side | None, suite: Suite, model: str, metri
     return out, positions
 
 
-def job_order(base: Side, cand: Side | None, model: str) -> tuple[Mapping[str, int], Mapping[str, int]] | None:
+def places_in_job(base: Side, cand: Side | None, model: str) -> tuple[Mapping[str, int], Mapping[str, int]] | None:
     """The model's runs' places in the job, (baseline's, candidate's) run label -> place, where both trees hold the
     run log of one A/B job as its first and second side (gate.reading.side.JobOrder) and it places the model's runs;
     None otherwise (trees by hand, or sides of different jobs): the interleave's slots then."""

@@ -167,7 +167,7 @@ def _patterns(pos: np.ndarray) -> np.ndarray:
     """The distinct arms' position rows of each (arms, runs) layout in `pos` (len(np.unique(layout, axis=0)) each)."""
     same = (pos[..., :, None, :] == pos[..., None, :, :]).all(axis=-1)  # (..., arms, arms)
     earlier = np.tril(np.ones(same.shape[-2:], dtype=bool), k=-1)
-    return (~(same & earlier).any(axis=-1)).sum(axis=-1)
+    return np.asarray((~(same & earlier).any(axis=-1)).sum(axis=-1))
 
 
 def _within_ss(y: np.ndarray, kept: np.ndarray) -> np.ndarray:
