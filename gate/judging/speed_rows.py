@@ -81,14 +81,11 @@ def arms_of_model(base: Side, cand: Side | None, suite: Suite, model: str, metri
     return runs_of_model(base, cand, suite, model, metric)[0]
 
 
-def runs_of_model(base: Side, cand: Side | None, suite: Suite, model: str, metric: str, *,
-                  partner: Side | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """arms_of_model's arms and, alike, each run's position in the job (gate.stats.drift): where the two trees'
-    run log places the model's runs (`places_in_job`: a re-measured run where it ran, after the runs before it), else
-    from its side and run number in the interleave. `partner`: the candidate whose job the baseline's runs are
-    placed in when `cand` is None (the baseline's arms alone)."""
-    placed = places_in_job(base, cand if cand is not None else partner, model)
-    arms, where, real = [], [], []
+def runs_of_model(base: Side, cand: Side | None, suite: Suite, model: str,
+                  metric: str) -> tuple[np.ndarray, np.ndarray]:
+    """arms_of_model's arms and, alike, each run's position in the job's interleave (gate.stats.drift), from its
+    side and run number: what the σ after a run-position term needs."""
+    arms, where = [], []
     for w in suite.workloads_for((model,)):
         for arm, side in enumerate((base, cand) if cand is not None else (base,)):
             ws = side.workloads.get(w.id)
@@ -100,9 +97,6 @@ def runs_of_model(base: Side, cand: Side | None, suite: Suite, model: str, metri
                 arms.append(np.log(np.asarray([v for _, v in kept], dtype=float)))
                 index = np.asarray([i for i, _ in kept])
                 where.append(interleave_positions(int(index.max()) + 1, arm)[index].astype(float))
-                real.append(None if placed is None else [placed[arm].get(ws.runs[i]) for i, _ in kept])
-    if real and all(at is not None and None not in at for at in real):  # every run placed by the log, or none
-        where = [np.asarray(at, dtype=float) for at in real]
     width = max((len(a) for a in arms), default=0)
     out, positions = np.full((len(arms), width), np.nan), np.zeros((len(arms), width))
     for k, (arm_runs, at) in enumerate(zip(arms, where, strict=True)):
@@ -111,26 +105,12 @@ def runs_of_model(base: Side, cand: Side | None, suite: Suite, model: str, metri
     return out, positions
 
 
-def places_in_job(base: Side, cand: Side | None, model: str) -> tuple[Mapping[str, int], Mapping[str, int]] | None:
-    """The model's runs' places in the job, (baseline's, candidate's) run label -> place, where both trees hold the
-    run log of one A/B job as its first and second side (gate.reading.side.JobOrder) and it places the model's runs;
-    None otherwise (trees by hand, or sides of different jobs): the interleave's slots then."""
-    orders = (base.order, None if cand is None else cand.order)
-    if orders[0] is None or orders[1] is None or orders[0].job != orders[1].job or (orders[0].arm, orders[1].arm) != (0, 1):
-        return None
-    if model not in orders[0].at or model not in orders[1].at:
-        return None
-    return orders[0].at[model], orders[1].at[model]
-
-
-def model_slow_starts(base: Side, cand: Side, suite: Suite, model: str,
-                      run_order: bool = True) -> tuple[np.ndarray, np.ndarray] | None:
+def model_slow_starts(base: Side, cand: Side, suite: Suite, model: str, run_order: bool = True) -> np.ndarray | None:
     """The model's slow-mode server starts, (2, runs), found once on its throughput rows (each workload's gated
     speed metric where higher is better) and set aside from EVERY speed row of the model (issue 36): a server start
     is slow or not for all it serves. Found per metric the sets differed (p95 adds its own noise), and a slow start
-    the p95 rows kept made them "intermittent" (WARN) on no-op PRs. With them, the candidate runs slower alike
-    (runs,), counted on the same rows. Only where the job's run order is known (`run_order`); the rule is
-    gate.stats.slowmode.model_slow_set. None when the model has no such metric."""
+    the p95 rows kept made them "intermittent" (WARN) on no-op PRs. Only where the job's run order is known
+    (`run_order`); the rule is gate.stats.slowmode.model_slow_set. None when the model has no such metric."""
     metrics = [m.name for w in suite.workloads_for((model,)) for m in w.metrics
                if m.kind == "speed" and m.gated and m.higher_is_better]
     if not metrics:
@@ -141,7 +121,7 @@ def model_slow_starts(base: Side, cand: Side, suite: Suite, model: str,
 
 def model_agreement(calibration: Mapping[str, Mapping[str, Any]], base: Side, cand: Side, suite: Suite,
                     workload: Any, whole_model: bool = False, run_log: bool = True,
-                    slow_starts: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[float | None, float | None]:
+                    slow_starts: np.ndarray | None = None) -> tuple[float | None, float | None]:
     """The joint F test (gate.stats.speed.joint_agreement) of the A/B's own spread against the calibration over
     the model's gated speed metrics, upper tail and lower tail; None when there is nothing to test. In one job only (σ after a run-position
     term, as the rows' own σ). `run_log`: as for judge_speed (σ untrimmed and no slow-mode starts where
@@ -158,7 +138,7 @@ def model_agreement(calibration: Mapping[str, Mapping[str, Any]], base: Side, ca
         trim = trim and trimmed
         if whole_model and arms.size:  # σ on the fast mode, as the rows' own (judge_speed)
             arms = row_on_fast_mode(arms, at, higher_is_better=metric.higher_is_better, trim=trimmed,
-                                    model=slow_starts)[0]
+                                    model_slow=slow_starts)[0]
         if noise is not None and noise.usable and arms.size:
             parts.append((arms, noise))
             where.append(at if run_log else None)  # trees without a run log record no positions (as the rows)
@@ -183,18 +163,13 @@ class _Runs:
     trim: bool
     slow: np.ndarray | None = None
     kept: tuple[np.ndarray, np.ndarray] | None = None  # the runs the shift test kept, per side
-    terms: np.ndarray | None = None  # (2, runs) the job's position terms in each side's runs (slowmode.steady_given)
 
     @property
     def has_own(self) -> bool:
         return self.own_arms is not None and bool(self.own_arms.size)
 
     def log(self) -> tuple[np.ndarray, np.ndarray]:
-        """ln of each side's runs, less the job's position terms where they were found (`terms`)."""
-        b, c = np.log(np.asarray(self.b, dtype=float))[None], np.log(np.asarray(self.c, dtype=float))[None]
-        if self.terms is not None and self.terms.shape[-1] == b.shape[-1] == c.shape[-1]:
-            return b - self.terms[0], c - self.terms[1]
-        return b, c
+        return np.log(np.asarray(self.b, dtype=float))[None], np.log(np.asarray(self.c, dtype=float))[None]
 
 
 def judge_speed(row: Draft, metric: MetricSpec, noise: SpeedNoise | None, cross_job: bool,
@@ -202,16 +177,14 @@ def judge_speed(row: Draft, metric: MetricSpec, noise: SpeedNoise | None, cross_
                 base_arms: np.ndarray | None = None, stale: bool = False,
                 agreement: tuple[float | None, float | None] = (None, None),
                 positions: tuple[np.ndarray, np.ndarray] | None = None, whole_model: bool = False,
-                run_log: bool = True, slow_starts: tuple[np.ndarray, np.ndarray] | None = None,
-                more_runs_follow: bool = False) -> None:
+                run_log: bool = True, slow_starts: np.ndarray | None = None, more_runs_follow: bool = False) -> None:
     """`positions`: where own_arms' and base_arms' runs sat in the job (one job only: gate.stats.drift).
     `whole_model`: every workload of the model is complete on both sides, so own_arms alternate base, candidate
     workload by workload and slow-mode server starts can be told (gate.stats.slowmode). `run_log`: the job's run
     log is there (`gate run`); without it (two trees by hand) and with fewer than 4 runs in an arm σ is the plain
     spread of the runs and no slow-mode start is looked for (gate.stats.speed.trims), and the row says so.
-    `slow_starts`: the model's slow-mode starts and candidate runs slower alike, found on its throughput rows
-    (`model_slow_starts`), used for every speed row of the model where the runs match; else they are found on the
-    row's own metric. `more_runs_follow`:
+    `slow_starts`: the model's slow-mode starts found on its throughput rows (`model_slow_starts`), used for every
+    speed row of the model where the runs match; else they are found on the row's own metric. `more_runs_follow`:
     `gate run`'s first look, where one worse candidate run makes the row unstable (gate.stats.speed)."""
     own_at, base_at = positions if positions is not None else (None, None)
     plain_delta(row)
@@ -249,7 +222,7 @@ def _missing_values(row: Draft, metric: MetricSpec, runs: _Runs) -> bool:
 
 
 def _set_slow_starts_aside(row: Draft, runs: _Runs, higher: bool, cross_job: bool, whole_model: bool,
-                           slow_starts: tuple[np.ndarray, np.ndarray] | None) -> None:
+                           slow_starts: np.ndarray | None) -> None:
     """Slow-mode server starts are found first and left out of everything after, σ included (gate.stats.slowmode);
     candidate runs with every workload slower alike are counted (an escaped slow mode still bars a FAIL). Untrimmed
     arms (gate.stats.speed.trims) look for no slow start, and the row says so."""
@@ -263,12 +236,12 @@ def _set_slow_starts_aside(row: Draft, runs: _Runs, higher: bool, cross_job: boo
     if cross_job or not matches:  # (untrimmed arms are never across jobs)
         return
     assert own is not None
-    fast, slow, alike, terms = row_on_fast_mode(own, runs.own_at, higher_is_better=higher, trim=runs.trim,
-                                                model=slow_starts)
+    fast, slow, alike = row_on_fast_mode(own, runs.own_at, higher_is_better=higher, trim=runs.trim,
+                                         model_slow=slow_starts)
     row.slower_alike = (int(alike.sum()), int((~np.isnan(fast[1::2])).all(axis=0).sum()))
     if slow is None:  # untrimmed: no slow-mode start looked for
         return
-    runs.own_arms, runs.slow, runs.terms = fast, slow, terms
+    runs.own_arms, runs.slow = fast, slow
     if runs.base_arms is not None and runs.base_arms.size and runs.base_arms.shape[-1] == slow.shape[-1]:
         runs.base_arms = np.where(slow[0], np.nan, runs.base_arms)
 

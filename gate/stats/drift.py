@@ -139,35 +139,25 @@ def _start_ms(y: np.ndarray, kept: np.ndarray, positions: np.ndarray) -> tuple[n
     """The server starts' residual mean square and its df: each start's (position's) mean within-arm deviation of
     the kept runs over the arms that ran in it, squared times their count, summed; df = starts − position patterns
     (one arm mean each: baseline, candidate) − TERMS. Under no drift it estimates what the terms' mean square does,
-    σ_e² + W·σ_u² with σ_u² the starts' shared variance (W workloads), independent workloads or not.
-
-    `positions` is one (arms, runs) layout for the whole batch, or one per batch entry ((..., arms, runs): the power
-    benchmark's PRs, whose re-measured runs sit where each ran); each entry is then taken on its own layout, with
-    the same result as alone. df 0 where `positions` has fewer than two axes."""
+    σ_e² + W·σ_u² with σ_u² the starts' shared variance (W workloads), independent workloads or not. df 0 where
+    `positions` is not one (arms, runs) layout for the whole batch."""
     pos = np.asarray(positions, dtype=float)
-    if pos.ndim < 2:
+    if pos.ndim != 2:
         return np.zeros(y.shape[:-2]), np.zeros(y.shape[:-2])
     kept = np.asarray(kept, dtype=bool) & ~np.isnan(y)
     n = kept.sum(axis=-1, keepdims=True)
     with np.errstate(all="ignore"):
         dev = np.where(kept & (n >= 2), y - np.where(kept, y, 0.0).sum(axis=-1, keepdims=True) / n, 0.0)
-    # every position any entry has: a start no run of an entry sat at counts nothing there (count 0)
     at = np.broadcast_to(pos, y.shape)[..., None] == np.unique(pos)  # (..., arms, runs, starts)
     use = (kept & (n >= 2))[..., None] & at
     count = use.sum(axis=(-3, -2))
     total = np.einsum("...ar,...ars->...s", dev, use.astype(float))
     with np.errstate(all="ignore"):
         ss = np.where(count > 0, total ** 2 / np.where(count > 0, count, 1), 0.0).sum(axis=-1)
-    df = (count > 0).sum(axis=-1) - _patterns(pos) - TERMS
+    patterns = len(np.unique(pos, axis=0))
+    df = (count > 0).sum(axis=-1) - patterns - TERMS
     with np.errstate(all="ignore"):
         return np.where(df > 0, ss / np.where(df > 0, df, 1), 0.0), np.maximum(df, 0)
-
-
-def _patterns(pos: np.ndarray) -> np.ndarray:
-    """The distinct arms' position rows of each (arms, runs) layout in `pos` (len(np.unique(layout, axis=0)) each)."""
-    same = (pos[..., :, None, :] == pos[..., None, :, :]).all(axis=-1)  # (..., arms, arms)
-    earlier = np.tril(np.ones(same.shape[-2:], dtype=bool), k=-1)
-    return np.asarray((~(same & earlier).any(axis=-1)).sum(axis=-1))
 
 
 def _within_ss(y: np.ndarray, kept: np.ndarray) -> np.ndarray:
@@ -178,8 +168,7 @@ def _within_ss(y: np.ndarray, kept: np.ndarray) -> np.ndarray:
     return np.asarray(np.where(kept & (n >= 2), (y - mean) ** 2, 0.0).sum(axis=(-1, -2)), dtype=float)
 
 
-def without_terms(log_values: np.ndarray, positions: np.ndarray | None, left_out: np.ndarray | None = None,
-                  fitted_without: np.ndarray | None = None) -> np.ndarray:
+def without_terms(log_values: np.ndarray, positions: np.ndarray | None, left_out: np.ndarray | None = None) -> np.ndarray:
     """The runs less the position terms where detrended_sd finds them (as they are elsewhere, or without
     `positions`): what slow-mode starts are looked for in (gate.stats.slowmode), so that a drifting job's last
     runs or a warm-up leak's first run, slower in every workload alike, are not taken for a slow mode.
@@ -187,16 +176,12 @@ def without_terms(log_values: np.ndarray, positions: np.ndarray | None, left_out
     `left_out` (same shape, True = not in the fit): runs the terms are neither found nor fitted on, but taken out
     of all the same. Slow-mode starts must be left out of the fit (gate.stats.slowmode.find_slow_starts): a slow
     start in an arm's first run looks like a warm-up leak and, fitted, hid itself (a fifth of the slow starts of
-    a σ 1% host with 20% of starts 8% slow went unseen that way).
-
-    `fitted_without` (same shape): runs the terms are found on but not fitted on (gate.stats.slowmode.slower_alike:
-    the candidate's, which are what is judged there)."""
+    a σ 1% host with 20% of starts 8% slow went unseen that way)."""
     y = np.asarray(log_values, dtype=float)
     if positions is None or y.shape[-1] == 0:
         return y
-    find_on = y if left_out is None else np.where(np.asarray(left_out, dtype=bool), np.nan, y)
-    fit_on = find_on if fitted_without is None else np.where(np.asarray(fitted_without, dtype=bool), np.nan, find_on)
-    found = detrended_sd(find_on, positions, shared_starts=True)[3]  # the model's arms in one job
+    fit_on = y if left_out is None else np.where(np.asarray(left_out, dtype=bool), np.nan, y)
+    found = detrended_sd(fit_on, positions, shared_starts=True)[3]  # the model's arms in one job
     first, _ = detrend(fit_on, positions)
     _, coef = detrend(fit_on, positions, robust_sd(first)[2])
     t = np.broadcast_to(np.asarray(positions, dtype=float), y.shape)

@@ -34,7 +34,7 @@ def _p95_row(slow_starts):
 def test_the_models_slow_starts_are_set_aside_from_its_p95_rows():
     found = np.zeros((2, 6), dtype=bool)
     found[1, [1, 4]] = True  # what the throughput rows found
-    shared = _p95_row((found, np.zeros(6, dtype=bool)))
+    shared = _p95_row(found)
     assert not shared.unstable and shared.worse_rel < 0.01
     alone = _p95_row(None)
     assert alone.unstable or alone.worse_rel > 0.015
@@ -58,9 +58,9 @@ def test_one_set_per_model_only_where_the_run_order_is_known():
     y = 0.004 * rng.standard_normal((5, 4, 6))  # B = 5 A/Bs at once
     y[:, 1::2, 2] -= np.log(1.1)  # the candidate's third start slow in every workload
     at = arm_positions(4, 6)
-    model = model_slow_set(y, at, run_order=True)
-    assert model is not None and np.array_equal(model[0], find_slow_starts(y, at, higher_is_better=True)[0])
-    assert model[0][:, 1, 2].all() and model[1].shape == (5, 6)
+    found = model_slow_set(y, at, run_order=True)
+    assert found is not None and np.array_equal(found, find_slow_starts(y, at, higher_is_better=True)[0])
+    assert found[:, 1, 2].all()
     assert model_slow_set(y, at, run_order=False) is None
     assert model_slow_set(np.zeros((0, 0)), None, run_order=True) is None
 
@@ -76,15 +76,14 @@ def test_a_row_uses_the_models_set_where_it_matches_and_none_untrimmed():
     at = arm_positions(4, 6)
     given = np.zeros((3, 2, 6), dtype=bool)
     given[:, 1, 4] = True
-    model = (given, np.zeros((3, 6), dtype=bool))
-    fast, slow, slower, _ = row_on_fast_mode(y, at, higher_is_better=True, trim=True, model=model)
+    fast, slow, slower = row_on_fast_mode(y, at, higher_is_better=True, trim=True, model_slow=given)
     assert np.array_equal(slow, given) and np.isnan(fast[:, 1::2, 4]).all()
     for b in range(3):  # one A/B at a time, as speed_rows asks it
-        one = row_on_fast_mode(y[b], at, higher_is_better=True, trim=True, model=(given[b], model[1][b]))
+        one = row_on_fast_mode(y[b], at, higher_is_better=True, trim=True, model_slow=given[b])
         assert np.array_equal(one[0], fast[b], equal_nan=True) and np.array_equal(one[2], slower[b])
-    mismatched = row_on_fast_mode(y, at, higher_is_better=True, trim=True, model=(given[..., :5], model[1][..., :5]))
+    mismatched = row_on_fast_mode(y, at, higher_is_better=True, trim=True, model_slow=given[..., :5])
     alone = on_fast_mode(y, at, higher_is_better=True)
     assert all(np.array_equal(a, b, equal_nan=True) for a, b in zip(mismatched, alone, strict=True))
-    kept, none, counted, terms = row_on_fast_mode(y, at, higher_is_better=True, trim=False, model=model)
-    assert none is None and terms is None and np.array_equal(kept, y)
+    kept, none, counted = row_on_fast_mode(y, at, higher_is_better=True, trim=False, model_slow=given)
+    assert none is None and np.array_equal(kept, y)
     assert np.array_equal(counted, whole_model_slower(y, higher_is_better=True))
