@@ -282,6 +282,16 @@ def run_order(slots: int) -> np.ndarray:
     return np.concatenate([order, spare], axis=1)[..., None]
 
 
+def slot_positions(slots: np.ndarray, n_wl: int) -> np.ndarray:
+    """(B, 2·n_wl, runs) positions of the runs in `slots` ((B, 2 arms, runs)) for arms laid out as the model's
+    [base, cand, base, cand, ...] (gate.stats.drift.arm_positions' layout): where the drawer put each slot in the
+    job (`run_order`), the re-measure's spare slot last, as the judge places a re-measured run where it ran
+    (gate.judging.speed_rows.runs_of_model, from the run log)."""
+    order = run_order(SLOTS)[..., 0]  # (2 arms, SLOTS)
+    placed = np.stack([order[arm][slots[:, arm]] for arm in range(2)], axis=1)
+    return np.tile(placed, (1, n_wl, 1))
+
+
 @dataclass(frozen=True)
 class _Churn:
     unstable: np.ndarray  # (B, n) bool
@@ -485,7 +495,7 @@ def _in_job(chunk: Chunk, by_model: dict, calibrations: dict, slots: dict, model
     arms = {metric: np.concatenate([np.take_along_axis(chunk.speed[wid][metric], slots[model], axis=2)
                                     for wid in by_model[model]], axis=1) for metric in SPEED_ROWS}
     # σ after a run-position term, where the order is known (gate run's log; not in two trees by hand)
-    at = arm_positions(arms[SPEED_ROWS[0]].shape[1], slots[model].shape[-1]) if order_known else None
+    at = slot_positions(slots[model], arms[SPEED_ROWS[0]].shape[1] // 2) if order_known else None
     # without a run log and with fewer than 4 runs an arm: σ untrimmed, no slow-mode starts (gate.stats.speed.trims)
     trim = trims(arms[SPEED_ROWS[0]], order_known)
     # σ on the fast mode, the slow-mode starts the judge's rows set aside (gate.judging.speed_rows.model_agreement)
@@ -582,7 +592,7 @@ def _speed_look(chunk: Chunk, rows, noises, slots, rules: Rules, *, cross_job: b
             continue
         model_arms = np.concatenate([np.take_along_axis(chunk.speed[w][metric], slots[model], axis=2)
                                      for w in chunk.speed if w.split("/")[0] == model], axis=1)
-        at = None if cross_job or not order_known else arm_positions(model_arms.shape[1], model_arms.shape[2])
+        at = None if cross_job or not order_known else slot_positions(slots[model], model_arms.shape[1] // 2)
         slow, alike = None, np.zeros(batch, bool)
         trim = cross_job or trims(model_arms, order_known)  # gate.judging.speed_rows.judge_speed
         if not cross_job:  # the slow-mode starts set aside, as the judge's row does (speed_rows._set_slow_starts_aside)
@@ -590,11 +600,13 @@ def _speed_look(chunk: Chunk, rows, noises, slots, rules: Rules, *, cross_job: b
                 thr_arms = np.concatenate([np.take_along_axis(chunk.speed[w]["throughput"], slots[model], axis=2)
                                            for w in chunk.speed if w.split("/")[0] == model], axis=1)
                 model_slow[model] = model_slow_set(thr_arms, at, run_order=at is not None)
-            model_arms, slow, slower = row_on_fast_mode(model_arms, at, higher_is_better=metric == "throughput",
-                                                        trim=trim, model_slow=model_slow[model])
+            model_arms, slow, slower, terms = row_on_fast_mode(model_arms, at, higher_is_better=metric == "throughput",
+                                                               trim=trim, model_slow=model_slow[model])
+            if terms is not None:  # the difference without the job's position terms (speed_rows._Runs.log)
+                y = y - terms
             # an escaped slow mode (candidate runs slower in every workload) still bars a FAIL
             alike = slowmode_blocker(slower, ~np.isnan(model_arms[:, 1::2]).all(axis=1), bonferroni)
-        gap_sigma = baseline_sigma(model_arms[:, 0::2], None if at is None else at[0::2], trim=trim)
+        gap_sigma = baseline_sigma(model_arms[:, 0::2], None if at is None else at[:, 0::2], trim=trim)
         test = shift_test(y[:, 0], y[:, 1], noise, higher_is_better=metric == "throughput", cross_job=cross_job,
                           gap_sigma=gap_sigma, slow_mode=slow, more_runs_follow=thresholds.more_runs_follow,
                           wild_share=host_wild_share(model_arms[:, 0::2], noise, None if calibrations is None

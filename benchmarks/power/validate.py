@@ -12,6 +12,8 @@ it) against the slot the simulator re-measured. Any difference is counted and li
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from gate.formats.config import load_suite
@@ -22,7 +24,7 @@ from gate.judging.compare import compare
 from gate.judging.judge import one_look_thresholds
 from gate.judging.outliers import calibration_sigma, find_outlier, slow_starts_to_remeasure, speed_directions
 from gate.reading.comparability import Fingerprint
-from gate.reading.side import MeasureSamples, Side, WorkloadSide
+from gate.reading.side import JobOrder, MeasureSamples, Side, WorkloadSide
 from gate.stats import looks
 from gate.stats.performance import calibrate, with_nights
 
@@ -176,12 +178,18 @@ def _pool_nights(calibration: dict, suite, chunk, pr: int, workloads) -> None:
 
 
 def _sides(suite, chunk, test_sets, pr: int, workloads, slots: np.ndarray, cross: bool) -> tuple[Side, Side]:
+    """The PR's two sides in these slots; in one job each holds where its runs sat (the run log's order as
+    gate.reading.tree_side.job_order reads it: the drawer's, `simulate.slot_positions`)."""
     sides = []
+    placed = simulate.slot_positions(slots[None], 1)[0]  # (2 arms, runs)
+    model = workloads[0].model
     for arm, (kind, label) in enumerate((("baseline" if cross else "tree", "base"), ("tree", "cand"))):
         used = slots[arm]
-        sides.append(_side(suite, kind, label, {
+        side = _side(suite, kind, label, {
             w.workload_id: (chunk.speed[w.workload_id], {m: chunk.errors[w.workload_id][m] for _, m, _ in w.measures})
-            for w in workloads}, test_sets, lambda a: a[pr, arm, used], len(used)))  # noqa: B023  # called before the loop moves on
+            for w in workloads}, test_sets, lambda a: a[pr, arm, used], len(used))  # noqa: B023  # called before the loop moves on
+        order = JobOrder(job="simulated", arm=arm, at={model: {f"run{i + 1}": int(p) for i, p in enumerate(placed[arm])}})
+        sides.append(side if cross else replace(side, order=order))
     return sides[0], sides[1]
 
 

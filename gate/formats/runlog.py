@@ -167,6 +167,20 @@ class RunLog:
         return _dt.datetime.fromisoformat(self.started).astimezone(_dt.timezone.utc)
 
 
+def server_starts(log: RunLog, model: str) -> dict[tuple[str, str], int] | None:
+    """Where each scored run of `model` sat in the job: (side, "run<R>") -> its place among the model's server
+    starts, in the order the steps record them ("server-start"; the warm runs' left out). A re-measured run ran
+    again with a fresh server (gate.runner.twolooks): its place is that of its last start, after the runs before
+    it, and every start after it is one place later. Without re-measures the places are the A/B interleave's
+    (gate.stats.drift.interleave_positions). None where the steps do not account for every scored run of the model
+    (a --resume attempt keeps runs it did not start, a log from before the steps were kept)."""
+    scored = {(side, run) for side, models in log.scored_runs.items() for run in models.get(model, ())}
+    starts = [(s.side, f"run{s.run}") for s in log.steps
+              if s.step == "server-start" and s.model == model and s.side is not None and s.run is not None]
+    place = {key: i for i, key in enumerate(k for k in starts if k in scored)}
+    return place if scored and set(place) == scored else None
+
+
 def skeleton(sides: Mapping[str, str], runs: Mapping[str, str], *, started: str, status: str = "running",
              scored_runs: Mapping[str, Mapping[str, list[str]]] | None = None, argv: tuple[str, ...] = ("gate", "run"),
              gate_version: str = "0") -> dict[str, Any]:

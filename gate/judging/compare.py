@@ -194,7 +194,7 @@ def _judge_row(pair: _Pair, workload: Workload, metric: MetricSpec, wb: Workload
         found = model_calibrations(pair.calibration, suite, workload.model, metric.name)
         # sources: "3 A/A pairs + 14 nights" when nightly runs are pooled into σ, else ""
         own, at = runs_of_model(base, cand, suite, workload.model, metric.name)
-        base_own, base_at = runs_of_model(base, None, suite, workload.model, metric.name)
+        base_own, base_at = runs_of_model(base, None, suite, workload.model, metric.name, partner=cand)
         # in one job the runs' positions in the interleave are known: σ after a run-position term
         whole = _whole_model(base, cand, suite, workload.model)
         one_job = not pair.cross_job
@@ -468,8 +468,9 @@ def _hold_to_the_runs(speed: list[Draft], thresholds: Thresholds, own_level: flo
     """A row below α whose runs do not carry it can WARN at most (gate.judging.eligibility.speed_confirmation_blockers):
     the A/B's own runs alone do not reach `own_level`, or candidate runs have every workload slower alike."""
     # the first look of `gate run` is the one with own_runs_bonferroni (gate.stats.looks.thresholds_for)
-    alike = [bool(slowmode.fail_blocker(np.arange(runs) < count, np.ones(runs, bool), thresholds.own_runs_bonferroni))
-             for count, runs in (r.slower_alike for r in speed)]
+    alike = [bool(slowmode.fail_blocker(np.arange(r.slower_alike[1]) < r.slower_alike[0], np.ones(r.slower_alike[1], bool),
+                                        thresholds.own_runs_bonferroni))
+             for r in speed]
     found = eligibility.speed_confirmation_blockers(
         np.array([[_p(r) for r in speed]]), np.array([[math.nan if r.p_own is None else r.p_own for r in speed]]),
         np.array([alike]), alpha=thresholds.alpha, own_level=own_level,

@@ -81,11 +81,14 @@ def arms_of_model(base: Side, cand: Side | None, suite: Suite, model: str, metri
     return runs_of_model(base, cand, suite, model, metric)[0]
 
 
-def runs_of_model(base: Side, cand: Side | None, suite: Suite, model: str,
-                  metric: str) -> tuple[np.ndarray, np.ndarray]:
-    """arms_of_model's arms and, alike, each run's position in the job's interleave (gate.stats.drift), from its
-    side and run number: what the σ after a run-position term needs."""
-    arms, where = [], []
+def runs_of_model(base: Side, cand: Side | None, suite: Suite, model: str, metric: str, *,
+                  partner: Side | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """arms_of_model's arms and, alike, each run's position in the job (gate.stats.drift): where the two trees'
+    run log places the model's runs (`places_in_job`: a re-measured run where it ran, after the runs before it), else
+    from its side and run number in the interleave. `partner`: the candidate whose job the baseline's runs are
+    placed in when `cand` is None (the baseline's arms alone)."""
+    placed = places_in_job(base, cand if cand is not None else partner, model)
+    arms, where, real = [], [], []
     for w in suite.workloads_for((model,)):
         for arm, side in enumerate((base, cand) if cand is not None else (base,)):
             ws = side.workloads.get(w.id)
@@ -97,12 +100,27 @@ def runs_of_model(base: Side, cand: Side | None, suite: Suite, model: str,
                 arms.append(np.log(np.asarray([v for _, v in kept], dtype=float)))
                 index = np.asarray([i for i, _ in kept])
                 where.append(interleave_positions(int(index.max()) + 1, arm)[index].astype(float))
+                real.append(None if placed is None else [placed[arm].get(ws.runs[i]) for i, _ in kept])
+    if real and all(at is not None and None not in at for at in real):  # every run placed by the log, or none
+        where = [np.asarray(at, dtype=float) for at in real]
     width = max((len(a) for a in arms), default=0)
     out, positions = np.full((len(arms), width), np.nan), np.zeros((len(arms), width))
     for k, (arm_runs, at) in enumerate(zip(arms, where, strict=True)):
         out[k, :len(arm_runs)] = arm_runs
         positions[k, :len(at)] = at
     return out, positions
+
+
+def places_in_job(base: Side, cand: Side | None, model: str) -> tuple[Mapping[str, int], Mapping[str, int]] | None:
+    """The model's runs' places in the job, (baseline's, candidate's) run label -> place, where both trees hold the
+    run log of one A/B job as its first and second side (gate.reading.side.JobOrder) and it places the model's runs;
+    None otherwise (trees by hand, or sides of different jobs): the interleave's slots then."""
+    orders = (base.order, None if cand is None else cand.order)
+    if orders[0] is None or orders[1] is None or orders[0].job != orders[1].job or (orders[0].arm, orders[1].arm) != (0, 1):
+        return None
+    if model not in orders[0].at or model not in orders[1].at:
+        return None
+    return orders[0].at[model], orders[1].at[model]
 
 
 def model_slow_starts(base: Side, cand: Side, suite: Suite, model: str, run_order: bool = True) -> np.ndarray | None:
@@ -163,13 +181,18 @@ class _Runs:
     trim: bool
     slow: np.ndarray | None = None
     kept: tuple[np.ndarray, np.ndarray] | None = None  # the runs the shift test kept, per side
+    terms: np.ndarray | None = None  # (2, runs) the job's position terms in each side's runs (slowmode.steady_given)
 
     @property
     def has_own(self) -> bool:
         return self.own_arms is not None and bool(self.own_arms.size)
 
     def log(self) -> tuple[np.ndarray, np.ndarray]:
-        return np.log(np.asarray(self.b, dtype=float))[None], np.log(np.asarray(self.c, dtype=float))[None]
+        """ln of each side's runs, less the job's position terms where they were found (`terms`)."""
+        b, c = np.log(np.asarray(self.b, dtype=float))[None], np.log(np.asarray(self.c, dtype=float))[None]
+        if self.terms is not None and self.terms.shape[-1] == b.shape[-1] == c.shape[-1]:
+            return b - self.terms[0], c - self.terms[1]
+        return b, c
 
 
 def judge_speed(row: Draft, metric: MetricSpec, noise: SpeedNoise | None, cross_job: bool,
@@ -236,12 +259,12 @@ def _set_slow_starts_aside(row: Draft, runs: _Runs, higher: bool, cross_job: boo
     if cross_job or not matches:  # (untrimmed arms are never across jobs)
         return
     assert own is not None
-    fast, slow, alike = row_on_fast_mode(own, runs.own_at, higher_is_better=higher, trim=runs.trim,
-                                         model_slow=slow_starts)
+    fast, slow, alike, terms = row_on_fast_mode(own, runs.own_at, higher_is_better=higher, trim=runs.trim,
+                                                model_slow=slow_starts)
     row.slower_alike = (int(alike.sum()), int((~np.isnan(fast[1::2])).all(axis=0).sum()))
     if slow is None:  # untrimmed: no slow-mode start looked for
         return
-    runs.own_arms, runs.slow = fast, slow
+    runs.own_arms, runs.slow, runs.terms = fast, slow, terms
     if runs.base_arms is not None and runs.base_arms.size and runs.base_arms.shape[-1] == slow.shape[-1]:
         runs.base_arms = np.where(slow[0], np.nan, runs.base_arms)
 

@@ -98,6 +98,16 @@ class WorkloadSide:
 
 
 @dataclass(frozen=True)
+class JobOrder:
+    """Where a tree's scored runs sat in the job that made them, from its run log (gate.formats.runlog.server_starts):
+    what a run's position in the drift terms is (gate.stats.drift) where a re-measure moved it from its slot."""
+
+    job: str  # the run log's start: both trees of one A/B hold a copy of one log
+    arm: int  # the tree's side: 0 the log's first side (A, the baseline), 1 its second (B)
+    at: Mapping[str, Mapping[str, int]]  # model -> this side's run label -> its place among the model's server starts
+
+
+@dataclass(frozen=True)
 class Side:
     kind: str  # "tree" or "baseline"
     path: str
@@ -109,6 +119,7 @@ class Side:
     fingerprint: Fingerprint
     # workload -> speed metric -> Calibration, accuracy metric -> Dispersion (gate baseline calibrate)
     calibration: Mapping[str, Mapping[str, Calibration | Dispersion]] = field(default_factory=dict)
+    order: JobOrder | None = None  # a tree of `gate run --ab`: where its runs sat in the job (None: unknown)
 
     @property
     def models(self) -> tuple[str, ...]:

@@ -13,12 +13,13 @@ from typing import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
+from gate.formats import runlog
 from gate.formats.config import Suite, Workload
 from gate.formats.result_types import INVALID_SAMPLES, MISSING_RUN, Problem, ResultTree, WorkloadRun
 from gate.reading import samples as samples_module
 from gate.reading.copies import refuse_copies, side_hashes
 from gate.reading.results import read_tree
-from gate.reading.side import MISMATCH, UNAVAILABLE, MeasureSamples, Side, WorkloadSide
+from gate.reading.side import MISMATCH, UNAVAILABLE, JobOrder, MeasureSamples, Side, WorkloadSide
 from gate.reading.tree_fingerprint import fingerprint_of_tree
 
 TEXT_EXCERPT = 300  # characters of reference/hypothesis kept per utterance, for reports
@@ -59,9 +60,23 @@ def side_from_tree(tree: ResultTree | str | Path, suite: Suite, *, models: tuple
     commits = sorted({r.commit for r in tree.runs if r.commit})
     side = Side(kind="tree", path=str(tree.root), suite=suite.name, commit=" | ".join(commits) or None,
                 runs=tree.run_names, workloads=workloads, missing=tuple(tree.missing_workloads),
-                fingerprint=fingerprint_of_tree(tree, suite))
+                fingerprint=fingerprint_of_tree(tree, suite), order=job_order(Path(tree.root), workloads))
     refuse_copies([("", side_hashes(side))], path=tree.root)  # a run copied inside the tree (gate.reading.copies)
     return side
+
+
+def job_order(root: Path, workloads: Iterable[str]) -> JobOrder | None:
+    """Where the tree's runs sat in its A/B job, per model, from the run log (gate.formats.runlog.server_starts); None
+    for a tree without one (made by hand), of one side, or whose directory is not a side the log names."""
+    log = runlog.read(root)
+    if log is None or log.plan is None or len(log.sides) != 2 or root.name not in log.sides:
+        return None
+    at = {}
+    for model in dict.fromkeys(w.split("/", 1)[0] for w in workloads):
+        found = runlog.server_starts(log, model)
+        if found is not None:
+            at[model] = {run: place for (side, run), place in found.items() if side == root.name}
+    return JobOrder(job=log.started, arm=list(log.sides).index(root.name), at=at)
 
 
 def _runs_named(problems: Iterable[Problem]) -> set[str]:

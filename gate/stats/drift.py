@@ -139,25 +139,35 @@ def _start_ms(y: np.ndarray, kept: np.ndarray, positions: np.ndarray) -> tuple[n
     """The server starts' residual mean square and its df: each start's (position's) mean within-arm deviation of
     the kept runs over the arms that ran in it, squared times their count, summed; df = starts − position patterns
     (one arm mean each: baseline, candidate) − TERMS. Under no drift it estimates what the terms' mean square does,
-    σ_e² + W·σ_u² with σ_u² the starts' shared variance (W workloads), independent workloads or not. df 0 where
-    `positions` is not one (arms, runs) layout for the whole batch."""
+    σ_e² + W·σ_u² with σ_u² the starts' shared variance (W workloads), independent workloads or not.
+
+    `positions` is one (arms, runs) layout for the whole batch, or one per batch entry ((..., arms, runs): the power
+    benchmark's PRs, whose re-measured runs sit where each ran); each entry is then taken on its own layout, with
+    the same result as alone. df 0 where `positions` has fewer than two axes."""
     pos = np.asarray(positions, dtype=float)
-    if pos.ndim != 2:
+    if pos.ndim < 2:
         return np.zeros(y.shape[:-2]), np.zeros(y.shape[:-2])
     kept = np.asarray(kept, dtype=bool) & ~np.isnan(y)
     n = kept.sum(axis=-1, keepdims=True)
     with np.errstate(all="ignore"):
         dev = np.where(kept & (n >= 2), y - np.where(kept, y, 0.0).sum(axis=-1, keepdims=True) / n, 0.0)
+    # every position any entry has: a start no run of an entry sat at counts nothing there (count 0)
     at = np.broadcast_to(pos, y.shape)[..., None] == np.unique(pos)  # (..., arms, runs, starts)
     use = (kept & (n >= 2))[..., None] & at
     count = use.sum(axis=(-3, -2))
     total = np.einsum("...ar,...ars->...s", dev, use.astype(float))
     with np.errstate(all="ignore"):
         ss = np.where(count > 0, total ** 2 / np.where(count > 0, count, 1), 0.0).sum(axis=-1)
-    patterns = len(np.unique(pos, axis=0))
-    df = (count > 0).sum(axis=-1) - patterns - TERMS
+    df = (count > 0).sum(axis=-1) - _patterns(pos) - TERMS
     with np.errstate(all="ignore"):
         return np.where(df > 0, ss / np.where(df > 0, df, 1), 0.0), np.maximum(df, 0)
+
+
+def _patterns(pos: np.ndarray) -> np.ndarray:
+    """The distinct arms' position rows of each (arms, runs) layout in `pos` (len(np.unique(layout, axis=0)) each)."""
+    same = (pos[..., :, None, :] == pos[..., None, :, :]).all(axis=-1)  # (..., arms, arms)
+    earlier = np.tril(np.ones(same.shape[-2:], dtype=bool), k=-1)
+    return np.asarray((~(same & earlier).any(axis=-1)).sum(axis=-1))
 
 
 def _within_ss(y: np.ndarray, kept: np.ndarray) -> np.ndarray:

@@ -76,7 +76,7 @@ def test_a_row_uses_the_models_set_where_it_matches_and_none_untrimmed():
     at = arm_positions(4, 6)
     given = np.zeros((3, 2, 6), dtype=bool)
     given[:, 1, 4] = True
-    fast, slow, slower = row_on_fast_mode(y, at, higher_is_better=True, trim=True, model_slow=given)
+    fast, slow, slower, _ = row_on_fast_mode(y, at, higher_is_better=True, trim=True, model_slow=given)
     assert np.array_equal(slow, given) and np.isnan(fast[:, 1::2, 4]).all()
     for b in range(3):  # one A/B at a time, as speed_rows asks it
         one = row_on_fast_mode(y[b], at, higher_is_better=True, trim=True, model_slow=given[b])
@@ -84,6 +84,6 @@ def test_a_row_uses_the_models_set_where_it_matches_and_none_untrimmed():
     mismatched = row_on_fast_mode(y, at, higher_is_better=True, trim=True, model_slow=given[..., :5])
     alone = on_fast_mode(y, at, higher_is_better=True)
     assert all(np.array_equal(a, b, equal_nan=True) for a, b in zip(mismatched, alone, strict=True))
-    kept, none, counted = row_on_fast_mode(y, at, higher_is_better=True, trim=False, model_slow=given)
-    assert none is None and np.array_equal(kept, y)
+    kept, none, counted, terms = row_on_fast_mode(y, at, higher_is_better=True, trim=False, model_slow=given)
+    assert none is None and terms is None and np.array_equal(kept, y)
     assert np.array_equal(counted, whole_model_slower(y, higher_is_better=True))
