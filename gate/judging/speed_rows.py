@@ -154,9 +154,9 @@ def model_agreement(calibration: Mapping[str, Mapping[str, Any]], base: Side, ca
         arms, at = runs_of_model(base, cand, suite, workload.model, metric.name)
         trimmed = trims(arms, run_log)
         trim = trim and trimmed
-        if whole_model and arms.size:  # σ on the fast mode, as the rows' own (judge_speed)
-            arms = row_on_fast_mode(arms, at, higher_is_better=metric.higher_is_better, trim=trimmed,
-                                    model_slow=slow_starts)[0]
+        if whole_model and arms.size:  # σ on the fast mode, as the rows' own (judge_speed): no positions by hand
+            arms = row_on_fast_mode(arms, at if run_log else None, higher_is_better=metric.higher_is_better,
+                                    trim=trimmed, model_slow=slow_starts)[0]
         if noise is not None and noise.usable and arms.size:
             parts.append((arms, noise))
             where.append(at if run_log else None)  # trees without a run log record no positions (as the rows)

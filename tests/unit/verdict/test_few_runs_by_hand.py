@@ -96,3 +96,24 @@ def test_by_hand_untrimmed_sigma_is_the_rows_sigma(suite, sides):
     arms = np.log(np.array([s.workloads[w].values[THROUGHPUT] for w in QWEN for s in (base, cand)], dtype=float))
     assert row.sigma == pytest.approx(float(plain_sd(arms)[0]))
     assert row.df == 8
+
+
+def test_by_hand_neither_the_rows_nor_their_agreement_test_fit_position_terms(suite, sides, monkeypatch):
+    """Trees by hand record no run positions: the rows' σ and the calibration agreement test's σ (model_agreement)
+    come from the same arms, neither after a run-position fit; with a run log both use the log's positions."""
+    from gate.judging import speed_rows
+
+    seen: list[object] = []
+    real = speed_rows.row_on_fast_mode
+
+    def spy(arms, positions, **kwargs):
+        seen.append(positions)
+        return real(arms, positions, **kwargs)
+
+    monkeypatch.setattr(speed_rows, "row_on_fast_mode", spy)
+    base, cand = _sides(suite, sides, 4, 1)
+    compare(base, cand, suite, cross_job=False, run_order=False, thresholds=one_look_thresholds(True))
+    assert seen and all(at is None for at in seen)
+    seen.clear()
+    compare(base, cand, suite, cross_job=False, run_order=True, thresholds=one_look_thresholds(True))
+    assert seen and all(at is not None for at in seen)
