@@ -353,7 +353,10 @@ RULES: list[Rule] = [
          "speed 0.12 → 0.1", [Patch(LK, "EXTEND_Q", 0.1)], "both", "m-thr-3-s1-normal", removes=1),
     Rule("alpha_even_split", "merge", "α₁ = α₂ = 0.0008 (the two looks' 0.0016 split evenly, written once)",
          "looks.FIRST_ALPHA, POOLED_ALPHA", "0.0001 / 0.0015 → 0.0008 / 0.0008",
-         [Patch(LK, "FIRST_ALPHA", 0.0008), Patch(LK, "POOLED_ALPHA", 0.0008)], "both", "m-thr-3-s1-normal",
+         [Patch(LK, "FIRST_ALPHA", 0.0008), Patch(LK, "POOLED_ALPHA", 0.0008),
+          # the simulator's looks' Thresholds were made from the α's at import: they are patched as well
+          *[Patch("power.simulate", look, dataclasses.replace(t, alpha=0.0008, quality_alpha=0.0008), only_home=True)
+            for look, t in (("FIRST", simulate.FIRST), ("POOLED", simulate.POOLED))]], "both", "m-thr-3-s1-normal",
          removes=1),
     Rule("one_warn_q", "merge", "one WARN q = 0.005 for both families", "Thresholds.warn_q, speed_warn_q",
          "accuracy warn_q 0.01 → 0.005", [], "both", "noop-hostile",
