@@ -226,6 +226,8 @@ def judge_speed(row: Draft, metric: MetricSpec, noise: SpeedNoise | None, cross_
         # `noise`, the calibration, stays evidence of the host's wild runs
         _test_shift(row, metric, runs, in_use, noise, cross_job, more_runs_follow)
         row.method = _method(in_use, source, sources, cross_job)
+        if runs.terms is not None and np.any(runs.terms != 0):  # Δ beside the raw medians differs: say why
+            row.notes.append("Δ and the test are taken less the job's drift and warm-up terms; the medians are raw")
         _set_aside_notes(row, runs)
     else:
         _ratio_of_means(row, metric, runs)
