@@ -35,9 +35,14 @@ def all_scenarios() -> tuple:
     return noise_module.scenarios() + matrix.scenarios()
 
 
+def nameable_scenarios() -> tuple:
+    """all_scenarios, then the unseen hosts (power/matrix.py), which only --scenarios names."""
+    return all_scenarios() + matrix.unseen_hosts()
+
+
 def run_scenario(key: str, prs: int, chunk: int, seed: int, pairs: int | None = None,
                  target_factor: float = 1.0) -> dict:
-    scenario = next(s for s in all_scenarios() if s.key == key)
+    scenario = next(s for s in nameable_scenarios() if s.key == key)
     rules = simulate.Rules.from_gate() if pairs is None else simulate.Rules.from_gate(pairs)
     test_sets = noise_module.draw_test_sets(seed, target_factor)
     counts = {f: 0 for f in FIELDS}
@@ -160,9 +165,9 @@ def _scored_hits(counts: dict) -> str:
 def select(scenarios: str) -> list[str]:
     """The scenario keys a comma-separated --scenarios names, in the benchmark's order (all for ""); ValueError
     naming the first unknown one."""
-    keys = [s.key for s in all_scenarios()]
     if not scenarios:
-        return keys
+        return [s.key for s in all_scenarios()]
+    keys = [s.key for s in nameable_scenarios()]
     unknown = sorted(set(scenarios.split(",")) - set(keys))
     if unknown:
         raise ValueError(f"unknown scenario {unknown[0]!r}; expected one of {', '.join(keys)}")

@@ -30,6 +30,7 @@ from gate.stats.performance import calibrate, with_nights
 
 from . import simulate
 from .matrix import scenarios as matrix_scenarios
+from .matrix import unseen_hosts
 from .noise import MODELS, WORKLOADS, draw_test_sets
 from .noise import scenarios as committed_scenarios
 
@@ -40,7 +41,7 @@ def check(keys, n: int, seed: int, rules: simulate.Rules) -> dict:
     suite = load_suite()
     test_sets = draw_test_sets(seed)
     out = {"prs": 0, "rows": 0, "mismatches": [], "scenarios": [], "looks": 0, "arm_looks": 0, "remeasured": 0}
-    for scenario in committed_scenarios() + matrix_scenarios():
+    for scenario in committed_scenarios() + matrix_scenarios() + unseen_hosts():
         if scenario.key not in keys:
             continue
         rng = np.random.default_rng([seed, 99, len(out["scenarios"])])

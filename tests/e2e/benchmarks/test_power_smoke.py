@@ -144,3 +144,15 @@ def test_the_remeasured_split_adds_up(capsys):
     assert abs(total_fail / total_oracle - s["gate_oracle"]) < 1e-9
     assert remeasured.main(["--scenarios", "m-thr-3-drift", "--prs", "40", "--seed", "1"]) == 0
     assert "| m-thr-3-drift |" in capsys.readouterr().out
+
+
+def test_unseen_hosts_are_named_only_and_never_in_the_default_matrix():
+    """The held-out hosts (power/matrix.py, unseen_hosts) run when --scenarios names them; the default run and its
+    tables hold the matrix alone, so adding a held-out host never moves a committed figure."""
+    unseen = [s.key for s in verdict_power.matrix.unseen_hosts()]
+    assert unseen and not set(unseen) & set(verdict_power.select(""))
+    assert verdict_power.select(unseen[0]) == [unseen[0]]
+    result = verdict_power.run_scenario(unseen[0], prs=20, chunk=20, seed=1)
+    assert result["prs"] == 20 and result["key"] == unseen[0]
+    with pytest.raises(ValueError, match="unknown scenario"):
+        verdict_power.select("u-noop-no-such-host")
